@@ -1,0 +1,20 @@
+//! tether-sweep: batch simulation of planar ANCF tethers.
+//!
+//! Layers, each using only those before it:
+//! `linalg`, `model` (physics, f64) → `solver` (CPU integrators, equilibrium,
+//! linearization) → `scenario`, `objective` → `io` (Parquet, CSV, TOML).
+//! The binary (`src/main.rs`, `src/cli.rs`) parses, calls and prints.
+//!
+//! The authoritative definition of the physics is `SPEC.md` of the project's
+//! shared folder; the doc comments cite its sections.
+
+pub mod error;
+pub mod io;
+pub mod linalg;
+pub mod model;
+pub mod objective;
+pub mod scenario;
+pub mod solver;
+
+/// Engine version recorded in every output file's metadata.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

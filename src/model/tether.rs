@@ -1,0 +1,252 @@
+//! The assembled tether: global mass matrix, generalized forces and tangents,
+//! energies and material points (SPEC §2).
+//!
+//! Coordinates are node-major, q = [x_0, y_0, x'_0, y'_0, …, x_n, y_n, x'_n, y'_n],
+//! 4(n+1) of them; element k owns q[4k .. 4k+8].
+
+use super::element::{ElementKernel, ElementMatrix, shape};
+use super::params::TetherParams;
+use crate::error::InputError;
+use crate::linalg::BandedMatrix;
+
+/// Half-bandwidth of every global matrix in node-major ordering: one element
+/// couples 8 consecutive coordinates.
+pub const HALF_BANDWIDTH: usize = 7;
+
+/// Coordinates per node (x, y, x', y').
+pub const NODE_DOFS: usize = 4;
+
+/// Node 0's position (x_0, y_0) is prescribed (SPEC §3); these many leading
+/// coordinates are not dynamic.
+pub const PRESCRIBED_DOFS: usize = 2;
+
+#[derive(Debug, Clone)]
+pub struct Tether {
+    params: TetherParams,
+    kernel: ElementKernel,
+    mass: BandedMatrix,
+    gravity: Vec<f64>,
+}
+
+impl Tether {
+    pub fn new(params: TetherParams) -> Result<Self, InputError> {
+        params.validate()?;
+        let kernel = ElementKernel::new(&params);
+        let dofs = NODE_DOFS * (params.elements + 1);
+        let mut mass = BandedMatrix::zeros(dofs, HALF_BANDWIDTH);
+        let mut gravity = vec![0.0; dofs];
+        for k in 0..params.elements {
+            let base = NODE_DOFS * k;
+            for i in 0..8 {
+                gravity[base + i] += kernel.gravity[i];
+                for j in 0..8 {
+                    if kernel.mass[i][j] != 0.0 {
+                        mass.add(base + i, base + j, kernel.mass[i][j]);
+                    }
+                }
+            }
+        }
+        let tip = NODE_DOFS * params.elements;
+        mass.add(tip, tip, params.tip_mass_kg);
+        mass.add(tip + 1, tip + 1, params.tip_mass_kg);
+        gravity[tip + 1] -= params.tip_mass_kg * params.gravity_m_s2;
+        Ok(Self {
+            params,
+            kernel,
+            mass,
+            gravity,
+        })
+    }
+
+    pub fn params(&self) -> &TetherParams {
+        &self.params
+    }
+
+    pub fn elements(&self) -> usize {
+        self.params.elements
+    }
+
+    pub fn kernel(&self) -> &ElementKernel {
+        &self.kernel
+    }
+
+    /// Number of coordinates, 4(n+1).
+    pub fn dofs(&self) -> usize {
+        NODE_DOFS * (self.params.elements + 1)
+    }
+
+    /// Index of the tip's x coordinate (node n).
+    pub fn tip_index(&self) -> usize {
+        NODE_DOFS * self.params.elements
+    }
+
+    /// The constant global mass matrix including the tip mass.
+    pub fn mass(&self) -> &BandedMatrix {
+        &self.mass
+    }
+
+    /// Constant gravity load Q (tip mass included).
+    pub fn gravity(&self) -> &[f64] {
+        &self.gravity
+    }
+
+    fn element_slice(v: &[f64], k: usize) -> &[f64] {
+        &v[NODE_DOFS * k..NODE_DOFS * k + 8]
+    }
+
+    /// f = Q − F_a − F_D + Q_D over all coordinates (SPEC §2, eq. 24's right side).
+    pub fn generalized_force(&self, q: &[f64], qd: &[f64], f: &mut [f64]) {
+        f.copy_from_slice(&self.gravity);
+        let mut fe = [0.0; 8];
+        for k in 0..self.params.elements {
+            fe.fill(0.0);
+            let (e, ed) = (Self::element_slice(q, k), Self::element_slice(qd, k));
+            self.kernel.add_internal_force(e, ed, &mut fe);
+            for v in fe.iter_mut() {
+                *v = -*v;
+            }
+            self.kernel.add_drag(e, ed, &mut fe);
+            for (i, v) in fe.iter().enumerate() {
+                f[NODE_DOFS * k + i] += v;
+            }
+        }
+    }
+
+    /// Tangent stiffness K = −∂f/∂q and damping C = −∂f/∂q̇ (both banded).
+    pub fn tangent(&self, q: &[f64], qd: &[f64], stiffness: &mut BandedMatrix, damping: &mut BandedMatrix) {
+        stiffness.fill_zero();
+        damping.fill_zero();
+        let mut ke: ElementMatrix;
+        let mut ce: ElementMatrix;
+        for k in 0..self.params.elements {
+            ke = [[0.0; 8]; 8];
+            ce = [[0.0; 8]; 8];
+            let (e, ed) = (Self::element_slice(q, k), Self::element_slice(qd, k));
+            self.kernel.add_internal_tangent(e, ed, &mut ke, &mut ce);
+            self.kernel.sub_drag_tangent(e, ed, &mut ke, &mut ce);
+            let base = NODE_DOFS * k;
+            for i in 0..8 {
+                for j in 0..8 {
+                    stiffness.add(base + i, base + j, ke[i][j]);
+                    damping.add(base + i, base + j, ce[i][j]);
+                }
+            }
+        }
+    }
+
+    pub fn kinetic_energy(&self, qd: &[f64]) -> f64 {
+        let mut mv = vec![0.0; qd.len()];
+        self.mass.mul_vec(qd, &mut mv);
+        0.5 * qd.iter().zip(&mv).map(|(a, b)| a * b).sum::<f64>()
+    }
+
+    pub fn strain_energy(&self, q: &[f64]) -> f64 {
+        (0..self.params.elements)
+            .map(|k| self.kernel.strain_energy(Self::element_slice(q, k)))
+            .sum()
+    }
+
+    /// Gravitational potential. The consistent gravity load is exact (it is
+    /// ∫ Sᵀ ds times the weight per length), so V = −Q·q.
+    pub fn gravity_potential(&self, q: &[f64]) -> f64 {
+        -self.gravity.iter().zip(q).map(|(g, x)| g * x).sum::<f64>()
+    }
+
+    pub fn total_energy(&self, q: &[f64], qd: &[f64]) -> f64 {
+        self.kinetic_energy(qd) + self.strain_energy(q) + self.gravity_potential(q)
+    }
+
+    /// Position of the material point at arc length `s_m` (clamped to [0, L]),
+    /// interpolated with the shape functions of the element that holds it.
+    pub fn point(&self, q: &[f64], s_m: f64) -> [f64; 2] {
+        let (k, xi) = self.locate(s_m);
+        let s = shape(xi, self.kernel.length_m);
+        super::element::interpolate(&s, Self::element_slice(q, k))
+    }
+
+    /// Element index and local coordinate ξ ∈ [0, 1] of arc length `s_m`.
+    pub fn locate(&self, s_m: f64) -> (usize, f64) {
+        let n = self.params.elements;
+        let u = (s_m / self.kernel.length_m).clamp(0.0, n as f64);
+        let k = (u.floor() as usize).min(n - 1);
+        (k, u - k as f64)
+    }
+
+    /// The straight, unstretched tether from `origin` along unit `direction`,
+    /// at rest: r_i = origin + i l_e d, r'_i = d.
+    pub fn straight_configuration(&self, origin: [f64; 2], direction: [f64; 2]) -> Vec<f64> {
+        let le = self.kernel.length_m;
+        let mut q = vec![0.0; self.dofs()];
+        for i in 0..=self.params.elements {
+            let s = i as f64 * le;
+            q[NODE_DOFS * i] = origin[0] + s * direction[0];
+            q[NODE_DOFS * i + 1] = origin[1] + s * direction[1];
+            q[NODE_DOFS * i + 2] = direction[0];
+            q[NODE_DOFS * i + 3] = direction[1];
+        }
+        q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn straight_unstretched_tether_has_no_internal_force() {
+        let t = Tether::new(TetherParams {
+            elements: 5,
+            gravity_m_s2: 0.0,
+            damping_pa_s: 1000.0,
+            ..Default::default()
+        })
+        .unwrap();
+        let q = t.straight_configuration([0.1, 0.2], [0.6, -0.8]);
+        let mut f = vec![0.0; t.dofs()];
+        t.generalized_force(&q, &vec![0.0; t.dofs()], &mut f);
+        assert!(f.iter().all(|v| v.abs() < 1e-12), "{f:?}");
+        assert!(t.strain_energy(&q).abs() < 1e-20);
+    }
+
+    #[test]
+    fn rigid_translation_and_rotation_rates_cause_no_damping_force() {
+        // Kelvin–Voigt damping acts on strain rates only: a rigid motion,
+        // even a spinning one, must not be damped.
+        let t = Tether::new(TetherParams {
+            elements: 4,
+            gravity_m_s2: 0.0,
+            damping_pa_s: 5000.0,
+            ..Default::default()
+        })
+        .unwrap();
+        let q = t.straight_configuration([0.0, 0.0], [0.6, -0.8]);
+        let omega = 2.0;
+        let mut qd = vec![0.0; t.dofs()];
+        for i in 0..=t.elements() {
+            let (x, y, xs, ys) = (q[4 * i], q[4 * i + 1], q[4 * i + 2], q[4 * i + 3]);
+            qd[4 * i] = 0.3 - omega * y;
+            qd[4 * i + 1] = -0.1 + omega * x;
+            qd[4 * i + 2] = -omega * ys;
+            qd[4 * i + 3] = omega * xs;
+        }
+        let mut f = vec![0.0; t.dofs()];
+        t.generalized_force(&q, &qd, &mut f);
+        assert!(f.iter().all(|v| v.abs() < 1e-9), "{f:?}");
+    }
+
+    #[test]
+    fn markers_interpolate_nodes_and_straight_lines() {
+        let t = Tether::new(TetherParams {
+            elements: 3,
+            ..Default::default()
+        })
+        .unwrap();
+        let d = [0.6, -0.8];
+        let q = t.straight_configuration([1.0, 2.0], d);
+        for s in [0.0, 0.05, 0.2, 0.33, 0.6] {
+            let r = t.point(&q, s);
+            assert!((r[0] - (1.0 + s * d[0])).abs() < 1e-15);
+            assert!((r[1] - (2.0 + s * d[1])).abs() < 1e-15);
+        }
+    }
+}

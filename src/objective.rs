@@ -1,0 +1,135 @@
+//! The objectives of SPEC §5: J_e for identification, J_a,min for swing-up.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::scenario::{Scenario, Track};
+
+/// Swing-up objective J_a(t) = |W − r_tip| + k1 |ṙ_tip| + k2 t, minimised over
+/// the samples it observes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SwingupObjective {
+    pub weights: [f64; 2],
+    /// J_a,min [m]
+    pub j_a_min: f64,
+    /// Time of the minimum [s]
+    pub t_at_min_s: f64,
+}
+
+impl SwingupObjective {
+    pub fn new(scenario: &Scenario) -> Self {
+        Self {
+            weights: scenario.objective_weights,
+            j_a_min: f64::INFINITY,
+            t_at_min_s: f64::NAN,
+        }
+    }
+
+    pub fn value(&self, t: f64, winch: [f64; 2], tip: [f64; 2], tip_velocity: [f64; 2]) -> f64 {
+        (winch[0] - tip[0]).hypot(winch[1] - tip[1])
+            + self.weights[0] * tip_velocity[0].hypot(tip_velocity[1])
+            + self.weights[1] * t
+    }
+
+    /// Records one sample; ties keep the earlier time.
+    pub fn observe(&mut self, t: f64, winch: [f64; 2], tip: [f64; 2], tip_velocity: [f64; 2]) {
+        let j = self.value(t, winch, tip, tip_velocity);
+        if j < self.j_a_min {
+            self.j_a_min = j;
+            self.t_at_min_s = t;
+        }
+    }
+}
+
+#[derive(Debug, Error, PartialEq)]
+pub enum MatchError {
+    #[error("measured data has no marker {marker} at t = {time_s} s")]
+    Missing { time_s: f64, marker: usize },
+}
+
+/// Times are matched by value to this resolution (1 µs: far below any frame
+/// interval, far above the rounding of times written as text).
+const TIME_MATCH_S: f64 = 1e-6;
+
+/// Measured marker positions keyed by (time, marker index).
+#[derive(Debug, Clone, Default)]
+pub struct MeasuredTrack {
+    points: HashMap<(i64, usize), [f64; 2]>,
+}
+
+impl MeasuredTrack {
+    pub fn insert(&mut self, time_s: f64, marker: usize, position_m: [f64; 2]) {
+        self.points.insert(((time_s / TIME_MATCH_S).round() as i64, marker), position_m);
+    }
+
+    pub fn get(&self, time_s: f64, marker: usize) -> Option<[f64; 2]> {
+        self.points
+            .get(&((time_s / TIME_MATCH_S).round() as i64, marker))
+            .copied()
+    }
+
+    pub fn from_track(track: &Track) -> Self {
+        let mut m = Self::default();
+        for (f, &t) in track.times_s.iter().enumerate() {
+            for j in 0..track.markers() {
+                m.insert(t, j, track.at(f, j));
+            }
+        }
+        m
+    }
+}
+
+/// J_e = Σ over frames with t > 0 and all markers of the squared distance
+/// between measured and simulated positions [m²] (SPEC §5, eq. 25). Frame 0
+/// is the known initial shape and is left out.
+pub fn identification_error(measured: &MeasuredTrack, simulated: &Track) -> Result<f64, MatchError> {
+    let mut sum = 0.0;
+    for (f, &t) in simulated.times_s.iter().enumerate() {
+        if t <= 0.0 {
+            continue;
+        }
+        for j in 0..simulated.markers() {
+            let m = measured
+                .get(t, j)
+                .ok_or(MatchError::Missing { time_s: t, marker: j })?;
+            let s = simulated.at(f, j);
+            sum += (m[0] - s[0]).powi(2) + (m[1] - s[1]).powi(2);
+        }
+    }
+    Ok(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn track(offset: f64) -> Track {
+        Track {
+            times_s: vec![0.0, 0.04, 0.08],
+            marker_arc_lengths_m: vec![0.0, 0.6],
+            positions_m: (0..6).map(|i| [i as f64 + offset, -(i as f64)]).collect(),
+        }
+    }
+
+    #[test]
+    fn j_e_sums_squares_over_frames_after_the_first() {
+        let measured = MeasuredTrack::from_track(&track(0.0));
+        assert_eq!(identification_error(&measured, &track(0.0)).unwrap(), 0.0);
+        // 2 frames × 2 markers, each off by 0.1 in x.
+        let j = identification_error(&measured, &track(0.1)).unwrap();
+        assert!((j - 4.0 * 0.01).abs() < 1e-12);
+    }
+
+    #[test]
+    fn j_e_reports_missing_measurements() {
+        let mut t = track(0.0);
+        t.times_s[2] = 0.12;
+        let measured = MeasuredTrack::from_track(&track(0.0));
+        assert_eq!(
+            identification_error(&measured, &t),
+            Err(MatchError::Missing { time_s: 0.12, marker: 0 })
+        );
+    }
+}

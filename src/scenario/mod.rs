@@ -1,0 +1,333 @@
+//! The experiments of SPEC §4 and the driver that runs one simulation of
+//! them with a chosen CPU solver, sampling marker tracks and the swing-up
+//! objective at exact sample times.
+
+pub mod winch;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{InputError, require_finite, require_non_negative, require_positive};
+use crate::model::{FixedPin, PinMotion, Tether, TetherParams};
+use crate::objective::SwingupObjective;
+use crate::solver::modal::automatic_step;
+use crate::solver::reference::ReferenceStats;
+use crate::solver::{
+    ExplicitSolver, ReferenceOptions, ReferenceSolver, SolverError, SolverKind, TetherDynamics,
+    equilibrium,
+};
+pub use winch::WinchMotion;
+
+/// Which experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScenarioKind {
+    /// Identification drop: released from 45°, pinned (SPEC §4.1).
+    Drop,
+    /// Swing-up: winch-driven, from the hanging equilibrium (SPEC §4.2).
+    Swingup,
+}
+
+/// Everything that defines an experiment apart from the tether itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub kind: ScenarioKind,
+    pub duration_s: f64,
+    /// Interval between recorded frames [s].
+    pub frame_interval_s: f64,
+    /// Arc lengths of the markers [m]; SPEC: 11 points at j L/10.
+    pub marker_arc_lengths_m: Vec<f64>,
+    /// Drop: the pin's position [m].
+    pub pin_m: [f64; 2],
+    /// Drop: initial angle of the straight tether from the hanging direction [deg].
+    pub initial_angle_deg: f64,
+    /// Swing-up: the winch motion.
+    pub winch: WinchMotion,
+    /// Swing-up: interval at which J_a is evaluated [s].
+    pub objective_interval_s: f64,
+    /// Swing-up: weights k1 [s] and k2 [m/s] of J_a (SPEC §5).
+    pub objective_weights: [f64; 2],
+}
+
+/// SPEC §4.2's default winch periods: those of the independent reference run
+/// quoted in SPEC §8.
+pub const DEFAULT_WINCH_PERIODS_S: [f64; 3] = [0.5, 0.4, 0.6];
+pub const DEFAULT_WINCH_AMPLITUDE_M: f64 = 0.2;
+pub const SWINGUP_TIP_MASS_KG: f64 = 0.021;
+
+impl Scenario {
+    /// SPEC's defaults for a tether of length `length_m`.
+    pub fn new(kind: ScenarioKind, length_m: f64) -> Self {
+        Self {
+            kind,
+            duration_s: match kind {
+                ScenarioKind::Drop => 2.0,
+                ScenarioKind::Swingup => 3.0,
+            },
+            frame_interval_s: 0.04,
+            marker_arc_lengths_m: (0..=10).map(|j| j as f64 * length_m / 10.0).collect(),
+            pin_m: [0.0, 0.0],
+            initial_angle_deg: 45.0,
+            winch: WinchMotion::spec(DEFAULT_WINCH_AMPLITUDE_M, DEFAULT_WINCH_PERIODS_S),
+            objective_interval_s: 1e-3,
+            objective_weights: [0.01, 0.05],
+        }
+    }
+
+    /// The default tip mass of the scenario (the swing-up's 21 g body).
+    pub fn default_tip_mass_kg(kind: ScenarioKind) -> f64 {
+        match kind {
+            ScenarioKind::Drop => 0.0,
+            ScenarioKind::Swingup => SWINGUP_TIP_MASS_KG,
+        }
+    }
+
+    /// The interval every solver must land on exactly: frames for the drop,
+    /// J_a samples for the swing-up (frames are whole multiples of it).
+    pub fn sample_interval_s(&self) -> f64 {
+        match self.kind {
+            ScenarioKind::Drop => self.frame_interval_s,
+            ScenarioKind::Swingup => self.objective_interval_s,
+        }
+    }
+
+    /// Number of sample intervals in the run.
+    pub fn sample_count(&self) -> usize {
+        (self.duration_s / self.sample_interval_s()).round() as usize
+    }
+
+    /// Samples between two frames.
+    pub fn samples_per_frame(&self) -> usize {
+        (self.frame_interval_s / self.sample_interval_s()).round() as usize
+    }
+
+    pub fn validate(&self, length_m: f64) -> Result<(), InputError> {
+        require_positive("duration_s", self.duration_s)?;
+        require_positive("frame_interval_s", self.frame_interval_s)?;
+        require_positive("objective_interval_s", self.objective_interval_s)?;
+        let whole = |ratio: f64| (ratio - ratio.round()).abs() < 1e-9 * ratio.max(1.0) && ratio.round() >= 1.0;
+        if self.kind == ScenarioKind::Swingup && !whole(self.frame_interval_s / self.objective_interval_s) {
+            return Err(InputError::new(
+                "frame_interval_s",
+                self.frame_interval_s,
+                format!(
+                    "a whole multiple of the objective interval {} s",
+                    self.objective_interval_s
+                ),
+            ));
+        }
+        if !whole(self.duration_s / self.frame_interval_s) {
+            return Err(InputError::new(
+                "duration_s",
+                self.duration_s,
+                format!("a whole multiple of the frame interval {} s", self.frame_interval_s),
+            ));
+        }
+        if self.marker_arc_lengths_m.is_empty() {
+            return Err(InputError::new("marker_arc_lengths_m", "[]", "at least one marker"));
+        }
+        for &s in &self.marker_arc_lengths_m {
+            if !(s.is_finite() && (0.0..=length_m).contains(&s)) {
+                return Err(InputError::new(
+                    "marker_arc_lengths_m",
+                    s,
+                    format!("arc lengths between 0 and the tether length {length_m} m"),
+                ));
+            }
+        }
+        require_finite("pin_m", self.pin_m[0])?;
+        require_finite("pin_m", self.pin_m[1])?;
+        require_finite("initial_angle_deg", self.initial_angle_deg)?;
+        require_non_negative("objective weight k1", self.objective_weights[0])?;
+        require_non_negative("objective weight k2", self.objective_weights[1])?;
+        if self.kind == ScenarioKind::Swingup {
+            self.winch.validate()?;
+        }
+        Ok(())
+    }
+
+    /// The prescribed motion of node 0.
+    pub fn motion(&self) -> Arc<dyn PinMotion> {
+        match self.kind {
+            ScenarioKind::Drop => Arc::new(FixedPin(self.pin_m)),
+            ScenarioKind::Swingup => Arc::new(self.winch.clone()),
+        }
+    }
+
+    /// Initial coordinates and velocities (SPEC §4.1, §4.2).
+    pub fn initial_state(&self, tether: &Tether) -> Result<(Vec<f64>, Vec<f64>), SolverError> {
+        let q = match self.kind {
+            ScenarioKind::Drop => {
+                let angle = self.initial_angle_deg.to_radians();
+                tether.straight_configuration(self.pin_m, [angle.sin(), -angle.cos()])
+            }
+            ScenarioKind::Swingup => equilibrium::hanging_equilibrium(tether, self.motion().position(0.0))?,
+        };
+        Ok((q, vec![0.0; tether.dofs()]))
+    }
+}
+
+/// How to solve: which CPU solver, and its settings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SolverSettings {
+    pub kind: SolverKind,
+    /// Explicit step; None chooses it from the model (SPEC §8).
+    pub step_s: Option<f64>,
+    pub reference: ReferenceOptions,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        Self {
+            kind: SolverKind::Explicit,
+            step_s: None,
+            reference: ReferenceOptions::default(),
+        }
+    }
+}
+
+/// Marker positions at every frame (frame-major).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Track {
+    pub times_s: Vec<f64>,
+    pub marker_arc_lengths_m: Vec<f64>,
+    /// positions[frame * markers + marker]
+    pub positions_m: Vec<[f64; 2]>,
+}
+
+impl Track {
+    pub fn markers(&self) -> usize {
+        self.marker_arc_lengths_m.len()
+    }
+
+    pub fn at(&self, frame: usize, marker: usize) -> [f64; 2] {
+        self.positions_m[frame * self.markers() + marker]
+    }
+}
+
+/// What one solver run reports about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum SolverReport {
+    Explicit { step_s: f64, steps: u64 },
+    Reference(ReferenceStats),
+}
+
+#[derive(Debug, Clone)]
+pub struct SimulationOutput {
+    pub track: Track,
+    /// J_a,min and its time, for the swing-up.
+    pub swingup: Option<SwingupObjective>,
+    pub report: SolverReport,
+    /// Total energy at every frame [J] (kinetic + elastic + gravitational).
+    pub energy_j: Vec<f64>,
+}
+
+/// One sampling solver: both CPU solvers advance exactly to sample times.
+enum Stepper {
+    Explicit(Box<ExplicitSolver>),
+    Reference(Box<ReferenceSolver>),
+}
+
+impl Stepper {
+    fn advance_to(&mut self, t: f64) -> Result<(), SolverError> {
+        match self {
+            Stepper::Explicit(s) => s.advance_to(t),
+            Stepper::Reference(s) => s.advance_to(t),
+        }
+    }
+    fn state(&self) -> (&[f64], &[f64]) {
+        match self {
+            Stepper::Explicit(s) => (s.positions(), s.velocities()),
+            Stepper::Reference(s) => (s.positions(), s.velocities()),
+        }
+    }
+    fn report(&self) -> SolverReport {
+        match self {
+            Stepper::Explicit(s) => SolverReport::Explicit {
+                step_s: s.step_s(),
+                steps: s.steps(),
+            },
+            Stepper::Reference(s) => SolverReport::Reference(s.stats()),
+        }
+    }
+}
+
+/// Checks a user's explicit step: positive and a whole divisor of the sample
+/// interval, so that every sample lands on a step.
+pub fn validate_step(step_s: f64, sample_interval_s: f64) -> Result<(), InputError> {
+    let ratio = sample_interval_s / step_s;
+    if !(step_s.is_finite() && step_s > 0.0) || (ratio - ratio.round()).abs() > 1e-6 || ratio.round() < 1.0 {
+        return Err(InputError::new(
+            "step_s",
+            step_s,
+            format!("a positive step that divides the sample interval {sample_interval_s} s exactly"),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs one simulation of `scenario` for `params` with `settings`.
+pub fn simulate(
+    scenario: &Scenario,
+    params: &TetherParams,
+    settings: &SolverSettings,
+) -> Result<SimulationOutput, SolverError> {
+    scenario.validate(params.length_m)?;
+    let tether = Tether::new(params.clone())?;
+    let (q0, v0) = scenario.initial_state(&tether)?;
+    let dynamics = TetherDynamics::new(tether.clone(), scenario.motion())?;
+    let sample = scenario.sample_interval_s();
+    let mut stepper = match settings.kind {
+        SolverKind::Explicit => {
+            let step = match settings.step_s {
+                Some(h) => {
+                    validate_step(h, sample)?;
+                    sample / (sample / h).round()
+                }
+                None => automatic_step(&tether, &q0, sample)?,
+            };
+            Stepper::Explicit(Box::new(ExplicitSolver::new(dynamics, q0, v0, 0.0, step)))
+        }
+        SolverKind::Reference => Stepper::Reference(Box::new(ReferenceSolver::new(
+            dynamics,
+            q0,
+            v0,
+            0.0,
+            settings.reference,
+        ))),
+    };
+    let markers = &scenario.marker_arc_lengths_m;
+    let mut track = Track {
+        times_s: Vec::new(),
+        marker_arc_lengths_m: markers.clone(),
+        positions_m: Vec::new(),
+    };
+    let mut energy = Vec::new();
+    let mut objective = (scenario.kind == ScenarioKind::Swingup).then(|| SwingupObjective::new(scenario));
+    let motion = scenario.motion();
+    let samples_per_frame = scenario.samples_per_frame();
+    for sample_index in 0..=scenario.sample_count() {
+        let t = sample_index as f64 * sample;
+        if sample_index > 0 {
+            stepper.advance_to(t)?;
+        }
+        let (q, v) = stepper.state();
+        if let Some(obj) = objective.as_mut() {
+            let tip = tether.tip_index();
+            obj.observe(t, motion.position(t), [q[tip], q[tip + 1]], [v[tip], v[tip + 1]]);
+        }
+        if sample_index % samples_per_frame == 0 {
+            track.times_s.push(t);
+            track.positions_m.extend(markers.iter().map(|&s| tether.point(q, s)));
+            energy.push(tether.total_energy(q, v));
+        }
+    }
+    Ok(SimulationOutput {
+        track,
+        swingup: objective,
+        report: stepper.report(),
+        energy_j: energy,
+    })
+}

@@ -1,0 +1,179 @@
+//! CPU solvers in f64: the fixed-step explicit scheme that the GPU shaders
+//! run, the implicit reference solver that validates it, static equilibrium
+//! and the linearization (modes) used to choose the explicit step.
+
+pub mod equilibrium;
+pub mod explicit;
+pub mod modal;
+pub mod reference;
+
+use std::sync::Arc;
+
+use thiserror::Error;
+
+use crate::error::InputError;
+use crate::linalg::{BandedLu, FactorError};
+use crate::model::tether::{NODE_DOFS, PRESCRIBED_DOFS};
+use crate::model::{PinMotion, Tether};
+
+pub use explicit::ExplicitSolver;
+pub use reference::{ReferenceOptions, ReferenceSolver};
+
+#[derive(Debug, Error)]
+pub enum SolverError {
+    #[error("simulation diverged at t = {time_s} s: {reason}")]
+    Diverged { time_s: f64, reason: String },
+    #[error("Newton iteration of the reference solver failed at t = {time_s} s (step fell to {step_s:e} s)")]
+    NewtonFailed { time_s: f64, step_s: f64 },
+    #[error("static equilibrium not found: Newton's method stalled with residual {residual_n:e} N after {iterations} iterations")]
+    EquilibriumFailed { residual_n: f64, iterations: usize },
+    #[error(transparent)]
+    Factor(#[from] FactorError),
+    #[error(transparent)]
+    Input(#[from] InputError),
+}
+
+impl SolverError {
+    pub fn is_divergence(&self) -> bool {
+        matches!(self, SolverError::Diverged { .. })
+    }
+}
+
+/// Which CPU solver advances a simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SolverKind {
+    /// Fixed-step explicit scheme (the GPU's scheme), step from the model.
+    Explicit,
+    /// Adaptive implicit generalized-α with error control.
+    Reference,
+}
+
+impl SolverKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Explicit => "explicit",
+            SolverKind::Reference => "reference",
+        }
+    }
+}
+
+/// A mechanical system M(q) q̈ = f(t, q, q̇) in the form the integrators need.
+pub trait SecondOrderSystem {
+    fn dofs(&self) -> usize;
+    /// Overwrites prescribed coordinates and velocities with their values at t.
+    fn impose(&self, t: f64, q: &mut [f64], v: &mut [f64]);
+    /// Accelerations of all coordinates (prescribed ones included) at (t, q, v).
+    fn acceleration(&mut self, t: f64, q: &[f64], v: &[f64], a: &mut [f64]);
+}
+
+/// The tether with node 0 driven by a pin motion: M_dd q̈_d = f_d − M_dr q̈_r
+/// (SPEC §3). The dynamic mass block is factored once.
+pub struct TetherDynamics {
+    tether: Tether,
+    motion: Arc<dyn PinMotion>,
+    mass_dd: BandedLu,
+    /// M_dr: rows d (offset by PRESCRIBED_DOFS), columns 0..2; only the band is nonzero.
+    mass_dr: Vec<[f64; PRESCRIBED_DOFS]>,
+    force: Vec<f64>,
+}
+
+impl TetherDynamics {
+    pub fn new(tether: Tether, motion: Arc<dyn PinMotion>) -> Result<Self, SolverError> {
+        let mass = tether.mass();
+        let mass_dd = mass.trailing(PRESCRIBED_DOFS).factor()?;
+        let band = mass.half_bandwidth();
+        let mass_dr = (PRESCRIBED_DOFS..PRESCRIBED_DOFS + band)
+            .take_while(|&i| i < tether.dofs())
+            .map(|i| [mass.get(i, 0), mass.get(i, 1)])
+            .collect();
+        let dofs = tether.dofs();
+        Ok(Self {
+            tether,
+            motion,
+            mass_dd,
+            mass_dr,
+            force: vec![0.0; dofs],
+        })
+    }
+
+    pub fn tether(&self) -> &Tether {
+        &self.tether
+    }
+
+    pub fn motion(&self) -> &Arc<dyn PinMotion> {
+        &self.motion
+    }
+
+    pub fn mass_dd(&self) -> &BandedLu {
+        &self.mass_dd
+    }
+
+    /// rhs_d −= M_dr q̈_r: the inertial load of the prescribed motion.
+    pub fn subtract_prescribed_inertia(&self, acc_r: [f64; 2], rhs_d: &mut [f64]) {
+        for (row, m) in self.mass_dr.iter().enumerate() {
+            rhs_d[row] -= m[0] * acc_r[0] + m[1] * acc_r[1];
+        }
+    }
+
+    /// Checks that a state is finite and has not exploded: every node within
+    /// 100 tether lengths of the pin, slopes below 100, speeds below 1e4 m/s.
+    /// Far beyond anything physical for this tether, so only a numerically
+    /// unstable run trips it.
+    pub fn check_state(&self, t: f64, q: &[f64], v: &[f64]) -> Result<(), SolverError> {
+        let pin = self.motion.position(t);
+        let limit = 100.0 * self.tether.params().length_m;
+        for (i, (node, vel)) in q.chunks(NODE_DOFS).zip(v.chunks(NODE_DOFS)).enumerate() {
+            let finite = node.iter().chain(vel).all(|x| x.is_finite());
+            if !finite {
+                return Err(SolverError::Diverged {
+                    time_s: t,
+                    reason: format!("non-finite state at node {i}"),
+                });
+            }
+            let dist = ((node[0] - pin[0]).powi(2) + (node[1] - pin[1]).powi(2)).sqrt();
+            let slope = node[2].hypot(node[3]);
+            let speed = vel.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            if dist > limit || slope > 100.0 || speed > 1e4 {
+                return Err(SolverError::Diverged {
+                    time_s: t,
+                    reason: format!(
+                        "state exploded at node {i} (distance from pin {dist:.3e} m, |r'| {slope:.3e}, speed {speed:.3e})"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SecondOrderSystem for TetherDynamics {
+    fn dofs(&self) -> usize {
+        self.tether.dofs()
+    }
+
+    fn impose(&self, t: f64, q: &mut [f64], v: &mut [f64]) {
+        let (p, w) = (self.motion.position(t), self.motion.velocity(t));
+        q[..PRESCRIBED_DOFS].copy_from_slice(&p);
+        v[..PRESCRIBED_DOFS].copy_from_slice(&w);
+    }
+
+    fn acceleration(&mut self, t: f64, q: &[f64], v: &[f64], a: &mut [f64]) {
+        let acc_r = self.motion.acceleration(t);
+        self.tether.generalized_force(q, v, &mut self.force);
+        a[..PRESCRIBED_DOFS].copy_from_slice(&acc_r);
+        let ad = &mut a[PRESCRIBED_DOFS..];
+        ad.copy_from_slice(&self.force[PRESCRIBED_DOFS..]);
+        self.subtract_prescribed_inertia(acc_r, ad);
+        self.mass_dd.solve_in_place(ad);
+    }
+}
+
+/// Weights that turn coordinate errors into lengths: 1 for positions, l_e for
+/// slopes (a slope error δ moves points of the element by about l_e δ).
+pub fn length_weights(tether: &Tether) -> Vec<f64> {
+    let le = tether.kernel().length_m;
+    (0..tether.dofs())
+        .map(|i| if i % NODE_DOFS < 2 { 1.0 } else { le })
+        .collect()
+}

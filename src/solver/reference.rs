@@ -1,0 +1,358 @@
+//! The reference solver: generalized-α (Chung & Hulbert 1993, in the form of
+//! Arnold & Brüls 2007) with Newton's method on the banded iteration matrix
+//! and local error control. Implicit, so the damping stiffness that limits the
+//! explicit step (SPEC §8) does not limit it: the step follows accuracy alone.
+//!
+//! Per step, with true accelerations ä and algorithmic accelerations a:
+//!
+//! ```text
+//! M äₙ₊₁ = f(tₙ₊₁, qₙ₊₁, vₙ₊₁)
+//! (1−αm) aₙ₊₁ + αm aₙ = (1−αf) äₙ₊₁ + αf äₙ
+//! qₙ₊₁ = qₙ + h vₙ + h² (½−β) aₙ + h² β aₙ₊₁
+//! vₙ₊₁ = vₙ + h (1−γ) aₙ + h γ aₙ₊₁
+//! ```
+//!
+//! Error control: the local displacement error of Newmark-type schemes is
+//! (β − 1/6) h³ q⃛ ≈ (β − 1/6) h² (aₙ₊₁ − aₙ) (Zienkiewicz & Xie 1991). Each
+//! step's estimate, as a length (slopes weighted by l_e), must stay below the
+//! tolerance, otherwise the step is redone smaller; the step grows when the
+//! estimate allows. The estimates, step counts and rejections are reported.
+
+use serde::Serialize;
+
+use super::{SecondOrderSystem, SolverError, TetherDynamics, length_weights};
+use crate::linalg::{BandedLu, BandedMatrix};
+use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ReferenceOptions {
+    /// Largest accepted local error per step, as a length [m].
+    pub tolerance_m: f64,
+    /// Spectral radius at infinite frequency ρ∞ ∈ [0, 1]: 1 conserves energy
+    /// of linear systems and damps nothing; lower values damp the unresolved
+    /// stiff (heavily damped axial) modes that would otherwise ring.
+    pub spectral_radius: f64,
+    /// Largest step [s].
+    pub max_step_s: f64,
+    /// First trial step [s].
+    pub initial_step_s: f64,
+}
+
+impl Default for ReferenceOptions {
+    fn default() -> Self {
+        Self {
+            tolerance_m: 1e-9,
+            spectral_radius: 0.8,
+            max_step_s: 1e-2,
+            initial_step_s: 1e-5,
+        }
+    }
+}
+
+/// What the reference solver did; stored with its results.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ReferenceStats {
+    pub steps: u64,
+    pub rejected_steps: u64,
+    pub newton_iterations: u64,
+    pub factorizations: u64,
+    /// Largest local error estimate of an accepted step [m].
+    pub max_local_error_m: f64,
+    /// Sum of accepted local error estimates [m]: a crude bound on the
+    /// global error before stability damps it.
+    pub summed_local_error_m: f64,
+    pub min_step_s: f64,
+    pub max_step_s: f64,
+}
+
+struct Coefficients {
+    alpha_m: f64,
+    alpha_f: f64,
+    beta: f64,
+    gamma: f64,
+}
+
+impl Coefficients {
+    fn new(rho_inf: f64) -> Self {
+        let alpha_m = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0);
+        let alpha_f = rho_inf / (rho_inf + 1.0);
+        let gamma = 0.5 + alpha_f - alpha_m;
+        let beta = 0.25 * (gamma + 0.5).powi(2);
+        Self {
+            alpha_m,
+            alpha_f,
+            beta,
+            gamma,
+        }
+    }
+}
+
+const MAX_NEWTON_ITERATIONS: usize = 8;
+/// Newton has converged when its last correction, as a length, is this small
+/// relative to the error tolerance.
+const NEWTON_TOLERANCE_FRACTION: f64 = 1e-3;
+/// Below this step the solver gives up rather than creep.
+const MIN_STEP_S: f64 = 1e-12;
+
+pub struct ReferenceSolver {
+    dynamics: TetherDynamics,
+    options: ReferenceOptions,
+    coef: Coefficients,
+    weights: Vec<f64>,
+    t: f64,
+    q: Vec<f64>,
+    v: Vec<f64>,
+    /// True accelerations ä (all coordinates).
+    acc: Vec<f64>,
+    /// Algorithmic accelerations a.
+    alg: Vec<f64>,
+    step_s: f64,
+    stats: ReferenceStats,
+    // Newton workspace.
+    stiffness: BandedMatrix,
+    damping: BandedMatrix,
+    iteration: Option<(BandedLu, f64)>,
+    force: Vec<f64>,
+    mass_times_acc: Vec<f64>,
+}
+
+struct Trial {
+    q: Vec<f64>,
+    v: Vec<f64>,
+    acc: Vec<f64>,
+    alg: Vec<f64>,
+}
+
+impl ReferenceSolver {
+    pub fn new(
+        mut dynamics: TetherDynamics,
+        mut q: Vec<f64>,
+        mut v: Vec<f64>,
+        start_s: f64,
+        options: ReferenceOptions,
+    ) -> Self {
+        dynamics.impose(start_s, &mut q, &mut v);
+        let mut acc = vec![0.0; q.len()];
+        dynamics.acceleration(start_s, &q, &v, &mut acc);
+        let dofs = q.len();
+        let weights = length_weights(dynamics.tether());
+        Self {
+            coef: Coefficients::new(options.spectral_radius),
+            options,
+            weights,
+            t: start_s,
+            alg: acc.clone(),
+            acc,
+            q,
+            v,
+            step_s: options.initial_step_s.min(options.max_step_s),
+            stats: ReferenceStats {
+                min_step_s: f64::INFINITY,
+                ..Default::default()
+            },
+            stiffness: BandedMatrix::zeros(dofs, HALF_BANDWIDTH),
+            damping: BandedMatrix::zeros(dofs, HALF_BANDWIDTH),
+            iteration: None,
+            force: vec![0.0; dofs],
+            mass_times_acc: vec![0.0; dofs],
+            dynamics,
+        }
+    }
+
+    pub fn time(&self) -> f64 {
+        self.t
+    }
+
+    pub fn positions(&self) -> &[f64] {
+        &self.q
+    }
+
+    pub fn velocities(&self) -> &[f64] {
+        &self.v
+    }
+
+    pub fn stats(&self) -> ReferenceStats {
+        self.stats
+    }
+
+    pub fn options(&self) -> &ReferenceOptions {
+        &self.options
+    }
+
+    pub fn dynamics(&self) -> &TetherDynamics {
+        &self.dynamics
+    }
+
+    /// Advances exactly to `target_s` with steps that land on it.
+    pub fn advance_to(&mut self, target_s: f64) -> Result<(), SolverError> {
+        while self.t < target_s {
+            let remaining = target_s - self.t;
+            // Equal substeps that end exactly on the target.
+            let substeps = (remaining / self.step_s * (1.0 - 1e-12)).ceil().max(1.0);
+            let h = remaining / substeps;
+            match self.try_step(h)? {
+                Some((trial, error)) => {
+                    let last = substeps == 1.0;
+                    self.accept(trial, h, error, last.then_some(target_s));
+                    self.step_s = (self.step_s * step_factor(error, self.options.tolerance_m))
+                        .min(self.options.max_step_s);
+                }
+                None => {
+                    self.stats.rejected_steps += 1;
+                    self.step_s = h * 0.5;
+                }
+            }
+            if self.step_s < MIN_STEP_S {
+                return Err(SolverError::NewtonFailed {
+                    time_s: self.t,
+                    step_s: self.step_s,
+                });
+            }
+        }
+        self.dynamics.check_state(self.t, &self.q, &self.v)
+    }
+
+    fn accept(&mut self, trial: Trial, h: f64, error: f64, exact_end: Option<f64>) {
+        self.q = trial.q;
+        self.v = trial.v;
+        self.acc = trial.acc;
+        self.alg = trial.alg;
+        self.t = exact_end.unwrap_or(self.t + h);
+        let s = &mut self.stats;
+        s.steps += 1;
+        s.max_local_error_m = s.max_local_error_m.max(error);
+        s.summed_local_error_m += error;
+        s.min_step_s = s.min_step_s.min(h);
+        s.max_step_s = s.max_step_s.max(h);
+    }
+
+    /// Refreshes the Newton iteration matrix S = M_dd + β'h² K_dd + γ'h C_dd at
+    /// the given state.
+    fn refresh_iteration_matrix(&mut self, q: &[f64], v: &[f64], h: f64) -> Result<(), SolverError> {
+        let (bp, gp) = self.scaled_coefficients();
+        self.dynamics
+            .tether()
+            .tangent(q, v, &mut self.stiffness, &mut self.damping);
+        let mut s = self.dynamics.tether().mass().clone();
+        s.scale_add(1.0, &self.stiffness, bp * h * h);
+        s.scale_add(1.0, &self.damping, gp * h);
+        self.iteration = Some((s.trailing(PRESCRIBED_DOFS).factor()?, h));
+        self.stats.factorizations += 1;
+        Ok(())
+    }
+
+    /// β' = β (1−αf)/(1−αm) and γ' = γ (1−αf)/(1−αm): ∂q/∂ä and ∂v/∂ä per h², h.
+    fn scaled_coefficients(&self) -> (f64, f64) {
+        let c = &self.coef;
+        let r = (1.0 - c.alpha_f) / (1.0 - c.alpha_m);
+        (c.beta * r, c.gamma * r)
+    }
+
+    /// One step of size h. Returns the converged trial and its error
+    /// estimate, or None if the step must be redone smaller (too large an
+    /// error, or Newton not converging).
+    fn try_step(&mut self, h: f64) -> Result<Option<(Trial, f64)>, SolverError> {
+        let c = &self.coef;
+        let (alpha_m, alpha_f, beta, gamma) = (c.alpha_m, c.alpha_f, c.beta, c.gamma);
+        let (bp, gp) = self.scaled_coefficients();
+        let t1 = self.t + h;
+        let n = self.q.len();
+        // Predictor: äₙ₊₁ = äₙ.
+        let mut trial = Trial {
+            q: vec![0.0; n],
+            v: vec![0.0; n],
+            acc: self.acc.clone(),
+            alg: vec![0.0; n],
+        };
+        let motion = self.dynamics.motion().clone();
+        let acc_r = motion.acceleration(t1);
+        trial.acc[..PRESCRIBED_DOFS].copy_from_slice(&acc_r);
+        for i in 0..n {
+            trial.alg[i] = ((1.0 - alpha_f) * trial.acc[i] + alpha_f * self.acc[i] - alpha_m * self.alg[i])
+                / (1.0 - alpha_m);
+            trial.q[i] =
+                self.q[i] + h * self.v[i] + h * h * ((0.5 - beta) * self.alg[i] + beta * trial.alg[i]);
+            trial.v[i] = self.v[i] + h * ((1.0 - gamma) * self.alg[i] + gamma * trial.alg[i]);
+        }
+        self.dynamics.impose(t1, &mut trial.q, &mut trial.v);
+
+        let stale = match &self.iteration {
+            Some((_, h_lu)) => (h / h_lu - 1.0).abs() > 0.25,
+            None => true,
+        };
+        if stale {
+            self.refresh_iteration_matrix(&trial.q, &trial.v, h)?;
+        }
+        let newton_tol = NEWTON_TOLERANCE_FRACTION * self.options.tolerance_m;
+        let mut refreshed = stale;
+        let mut previous = f64::INFINITY;
+        let mut iterations = 0;
+        loop {
+            iterations += 1;
+            self.stats.newton_iterations += 1;
+            // Residual r_d = f_d − (M ä)_d; ä holds the prescribed ä_r in its
+            // first entries, so the product carries M_dr ä_r too.
+            let tether = self.dynamics.tether();
+            tether.generalized_force(&trial.q, &trial.v, &mut self.force);
+            tether.mass().mul_vec(&trial.acc, &mut self.mass_times_acc);
+            let mut r: Vec<f64> = (PRESCRIBED_DOFS..n)
+                .map(|i| self.force[i] - self.mass_times_acc[i])
+                .collect();
+            let lu = &self.iteration.as_ref().expect("iteration matrix set").0;
+            lu.solve_in_place(&mut r);
+            let mut correction = 0.0f64;
+            for (i, d) in r.iter().enumerate() {
+                let j = i + PRESCRIBED_DOFS;
+                trial.acc[j] += d;
+                let da = (1.0 - alpha_f) / (1.0 - alpha_m) * d;
+                trial.alg[j] += da;
+                trial.q[j] += bp * h * h * d;
+                trial.v[j] += gp * h * d;
+                correction = correction.max((bp * h * h * d * self.weights[j]).abs());
+            }
+            if !correction.is_finite() {
+                return Ok(None);
+            }
+            if correction < newton_tol {
+                break;
+            }
+            let rate = correction / previous;
+            previous = correction;
+            if iterations >= MAX_NEWTON_ITERATIONS || rate > 0.5 {
+                if !refreshed {
+                    // A stale matrix, not the step, may be the problem:
+                    // refresh at the current iterate and carry on.
+                    self.refresh_iteration_matrix(&trial.q, &trial.v, h)?;
+                    refreshed = true;
+                    previous = f64::INFINITY;
+                    iterations = 0;
+                    continue;
+                }
+                return Ok(None);
+            }
+        }
+        let error = (beta - 1.0 / 6.0).abs()
+            * h
+            * h
+            * (PRESCRIBED_DOFS..n).fold(0.0f64, |m, i| {
+                m.max(((trial.alg[i] - self.alg[i]) * self.weights[i]).abs())
+            });
+        if error > self.options.tolerance_m {
+            return Ok(None);
+        }
+        Ok(Some((trial, error)))
+    }
+}
+
+/// Step growth from the error estimate (local error ∝ h³), with a safety
+/// factor; within [1, 1.25) the step is kept so the iteration matrix stays
+/// valid.
+fn step_factor(error: f64, tolerance: f64) -> f64 {
+    let f = if error > 0.0 {
+        0.9 * (tolerance / error).cbrt()
+    } else {
+        2.0
+    };
+    let f = f.clamp(0.3, 2.0);
+    if (1.0..1.25).contains(&f) { 1.0 } else { f }
+}

@@ -1,0 +1,252 @@
+//! The model and the CPU solvers against exact solutions (SPEC §8), the
+//! independent reference force vectors (SPEC §2) and each other.
+
+use std::sync::Arc;
+
+use tether_sweep::model::{FixedPin, Tether, TetherParams};
+use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
+use tether_sweep::solver::equilibrium::hanging_equilibrium;
+use tether_sweep::solver::modal::{explicit_stability_limit, modes};
+use tether_sweep::solver::{ExplicitSolver, ReferenceOptions, SolverKind, TetherDynamics};
+
+fn tether(n: usize, damping: f64, drag: f64, tip_mass: f64) -> Tether {
+    Tether::new(TetherParams {
+        elements: n,
+        damping_pa_s: damping,
+        drag_coefficient: drag,
+        tip_mass_kg: tip_mass,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn reference_force_vectors_and_mass_matrices_match() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/element_forces.json")).unwrap();
+    let data: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cases = data["cases"].as_array().unwrap();
+    assert!(cases.len() >= 4);
+    let vec_of = |v: &serde_json::Value| -> Vec<f64> { v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect() };
+    for case in cases {
+        let t = Tether::new(TetherParams {
+            elements: case["elements"].as_u64().unwrap() as usize,
+            damping_pa_s: case["damping_pa_s"].as_f64().unwrap(),
+            drag_coefficient: case["drag_coefficient"].as_f64().unwrap(),
+            tip_mass_kg: case["tip_mass_kg"].as_f64().unwrap(),
+            rotary_inertia: case["rotary_inertia"].as_bool().unwrap(),
+            ..Default::default()
+        })
+        .unwrap();
+        let (q, qd) = (vec_of(&case["q"]), vec_of(&case["qdot"]));
+        let expected = vec_of(&case["generalized_force"]);
+        let mut f = vec![0.0; t.dofs()];
+        t.generalized_force(&q, &qd, &mut f);
+        let scale = expected.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        for (i, (a, b)) in f.iter().zip(&expected).enumerate() {
+            assert!((a - b).abs() < 1e-10 * scale, "n={} f[{i}] = {a} vs {b}", t.elements());
+        }
+        let mass = case["mass_matrix"].as_array().unwrap();
+        for (i, row) in mass.iter().enumerate() {
+            for (j, m) in vec_of(row).iter().enumerate() {
+                assert!((t.mass().get(i, j) - m).abs() < 1e-14, "M[{i}][{j}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn static_stretch_matches_exact_solution() {
+    // SPEC §8: the tip hangs g ρ_t L²/(2E) (+ m g L/(E a)) below L.
+    for n in [3, 10, 40] {
+        for tip_mass in [0.0, 0.021] {
+            let t = tether(n, 0.0, 0.0, tip_mass);
+            let p = t.params();
+            let q = hanging_equilibrium(&t, [0.0, 0.0]).unwrap();
+            let stretch = -q[t.tip_index() + 1] - p.length_m;
+            let exact = p.gravity_m_s2 * p.density_kg_m3 * p.length_m.powi(2) / (2.0 * p.youngs_modulus_pa)
+                + tip_mass * p.gravity_m_s2 * p.length_m / (p.youngs_modulus_pa * p.area_m2());
+            if tip_mass == 0.0 {
+                assert!((exact - 1.72647e-4).abs() < 1e-9);
+            }
+            assert!((stretch / exact - 1.0).abs() < 1e-8, "n={n} m={tip_mass}: {stretch} vs {exact}");
+            assert!(q[t.tip_index()].abs() < 1e-15, "hangs straight");
+        }
+    }
+}
+
+#[test]
+fn lowest_frequency_about_hanging_equilibrium() {
+    // SPEC §8: ω₁ = 4.8638 rad/s (0.05 %), within 0.2 % of the heavy chain's 4.8595.
+    for n in [10, 20] {
+        let t = tether(n, 0.0, 0.0, 0.0);
+        let q = hanging_equilibrium(&t, [0.0, 0.0]).unwrap();
+        let w1 = modes(&t, &q).unwrap()[0].omega_rad_s;
+        assert!((w1 / 4.8638 - 1.0).abs() < 5e-4, "n={n}: ω₁ = {w1}");
+        assert!((w1 / 4.8595 - 1.0).abs() < 2e-3, "n={n}: ω₁ = {w1}");
+    }
+}
+
+fn drop_run(n: usize, damping: f64, drag: f64, settings: SolverSettings, duration: f64) -> tether_sweep::scenario::SimulationOutput {
+    let params = TetherParams {
+        elements: n,
+        damping_pa_s: damping,
+        drag_coefficient: drag,
+        ..Default::default()
+    };
+    let mut scenario = Scenario::new(ScenarioKind::Drop, params.length_m);
+    scenario.duration_s = duration;
+    simulate(&scenario, &params, &settings).unwrap()
+}
+
+fn explicit(step: Option<f64>) -> SolverSettings {
+    SolverSettings {
+        kind: SolverKind::Explicit,
+        step_s: step,
+        ..Default::default()
+    }
+}
+
+fn max_energy_error(out: &tether_sweep::scenario::SimulationOutput) -> f64 {
+    let e0 = out.energy_j[0];
+    out.energy_j.iter().fold(0.0f64, |m, e| m.max((e - e0).abs()))
+}
+
+#[test]
+fn undamped_energy_is_conserved_at_second_order() {
+    // D = 0, C_D = 0: the explicit scheme is velocity Verlet; its energy error
+    // must fall by about 4 when the step halves.
+    let (e1, e2) = (
+        max_energy_error(&drop_run(4, 0.0, 0.0, explicit(Some(1e-4)), 0.4)),
+        max_energy_error(&drop_run(4, 0.0, 0.0, explicit(Some(5e-5)), 0.4)),
+    );
+    let ratio = e1 / e2;
+    assert!((3.5..4.5).contains(&ratio), "energy errors {e1:e}, {e2:e}: ratio {ratio}");
+    // And it is small relative to the energy exchanged (≈ m g L/2 ≈ 0.03 J).
+    assert!(e1 < 1e-4, "{e1}");
+    // The reference solver conserves it to its tolerance too.
+    let reference = drop_run(4, 0.0, 0.0, SolverSettings { kind: SolverKind::Reference, ..Default::default() }, 0.4);
+    assert!(max_energy_error(&reference) < 1e-5, "{}", max_energy_error(&reference));
+}
+
+#[test]
+fn dissipation_never_increases_energy() {
+    for (d, cd) in [(2000.0, 0.0), (0.0, 0.8), (500.0, 0.9)] {
+        let out = drop_run(6, d, cd, explicit(None), 1.0);
+        for w in out.energy_j.windows(2) {
+            assert!(w[1] <= w[0] + 1e-9, "D={d} C_D={cd}: energy rose from {} to {}", w[0], w[1]);
+        }
+        let lost = out.energy_j[0] - out.energy_j.last().unwrap();
+        eprintln!("D={d} C_D={cd}: lost {lost:e} J");
+        assert!(lost > 1e-6, "D={d} C_D={cd}: nothing dissipated ({lost:e} J)");
+    }
+}
+
+fn max_track_difference(a: &tether_sweep::scenario::Track, b: &tether_sweep::scenario::Track) -> f64 {
+    assert_eq!(a.times_s, b.times_s);
+    a.positions_m
+        .iter()
+        .zip(&b.positions_m)
+        .fold(0.0f64, |m, (p, q)| m.max((p[0] - q[0]).hypot(p[1] - q[1])))
+}
+
+#[test]
+fn explicit_agrees_with_reference_on_the_spec_drop() {
+    // Issue: n = 10, D = 2000, C_D = 0.8, 2 s, every marker and frame to 1e-5 m.
+    let exp = drop_run(10, 2000.0, 0.8, explicit(None), 2.0);
+    let reference = drop_run(
+        10,
+        2000.0,
+        0.8,
+        SolverSettings {
+            kind: SolverKind::Reference,
+            reference: ReferenceOptions {
+                tolerance_m: 1e-10,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        2.0,
+    );
+    let diff = max_track_difference(&exp.track, &reference.track);
+    assert!(diff < 1e-5, "max marker difference {diff:e} m");
+    assert_eq!(exp.track.times_s.len(), 51);
+    // The tether really fell: the tip moved by a good part of a metre.
+    let tip0 = exp.track.at(0, 10);
+    let tip_end = exp.track.at(50, 10);
+    assert!((tip0[0] - tip_end[0]).hypot(tip0[1] - tip_end[1]) > 0.1);
+}
+
+#[test]
+fn explicit_converges_to_reference_at_second_order() {
+    let tight = drop_run(
+        4,
+        500.0,
+        0.8,
+        SolverSettings {
+            kind: SolverKind::Reference,
+            reference: ReferenceOptions {
+                tolerance_m: 1e-13,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        0.4,
+    );
+    // Steps near the stability limit (≈ 2.2e-4 s) so the explicit error stays
+    // far above the reference's own.
+    let errors: Vec<f64> = [2e-4, 1e-4, 5e-5]
+        .iter()
+        .map(|&h| max_track_difference(&drop_run(4, 500.0, 0.8, explicit(Some(h)), 0.4).track, &tight.track))
+        .collect();
+    for w in errors.windows(2) {
+        let ratio = w[0] / w[1];
+        assert!((3.3..4.7).contains(&ratio), "errors {errors:?}");
+        eprintln!("errors {errors:?}");
+    }
+}
+
+#[test]
+fn reference_tolerance_controls_its_error() {
+    let run = |tol: f64| {
+        drop_run(
+            6,
+            2000.0,
+            0.8,
+            SolverSettings {
+                kind: SolverKind::Reference,
+                reference: ReferenceOptions {
+                    tolerance_m: tol,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            1.0,
+        )
+    };
+    let truth = run(1e-13);
+    let loose = run(1e-7);
+    let default = run(ReferenceOptions::default().tolerance_m);
+    let (e_loose, e_default) = (
+        max_track_difference(&loose.track, &truth.track),
+        max_track_difference(&default.track, &truth.track),
+    );
+    assert!(e_default < e_loose / 10.0, "{e_default:e} vs {e_loose:e}");
+    assert!(e_default < 2e-6, "{e_default:e}");
+    let SolverReport::Reference(stats) = default.report else { panic!() };
+    assert!(stats.max_local_error_m <= 1e-9 && stats.steps > 10);
+}
+
+#[test]
+fn step_beyond_the_stability_limit_diverges_and_is_reported() {
+    let t = tether(6, 2000.0, 0.0, 0.0);
+    let q = t.straight_configuration([0.0, 0.0], [45f64.to_radians().sin(), -45f64.to_radians().cos()]);
+    let limit = explicit_stability_limit(&t, &q).unwrap();
+    let run = |h: f64| {
+        let dynamics = TetherDynamics::new(t.clone(), Arc::new(FixedPin([0.0, 0.0]))).unwrap();
+        let mut s = ExplicitSolver::new(dynamics, q.clone(), vec![0.0; t.dofs()], 0.0, h);
+        s.advance_to(h * 20000.0)
+    };
+    assert!(run(0.98 * limit).is_ok());
+    let err = run(1.2 * limit).unwrap_err();
+    assert!(err.is_divergence(), "{err}");
+}
