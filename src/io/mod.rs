@@ -1,1 +1,107 @@
-//! Reading and writing.
+//! Reading and writing: marker tracks as Parquet or CSV, simulation configs
+//! as TOML. Every output is written to a temporary file beside its target and
+//! renamed into place only when complete, so a failed or interrupted run
+//! never leaves a half-written file.
+
+pub mod config;
+pub mod track;
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum IoError {
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {message}")]
+    Format { path: PathBuf, message: String },
+    #[error("invalid out = {path}: must end in .parquet or .csv")]
+    UnknownExtension { path: PathBuf },
+}
+
+impl IoError {
+    /// Whether the error is the user's input (exit code 2) rather than the
+    /// machine's (1).
+    pub fn is_input_error(&self) -> bool {
+        !matches!(self, IoError::Read { .. })
+    }
+}
+
+/// Table file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    Parquet,
+    Csv,
+}
+
+impl TableFormat {
+    pub fn from_path(path: &Path) -> Result<Self, IoError> {
+        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("parquet") => Ok(Self::Parquet),
+            Some("csv") => Ok(Self::Csv),
+            _ => Err(IoError::UnknownExtension { path: path.to_owned() }),
+        }
+    }
+}
+
+/// A file being written: a temporary file in the target's directory that
+/// becomes the target on `commit` and disappears if dropped uncommitted.
+/// Creating it first also proves the target is writable before any
+/// simulation time is spent.
+pub struct PendingFile {
+    temp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+impl PendingFile {
+    pub fn create(target: &Path) -> Result<Self, IoError> {
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let write_err = |source| IoError::Write {
+            path: target.to_owned(),
+            source,
+        };
+        if target.is_dir() {
+            return Err(write_err(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a directory",
+            )));
+        }
+        let temp = tempfile::Builder::new()
+            .prefix(".tether-sweep-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(write_err)?;
+        Ok(Self {
+            temp,
+            target: target.to_owned(),
+        })
+    }
+
+    pub fn file(&mut self) -> &mut std::fs::File {
+        self.temp.as_file_mut()
+    }
+
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Flushes and renames onto the target.
+    pub fn commit(self) -> Result<(), IoError> {
+        let target = self.target.clone();
+        self.temp.as_file().sync_all().map_err(|source| IoError::Write {
+            path: target.clone(),
+            source,
+        })?;
+        self.temp.persist(&target).map_err(|e| IoError::Write {
+            path: target,
+            source: e.error,
+        })?;
+        Ok(())
+    }
+}

@@ -1,0 +1,233 @@
+//! Simulation configs: a TOML file, command-line flags overriding it.
+//!
+//! ```toml
+//! scenario = "swingup"        # drop | swingup
+//! solver = "explicit"         # explicit | reference
+//! # step_s = 1e-5             # explicit step; default: chosen from the model
+//! # tolerance_m = 1e-9        # reference solver's local error tolerance
+//!
+//! [tether]                    # any field of TetherParams; defaults: SPEC Table 1
+//! elements = 10
+//! damping_pa_s = 2000.0
+//! drag_coefficient = 0.8
+//! # tip_mass_kg defaults to 0 for the drop and 0.021 for the swing-up
+//!
+//! [settings]                  # scenario settings; defaults: SPEC §4
+//! duration_s = 3.0
+//! winch_periods_s = [0.5, 0.4, 0.6]
+//! winch_amplitude_m = 0.2
+//! ```
+//!
+//! Both sources become TOML tables; flags replace the file's keys, and the
+//! merged table is deserialized once, so the file and the flags are checked
+//! by the same code and name fields the same way.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+use toml::{Table, Value};
+
+use crate::error::InputError;
+use crate::model::TetherParams;
+use crate::scenario::{Scenario, ScenarioKind, SolverSettings, WinchMotion};
+use crate::solver::{ReferenceOptions, SolverKind};
+
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("config {path} is not valid TOML: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error("invalid configuration: {0}")]
+    Schema(String),
+    #[error(transparent)]
+    Input(#[from] InputError),
+}
+
+/// Scenario settings; each overrides the scenario's SPEC default.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioSettings {
+    duration_s: Option<f64>,
+    frame_interval_s: Option<f64>,
+    marker_arc_lengths_m: Option<Vec<f64>>,
+    pin_m: Option<[f64; 2]>,
+    initial_angle_deg: Option<f64>,
+    winch_periods_s: Option<Vec<f64>>,
+    winch_amplitude_m: Option<f64>,
+    winch_waypoints_m: Option<Vec<f64>>,
+    objective_interval_s: Option<f64>,
+    objective_weights: Option<[f64; 2]>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default = "default_scenario")]
+    scenario: ScenarioKind,
+    #[serde(default = "default_solver")]
+    solver: SolverKind,
+    step_s: Option<f64>,
+    tolerance_m: Option<f64>,
+    #[serde(default)]
+    tether: Table,
+    #[serde(default)]
+    settings: ScenarioSettings,
+}
+
+fn default_scenario() -> ScenarioKind {
+    ScenarioKind::Drop
+}
+
+fn default_solver() -> SolverKind {
+    SolverKind::Explicit
+}
+
+/// A complete, validated simulation request.
+#[derive(Debug, Clone)]
+pub struct SimulationConfig {
+    pub scenario: Scenario,
+    pub tether: TetherParams,
+    pub solver: SolverSettings,
+}
+
+/// Reads a config file into a table.
+pub fn read_table(path: &Path) -> Result<Table, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    text.parse::<Table>().map_err(|e| ConfigError::Syntax {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// Copies `overrides` into `base`, merging sub-tables key by key.
+pub fn merge(base: &mut Table, overrides: Table) {
+    for (key, value) in overrides {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Table(b)), Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(key, v);
+            }
+        }
+    }
+}
+
+/// Resolves a merged table into a validated configuration.
+pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
+    let file: ConfigFile = Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| ConfigError::Schema(e.message().to_string()))?;
+    let mut tether_table = file.tether;
+    if !tether_table.contains_key("tip_mass_kg") {
+        tether_table.insert(
+            "tip_mass_kg".into(),
+            Value::Float(Scenario::default_tip_mass_kg(file.scenario)),
+        );
+    }
+    let tether: TetherParams = Value::Table(tether_table)
+        .try_into()
+        .map_err(|e: toml::de::Error| ConfigError::Schema(format!("[tether]: {}", e.message())))?;
+    tether.validate()?;
+
+    let mut scenario = Scenario::new(file.scenario, tether.length_m);
+    let s = file.settings;
+    macro_rules! apply {
+        ($($name:ident),*) => { $(if let Some(v) = s.$name { scenario.$name = v; })* };
+    }
+    apply!(
+        duration_s,
+        frame_interval_s,
+        marker_arc_lengths_m,
+        pin_m,
+        initial_angle_deg,
+        objective_interval_s,
+        objective_weights
+    );
+    if s.winch_waypoints_m.is_some() && s.winch_amplitude_m.is_some() {
+        return Err(ConfigError::Schema(
+            "give either winch_waypoints_m or winch_amplitude_m, not both".into(),
+        ));
+    }
+    let periods = s.winch_periods_s.unwrap_or_else(|| scenario.winch.periods_s.clone());
+    let waypoints = match (s.winch_waypoints_m, s.winch_amplitude_m) {
+        (Some(w), _) => w,
+        (None, Some(a)) => WinchMotion::spec(a, [0.0; 3]).waypoints_m,
+        (None, None) => scenario.winch.waypoints_m.clone(),
+    };
+    scenario.winch = WinchMotion {
+        waypoints_m: waypoints,
+        periods_s: periods,
+        height_m: scenario.pin_m[1],
+    };
+    if file.scenario == ScenarioKind::Swingup {
+        // The winch starts wherever pin_m says.
+        let offset = scenario.pin_m[0];
+        for w in &mut scenario.winch.waypoints_m {
+            *w += offset;
+        }
+    }
+    scenario.validate(tether.length_m)?;
+
+    let mut reference = ReferenceOptions::default();
+    if let Some(tol) = file.tolerance_m {
+        if !(tol.is_finite() && tol > 0.0 && tol <= 1e-3) {
+            return Err(InputError::new("tolerance_m", tol, "a length in (0, 1e-3] m").into());
+        }
+        reference.tolerance_m = tol;
+    }
+    if let Some(step) = file.step_s {
+        crate::scenario::validate_step(step, scenario.sample_interval_s())?;
+    }
+    Ok(SimulationConfig {
+        scenario,
+        tether,
+        solver: SolverSettings {
+            kind: file.solver,
+            step_s: file.step_s,
+            reference,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Table {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn defaults_depend_on_the_scenario() {
+        let drop = resolve(Table::new()).unwrap();
+        assert_eq!(drop.scenario.kind, ScenarioKind::Drop);
+        assert_eq!(drop.tether.tip_mass_kg, 0.0);
+        let swing = resolve(parse("scenario = \"swingup\"")).unwrap();
+        assert_eq!(swing.tether.tip_mass_kg, 0.021);
+        assert_eq!(swing.scenario.duration_s, 3.0);
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let mut base = parse("[tether]\nelements = 7\ndamping_pa_s = 100.0\n[settings]\nduration_s = 1.0");
+        merge(&mut base, parse("[tether]\nelements = 12"));
+        let c = resolve(base).unwrap();
+        assert_eq!(c.tether.elements, 12);
+        assert_eq!(c.tether.damping_pa_s, 100.0);
+        assert_eq!(c.scenario.duration_s, 1.0);
+    }
+
+    #[test]
+    fn unknown_and_invalid_fields_are_named() {
+        let e = resolve(parse("[tether]\nelemnts = 3")).unwrap_err().to_string();
+        assert!(e.contains("elemnts"), "{e}");
+        let e = resolve(parse("[tether]\ndrag_coefficient = -0.5")).unwrap_err().to_string();
+        assert!(e.contains("drag_coefficient") && e.contains(">= 0"), "{e}");
+        let e = resolve(parse("step_s = 0.003")).unwrap_err().to_string();
+        assert!(e.contains("step_s") && e.contains("divides"), "{e}");
+    }
+}
