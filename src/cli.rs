@@ -24,6 +24,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Simulate one tether and write its marker track (Parquet or CSV).
+    #[command(allow_negative_numbers = true)]
     Simulate(SimulateArgs),
 }
 

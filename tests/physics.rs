@@ -250,3 +250,26 @@ fn step_beyond_the_stability_limit_diverges_and_is_reported() {
     let err = run(1.2 * limit).unwrap_err();
     assert!(err.is_divergence(), "{err}");
 }
+
+#[test]
+fn swingup_objective_matches_the_independent_reference_run() {
+    // SPEC §8: winch periods 0.5, 0.4, 0.6 s, A = 0.2 m, D = 2000, no drag:
+    // J_a,min = 0.5593 at t ≈ 1.02 s (n = 10 and 40 alike). Both CPU solvers.
+    let params = TetherParams {
+        elements: 10,
+        damping_pa_s: 2000.0,
+        tip_mass_kg: 0.021,
+        ..Default::default()
+    };
+    let scenario = Scenario::new(ScenarioKind::Swingup, params.length_m);
+    assert_eq!(scenario.winch.periods_s, [0.5, 0.4, 0.6]);
+    for kind in [SolverKind::Reference, SolverKind::Explicit] {
+        let settings = SolverSettings { kind, ..Default::default() };
+        let out = simulate(&scenario, &params, &settings).unwrap();
+        let obj = out.swingup.unwrap();
+        assert!((obj.j_a_min - 0.5593).abs() < 5e-5, "{kind:?}: J_a,min = {}", obj.j_a_min);
+        assert!((obj.t_at_min_s - 1.02).abs() < 0.005, "{kind:?}: at {}", obj.t_at_min_s);
+        // J_a(0): the tip hangs L plus its static stretch below the winch.
+        assert_eq!(out.track.times_s.len(), 76);
+    }
+}

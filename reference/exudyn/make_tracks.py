@@ -44,7 +44,8 @@ STEP = 2.5e-5  # committed tracks; the check runs STEP / 2
 SPECTRAL_RADIUS = 0.9
 
 
-def simulate(elements, damping, step):
+def build(elements, damping, step):
+    """The drop model and solver settings; returns (sc, mbs, sensors, settings)."""
     sc = exu.SystemContainer()
     mbs = sc.AddSystem()
     le = L / elements
@@ -97,6 +98,11 @@ def simulate(elements, damping, step):
     settings.solutionSettings.writeSolutionToFile = False
     # Every step: a coarser period can land a step late through rounding.
     settings.solutionSettings.sensorsWritePeriod = step
+    return sc, mbs, sensors, settings
+
+
+def simulate(elements, damping, step):
+    sc, mbs, sensors, settings = build(elements, damping, step)
     # Fixed steps: with adaptive stepping a Newton hiccup halves one step and
     # shifts every later sample off the frame grid.
     settings.timeIntegration.adaptiveStep = False

@@ -73,7 +73,7 @@ struct ConfigFile {
     #[serde(default)]
     tether: Table,
     #[serde(default)]
-    settings: ScenarioSettings,
+    settings: Table,
 }
 
 fn default_scenario() -> ScenarioKind {
@@ -116,11 +116,27 @@ pub fn merge(base: &mut Table, overrides: Table) {
     }
 }
 
+/// Deserializes `table` as section `section`. serde's message for a value of
+/// the wrong type does not say which key held it, so on error each key is
+/// tried alone (every field of these types has a default) to name it.
+fn deserialize_section<T: serde::de::DeserializeOwned>(section: &str, table: Table) -> Result<T, ConfigError> {
+    let whole = Value::Table(table.clone()).try_into::<T>();
+    whole.map_err(|e| {
+        let culprit = table.iter().find(|(key, value)| {
+            let mut single = Table::new();
+            single.insert((*key).clone(), (*value).clone());
+            Value::Table(single).try_into::<T>().is_err()
+        });
+        ConfigError::Schema(match culprit {
+            Some((key, value)) => format!("{section}{key} = {value}: {}", e.message()),
+            None => format!("{section}{}", e.message()),
+        })
+    })
+}
+
 /// Resolves a merged table into a validated configuration.
 pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
-    let file: ConfigFile = Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| ConfigError::Schema(e.message().to_string()))?;
+    let file: ConfigFile = deserialize_section("", table)?;
     let mut tether_table = file.tether;
     if !tether_table.contains_key("tip_mass_kg") {
         tether_table.insert(
@@ -128,13 +144,11 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
             Value::Float(Scenario::default_tip_mass_kg(file.scenario)),
         );
     }
-    let tether: TetherParams = Value::Table(tether_table)
-        .try_into()
-        .map_err(|e: toml::de::Error| ConfigError::Schema(format!("[tether]: {}", e.message())))?;
+    let tether: TetherParams = deserialize_section("[tether] ", tether_table)?;
     tether.validate()?;
 
     let mut scenario = Scenario::new(file.scenario, tether.length_m);
-    let s = file.settings;
+    let s: ScenarioSettings = deserialize_section("[settings] ", file.settings)?;
     macro_rules! apply {
         ($($name:ident),*) => { $(if let Some(v) = s.$name { scenario.$name = v; })* };
     }
@@ -227,6 +241,10 @@ mod tests {
         assert!(e.contains("elemnts"), "{e}");
         let e = resolve(parse("[tether]\ndrag_coefficient = -0.5")).unwrap_err().to_string();
         assert!(e.contains("drag_coefficient") && e.contains(">= 0"), "{e}");
+        let e = resolve(parse("[tether]\nelements = \"ten\"")).unwrap_err().to_string();
+        assert!(e.contains("[tether] elements = \"ten\""), "{e}");
+        let e = resolve(parse("[settings]\nduration_s = \"long\"")).unwrap_err().to_string();
+        assert!(e.contains("[settings] duration_s"), "{e}");
         let e = resolve(parse("step_s = 0.003")).unwrap_err().to_string();
         assert!(e.contains("step_s") && e.contains("divides"), "{e}");
     }

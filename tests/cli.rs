@@ -1,0 +1,190 @@
+//! The `tether-sweep simulate` command as a user runs it: outputs, and every
+//! bad input rejected with a message naming the field, exit code 2 and no
+//! file left behind.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use tether_sweep::io::track::{read_measured, read_parquet_metadata, read_table};
+
+fn tether_sweep(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs a bad command and checks exit code 2, the message, and that the
+/// output directory is still empty (no output, no temporary file).
+fn assert_rejected(dir: &Path, args: &[&str], expected: &[&str]) {
+    let out = tether_sweep(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "args {args:?}: stderr {err}");
+    for e in expected {
+        assert!(err.contains(e), "args {args:?}: expected {e:?} in {err:?}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir).unwrap().count(),
+        0,
+        "args {args:?} left files behind"
+    );
+}
+
+#[test]
+fn drop_writes_a_parquet_track_with_provenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("drop.parquet");
+    let out = tether_sweep(&[
+        "simulate",
+        "--scenario",
+        "drop",
+        "--elements",
+        "4",
+        "--damping",
+        "2000",
+        "--drag-coefficient",
+        "0.8",
+        "--duration",
+        "0.4",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let batch = read_table(&path).unwrap();
+    let names: Vec<_> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+    assert_eq!(names, ["t", "marker", "s", "x", "y"]);
+    assert_eq!(batch.num_rows(), 11 * 11, "frames 0, 0.04, …, 0.4 × 11 markers");
+    for field in batch.schema().fields() {
+        assert!(field.metadata().contains_key("unit"), "{} has a unit", field.name());
+    }
+    let meta = read_parquet_metadata(&path).unwrap();
+    for key in ["tether_sweep.version", "tether_sweep.tether", "tether_sweep.scenario", "tether_sweep.solver_report"] {
+        assert!(meta.contains_key(key), "metadata lacks {key}");
+    }
+    assert!(meta["tether_sweep.tether"].contains("\"damping_pa_s\":2000.0"));
+    // Frame 0 is the initial shape: raised 45°, marker 10 at L (sin, −cos).
+    let track = read_measured(&path).unwrap();
+    let tip = track.get(0.0, 10).unwrap();
+    assert!((tip[0] - 0.6 * 45f64.to_radians().sin()).abs() < 1e-12);
+    assert!((tip[1] + 0.6 * 45f64.to_radians().cos()).abs() < 1e-12);
+}
+
+#[test]
+fn swingup_from_a_toml_config_with_flag_overrides_writes_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("swing.toml");
+    std::fs::write(
+        &config,
+        "scenario = \"swingup\"\nsolver = \"reference\"\n[tether]\nelements = 3\ndamping_pa_s = 2000.0\n\
+         [settings]\nduration_s = 0.2\nwinch_periods_s = [0.5, 0.4, 0.6]\n",
+    )
+    .unwrap();
+    let path = dir.path().join("swing.csv");
+    let out = tether_sweep(&[
+        "simulate",
+        "--config",
+        config.to_str().unwrap(),
+        "--elements",
+        "4",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("n = 4"), "flag overrides file: {stdout}");
+    assert!(stdout.contains("tip mass = 0.021 kg"), "swing-up default tip mass: {stdout}");
+    assert!(stdout.contains("J_a,min"), "{stdout}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("t,marker,s,x,y\n"));
+    assert_eq!(text.lines().count(), 1 + 6 * 11);
+}
+
+#[test]
+fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.parquet");
+    let out = out.to_str().unwrap();
+    let base = ["simulate", "--out", out];
+    let with = |extra: &[&'static str]| -> Vec<&str> { base.iter().copied().chain(extra.iter().copied()).collect() };
+    assert_rejected(dir.path(), &with(&["--elements", "0"]), &["elements", "1 to 1024"]);
+    assert_rejected(dir.path(), &with(&["--damping", "-5"]), &["damping_pa_s", ">= 0"]);
+    assert_rejected(dir.path(), &with(&["--damping", "nan"]), &["damping_pa_s"]);
+    assert_rejected(dir.path(), &with(&["--drag-coefficient", "-0.1"]), &["drag_coefficient", ">= 0"]);
+    assert_rejected(dir.path(), &with(&["--drag-coefficient", "inf"]), &["drag_coefficient"]);
+    assert_rejected(dir.path(), &with(&["--length", "-0.6"]), &["length_m", "> 0"]);
+    assert_rejected(dir.path(), &with(&["--length", "0"]), &["length_m", "> 0"]);
+    assert_rejected(dir.path(), &with(&["--step", "0.003"]), &["step_s", "divides"]);
+    assert_rejected(dir.path(), &with(&["--duration", "0.05"]), &["duration_s", "multiple"]);
+    assert_rejected(
+        dir.path(),
+        &with(&["--scenario", "swingup", "--winch-periods", "0.5,-1,0.5"]),
+        &["T2", "between"],
+    );
+    assert_rejected(
+        dir.path(),
+        &with(&["--scenario", "swingup", "--winch-periods", "0.5,0.5"]),
+        &["waypoints"],
+    );
+    // Output paths: unknown extension, missing directory.
+    assert_rejected(
+        dir.path(),
+        &["simulate", "--out", dir.path().join("x.txt").to_str().unwrap()],
+        &[".parquet or .csv"],
+    );
+    assert_rejected(
+        dir.path(),
+        &["simulate", "--out", dir.path().join("no/such/dir/x.csv").to_str().unwrap()],
+        &["cannot write"],
+    );
+}
+
+#[test]
+fn malformed_and_misspelled_configs_are_rejected() {
+    let cfg_dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("x.parquet");
+    for (text, expected) in [
+        ("[tether\nelements = 3", "not valid TOML"),
+        ("[tether]\nelemnts = 3", "elemnts"),
+        ("[tether]\nelements = \"ten\"", "elements"),
+        ("scenario = \"flight\"", "flight"),
+        ("[settings]\nduration_s = -1.0", "duration_s"),
+    ] {
+        let cfg = cfg_dir.path().join("c.toml");
+        std::fs::write(&cfg, text).unwrap();
+        assert_rejected(
+            out_dir.path(),
+            &["simulate", "--config", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()],
+            &[expected],
+        );
+    }
+    assert_rejected(
+        out_dir.path(),
+        &["simulate", "--config", "/no/such/config.toml", "--out", out.to_str().unwrap()],
+        &["cannot read config"],
+    );
+}
+
+#[test]
+fn a_diverging_simulation_is_reported_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.parquet");
+    // 1 ms is far beyond the stability limit of n = 10 (≈ 1.2e-4 s).
+    let out = tether_sweep(&["simulate", "--elements", "10", "--step", "0.001", "--out", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("diverged"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn help_explains_units_and_defaults() {
+    let out = tether_sweep(&["simulate", "--help"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in ["[Pa·s]", "[default: 0.5,0.4,0.6]", ".parquet", "--no-rotary-inertia", "[m]", "[s]"] {
+        assert!(text.contains(needle), "help lacks {needle}");
+    }
+}
