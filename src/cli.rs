@@ -122,7 +122,10 @@ impl SimulateArgs {
             settings.insert("winch_amplitude_m".into(), float(v));
         }
         if let Some(p) = &self.winch_periods {
-            settings.insert("winch_periods_s".into(), Value::Array(p.iter().map(|&v| float(v)).collect()));
+            settings.insert(
+                "winch_periods_s".into(),
+                Value::Array(p.iter().map(|&v| float(v)).collect()),
+            );
         }
         root.insert("tether".into(), Value::Table(tether));
         root.insert("settings".into(), Value::Table(settings));
@@ -165,7 +168,11 @@ fn run_simulate(args: SimulateArgs) -> Result<()> {
     let wall = started.elapsed();
 
     let metadata = provenance(&cfg, &output);
-    write_batch(&mut pending, &track_batch(&output.track, &metadata), &metadata)?;
+    write_batch(
+        &mut pending,
+        &track_batch(&output.track, &metadata),
+        &metadata,
+    )?;
     pending.commit()?;
     print_summary(&cfg, &output, wall.as_secs_f64(), &args.out);
     Ok(())
@@ -177,7 +184,10 @@ fn provenance(cfg: &SimulationConfig, out: &SimulationOutput) -> BTreeMap<String
     let json = |v: &dyn erased::Json| v.to_json();
     let mut m = BTreeMap::new();
     m.insert("tether_sweep.version".into(), tether_sweep::VERSION.into());
-    m.insert("tether_sweep.units".into(), r#"{"t":"s","marker":"index","s":"m","x":"m","y":"m"}"#.into());
+    m.insert(
+        "tether_sweep.units".into(),
+        r#"{"t":"s","marker":"index","s":"m","x":"m","y":"m"}"#.into(),
+    );
     m.insert("tether_sweep.tether".into(), json(&cfg.tether));
     m.insert("tether_sweep.scenario".into(), json(&cfg.scenario));
     m.insert("tether_sweep.solver_settings".into(), json(&cfg.solver));
@@ -215,7 +225,12 @@ fn print_header(cfg: &SimulationConfig) {
     );
 }
 
-fn print_summary(cfg: &SimulationConfig, out: &SimulationOutput, wall_s: f64, path: &std::path::Path) {
+fn print_summary(
+    cfg: &SimulationConfig,
+    out: &SimulationOutput,
+    wall_s: f64,
+    path: &std::path::Path,
+) {
     match out.report {
         SolverReport::Explicit { step_s, steps } => {
             println!("explicit: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall")
@@ -244,7 +259,10 @@ fn print_summary(cfg: &SimulationConfig, out: &SimulationOutput, wall_s: f64, pa
         tip[1]
     );
     if let Some(obj) = &out.swingup {
-        println!("J_a,min = {:.6} m at t = {:.3} s", obj.j_a_min, obj.t_at_min_s);
+        println!(
+            "J_a,min = {:.6} m at t = {:.3} s",
+            obj.j_a_min, obj.t_at_min_s
+        );
     }
     println!(
         "wrote {} rows ({} frames × {} markers) to {}",

@@ -12,7 +12,9 @@ use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq)]
 pub enum FactorError {
-    #[error("zero or tiny pivot {pivot:e} in row {row} of a banded LU (matrix singular or not diagonally dominant enough)")]
+    #[error(
+        "zero or tiny pivot {pivot:e} in row {row} of a banded LU (matrix singular or not diagonally dominant enough)"
+    )]
     TinyPivot { row: usize, pivot: f64 },
 }
 
@@ -133,7 +135,7 @@ impl BandedMatrix {
         let scale = (0..n).map(|i| self.get(i, i).abs()).fold(0.0, f64::max);
         for k in 0..n {
             let pivot = lu.get(k, k);
-            if !(pivot.abs() > 1e-14 * scale) {
+            if pivot.is_nan() || pivot.abs() <= 1e-14 * scale {
                 return Err(FactorError::TinyPivot { row: k, pivot });
             }
             let last = (k + w).min(n - 1);
@@ -217,7 +219,12 @@ mod tests {
             .solve(&nalgebra::DVector::from_vec(b.clone()))
             .unwrap();
         for i in 0..n {
-            assert!((x[i] - dense[i]).abs() < 1e-13, "row {i}: {} vs {}", x[i], dense[i]);
+            assert!(
+                (x[i] - dense[i]).abs() < 1e-13,
+                "row {i}: {} vs {}",
+                x[i],
+                dense[i]
+            );
         }
         // And the product reproduces b.
         let mut y = vec![0.0; n];
@@ -239,6 +246,9 @@ mod tests {
     #[test]
     fn singular_matrix_reports_its_pivot() {
         let m = BandedMatrix::zeros(4, 1);
-        assert!(matches!(m.factor(), Err(FactorError::TinyPivot { row: 0, .. })));
+        assert!(matches!(
+            m.factor(),
+            Err(FactorError::TinyPivot { row: 0, .. })
+        ));
     }
 }

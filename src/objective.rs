@@ -61,7 +61,8 @@ pub struct MeasuredTrack {
 
 impl MeasuredTrack {
     pub fn insert(&mut self, time_s: f64, marker: usize, position_m: [f64; 2]) {
-        self.points.insert(((time_s / TIME_MATCH_S).round() as i64, marker), position_m);
+        self.points
+            .insert(((time_s / TIME_MATCH_S).round() as i64, marker), position_m);
     }
 
     pub fn get(&self, time_s: f64, marker: usize) -> Option<[f64; 2]> {
@@ -84,16 +85,20 @@ impl MeasuredTrack {
 /// J_e = Σ over frames with t > 0 and all markers of the squared distance
 /// between measured and simulated positions [m²] (SPEC §5, eq. 25). Frame 0
 /// is the known initial shape and is left out.
-pub fn identification_error(measured: &MeasuredTrack, simulated: &Track) -> Result<f64, MatchError> {
+pub fn identification_error(
+    measured: &MeasuredTrack,
+    simulated: &Track,
+) -> Result<f64, MatchError> {
     let mut sum = 0.0;
     for (f, &t) in simulated.times_s.iter().enumerate() {
         if t <= 0.0 {
             continue;
         }
         for j in 0..simulated.markers() {
-            let m = measured
-                .get(t, j)
-                .ok_or(MatchError::Missing { time_s: t, marker: j })?;
+            let m = measured.get(t, j).ok_or(MatchError::Missing {
+                time_s: t,
+                marker: j,
+            })?;
             let s = simulated.at(f, j);
             sum += (m[0] - s[0]).powi(2) + (m[1] - s[1]).powi(2);
         }
@@ -129,7 +134,10 @@ mod tests {
         let measured = MeasuredTrack::from_track(&track(0.0));
         assert_eq!(
             identification_error(&measured, &t),
-            Err(MatchError::Missing { time_s: 0.12, marker: 0 })
+            Err(MatchError::Missing {
+                time_s: 0.12,
+                marker: 0
+            })
         );
     }
 }

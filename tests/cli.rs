@@ -55,14 +55,32 @@ fn drop_writes_a_parquet_track_with_provenance() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let batch = read_table(&path).unwrap();
-    let names: Vec<_> = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
+    let names: Vec<_> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
     assert_eq!(names, ["t", "marker", "s", "x", "y"]);
-    assert_eq!(batch.num_rows(), 11 * 11, "frames 0, 0.04, …, 0.4 × 11 markers");
+    assert_eq!(
+        batch.num_rows(),
+        11 * 11,
+        "frames 0, 0.04, …, 0.4 × 11 markers"
+    );
     for field in batch.schema().fields() {
-        assert!(field.metadata().contains_key("unit"), "{} has a unit", field.name());
+        assert!(
+            field.metadata().contains_key("unit"),
+            "{} has a unit",
+            field.name()
+        );
     }
     let meta = read_parquet_metadata(&path).unwrap();
-    for key in ["tether_sweep.version", "tether_sweep.tether", "tether_sweep.scenario", "tether_sweep.solver_report"] {
+    for key in [
+        "tether_sweep.version",
+        "tether_sweep.tether",
+        "tether_sweep.scenario",
+        "tether_sweep.solver_report",
+    ] {
         assert!(meta.contains_key(key), "metadata lacks {key}");
     }
     assert!(meta["tether_sweep.tether"].contains("\"damping_pa_s\":2000.0"));
@@ -96,7 +114,10 @@ fn swingup_from_a_toml_config_with_flag_overrides_writes_csv() {
     assert!(out.status.success(), "{}", stderr(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("n = 4"), "flag overrides file: {stdout}");
-    assert!(stdout.contains("tip mass = 0.021 kg"), "swing-up default tip mass: {stdout}");
+    assert!(
+        stdout.contains("tip mass = 0.021 kg"),
+        "swing-up default tip mass: {stdout}"
+    );
     assert!(stdout.contains("J_a,min"), "{stdout}");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("t,marker,s,x,y\n"));
@@ -109,16 +130,46 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
     let out = dir.path().join("x.parquet");
     let out = out.to_str().unwrap();
     let base = ["simulate", "--out", out];
-    let with = |extra: &[&'static str]| -> Vec<&str> { base.iter().copied().chain(extra.iter().copied()).collect() };
-    assert_rejected(dir.path(), &with(&["--elements", "0"]), &["elements", "1 to 1024"]);
-    assert_rejected(dir.path(), &with(&["--damping", "-5"]), &["damping_pa_s", ">= 0"]);
+    let with = |extra: &[&'static str]| -> Vec<&str> {
+        base.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    assert_rejected(
+        dir.path(),
+        &with(&["--elements", "0"]),
+        &["elements", "1 to 1024"],
+    );
+    assert_rejected(
+        dir.path(),
+        &with(&["--damping", "-5"]),
+        &["damping_pa_s", ">= 0"],
+    );
     assert_rejected(dir.path(), &with(&["--damping", "nan"]), &["damping_pa_s"]);
-    assert_rejected(dir.path(), &with(&["--drag-coefficient", "-0.1"]), &["drag_coefficient", ">= 0"]);
-    assert_rejected(dir.path(), &with(&["--drag-coefficient", "inf"]), &["drag_coefficient"]);
-    assert_rejected(dir.path(), &with(&["--length", "-0.6"]), &["length_m", "> 0"]);
+    assert_rejected(
+        dir.path(),
+        &with(&["--drag-coefficient", "-0.1"]),
+        &["drag_coefficient", ">= 0"],
+    );
+    assert_rejected(
+        dir.path(),
+        &with(&["--drag-coefficient", "inf"]),
+        &["drag_coefficient"],
+    );
+    assert_rejected(
+        dir.path(),
+        &with(&["--length", "-0.6"]),
+        &["length_m", "> 0"],
+    );
     assert_rejected(dir.path(), &with(&["--length", "0"]), &["length_m", "> 0"]);
-    assert_rejected(dir.path(), &with(&["--step", "0.003"]), &["step_s", "divides"]);
-    assert_rejected(dir.path(), &with(&["--duration", "0.05"]), &["duration_s", "multiple"]);
+    assert_rejected(
+        dir.path(),
+        &with(&["--step", "0.003"]),
+        &["step_s", "divides"],
+    );
+    assert_rejected(
+        dir.path(),
+        &with(&["--duration", "0.05"]),
+        &["duration_s", "multiple"],
+    );
     assert_rejected(
         dir.path(),
         &with(&["--scenario", "swingup", "--winch-periods", "0.5,-1,0.5"]),
@@ -132,12 +183,20 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
     // Output paths: unknown extension, missing directory.
     assert_rejected(
         dir.path(),
-        &["simulate", "--out", dir.path().join("x.txt").to_str().unwrap()],
+        &[
+            "simulate",
+            "--out",
+            dir.path().join("x.txt").to_str().unwrap(),
+        ],
         &[".parquet or .csv"],
     );
     assert_rejected(
         dir.path(),
-        &["simulate", "--out", dir.path().join("no/such/dir/x.csv").to_str().unwrap()],
+        &[
+            "simulate",
+            "--out",
+            dir.path().join("no/such/dir/x.csv").to_str().unwrap(),
+        ],
         &["cannot write"],
     );
 }
@@ -158,13 +217,25 @@ fn malformed_and_misspelled_configs_are_rejected() {
         std::fs::write(&cfg, text).unwrap();
         assert_rejected(
             out_dir.path(),
-            &["simulate", "--config", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()],
+            &[
+                "simulate",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
             &[expected],
         );
     }
     assert_rejected(
         out_dir.path(),
-        &["simulate", "--config", "/no/such/config.toml", "--out", out.to_str().unwrap()],
+        &[
+            "simulate",
+            "--config",
+            "/no/such/config.toml",
+            "--out",
+            out.to_str().unwrap(),
+        ],
         &["cannot read config"],
     );
 }
@@ -174,7 +245,15 @@ fn a_diverging_simulation_is_reported_not_written() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.parquet");
     // 1 ms is far beyond the stability limit of n = 10 (≈ 1.2e-4 s).
-    let out = tether_sweep(&["simulate", "--elements", "10", "--step", "0.001", "--out", path.to_str().unwrap()]);
+    let out = tether_sweep(&[
+        "simulate",
+        "--elements",
+        "10",
+        "--step",
+        "0.001",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(stderr(&out).contains("diverged"), "{}", stderr(&out));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
@@ -184,7 +263,14 @@ fn a_diverging_simulation_is_reported_not_written() {
 fn help_explains_units_and_defaults() {
     let out = tether_sweep(&["simulate", "--help"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    for needle in ["[Pa·s]", "[default: 0.5,0.4,0.6]", ".parquet", "--no-rotary-inertia", "[m]", "[s]"] {
+    for needle in [
+        "[Pa·s]",
+        "[default: 0.5,0.4,0.6]",
+        ".parquet",
+        "--no-rotary-inertia",
+        "[m]",
+        "[s]",
+    ] {
         assert!(text.contains(needle), "help lacks {needle}");
     }
 }

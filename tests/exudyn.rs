@@ -9,7 +9,8 @@ use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
 use tether_sweep::solver::SolverKind;
 
 fn max_deviation_from_exudyn(elements: usize) -> f64 {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("reference/exudyn/drop_n{elements}_d2000.csv"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("reference/exudyn/drop_n{elements}_d2000.csv"));
     let exudyn = read_measured(&path).unwrap();
     // Exudyn's cable has neither rotary inertia nor drag.
     let params = TetherParams {
@@ -28,7 +29,9 @@ fn max_deviation_from_exudyn(elements: usize) -> f64 {
     let mut worst = 0.0f64;
     for (f, &t) in track.times_s.iter().enumerate() {
         for j in 0..track.markers() {
-            let theirs = exudyn.get(t, j).unwrap_or_else(|| panic!("Exudyn track lacks t={t} marker {j}"));
+            let theirs = exudyn
+                .get(t, j)
+                .unwrap_or_else(|| panic!("Exudyn track lacks t={t} marker {j}"));
             let ours = track.at(f, j);
             worst = worst.max((theirs[0] - ours[0]).hypot(theirs[1] - ours[1]));
         }

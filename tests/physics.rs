@@ -22,11 +22,21 @@ fn tether(n: usize, damping: f64, drag: f64, tip_mass: f64) -> Tether {
 
 #[test]
 fn reference_force_vectors_and_mass_matrices_match() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/element_forces.json")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/element_forces.json"
+    ))
+    .unwrap();
     let data: serde_json::Value = serde_json::from_str(&text).unwrap();
     let cases = data["cases"].as_array().unwrap();
     assert!(cases.len() >= 4);
-    let vec_of = |v: &serde_json::Value| -> Vec<f64> { v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect() };
+    let vec_of = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
     for case in cases {
         let t = Tether::new(TetherParams {
             elements: case["elements"].as_u64().unwrap() as usize,
@@ -43,7 +53,11 @@ fn reference_force_vectors_and_mass_matrices_match() {
         t.generalized_force(&q, &qd, &mut f);
         let scale = expected.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         for (i, (a, b)) in f.iter().zip(&expected).enumerate() {
-            assert!((a - b).abs() < 1e-10 * scale, "n={} f[{i}] = {a} vs {b}", t.elements());
+            assert!(
+                (a - b).abs() < 1e-10 * scale,
+                "n={} f[{i}] = {a} vs {b}",
+                t.elements()
+            );
         }
         let mass = case["mass_matrix"].as_array().unwrap();
         for (i, row) in mass.iter().enumerate() {
@@ -63,12 +77,16 @@ fn static_stretch_matches_exact_solution() {
             let p = t.params();
             let q = hanging_equilibrium(&t, [0.0, 0.0]).unwrap();
             let stretch = -q[t.tip_index() + 1] - p.length_m;
-            let exact = p.gravity_m_s2 * p.density_kg_m3 * p.length_m.powi(2) / (2.0 * p.youngs_modulus_pa)
+            let exact = p.gravity_m_s2 * p.density_kg_m3 * p.length_m.powi(2)
+                / (2.0 * p.youngs_modulus_pa)
                 + tip_mass * p.gravity_m_s2 * p.length_m / (p.youngs_modulus_pa * p.area_m2());
             if tip_mass == 0.0 {
                 assert!((exact - 1.72647e-4).abs() < 1e-9);
             }
-            assert!((stretch / exact - 1.0).abs() < 1e-8, "n={n} m={tip_mass}: {stretch} vs {exact}");
+            assert!(
+                (stretch / exact - 1.0).abs() < 1e-8,
+                "n={n} m={tip_mass}: {stretch} vs {exact}"
+            );
             assert!(q[t.tip_index()].abs() < 1e-15, "hangs straight");
         }
     }
@@ -86,7 +104,13 @@ fn lowest_frequency_about_hanging_equilibrium() {
     }
 }
 
-fn drop_run(n: usize, damping: f64, drag: f64, settings: SolverSettings, duration: f64) -> tether_sweep::scenario::SimulationOutput {
+fn drop_run(
+    n: usize,
+    damping: f64,
+    drag: f64,
+    settings: SolverSettings,
+    duration: f64,
+) -> tether_sweep::scenario::SimulationOutput {
     let params = TetherParams {
         elements: n,
         damping_pa_s: damping,
@@ -108,7 +132,9 @@ fn explicit(step: Option<f64>) -> SolverSettings {
 
 fn max_energy_error(out: &tether_sweep::scenario::SimulationOutput) -> f64 {
     let e0 = out.energy_j[0];
-    out.energy_j.iter().fold(0.0f64, |m, e| m.max((e - e0).abs()))
+    out.energy_j
+        .iter()
+        .fold(0.0f64, |m, e| m.max((e - e0).abs()))
 }
 
 #[test]
@@ -120,12 +146,28 @@ fn undamped_energy_is_conserved_at_second_order() {
         max_energy_error(&drop_run(4, 0.0, 0.0, explicit(Some(5e-5)), 0.4)),
     );
     let ratio = e1 / e2;
-    assert!((3.5..4.5).contains(&ratio), "energy errors {e1:e}, {e2:e}: ratio {ratio}");
+    assert!(
+        (3.5..4.5).contains(&ratio),
+        "energy errors {e1:e}, {e2:e}: ratio {ratio}"
+    );
     // And it is small relative to the energy exchanged (≈ m g L/2 ≈ 0.03 J).
     assert!(e1 < 1e-4, "{e1}");
     // The reference solver conserves it to its tolerance too.
-    let reference = drop_run(4, 0.0, 0.0, SolverSettings { kind: SolverKind::Reference, ..Default::default() }, 0.4);
-    assert!(max_energy_error(&reference) < 1e-5, "{}", max_energy_error(&reference));
+    let reference = drop_run(
+        4,
+        0.0,
+        0.0,
+        SolverSettings {
+            kind: SolverKind::Reference,
+            ..Default::default()
+        },
+        0.4,
+    );
+    assert!(
+        max_energy_error(&reference) < 1e-5,
+        "{}",
+        max_energy_error(&reference)
+    );
 }
 
 #[test]
@@ -133,15 +175,26 @@ fn dissipation_never_increases_energy() {
     for (d, cd) in [(2000.0, 0.0), (0.0, 0.8), (500.0, 0.9)] {
         let out = drop_run(6, d, cd, explicit(None), 1.0);
         for w in out.energy_j.windows(2) {
-            assert!(w[1] <= w[0] + 1e-9, "D={d} C_D={cd}: energy rose from {} to {}", w[0], w[1]);
+            assert!(
+                w[1] <= w[0] + 1e-9,
+                "D={d} C_D={cd}: energy rose from {} to {}",
+                w[0],
+                w[1]
+            );
         }
         let lost = out.energy_j[0] - out.energy_j.last().unwrap();
         eprintln!("D={d} C_D={cd}: lost {lost:e} J");
-        assert!(lost > 1e-6, "D={d} C_D={cd}: nothing dissipated ({lost:e} J)");
+        assert!(
+            lost > 1e-6,
+            "D={d} C_D={cd}: nothing dissipated ({lost:e} J)"
+        );
     }
 }
 
-fn max_track_difference(a: &tether_sweep::scenario::Track, b: &tether_sweep::scenario::Track) -> f64 {
+fn max_track_difference(
+    a: &tether_sweep::scenario::Track,
+    b: &tether_sweep::scenario::Track,
+) -> f64 {
     assert_eq!(a.times_s, b.times_s);
     a.positions_m
         .iter()
@@ -196,7 +249,12 @@ fn explicit_converges_to_reference_at_second_order() {
     // far above the reference's own.
     let errors: Vec<f64> = [2e-4, 1e-4, 5e-5]
         .iter()
-        .map(|&h| max_track_difference(&drop_run(4, 500.0, 0.8, explicit(Some(h)), 0.4).track, &tight.track))
+        .map(|&h| {
+            max_track_difference(
+                &drop_run(4, 500.0, 0.8, explicit(Some(h)), 0.4).track,
+                &tight.track,
+            )
+        })
         .collect();
     for w in errors.windows(2) {
         let ratio = w[0] / w[1];
@@ -232,14 +290,19 @@ fn reference_tolerance_controls_its_error() {
     );
     assert!(e_default < e_loose / 10.0, "{e_default:e} vs {e_loose:e}");
     assert!(e_default < 2e-6, "{e_default:e}");
-    let SolverReport::Reference(stats) = default.report else { panic!() };
+    let SolverReport::Reference(stats) = default.report else {
+        panic!()
+    };
     assert!(stats.max_local_error_m <= 1e-9 && stats.steps > 10);
 }
 
 #[test]
 fn step_beyond_the_stability_limit_diverges_and_is_reported() {
     let t = tether(6, 2000.0, 0.0, 0.0);
-    let q = t.straight_configuration([0.0, 0.0], [45f64.to_radians().sin(), -45f64.to_radians().cos()]);
+    let q = t.straight_configuration(
+        [0.0, 0.0],
+        [45f64.to_radians().sin(), -45f64.to_radians().cos()],
+    );
     let limit = explicit_stability_limit(&t, &q).unwrap();
     let run = |h: f64| {
         let dynamics = TetherDynamics::new(t.clone(), Arc::new(FixedPin([0.0, 0.0]))).unwrap();
@@ -264,11 +327,22 @@ fn swingup_objective_matches_the_independent_reference_run() {
     let scenario = Scenario::new(ScenarioKind::Swingup, params.length_m);
     assert_eq!(scenario.winch.periods_s, [0.5, 0.4, 0.6]);
     for kind in [SolverKind::Reference, SolverKind::Explicit] {
-        let settings = SolverSettings { kind, ..Default::default() };
+        let settings = SolverSettings {
+            kind,
+            ..Default::default()
+        };
         let out = simulate(&scenario, &params, &settings).unwrap();
         let obj = out.swingup.unwrap();
-        assert!((obj.j_a_min - 0.5593).abs() < 5e-5, "{kind:?}: J_a,min = {}", obj.j_a_min);
-        assert!((obj.t_at_min_s - 1.02).abs() < 0.005, "{kind:?}: at {}", obj.t_at_min_s);
+        assert!(
+            (obj.j_a_min - 0.5593).abs() < 5e-5,
+            "{kind:?}: J_a,min = {}",
+            obj.j_a_min
+        );
+        assert!(
+            (obj.t_at_min_s - 1.02).abs() < 0.005,
+            "{kind:?}: at {}",
+            obj.t_at_min_s
+        );
         // J_a(0): the tip hangs L plus its static stretch below the winch.
         assert_eq!(out.track.times_s.len(), 76);
     }

@@ -36,7 +36,10 @@ use crate::solver::{ReferenceOptions, SolverKind};
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error("cannot read config {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("config {path} is not valid TOML: {message}")]
     Syntax { path: PathBuf, message: String },
     #[error("invalid configuration: {0}")]
@@ -119,7 +122,10 @@ pub fn merge(base: &mut Table, overrides: Table) {
 /// Deserializes `table` as section `section`. serde's message for a value of
 /// the wrong type does not say which key held it, so on error each key is
 /// tried alone (every field of these types has a default) to name it.
-fn deserialize_section<T: serde::de::DeserializeOwned>(section: &str, table: Table) -> Result<T, ConfigError> {
+fn deserialize_section<T: serde::de::DeserializeOwned>(
+    section: &str,
+    table: Table,
+) -> Result<T, ConfigError> {
     let whole = Value::Table(table.clone()).try_into::<T>();
     whole.map_err(|e| {
         let culprit = table.iter().find(|(key, value)| {
@@ -166,7 +172,9 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
             "give either winch_waypoints_m or winch_amplitude_m, not both".into(),
         ));
     }
-    let periods = s.winch_periods_s.unwrap_or_else(|| scenario.winch.periods_s.clone());
+    let periods = s
+        .winch_periods_s
+        .unwrap_or_else(|| scenario.winch.periods_s.clone());
     let waypoints = match (s.winch_waypoints_m, s.winch_amplitude_m) {
         (Some(w), _) => w,
         (None, Some(a)) => WinchMotion::spec(a, [0.0; 3]).waypoints_m,
@@ -227,7 +235,8 @@ mod tests {
 
     #[test]
     fn flags_override_the_file() {
-        let mut base = parse("[tether]\nelements = 7\ndamping_pa_s = 100.0\n[settings]\nduration_s = 1.0");
+        let mut base =
+            parse("[tether]\nelements = 7\ndamping_pa_s = 100.0\n[settings]\nduration_s = 1.0");
         merge(&mut base, parse("[tether]\nelements = 12"));
         let c = resolve(base).unwrap();
         assert_eq!(c.tether.elements, 12);
@@ -237,13 +246,21 @@ mod tests {
 
     #[test]
     fn unknown_and_invalid_fields_are_named() {
-        let e = resolve(parse("[tether]\nelemnts = 3")).unwrap_err().to_string();
+        let e = resolve(parse("[tether]\nelemnts = 3"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("elemnts"), "{e}");
-        let e = resolve(parse("[tether]\ndrag_coefficient = -0.5")).unwrap_err().to_string();
+        let e = resolve(parse("[tether]\ndrag_coefficient = -0.5"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("drag_coefficient") && e.contains(">= 0"), "{e}");
-        let e = resolve(parse("[tether]\nelements = \"ten\"")).unwrap_err().to_string();
+        let e = resolve(parse("[tether]\nelements = \"ten\""))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("[tether] elements = \"ten\""), "{e}");
-        let e = resolve(parse("[settings]\nduration_s = \"long\"")).unwrap_err().to_string();
+        let e = resolve(parse("[settings]\nduration_s = \"long\""))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("[settings] duration_s"), "{e}");
         let e = resolve(parse("step_s = 0.003")).unwrap_err().to_string();
         assert!(e.contains("step_s") && e.contains("divides"), "{e}");

@@ -13,9 +13,15 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum IoError {
     #[error("cannot write {path}: {source}")]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {message}")]
     Format { path: PathBuf, message: String },
     #[error("invalid out = {path}: must end in .parquet or .csv")]
@@ -39,10 +45,17 @@ pub enum TableFormat {
 
 impl TableFormat {
     pub fn from_path(path: &Path) -> Result<Self, IoError> {
-        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
             Some("parquet") => Ok(Self::Parquet),
             Some("csv") => Ok(Self::Csv),
-            _ => Err(IoError::UnknownExtension { path: path.to_owned() }),
+            _ => Err(IoError::UnknownExtension {
+                path: path.to_owned(),
+            }),
         }
     }
 }
@@ -94,10 +107,13 @@ impl PendingFile {
     /// Flushes and renames onto the target.
     pub fn commit(self) -> Result<(), IoError> {
         let target = self.target.clone();
-        self.temp.as_file().sync_all().map_err(|source| IoError::Write {
-            path: target.clone(),
-            source,
-        })?;
+        self.temp
+            .as_file()
+            .sync_all()
+            .map_err(|source| IoError::Write {
+                path: target.clone(),
+                source,
+            })?;
         self.temp.persist(&target).map_err(|e| IoError::Write {
             path: target,
             source: e.error,

@@ -42,11 +42,20 @@ pub fn track_batch(track: &Track, metadata: &BTreeMap<String, String>) -> Record
     let rows = track.positions_m.len();
     let t: Float64Array = (0..rows).map(|r| track.times_s[r / markers]).collect();
     let marker: Int32Array = (0..rows).map(|r| (r % markers) as i32).collect();
-    let s: Float64Array = (0..rows).map(|r| track.marker_arc_lengths_m[r % markers]).collect();
+    let s: Float64Array = (0..rows)
+        .map(|r| track.marker_arc_lengths_m[r % markers])
+        .collect();
     let x: Float64Array = track.positions_m.iter().map(|p| p[0]).collect();
     let y: Float64Array = track.positions_m.iter().map(|p| p[1]).collect();
-    let columns: Vec<ArrayRef> = vec![Arc::new(t), Arc::new(marker), Arc::new(s), Arc::new(x), Arc::new(y)];
-    RecordBatch::try_new(Arc::new(track_schema(metadata)), columns).expect("columns match the schema")
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(t),
+        Arc::new(marker),
+        Arc::new(s),
+        Arc::new(x),
+        Arc::new(y),
+    ];
+    RecordBatch::try_new(Arc::new(track_schema(metadata)), columns)
+        .expect("columns match the schema")
 }
 
 /// Writes a record batch into `pending` as Parquet (with `metadata` in the
@@ -66,17 +75,22 @@ pub fn write_batch(
         TableFormat::Parquet => {
             let props = WriterProperties::builder()
                 .set_key_value_metadata(Some(
-                    metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect(),
+                    metadata
+                        .iter()
+                        .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+                        .collect(),
                 ))
                 .set_compression(parquet::basic::Compression::SNAPPY)
                 .build();
-            let mut writer =
-                ArrowWriter::try_new(pending.file(), batch.schema(), Some(props)).map_err(|e| fmt_err(&e))?;
+            let mut writer = ArrowWriter::try_new(pending.file(), batch.schema(), Some(props))
+                .map_err(|e| fmt_err(&e))?;
             writer.write(batch).map_err(|e| fmt_err(&e))?;
             writer.close().map_err(|e| fmt_err(&e))?;
         }
         TableFormat::Csv => {
-            let mut writer = arrow::csv::WriterBuilder::new().with_header(true).build(pending.file());
+            let mut writer = arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(pending.file());
             writer.write(batch).map_err(|e| fmt_err(&e))?;
         }
     }
@@ -129,7 +143,8 @@ fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, 
     let column = batch
         .column_by_name(name)
         .ok_or_else(|| err(format!("missing column `{name}` (need t, marker, x, y)")))?;
-    let converted = cast(column, &DataType::Float64).map_err(|e| err(format!("column `{name}`: {e}")))?;
+    let converted =
+        cast(column, &DataType::Float64).map_err(|e| err(format!("column `{name}`: {e}")))?;
     let values = converted
         .as_any()
         .downcast_ref::<Float64Array>()
@@ -139,7 +154,9 @@ fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, 
     }
     let out: Vec<f64> = values.values().to_vec();
     if let Some(row) = out.iter().position(|v| !v.is_finite()) {
-        return Err(err(format!("column `{name}` has a non-finite value in row {row}")));
+        return Err(err(format!(
+            "column `{name}` has a non-finite value in row {row}"
+        )));
     }
     Ok(out)
 }
@@ -156,7 +173,10 @@ pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
         if marker[i] < 0.0 || marker[i].fract() != 0.0 {
             return Err(IoError::Format {
                 path: path.to_owned(),
-                message: format!("column `marker` must hold marker indices 0, 1, …; row {i} has {}", marker[i]),
+                message: format!(
+                    "column `marker` must hold marker indices 0, 1, …; row {i} has {}",
+                    marker[i]
+                ),
             });
         }
         measured.insert(t[i], marker[i] as usize, [x[i], y[i]]);
@@ -178,7 +198,11 @@ pub fn read_parquet_metadata(path: &Path) -> Result<BTreeMap<String, String>, Io
         .metadata()
         .file_metadata()
         .key_value_metadata()
-        .map(|kv| kv.iter().map(|k| (k.key.clone(), k.value.clone().unwrap_or_default())).collect())
+        .map(|kv| {
+            kv.iter()
+                .map(|k| (k.key.clone(), k.value.clone().unwrap_or_default()))
+                .collect()
+        })
         .unwrap_or_default())
 }
 
@@ -208,7 +232,11 @@ mod tests {
             let m = MeasuredTrack::from_track(&sample());
             for (f, &t) in sample().times_s.iter().enumerate() {
                 for j in 0..3 {
-                    assert_eq!(measured.get(t, j), m.get(t, j), "{name} frame {f} marker {j}");
+                    assert_eq!(
+                        measured.get(t, j),
+                        m.get(t, j),
+                        "{name} frame {f} marker {j}"
+                    );
                 }
             }
         }

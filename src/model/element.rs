@@ -6,6 +6,10 @@
 //! i.e. entry `2a + d` belongs to shape function a ∈ 0..4 and direction
 //! d ∈ {x, y}.
 
+// The loops index shape functions a and directions d together (entry 2a + d),
+// as the formulas do; iterator chains would hide that.
+#![allow(clippy::needless_range_loop)]
+
 use super::params::TetherParams;
 
 /// Gauss–Legendre points used for the elastic and damping integrals (and for
@@ -259,7 +263,8 @@ pub fn section_tangent(
             h[i + 2][j] = k.curvature_c[i] * dm_p[j] + m_res * kap_pc[j][i];
             h[i + 2][j + 2] = k.curvature_c[i] * dm_c[j];
 
-            hv[i][j] = da * k.strain_p[i] * k.strain_p[j] + di * k.curvature_p[i] * k.curvature_p[j];
+            hv[i][j] =
+                da * k.strain_p[i] * k.strain_p[j] + di * k.curvature_p[i] * k.curvature_p[j];
             hv[i][j + 2] = di * k.curvature_p[i] * k.curvature_c[j];
             hv[i + 2][j] = di * k.curvature_c[i] * k.curvature_p[j];
             hv[i + 2][j + 2] = di * k.curvature_c[i] * k.curvature_c[j];
@@ -344,7 +349,12 @@ impl ElementKernel {
         }
     }
 
-    fn point_kinematics(&self, qp: &QuadraturePoint, e: &[f64], ed: &[f64]) -> (Vec2, Vec2, Vec2, Vec2) {
+    fn point_kinematics(
+        &self,
+        qp: &QuadraturePoint,
+        e: &[f64],
+        ed: &[f64],
+    ) -> (Vec2, Vec2, Vec2, Vec2) {
         (
             interpolate(&qp.s_x, e),
             interpolate(&qp.s_xx, e),
@@ -368,7 +378,13 @@ impl ElementKernel {
     }
 
     /// ∂(F_a + F_D)/∂e and ∂(F_a + F_D)/∂ė, added into `k` and `c`.
-    pub fn add_internal_tangent(&self, e: &[f64], ed: &[f64], k: &mut ElementMatrix, c: &mut ElementMatrix) {
+    pub fn add_internal_tangent(
+        &self,
+        e: &[f64],
+        ed: &[f64],
+        k: &mut ElementMatrix,
+        c: &mut ElementMatrix,
+    ) {
         for qp in &self.points {
             let (p, cc, pd, cd) = self.point_kinematics(qp, e, ed);
             let kin = SectionKinematics::new(p, cc, pd, cd);
@@ -446,7 +462,13 @@ impl ElementKernel {
     }
 
     /// ∂Q_D/∂e and ∂Q_D/∂ė, *subtracted* from `k` and `c` (which hold −∂f/∂q).
-    pub fn sub_drag_tangent(&self, e: &[f64], ed: &[f64], k: &mut ElementMatrix, c: &mut ElementMatrix) {
+    pub fn sub_drag_tangent(
+        &self,
+        e: &[f64],
+        ed: &[f64],
+        k: &mut ElementMatrix,
+        c: &mut ElementMatrix,
+    ) {
         if self.drag_factor == 0.0 {
             return;
         }
@@ -482,9 +504,13 @@ mod tests {
 
     fn perturbed_state(seed: u64) -> (ElementVector, ElementVector) {
         // A bent, stretched, moving element (deterministic pseudo-random).
-        let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let mut rnd = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((x >> 11) as f64 / (1u64 << 53) as f64) - 0.5
         };
         let le = 0.15;
@@ -569,7 +595,11 @@ mod tests {
             ep[j] += h;
             em[j] -= h;
             let fd = (kern.strain_energy(&ep) - kern.strain_energy(&em)) / (2.0 * h);
-            assert!((f[j] - fd).abs() < 1e-6 * scale, "F[{j}] = {} vs dU/de {fd}", f[j]);
+            assert!(
+                (f[j] - fd).abs() < 1e-6 * scale,
+                "F[{j}] = {} vs dU/de {fd}",
+                f[j]
+            );
         }
     }
 
@@ -591,7 +621,8 @@ mod tests {
             let v = interpolate(&shape(xi, le), &ed);
             let vx = interpolate(&shape_x(xi, le), &ed);
             quad += le / m as f64
-                * (p.mass_per_length_kg_m() * dot(v, v) + p.density_kg_m3 * p.second_moment_m4() * dot(vx, vx));
+                * (p.mass_per_length_kg_m() * dot(v, v)
+                    + p.density_kg_m3 * p.second_moment_m4() * dot(vx, vx));
         }
         let mut mv = 0.0;
         for i in 0..8 {

@@ -113,7 +113,13 @@ impl Tether {
     }
 
     /// Tangent stiffness K = −∂f/∂q and damping C = −∂f/∂q̇ (both banded).
-    pub fn tangent(&self, q: &[f64], qd: &[f64], stiffness: &mut BandedMatrix, damping: &mut BandedMatrix) {
+    pub fn tangent(
+        &self,
+        q: &[f64],
+        qd: &[f64],
+        stiffness: &mut BandedMatrix,
+        damping: &mut BandedMatrix,
+    ) {
         stiffness.fill_zero();
         damping.fill_zero();
         let mut ke: ElementMatrix;

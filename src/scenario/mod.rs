@@ -107,8 +107,12 @@ impl Scenario {
         require_positive("duration_s", self.duration_s)?;
         require_positive("frame_interval_s", self.frame_interval_s)?;
         require_positive("objective_interval_s", self.objective_interval_s)?;
-        let whole = |ratio: f64| (ratio - ratio.round()).abs() < 1e-9 * ratio.max(1.0) && ratio.round() >= 1.0;
-        if self.kind == ScenarioKind::Swingup && !whole(self.frame_interval_s / self.objective_interval_s) {
+        let whole = |ratio: f64| {
+            (ratio - ratio.round()).abs() < 1e-9 * ratio.max(1.0) && ratio.round() >= 1.0
+        };
+        if self.kind == ScenarioKind::Swingup
+            && !whole(self.frame_interval_s / self.objective_interval_s)
+        {
             return Err(InputError::new(
                 "frame_interval_s",
                 self.frame_interval_s,
@@ -122,11 +126,18 @@ impl Scenario {
             return Err(InputError::new(
                 "duration_s",
                 self.duration_s,
-                format!("a whole multiple of the frame interval {} s", self.frame_interval_s),
+                format!(
+                    "a whole multiple of the frame interval {} s",
+                    self.frame_interval_s
+                ),
             ));
         }
         if self.marker_arc_lengths_m.is_empty() {
-            return Err(InputError::new("marker_arc_lengths_m", "[]", "at least one marker"));
+            return Err(InputError::new(
+                "marker_arc_lengths_m",
+                "[]",
+                "at least one marker",
+            ));
         }
         for &s in &self.marker_arc_lengths_m {
             if !(s.is_finite() && (0.0..=length_m).contains(&s)) {
@@ -163,7 +174,9 @@ impl Scenario {
                 let angle = self.initial_angle_deg.to_radians();
                 tether.straight_configuration(self.pin_m, [angle.sin(), -angle.cos()])
             }
-            ScenarioKind::Swingup => equilibrium::hanging_equilibrium(tether, self.motion().position(0.0))?,
+            ScenarioKind::Swingup => {
+                equilibrium::hanging_equilibrium(tether, self.motion().position(0.0))?
+            }
         };
         Ok((q, vec![0.0; tether.dofs()]))
     }
@@ -258,11 +271,16 @@ impl Stepper {
 /// interval, so that every sample lands on a step.
 pub fn validate_step(step_s: f64, sample_interval_s: f64) -> Result<(), InputError> {
     let ratio = sample_interval_s / step_s;
-    if !(step_s.is_finite() && step_s > 0.0) || (ratio - ratio.round()).abs() > 1e-6 || ratio.round() < 1.0 {
+    if !(step_s.is_finite() && step_s > 0.0)
+        || (ratio - ratio.round()).abs() > 1e-6
+        || ratio.round() < 1.0
+    {
         return Err(InputError::new(
             "step_s",
             step_s,
-            format!("a positive step that divides the sample interval {sample_interval_s} s exactly"),
+            format!(
+                "a positive step that divides the sample interval {sample_interval_s} s exactly"
+            ),
         ));
     }
     Ok(())
@@ -305,7 +323,8 @@ pub fn simulate(
         positions_m: Vec::new(),
     };
     let mut energy = Vec::new();
-    let mut objective = (scenario.kind == ScenarioKind::Swingup).then(|| SwingupObjective::new(scenario));
+    let mut objective =
+        (scenario.kind == ScenarioKind::Swingup).then(|| SwingupObjective::new(scenario));
     let motion = scenario.motion();
     let samples_per_frame = scenario.samples_per_frame();
     for sample_index in 0..=scenario.sample_count() {
@@ -316,11 +335,18 @@ pub fn simulate(
         let (q, v) = stepper.state();
         if let Some(obj) = objective.as_mut() {
             let tip = tether.tip_index();
-            obj.observe(t, motion.position(t), [q[tip], q[tip + 1]], [v[tip], v[tip + 1]]);
+            obj.observe(
+                t,
+                motion.position(t),
+                [q[tip], q[tip + 1]],
+                [v[tip], v[tip + 1]],
+            );
         }
         if sample_index % samples_per_frame == 0 {
             track.times_s.push(t);
-            track.positions_m.extend(markers.iter().map(|&s| tether.point(q, s)));
+            track
+                .positions_m
+                .extend(markers.iter().map(|&s| tether.point(q, s)));
             energy.push(tether.total_energy(q, v));
         }
     }

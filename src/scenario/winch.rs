@@ -37,7 +37,11 @@ impl WinchMotion {
         if self.periods_s.is_empty() || self.waypoints_m.len() != self.periods_s.len() + 1 {
             return Err(InputError::new(
                 "waypoints_m",
-                format!("{} waypoints for {} periods", self.waypoints_m.len(), self.periods_s.len()),
+                format!(
+                    "{} waypoints for {} periods",
+                    self.waypoints_m.len(),
+                    self.periods_s.len()
+                ),
                 "one more waypoint than winch periods (at least one period)",
             ));
         }

@@ -48,14 +48,18 @@ pub fn static_equilibrium(tether: &Tether, mut q: Vec<f64>) -> Result<Vec<f64>, 
     let mut f = vec![0.0; dofs];
     let residual = |q: &[f64], f: &mut Vec<f64>| {
         tether.generalized_force(q, &zero, f);
-        f[PRESCRIBED_DOFS..].iter().fold(0.0f64, |m, x| m.max(x.abs()))
+        f[PRESCRIBED_DOFS..]
+            .iter()
+            .fold(0.0f64, |m, x| m.max(x.abs()))
     };
     let mut norm = residual(&q, &mut f);
     for _ in 0..MAX_ITERATIONS {
         tether.tangent(&q, &zero, &mut k, &mut c);
         // K Δ = f  (K = −∂f/∂q, so q + Δ zeroes the linearized f).
         let mut delta = f[PRESCRIBED_DOFS..].to_vec();
-        k.trailing(PRESCRIBED_DOFS).factor()?.solve_in_place(&mut delta);
+        k.trailing(PRESCRIBED_DOFS)
+            .factor()?
+            .solve_in_place(&mut delta);
         let correction = delta
             .iter()
             .zip(&weights[PRESCRIBED_DOFS..])

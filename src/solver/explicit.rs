@@ -60,7 +60,13 @@ pub struct ExplicitSolver {
 const DIVERGENCE_CHECK_INTERVAL: u64 = 256;
 
 impl ExplicitSolver {
-    pub fn new(mut dynamics: TetherDynamics, mut q: Vec<f64>, mut v: Vec<f64>, start_s: f64, step_s: f64) -> Self {
+    pub fn new(
+        mut dynamics: TetherDynamics,
+        mut q: Vec<f64>,
+        mut v: Vec<f64>,
+        start_s: f64,
+        step_s: f64,
+    ) -> Self {
         dynamics.impose(start_s, &mut q, &mut v);
         let mut a = vec![0.0; q.len()];
         dynamics.acceleration(start_s, &q, &v, &mut a);
@@ -165,9 +171,14 @@ pub fn amplification(omega: f64, zeta: f64, h: f64) -> f64 {
         state[col] = scale[col];
         let (mut q, mut v, mut a, mut s) = ([state[0]], [state[1]], [state[2]], [0.0]);
         verlet_step(&mut osc, 0.0, h, &mut q, &mut v, &mut a, &mut s);
-        map.set_column(col, &nalgebra::Vector3::new(q[0] / scale[0], v[0] / scale[1], a[0] / scale[2]));
+        map.set_column(
+            col,
+            &nalgebra::Vector3::new(q[0] / scale[0], v[0] / scale[1], a[0] / scale[2]),
+        );
     }
-    map.complex_eigenvalues().iter().fold(0.0, |m, z| m.max(z.norm()))
+    map.complex_eigenvalues()
+        .iter()
+        .fold(0.0, |m, z| m.max(z.norm()))
 }
 
 /// The largest step for which the scheme is stable on a mode (ω, ζ): the first
@@ -215,7 +226,11 @@ mod tests {
         let (omega, zeta) = (6.04e4, 12.85);
         let h = stability_limit(omega, zeta);
         let fast_root = omega * (zeta + (zeta * zeta - 1.0).sqrt());
-        assert!((h * fast_root - 1.0).abs() < 0.01, "h λ = {}", h * fast_root);
+        assert!(
+            (h * fast_root - 1.0).abs() < 0.01,
+            "h λ = {}",
+            h * fast_root
+        );
     }
 
     #[test]

@@ -23,9 +23,13 @@ pub use reference::{ReferenceOptions, ReferenceSolver};
 pub enum SolverError {
     #[error("simulation diverged at t = {time_s} s: {reason}")]
     Diverged { time_s: f64, reason: String },
-    #[error("Newton iteration of the reference solver failed at t = {time_s} s (step fell to {step_s:e} s)")]
+    #[error(
+        "Newton iteration of the reference solver failed at t = {time_s} s (step fell to {step_s:e} s)"
+    )]
     NewtonFailed { time_s: f64, step_s: f64 },
-    #[error("static equilibrium not found: Newton's method stalled with residual {residual_n:e} N after {iterations} iterations")]
+    #[error(
+        "static equilibrium not found: Newton's method stalled with residual {residual_n:e} N after {iterations} iterations"
+    )]
     EquilibriumFailed { residual_n: f64, iterations: usize },
     #[error(transparent)]
     Factor(#[from] FactorError),
@@ -40,7 +44,9 @@ impl SolverError {
 }
 
 /// Which CPU solver advances a simulation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SolverKind {
     /// Fixed-step explicit scheme (the GPU's scheme), step from the model.

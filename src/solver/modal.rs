@@ -65,7 +65,11 @@ pub fn modes(tether: &Tether, q: &[f64]) -> Result<Vec<Mode>, SolverError> {
             let omega = eig.eigenvalues[i].max(0.0).sqrt();
             let phi = l_inv.transpose() * eig.eigenvectors.column(i);
             let modal_damping = (phi.transpose() * &lin.damping * &phi)[(0, 0)];
-            let damping_ratio = if omega > 0.0 { modal_damping / (2.0 * omega) } else { 0.0 };
+            let damping_ratio = if omega > 0.0 {
+                modal_damping / (2.0 * omega)
+            } else {
+                0.0
+            };
             Mode {
                 omega_rad_s: omega,
                 damping_ratio,
@@ -141,13 +145,22 @@ mod tests {
                 let top = modes(&t, &q).unwrap().pop().unwrap();
                 let zeta = top.damping_ratio;
                 let central = 2.0 / top.omega_rad_s * ((1.0 + zeta * zeta).sqrt() - zeta);
-                assert!((central / table - 1.0).abs() < 0.02, "n={n} D={d}: formula {central} vs table {table}");
+                assert!(
+                    (central / table - 1.0).abs() < 0.02,
+                    "n={n} D={d}: formula {central} vs table {table}"
+                );
                 let h = explicit_stability_limit(&t, &q).unwrap();
                 if zeta == 0.0 {
-                    assert!((h / table - 1.0).abs() < 0.01, "n={n} D={d}: {h} vs table {table}");
+                    assert!(
+                        (h / table - 1.0).abs() < 0.01,
+                        "n={n} D={d}: {h} vs table {table}"
+                    );
                 } else {
                     let ratio = h / central;
-                    assert!((0.5..0.54).contains(&ratio), "n={n} D={d}: {h} vs {central}");
+                    assert!(
+                        (0.5..0.54).contains(&ratio),
+                        "n={n} D={d}: {h} vs {central}"
+                    );
                 }
             }
         }
@@ -156,7 +169,11 @@ mod tests {
     #[test]
     fn damping_ratio_is_proportional_to_frequency_when_unstressed() {
         let (t, q) = straight(6, 2000.0);
-        for m in modes(&t, &q).unwrap().iter().filter(|m| m.omega_rad_s > 1.0) {
+        for m in modes(&t, &q)
+            .unwrap()
+            .iter()
+            .filter(|m| m.omega_rad_s > 1.0)
+        {
             let expected = m.omega_rad_s * 2000.0 / (2.0 * 9.4e6);
             assert!((m.damping_ratio / expected - 1.0).abs() < 1e-6);
         }

@@ -236,7 +236,12 @@ impl ReferenceSolver {
 
     /// Refreshes the Newton iteration matrix S = M_dd + β'h² K_dd + γ'h C_dd at
     /// the given state.
-    fn refresh_iteration_matrix(&mut self, q: &[f64], v: &[f64], h: f64) -> Result<(), SolverError> {
+    fn refresh_iteration_matrix(
+        &mut self,
+        q: &[f64],
+        v: &[f64],
+        h: f64,
+    ) -> Result<(), SolverError> {
         let (bp, gp) = self.scaled_coefficients();
         self.dynamics
             .tether()
@@ -273,7 +278,11 @@ impl ReferenceSolver {
             acc: match &self.previous_acc {
                 Some((acc, h_prev)) => {
                     let r = h / h_prev;
-                    self.acc.iter().zip(acc).map(|(a, a0)| a + r * (a - a0)).collect()
+                    self.acc
+                        .iter()
+                        .zip(acc)
+                        .map(|(a, a0)| a + r * (a - a0))
+                        .collect()
                 }
                 None => self.acc.clone(),
             },
@@ -283,10 +292,12 @@ impl ReferenceSolver {
         let acc_r = motion.acceleration(t1);
         trial.acc[..PRESCRIBED_DOFS].copy_from_slice(&acc_r);
         for i in 0..n {
-            trial.alg[i] = ((1.0 - alpha_f) * trial.acc[i] + alpha_f * self.acc[i] - alpha_m * self.alg[i])
+            trial.alg[i] = ((1.0 - alpha_f) * trial.acc[i] + alpha_f * self.acc[i]
+                - alpha_m * self.alg[i])
                 / (1.0 - alpha_m);
-            trial.q[i] =
-                self.q[i] + h * self.v[i] + h * h * ((0.5 - beta) * self.alg[i] + beta * trial.alg[i]);
+            trial.q[i] = self.q[i]
+                + h * self.v[i]
+                + h * h * ((0.5 - beta) * self.alg[i] + beta * trial.alg[i]);
             trial.v[i] = self.v[i] + h * ((1.0 - gamma) * self.alg[i] + gamma * trial.alg[i]);
         }
         self.dynamics.impose(t1, &mut trial.q, &mut trial.v);
