@@ -26,6 +26,33 @@ pub enum Command {
     /// Simulate one tether and write its marker track (Parquet or CSV).
     #[command(allow_negative_numbers = true)]
     Simulate(SimulateArgs),
+    /// Linearize about the hanging equilibrium: modes, state space and the
+    /// winch-to-tip frequency response, as Parquet tables and plots.
+    #[command(allow_negative_numbers = true)]
+    Linearize(LinearizeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LinearizeArgs {
+    #[command(flatten)]
+    pub tether: TetherArgs,
+    /// Lowest frequency of the frequency response [Hz], > 0.
+    #[arg(long, value_name = "HZ", default_value_t = 0.05)]
+    pub frequency_min: f64,
+    /// Highest frequency of the frequency response [Hz], > frequency-min.
+    #[arg(long, value_name = "HZ", default_value_t = 50.0)]
+    pub frequency_max: f64,
+    /// Number of log-spaced frequencies, 2..=100000.
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    pub frequency_points: usize,
+    /// How many of the lowest modes to print and draw, ≥ 1.
+    #[arg(long, value_name = "K", default_value_t = 4)]
+    pub modes: usize,
+    /// Output directory (created if missing): modes.parquet,
+    /// mode_shapes.parquet, statespace.parquet, frequency_response.parquet,
+    /// bode.{svg,png}, mode_shapes.{svg,png}. Existing files are replaced.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -36,24 +63,8 @@ pub struct SimulateArgs {
     /// Experiment: `drop` (released from 45°, pinned) or `swingup` (winch-driven). [default: drop]
     #[arg(long, value_enum)]
     pub scenario: Option<ScenarioKind>,
-    /// Number of ANCF elements n (1..=1024). [default: 10]
-    #[arg(long, value_name = "N")]
-    pub elements: Option<i64>,
-    /// Kelvin–Voigt material damping D [Pa·s], ≥ 0. [default: 0]
-    #[arg(long, value_name = "D")]
-    pub damping: Option<f64>,
-    /// Air drag coefficient C_D [-], ≥ 0. [default: 0]
-    #[arg(long, value_name = "CD")]
-    pub drag_coefficient: Option<f64>,
-    /// Point mass at the free end [kg], ≥ 0. [default: 0 for drop, 0.021 for swingup]
-    #[arg(long, value_name = "KG")]
-    pub tip_mass: Option<f64>,
-    /// Tether length L [m], > 0. [default: 0.6]
-    #[arg(long, value_name = "M")]
-    pub length: Option<f64>,
-    /// Leave the rotary-inertia term ρ I ∫ S_xᵀ S_x ds out of the mass matrix.
-    #[arg(long)]
-    pub no_rotary_inertia: bool,
+    #[command(flatten)]
+    pub tether: TetherArgs,
     /// CPU solver: `explicit` (fixed step, the GPU's scheme) or `reference`
     /// (adaptive implicit generalized-α with error control). [default: explicit]
     #[arg(long, value_enum)]
@@ -80,11 +91,57 @@ pub struct SimulateArgs {
     pub out: PathBuf,
 }
 
+/// Tether options shared by the commands; each overrides SPEC Table 1.
+#[derive(Debug, Args)]
+pub struct TetherArgs {
+    /// Number of ANCF elements n (1..=1024). [default: 10]
+    #[arg(long, value_name = "N")]
+    pub elements: Option<i64>,
+    /// Kelvin–Voigt material damping D [Pa·s], ≥ 0. [default: 0]
+    #[arg(long, value_name = "D")]
+    pub damping: Option<f64>,
+    /// Air drag coefficient C_D [-], ≥ 0. [default: 0]
+    #[arg(long, value_name = "CD")]
+    pub drag_coefficient: Option<f64>,
+    /// Point mass at the free end [kg], ≥ 0. [default: 0 for the drop; 0.021 (the swing-up's body) for swingup and linearize]
+    #[arg(long, value_name = "KG")]
+    pub tip_mass: Option<f64>,
+    /// Tether length L [m], > 0. [default: 0.6]
+    #[arg(long, value_name = "M")]
+    pub length: Option<f64>,
+    /// Leave the rotary-inertia term ρ I ∫ S_xᵀ S_x ds out of the mass matrix.
+    #[arg(long)]
+    pub no_rotary_inertia: bool,
+}
+
+impl TetherArgs {
+    /// The options as a `[tether]` table of the config layout.
+    fn table(&self) -> Table {
+        let mut tether = Table::new();
+        if let Some(n) = self.elements {
+            tether.insert("elements".into(), Value::Integer(n));
+        }
+        for (key, value) in [
+            ("damping_pa_s", self.damping),
+            ("drag_coefficient", self.drag_coefficient),
+            ("tip_mass_kg", self.tip_mass),
+            ("length_m", self.length),
+        ] {
+            if let Some(v) = value {
+                tether.insert(key.into(), Value::Float(v));
+            }
+        }
+        if self.no_rotary_inertia {
+            tether.insert("rotary_inertia".into(), Value::Boolean(false));
+        }
+        tether
+    }
+}
+
 impl SimulateArgs {
     /// The flags as a TOML table in the config file's layout.
     fn overrides(&self) -> Table {
         let mut root = Table::new();
-        let mut tether = Table::new();
         let mut settings = Table::new();
         let float = |v: f64| Value::Float(v);
         if let Some(s) = self.scenario {
@@ -99,22 +156,6 @@ impl SimulateArgs {
         if let Some(v) = self.tolerance {
             root.insert("tolerance_m".into(), float(v));
         }
-        if let Some(n) = self.elements {
-            tether.insert("elements".into(), Value::Integer(n));
-        }
-        for (key, value) in [
-            ("damping_pa_s", self.damping),
-            ("drag_coefficient", self.drag_coefficient),
-            ("tip_mass_kg", self.tip_mass),
-            ("length_m", self.length),
-        ] {
-            if let Some(v) = value {
-                tether.insert(key.into(), float(v));
-            }
-        }
-        if self.no_rotary_inertia {
-            tether.insert("rotary_inertia".into(), Value::Boolean(false));
-        }
         if let Some(v) = self.duration {
             settings.insert("duration_s".into(), float(v));
         }
@@ -127,7 +168,7 @@ impl SimulateArgs {
                 Value::Array(p.iter().map(|&v| float(v)).collect()),
             );
         }
-        root.insert("tether".into(), Value::Table(tether));
+        root.insert("tether".into(), Value::Table(self.tether.table()));
         root.insert("settings".into(), Value::Table(settings));
         root
     }
@@ -148,7 +189,188 @@ pub struct UsageError(pub String);
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Simulate(args) => run_simulate(args),
+        Command::Linearize(args) => run_linearize(args),
     }
+}
+
+fn run_linearize(args: LinearizeArgs) -> Result<()> {
+    use tether_sweep::error::InputError;
+    use tether_sweep::io::linear::{nodal_shape, write_linear_analysis};
+    use tether_sweep::model::Tether;
+    use tether_sweep::plot::linear::{BodePlot, ModeShapePlot};
+    use tether_sweep::solver::linear_model::{LinearModel, OUTPUTS, log_spaced};
+    use tether_sweep::solver::modal::modes;
+
+    let usage = |e: InputError| UsageError(e.to_string());
+    if !(args.frequency_min.is_finite() && args.frequency_min > 0.0) {
+        Err(usage(InputError::new(
+            "frequency-min",
+            args.frequency_min,
+            "a frequency > 0 Hz",
+        )))?;
+    }
+    if !(args.frequency_max.is_finite() && args.frequency_max > args.frequency_min) {
+        Err(usage(InputError::new(
+            "frequency-max",
+            args.frequency_max,
+            format!(
+                "a frequency above frequency-min = {} Hz",
+                args.frequency_min
+            ),
+        )))?;
+    }
+    if !(2..=100_000).contains(&args.frequency_points) {
+        Err(usage(InputError::new(
+            "frequency-points",
+            args.frequency_points,
+            "from 2 to 100000",
+        )))?;
+    }
+    if args.modes == 0 {
+        Err(usage(InputError::new("modes", 0, "at least 1")))?;
+    }
+    // The swing-up's defaults (tip mass 21 g): this model is for designing it.
+    let mut table = Table::new();
+    table.insert("scenario".into(), Value::String("swingup".into()));
+    table.insert("tether".into(), Value::Table(args.tether.table()));
+    let params = config::resolve(table)
+        .map_err(|e| UsageError(e.to_string()))?
+        .tether;
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        UsageError(format!(
+            "cannot create output directory {}: {e}",
+            args.out.display()
+        ))
+    })?;
+
+    let started = Instant::now();
+    let tether = Tether::new(params.clone())?;
+    let pin = [0.0, 0.0];
+    let model =
+        LinearModel::about_hanging_equilibrium(&tether, pin).context("linearization failed")?;
+    let all_modes = modes(&tether, &model.equilibrium)?;
+    let state_space = model.state_space()?;
+    let frequencies = log_spaced(
+        args.frequency_min,
+        args.frequency_max,
+        args.frequency_points,
+    );
+    let responses = model.frequency_responses(&frequencies)?;
+    let wall = started.elapsed().as_secs_f64();
+
+    let mut metadata = BTreeMap::new();
+    metadata.insert(
+        "tether_sweep.version".into(),
+        tether_sweep::VERSION.to_string(),
+    );
+    metadata.insert(
+        "tether_sweep.tether".into(),
+        serde_json::to_string(&params)?,
+    );
+    metadata.insert(
+        "tether_sweep.linearization".into(),
+        serde_json::json!({
+            "about": "hanging static equilibrium, winch at (0, 0), at rest",
+            "input": "winch position x_0 [m] (frequency response); winch acceleration [m/s^2] (state space)",
+            "outputs": OUTPUTS,
+            "damping_ratio": "modal: phi^T C phi / (2 omega) with mass-normalised undamped modes",
+            "air_drag": "quadratic in velocity, so its linearization at rest is zero: only Kelvin-Voigt damping enters C",
+        })
+        .to_string(),
+    );
+    let paths = write_linear_analysis(
+        &args.out,
+        &tether,
+        &all_modes,
+        &state_space,
+        &frequencies,
+        &responses,
+        &metadata,
+    )?;
+
+    let two_pi = 2.0 * std::f64::consts::PI;
+    let shown: Vec<_> = all_modes.iter().take(args.modes).collect();
+    let label = format!(
+        "n = {}, D = {} Pa·s, tip mass {} kg",
+        params.elements, params.damping_pa_s, params.tip_mass_kg
+    );
+    let bode = BodePlot {
+        title: format!("Winch position to tip ({label})"),
+        frequencies_hz: frequencies.clone(),
+        responses: OUTPUTS
+            .iter()
+            .enumerate()
+            .map(|(k, name)| (name.to_string(), responses.iter().map(|r| r[k]).collect()))
+            .collect(),
+        natural_frequencies_hz: all_modes.iter().map(|m| m.omega_rad_s / two_pi).collect(),
+    };
+    tether_sweep::plot::save(&args.out.join("bode"), &bode)?;
+    let shapes = ModeShapePlot {
+        title: format!("Lowest modes, hanging equilibrium ({label})"),
+        modes: shown
+            .iter()
+            .enumerate()
+            .map(|(k, m)| {
+                let points = nodal_shape(&tether, m)
+                    .into_iter()
+                    .map(|(node, dx, _)| (dx, model.equilibrium[4 * node + 1]))
+                    .collect();
+                (
+                    format!("mode {}: {:.3} Hz", k + 1, m.omega_rad_s / two_pi),
+                    points,
+                )
+            })
+            .collect(),
+    };
+    tether_sweep::plot::save(&args.out.join("mode_shapes"), &shapes)?;
+
+    let stretch = -model.equilibrium[tether.tip_index() + 1] - params.length_m;
+    println!(
+        "linearized about the hanging equilibrium | {label}, C_D = {} (drag linearizes to zero at rest) | {wall:.3} s",
+        params.drag_coefficient
+    );
+    println!(
+        "static stretch of the tip: {stretch:.6e} m; {} modes",
+        all_modes.len()
+    );
+    println!(
+        "{:>5} {:>14} {:>12} {:>14}",
+        "mode", "omega [rad/s]", "f [Hz]", "damping ratio"
+    );
+    for (k, m) in shown.iter().enumerate() {
+        println!(
+            "{:>5} {:>14.5} {:>12.5} {:>14.4e}",
+            k + 1,
+            m.omega_rad_s,
+            m.omega_rad_s / two_pi,
+            m.damping_ratio
+        );
+    }
+    let top = all_modes.last().expect("at least one mode");
+    println!(
+        "highest: {:.4e} rad/s (damping ratio {:.3}); the explicit solver's step follows from it",
+        top.omega_rad_s, top.damping_ratio
+    );
+    let peak = responses
+        .iter()
+        .zip(&frequencies)
+        .max_by(|a, b| a.0[0].norm().total_cmp(&b.0[0].norm()))
+        .expect("at least two frequencies");
+    println!(
+        "tip x / winch x: {:.4} at {:.3} Hz (static gain 1); largest {:.1} at {:.3} Hz",
+        responses[0][0].norm(),
+        frequencies[0],
+        peak.0[0].norm(),
+        peak.1
+    );
+    for p in paths.iter().map(|p| p.display().to_string()).chain(
+        ["bode", "mode_shapes"]
+            .iter()
+            .map(|f| format!("{}/{f}.{{svg,png}}", args.out.display())),
+    ) {
+        println!("wrote {p}");
+    }
+    Ok(())
 }
 
 fn run_simulate(args: SimulateArgs) -> Result<()> {

@@ -2,7 +2,7 @@
 //!
 //! Layers, each using only those before it:
 //! `linalg`, `model` (physics, f64) → `solver` (CPU integrators, equilibrium,
-//! linearization) → `scenario`, `objective` → `io` (Parquet, CSV, TOML).
+//! linearization) → `scenario`, `objective` → `io` (Parquet, CSV, TOML) → `plot`.
 //! The binary (`src/main.rs`, `src/cli.rs`) parses, calls and prints.
 //!
 //! The authoritative definition of the physics is `SPEC.md` of the project's
@@ -13,6 +13,7 @@ pub mod io;
 pub mod linalg;
 pub mod model;
 pub mod objective;
+pub mod plot;
 pub mod scenario;
 pub mod solver;
 

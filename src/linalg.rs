@@ -13,9 +13,9 @@ use thiserror::Error;
 #[derive(Debug, Error, PartialEq)]
 pub enum FactorError {
     #[error(
-        "zero or tiny pivot {pivot:e} in row {row} of a banded LU (matrix singular or not diagonally dominant enough)"
+        "zero or tiny pivot {pivot:e} in row {row} of a banded LU, against a largest diagonal entry of {scale:e} (matrix singular or not diagonally dominant enough)"
     )]
-    TinyPivot { row: usize, pivot: f64 },
+    TinyPivot { row: usize, pivot: f64, scale: f64 },
 }
 
 /// A square matrix with `half_bandwidth` sub- and super-diagonals, stored row by
@@ -136,7 +136,11 @@ impl BandedMatrix {
         for k in 0..n {
             let pivot = lu.get(k, k);
             if pivot.is_nan() || pivot.abs() <= 1e-14 * scale {
-                return Err(FactorError::TinyPivot { row: k, pivot });
+                return Err(FactorError::TinyPivot {
+                    row: k,
+                    pivot,
+                    scale,
+                });
             }
             let last = (k + w).min(n - 1);
             for i in k + 1..=last {

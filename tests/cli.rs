@@ -274,3 +274,107 @@ fn help_explains_units_and_defaults() {
         assert!(text.contains(needle), "help lacks {needle}");
     }
 }
+
+#[test]
+fn linearize_writes_tables_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("lin");
+    let out = tether_sweep(&[
+        "linearize",
+        "--elements",
+        "10",
+        "--tip-mass",
+        "0",
+        "--damping",
+        "2000",
+        "--frequency-points",
+        "50",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // SPEC §8: ω₁ = 4.8638 rad/s for the bare tether.
+    let modes = read_table(&out_dir.join("modes.parquet")).unwrap();
+    let omega = modes
+        .column_by_name("omega_rad_s")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow::array::Float64Array>()
+        .unwrap();
+    assert_eq!(omega.len(), 4 * 10 + 2);
+    assert!(
+        (omega.value(0) / 4.8638 - 1.0).abs() < 5e-4,
+        "{}",
+        omega.value(0)
+    );
+    for name in ["frequency_hz", "damping_ratio"] {
+        assert!(modes.column_by_name(name).is_some(), "modes lacks {name}");
+    }
+    let response = read_table(&out_dir.join("frequency_response.parquet")).unwrap();
+    assert_eq!(response.num_rows(), 2 * 50);
+    let magnitude = response
+        .column_by_name("magnitude")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow::array::Float64Array>()
+        .unwrap();
+    // Row 0: tip x at the lowest frequency (0.05 Hz, far below 0.77 Hz): ≈ 1.
+    assert!(
+        (magnitude.value(0) - 1.0).abs() < 0.01,
+        "{}",
+        magnitude.value(0)
+    );
+    let ss = read_parquet_metadata(&out_dir.join("statespace.parquet")).unwrap();
+    assert!(ss["tether_sweep.statespace"].contains("winch acceleration"));
+    assert!(
+        read_table(&out_dir.join("mode_shapes.parquet"))
+            .unwrap()
+            .num_rows()
+            > 0
+    );
+    for plot in ["bode", "mode_shapes"] {
+        let png = std::fs::read(out_dir.join(format!("{plot}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let svg = std::fs::read_to_string(out_dir.join(format!("{plot}.svg"))).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("frequency") == (plot == "bode"));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("4.86"), "{stdout}");
+}
+
+#[test]
+fn linearize_rejects_bad_frequency_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lin");
+    let out = out.to_str().unwrap();
+    for (args, expected) in [
+        (vec!["--frequency-min", "0"], "frequency-min"),
+        (
+            vec!["--frequency-min", "5", "--frequency-max", "1"],
+            "frequency-max",
+        ),
+        (vec!["--frequency-points", "1"], "frequency-points"),
+        (vec!["--elements", "0"], "elements"),
+        (vec!["--damping", "-1"], "damping_pa_s"),
+    ] {
+        let mut all = vec!["linearize", "--out", out];
+        all.extend(args.iter().copied());
+        let result = tether_sweep(&all);
+        assert_eq!(
+            result.status.code(),
+            Some(2),
+            "{all:?}: {}",
+            stderr(&result)
+        );
+        assert!(
+            stderr(&result).contains(expected),
+            "{all:?}: {}",
+            stderr(&result)
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing created"
+    );
+}

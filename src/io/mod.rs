@@ -4,6 +4,7 @@
 //! never leaves a half-written file.
 
 pub mod config;
+pub mod linear;
 pub mod track;
 
 use std::path::{Path, PathBuf};
@@ -85,11 +86,16 @@ impl PendingFile {
                 "is a directory",
             )));
         }
-        let temp = tempfile::Builder::new()
-            .prefix(".tether-sweep-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(write_err)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".tether-sweep-").suffix(".tmp");
+        // tempfile creates 0600 files; outputs are ordinary files, so ask for
+        // 0666 and let the umask decide as it would for any other file.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder.tempfile_in(&dir).map_err(write_err)?;
         Ok(Self {
             temp,
             target: target.to_owned(),

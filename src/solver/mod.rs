@@ -4,6 +4,7 @@
 
 pub mod equilibrium;
 pub mod explicit;
+pub mod linear_model;
 pub mod modal;
 pub mod reference;
 
@@ -33,6 +34,8 @@ pub enum SolverError {
     EquilibriumFailed { residual_n: f64, iterations: usize },
     #[error(transparent)]
     Factor(#[from] FactorError),
+    #[error("{0} is singular")]
+    Singular(&'static str),
     #[error(transparent)]
     Input(#[from] InputError),
 }

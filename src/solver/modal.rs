@@ -47,9 +47,11 @@ pub fn linearize(tether: &Tether, q: &[f64], qd: &[f64]) -> Linearization {
 /// All modes at a state at rest `q`, sorted by frequency.
 pub fn modes(tether: &Tether, q: &[f64]) -> Result<Vec<Mode>, SolverError> {
     let lin = linearize(tether, q, &vec![0.0; tether.dofs()]);
-    let chol = lin.mass.clone().cholesky().ok_or(SolverError::Factor(
-        crate::linalg::FactorError::TinyPivot { row: 0, pivot: 0.0 },
-    ))?;
+    let chol = lin
+        .mass
+        .clone()
+        .cholesky()
+        .ok_or(SolverError::Singular("the mass matrix"))?;
     let l = chol.l();
     let l_inv = l
         .clone()

@@ -306,8 +306,13 @@ impl ReferenceSolver {
             Some((_, h_lu)) => (h / h_lu - 1.0).abs() > 0.25,
             None => true,
         };
-        if stale {
-            self.refresh_iteration_matrix(&trial.q, &trial.v, h)?;
+        if stale
+            && self
+                .refresh_iteration_matrix(&trial.q, &trial.v, h)
+                .is_err()
+        {
+            self.iteration = None;
+            return Ok(None);
         }
         let newton_tol = NEWTON_TOLERANCE_FRACTION * self.options.tolerance_m;
         let mut refreshed = stale;
@@ -353,7 +358,15 @@ impl ReferenceSolver {
                 if !refreshed {
                     // A stale matrix, not the step, may be the problem:
                     // refresh at the current iterate and carry on.
-                    self.refresh_iteration_matrix(&trial.q, &trial.v, h)?;
+                    // A tangent at a wild iterate may not factor: then
+                    // the step, not the run, has failed.
+                    if self
+                        .refresh_iteration_matrix(&trial.q, &trial.v, h)
+                        .is_err()
+                    {
+                        self.iteration = None;
+                        return Ok(None);
+                    }
                     refreshed = true;
                     previous = f64::INFINITY;
                     iterations = 0;

@@ -1,0 +1,249 @@
+//! Tables of the linearized model (`tether-sweep linearize`): modes, mode
+//! shapes, state-space matrices and the frequency response, each a Parquet
+//! file with units in the field metadata and provenance in the footer.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, Float64Array, Int32Array, RecordBatch, StringArray};
+use arrow::datatypes::{Field, Schema};
+
+use super::track::{UNIT_KEY, write_batch};
+use super::{IoError, PendingFile};
+use crate::model::Tether;
+use crate::model::tether::{NODE_DOFS, PRESCRIBED_DOFS};
+use crate::solver::linear_model::{OUTPUTS, StateSpace};
+use crate::solver::modal::Mode;
+
+/// One column: name, unit, values.
+pub struct Column {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub values: ArrayRef,
+}
+
+impl Column {
+    pub fn f64(name: &'static str, unit: &'static str, values: Vec<f64>) -> Self {
+        Self {
+            name,
+            unit,
+            values: Arc::new(Float64Array::from(values)),
+        }
+    }
+    pub fn i32(name: &'static str, values: Vec<i32>) -> Self {
+        Self {
+            name,
+            unit: "1",
+            values: Arc::new(Int32Array::from(values)),
+        }
+    }
+    pub fn text(name: &'static str, values: Vec<String>) -> Self {
+        Self {
+            name,
+            unit: "",
+            values: Arc::new(StringArray::from(values)),
+        }
+    }
+}
+
+/// Writes columns as one Parquet table at `path`, atomically.
+pub fn write_columns(
+    path: &Path,
+    columns: Vec<Column>,
+    metadata: &BTreeMap<String, String>,
+) -> Result<(), IoError> {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|c| {
+            let field = Field::new(c.name, c.values.data_type().clone(), false);
+            if c.unit.is_empty() {
+                field
+            } else {
+                field.with_metadata([(UNIT_KEY, c.unit)])
+            }
+        })
+        .collect();
+    let schema = Arc::new(Schema::new(fields).with_metadata(metadata.clone()));
+    let batch = RecordBatch::try_new(schema, columns.into_iter().map(|c| c.values).collect())
+        .map_err(|e| IoError::Format {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+    let mut pending = PendingFile::create(path)?;
+    write_batch(&mut pending, &batch, metadata)?;
+    pending.commit()
+}
+
+/// Node-position part of a mode shape, normalised so the largest nodal
+/// displacement is 1 and the tip moves towards +x: (node, dx, dy).
+pub fn nodal_shape(tether: &Tether, mode: &Mode) -> Vec<(usize, f64, f64)> {
+    let mut nodes: Vec<(usize, f64, f64)> = (0..=tether.elements())
+        .map(|i| {
+            let at = |k: usize| {
+                (NODE_DOFS * i + k)
+                    .checked_sub(PRESCRIBED_DOFS)
+                    .map_or(0.0, |d| mode.shape[d])
+            };
+            (i, at(0), at(1))
+        })
+        .collect();
+    let largest = nodes.iter().fold(0.0f64, |m, &(_, x, y)| m.max(x.hypot(y)));
+    let tip = nodes.last().expect("at least two nodes");
+    let sign = if tip.1 < 0.0 || (tip.1 == 0.0 && tip.2 < 0.0) {
+        -1.0
+    } else {
+        1.0
+    };
+    let scale = if largest > 0.0 { sign / largest } else { 0.0 };
+    for n in &mut nodes {
+        n.1 *= scale;
+        n.2 *= scale;
+    }
+    nodes
+}
+
+/// File names written by `write_linear_analysis`, in order.
+pub const FILES: [&str; 4] = [
+    "modes.parquet",
+    "mode_shapes.parquet",
+    "statespace.parquet",
+    "frequency_response.parquet",
+];
+
+/// Writes the four tables into `dir`; returns their paths.
+pub fn write_linear_analysis(
+    dir: &Path,
+    tether: &Tether,
+    modes: &[Mode],
+    state_space: &StateSpace,
+    frequencies_hz: &[f64],
+    responses: &[[nalgebra::Complex<f64>; 2]],
+    metadata: &BTreeMap<String, String>,
+) -> Result<Vec<PathBuf>, IoError> {
+    let paths: Vec<PathBuf> = FILES.iter().map(|f| dir.join(f)).collect();
+
+    let two_pi = 2.0 * std::f64::consts::PI;
+    write_columns(
+        &paths[0],
+        vec![
+            Column::i32("mode", (1..=modes.len() as i32).collect()),
+            Column::f64(
+                "omega_rad_s",
+                "rad/s",
+                modes.iter().map(|m| m.omega_rad_s).collect(),
+            ),
+            Column::f64(
+                "frequency_hz",
+                "Hz",
+                modes.iter().map(|m| m.omega_rad_s / two_pi).collect(),
+            ),
+            Column::f64(
+                "damping_ratio",
+                "1",
+                modes.iter().map(|m| m.damping_ratio).collect(),
+            ),
+        ],
+        metadata,
+    )?;
+
+    let le = tether.kernel().length_m;
+    let (mut mode_col, mut node_col, mut s_col, mut dx_col, mut dy_col) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for (k, mode) in modes.iter().enumerate() {
+        for (node, dx, dy) in nodal_shape(tether, mode) {
+            mode_col.push(k as i32 + 1);
+            node_col.push(node as i32);
+            s_col.push(node as f64 * le);
+            dx_col.push(dx);
+            dy_col.push(dy);
+        }
+    }
+    write_columns(
+        &paths[1],
+        vec![
+            Column::i32("mode", mode_col),
+            Column::i32("node", node_col),
+            Column::f64("s", "m", s_col),
+            Column::f64("dx", "1", dx_col),
+            Column::f64("dy", "1", dy_col),
+        ],
+        metadata,
+    )?;
+
+    let mut ss_meta = metadata.clone();
+    ss_meta.insert(
+        "tether_sweep.statespace".into(),
+        serde_json::json!({
+            "form": "dx/dt = A x + B u, y = C x + D u",
+            "input": "u = winch acceleration a_w [m/s^2] (winch position and velocity are the last two states)",
+            "states": state_space.state_names,
+            "state_definition": "z = dq_d - T u: dynamic coordinates relative to the quasi-static rigid translation T u (m for positions, 1 for slopes), then their rates, then winch x [m] and winch velocity [m/s]",
+            "outputs": ["tip_x deviation [m]", "tip_y deviation [m]"],
+            "shapes": {
+                "A": [state_space.a.nrows(), state_space.a.ncols()],
+                "B": [state_space.b.nrows(), state_space.b.ncols()],
+                "C": [state_space.c.nrows(), state_space.c.ncols()],
+                "D": [state_space.d.nrows(), state_space.d.ncols()],
+            },
+            "storage": "nonzero entries only, 0-based row and col",
+        })
+        .to_string(),
+    );
+    let (mut names, mut rows, mut cols, mut values) = (vec![], vec![], vec![], vec![]);
+    for (name, m) in [
+        ("A", &state_space.a),
+        ("B", &state_space.b),
+        ("C", &state_space.c),
+        ("D", &state_space.d),
+    ] {
+        for j in 0..m.ncols() {
+            for i in 0..m.nrows() {
+                if m[(i, j)] != 0.0 {
+                    names.push(name.to_string());
+                    rows.push(i as i32);
+                    cols.push(j as i32);
+                    values.push(m[(i, j)]);
+                }
+            }
+        }
+    }
+    write_columns(
+        &paths[2],
+        vec![
+            Column::text("matrix", names),
+            Column::i32("row", rows),
+            Column::i32("col", cols),
+            Column::f64("value", "mixed (see metadata)", values),
+        ],
+        &ss_meta,
+    )?;
+
+    let (mut f, mut w, mut out, mut mag, mut phase, mut re, mut im) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (&hz, gains) in frequencies_hz.iter().zip(responses) {
+        for (k, g) in gains.iter().enumerate() {
+            f.push(hz);
+            w.push(hz * two_pi);
+            out.push(OUTPUTS[k].to_string());
+            mag.push(g.norm());
+            phase.push(g.arg().to_degrees());
+            re.push(g.re);
+            im.push(g.im);
+        }
+    }
+    write_columns(
+        &paths[3],
+        vec![
+            Column::f64("frequency_hz", "Hz", f),
+            Column::f64("omega_rad_s", "rad/s", w),
+            Column::text("output", out),
+            Column::f64("magnitude", "m/m", mag),
+            Column::f64("phase_deg", "deg", phase),
+            Column::f64("real", "m/m", re),
+            Column::f64("imag", "m/m", im),
+        ],
+        metadata,
+    )?;
+    Ok(paths)
+}

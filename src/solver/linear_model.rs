@@ -1,0 +1,262 @@
+//! The linearized input–output model about the hanging equilibrium (Jonker,
+//! van Dijk & Aarts, linearised I/O of flexible multibody systems): small
+//! variations δq_d of the dynamic coordinates driven by the winch position
+//! u = δx_0 through the rheonomic partition of SPEC §3,
+//!
+//! ```text
+//! M δq̈ + C δq̇ + K δq = −(m_u ü + c_u u̇ + k_u u)
+//! ```
+//!
+//! where M, C, K are the dynamic blocks of the mass matrix and of −∂f/∂q̇,
+//! −∂f/∂q at the equilibrium, and m_u, c_u, k_u their columns for x_0. Air
+//! drag is quadratic in the velocity, so its linearization at rest is zero:
+//! only Kelvin–Voigt damping enters C. Outputs are the tip's x and y.
+
+use nalgebra::{Complex, DMatrix, DVector};
+
+use super::SolverError;
+use super::equilibrium::hanging_equilibrium;
+use super::modal::linearize;
+use crate::linalg::BandedMatrix;
+use crate::model::Tether;
+use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
+
+/// Names of the outputs, in order.
+pub const OUTPUTS: [&str; 2] = ["tip_x", "tip_y"];
+
+#[derive(Debug, Clone)]
+pub struct LinearModel {
+    /// The hanging equilibrium, all coordinates [m, -].
+    pub equilibrium: Vec<f64>,
+    pub mass: DMatrix<f64>,
+    pub damping: DMatrix<f64>,
+    pub stiffness: DMatrix<f64>,
+    /// Columns of the full matrices for the input coordinate x_0, dynamic rows.
+    pub mass_input: DVector<f64>,
+    pub damping_input: DVector<f64>,
+    pub stiffness_input: DVector<f64>,
+    /// Dynamic-coordinate indices of the outputs (tip x, tip y).
+    pub output_indices: [usize; 2],
+}
+
+/// `points` log-spaced values from `min` to `max` inclusive.
+pub fn log_spaced(min: f64, max: f64, points: usize) -> Vec<f64> {
+    let (a, b) = (min.ln(), max.ln());
+    (0..points)
+        .map(|i| (a + (b - a) * i as f64 / (points - 1).max(1) as f64).exp())
+        .collect()
+}
+
+/// A state-space model ẋ = A x + B a_w, y = C x + D a_w.
+#[derive(Debug, Clone)]
+pub struct StateSpace {
+    pub a: DMatrix<f64>,
+    pub b: DMatrix<f64>,
+    pub c: DMatrix<f64>,
+    pub d: DMatrix<f64>,
+    pub state_names: Vec<String>,
+}
+
+fn singular() -> SolverError {
+    SolverError::Singular("the linearized system matrix")
+}
+
+impl LinearModel {
+    /// Linearizes `tether` about its equilibrium hanging from `pin`.
+    pub fn about_hanging_equilibrium(tether: &Tether, pin: [f64; 2]) -> Result<Self, SolverError> {
+        let q = hanging_equilibrium(tether, pin)?;
+        let zero = vec![0.0; tether.dofs()];
+        let lin = linearize(tether, &q, &zero);
+        let dofs = tether.dofs();
+        let mut k = BandedMatrix::zeros(dofs, HALF_BANDWIDTH);
+        let mut c = BandedMatrix::zeros(dofs, HALF_BANDWIDTH);
+        tether.tangent(&q, &zero, &mut k, &mut c);
+        let column = |m: &BandedMatrix| {
+            DVector::from_fn(dofs - PRESCRIBED_DOFS, |i, _| m.get(i + PRESCRIBED_DOFS, 0))
+        };
+        let tip = tether.tip_index() - PRESCRIBED_DOFS;
+        Ok(Self {
+            equilibrium: q,
+            mass_input: column(tether.mass()),
+            damping_input: column(&c),
+            stiffness_input: column(&k),
+            mass: lin.mass,
+            damping: lin.damping,
+            stiffness: lin.stiffness,
+            output_indices: [tip, tip + 1],
+        })
+    }
+
+    pub fn dynamic_dofs(&self) -> usize {
+        self.mass.nrows()
+    }
+
+    /// δq_d per unit winch displacement at angular frequency ω:
+    /// (K − ω²M + iωC) δq = −(k_u − ω² m_u + iω c_u).
+    pub fn displacement_response(
+        &self,
+        omega_rad_s: f64,
+    ) -> Result<DVector<Complex<f64>>, SolverError> {
+        let w = omega_rad_s;
+        let dynamic = DMatrix::from_fn(self.dynamic_dofs(), self.dynamic_dofs(), |i, j| {
+            Complex::new(
+                self.stiffness[(i, j)] - w * w * self.mass[(i, j)],
+                w * self.damping[(i, j)],
+            )
+        });
+        let load = DVector::from_fn(self.dynamic_dofs(), |i, _| {
+            -Complex::new(
+                self.stiffness_input[i] - w * w * self.mass_input[i],
+                w * self.damping_input[i],
+            )
+        });
+        dynamic.lu().solve(&load).ok_or_else(singular)
+    }
+
+    /// Tip x and y per unit winch displacement at ω (complex gains).
+    pub fn frequency_response(&self, omega_rad_s: f64) -> Result<[Complex<f64>; 2], SolverError> {
+        let r = self.displacement_response(omega_rad_s)?;
+        Ok(self.output_indices.map(|i| r[i]))
+    }
+
+    /// Tip gains at each frequency of `frequencies_hz`.
+    pub fn frequency_responses(
+        &self,
+        frequencies_hz: &[f64],
+    ) -> Result<Vec<[Complex<f64>; 2]>, SolverError> {
+        frequencies_hz
+            .iter()
+            .map(|hz| self.frequency_response(2.0 * std::f64::consts::PI * hz))
+            .collect()
+    }
+
+    /// The quasi-static influence T of the winch: K T = −k_u (for the tether,
+    /// a rigid translation in x).
+    pub fn static_influence(&self) -> Result<DVector<f64>, SolverError> {
+        self.stiffness
+            .clone()
+            .lu()
+            .solve(&(-&self.stiffness_input))
+            .ok_or_else(singular)
+    }
+
+    /// A proper state-space form. Position input would need a direct
+    /// feedthrough of ü, so the input is the winch *acceleration* a_w and the
+    /// winch position and velocity are states: x = [z, ż, u, u̇] with
+    /// z = δq − T u the motion relative to the quasi-static one. Then
+    /// M z̈ + C ż + K z = −(M T + m_u) a_w − (C T + c_u) u̇, because K T + k_u = 0.
+    /// Outputs are tip x and y deviations: y = (z + T u) at the tip.
+    pub fn state_space(&self) -> Result<StateSpace, SolverError> {
+        let n = self.dynamic_dofs();
+        let t = self.static_influence()?;
+        let m_inv = self.mass.clone().try_inverse().ok_or_else(singular)?;
+        let accel_load = -(&self.mass * &t + &self.mass_input);
+        let rate_load = -(&self.damping * &t + &self.damping_input);
+        let size = 2 * n + 2;
+        let mut a = DMatrix::zeros(size, size);
+        a.view_mut((0, n), (n, n)).fill_with_identity();
+        a.view_mut((n, 0), (n, n))
+            .copy_from(&(-(&m_inv * &self.stiffness)));
+        a.view_mut((n, n), (n, n))
+            .copy_from(&(-(&m_inv * &self.damping)));
+        a.view_mut((n, 2 * n + 1), (n, 1))
+            .copy_from(&(&m_inv * rate_load));
+        a[(2 * n, 2 * n + 1)] = 1.0;
+        let mut b = DMatrix::zeros(size, 1);
+        b.view_mut((n, 0), (n, 1)).copy_from(&(&m_inv * accel_load));
+        b[(2 * n + 1, 0)] = 1.0;
+        let mut c = DMatrix::zeros(2, size);
+        for (row, &i) in self.output_indices.iter().enumerate() {
+            c[(row, i)] = 1.0;
+            c[(row, 2 * n)] = t[i];
+        }
+        let mut state_names: Vec<String> = (0..n).map(|i| format!("z{i}")).collect();
+        state_names.extend((0..n).map(|i| format!("z{i}_dot")));
+        state_names.push("winch_x".into());
+        state_names.push("winch_x_dot".into());
+        Ok(StateSpace {
+            a,
+            b,
+            c,
+            d: DMatrix::zeros(2, 1),
+            state_names,
+        })
+    }
+}
+
+impl StateSpace {
+    /// C (iωI − A)⁻¹ B + D: outputs per unit winch *acceleration*.
+    pub fn frequency_response(&self, omega_rad_s: f64) -> Result<Vec<Complex<f64>>, SolverError> {
+        let n = self.a.nrows();
+        let shifted = DMatrix::from_fn(n, n, |i, j| {
+            let diag = if i == j {
+                Complex::new(0.0, omega_rad_s)
+            } else {
+                Complex::new(0.0, 0.0)
+            };
+            diag - Complex::new(self.a[(i, j)], 0.0)
+        });
+        let b = self.b.map(|v| Complex::new(v, 0.0));
+        let x = shifted.lu().solve(&b).ok_or_else(singular)?;
+        let c = self.c.map(|v| Complex::new(v, 0.0));
+        let y = c * x;
+        Ok((0..self.c.nrows())
+            .map(|i| y[(i, 0)] + self.d[(i, 0)])
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TetherParams;
+
+    fn model(n: usize) -> LinearModel {
+        let t = Tether::new(TetherParams {
+            elements: n,
+            damping_pa_s: 2000.0,
+            drag_coefficient: 0.8,
+            tip_mass_kg: 0.021,
+            ..Default::default()
+        })
+        .unwrap();
+        LinearModel::about_hanging_equilibrium(&t, [0.0, 0.0]).unwrap()
+    }
+
+    #[test]
+    fn slow_winch_motion_carries_the_tip_one_to_one() {
+        let m = model(6);
+        let [x, y] = m.frequency_response(1e-3).unwrap();
+        assert!((x.re - 1.0).abs() < 1e-5 && x.im.abs() < 1e-5, "{x}");
+        assert!(y.norm() < 1e-6, "{y}");
+        // The static influence is a rigid translation in x.
+        let t = m.static_influence().unwrap();
+        for (i, v) in t.iter().enumerate() {
+            let expected = if (i + PRESCRIBED_DOFS) % 4 == 0 {
+                1.0
+            } else {
+                0.0
+            };
+            assert!((v - expected).abs() < 1e-9, "T[{i}] = {v}");
+        }
+    }
+
+    #[test]
+    fn state_space_agrees_with_the_second_order_form() {
+        let m = model(4);
+        let ss = m.state_space().unwrap();
+        for omega in [0.5, 4.0, 4.9, 30.0, 300.0] {
+            let direct = m.frequency_response(omega).unwrap();
+            // Position input = acceleration input / (iω)² = −acceleration/ω².
+            let via_acc = ss.frequency_response(omega).unwrap();
+            for k in 0..2 {
+                let from_ss = via_acc[k] * Complex::new(-omega * omega, 0.0);
+                assert!(
+                    (from_ss - direct[k]).norm() < 1e-6 * (1.0 + direct[k].norm()),
+                    "ω={omega} output {k}: {from_ss} vs {}",
+                    direct[k]
+                );
+            }
+        }
+    }
+}
