@@ -403,7 +403,9 @@ fn run_simulate(args: SimulateArgs) -> Result<()> {
 /// Key-value metadata stored with every track: units, inputs and what the
 /// solver did, so a file explains itself.
 fn provenance(cfg: &SimulationConfig, out: &SimulationOutput) -> BTreeMap<String, String> {
-    let json = |v: &dyn erased::Json| v.to_json();
+    fn json<T: serde::Serialize>(value: &T) -> String {
+        serde_json::to_string(value).expect("plain data serializes")
+    }
     let mut m = BTreeMap::new();
     m.insert("tether_sweep.version".into(), tether_sweep::VERSION.into());
     m.insert(
@@ -418,18 +420,6 @@ fn provenance(cfg: &SimulationConfig, out: &SimulationOutput) -> BTreeMap<String
         m.insert("tether_sweep.swingup_objective".into(), json(obj));
     }
     m
-}
-
-mod erased {
-    /// serde_json for trait objects, so `provenance` reads as a list.
-    pub trait Json {
-        fn to_json(&self) -> String;
-    }
-    impl<T: serde::Serialize> Json for T {
-        fn to_json(&self) -> String {
-            serde_json::to_string(self).expect("plain data serializes")
-        }
-    }
 }
 
 fn print_header(cfg: &SimulationConfig) {

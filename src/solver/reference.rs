@@ -201,8 +201,15 @@ impl ReferenceSolver {
                 Some((trial, error)) => {
                     let last = substeps == 1.0;
                     self.accept(trial, h, error, last.then_some(target_s));
-                    self.step_s = (self.step_s * step_factor(error, self.options.tolerance_m))
-                        .min(self.options.max_step_s);
+                    // Equal substeps are at least 2/3 of the nominal step
+                    // unless a single short one lands on the target. Such a
+                    // short step says nothing about the nominal step's error:
+                    // it may shrink it, never grow it.
+                    let factor = step_factor(error, self.options.tolerance_m);
+                    let short_landing = h < 0.5 * self.step_s;
+                    if !(short_landing && h * factor >= self.step_s) {
+                        self.step_s = (h * factor).min(self.options.max_step_s);
+                    }
                 }
                 None => {
                     self.stats.rejected_steps += 1;
