@@ -1,0 +1,81 @@
+//! The shipped synthetic dataset: regenerated bit for bit by the command its
+//! README gives, and its noise is what it claims.
+
+use std::path::Path;
+use std::process::Command;
+
+use arrow::array::{Array, Float64Array, Int32Array};
+use tether_sweep::io::track::{read_parquet_metadata, read_table};
+
+fn synth(out: &Path, extra: &[&str]) {
+    let status = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+        .args(["dataset", "synth", "--out", out.to_str().unwrap()])
+        .args(extra)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn columns(path: &Path) -> (Vec<f64>, Vec<i32>, Vec<f64>, Vec<f64>) {
+    let batch = read_table(path).unwrap();
+    let f = |name: &str| {
+        let c = batch.column_by_name(name).unwrap();
+        c.as_any()
+            .downcast_ref::<Float64Array>()
+            .unwrap()
+            .values()
+            .to_vec()
+    };
+    let marker = batch
+        .column_by_name("marker")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<Int32Array>()
+        .unwrap()
+        .values()
+        .to_vec();
+    (f("t"), marker, f("x"), f("y"))
+}
+
+#[test]
+fn shipped_dataset_regenerates_bit_for_bit() {
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/drop_synthetic.parquet");
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("d.parquet");
+    synth(&fresh, &[]);
+    let (a, b) = (columns(&shipped), columns(&fresh));
+    assert_eq!(a.0.len(), 51 * 11);
+    assert_eq!(a, b, "data differ from the shipped file");
+    let meta = read_parquet_metadata(&shipped).unwrap();
+    let spec = &meta["tether_sweep.dataset"];
+    for needle in [
+        "\"elements\":80",
+        "\"damping_pa_s\":2000.0",
+        "\"drag_coefficient\":0.8",
+        "\"noise_std_m\":0.0005",
+        "\"seed\":2010",
+    ] {
+        assert!(spec.contains(needle), "metadata lacks {needle}: {spec}");
+    }
+}
+
+#[test]
+fn noise_has_the_stated_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let (noisy, clean) = (dir.path().join("n.parquet"), dir.path().join("c.parquet"));
+    synth(&noisy, &["--elements", "20"]);
+    synth(&clean, &["--elements", "20", "--noise", "0"]);
+    let (n, c) = (columns(&noisy), columns(&clean));
+    let residuals: Vec<f64> =
+        n.2.iter()
+            .zip(&c.2)
+            .chain(n.3.iter().zip(&c.3))
+            .map(|(a, b)| a - b)
+            .collect();
+    let count = residuals.len() as f64;
+    let mean = residuals.iter().sum::<f64>() / count;
+    let std = (residuals.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / count).sqrt();
+    // 1122 draws: the sample σ is within ~4 % (two standard errors) of 0.5 mm.
+    assert!((std / 5e-4 - 1.0).abs() < 0.06, "σ = {std:e}");
+    assert!(mean.abs() < 4.0 * 5e-4 / count.sqrt(), "mean {mean:e}");
+}
