@@ -30,9 +30,46 @@ pub enum Command {
     /// winch-to-tip frequency response, as Parquet tables and plots.
     #[command(allow_negative_numbers = true)]
     Linearize(LinearizeArgs),
+    /// Identify D and C_D (and the best n) from a measured drop by exhaustive
+    /// grid search, on all CPU cores. Defaults: the shipped dataset and a grid
+    /// that takes about a minute on 2 cores.
+    #[command(allow_negative_numbers = true)]
+    Identify(IdentifyArgs),
     /// Datasets: `dataset synth` makes a synthetic measured drop.
     #[command(subcommand)]
     Dataset(DatasetCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct IdentifyArgs {
+    /// Measured marker track (Parquet or CSV with columns t, marker, x, y;
+    /// frames and markers matched by value).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "datasets/drop_synthetic.parquet"
+    )]
+    pub measured: PathBuf,
+    /// Element counts n: start:stop:step (inclusive) or a comma list.
+    #[arg(long, value_name = "AXIS", default_value = "10:50:10")]
+    pub elements: String,
+    /// Damping D [Pa·s]: start:stop:step (inclusive) or a comma list.
+    /// SPEC §6's full axis is 0:10000:100.
+    #[arg(long, value_name = "AXIS", default_value = "0:5000:250")]
+    pub damping: String,
+    /// Drag coefficient C_D: start:stop:step (inclusive) or a comma list.
+    #[arg(long, value_name = "AXIS", default_value = "0.6:0.9:0.05")]
+    pub drag_coefficient: String,
+    /// CPU solver for every candidate. The reference solver is the faster
+    /// one on the CPU for these grids (its step is not limited by D·n²).
+    #[arg(long, value_enum, default_value = "reference")]
+    pub solver: SolverKind,
+    /// Output directory; results go to DIR/results.parquet.
+    #[arg(long, value_name = "DIR", default_value = "identify-results")]
+    pub out: PathBuf,
+    /// Replace an existing DIR/results.parquet.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -221,7 +258,151 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Simulate(args) => run_simulate(args),
         Command::Linearize(args) => run_linearize(args),
         Command::Dataset(DatasetCommand::Synth(args)) => run_synth(args),
+        Command::Identify(args) => run_identify(args),
     }
+}
+
+fn run_identify(args: IdentifyArgs) -> Result<()> {
+    use tether_sweep::io::results::write_results;
+    use tether_sweep::io::track::read_measured;
+    use tether_sweep::model::TetherParams;
+    use tether_sweep::scenario::{Scenario, SolverSettings};
+    use tether_sweep::sweep::{Grid, check_coverage, run_cpu, summarize};
+
+    let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
+    let grid = Grid::parse(&args.elements, &args.damping, &args.drag_coefficient)
+        .map_err(|e| usage(&e))?;
+    let measured = read_measured(&args.measured).map_err(|e| usage(&e))?;
+    let base = TetherParams::default();
+    let scenario = Scenario::new(ScenarioKind::Drop, base.length_m);
+    check_coverage(&measured, &scenario).map_err(|e| usage(&e))?;
+    let results_path = args.out.join("results.parquet");
+    if results_path.exists() && !args.force {
+        Err(UsageError(format!(
+            "{} exists: choose another --out or pass --force to replace it",
+            results_path.display()
+        )))?;
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        UsageError(format!(
+            "cannot create output directory {}: {e}",
+            args.out.display()
+        ))
+    })?;
+    let settings = SolverSettings {
+        kind: args.solver,
+        ..Default::default()
+    };
+
+    println!(
+        "identify: {} candidates (n: {} values, D: {}, C_D: {}) against {} | CPU, {} threads, {} solver, f64",
+        grid.len(),
+        grid.elements.len(),
+        grid.damping_pa_s.len(),
+        grid.drag_coefficient.len(),
+        args.measured.display(),
+        rayon::current_num_threads(),
+        args.solver.name()
+    );
+    let started = Instant::now();
+    let results = run_cpu(&grid, &measured, &base, &scenario, &settings);
+    let wall = started.elapsed().as_secs_f64();
+
+    let mut metadata = BTreeMap::new();
+    metadata.insert(
+        "tether_sweep.version".into(),
+        tether_sweep::VERSION.to_string(),
+    );
+    metadata.insert("tether_sweep.grid".into(), serde_json::to_string(&grid)?);
+    metadata.insert(
+        "tether_sweep.measured".into(),
+        args.measured.display().to_string(),
+    );
+    metadata.insert("tether_sweep.tether".into(), serde_json::to_string(&base)?);
+    metadata.insert(
+        "tether_sweep.scenario".into(),
+        serde_json::to_string(&scenario)?,
+    );
+    metadata.insert(
+        "tether_sweep.solver_settings".into(),
+        serde_json::to_string(&settings)?,
+    );
+    metadata.insert("tether_sweep.wall_s".into(), format!("{wall:.3}"));
+    let frames = (scenario.duration_s / scenario.frame_interval_s).round() as usize;
+    let observations = 2 * frames * scenario.marker_arc_lengths_m.len();
+    let summary = summarize(&grid, &results, observations);
+    if let Some(s) = &summary {
+        metadata.insert("tether_sweep.summary".into(), serde_json::to_string(s)?);
+    }
+    write_results(
+        &results_path,
+        &results,
+        "cpu",
+        "f64",
+        args.solver.name(),
+        &metadata,
+    )?;
+
+    println!(
+        "{} simulations in {wall:.1} s ({:.1} simulations/s)",
+        results.len(),
+        results.len() as f64 / wall
+    );
+    let Some(s) = summary else {
+        anyhow::bail!(
+            "every candidate diverged: no J_e to compare (results in {})",
+            results_path.display()
+        );
+    };
+    let show = |r: &tether_sweep::sweep::CandidateResult| {
+        format!(
+            "n = {:>3}, D = {:>7.1} Pa·s, C_D = {:.3}: J_e = {:.6e} m²",
+            r.candidate.elements,
+            r.candidate.damping_pa_s,
+            r.candidate.drag_coefficient,
+            r.j_e_m2.unwrap_or(f64::NAN)
+        )
+    };
+    println!("best: {}", show(&s.best));
+    println!("best per n:");
+    for r in &s.best_per_elements {
+        println!("  {}", show(r));
+    }
+    let c = &s.confidence;
+    println!(
+        "≈95 % confidence region at n = {} (Gaussian marker noise, σ² = J_min/(N−2) = {:.3e} m², σ ≈ {:.2} mm, N = {}):",
+        c.elements,
+        c.sigma2_m2,
+        c.sigma2_m2.sqrt() * 1e3,
+        c.observations
+    );
+    let flag = |edge: bool| {
+        if edge {
+            "  ← reaches the grid's edge: not pinned down by the data within this grid"
+        } else {
+            ""
+        }
+    };
+    println!(
+        "  D   in [{}, {}] Pa·s{}",
+        c.damping_pa_s.0,
+        c.damping_pa_s.1,
+        flag(c.damping_at_grid_edge)
+    );
+    println!(
+        "  C_D in [{:.3}, {:.3}]{}",
+        c.drag_coefficient.0,
+        c.drag_coefficient.1,
+        flag(c.drag_at_grid_edge)
+    );
+    if s.diverged > 0 {
+        println!(
+            "{} candidates diverged (status = diverged, no J_e)",
+            s.diverged
+        );
+    }
+    println!("wrote {}", results_path.display());
+    Ok(())
 }
 
 /// Defaults of the shipped dataset's tether: a finer mesh than any grid

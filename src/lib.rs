@@ -2,7 +2,7 @@
 //!
 //! Layers, each using only those before it:
 //! `linalg`, `model` (physics, f64) → `solver` (CPU integrators, equilibrium,
-//! linearization) → `scenario`, `objective` → `dataset` → `io` (Parquet, CSV, TOML) → `plot`.
+//! linearization) → `scenario`, `objective` → `sweep`, `dataset` → `io` (Parquet, CSV, TOML) → `plot`.
 //! The binary (`src/main.rs`, `src/cli.rs`) parses, calls and prints.
 //!
 //! The authoritative definition of the physics is `SPEC.md` of the project's
@@ -17,6 +17,7 @@ pub mod objective;
 pub mod plot;
 pub mod scenario;
 pub mod solver;
+pub mod sweep;
 
 /// Engine version recorded in every output file's metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -4,76 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use arrow::array::{ArrayRef, Float64Array, Int32Array, RecordBatch, StringArray};
-use arrow::datatypes::{Field, Schema};
-
-use super::track::{UNIT_KEY, write_batch};
-use super::{IoError, PendingFile};
+use super::IoError;
+use super::table::{Column, write_columns};
 use crate::model::Tether;
 use crate::model::tether::{NODE_DOFS, PRESCRIBED_DOFS};
 use crate::solver::linear_model::{OUTPUTS, StateSpace};
 use crate::solver::modal::Mode;
-
-/// One column: name, unit, values.
-pub struct Column {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub values: ArrayRef,
-}
-
-impl Column {
-    pub fn f64(name: &'static str, unit: &'static str, values: Vec<f64>) -> Self {
-        Self {
-            name,
-            unit,
-            values: Arc::new(Float64Array::from(values)),
-        }
-    }
-    pub fn i32(name: &'static str, values: Vec<i32>) -> Self {
-        Self {
-            name,
-            unit: "1",
-            values: Arc::new(Int32Array::from(values)),
-        }
-    }
-    pub fn text(name: &'static str, values: Vec<String>) -> Self {
-        Self {
-            name,
-            unit: "",
-            values: Arc::new(StringArray::from(values)),
-        }
-    }
-}
-
-/// Writes columns as one Parquet table at `path`, atomically.
-pub fn write_columns(
-    path: &Path,
-    columns: Vec<Column>,
-    metadata: &BTreeMap<String, String>,
-) -> Result<(), IoError> {
-    let fields: Vec<Field> = columns
-        .iter()
-        .map(|c| {
-            let field = Field::new(c.name, c.values.data_type().clone(), false);
-            if c.unit.is_empty() {
-                field
-            } else {
-                field.with_metadata([(UNIT_KEY, c.unit)])
-            }
-        })
-        .collect();
-    let schema = Arc::new(Schema::new(fields).with_metadata(metadata.clone()));
-    let batch = RecordBatch::try_new(schema, columns.into_iter().map(|c| c.values).collect())
-        .map_err(|e| IoError::Format {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
-    let mut pending = PendingFile::create(path)?;
-    write_batch(&mut pending, &batch, metadata)?;
-    pending.commit()
-}
 
 /// Node-position part of a mode shape, normalised so the largest nodal
 /// displacement is 1 and the tip moves towards +x: (node, dx, dy).

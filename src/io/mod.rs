@@ -5,6 +5,8 @@
 
 pub mod config;
 pub mod linear;
+pub mod results;
+pub mod table;
 pub mod track;
 
 use std::path::{Path, PathBuf};

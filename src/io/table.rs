@@ -1,0 +1,88 @@
+//! Tables of named, unit-carrying columns written as one Parquet file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+};
+use arrow::datatypes::{Field, Schema};
+
+use super::track::{UNIT_KEY, write_batch};
+use super::{IoError, PendingFile};
+
+/// One column: name, unit, values.
+pub struct Column {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub values: ArrayRef,
+}
+
+impl Column {
+    pub fn f64(name: &'static str, unit: &'static str, values: Vec<f64>) -> Self {
+        Self {
+            name,
+            unit,
+            values: Arc::new(Float64Array::from(values)),
+        }
+    }
+    pub fn i32(name: &'static str, values: Vec<i32>) -> Self {
+        Self {
+            name,
+            unit: "1",
+            values: Arc::new(Int32Array::from(values)),
+        }
+    }
+    /// f64 with missing values (e.g. J_e of a diverged simulation).
+    pub fn optional_f64(name: &'static str, unit: &'static str, values: Vec<Option<f64>>) -> Self {
+        Self {
+            name,
+            unit,
+            values: Arc::new(Float64Array::from(values)),
+        }
+    }
+    pub fn i64(name: &'static str, values: Vec<i64>) -> Self {
+        Self {
+            name,
+            unit: "1",
+            values: Arc::new(Int64Array::from(values)),
+        }
+    }
+    pub fn text(name: &'static str, values: Vec<String>) -> Self {
+        Self {
+            name,
+            unit: "",
+            values: Arc::new(StringArray::from(values)),
+        }
+    }
+}
+
+/// Writes columns as one Parquet table at `path`, atomically.
+pub fn write_columns(
+    path: &Path,
+    columns: Vec<Column>,
+    metadata: &BTreeMap<String, String>,
+) -> Result<(), IoError> {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|c| {
+            let nullable = c.values.null_count() > 0;
+            let field = Field::new(c.name, c.values.data_type().clone(), nullable);
+            if c.unit.is_empty() {
+                field
+            } else {
+                field.with_metadata([(UNIT_KEY, c.unit)])
+            }
+        })
+        .collect();
+    let schema = Arc::new(Schema::new(fields).with_metadata(metadata.clone()));
+    let batch = RecordBatch::try_new(schema, columns.into_iter().map(|c| c.values).collect())
+        .map_err(|e| IoError::Format {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+    let mut pending = PendingFile::create(path)?;
+    write_batch(&mut pending, &batch, metadata)?;
+    pending.commit()
+}

@@ -1,0 +1,151 @@
+//! Identification grids over (n, D, C_D): axes given as `start:stop:step`
+//! (inclusive) or comma lists.
+
+use serde::Serialize;
+
+use crate::error::InputError;
+
+/// Largest number of candidates in one grid (far above SPEC §6's 3,535).
+pub const MAX_CANDIDATES: usize = 10_000_000;
+
+/// Parses one axis. `start:stop:step` includes `stop` when it lies on the
+/// grid (within 1e-9 of a step); a comma list is taken as given.
+pub fn parse_axis(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
+    let err = |allowed: &str| InputError::new(field, format!("'{text}'"), allowed);
+    let number = |s: &str| -> Result<f64, InputError> {
+        s.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| err("start:stop:step (inclusive) or a comma list of finite numbers"))
+    };
+    let parts: Vec<&str> = text.split(':').collect();
+    let values = match parts.as_slice() {
+        [start, stop, step] => {
+            let (start, stop, step) = (number(start)?, number(stop)?, number(step)?);
+            if step <= 0.0 {
+                return Err(err("a step > 0 in start:stop:step"));
+            }
+            if stop < start {
+                return Err(err("stop >= start in start:stop:step"));
+            }
+            let count = ((stop - start) / step + 1e-9).floor() as usize + 1;
+            if count > MAX_CANDIDATES {
+                return Err(err("fewer values"));
+            }
+            (0..count).map(|i| start + i as f64 * step).collect()
+        }
+        [list] => list.split(',').map(number).collect::<Result<Vec<_>, _>>()?,
+        _ => return Err(err("start:stop:step (inclusive) or a comma list")),
+    };
+    if values.is_empty() {
+        return Err(err("at least one value"));
+    }
+    Ok(values)
+}
+
+/// The cartesian product of the three axes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Grid {
+    pub elements: Vec<usize>,
+    pub damping_pa_s: Vec<f64>,
+    pub drag_coefficient: Vec<f64>,
+}
+
+/// One grid point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Candidate {
+    pub elements: usize,
+    pub damping_pa_s: f64,
+    pub drag_coefficient: f64,
+}
+
+impl Grid {
+    pub fn parse(elements: &str, damping: &str, drag: &str) -> Result<Self, InputError> {
+        let n = parse_axis("elements", elements)?;
+        let elements = n
+            .iter()
+            .map(|&v| {
+                if v.fract() == 0.0 && v >= 1.0 {
+                    Ok(v as usize)
+                } else {
+                    Err(InputError::new("elements", v, "whole numbers >= 1"))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let grid = Self {
+            elements,
+            damping_pa_s: parse_axis("damping", damping)?,
+            drag_coefficient: parse_axis("drag-coefficient", drag)?,
+        };
+        if grid.len() > MAX_CANDIDATES {
+            return Err(InputError::new(
+                "grid",
+                grid.len(),
+                format!("at most {MAX_CANDIDATES} candidates"),
+            ));
+        }
+        Ok(grid)
+    }
+
+    pub fn len(&self) -> usize {
+        self.elements.len() * self.damping_pa_s.len() * self.drag_coefficient.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Candidates in (n, D, C_D) order, C_D fastest.
+    pub fn candidates(&self) -> Vec<Candidate> {
+        let mut out = Vec::with_capacity(self.len());
+        for &elements in &self.elements {
+            for &damping_pa_s in &self.damping_pa_s {
+                for &drag_coefficient in &self.drag_coefficient {
+                    out.push(Candidate {
+                        elements,
+                        damping_pa_s,
+                        drag_coefficient,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_inclusive_and_lists_literal() {
+        assert_eq!(parse_axis("d", "0:10000:100").unwrap().len(), 101);
+        let cd = parse_axis("c", "0.6:0.9:0.05").unwrap();
+        assert_eq!(cd.len(), 7);
+        assert!((cd[6] - 0.9).abs() < 1e-12);
+        assert_eq!(parse_axis("n", "10,30").unwrap(), vec![10.0, 30.0]);
+        assert_eq!(parse_axis("n", "5").unwrap(), vec![5.0]);
+        let g = Grid::parse("10:50:10", "0:10000:100", "0.6:0.9:0.05").unwrap();
+        assert_eq!(g.len(), 3535, "SPEC §6");
+    }
+
+    #[test]
+    fn bad_axes_name_the_field() {
+        for (text, needle) in [
+            ("0:10:0", "step > 0"),
+            ("10:0:1", "stop >= start"),
+            ("a,b", "comma list"),
+            ("1:2", "start:stop:step"),
+        ] {
+            let e = parse_axis("damping", text).unwrap_err();
+            assert_eq!(e.field, "damping");
+            assert!(e.to_string().contains(needle), "{text}: {e}");
+        }
+        assert_eq!(
+            Grid::parse("10.5", "0", "0.8").unwrap_err().field,
+            "elements"
+        );
+        assert_eq!(Grid::parse("0", "0", "0.8").unwrap_err().field, "elements");
+    }
+}

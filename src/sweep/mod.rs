@@ -1,0 +1,251 @@
+//! Identification sweeps: every candidate (n, D, C_D) of a grid simulated on
+//! the drop and scored by J_e against a measured track (SPEC §5, §6), and
+//! what the J_e surface says about how well each parameter is determined.
+
+pub mod grid;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::InputError;
+use crate::model::TetherParams;
+use crate::objective::{MeasuredTrack, identification_error};
+use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
+pub use grid::{Candidate, Grid};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Status {
+    Ok,
+    /// The simulation blew up (with the reason); it has no J_e.
+    Diverged(String),
+}
+
+impl Status {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Diverged(_) => "diverged",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CandidateResult {
+    pub candidate: Candidate,
+    /// J_e [m²]; None unless `status` is ok.
+    pub j_e_m2: Option<f64>,
+    pub status: Status,
+    /// Explicit step, or None for the adaptive reference solver.
+    pub step_s: Option<f64>,
+    /// Steps taken.
+    pub steps: u64,
+}
+
+/// Checks before any simulation that the measured track has every marker of
+/// every frame that J_e compares (frames after t = 0).
+pub fn check_coverage(measured: &MeasuredTrack, scenario: &Scenario) -> Result<(), InputError> {
+    let frames = (scenario.duration_s / scenario.frame_interval_s).round() as usize;
+    for p in 1..=frames {
+        let t = p as f64 * scenario.frame_interval_s;
+        for j in 0..scenario.marker_arc_lengths_m.len() {
+            if measured.get(t, j).is_none() {
+                return Err(InputError::new(
+                    "measured",
+                    format!("no marker {j} at t = {t:.4} s"),
+                    format!(
+                        "a track with markers 0..{} at every frame t = {}, {}, …, {} s",
+                        scenario.marker_arc_lengths_m.len() - 1,
+                        scenario.frame_interval_s,
+                        2.0 * scenario.frame_interval_s,
+                        scenario.duration_s
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs every candidate on the CPU, all cores, and scores it. `base` gives
+/// every parameter the grid does not vary. Results come back in grid order.
+pub fn run_cpu(
+    grid: &Grid,
+    measured: &MeasuredTrack,
+    base: &TetherParams,
+    scenario: &Scenario,
+    settings: &SolverSettings,
+) -> Vec<CandidateResult> {
+    grid.candidates()
+        .par_iter()
+        .map(|&candidate| {
+            let params = TetherParams {
+                elements: candidate.elements,
+                damping_pa_s: candidate.damping_pa_s,
+                drag_coefficient: candidate.drag_coefficient,
+                ..base.clone()
+            };
+            match simulate(scenario, &params, settings) {
+                Ok(out) => {
+                    let (step_s, steps) = match out.report {
+                        SolverReport::Explicit { step_s, steps } => (Some(step_s), steps),
+                        SolverReport::Reference(s) => (None, s.steps),
+                    };
+                    let j_e = identification_error(measured, &out.track)
+                        .expect("coverage is checked before the sweep");
+                    CandidateResult {
+                        candidate,
+                        j_e_m2: Some(j_e),
+                        status: Status::Ok,
+                        step_s,
+                        steps,
+                    }
+                }
+                Err(e) => CandidateResult {
+                    candidate,
+                    j_e_m2: None,
+                    status: Status::Diverged(e.to_string()),
+                    step_s: None,
+                    steps: 0,
+                },
+            }
+        })
+        .collect()
+}
+
+/// The approximate 95 % confidence region of (D, C_D) at the best n.
+///
+/// Assumption: markers carry independent Gaussian noise of one variance σ²
+/// and the model at the best candidate is otherwise exact. Then J_e/σ² is
+/// χ²-distributed and the region is J_e ≤ J_min + σ² χ²₂(0.95), with σ²
+/// estimated from the residual at the optimum, J_min/(N − 2), N the number
+/// of compared coordinates. Model error (a coarse mesh) inflates σ², which
+/// makes the region larger, not falsely small.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Confidence {
+    pub elements: usize,
+    pub observations: usize,
+    pub sigma2_m2: f64,
+    pub threshold_m2: f64,
+    pub damping_pa_s: (f64, f64),
+    pub drag_coefficient: (f64, f64),
+    /// Whether the region reaches the grid's edge on that axis (then the
+    /// data do not pin the parameter down within the grid).
+    pub damping_at_grid_edge: bool,
+    pub drag_at_grid_edge: bool,
+}
+
+/// χ² quantile with 2 degrees of freedom at probability p: −2 ln(1 − p).
+pub fn chi2_two_dof_quantile(p: f64) -> f64 {
+    -2.0 * (1.0 - p).ln()
+}
+
+/// The best candidate overall, the best per n, and the confidence region.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub best: CandidateResult,
+    pub best_per_elements: Vec<CandidateResult>,
+    pub confidence: Confidence,
+    pub diverged: usize,
+}
+
+/// Orders candidates by J_e; only called on candidates that have one.
+fn by_j_e(a: &&CandidateResult, b: &&CandidateResult) -> std::cmp::Ordering {
+    a.j_e_m2
+        .unwrap_or(f64::INFINITY)
+        .total_cmp(&b.j_e_m2.unwrap_or(f64::INFINITY))
+}
+
+pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) -> Option<Summary> {
+    let ok = |r: &&CandidateResult| r.j_e_m2.is_some();
+    let best = results.iter().filter(ok).min_by(by_j_e)?.clone();
+    let best_per_elements = grid
+        .elements
+        .iter()
+        .filter_map(|&n| {
+            results
+                .iter()
+                .filter(ok)
+                .filter(|r| r.candidate.elements == n)
+                .min_by(by_j_e)
+                .cloned()
+        })
+        .collect();
+    let j_min = best.j_e_m2.expect("filtered");
+    let sigma2 = j_min / (observations.saturating_sub(2).max(1)) as f64;
+    let threshold = j_min + sigma2 * chi2_two_dof_quantile(0.95);
+    let inside: Vec<&CandidateResult> = results
+        .iter()
+        .filter(|r| r.candidate.elements == best.candidate.elements)
+        .filter(|r| r.j_e_m2.is_some_and(|j| j <= threshold))
+        .collect();
+    let range = |f: fn(&Candidate) -> f64| {
+        inside
+            .iter()
+            .map(|r| f(&r.candidate))
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            })
+    };
+    let damping = range(|c| c.damping_pa_s);
+    let drag = range(|c| c.drag_coefficient);
+    let at_edge = |(lo, hi): (f64, f64), axis: &[f64]| {
+        let (min, max) = axis
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        axis.len() > 1 && (lo <= min || hi >= max)
+    };
+    Some(Summary {
+        confidence: Confidence {
+            elements: best.candidate.elements,
+            observations,
+            sigma2_m2: sigma2,
+            threshold_m2: threshold,
+            damping_pa_s: damping,
+            drag_coefficient: drag,
+            damping_at_grid_edge: at_edge(damping, &grid.damping_pa_s),
+            drag_at_grid_edge: at_edge(drag, &grid.drag_coefficient),
+        },
+        best,
+        best_per_elements,
+        diverged: results.iter().filter(|r| r.j_e_m2.is_none()).count(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chi2_quantile_for_two_dof() {
+        // Tabulated: 5.991 at 95 %.
+        assert!((chi2_two_dof_quantile(0.95) - 5.991).abs() < 1e-3);
+    }
+
+    #[test]
+    fn region_and_edges_from_a_synthetic_surface() {
+        let grid = Grid::parse("10", "0:1000:100", "0.6:0.9:0.1").unwrap();
+        // A paraboloid with its minimum at D = 500, C_D = 0.8.
+        let results: Vec<CandidateResult> = grid
+            .candidates()
+            .into_iter()
+            .map(|c| CandidateResult {
+                candidate: c,
+                j_e_m2: Some(
+                    1.0 + ((c.damping_pa_s - 500.0) / 100.0).powi(2) * 0.004
+                        + ((c.drag_coefficient - 0.8) / 0.1).powi(2) * 0.1,
+                ),
+                status: Status::Ok,
+                step_s: None,
+                steps: 1,
+            })
+            .collect();
+        let s = summarize(&grid, &results, 1002).unwrap();
+        assert_eq!(s.best.candidate.damping_pa_s, 500.0);
+        // σ² = 1/1000, threshold = 1 + 0.006: D within ±100, C_D only 0.8.
+        assert_eq!(s.confidence.damping_pa_s, (400.0, 600.0));
+        assert!((s.confidence.drag_coefficient.0 - 0.8).abs() < 1e-12);
+        assert!(!s.confidence.damping_at_grid_edge && !s.confidence.drag_at_grid_edge);
+    }
+}
