@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::error::InputError;
+use crate::model::params::MAX_ELEMENTS;
 
 /// Largest number of candidates in one grid (far above SPEC §6's 3,535).
 pub const MAX_CANDIDATES: usize = 10_000_000;
@@ -66,17 +67,30 @@ impl Grid {
         let elements = n
             .iter()
             .map(|&v| {
-                if v.fract() == 0.0 && v >= 1.0 {
+                if v.fract() == 0.0 && (1.0..=MAX_ELEMENTS as f64).contains(&v) {
                     Ok(v as usize)
                 } else {
-                    Err(InputError::new("elements", v, "whole numbers >= 1"))
+                    Err(InputError::new(
+                        "elements",
+                        v,
+                        format!("whole numbers from 1 to {MAX_ELEMENTS}"),
+                    ))
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
+        // Out-of-range values are the user's mistake, not simulations that
+        // diverged: reject them before anything runs.
+        let non_negative = |field: &str, values: Vec<f64>| match values.iter().find(|v| **v < 0.0) {
+            Some(&v) => Err(InputError::new(field, v, "values >= 0")),
+            None => Ok(values),
+        };
         let grid = Self {
             elements,
-            damping_pa_s: parse_axis("damping", damping)?,
-            drag_coefficient: parse_axis("drag-coefficient", drag)?,
+            damping_pa_s: non_negative("damping", parse_axis("damping", damping)?)?,
+            drag_coefficient: non_negative(
+                "drag-coefficient",
+                parse_axis("drag-coefficient", drag)?,
+            )?,
         };
         if grid.len() > MAX_CANDIDATES {
             return Err(InputError::new(
@@ -147,5 +161,17 @@ mod tests {
             "elements"
         );
         assert_eq!(Grid::parse("0", "0", "0.8").unwrap_err().field, "elements");
+        assert_eq!(
+            Grid::parse("2000", "0", "0.8").unwrap_err().field,
+            "elements"
+        );
+        assert_eq!(
+            Grid::parse("10", "-100,0", "0.8").unwrap_err().field,
+            "damping"
+        );
+        assert_eq!(
+            Grid::parse("10", "0", "-0.1:0.5:0.1").unwrap_err().field,
+            "drag-coefficient"
+        );
     }
 }
