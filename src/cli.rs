@@ -559,7 +559,7 @@ fn run_linearize(args: LinearizeArgs) -> Result<()> {
         "tether_sweep.linearization".into(),
         serde_json::json!({
             "about": "hanging static equilibrium, winch at (0, 0), at rest",
-            "input": "winch position x_0 [m] (frequency response); winch acceleration [m/s^2] (state space)",
+            "input": "winch position x_0 [m]",
             "outputs": OUTPUTS,
             "damping_ratio": "modal: phi^T C phi / (2 omega) with mass-normalised undamped modes",
             "air_drag": "quadratic in velocity, so its linearization at rest is zero: only Kelvin-Voigt damping enters C",

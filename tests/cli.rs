@@ -325,7 +325,7 @@ fn linearize_writes_tables_and_plots() {
         magnitude.value(0)
     );
     let ss = read_parquet_metadata(&out_dir.join("statespace.parquet")).unwrap();
-    assert!(ss["tether_sweep.statespace"].contains("winch acceleration"));
+    assert!(ss["tether_sweep.statespace"].contains("winch position"));
     assert!(
         read_table(&out_dir.join("mode_shapes.parquet"))
             .unwrap()

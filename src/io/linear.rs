@@ -113,9 +113,9 @@ pub fn write_linear_analysis(
         "tether_sweep.statespace".into(),
         serde_json::json!({
             "form": "dx/dt = A x + B u, y = C x + D u",
-            "input": "u = winch acceleration a_w [m/s^2] (winch position and velocity are the last two states)",
+            "input": "u = winch position deviation x_0 [m]",
             "states": state_space.state_names,
-            "state_definition": "z = dq_d - T u: dynamic coordinates relative to the quasi-static rigid translation T u (m for positions, 1 for slopes), then their rates, then winch x [m] and winch velocity [m/s]",
+            "state_definition": "x1 = dq_d + M^-1 m_u u (dynamic coordinates, m for positions and 1 for slopes, shifted by the winch's inertial coupling); x2 = dx1/dt - M^-1 (C M^-1 m_u - c_u) u",
             "outputs": ["tip_x deviation [m]", "tip_y deviation [m]"],
             "shapes": {
                 "A": [state_space.a.nrows(), state_space.a.ncols()],

@@ -47,7 +47,7 @@ pub fn log_spaced(min: f64, max: f64, points: usize) -> Vec<f64> {
         .collect()
 }
 
-/// A state-space model ẋ = A x + B a_w, y = C x + D a_w.
+/// A state-space model ẋ = A x + B u, y = C x + D u (u: winch position).
 #[derive(Debug, Clone)]
 pub struct StateSpace {
     pub a: DMatrix<f64>,
@@ -140,52 +140,58 @@ impl LinearModel {
             .ok_or_else(singular)
     }
 
-    /// A proper state-space form. Position input would need a direct
-    /// feedthrough of ü, so the input is the winch *acceleration* a_w and the
-    /// winch position and velocity are states: x = [z, ż, u, u̇] with
-    /// z = δq − T u the motion relative to the quasi-static one. Then
-    /// M z̈ + C ż + K z = −(M T + m_u) a_w − (C T + c_u) u̇, because K T + k_u = 0.
-    /// Outputs are tip x and y deviations: y = (z + T u) at the tip.
+    /// A state-space realization from winch position u to the tip's x and y.
+    /// The transfer function is proper but not strictly proper (the winch's
+    /// inertial coupling reaches the outputs at once), so D ≠ 0. With
+    /// a = K M⁻¹ m_u − k_u and b = C M⁻¹ m_u − c_u, the states
+    /// x₁ = δq + M⁻¹ m_u u and x₂ = ẋ₁ − M⁻¹ b u obey
+    ///
+    /// ```text
+    /// ẋ₁ = x₂ + M⁻¹ b u
+    /// ẋ₂ = −M⁻¹K x₁ − M⁻¹C x₂ + M⁻¹ (a − C M⁻¹ b) u
+    /// y  = E x₁ − E M⁻¹ m_u u
+    /// ```
+    ///
+    /// (substitute into M δq̈ + C δq̇ + K δq = −(m_u ü + c_u u̇ + k_u u): the
+    /// ü and u̇ terms cancel), E picking the tip's x and y.
     pub fn state_space(&self) -> Result<StateSpace, SolverError> {
         let n = self.dynamic_dofs();
-        let t = self.static_influence()?;
         let m_inv = self.mass.clone().try_inverse().ok_or_else(singular)?;
-        let accel_load = -(&self.mass * &t + &self.mass_input);
-        let rate_load = -(&self.damping * &t + &self.damping_input);
-        let size = 2 * n + 2;
+        let m_inv_mu = &m_inv * &self.mass_input;
+        let a_in = &self.stiffness * &m_inv_mu - &self.stiffness_input;
+        let b_in = &self.damping * &m_inv_mu - &self.damping_input;
+        let m_inv_b = &m_inv * &b_in;
+        let size = 2 * n;
         let mut a = DMatrix::zeros(size, size);
         a.view_mut((0, n), (n, n)).fill_with_identity();
         a.view_mut((n, 0), (n, n))
             .copy_from(&(-(&m_inv * &self.stiffness)));
         a.view_mut((n, n), (n, n))
             .copy_from(&(-(&m_inv * &self.damping)));
-        a.view_mut((n, 2 * n + 1), (n, 1))
-            .copy_from(&(&m_inv * rate_load));
-        a[(2 * n, 2 * n + 1)] = 1.0;
         let mut b = DMatrix::zeros(size, 1);
-        b.view_mut((n, 0), (n, 1)).copy_from(&(&m_inv * accel_load));
-        b[(2 * n + 1, 0)] = 1.0;
+        b.view_mut((0, 0), (n, 1)).copy_from(&m_inv_b);
+        b.view_mut((n, 0), (n, 1))
+            .copy_from(&(&m_inv * (a_in - &self.damping * &m_inv_b)));
         let mut c = DMatrix::zeros(2, size);
+        let mut d = DMatrix::zeros(2, 1);
         for (row, &i) in self.output_indices.iter().enumerate() {
             c[(row, i)] = 1.0;
-            c[(row, 2 * n)] = t[i];
+            d[(row, 0)] = -m_inv_mu[i];
         }
-        let mut state_names: Vec<String> = (0..n).map(|i| format!("z{i}")).collect();
-        state_names.extend((0..n).map(|i| format!("z{i}_dot")));
-        state_names.push("winch_x".into());
-        state_names.push("winch_x_dot".into());
+        let mut state_names: Vec<String> = (0..n).map(|i| format!("x1_{i}")).collect();
+        state_names.extend((0..n).map(|i| format!("x2_{i}")));
         Ok(StateSpace {
             a,
             b,
             c,
-            d: DMatrix::zeros(2, 1),
+            d,
             state_names,
         })
     }
 }
 
 impl StateSpace {
-    /// C (iωI − A)⁻¹ B + D: outputs per unit winch *acceleration*.
+    /// C (iωI − A)⁻¹ B + D: outputs per unit winch position.
     pub fn frequency_response(&self, omega_rad_s: f64) -> Result<Vec<Complex<f64>>, SolverError> {
         let n = self.a.nrows();
         let shifted = DMatrix::from_fn(n, n, |i, j| {
@@ -245,12 +251,11 @@ mod tests {
     fn state_space_agrees_with_the_second_order_form() {
         let m = model(4);
         let ss = m.state_space().unwrap();
-        for omega in [0.5, 4.0, 4.9, 30.0, 300.0] {
+        for omega in [1e-3, 0.5, 4.0, 4.9, 30.0, 300.0, 3e4] {
             let direct = m.frequency_response(omega).unwrap();
-            // Position input = acceleration input / (iω)² = −acceleration/ω².
-            let via_acc = ss.frequency_response(omega).unwrap();
+            let via_ss = ss.frequency_response(omega).unwrap();
             for k in 0..2 {
-                let from_ss = via_acc[k] * Complex::new(-omega * omega, 0.0);
+                let from_ss = via_ss[k];
                 assert!(
                     (from_ss - direct[k]).norm() < 1e-6 * (1.0 + direct[k].norm()),
                     "ω={omega} output {k}: {from_ss} vs {}",
