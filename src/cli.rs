@@ -308,11 +308,7 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
     let results = run_cpu(&grid, &measured, &base, &scenario, &settings);
     let wall = started.elapsed().as_secs_f64();
 
-    let mut metadata = BTreeMap::new();
-    metadata.insert(
-        "tether_sweep.version".into(),
-        tether_sweep::VERSION.to_string(),
-    );
+    let mut metadata = tether_sweep::io::base_metadata();
     metadata.insert("tether_sweep.grid".into(), serde_json::to_string(&grid)?);
     metadata.insert(
         "tether_sweep.measured".into(),
@@ -442,15 +438,7 @@ fn run_synth(args: SynthArgs) -> Result<()> {
     let mut pending = PendingFile::create(&args.out).map_err(|e| UsageError(e.to_string()))?;
     let started = Instant::now();
     let (track, clean) = synthesize(&spec).context("simulating the synthetic drop")?;
-    let mut metadata = BTreeMap::new();
-    metadata.insert(
-        "tether_sweep.version".into(),
-        tether_sweep::VERSION.to_string(),
-    );
-    metadata.insert(
-        "tether_sweep.units".into(),
-        r#"{"t":"s","marker":"index","s":"m","x":"m","y":"m"}"#.into(),
-    );
+    let mut metadata = tether_sweep::io::track_metadata();
     metadata.insert("tether_sweep.dataset".into(), serde_json::to_string(&spec)?);
     metadata.insert(
         "tether_sweep.solver_report".into(),
@@ -546,11 +534,7 @@ fn run_linearize(args: LinearizeArgs) -> Result<()> {
     let responses = model.frequency_responses(&frequencies)?;
     let wall = started.elapsed().as_secs_f64();
 
-    let mut metadata = BTreeMap::new();
-    metadata.insert(
-        "tether_sweep.version".into(),
-        tether_sweep::VERSION.to_string(),
-    );
+    let mut metadata = tether_sweep::io::base_metadata();
     metadata.insert(
         "tether_sweep.tether".into(),
         serde_json::to_string(&params)?,
@@ -694,12 +678,7 @@ fn provenance(cfg: &SimulationConfig, out: &SimulationOutput) -> BTreeMap<String
     fn json<T: serde::Serialize>(value: &T) -> String {
         serde_json::to_string(value).expect("plain data serializes")
     }
-    let mut m = BTreeMap::new();
-    m.insert("tether_sweep.version".into(), tether_sweep::VERSION.into());
-    m.insert(
-        "tether_sweep.units".into(),
-        r#"{"t":"s","marker":"index","s":"m","x":"m","y":"m"}"#.into(),
-    );
+    let mut m = tether_sweep::io::track_metadata();
     m.insert("tether_sweep.tether".into(), json(&cfg.tether));
     m.insert("tether_sweep.scenario".into(), json(&cfg.scenario));
     m.insert("tether_sweep.solver_settings".into(), json(&cfg.solver));

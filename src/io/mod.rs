@@ -9,6 +9,7 @@ pub mod results;
 pub mod table;
 pub mod track;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -37,6 +38,24 @@ impl IoError {
     pub fn is_input_error(&self) -> bool {
         !matches!(self, IoError::Read { .. })
     }
+}
+
+/// The key-value metadata every output file starts with: the engine version.
+pub fn base_metadata() -> BTreeMap<String, String> {
+    BTreeMap::from([(
+        "tether_sweep.version".to_string(),
+        crate::VERSION.to_string(),
+    )])
+}
+
+/// Metadata of a marker-track file: the version and the columns' units.
+pub fn track_metadata() -> BTreeMap<String, String> {
+    let mut m = base_metadata();
+    m.insert(
+        "tether_sweep.units".into(),
+        r#"{"t":"s","marker":"index","s":"m","x":"m","y":"m"}"#.into(),
+    );
+    m
 }
 
 /// Table file formats.
