@@ -305,7 +305,15 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
         args.solver.name()
     );
     let started = Instant::now();
-    let results = run_cpu(&grid, &measured, &base, &scenario, &settings);
+    // On stderr, and only when it is a terminal: logs and pipes stay clean.
+    let progress = indicatif::ProgressBar::new(grid.len() as u64).with_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} simulations, {per_sec}, {elapsed} elapsed, ETA {eta}",
+        )
+        .expect("valid template"),
+    );
+    let results = run_cpu(&grid, &measured, &base, &scenario, &settings, &progress);
+    progress.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
 
     let mut metadata = tether_sweep::io::base_metadata();

@@ -67,16 +67,20 @@ pub fn check_coverage(measured: &MeasuredTrack, scenario: &Scenario) -> Result<(
 }
 
 /// Runs every candidate on the CPU, all cores, and scores it. `base` gives
-/// every parameter the grid does not vary. Results come back in grid order.
+/// every parameter the grid does not vary. Results come back in grid order;
+/// `progress` advances by one per finished candidate.
 pub fn run_cpu(
     grid: &Grid,
     measured: &MeasuredTrack,
     base: &TetherParams,
     scenario: &Scenario,
     settings: &SolverSettings,
+    progress: &indicatif::ProgressBar,
 ) -> Vec<CandidateResult> {
+    use indicatif::ParallelProgressIterator;
     grid.candidates()
         .par_iter()
+        .progress_with(progress.clone())
         .map(|&candidate| {
             let params = TetherParams {
                 elements: candidate.elements,
