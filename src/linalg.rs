@@ -36,10 +36,6 @@ impl BandedMatrix {
         }
     }
 
-    pub fn dim(&self) -> usize {
-        self.dim
-    }
-
     pub fn half_bandwidth(&self) -> usize {
         self.half_bandwidth
     }
@@ -163,10 +159,6 @@ pub struct BandedLu {
 }
 
 impl BandedLu {
-    pub fn dim(&self) -> usize {
-        self.lu.dim
-    }
-
     /// Solves A x = b in place (b becomes x).
     pub fn solve_in_place(&self, b: &mut [f64]) {
         let n = self.lu.dim;

@@ -177,7 +177,7 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
         .unwrap_or_else(|| scenario.winch.periods_s.clone());
     let waypoints = match (s.winch_waypoints_m, s.winch_amplitude_m) {
         (Some(w), _) => w,
-        (None, Some(a)) => WinchMotion::spec(a, [0.0; 3]).waypoints_m,
+        (None, Some(a)) => WinchMotion::spec_waypoints(a),
         (None, None) => scenario.winch.waypoints_m.clone(),
     };
     scenario.winch = WinchMotion {

@@ -293,9 +293,6 @@ pub struct ElementKernel {
     pub gravity: ElementVector,
     /// ½ ρ_air C_D b: drag force per (projected length · speed²).
     pub drag_factor: f64,
-    pub width_m: f64,
-    pub air_density_kg_m3: f64,
-    pub drag_coefficient: f64,
 }
 
 impl ElementKernel {
@@ -343,9 +340,6 @@ impl ElementKernel {
             mass,
             gravity,
             drag_factor: 0.5 * p.air_density_kg_m3 * p.drag_coefficient * p.width_m,
-            width_m: p.width_m,
-            air_density_kg_m3: p.air_density_kg_m3,
-            drag_coefficient: p.drag_coefficient,
         }
     }
 

@@ -27,10 +27,15 @@ impl WinchMotion {
     /// SPEC §4.2's waypoints 0, −A, +A, 0 with the given periods.
     pub fn spec(amplitude_m: f64, periods_s: [f64; 3]) -> Self {
         Self {
-            waypoints_m: vec![0.0, -amplitude_m, amplitude_m, 0.0],
+            waypoints_m: Self::spec_waypoints(amplitude_m),
             periods_s: periods_s.to_vec(),
             height_m: 0.0,
         }
+    }
+
+    /// SPEC §4.2's waypoints for amplitude A: 0, −A, +A, 0.
+    pub fn spec_waypoints(amplitude_m: f64) -> Vec<f64> {
+        vec![0.0, -amplitude_m, amplitude_m, 0.0]
     }
 
     pub fn validate(&self) -> Result<(), InputError> {

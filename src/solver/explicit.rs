@@ -67,9 +67,7 @@ impl ExplicitSolver {
         start_s: f64,
         step_s: f64,
     ) -> Self {
-        dynamics.impose(start_s, &mut q, &mut v);
-        let mut a = vec![0.0; q.len()];
-        dynamics.acceleration(start_s, &q, &v, &mut a);
+        let a = dynamics.initial_acceleration(start_s, &mut q, &mut v);
         let scratch = vec![0.0; q.len()];
         Self {
             dynamics,
@@ -101,10 +99,6 @@ impl ExplicitSolver {
 
     pub fn velocities(&self) -> &[f64] {
         &self.v
-    }
-
-    pub fn dynamics(&self) -> &TetherDynamics {
-        &self.dynamics
     }
 
     /// Advances to `target_s`, which must be a whole number of steps ahead

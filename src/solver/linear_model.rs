@@ -130,16 +130,6 @@ impl LinearModel {
             .collect()
     }
 
-    /// The quasi-static influence T of the winch: K T = −k_u (for the tether,
-    /// a rigid translation in x).
-    pub fn static_influence(&self) -> Result<DVector<f64>, SolverError> {
-        self.stiffness
-            .clone()
-            .lu()
-            .solve(&(-&self.stiffness_input))
-            .ok_or_else(singular)
-    }
-
     /// A state-space realization from winch position u to the tip's x and y.
     /// The transfer function is proper but not strictly proper (the winch's
     /// inertial coupling reaches the outputs at once), so D ≠ 0. With
@@ -235,8 +225,14 @@ mod tests {
         let [x, y] = m.frequency_response(1e-3).unwrap();
         assert!((x.re - 1.0).abs() < 1e-5 && x.im.abs() < 1e-5, "{x}");
         assert!(y.norm() < 1e-6, "{y}");
-        // The static influence is a rigid translation in x.
-        let t = m.static_influence().unwrap();
+        // The quasi-static influence T of the winch (K T = −k_u) is a rigid
+        // translation in x.
+        let t = m
+            .stiffness
+            .clone()
+            .lu()
+            .solve(&(-&m.stiffness_input))
+            .unwrap();
         for (i, v) in t.iter().enumerate() {
             let expected = if (i + PRESCRIBED_DOFS) % 4 == 0 {
                 1.0

@@ -118,8 +118,17 @@ impl TetherDynamics {
         &self.mass_dd
     }
 
+    /// Imposes the prescribed coordinates on (q, v) at `t` and returns the
+    /// accelerations there: the state every integrator starts from.
+    pub fn initial_acceleration(&mut self, t: f64, q: &mut [f64], v: &mut [f64]) -> Vec<f64> {
+        self.impose(t, q, v);
+        let mut a = vec![0.0; q.len()];
+        self.acceleration(t, q, v, &mut a);
+        a
+    }
+
     /// rhs_d −= M_dr q̈_r: the inertial load of the prescribed motion.
-    pub fn subtract_prescribed_inertia(&self, acc_r: [f64; 2], rhs_d: &mut [f64]) {
+    fn subtract_prescribed_inertia(&self, acc_r: [f64; 2], rhs_d: &mut [f64]) {
         for (row, m) in self.mass_dr.iter().enumerate() {
             rhs_d[row] -= m[0] * acc_r[0] + m[1] * acc_r[1];
         }

@@ -120,6 +120,8 @@ pub struct ReferenceSolver {
     iteration: Option<(BandedLu, f64)>,
     force: Vec<f64>,
     mass_times_acc: Vec<f64>,
+    /// Newton residual, then correction, on the dynamic coordinates.
+    residual: Vec<f64>,
 }
 
 struct Trial {
@@ -137,9 +139,7 @@ impl ReferenceSolver {
         start_s: f64,
         options: ReferenceOptions,
     ) -> Self {
-        dynamics.impose(start_s, &mut q, &mut v);
-        let mut acc = vec![0.0; q.len()];
-        dynamics.acceleration(start_s, &q, &v, &mut acc);
+        let acc = dynamics.initial_acceleration(start_s, &mut q, &mut v);
         let dofs = q.len();
         let weights = length_weights(dynamics.tether());
         Self {
@@ -162,6 +162,7 @@ impl ReferenceSolver {
             iteration: None,
             force: vec![0.0; dofs],
             mass_times_acc: vec![0.0; dofs],
+            residual: vec![0.0; dofs - PRESCRIBED_DOFS],
             dynamics,
         }
     }
@@ -180,14 +181,6 @@ impl ReferenceSolver {
 
     pub fn stats(&self) -> ReferenceStats {
         self.stats
-    }
-
-    pub fn options(&self) -> &ReferenceOptions {
-        &self.options
-    }
-
-    pub fn dynamics(&self) -> &TetherDynamics {
-        &self.dynamics
     }
 
     /// Advances exactly to `target_s` with steps that land on it.
@@ -333,13 +326,13 @@ impl ReferenceSolver {
             let tether = self.dynamics.tether();
             tether.generalized_force(&trial.q, &trial.v, &mut self.force);
             tether.mass().mul_vec(&trial.acc, &mut self.mass_times_acc);
-            let mut r: Vec<f64> = (PRESCRIBED_DOFS..n)
-                .map(|i| self.force[i] - self.mass_times_acc[i])
-                .collect();
+            for (r, i) in self.residual.iter_mut().zip(PRESCRIBED_DOFS..n) {
+                *r = self.force[i] - self.mass_times_acc[i];
+            }
             let lu = &self.iteration.as_ref().expect("iteration matrix set").0;
-            lu.solve_in_place(&mut r);
+            lu.solve_in_place(&mut self.residual);
             let mut correction = 0.0f64;
-            for (i, d) in r.iter().enumerate() {
+            for (i, d) in self.residual.iter().enumerate() {
                 let j = i + PRESCRIBED_DOFS;
                 trial.acc[j] += d;
                 let da = (1.0 - alpha_f) / (1.0 - alpha_m) * d;
