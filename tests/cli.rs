@@ -2,21 +2,13 @@
 //! bad input rejected with a message naming the field, exit code 2 and no
 //! file left behind.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+
+use common::{stderr, tether_sweep};
 
 use tether_sweep::io::track::{read_measured, read_parquet_metadata, read_table};
-
-fn tether_sweep(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// Runs a bad command and checks exit code 2, the message, and that the
 /// output directory is still empty (no output, no temporary file).

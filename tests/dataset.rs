@@ -1,19 +1,18 @@
 //! The shipped synthetic dataset: regenerated bit for bit by the command its
 //! README gives, and its noise is what it claims.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use arrow::array::{Array, Float64Array, Int32Array};
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
 
 fn synth(out: &Path, extra: &[&str]) {
-    let status = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
-        .args(["dataset", "synth", "--out", out.to_str().unwrap()])
-        .args(extra)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let mut args = vec!["dataset", "synth", "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = common::tether_sweep(&args);
+    assert!(o.status.success(), "{}", common::stderr(&o));
 }
 
 fn columns(path: &Path) -> (Vec<f64>, Vec<i32>, Vec<f64>, Vec<f64>) {

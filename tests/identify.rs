@@ -1,18 +1,14 @@
 //! `tether-sweep identify` end to end on datasets made inside the test with
 //! known truth on the grid (CPU backend).
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
+
+use common::{stderr, tether_sweep as run};
 
 use arrow::array::{Array, Float64Array, StringArray};
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 fn synth(out: &Path, noise: &str) {
     let o = run(&[
@@ -29,7 +25,7 @@ fn synth(out: &Path, noise: &str) {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 fn identify(measured: &Path, out: &Path) -> String {
@@ -46,7 +42,7 @@ fn identify(measured: &Path, out: &Path) -> String {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -191,7 +187,7 @@ fn bad_inputs_fail_before_any_simulation() {
         let mut all = vec!["identify", "--out", out_s];
         all.extend(args.iter().copied());
         let o = run(&all);
-        let err = String::from_utf8_lossy(&o.stderr);
+        let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{all:?}: {err}");
         assert!(err.contains(expected), "{all:?}: {err}");
         assert!(!out.exists(), "{all:?} created the output directory");
