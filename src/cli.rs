@@ -722,6 +722,14 @@ fn print_summary(
         SolverReport::Explicit { step_s, steps } => {
             println!("explicit: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall")
         }
+        SolverReport::Gpu {
+            step_s,
+            steps,
+            precision,
+        } => println!(
+            "GPU explicit ({}): step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
+            precision.name()
+        ),
         SolverReport::Reference(s) => println!(
             "reference: {} steps ({} rejected), step {:.2e}..{:.2e} s, {} Newton iterations, {} factorizations; \
              local error ≤ {:.1e} m (tolerance {:.1e} m); {wall_s:.3} s wall",

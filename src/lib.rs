@@ -2,7 +2,7 @@
 //!
 //! Layers, each using only those before it:
 //! `linalg`, `model` (physics, f64) → `solver` (CPU integrators, equilibrium,
-//! linearization) → `scenario`, `objective` → `sweep`, `dataset` → `io` (Parquet, CSV, TOML) → `plot`.
+//! linearization) and `gpu` (device, shaders, batch engine) → `scenario`, `objective` → `sweep`, `dataset` → `io` (Parquet, CSV, TOML) → `plot`.
 //! The binary (`src/main.rs`, `src/cli.rs`) parses, calls and prints.
 //!
 //! The authoritative definition of the physics is `SPEC.md` of the project's
@@ -10,6 +10,7 @@
 
 pub mod dataset;
 pub mod error;
+pub mod gpu;
 pub mod io;
 pub mod linalg;
 pub mod model;

@@ -2,6 +2,7 @@
 //! them with a chosen CPU solver, sampling marker tracks and the swing-up
 //! objective at exact sample times.
 
+pub mod batch;
 pub mod winch;
 
 use std::sync::Arc;
@@ -225,6 +226,12 @@ impl Track {
 pub enum SolverReport {
     Explicit { step_s: f64, steps: u64 },
     Reference(ReferenceStats),
+    /// The GPU engine's explicit scheme.
+    Gpu {
+        step_s: f64,
+        steps: u64,
+        precision: crate::gpu::Precision,
+    },
 }
 
 #[derive(Debug, Clone)]

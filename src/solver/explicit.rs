@@ -16,11 +16,14 @@
 
 use super::{SecondOrderSystem, SolverError, TetherDynamics};
 
-/// Advances (q, v, a) by one step of size h from t. `a` must hold a(t, q, v)
-/// on entry and holds a(t+h, q, v) on exit. `scratch` has the length of q.
+/// Advances (q, v, a) by one step of size h, ending at `t_end`. `a` must
+/// hold a(t_end − h, q, v) on entry and holds a(t_end, q, v) on exit.
+/// `scratch` has the length of q. The end time is the caller's, not t + h:
+/// summed times drift by an ulp, and where the pin's acceleration jumps (a
+/// winch move ending exactly on a step) an ulp decides which move is taken.
 pub fn verlet_step<S: SecondOrderSystem + ?Sized>(
     system: &mut S,
-    t: f64,
+    t_end: f64,
     h: f64,
     q: &mut [f64],
     v: &mut [f64],
@@ -33,13 +36,12 @@ pub fn verlet_step<S: SecondOrderSystem + ?Sized>(
         q[i] += h * v[i];
         scratch[i] = v[i] + half * a[i];
     }
-    let t1 = t + h;
-    system.impose(t1, q, scratch);
-    system.acceleration(t1, q, scratch, a);
+    system.impose(t_end, q, scratch);
+    system.acceleration(t_end, q, scratch, a);
     for i in 0..q.len() {
         v[i] += half * a[i];
     }
-    system.impose(t1, q, v);
+    system.impose(t_end, q, v);
 }
 
 /// The explicit solver for one simulation. Time is kept as an integer step
@@ -114,10 +116,11 @@ impl ExplicitSolver {
         );
         let count = count.max(0.0) as u64;
         for i in 0..count {
-            let t = self.time();
+            // Time as (whole steps) × step, as the GPU computes it.
+            let t_end = self.start_s + (self.steps + 1) as f64 * self.step_s;
             verlet_step(
                 &mut self.dynamics,
-                t,
+                t_end,
                 self.step_s,
                 &mut self.q,
                 &mut self.v,
@@ -164,7 +167,7 @@ pub fn amplification(omega: f64, zeta: f64, h: f64) -> f64 {
         let mut state = [0.0; 3];
         state[col] = scale[col];
         let (mut q, mut v, mut a, mut s) = ([state[0]], [state[1]], [state[2]], [0.0]);
-        verlet_step(&mut osc, 0.0, h, &mut q, &mut v, &mut a, &mut s);
+        verlet_step(&mut osc, h, h, &mut q, &mut v, &mut a, &mut s);
         map.set_column(
             col,
             &nalgebra::Vector3::new(q[0] / scale[0], v[0] / scale[1], a[0] / scale[2]),
@@ -240,7 +243,7 @@ mod tests {
             let (mut q, mut v, mut a, mut s) = ([1.0], [0.0], [0.0], [0.0]);
             osc.acceleration(0.0, &q, &v, &mut a);
             for i in 0..steps {
-                verlet_step(&mut osc, i as f64 * h, h, &mut q, &mut v, &mut a, &mut s);
+                verlet_step(&mut osc, (i + 1) as f64 * h, h, &mut q, &mut v, &mut a, &mut s);
             }
             (q[0] - exact(1.0)).abs()
         };

@@ -91,7 +91,8 @@ pub fn run_cpu(
             match simulate(scenario, &params, settings) {
                 Ok(out) => {
                     let (step_s, steps) = match out.report {
-                        SolverReport::Explicit { step_s, steps } => (Some(step_s), steps),
+                        SolverReport::Explicit { step_s, steps }
+                        | SolverReport::Gpu { step_s, steps, .. } => (Some(step_s), steps),
                         SolverReport::Reference(s) => (None, s.steps),
                     };
                     let j_e = identification_error(measured, &out.track)

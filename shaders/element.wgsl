@@ -1,0 +1,94 @@
+// One planar ANCF cable element (SPEC §2) in displacement form: the forces of
+// element (a, b) from the displacements u and velocities v of its two nodes,
+// each packed as vec4 (x, y, x', y'). The reference configuration is the
+// straight, unstretched tether with unit tangent t0, so r_x = t0 + u_x and
+// r_xx = u_xx; the strain is formed from u without cancellation (SPEC §8):
+// |r_x|² − 1 = 2 t0·u_x + |u_x|².
+//
+// Mirrors ElementKernel::add_internal_force and add_drag in
+// src/model/element.rs; the quadrature is the same five-point Gauss rule
+// (GAUSS_POINTS there), written out so that no shader loop runs per point
+// (lavapipe counts every loop iteration against its limit).
+
+struct Section {
+    axial_stiffness: real,    // E a [N]
+    axial_damping: real,      // D a [N s]
+    bending_stiffness: real,  // E I [N m²]
+    bending_damping: real,    // D I [N m² s]
+}
+
+struct ElementForce {
+    a: real4,
+    b: real4,
+}
+
+fn cross2(p: real2, q: real2) -> real {
+    return p.x * q.y - p.y * q.x;
+}
+
+// Adds the internal force −∫ (N ∂ε/∂e + M ∂κ/∂e)ᵀ ds of one Gauss point.
+fn add_gauss_point(
+    f: ptr<function, ElementForce>,
+    xi: real, weight: real, le: real, t0: real2, sec: Section,
+    ua: real4, ub: real4, va: real4, vb: real4,
+) {
+    let inv_le = 1.0 / le;
+    let x2 = xi * xi;
+    // ∂s/∂s and ∂²s/∂s² of the four Hermite functions.
+    let sx = real4((6.0 * x2 - 6.0 * xi) * inv_le, 1.0 - 4.0 * xi + 3.0 * x2,
+                   (6.0 * xi - 6.0 * x2) * inv_le, 3.0 * x2 - 2.0 * xi);
+    let sxx = real4((12.0 * xi - 6.0) * inv_le * inv_le, (6.0 * xi - 4.0) * inv_le,
+                    (6.0 - 12.0 * xi) * inv_le * inv_le, (6.0 * xi - 2.0) * inv_le);
+    let ux = sx.x * ua.xy + sx.y * ua.zw + sx.z * ub.xy + sx.w * ub.zw;
+    let c = sxx.x * ua.xy + sxx.y * ua.zw + sxx.z * ub.xy + sxx.w * ub.zw;
+    let pd = sx.x * va.xy + sx.y * va.zw + sx.z * vb.xy + sx.w * vb.zw;
+    let cd = sxx.x * va.xy + sxx.y * va.zw + sxx.z * vb.xy + sxx.w * vb.zw;
+    let p = t0 + ux;
+    let g_minus_1 = 2.0 * dot(t0, ux) + dot(ux, ux);
+    let g = 1.0 + g_minus_1;
+    let stretch = sqrt(g);
+    let strain = g_minus_1 / (stretch + 1.0);
+    let strain_p = p / stretch;
+    let z = cross2(p, c);
+    let inv_g = 1.0 / g;
+    let curvature = z * inv_g;
+    let curvature_p = (real2(c.y, -c.x) - 2.0 * curvature * p) * inv_g;
+    let curvature_c = real2(-p.y, p.x) * inv_g;
+    let strain_rate = dot(strain_p, pd);
+    let curvature_rate = dot(curvature_p, pd) + dot(curvature_c, cd);
+    let axial = sec.axial_stiffness * strain + sec.axial_damping * strain_rate;
+    let moment = sec.bending_stiffness * curvature + sec.bending_damping * curvature_rate;
+    let wl = weight * le;
+    let fp = wl * (axial * strain_p + moment * curvature_p);
+    let fc = wl * moment * curvature_c;
+    (*f).a -= real4(sx.x * fp + sxx.x * fc, sx.y * fp + sxx.y * fc);
+    (*f).b -= real4(sx.z * fp + sxx.z * fc, sx.w * fp + sxx.w * fc);
+}
+
+// Gravity, internal force and air drag of one element: its contribution to
+// the generalized force f = Q − F_a − F_D + Q_D of nodes a and b.
+fn element_force(
+    le: real, t0: real2, sec: Section, weight_per_length: real, drag_factor: real,
+    ua: real4, ub: real4, va: real4, vb: real4,
+) -> ElementForce {
+    // Gravity (SPEC §2, paper eq. 11), weight_per_length = ρ_t a g.
+    let wg = weight_per_length * le;
+    var f = ElementForce(real4(0.0, -0.5 * wg, 0.0, -wg * le / 12.0),
+                         real4(0.0, -0.5 * wg, 0.0, wg * le / 12.0));
+    // Five-point Gauss–Legendre rule on [0, 1] (GAUSS_XI, GAUSS_WEIGHTS).
+    add_gauss_point(&f, 0.046910077030668004, 0.11846344252809454, le, t0, sec, ua, ub, va, vb);
+    add_gauss_point(&f, 0.23076534494715845, 0.23931433524968324, le, t0, sec, ua, ub, va, vb);
+    add_gauss_point(&f, 0.5, 0.28444444444444444, le, t0, sec, ua, ub, va, vb);
+    add_gauss_point(&f, 0.7692346550528416, 0.23931433524968324, le, t0, sec, ua, ub, va, vb);
+    add_gauss_point(&f, 0.953089922969332, 0.11846344252809454, le, t0, sec, ua, ub, va, vb);
+    // Air drag (SPEC §2, corrected): mean nodal velocity, projected lengths
+    // of the chord (reference chord le·t0 plus the displacement difference).
+    let chord = le * t0 + ub.xy - ua.xy;
+    let vmean = 0.5 * (va.xy + vb.xy);
+    let fx = -drag_factor * abs(chord.y) * vmean.x * abs(vmean.x);
+    let fy = -drag_factor * abs(chord.x) * vmean.y * abs(vmean.y);
+    let fd = real2(fx, fy);
+    f.a += real4(0.5 * fd, (le / 12.0) * fd);
+    f.b += real4(0.5 * fd, (-le / 12.0) * fd);
+    return f;
+}

@@ -1,0 +1,84 @@
+// The prescribed motion of node 0 as a displacement from its reference
+// position: at rest (the drop's pin) or half-cosine winch moves along x
+// (SPEC §4.2). Mirrors WinchMotion in src/scenario/winch.rs.
+//
+// cos and sin come from polynomials, not the builtins: WGSL has no f64
+// trigonometry, and Vulkan allows the f32 builtins an absolute error of 2⁻¹¹,
+// far more than the 1e-4 m the engine must hold.
+
+const MAX_WINCH_MOVES: u32 = 4u;
+const PI: real = 3.14159265358979323846;
+
+struct PinState {
+    position: real2,
+    velocity: real2,
+    acceleration: real2,
+}
+
+// (cos θ, sin θ) for θ ∈ [0, π], as Taylor series about π/2 (error below
+// 1e-14 on the interval).
+fn cos_sin_half_turn(theta: real) -> real2 {
+    let x = theta - 0.5 * PI;
+    let x2 = x * x;
+    // sin x to x¹⁹ and cos x to x²⁰, Horner in x².
+    var s: real = 1.0 / 121645100408832000.0;
+    s = 1.0 / 355687428096000.0 - x2 * s;
+    s = 1.0 / 1307674368000.0 - x2 * s;
+    s = 1.0 / 6227020800.0 - x2 * s;
+    s = 1.0 / 39916800.0 - x2 * s;
+    s = 1.0 / 362880.0 - x2 * s;
+    s = 1.0 / 5040.0 - x2 * s;
+    s = 1.0 / 120.0 - x2 * s;
+    s = 1.0 / 6.0 - x2 * s;
+    s = 1.0 - x2 * s;
+    let sin_x = x * s;
+    var c: real = 1.0 / 2432902008176640000.0;
+    c = 1.0 / 6402373705728000.0 - x2 * c;
+    c = 1.0 / 20922789888000.0 - x2 * c;
+    c = 1.0 / 87178291200.0 - x2 * c;
+    c = 1.0 / 479001600.0 - x2 * c;
+    c = 1.0 / 3628800.0 - x2 * c;
+    c = 1.0 / 40320.0 - x2 * c;
+    c = 1.0 / 720.0 - x2 * c;
+    c = 1.0 / 24.0 - x2 * c;
+    c = 0.5 - x2 * c;
+    c = 1.0 - x2 * c;
+    // θ = x + π/2: cos θ = −sin x, sin θ = cos x.
+    return real2(-sin_x, c);
+}
+
+// Winch displacement along x from its first waypoint at time t. `moves` is 0
+// for a fixed pin.
+fn pin_state(t: real, moves: u32, waypoints: array<real, 5>, periods: array<real, 4>) -> PinState {
+    var out = PinState(real2(0.0), real2(0.0), real2(0.0));
+    var start: real = 0.0;
+    // Unrolled by hand: at most MAX_WINCH_MOVES moves, no shader loop.
+    if (moves > 0u) {
+        var moving = false;
+        var from_x: real = 0.0;
+        var to_x: real = 0.0;
+        var period: real = 1.0;
+        if (t < periods[0]) {
+            moving = true; from_x = waypoints[0]; to_x = waypoints[1]; period = periods[0]; start = 0.0;
+        } else if (moves > 1u && t < periods[0] + periods[1]) {
+            moving = true; from_x = waypoints[1]; to_x = waypoints[2]; period = periods[1]; start = periods[0];
+        } else if (moves > 2u && t < periods[0] + periods[1] + periods[2]) {
+            moving = true; from_x = waypoints[2]; to_x = waypoints[3]; period = periods[2];
+            start = periods[0] + periods[1];
+        } else if (moves > 3u && t < periods[0] + periods[1] + periods[2] + periods[3]) {
+            moving = true; from_x = waypoints[3]; to_x = waypoints[4]; period = periods[3];
+            start = periods[0] + periods[1] + periods[2];
+        }
+        if (moving && t >= 0.0) {
+            let rate = PI / period;
+            let cs = cos_sin_half_turn(rate * (t - start));
+            let half_span = 0.5 * (to_x - from_x);
+            out.position = real2(from_x - waypoints[0] + half_span * (1.0 - cs.x), 0.0);
+            out.velocity = real2(half_span * rate * cs.y, 0.0);
+            out.acceleration = real2(half_span * rate * rate * cs.x, 0.0);
+        } else if (t >= 0.0) {
+            out.position = real2(waypoints[moves] - waypoints[0], 0.0);
+        }
+    }
+    return out;
+}

@@ -1,0 +1,266 @@
+// Pipeline stage "step": advances every simulation of a chunk by up to
+// `steps_per_dispatch` steps of the explicit scheme (velocity Verlet with a
+// predicted velocity for damping and drag; src/solver/explicit.rs), and
+// accumulates the objectives at sample and frame times. One invocation is one
+// simulation.
+//
+// The mass solve uses the block-tridiagonal (4×4 blocks, one per node) LU
+// factors of the mass matrix in which node 0's prescribed rows are replaced
+// by identity rows (their right-hand side is the pin's acceleration), so
+// M_dd q̈_d = f_d − M_dr q̈_r (SPEC §3) is solved exactly as on the CPU. The
+// force of element k−1 completes node k−1, whose forward substitution runs in
+// the same loop iteration; the back substitution runs node by node and
+// finishes the velocity update. So a step is 2(n+1) loop iterations.
+//
+// Needs: a precision module, element.wgsl, motion.wgsl (src/gpu/shader.rs).
+
+const STATUS_RUNNING: u32 = 0u;
+const STATUS_DONE: u32 = 1u;
+const STATUS_DIVERGED: u32 = 2u;
+const NO_TRACK: u32 = 0xffffffffu;
+// Matrices per node in the mesh buffer: G (inverse pivot block), B (coupling
+// to the previous node), E (G times the coupling to the next node), each as
+// four columns.
+const FACTOR_VEC4_PER_NODE: u32 = 12u;
+// State planes: displacement, velocity, acceleration, forward-substitution.
+const PLANE_DISPLACEMENT: u32 = 0u;
+const PLANE_VELOCITY: u32 = 1u;
+const PLANE_ACCELERATION: u32 = 2u;
+const PLANE_FORWARD: u32 = 3u;
+
+struct DispatchParams {
+    simulations: u32,
+    steps_per_dispatch: u32,
+    // Node slots per simulation in the state buffer (max n + 1 of the chunk).
+    node_slots: u32,
+    _pad: u32,
+}
+
+struct SimControl {
+    elements: u32,
+    // Offsets into `mesh` in vec4 units: the factors, and the marker table
+    // (two vec4 per marker: shape values s1..s4, then (arc length, element, 0, 0)).
+    factor_offset: u32,
+    marker_offset: u32,
+    markers: u32,
+    total_steps: u32,
+    steps_per_sample: u32,
+    samples_per_frame: u32,
+    winch_moves: u32,
+    // Offset into `track` (vec2 units) of frame 1, or NO_TRACK.
+    track_offset: u32,
+    // 1: accumulate J_e against `measured`.
+    compare_measured: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+struct SimPhysics {
+    step_s: real,
+    element_length_m: real,
+    length_m: real,
+    axial_stiffness_n: real,
+    axial_damping_n_s: real,
+    bending_stiffness_n_m2: real,
+    bending_damping_n_m2_s: real,
+    weight_per_length_n_m: real,
+    tip_weight_n: real,
+    drag_factor_kg_m3: real,
+    tangent_x: real,
+    tangent_y: real,
+    pin_x_m: real,
+    pin_y_m: real,
+    velocity_weight_s: real,
+    time_weight_m_s: real,
+    waypoints_m: array<real, 5>,
+    periods_s: array<real, 4>,
+}
+
+struct SimProgress {
+    steps_done: u32,
+    status: u32,
+    frames_done: u32,
+    _pad: u32,
+}
+
+struct SimObjectives {
+    identification_error_m2: real,
+    swingup_min_m: real,
+    swingup_time_s: real,
+    _pad: real,
+}
+
+@group(0) @binding(0) var<uniform> params: DispatchParams;
+@group(0) @binding(1) var<storage, read> controls: array<SimControl>;
+@group(0) @binding(2) var<storage, read> physics: array<SimPhysics>;
+@group(0) @binding(3) var<storage, read> mesh: array<real4>;
+@group(0) @binding(4) var<storage, read> measured: array<real2>;
+@group(0) @binding(5) var<storage, read_write> state: array<real4>;
+@group(0) @binding(6) var<storage, read_write> progress: array<SimProgress>;
+@group(0) @binding(7) var<storage, read_write> objectives: array<SimObjectives>;
+@group(0) @binding(8) var<storage, read_write> track: array<real2>;
+
+fn slot(plane: u32, node: u32, sim: u32) -> u32 {
+    // Simulation-minor, so that neighbouring invocations touch neighbouring
+    // addresses.
+    return (plane * params.node_slots + node) * params.simulations + sim;
+}
+
+fn factor(c: SimControl, node: u32, which: u32) -> real4x4 {
+    let base = c.factor_offset + node * FACTOR_VEC4_PER_NODE + 4u * which;
+    return real4x4(mesh[base], mesh[base + 1u], mesh[base + 2u], mesh[base + 3u]);
+}
+
+// Displacements far beyond anything physical for a tether: only a
+// numerically unstable run reaches them (the CPU's TetherDynamics::check_state).
+fn exploded_position(u: real4, length_m: real) -> bool {
+    return !(abs(u.x) < 100.0 * length_m && abs(u.y) < 100.0 * length_m
+             && abs(u.z) < 100.0 && abs(u.w) < 100.0);
+}
+
+fn exploded_velocity(v: real4) -> bool {
+    return !(abs(v.x) < 1e4 && abs(v.y) < 1e4 && abs(v.z) < 1e4 && abs(v.w) < 1e4);
+}
+
+// Marker positions of a frame: J_e and the recorded track.
+fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32) {
+    let t0 = real2(ph.tangent_x, ph.tangent_y);
+    let pin = real2(ph.pin_x_m, ph.pin_y_m);
+    var error: real = 0.0;
+    for (var m = 0u; m < c.markers; m++) {
+        let shapes = mesh[c.marker_offset + 2u * m];
+        let place = mesh[c.marker_offset + 2u * m + 1u];
+        let element = u32(place.y);
+        let ua = state[slot(PLANE_DISPLACEMENT, element, sim)];
+        let ub = state[slot(PLANE_DISPLACEMENT, element + 1u, sim)];
+        let displacement = shapes.x * ua.xy + shapes.y * ua.zw + shapes.z * ub.xy + shapes.w * ub.zw;
+        let position = pin + place.x * t0 + displacement;
+        let index = (frame - 1u) * c.markers + m;
+        if (c.compare_measured == 1u) {
+            let d = measured[index] - position;
+            error += dot(d, d);
+        }
+        if (c.track_offset != NO_TRACK) {
+            track[c.track_offset + index] = position;
+        }
+    }
+    objectives[sim].identification_error_m2 += error;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+    let sim = id.x;
+    if (sim >= params.simulations) {
+        return;
+    }
+    var prog = progress[sim];
+    if (prog.status != STATUS_RUNNING) {
+        return;
+    }
+    let c = controls[sim];
+    let ph = physics[sim];
+    let n = c.elements;
+    let h = ph.step_s;
+    let half = 0.5 * h;
+    let le = ph.element_length_m;
+    let t0 = real2(ph.tangent_x, ph.tangent_y);
+    let sec = Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
+                      ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
+    let steps_per_frame = c.steps_per_sample * c.samples_per_frame;
+    let end = min(c.total_steps, prog.steps_done + params.steps_per_dispatch);
+    var diverged = false;
+    while (prog.steps_done < end && !diverged) {
+        let steps = prog.steps_done + 1u;
+        let t = real(steps) * h;
+        let pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s);
+
+        // Drift every node, evaluate element k−1, forward-substitute node k−1.
+        var u_prev = real4(0.0);
+        var v_prev = real4(0.0);
+        var f_prev = real4(0.0);
+        var y_prev = real4(0.0);
+        for (var k = 0u; k <= n; k++) {
+            let a = state[slot(PLANE_ACCELERATION, k, sim)];
+            let v_half = state[slot(PLANE_VELOCITY, k, sim)] + half * a;
+            var u = state[slot(PLANE_DISPLACEMENT, k, sim)] + h * v_half;
+            var v_pred = v_half + half * a;
+            if (k == 0u) {
+                u = real4(pin.position, u.zw);
+                v_pred = real4(pin.velocity, v_pred.zw);
+            }
+            diverged = diverged || exploded_position(u, ph.length_m);
+            state[slot(PLANE_DISPLACEMENT, k, sim)] = u;
+            state[slot(PLANE_VELOCITY, k, sim)] = v_half;
+            var f_next = real4(0.0);
+            if (k > 0u) {
+                let fe = element_force(le, t0, sec, ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
+                                       u_prev, u, v_prev, v_pred);
+                f_prev += fe.a;
+                f_next = fe.b;
+                let node = k - 1u;
+                if (node == 0u) {
+                    f_prev = real4(pin.acceleration, f_prev.zw);
+                }
+                let y = factor(c, node, 0u) * (f_prev - factor(c, node, 1u) * y_prev);
+                state[slot(PLANE_FORWARD, node, sim)] = y;
+                y_prev = y;
+            }
+            u_prev = u;
+            v_prev = v_pred;
+            f_prev = f_next;
+        }
+        // Node n: the tip's weight, then its forward substitution.
+        f_prev.y -= ph.tip_weight_n;
+        let y_tip = factor(c, n, 0u) * (f_prev - factor(c, n, 1u) * y_prev);
+        state[slot(PLANE_FORWARD, n, sim)] = y_tip;
+
+        // Back substitution and the velocity update, tip first.
+        var a_next = real4(0.0);
+        var tip_velocity = real2(0.0);
+        for (var j = 0u; j <= n; j++) {
+            let k = n - j;
+            var a = state[slot(PLANE_FORWARD, k, sim)];
+            if (k < n) {
+                a -= factor(c, k, 2u) * a_next;
+            }
+            var v = state[slot(PLANE_VELOCITY, k, sim)] + half * a;
+            if (k == 0u) {
+                v = real4(pin.velocity, v.zw);
+            }
+            diverged = diverged || exploded_velocity(v);
+            state[slot(PLANE_ACCELERATION, k, sim)] = a;
+            state[slot(PLANE_VELOCITY, k, sim)] = v;
+            if (k == n) {
+                tip_velocity = v.xy;
+            }
+            a_next = a;
+        }
+        if (diverged) {
+            prog.status = STATUS_DIVERGED;
+            prog.steps_done = steps;
+            break;
+        }
+        prog.steps_done = steps;
+
+        if (steps % c.steps_per_sample == 0u) {
+            // J_a = |W − r_tip| + k1 |ṙ_tip| + k2 t (SPEC §5), relative to the
+            // reference pin: W − r_tip = pin displacement − (L t0 + u_tip).
+            let u_tip = state[slot(PLANE_DISPLACEMENT, n, sim)].xy;
+            let gap = pin.position - (ph.length_m * t0 + u_tip);
+            let j_a = length(gap) + ph.velocity_weight_s * length(tip_velocity) + ph.time_weight_m_s * t;
+            if (j_a < objectives[sim].swingup_min_m) {
+                objectives[sim].swingup_min_m = j_a;
+                objectives[sim].swingup_time_s = t;
+            }
+        }
+        if (steps % steps_per_frame == 0u) {
+            let frame = steps / steps_per_frame;
+            observe_frame(sim, c, ph, frame);
+            prog.frames_done = frame;
+        }
+    }
+    if (prog.status == STATUS_RUNNING && prog.steps_done >= c.total_steps) {
+        prog.status = STATUS_DONE;
+    }
+    progress[sim] = prog;
+}

@@ -1,0 +1,332 @@
+//! A batch of simulations in the engine's terms, and the arrays a chunk of
+//! it uploads. Everything here is f64 and device-independent; the engine
+//! converts to the shader's precision at upload.
+
+use super::GpuError;
+use super::layout::{
+    FACTOR_VEC4_PER_NODE, MARKER_VEC4, MAX_WINCH_MOVES, NO_TRACK, SimControl, SimPhysics,
+};
+use super::mass_factor;
+use crate::error::InputError;
+use crate::model::element::{SectionConstants, shape};
+use crate::model::tether::NODE_DOFS;
+use crate::model::{Tether, TetherParams};
+
+/// The prescribed motion of node 0.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PinDrive {
+    /// The pin stays at its reference position.
+    Fixed,
+    /// Half-cosine moves along x through `waypoints_m` (SPEC §4.2); the
+    /// reference pin is at the first waypoint.
+    Winch {
+        waypoints_m: Vec<f64>,
+        periods_s: Vec<f64>,
+    },
+}
+
+/// One simulation for the engine. The state is carried as the displacement
+/// from a straight, unstretched reference configuration (SPEC §8): from
+/// `pin_m` along the unit `tangent`.
+#[derive(Debug, Clone)]
+pub struct GpuSimulation {
+    pub params: TetherParams,
+    pub pin_m: [f64; 2],
+    pub tangent: [f64; 2],
+    pub drive: PinDrive,
+    /// Initial coordinates, velocities and accelerations (absolute, f64).
+    pub initial_q: Vec<f64>,
+    pub initial_v: Vec<f64>,
+    pub initial_a: Vec<f64>,
+    pub step_s: f64,
+    pub total_steps: u64,
+    pub steps_per_sample: u64,
+    pub samples_per_frame: u64,
+    pub marker_arc_lengths_m: Vec<f64>,
+    /// k1 [s], k2 [m/s] of J_a.
+    pub objective_weights: [f64; 2],
+    /// J_a at t = 0, the running minimum's start.
+    pub initial_swingup_m: f64,
+    /// Accumulate J_e against the batch's measured track.
+    pub compare_measured: bool,
+    /// Read back marker positions at every frame.
+    pub record_track: bool,
+}
+
+impl GpuSimulation {
+    pub fn frames(&self) -> u64 {
+        self.total_steps / self.steps_per_frame()
+    }
+
+    pub fn steps_per_frame(&self) -> u64 {
+        self.steps_per_sample * self.samples_per_frame
+    }
+
+    /// The reference (straight, unstretched) coordinates.
+    pub fn reference_q(&self) -> Vec<f64> {
+        let le = self.params.element_length_m();
+        let mut q = vec![0.0; NODE_DOFS * (self.params.elements + 1)];
+        for (i, node) in q.chunks_mut(NODE_DOFS).enumerate() {
+            let s = i as f64 * le;
+            node[0] = self.pin_m[0] + s * self.tangent[0];
+            node[1] = self.pin_m[1] + s * self.tangent[1];
+            node[2] = self.tangent[0];
+            node[3] = self.tangent[1];
+        }
+        q
+    }
+
+    pub fn validate(&self) -> Result<(), GpuError> {
+        let dofs = NODE_DOFS * (self.params.elements + 1);
+        for (name, v) in [
+            ("initial_q", &self.initial_q),
+            ("initial_v", &self.initial_v),
+            ("initial_a", &self.initial_a),
+        ] {
+            if v.len() != dofs {
+                return Err(InputError::new(name, v.len(), format!("{dofs} coordinates")).into());
+            }
+        }
+        let steps_ok = |x: u64| (1..=u32::MAX as u64).contains(&x);
+        if !steps_ok(self.total_steps)
+            || !steps_ok(self.steps_per_sample)
+            || !steps_ok(self.steps_per_frame())
+        {
+            return Err(InputError::new(
+                "total_steps",
+                self.total_steps,
+                format!("1 to {} steps per simulation on the GPU", u32::MAX),
+            )
+            .into());
+        }
+        if let PinDrive::Winch { periods_s, .. } = &self.drive
+            && periods_s.len() > MAX_WINCH_MOVES
+        {
+            return Err(InputError::new(
+                "winch periods",
+                periods_s.len(),
+                format!("at most {MAX_WINCH_MOVES} winch moves on the GPU"),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Key of what the mesh buffer holds for this simulation: everything the
+    /// mass matrix and the marker table depend on.
+    fn mesh_key(&self) -> Vec<u64> {
+        let p = &self.params;
+        let mut key = vec![
+            p.elements as u64,
+            p.tip_mass_kg.to_bits(),
+            p.density_kg_m3.to_bits(),
+            p.width_m.to_bits(),
+            p.thickness_m.to_bits(),
+            p.length_m.to_bits(),
+            p.rotary_inertia as u64,
+        ];
+        key.extend(self.marker_arc_lengths_m.iter().map(|s| s.to_bits()));
+        key
+    }
+
+    pub fn physics(&self) -> SimPhysics<f64> {
+        let p = &self.params;
+        let sc = SectionConstants::new(p);
+        let mut waypoints = [0.0; MAX_WINCH_MOVES + 1];
+        let mut periods = [0.0; MAX_WINCH_MOVES];
+        if let PinDrive::Winch {
+            waypoints_m,
+            periods_s,
+        } = &self.drive
+        {
+            waypoints[..waypoints_m.len()].copy_from_slice(waypoints_m);
+            periods[..periods_s.len()].copy_from_slice(periods_s);
+        }
+        SimPhysics {
+            step_s: self.step_s,
+            element_length_m: p.element_length_m(),
+            length_m: p.length_m,
+            axial_stiffness_n: sc.axial_stiffness_n,
+            axial_damping_n_s: sc.axial_damping_n_s,
+            bending_stiffness_n_m2: sc.bending_stiffness_n_m2,
+            bending_damping_n_m2_s: sc.bending_damping_n_m2_s,
+            weight_per_length_n_m: p.mass_per_length_kg_m() * p.gravity_m_s2,
+            tip_weight_n: p.tip_mass_kg * p.gravity_m_s2,
+            drag_factor_kg_m3: 0.5 * p.air_density_kg_m3 * p.drag_coefficient * p.width_m,
+            tangent_x: self.tangent[0],
+            tangent_y: self.tangent[1],
+            pin_x_m: self.pin_m[0],
+            pin_y_m: self.pin_m[1],
+            velocity_weight_s: self.objective_weights[0],
+            time_weight_m_s: self.objective_weights[1],
+            waypoints_m: waypoints,
+            periods_s: periods,
+        }
+    }
+}
+
+/// How a simulation ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutcomeStatus {
+    Completed,
+    /// The state exploded; detected after the step ending at `time_s`.
+    Diverged {
+        time_s: f64,
+    },
+}
+
+/// What the engine reads back for one simulation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuOutcome {
+    pub status: OutcomeStatus,
+    pub steps: u64,
+    /// J_e [m²] over frames 1.. (when compared).
+    pub identification_error_m2: f64,
+    /// J_a,min [m] and its time [s].
+    pub swingup_min_m: f64,
+    pub swingup_time_s: f64,
+    /// Marker positions of frames 1.. (frame-major), when recorded.
+    pub track_m: Option<Vec<[f64; 2]>>,
+}
+
+/// The f64 arrays of one chunk, in upload order.
+pub struct ChunkData {
+    pub node_slots: usize,
+    pub controls: Vec<SimControl>,
+    pub physics: Vec<SimPhysics<f64>>,
+    /// vec4 entries: mass factors and marker tables of every distinct mesh.
+    pub mesh: Vec<[f64; 4]>,
+    /// Plane-major, node, simulation-minor (step.wgsl's `slot`).
+    pub state: Vec<[f64; 4]>,
+    /// vec2 entries of the recorded tracks.
+    pub track_len: usize,
+}
+
+/// Builds the arrays for the simulations `sims` (one chunk).
+pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
+    let count = sims.len();
+    let node_slots = sims
+        .iter()
+        .map(|s| s.params.elements + 1)
+        .max()
+        .unwrap_or(1);
+    let mut meshes: Vec<(Vec<u64>, u32, u32)> = Vec::new();
+    let mut mesh: Vec<[f64; 4]> = Vec::new();
+    let mut controls = Vec::with_capacity(count);
+    let mut physics = Vec::with_capacity(count);
+    let mut state = vec![[0.0; 4]; super::layout::STATE_PLANES * node_slots * count];
+    let mut track_len = 0usize;
+    for (i, sim) in sims.iter().enumerate() {
+        sim.validate()?;
+        let key = sim.mesh_key();
+        let (factor_offset, marker_offset) = match meshes.iter().find(|m| m.0 == key) {
+            Some(m) => (m.1, m.2),
+            None => {
+                let tether = Tether::new(sim.params.clone()).map_err(GpuError::Input)?;
+                let factors = mass_factor::factor(tether.mass(), sim.params.elements)?;
+                let factor_offset = mesh.len() as u32;
+                for f in &factors {
+                    for m in [&f.inverse_pivot, &f.coupling_previous, &f.coupling_next] {
+                        for col in m.chunks(4) {
+                            mesh.push([col[0], col[1], col[2], col[3]]);
+                        }
+                    }
+                }
+                debug_assert_eq!(
+                    mesh.len() - factor_offset as usize,
+                    FACTOR_VEC4_PER_NODE * factors.len()
+                );
+                let marker_offset = mesh.len() as u32;
+                let le = sim.params.element_length_m();
+                for &s in &sim.marker_arc_lengths_m {
+                    let (element, xi) = tether.locate(s);
+                    let sh = shape(xi, le);
+                    mesh.push(sh);
+                    debug_assert!(MARKER_VEC4 == 2);
+                    mesh.push([s, element as f64, 0.0, 0.0]);
+                }
+                meshes.push((key, factor_offset, marker_offset));
+                (factor_offset, marker_offset)
+            }
+        };
+        let track_offset = if sim.record_track {
+            let offset = track_len;
+            track_len += sim.frames() as usize * sim.marker_arc_lengths_m.len();
+            offset as u32
+        } else {
+            NO_TRACK
+        };
+        controls.push(SimControl {
+            elements: sim.params.elements as u32,
+            factor_offset,
+            marker_offset,
+            markers: sim.marker_arc_lengths_m.len() as u32,
+            total_steps: sim.total_steps as u32,
+            steps_per_sample: sim.steps_per_sample as u32,
+            samples_per_frame: sim.samples_per_frame as u32,
+            winch_moves: match &sim.drive {
+                PinDrive::Fixed => 0,
+                PinDrive::Winch { periods_s, .. } => periods_s.len() as u32,
+            },
+            track_offset,
+            compare_measured: sim.compare_measured as u32,
+            _pad0: 0,
+            _pad1: 0,
+        });
+        physics.push(sim.physics());
+        let reference = sim.reference_q();
+        let planes = [
+            sim.initial_q
+                .iter()
+                .zip(&reference)
+                .map(|(q, r)| q - r)
+                .collect::<Vec<_>>(),
+            sim.initial_v.clone(),
+            sim.initial_a.clone(),
+        ];
+        for (plane, values) in planes.iter().enumerate() {
+            for (node, v) in values.chunks(NODE_DOFS).enumerate() {
+                state[(plane * node_slots + node) * count + i] = [v[0], v[1], v[2], v[3]];
+            }
+        }
+    }
+    Ok(ChunkData {
+        node_slots,
+        controls,
+        physics,
+        mesh,
+        state,
+        track_len,
+    })
+}
+
+/// Loop iterations the step shader is charged per step of a simulation with
+/// n elements: the drift/force/forward loop and the back loop over n + 1
+/// nodes each, plus the step loop. Measured on lavapipe (Mesa 22.3): a step
+/// is charged exactly 2n + 6, i.e. every loop's final exit check counts as an
+/// iteration, and the step loop counts twice (`tests/gpu.rs` finds where an
+/// undivided dispatch stops).
+pub fn loop_iterations_per_step(elements: usize) -> u64 {
+    2 * (elements as u64 + 2) + 2
+}
+
+/// Loop iterations charged for one frame's marker loop.
+pub fn loop_iterations_per_frame(markers: usize) -> u64 {
+    markers as u64 + 2
+}
+
+/// The most steps one dispatch may take so that no invocation exceeds
+/// `budget` loop iterations: steps · per_step + frames · markers ≤ budget,
+/// with at most ⌊steps / steps_per_frame⌋ + 1 frames.
+pub fn steps_per_dispatch(
+    max_elements: usize,
+    max_markers: usize,
+    min_steps_per_frame: u64,
+    budget: u64,
+) -> u32 {
+    let per_frame = loop_iterations_per_frame(max_markers);
+    let per_step = loop_iterations_per_step(max_elements) as f64
+        + per_frame as f64 / min_steps_per_frame.max(1) as f64;
+    let room = budget.saturating_sub(per_frame) as f64;
+    ((room / per_step).floor() as u64).clamp(1, u32::MAX as u64) as u32
+}

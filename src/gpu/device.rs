@@ -1,0 +1,199 @@
+//! Opening a GPU: adapter choice, SHADER_F64 and the adapter's own limits.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::{GpuError, Precision, shader};
+
+/// What a user needs to know about an adapter.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AdapterSummary {
+    pub index: usize,
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    /// A real GPU, not a CPU emulation such as lavapipe.
+    pub hardware: bool,
+    pub shader_f64: bool,
+}
+
+impl std::fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "#{} {} ({}, {}{}{})",
+            self.index,
+            self.name,
+            self.backend,
+            self.device_type,
+            if self.driver.is_empty() { "" } else { ", " },
+            self.driver
+        )
+    }
+}
+
+fn instance() -> wgpu::Instance {
+    // Vulkan, Metal and DX12 only: wgpu's GL fallback (llvmpipe) has no f64.
+    // WGPU_BACKEND and friends still apply.
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    if std::env::var_os("WGPU_BACKEND").is_none() {
+        desc.backends = wgpu::Backends::PRIMARY;
+    }
+    wgpu::Instance::new(desc)
+}
+
+fn summary(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
+    let info = adapter.get_info();
+    AdapterSummary {
+        index,
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: info.driver.clone(),
+        hardware: !matches!(
+            info.device_type,
+            wgpu::DeviceType::Cpu | wgpu::DeviceType::Other
+        ),
+        shader_f64: adapter.features().contains(wgpu::Features::SHADER_F64),
+    }
+}
+
+fn preference(s: &AdapterSummary) -> u8 {
+    match s.device_type.as_str() {
+        "DiscreteGpu" => 0,
+        "IntegratedGpu" => 1,
+        "VirtualGpu" => 2,
+        "Cpu" => 3,
+        _ => 4,
+    }
+}
+
+/// Every adapter wgpu can open here.
+pub fn list_adapters() -> Vec<AdapterSummary> {
+    let adapters = pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()));
+    adapters
+        .iter()
+        .enumerate()
+        .map(|(i, a)| summary(i, a))
+        .collect()
+}
+
+/// An open device with its compiled pipelines.
+pub struct Gpu {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub adapter: AdapterSummary,
+    pub limits: wgpu::Limits,
+    pipelines: Mutex<HashMap<Precision, Arc<wgpu::ComputePipeline>>>,
+}
+
+impl Gpu {
+    /// Opens the adapter named by `choice` (its index in [`list_adapters`] or
+    /// part of its name, case-insensitive), or else the most capable one:
+    /// discrete, integrated, virtual, then CPU emulation.
+    pub fn open(choice: Option<&str>) -> Result<Self, GpuError> {
+        let instance = instance();
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        if adapters.is_empty() {
+            return Err(GpuError::NoAdapter);
+        }
+        let summaries: Vec<AdapterSummary> = adapters
+            .iter()
+            .enumerate()
+            .map(|(i, a)| summary(i, a))
+            .collect();
+        let index = match choice {
+            Some(wanted) => {
+                let lower = wanted.to_lowercase();
+                summaries
+                    .iter()
+                    .find(|s| wanted.parse::<usize>().ok() == Some(s.index))
+                    .or_else(|| {
+                        summaries
+                            .iter()
+                            .find(|s| s.name.to_lowercase().contains(&lower))
+                    })
+                    .map(|s| s.index)
+                    .ok_or_else(|| GpuError::AdapterNotFound {
+                        requested: wanted.to_string(),
+                        available: summaries
+                            .iter()
+                            .map(|s| s.to_string())
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                    })?
+            }
+            None => {
+                summaries
+                    .iter()
+                    .min_by_key(|s| (preference(s), s.index))
+                    .expect("non-empty")
+                    .index
+            }
+        };
+        let adapter = &adapters[index];
+        let summary = summaries[index].clone();
+        let mut features = wgpu::Features::empty();
+        if summary.shader_f64 {
+            features |= wgpu::Features::SHADER_F64;
+        }
+        // The adapter's own limits: chunk sizes follow from them.
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("tether-sweep"),
+            required_features: features,
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| GpuError::RequestDevice {
+            adapter: summary.name.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Self {
+            device,
+            queue,
+            adapter: summary,
+            limits,
+            pipelines: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The step pipeline for `precision`, compiled once per device.
+    pub fn step_pipeline(&self, precision: Precision) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
+        if precision == Precision::F64 && !self.adapter.shader_f64 {
+            return Err(GpuError::NoF64 {
+                adapter: self.adapter.name.clone(),
+            });
+        }
+        let mut cache = self.pipelines.lock().expect("pipeline cache lock");
+        if let Some(p) = cache.get(&precision) {
+            return Ok(p.clone());
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(&format!("step ({})", precision.name())),
+                source: wgpu::ShaderSource::Wgsl(shader::step_source(precision).into()),
+            });
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("step"),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        if let Some(err) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Device(err.to_string()));
+        }
+        let pipeline = Arc::new(pipeline);
+        cache.insert(precision, pipeline.clone());
+        Ok(pipeline)
+    }
+}

@@ -1,0 +1,399 @@
+//! Running a batch: chunks sized from the adapter's limits, time stepping
+//! split across dispatches so that no invocation exceeds Mesa's loop limit,
+//! per-simulation progress counters read back and checked after every
+//! submission, and the objectives (and tracks, when asked) read back at the
+//! end of each chunk.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bytemuck::Pod;
+use wgpu::util::DeviceExt;
+
+use super::batch::{
+    ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data, steps_per_dispatch,
+};
+use super::layout::{
+    DispatchParams, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE, STATUS_RUNNING,
+    SimObjectives, SimProgress, WORKGROUP_SIZE,
+};
+use super::{Gpu, GpuError, Precision};
+
+/// Mesa's llvmpipe/lavapipe ends every loop of a shader invocation once the
+/// invocation has run 65,535 loop iterations in total, silently
+/// (LP_MAX_TGSI_LOOP_ITERATIONS).
+pub const MESA_LOOP_LIMIT: u64 = 65_535;
+/// The loop iterations one dispatch may use per invocation, with a margin
+/// below the limit for the loops the count leaves out.
+pub const LOOP_BUDGET: u64 = 60_000;
+/// GPU memory one chunk may take unless the adapter's limits say less.
+pub const CHUNK_MEMORY_BYTES: u64 = 1 << 30;
+/// A submission should take about this long: long enough that its fixed
+/// cost does not matter, short enough for a live progress bar and prompt
+/// cancellation.
+const SUBMISSION_TARGET: Duration = Duration::from_millis(250);
+const MAX_DISPATCHES_PER_SUBMISSION: u32 = 4096;
+
+/// How to run a batch.
+pub struct BatchOptions<'a> {
+    pub precision: Precision,
+    /// At most this many simulations per chunk (besides the adapter's limits).
+    pub max_chunk: Option<usize>,
+    /// Loop iterations per invocation and dispatch (see [`LOOP_BUDGET`]).
+    pub loop_budget: u64,
+    /// Checked between submissions.
+    pub cancel: Option<&'a AtomicBool>,
+    /// Called with (element-steps done, element-steps in the batch).
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+}
+
+impl Default for BatchOptions<'_> {
+    fn default() -> Self {
+        Self {
+            precision: Precision::F32,
+            max_chunk: None,
+            loop_budget: LOOP_BUDGET,
+            cancel: None,
+            progress: None,
+        }
+    }
+}
+
+/// Runs every simulation of `sims` on `gpu`. `measured` holds the measured
+/// marker positions of frames 1.. (frame-major) for the simulations that
+/// compare against it.
+pub fn run_batch(
+    gpu: &Gpu,
+    sims: &[GpuSimulation],
+    measured: Option<&[[f64; 2]]>,
+    options: &BatchOptions,
+) -> Result<Vec<GpuOutcome>, GpuError> {
+    match options.precision {
+        Precision::F32 => run_typed::<f32>(gpu, sims, measured, options),
+        Precision::F64 => run_typed::<f64>(gpu, sims, measured, options),
+    }
+}
+
+fn chunk_capacity(gpu: &Gpu, sims: &[GpuSimulation], options: &BatchOptions) -> Result<usize, GpuError> {
+    let rb = options.precision.real_bytes();
+    let node_slots = sims.iter().map(|s| s.params.elements + 1).max().unwrap_or(1) as u64;
+    let state = STATE_PLANES as u64 * node_slots * 4 * rb;
+    let track = sims
+        .iter()
+        .filter(|s| s.record_track)
+        .map(|s| s.frames() * s.marker_arc_lengths_m.len() as u64 * 2 * rb)
+        .max()
+        .unwrap_or(0);
+    let per_buffer = (gpu.limits.max_storage_buffer_binding_size as u64).min(gpu.limits.max_buffer_size);
+    let biggest = state.max(track);
+    if biggest > per_buffer {
+        return Err(GpuError::TooLarge {
+            bytes: biggest,
+            limit: per_buffer,
+        });
+    }
+    let by_buffer = per_buffer / biggest;
+    let by_memory = (CHUNK_MEMORY_BYTES / (state + track)).max(1);
+    let by_dispatch =
+        gpu.limits.max_compute_workgroups_per_dimension as u64 * WORKGROUP_SIZE as u64;
+    let mut capacity = by_buffer.min(by_memory).min(by_dispatch) as usize;
+    if let Some(max) = options.max_chunk {
+        capacity = capacity.min(max.max(1));
+    }
+    Ok(capacity)
+}
+
+fn storage<T: Pod>(gpu: &Gpu, label: &str, data: &[T], extra: wgpu::BufferUsages) -> wgpu::Buffer {
+    // Bindings may not be empty: a zero-length array gets one zeroed element.
+    let bytes: Vec<u8> = if data.is_empty() {
+        vec![0; std::mem::size_of::<T>().max(16)]
+    } else {
+        bytemuck::cast_slice(data).to_vec()
+    };
+    gpu.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: &bytes,
+            usage: wgpu::BufferUsages::STORAGE | extra,
+        })
+}
+
+/// Copies `buffer` to the host.
+fn read_back<T: Pod>(gpu: &Gpu, buffer: &wgpu::Buffer) -> Result<Vec<T>, GpuError> {
+    let size = buffer.size();
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("readback"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+    gpu.queue.submit([encoder.finish()]);
+    map_and_collect(gpu, &staging)
+}
+
+fn map_and_collect<T: Pod>(gpu: &Gpu, staging: &wgpu::Buffer) -> Result<Vec<T>, GpuError> {
+    let slice = staging.slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| GpuError::Device(e.to_string()))?;
+    rx.recv()
+        .map_err(|e| GpuError::Device(e.to_string()))?
+        .map_err(|e| GpuError::Device(e.to_string()))?;
+    let view = slice
+        .get_mapped_range()
+        .map_err(|e| GpuError::Device(e.to_string()))?;
+    let out = bytemuck::pod_collect_to_vec(&view);
+    drop(view);
+    staging.unmap();
+    Ok(out)
+}
+
+fn run_typed<R: Real>(
+    gpu: &Gpu,
+    sims: &[GpuSimulation],
+    measured: Option<&[[f64; 2]]>,
+    options: &BatchOptions,
+) -> Result<Vec<GpuOutcome>, GpuError> {
+    let pipeline = gpu.step_pipeline(options.precision)?;
+    if sims.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Similar meshes side by side: an invocation group runs as long as its
+    // largest n.
+    let mut order: Vec<usize> = (0..sims.len()).collect();
+    order.sort_by_key(|&i| sims[i].params.elements);
+    let capacity = chunk_capacity(gpu, sims, options)?;
+    let total_work: u64 = sims
+        .iter()
+        .map(|s| s.total_steps * s.params.elements as u64)
+        .sum();
+    let mut work_done = 0u64;
+    let measured_r: Vec<[R; 2]> = measured
+        .unwrap_or(&[])
+        .iter()
+        .map(|p| p.map(R::from_f64))
+        .collect();
+    let mut outcomes: Vec<Option<GpuOutcome>> = vec![None; sims.len()];
+    for chunk in order.chunks(capacity) {
+        let members: Vec<&GpuSimulation> = chunk.iter().map(|&i| &sims[i]).collect();
+        let data = chunk_data(&members)?;
+        let results = run_chunk::<R>(
+            gpu,
+            &pipeline,
+            &members,
+            &data,
+            &measured_r,
+            options,
+            &mut |chunk_work| {
+                if let Some(p) = options.progress {
+                    p(work_done + chunk_work, total_work);
+                }
+            },
+        )?;
+        work_done += members
+            .iter()
+            .map(|s| s.total_steps * s.params.elements as u64)
+            .sum::<u64>();
+        for (&i, r) in chunk.iter().zip(results) {
+            outcomes[i] = Some(r);
+        }
+    }
+    Ok(outcomes.into_iter().map(|o| o.expect("every simulation ran")).collect())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_chunk<R: Real>(
+    gpu: &Gpu,
+    pipeline: &wgpu::ComputePipeline,
+    sims: &[&GpuSimulation],
+    data: &ChunkData,
+    measured: &[[R; 2]],
+    options: &BatchOptions,
+    report: &mut dyn FnMut(u64),
+) -> Result<Vec<GpuOutcome>, GpuError> {
+    let count = sims.len();
+    let max_elements = sims.iter().map(|s| s.params.elements).max().unwrap_or(1);
+    let max_markers = sims
+        .iter()
+        .map(|s| s.marker_arc_lengths_m.len())
+        .max()
+        .unwrap_or(0);
+    let min_steps_per_frame = sims.iter().map(|s| s.steps_per_frame()).min().unwrap_or(1);
+    let per_dispatch = steps_per_dispatch(
+        max_elements,
+        max_markers,
+        min_steps_per_frame,
+        options.loop_budget,
+    );
+    let params = DispatchParams {
+        simulations: count as u32,
+        steps_per_dispatch: per_dispatch,
+        node_slots: data.node_slots as u32,
+        _pad: 0,
+    };
+    let device = &gpu.device;
+    let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("dispatch params"),
+        contents: bytemuck::bytes_of(&params),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let physics: Vec<_> = data.physics.iter().map(|p| p.convert::<R>()).collect();
+    let mesh: Vec<[R; 4]> = data.mesh.iter().map(|v| v.map(R::from_f64)).collect();
+    let state: Vec<[R; 4]> = data.state.iter().map(|v| v.map(R::from_f64)).collect();
+    let progress0 = vec![
+        SimProgress {
+            steps_done: 0,
+            status: STATUS_RUNNING,
+            frames_done: 0,
+            _pad: 0
+        };
+        count
+    ];
+    let objectives0: Vec<SimObjectives<R>> = sims
+        .iter()
+        .map(|s| SimObjectives {
+            identification_error_m2: R::from_f64(0.0),
+            swingup_min_m: R::from_f64(s.initial_swingup_m),
+            swingup_time_s: R::from_f64(0.0),
+            _pad: R::from_f64(0.0),
+        })
+        .collect();
+    let none = wgpu::BufferUsages::empty();
+    let copy = wgpu::BufferUsages::COPY_SRC;
+    let controls_buf = storage(gpu, "controls", &data.controls, none);
+    let physics_buf = storage(gpu, "physics", &physics, none);
+    let mesh_buf = storage(gpu, "mesh", &mesh, none);
+    let measured_buf = storage(gpu, "measured", measured, none);
+    let state_buf = storage(gpu, "state", &state, none);
+    let progress_buf = storage(gpu, "progress", &progress0, copy);
+    let objectives_buf = storage(gpu, "objectives", &objectives0, copy);
+    let track_buf = storage(gpu, "track", &vec![[R::from_f64(0.0); 2]; data.track_len], copy);
+    let layout = pipeline.get_bind_group_layout(0);
+    let buffers = [
+        &uniform,
+        &controls_buf,
+        &physics_buf,
+        &mesh_buf,
+        &measured_buf,
+        &state_buf,
+        &progress_buf,
+        &objectives_buf,
+        &track_buf,
+    ];
+    let entries: Vec<wgpu::BindGroupEntry> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("step"),
+        layout: &layout,
+        entries: &entries,
+    });
+    let progress_staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("progress readback"),
+        size: progress_buf.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let workgroups = (count as u32).div_ceil(WORKGROUP_SIZE);
+    let mut expected: Vec<u64> = vec![0; count];
+    let mut progress = progress0;
+    let mut dispatches: u32 = 1;
+    loop {
+        if progress.iter().all(|p| p.status != STATUS_RUNNING) {
+            break;
+        }
+        if options.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(GpuError::Cancelled);
+        }
+        let started = Instant::now();
+        let mut encoder = device.create_command_encoder(&Default::default());
+        for _ in 0..dispatches {
+            // One pass per dispatch: each sees the previous one's writes.
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(workgroups, 1, 1);
+        }
+        encoder.copy_buffer_to_buffer(&progress_buf, 0, &progress_staging, 0, progress_buf.size());
+        gpu.queue.submit([encoder.finish()]);
+        progress = map_and_collect(gpu, &progress_staging)?;
+        let window = dispatches as u64 * per_dispatch as u64;
+        for (i, (p, sim)) in progress.iter().zip(sims).enumerate() {
+            if p.status == STATUS_RUNNING || p.status == STATUS_DONE {
+                if expected[i] < sim.total_steps {
+                    expected[i] = (expected[i] + window).min(sim.total_steps);
+                }
+                let complete = expected[i] == sim.total_steps;
+                if p.steps_done as u64 != expected[i] || (p.status == STATUS_DONE) != complete {
+                    return Err(GpuError::Truncated {
+                        simulation: i,
+                        expected: expected[i],
+                        got: p.steps_done as u64,
+                    });
+                }
+            } else if p.status != STATUS_DIVERGED {
+                return Err(GpuError::Device(format!(
+                    "simulation {i} reports unknown status {}",
+                    p.status
+                )));
+            }
+        }
+        report(
+            progress
+                .iter()
+                .zip(sims)
+                .map(|(p, s)| p.steps_done as u64 * s.params.elements as u64)
+                .sum(),
+        );
+        if started.elapsed() < SUBMISSION_TARGET / 2 {
+            dispatches = (dispatches * 2).min(MAX_DISPATCHES_PER_SUBMISSION);
+        }
+    }
+    let objectives: Vec<SimObjectives<R>> = read_back(gpu, &objectives_buf)?;
+    let track: Vec<[R; 2]> = if data.track_len > 0 {
+        read_back(gpu, &track_buf)?
+    } else {
+        Vec::new()
+    };
+    Ok(sims
+        .iter()
+        .zip(progress.iter().zip(&objectives))
+        .enumerate()
+        .map(|(i, (sim, (p, o)))| {
+            let status = if p.status == STATUS_DIVERGED {
+                OutcomeStatus::Diverged {
+                    time_s: p.steps_done as f64 * sim.step_s,
+                }
+            } else {
+                OutcomeStatus::Completed
+            };
+            let track_m = sim.record_track.then(|| {
+                let offset = data.controls[i].track_offset as usize;
+                let len = sim.frames() as usize * sim.marker_arc_lengths_m.len();
+                track[offset..offset + len]
+                    .iter()
+                    .map(|p| p.map(R::to_f64))
+                    .collect()
+            });
+            GpuOutcome {
+                status,
+                steps: p.steps_done as u64,
+                identification_error_m2: o.identification_error_m2.to_f64(),
+                swingup_min_m: o.swingup_min_m.to_f64(),
+                swingup_time_s: o.swingup_time_s.to_f64(),
+                track_m,
+            }
+        })
+        .collect())
+}

@@ -1,0 +1,92 @@
+//! The GPU batch engine: WGSL compute shaders (`shaders/`) that advance a
+//! whole batch of tethers at once with the explicit scheme of
+//! `solver::explicit`, one invocation per simulation, and accumulate the
+//! objectives on the device.
+//!
+//! - [`device`]: adapters, features and limits.
+//! - [`layout`]: the `#[repr(C)]` structs shared with WGSL.
+//! - [`shader`]: how the WGSL modules are put together.
+//! - [`mass_factor`]: the block-tridiagonal factors of the mass matrix.
+//! - [`batch`]: a batch of simulations in the engine's terms, and its upload.
+//! - [`engine`]: pipelines, dispatch splitting, chunking and readback.
+
+pub mod batch;
+pub mod device;
+pub mod engine;
+pub mod layout;
+pub mod mass_factor;
+pub mod shader;
+
+use thiserror::Error;
+
+use crate::error::InputError;
+use crate::linalg::FactorError;
+
+pub use batch::{GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive};
+pub use device::{AdapterSummary, Gpu};
+pub use engine::{BatchOptions, run_batch};
+
+/// Floating-point precision of the shaders.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// Single precision, in displacement form (SPEC §8).
+    F32,
+    /// Double precision; needs the adapter's SHADER_F64.
+    F64,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+
+    /// Bytes of one real.
+    pub fn real_bytes(self) -> u64 {
+        match self {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum GpuError {
+    #[error(
+        "no GPU adapter found (wgpu sees no Vulkan, Metal or DX12 device). Install a GPU driver, or Mesa's software Vulkan driver lavapipe (Debian/Ubuntu: `apt-get install mesa-vulkan-drivers`), or use --backend cpu"
+    )]
+    NoAdapter,
+    #[error("no GPU adapter matches --adapter {requested:?}; available: {available}")]
+    AdapterNotFound { requested: String, available: String },
+    #[error(
+        "adapter {adapter:?} has no SHADER_F64, so --precision f64 cannot run there (use --precision f32 or --backend cpu)"
+    )]
+    NoF64 { adapter: String },
+    #[error("could not open adapter {adapter:?}: {message}")]
+    RequestDevice { adapter: String, message: String },
+    #[error("GPU error: {0}")]
+    Device(String),
+    #[error(
+        "simulation {simulation} advanced {got} steps in a dispatch window that should have given {expected}: the shader was cut short (loop limit?), so the results would be wrong"
+    )]
+    Truncated {
+        simulation: usize,
+        expected: u64,
+        got: u64,
+    },
+    #[error(
+        "a simulation needs {bytes} bytes of GPU buffers, more than the adapter's limit of {limit} bytes per buffer"
+    )]
+    TooLarge { bytes: u64, limit: u64 },
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Factor(#[from] FactorError),
+    #[error("cancelled")]
+    Cancelled,
+}

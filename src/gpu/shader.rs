@@ -1,0 +1,25 @@
+//! WGSL sources. A pipeline's source is the concatenation, in this order, of
+//! one precision module (`real_f32.wgsl` or `real_f64.wgsl`, which define the
+//! `real` aliases), the shared modules, and the stage's own file. Nothing else
+//! is generated at run time: the precision is the only documented
+//! substitution.
+
+use super::Precision;
+
+const REAL_F32: &str = include_str!("../../shaders/real_f32.wgsl");
+const REAL_F64: &str = include_str!("../../shaders/real_f64.wgsl");
+const ELEMENT: &str = include_str!("../../shaders/element.wgsl");
+const MOTION: &str = include_str!("../../shaders/motion.wgsl");
+const STEP: &str = include_str!("../../shaders/step.wgsl");
+
+fn precision_module(precision: Precision) -> &'static str {
+    match precision {
+        Precision::F32 => REAL_F32,
+        Precision::F64 => REAL_F64,
+    }
+}
+
+/// The source of the "step" stage.
+pub fn step_source(precision: Precision) -> String {
+    [precision_module(precision), ELEMENT, MOTION, STEP].join("\n")
+}

@@ -1,0 +1,200 @@
+//! Scenarios on the GPU engine: a [`Scenario`] and tether parameters turned
+//! into the engine's [`GpuSimulation`] (initial state, step and sampling
+//! worked out on the CPU in f64), and the engine's outcome turned back into
+//! a [`SimulationOutput`].
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::{
+    Scenario, ScenarioKind, SimulationOutput, SolverReport, Track, WinchMotion, validate_step,
+};
+use crate::gpu::{self, GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
+use crate::model::{Tether, TetherParams};
+use crate::objective::SwingupObjective;
+use crate::solver::modal::automatic_step;
+use crate::solver::{SolverError, TetherDynamics};
+
+/// Memo of automatic explicit steps: the step depends on the mesh, the
+/// material and the initial state, not on the drag coefficient (drag is zero
+/// at rest), so a grid over C_D needs one eigen-analysis per (n, D).
+#[derive(Default)]
+pub struct StepCache {
+    steps: Mutex<HashMap<String, f64>>,
+}
+
+impl StepCache {
+    fn step(
+        &self,
+        scenario: &Scenario,
+        params: &TetherParams,
+        tether: &Tether,
+        q0: &[f64],
+    ) -> Result<f64, SolverError> {
+        let key = format!(
+            "{:?}",
+            (
+                TetherParams {
+                    drag_coefficient: 0.0,
+                    ..params.clone()
+                },
+                scenario.kind,
+                scenario.initial_angle_deg.to_bits(),
+                scenario.sample_interval_s().to_bits(),
+            )
+        );
+        if let Some(&h) = self.steps.lock().expect("step cache").get(&key) {
+            return Ok(h);
+        }
+        let h = automatic_step(tether, q0, scenario.sample_interval_s())?;
+        self.steps.lock().expect("step cache").insert(key, h);
+        Ok(h)
+    }
+}
+
+/// The engine's description of one run of `scenario` for `params`. `step_s`
+/// None chooses the explicit step from the model, as the CPU does.
+pub fn gpu_simulation(
+    scenario: &Scenario,
+    params: &TetherParams,
+    step_s: Option<f64>,
+    steps: &StepCache,
+) -> Result<GpuSimulation, SolverError> {
+    scenario.validate(params.length_m)?;
+    let tether = Tether::new(params.clone())?;
+    let (mut q0, mut v0) = scenario.initial_state(&tether)?;
+    let motion = scenario.motion();
+    let mut dynamics = TetherDynamics::new(tether.clone(), motion.clone())?;
+    let a0 = dynamics.initial_acceleration(0.0, &mut q0, &mut v0);
+    let sample = scenario.sample_interval_s();
+    let step = match step_s {
+        Some(h) => {
+            validate_step(h, sample)?;
+            sample / (sample / h).round()
+        }
+        None => steps.step(scenario, params, &tether, &q0)?,
+    };
+    let steps_per_sample = (sample / step).round() as u64;
+    let (pin_m, tangent, drive) = match scenario.kind {
+        ScenarioKind::Drop => {
+            let angle = scenario.initial_angle_deg.to_radians();
+            (scenario.pin_m, [angle.sin(), -angle.cos()], PinDrive::Fixed)
+        }
+        ScenarioKind::Swingup => {
+            let WinchMotion {
+                waypoints_m,
+                periods_s,
+                ..
+            } = scenario.winch.clone();
+            (
+                motion.position(0.0),
+                [0.0, -1.0],
+                PinDrive::Winch {
+                    waypoints_m,
+                    periods_s,
+                },
+            )
+        }
+    };
+    let tip = tether.tip_index();
+    let initial_swingup_m = SwingupObjective::new(scenario).value(
+        0.0,
+        motion.position(0.0),
+        [q0[tip], q0[tip + 1]],
+        [v0[tip], v0[tip + 1]],
+    );
+    Ok(GpuSimulation {
+        params: params.clone(),
+        pin_m,
+        tangent,
+        drive,
+        initial_q: q0,
+        initial_v: v0,
+        initial_a: a0,
+        step_s: step,
+        total_steps: steps_per_sample * scenario.sample_count() as u64,
+        steps_per_sample,
+        samples_per_frame: scenario.samples_per_frame() as u64,
+        marker_arc_lengths_m: scenario.marker_arc_lengths_m.clone(),
+        objective_weights: scenario.objective_weights,
+        initial_swingup_m,
+        compare_measured: false,
+        record_track: false,
+    })
+}
+
+/// The outcome of a GPU run as the CPU driver reports one: frame 0 from the
+/// initial state, the rest from the engine's track. `energy_j` is empty: the
+/// engine does not read back whole states.
+pub fn gpu_output(
+    scenario: &Scenario,
+    sim: &GpuSimulation,
+    outcome: &GpuOutcome,
+    precision: Precision,
+) -> Result<SimulationOutput, SolverError> {
+    if let OutcomeStatus::Diverged { time_s } = outcome.status {
+        return Err(SolverError::Diverged {
+            time_s,
+            reason: format!("state exploded on the GPU ({})", precision.name()),
+        });
+    }
+    let tether = Tether::new(sim.params.clone())?;
+    let markers = &sim.marker_arc_lengths_m;
+    let mut positions_m: Vec<[f64; 2]> = markers
+        .iter()
+        .map(|&s| tether.point(&sim.initial_q, s))
+        .collect();
+    if let Some(track) = &outcome.track_m {
+        positions_m.extend_from_slice(track);
+    }
+    let frames = positions_m.len() / markers.len();
+    let track = Track {
+        times_s: (0..frames)
+            .map(|f| f as f64 * scenario.frame_interval_s)
+            .collect(),
+        marker_arc_lengths_m: markers.clone(),
+        positions_m,
+    };
+    let swingup = (scenario.kind == ScenarioKind::Swingup).then(|| SwingupObjective {
+        weights: scenario.objective_weights,
+        j_a_min: outcome.swingup_min_m,
+        t_at_min_s: outcome.swingup_time_s,
+    });
+    Ok(SimulationOutput {
+        track,
+        swingup,
+        report: SolverReport::Gpu {
+            step_s: sim.step_s,
+            steps: outcome.steps,
+            precision,
+        },
+        energy_j: Vec::new(),
+    })
+}
+
+/// Runs one simulation on the GPU with its marker track recorded.
+pub fn simulate_gpu(
+    gpu: &gpu::Gpu,
+    scenario: &Scenario,
+    params: &TetherParams,
+    step_s: Option<f64>,
+    precision: Precision,
+) -> Result<SimulationOutput, BatchError> {
+    let mut sim = gpu_simulation(scenario, params, step_s, &StepCache::default())?;
+    sim.record_track = true;
+    let options = gpu::BatchOptions {
+        precision,
+        ..Default::default()
+    };
+    let outcome = gpu::run_batch(gpu, std::slice::from_ref(&sim), None, &options)?;
+    Ok(gpu_output(scenario, &sim, &outcome[0], precision)?)
+}
+
+/// A failure of a batch run: in the model or solver set-up, or on the GPU.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    #[error(transparent)]
+    Solver(#[from] SolverError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+}

@@ -1,0 +1,275 @@
+//! The GPU engine against the CPU explicit solver (same scheme, same step, f64),
+//! on whatever adapter wgpu finds: lavapipe in CI. These tests fail when there
+//! is no adapter, because a skipped GPU test proves nothing; set
+//! TETHER_SWEEP_SKIP_GPU_TESTS=1 to skip them on a machine without Vulkan.
+
+use tether_sweep::gpu::{self, BatchOptions, Gpu, GpuError, OutcomeStatus, Precision};
+use tether_sweep::model::TetherParams;
+use tether_sweep::scenario::batch::{StepCache, gpu_output, gpu_simulation};
+use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
+use tether_sweep::solver::SolverKind;
+
+fn open() -> Option<Gpu> {
+    if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_some() {
+        eprintln!("GPU tests skipped (TETHER_SWEEP_SKIP_GPU_TESTS)");
+        return None;
+    }
+    let gpu = Gpu::open(None).expect(
+        "a GPU adapter (CI installs lavapipe: apt-get install mesa-vulkan-drivers); \
+         set TETHER_SWEEP_SKIP_GPU_TESTS=1 to skip",
+    );
+    eprintln!("adapter: {}", gpu.adapter);
+    Some(gpu)
+}
+
+fn params(n: usize, damping: f64, drag: f64, tip: f64) -> TetherParams {
+    TetherParams {
+        elements: n,
+        damping_pa_s: damping,
+        drag_coefficient: drag,
+        tip_mass_kg: tip,
+        ..Default::default()
+    }
+}
+
+fn short(kind: ScenarioKind, duration_s: f64) -> Scenario {
+    Scenario {
+        duration_s,
+        ..Scenario::new(kind, 0.6)
+    }
+}
+
+/// Max marker distance between the GPU run and the CPU explicit solver on
+/// the GPU's step, and the relative difference of J_a,min.
+fn compare(gpu: &Gpu, scenario: &Scenario, p: &TetherParams, precision: Precision) -> (f64, f64) {
+    let mut sim = gpu_simulation(scenario, p, None, &StepCache::default()).unwrap();
+    sim.record_track = true;
+    let options = BatchOptions {
+        precision,
+        ..Default::default()
+    };
+    let outcome = gpu::run_batch(gpu, std::slice::from_ref(&sim), None, &options).unwrap();
+    let gpu_out = gpu_output(scenario, &sim, &outcome[0], precision).unwrap();
+    let cpu = simulate(
+        scenario,
+        p,
+        &SolverSettings {
+            kind: SolverKind::Explicit,
+            step_s: Some(sim.step_s),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(gpu_out.track.times_s.len(), cpu.track.times_s.len());
+    let worst = gpu_out
+        .track
+        .positions_m
+        .iter()
+        .zip(&cpu.track.positions_m)
+        .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
+        .fold(0.0, f64::max);
+    let ja = match (gpu_out.swingup, cpu.swingup) {
+        (Some(g), Some(c)) => (g.j_a_min / c.j_a_min - 1.0).abs(),
+        _ => 0.0,
+    };
+    (worst, ja)
+}
+
+#[test]
+fn f32_and_f64_drop_match_the_cpu_explicit_solver() {
+    let Some(gpu) = open() else { return };
+    let scenario = short(ScenarioKind::Drop, 0.4);
+    for (n, d, cd) in [(4, 0.0, 0.0), (4, 2000.0, 0.8), (10, 500.0, 0.6)] {
+        let p = params(n, d, cd, 0.0);
+        let (err32, _) = compare(&gpu, &scenario, &p, Precision::F32);
+        eprintln!("drop n={n} D={d} C_D={cd}: f32 {err32:.2e} m");
+        assert!(err32 < 1e-4, "f32 n={n} D={d}: {err32:e} m");
+        if gpu.adapter.shader_f64 {
+            let (err64, _) = compare(&gpu, &scenario, &p, Precision::F64);
+            eprintln!("drop n={n} D={d} C_D={cd}: f64 {err64:.2e} m");
+            assert!(err64 < 1e-8, "f64 n={n} D={d}: {err64:e} m");
+        }
+    }
+}
+
+#[test]
+fn f32_and_f64_swingup_match_the_cpu_explicit_solver() {
+    let Some(gpu) = open() else { return };
+    // Up to just past SPEC's capture time (1.02 s): beyond it the slack
+    // tether amplifies any difference (SPEC §8).
+    let scenario = short(ScenarioKind::Swingup, 1.12);
+    for (n, d, cd) in [(4, 2000.0, 0.8), (10, 1000.0, 0.0)] {
+        let p = params(n, d, cd, 0.021);
+        let (err32, ja32) = compare(&gpu, &scenario, &p, Precision::F32);
+        eprintln!("swing-up n={n}: f32 {err32:.2e} m, J_a,min {ja32:.1e}");
+        assert!(err32 < 1e-4, "f32 n={n}: {err32:e} m");
+        assert!(ja32 < 1e-4, "f32 n={n}: J_a,min relative {ja32:e}");
+        if gpu.adapter.shader_f64 {
+            let (err64, ja64) = compare(&gpu, &scenario, &p, Precision::F64);
+            eprintln!("swing-up n={n}: f64 {err64:.2e} m, J_a,min {ja64:.1e}");
+            assert!(err64 < 1e-8, "f64 n={n}: {err64:e} m");
+            assert!(ja64 < 1e-10, "f64 n={n}: J_a,min relative {ja64:e}");
+        }
+    }
+}
+
+/// A drop batch scored against a measured track (a different tether's
+/// reference run), with a mix of meshes and parameters.
+fn scored_batch(scenario: &Scenario) -> (Vec<gpu::GpuSimulation>, Vec<[f64; 2]>) {
+    let truth = simulate(scenario, &params(6, 1500.0, 0.7, 0.0), &SolverSettings::default())
+        .unwrap()
+        .track;
+    let measured: Vec<[f64; 2]> = truth.positions_m[truth.markers()..].to_vec();
+    let cache = StepCache::default();
+    let sims = [
+        (4, 0.0, 0.6),
+        (10, 3000.0, 0.9),
+        (6, 1500.0, 0.7),
+        (4, 1000.0, 0.8),
+        (8, 500.0, 0.0),
+    ]
+    .iter()
+    .map(|&(n, d, cd)| {
+        let mut s = gpu_simulation(scenario, &params(n, d, cd, 0.0), None, &cache).unwrap();
+        s.compare_measured = true;
+        s
+    })
+    .collect();
+    (sims, measured)
+}
+
+#[test]
+fn j_e_on_the_gpu_matches_the_cpu() {
+    let Some(gpu) = open() else { return };
+    let scenario = short(ScenarioKind::Drop, 0.4);
+    let (sims, measured) = scored_batch(&scenario);
+    let outcomes = gpu::run_batch(&gpu, &sims, Some(&measured), &BatchOptions::default()).unwrap();
+    let measured_track = tether_sweep::objective::MeasuredTrack::from_track(
+        &simulate(&scenario, &params(6, 1500.0, 0.7, 0.0), &SolverSettings::default())
+            .unwrap()
+            .track,
+    );
+    for (sim, out) in sims.iter().zip(&outcomes) {
+        assert_eq!(out.status, OutcomeStatus::Completed);
+        let cpu = simulate(
+            &scenario,
+            &sim.params,
+            &SolverSettings {
+                kind: SolverKind::Explicit,
+                step_s: Some(sim.step_s),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let j_cpu =
+            tether_sweep::objective::identification_error(&measured_track, &cpu.track).unwrap();
+        let rel = (out.identification_error_m2 / j_cpu - 1.0).abs();
+        eprintln!(
+            "n={} D={}: J_e GPU {:.6e} CPU {:.6e} ({rel:.1e})",
+            sim.params.elements, sim.params.damping_pa_s, out.identification_error_m2, j_cpu
+        );
+        // The truth's own mesh scores near zero, where relative error means
+        // little; everything else must agree to 1e-3.
+        if sim.params.elements == 6 {
+            assert!(out.identification_error_m2 < 1e-8);
+        } else {
+            assert!(rel < 1e-3, "J_e relative error {rel:e}");
+        }
+    }
+}
+
+#[test]
+fn mixed_batches_and_chunks_give_each_simulation_its_own_result() {
+    let Some(gpu) = open() else { return };
+    let scenario = short(ScenarioKind::Drop, 0.2);
+    let (mut sims, measured) = scored_batch(&scenario);
+    for s in &mut sims {
+        s.record_track = true;
+    }
+    let together = gpu::run_batch(&gpu, &sims, Some(&measured), &BatchOptions::default()).unwrap();
+    let chunked = gpu::run_batch(
+        &gpu,
+        &sims,
+        Some(&measured),
+        &BatchOptions {
+            max_chunk: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(together, chunked, "chunks of 2 vs one chunk");
+    for (sim, joint) in sims.iter().zip(&together) {
+        let alone = gpu::run_batch(
+            &gpu,
+            std::slice::from_ref(sim),
+            Some(&measured),
+            &BatchOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(&alone[0], joint, "n={} alone vs in the batch", sim.params.elements);
+    }
+}
+
+#[test]
+fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
+    let Some(gpu) = open() else { return };
+    // n = 10 for 0.4 s: about 25,000 steps of 26 loop iterations each, ten
+    // times what one invocation may run on lavapipe.
+    let scenario = short(ScenarioKind::Drop, 0.4);
+    let sim = gpu_simulation(&scenario, &params(10, 2000.0, 0.8, 0.0), None, &StepCache::default())
+        .unwrap();
+    let iterations = sim.total_steps
+        * tether_sweep::gpu::batch::loop_iterations_per_step(sim.params.elements);
+    assert!(iterations > 5 * gpu::engine::MESA_LOOP_LIMIT, "{iterations}");
+    let split = gpu::run_batch(&gpu, std::slice::from_ref(&sim), None, &BatchOptions::default())
+        .unwrap();
+    assert_eq!(split[0].steps, sim.total_steps);
+    assert_eq!(split[0].status, OutcomeStatus::Completed);
+    // The same run in one dispatch per submission, no split: a driver with a
+    // loop limit stops early and the counters must say so. (A driver without
+    // one, a real GPU, runs it through.)
+    let unsplit = gpu::run_batch(
+        &gpu,
+        std::slice::from_ref(&sim),
+        None,
+        &BatchOptions {
+            loop_budget: u64::MAX / 2,
+            ..Default::default()
+        },
+    );
+    if gpu.adapter.driver.to_lowercase().contains("llvmpipe") {
+        match unsplit {
+            Err(GpuError::Truncated { expected, got, .. }) => {
+                assert_eq!(expected, sim.total_steps);
+                assert!(got < expected);
+            }
+            other => panic!("an unsplit run on lavapipe must be caught as truncated: {other:?}"),
+        }
+    } else {
+        assert_eq!(unsplit.unwrap(), split);
+    }
+}
+
+#[test]
+fn an_unstable_step_diverges_alone() {
+    let Some(gpu) = open() else { return };
+    let scenario = short(ScenarioKind::Drop, 0.2);
+    let cache = StepCache::default();
+    let p = params(6, 2000.0, 0.8, 0.0);
+    let stable = gpu_simulation(&scenario, &p, None, &cache).unwrap();
+    // Three times the stable step (and still a divisor of the frame interval).
+    let sample = scenario.frame_interval_s;
+    let big = sample / ((sample / stable.step_s).round() / 3.0).round();
+    let unstable = gpu_simulation(&scenario, &p, Some(big), &cache).unwrap();
+    let other = gpu_simulation(&scenario, &params(4, 0.0, 0.6, 0.0), None, &cache).unwrap();
+    let batch = vec![stable.clone(), unstable, other.clone()];
+    let out = gpu::run_batch(&gpu, &batch, None, &BatchOptions::default()).unwrap();
+    assert!(
+        matches!(out[1].status, OutcomeStatus::Diverged { time_s } if time_s < 0.2),
+        "{:?}",
+        out[1].status
+    );
+    let alone = gpu::run_batch(&gpu, &[stable, other], None, &BatchOptions::default()).unwrap();
+    assert_eq!(out[0], alone[0]);
+    assert_eq!(out[2], alone[1]);
+}
