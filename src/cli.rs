@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use toml::{Table, Value};
 
+use tether_sweep::gpu::{Backend, Gpu, Precision};
 use tether_sweep::io::config::{self, SimulationConfig};
 use tether_sweep::io::track::{track_batch, write_batch};
 use tether_sweep::io::{PendingFile, TableFormat};
@@ -38,6 +39,39 @@ pub enum Command {
     /// Datasets: `dataset synth` makes a synthetic measured drop.
     #[command(subcommand)]
     Dataset(DatasetCommand),
+    /// List the GPU adapters wgpu can open (for --adapter).
+    Adapters,
+}
+
+/// Where simulations run.
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// `auto`: a hardware GPU if there is one, else the CPU solvers; `gpu`:
+    /// the GPU engine even on a CPU emulation (lavapipe); `cpu`: CPU only.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+    /// GPU precision: `f32` (displacement form, SPEC §8) or `f64` (needs the
+    /// adapter's SHADER_F64).
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: Precision,
+    /// GPU adapter: its index or part of its name (`tether-sweep adapters`).
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+}
+
+impl EngineArgs {
+    /// Opens the GPU the flags ask for (None: run on the CPU), printing a
+    /// one-line notice when `auto` falls back and the adapter that will run.
+    fn open(&self) -> Result<Option<Gpu>> {
+        let (gpu, notice) = tether_sweep::gpu::select(self.backend, self.adapter.as_deref())?;
+        if let Some(n) = notice {
+            eprintln!("{n}");
+        }
+        if let Some(g) = &gpu {
+            println!("GPU: {} ({})", g.adapter, self.precision.name());
+        }
+        Ok(gpu)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -64,6 +98,8 @@ pub struct IdentifyArgs {
     /// one on the CPU for these grids (its step is not limited by D·n²).
     #[arg(long, value_enum, default_value = "reference")]
     pub solver: SolverKind,
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Output directory; results go to DIR/results.parquet.
     #[arg(long, value_name = "DIR", default_value = "identify-results")]
     pub out: PathBuf,
@@ -153,6 +189,8 @@ pub struct SimulateArgs {
     /// Swing-up winch amplitude A [m]: waypoints 0, −A, +A, 0. [default: 0.2]
     #[arg(long, value_name = "M")]
     pub winch_amplitude: Option<f64>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Output file: `.parquet` (with units and provenance metadata) or `.csv`.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -259,6 +297,20 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Linearize(args) => run_linearize(args),
         Command::Dataset(DatasetCommand::Synth(args)) => run_synth(args),
         Command::Identify(args) => run_identify(args),
+        Command::Adapters => {
+            let adapters = tether_sweep::gpu::device::list_adapters();
+            if adapters.is_empty() {
+                println!("{}", tether_sweep::gpu::GpuError::NoAdapter);
+            }
+            for a in adapters {
+                println!(
+                    "{a}{}{}",
+                    if a.hardware { "" } else { " [CPU emulation]" },
+                    if a.shader_f64 { " [f64]" } else { "" }
+                );
+            }
+            Ok(())
+        }
     }
 }
 
@@ -289,31 +341,69 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
             args.out.display()
         ))
     })?;
+    let gpu = args.engine.open()?;
+    let (backend, precision, solver) = match &gpu {
+        Some(_) => ("gpu", args.engine.precision, SolverKind::Explicit),
+        None => ("cpu", Precision::F64, args.solver),
+    };
     let settings = SolverSettings {
-        kind: args.solver,
+        kind: solver,
         ..Default::default()
     };
 
     println!(
-        "identify: {} candidates (n: {} values, D: {}, C_D: {}) against {} | CPU, {} threads, {} solver, f64",
+        "identify: {} candidates (n: {} values, D: {}, C_D: {}) against {} | {}, {} solver, {}",
         grid.len(),
         grid.elements.len(),
         grid.damping_pa_s.len(),
         grid.drag_coefficient.len(),
         args.measured.display(),
-        rayon::current_num_threads(),
-        args.solver.name()
+        match &gpu {
+            Some(g) => format!("GPU {}", g.adapter.name),
+            None => format!("CPU, {} threads", rayon::current_num_threads()),
+        },
+        solver.name(),
+        precision.name()
     );
     let started = Instant::now();
     // On stderr, and only when it is a terminal: logs and pipes stay clean.
-    let progress = indicatif::ProgressBar::new(grid.len() as u64).with_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} simulations, {per_sec}, {elapsed} elapsed, ETA {eta}",
-        )
-        .expect("valid template"),
-    );
-    let results = run_cpu(&grid, &measured, &base, &scenario, &settings, &progress);
-    progress.finish_and_clear();
+    let results = match &gpu {
+        Some(gpu) => {
+            let progress = indicatif::ProgressBar::new(0).with_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {percent}% of element-steps, {elapsed} elapsed, ETA {eta}",
+                )
+                .expect("valid template"),
+            );
+            let report = |done: u64, total: u64| {
+                progress.set_length(total);
+                progress.set_position(done);
+            };
+            let results = tether_sweep::sweep::run_gpu(
+                gpu,
+                &grid,
+                &measured,
+                &base,
+                &scenario,
+                precision,
+                Some(&report),
+            )
+            .context("GPU sweep failed")?;
+            progress.finish_and_clear();
+            results
+        }
+        None => {
+            let progress = indicatif::ProgressBar::new(grid.len() as u64).with_style(
+                indicatif::ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} simulations, {per_sec}, {elapsed} elapsed, ETA {eta}",
+                )
+                .expect("valid template"),
+            );
+            let results = run_cpu(&grid, &measured, &base, &scenario, &settings, &progress);
+            progress.finish_and_clear();
+            results
+        }
+    };
     let wall = started.elapsed().as_secs_f64();
 
     let mut metadata = tether_sweep::io::base_metadata();
@@ -338,12 +428,18 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
     if let Some(s) = &summary {
         metadata.insert("tether_sweep.summary".into(), serde_json::to_string(s)?);
     }
+    if let Some(g) = &gpu {
+        metadata.insert(
+            "tether_sweep.adapter".into(),
+            serde_json::to_string(&g.adapter)?,
+        );
+    }
     write_results(
         &results_path,
         &results,
-        "cpu",
-        "f64",
-        args.solver.name(),
+        backend,
+        precision.name(),
+        solver.name(),
         &metadata,
     )?;
 
@@ -664,9 +760,28 @@ fn run_simulate(args: SimulateArgs) -> Result<()> {
     // Claim the output before simulating: an unwritable path fails at once.
     let mut pending = PendingFile::create(&args.out).map_err(|e| UsageError(e.to_string()))?;
 
+    // The GPU runs the explicit scheme only; `auto` keeps the reference
+    // solver on the CPU, `gpu` with it is a contradiction.
+    let gpu = match (args.engine.backend, cfg.solver.kind) {
+        (Backend::Gpu, SolverKind::Reference) => Err(UsageError(
+            "--backend gpu runs the explicit scheme only: use --solver explicit, or --backend cpu for the reference solver".into(),
+        ))?,
+        (_, SolverKind::Reference) => None,
+        _ => args.engine.open()?,
+    };
     print_header(&cfg);
     let started = Instant::now();
-    let output = simulate(&cfg.scenario, &cfg.tether, &cfg.solver).context("simulation failed")?;
+    let output = match &gpu {
+        Some(gpu) => tether_sweep::scenario::batch::simulate_gpu(
+            gpu,
+            &cfg.scenario,
+            &cfg.tether,
+            cfg.solver.step_s,
+            args.engine.precision,
+        )
+        .context("simulation failed")?,
+        None => simulate(&cfg.scenario, &cfg.tether, &cfg.solver).context("simulation failed")?,
+    };
     let wall = started.elapsed();
 
     let metadata = provenance(&cfg, &output);

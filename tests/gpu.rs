@@ -116,9 +116,13 @@ fn f32_and_f64_swingup_match_the_cpu_explicit_solver() {
 /// A drop batch scored against a measured track (a different tether's
 /// reference run), with a mix of meshes and parameters.
 fn scored_batch(scenario: &Scenario) -> (Vec<gpu::GpuSimulation>, Vec<[f64; 2]>) {
-    let truth = simulate(scenario, &params(6, 1500.0, 0.7, 0.0), &SolverSettings::default())
-        .unwrap()
-        .track;
+    let truth = simulate(
+        scenario,
+        &params(6, 1500.0, 0.7, 0.0),
+        &SolverSettings::default(),
+    )
+    .unwrap()
+    .track;
     let measured: Vec<[f64; 2]> = truth.positions_m[truth.markers()..].to_vec();
     let cache = StepCache::default();
     let sims = [
@@ -145,9 +149,13 @@ fn j_e_on_the_gpu_matches_the_cpu() {
     let (sims, measured) = scored_batch(&scenario);
     let outcomes = gpu::run_batch(&gpu, &sims, Some(&measured), &BatchOptions::default()).unwrap();
     let measured_track = tether_sweep::objective::MeasuredTrack::from_track(
-        &simulate(&scenario, &params(6, 1500.0, 0.7, 0.0), &SolverSettings::default())
-            .unwrap()
-            .track,
+        &simulate(
+            &scenario,
+            &params(6, 1500.0, 0.7, 0.0),
+            &SolverSettings::default(),
+        )
+        .unwrap()
+        .track,
     );
     for (sim, out) in sims.iter().zip(&outcomes) {
         assert_eq!(out.status, OutcomeStatus::Completed);
@@ -206,7 +214,11 @@ fn mixed_batches_and_chunks_give_each_simulation_its_own_result() {
             &BatchOptions::default(),
         )
         .unwrap();
-        assert_eq!(&alone[0], joint, "n={} alone vs in the batch", sim.params.elements);
+        assert_eq!(
+            &alone[0], joint,
+            "n={} alone vs in the batch",
+            sim.params.elements
+        );
     }
 }
 
@@ -216,13 +228,26 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
     // n = 10 for 0.4 s: about 25,000 steps of 26 loop iterations each, ten
     // times what one invocation may run on lavapipe.
     let scenario = short(ScenarioKind::Drop, 0.4);
-    let sim = gpu_simulation(&scenario, &params(10, 2000.0, 0.8, 0.0), None, &StepCache::default())
-        .unwrap();
-    let iterations = sim.total_steps
-        * tether_sweep::gpu::batch::loop_iterations_per_step(sim.params.elements);
-    assert!(iterations > 5 * gpu::engine::MESA_LOOP_LIMIT, "{iterations}");
-    let split = gpu::run_batch(&gpu, std::slice::from_ref(&sim), None, &BatchOptions::default())
-        .unwrap();
+    let sim = gpu_simulation(
+        &scenario,
+        &params(10, 2000.0, 0.8, 0.0),
+        None,
+        &StepCache::default(),
+    )
+    .unwrap();
+    let iterations =
+        sim.total_steps * tether_sweep::gpu::batch::loop_iterations_per_step(sim.params.elements);
+    assert!(
+        iterations > 5 * gpu::engine::MESA_LOOP_LIMIT,
+        "{iterations}"
+    );
+    let split = gpu::run_batch(
+        &gpu,
+        std::slice::from_ref(&sim),
+        None,
+        &BatchOptions::default(),
+    )
+    .unwrap();
     assert_eq!(split[0].steps, sim.total_steps);
     assert_eq!(split[0].status, OutcomeStatus::Completed);
     // The same run in one dispatch per submission, no split: a driver with a

@@ -74,9 +74,17 @@ pub fn run_batch(
     }
 }
 
-fn chunk_capacity(gpu: &Gpu, sims: &[GpuSimulation], options: &BatchOptions) -> Result<usize, GpuError> {
+fn chunk_capacity(
+    gpu: &Gpu,
+    sims: &[GpuSimulation],
+    options: &BatchOptions,
+) -> Result<usize, GpuError> {
     let rb = options.precision.real_bytes();
-    let node_slots = sims.iter().map(|s| s.params.elements + 1).max().unwrap_or(1) as u64;
+    let node_slots = sims
+        .iter()
+        .map(|s| s.params.elements + 1)
+        .max()
+        .unwrap_or(1) as u64;
     let state = STATE_PLANES as u64 * node_slots * 4 * rb;
     let track = sims
         .iter()
@@ -84,7 +92,8 @@ fn chunk_capacity(gpu: &Gpu, sims: &[GpuSimulation], options: &BatchOptions) -> 
         .map(|s| s.frames() * s.marker_arc_lengths_m.len() as u64 * 2 * rb)
         .max()
         .unwrap_or(0);
-    let per_buffer = (gpu.limits.max_storage_buffer_binding_size as u64).min(gpu.limits.max_buffer_size);
+    let per_buffer =
+        (gpu.limits.max_storage_buffer_binding_size as u64).min(gpu.limits.max_buffer_size);
     let biggest = state.max(track);
     if biggest > per_buffer {
         return Err(GpuError::TooLarge {
@@ -204,7 +213,10 @@ fn run_typed<R: Real>(
             outcomes[i] = Some(r);
         }
     }
-    Ok(outcomes.into_iter().map(|o| o.expect("every simulation ran")).collect())
+    Ok(outcomes
+        .into_iter()
+        .map(|o| o.expect("every simulation ran"))
+        .collect())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -273,7 +285,12 @@ fn run_chunk<R: Real>(
     let state_buf = storage(gpu, "state", &state, none);
     let progress_buf = storage(gpu, "progress", &progress0, copy);
     let objectives_buf = storage(gpu, "objectives", &objectives0, copy);
-    let track_buf = storage(gpu, "track", &vec![[R::from_f64(0.0); 2]; data.track_len], copy);
+    let track_buf = storage(
+        gpu,
+        "track",
+        &vec![[R::from_f64(0.0); 2]; data.track_len],
+        copy,
+    );
     let layout = pipeline.get_bind_group_layout(0);
     let buffers = [
         &uniform,

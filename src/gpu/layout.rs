@@ -244,8 +244,14 @@ mod tests {
         fn reals<R: Real, T>() -> usize {
             size_of::<T>() / size_of::<R>()
         }
-        assert_eq!(reals::<f32, SimPhysics<f32>>(), 16 + 2 * MAX_WINCH_MOVES + 1);
-        assert_eq!(reals::<f64, SimPhysics<f64>>(), 16 + 2 * MAX_WINCH_MOVES + 1);
+        assert_eq!(
+            reals::<f32, SimPhysics<f32>>(),
+            16 + 2 * MAX_WINCH_MOVES + 1
+        );
+        assert_eq!(
+            reals::<f64, SimPhysics<f64>>(),
+            16 + 2 * MAX_WINCH_MOVES + 1
+        );
         assert_eq!(size_of::<SimObjectives<f64>>(), 4 * 8);
         assert_eq!(size_of::<SimObjectives<f32>>(), 4 * 4);
     }
@@ -270,10 +276,7 @@ mod tests {
                     FACTOR_VEC4_PER_NODE.to_string() + "u",
                 ),
                 ("MAX_WINCH_MOVES: u32 = ", MAX_WINCH_MOVES.to_string() + "u"),
-                (
-                    "@workgroup_size(",
-                    WORKGROUP_SIZE.to_string() + ")",
-                ),
+                ("@workgroup_size(", WORKGROUP_SIZE.to_string() + ")"),
             ] {
                 assert!(
                     src.contains(&format!("{name}{value}")),

@@ -23,7 +23,7 @@ use crate::error::InputError;
 use crate::linalg::FactorError;
 
 pub use batch::{GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive};
-pub use device::{AdapterSummary, Gpu};
+pub use device::{AdapterSummary, Backend, Gpu, select};
 pub use engine::{BatchOptions, run_batch};
 
 /// Floating-point precision of the shaders.
@@ -62,7 +62,10 @@ pub enum GpuError {
     )]
     NoAdapter,
     #[error("no GPU adapter matches --adapter {requested:?}; available: {available}")]
-    AdapterNotFound { requested: String, available: String },
+    AdapterNotFound {
+        requested: String,
+        available: String,
+    },
     #[error(
         "adapter {adapter:?} has no SHADER_F64, so --precision f64 cannot run there (use --precision f32 or --backend cpu)"
     )]

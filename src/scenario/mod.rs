@@ -224,7 +224,10 @@ impl Track {
 /// What one solver run reports about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum SolverReport {
-    Explicit { step_s: f64, steps: u64 },
+    Explicit {
+        step_s: f64,
+        steps: u64,
+    },
     Reference(ReferenceStats),
     /// The GPU engine's explicit scheme.
     Gpu {

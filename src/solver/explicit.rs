@@ -243,7 +243,15 @@ mod tests {
             let (mut q, mut v, mut a, mut s) = ([1.0], [0.0], [0.0], [0.0]);
             osc.acceleration(0.0, &q, &v, &mut a);
             for i in 0..steps {
-                verlet_step(&mut osc, (i + 1) as f64 * h, h, &mut q, &mut v, &mut a, &mut s);
+                verlet_step(
+                    &mut osc,
+                    (i + 1) as f64 * h,
+                    h,
+                    &mut q,
+                    &mut v,
+                    &mut a,
+                    &mut s,
+                );
             }
             (q[0] - exact(1.0)).abs()
         };

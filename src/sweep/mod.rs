@@ -254,3 +254,77 @@ mod tests {
         assert!(!s.confidence.damping_at_grid_edge && !s.confidence.drag_at_grid_edge);
     }
 }
+
+/// Runs every candidate on the GPU engine in one batch (chunked by the
+/// engine), J_e accumulated on the device. The explicit step of each
+/// candidate comes from the model, as on the CPU. `progress` is called with
+/// (element-steps done, element-steps in all).
+pub fn run_gpu(
+    gpu: &crate::gpu::Gpu,
+    grid: &Grid,
+    measured: &MeasuredTrack,
+    base: &TetherParams,
+    scenario: &Scenario,
+    precision: crate::gpu::Precision,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+) -> Result<Vec<CandidateResult>, crate::scenario::batch::BatchError> {
+    use crate::gpu::{BatchOptions, OutcomeStatus, run_batch};
+    use crate::scenario::batch::{StepCache, gpu_simulation};
+    let cache = StepCache::default();
+    let candidates = grid.candidates();
+    let sims = candidates
+        .par_iter()
+        .map(|c| {
+            let params = TetherParams {
+                elements: c.elements,
+                damping_pa_s: c.damping_pa_s,
+                drag_coefficient: c.drag_coefficient,
+                ..base.clone()
+            };
+            let mut sim = gpu_simulation(scenario, &params, None, &cache)?;
+            sim.compare_measured = true;
+            Ok(sim)
+        })
+        .collect::<Result<Vec<_>, crate::solver::SolverError>>()?;
+    let frames = (scenario.duration_s / scenario.frame_interval_s).round() as usize;
+    let mut measured_frames = Vec::new();
+    for p in 1..=frames {
+        let t = p as f64 * scenario.frame_interval_s;
+        for j in 0..scenario.marker_arc_lengths_m.len() {
+            measured_frames.push(
+                measured
+                    .get(t, j)
+                    .expect("coverage is checked before the sweep"),
+            );
+        }
+    }
+    let options = BatchOptions {
+        precision,
+        progress,
+        ..Default::default()
+    };
+    let outcomes = run_batch(gpu, &sims, Some(&measured_frames), &options)?;
+    Ok(candidates
+        .iter()
+        .zip(sims.iter().zip(&outcomes))
+        .map(|(&candidate, (sim, out))| match out.status {
+            OutcomeStatus::Completed => CandidateResult {
+                candidate,
+                j_e_m2: Some(out.identification_error_m2),
+                status: Status::Ok,
+                step_s: Some(sim.step_s),
+                steps: out.steps,
+            },
+            OutcomeStatus::Diverged { time_s } => CandidateResult {
+                candidate,
+                j_e_m2: None,
+                status: Status::Diverged(format!(
+                    "state exploded on the GPU ({}) at t = {time_s} s",
+                    precision.name()
+                )),
+                step_s: Some(sim.step_s),
+                steps: out.steps,
+            },
+        })
+        .collect())
+}
