@@ -27,6 +27,10 @@ const PLANE_DISPLACEMENT: u32 = 0u;
 const PLANE_VELOCITY: u32 = 1u;
 const PLANE_ACCELERATION: u32 = 2u;
 const PLANE_FORWARD: u32 = 3u;
+// Invocations (simulations) per workgroup, set per adapter at pipeline
+// creation (src/gpu/device.rs): lavapipe runs a workgroup on one thread, so
+// small workgroups spread a batch over all cores there.
+override WORKGROUP_SIZE: u32 = 64u;
 
 struct DispatchParams {
     simulations: u32,
@@ -147,7 +151,7 @@ fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32) {
     objectives[sim].identification_error_m2 += error;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let sim = id.x;
     if (sim >= params.simulations) {

@@ -41,6 +41,43 @@ pub enum Command {
     Dataset(DatasetCommand),
     /// List the GPU adapters wgpu can open (for --adapter).
     Adapters,
+    /// Throughput of the GPU engine (f32, f64) and the CPU solvers on batches
+    /// of drops: simulations/s, element-steps/s, GFLOP/s against the
+    /// device's measured multiply-add peak. Terminal table and Parquet.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Element counts n, comma-separated.
+    #[arg(
+        long,
+        value_name = "N,..",
+        value_delimiter = ',',
+        default_value = "10,40"
+    )]
+    pub elements: Vec<usize>,
+    /// Batch sizes, comma-separated; a batch spreads D over 0–10000 Pa·s and
+    /// C_D over 0.6–0.9.
+    #[arg(
+        long,
+        value_name = "B,..",
+        value_delimiter = ',',
+        default_value = "1,8,64"
+    )]
+    pub batch: Vec<usize>,
+    /// Simulated time per drop [s], a whole number of frames (0.04 s).
+    #[arg(long, value_name = "S", default_value_t = 0.04)]
+    pub duration: f64,
+    /// Engines to run, comma-separated. [default: all that this machine has]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub engines: Option<Vec<tether_sweep::bench::Engine>>,
+    /// GPU adapter: its index or part of its name.
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+    /// Parquet file for the results.
+    #[arg(long, value_name = "FILE", default_value = "bench.parquet")]
+    pub out: PathBuf,
 }
 
 /// Where simulations run.
@@ -297,6 +334,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Linearize(args) => run_linearize(args),
         Command::Dataset(DatasetCommand::Synth(args)) => run_synth(args),
         Command::Identify(args) => run_identify(args),
+        Command::Bench(args) => run_bench(args),
         Command::Adapters => {
             let adapters = tether_sweep::gpu::device::list_adapters();
             if adapters.is_empty() {
@@ -881,4 +919,158 @@ fn print_summary(
         track.markers(),
         path.display()
     );
+}
+
+fn run_bench(args: BenchArgs) -> Result<()> {
+    use tether_sweep::bench::{self, Engine, Peaks};
+    use tether_sweep::io::table::{Column, write_columns};
+    for &n in &args.elements {
+        if !(1..=tether_sweep::model::params::MAX_ELEMENTS).contains(&n) {
+            Err(UsageError(format!(
+                "--elements {n}: allowed 1..={}",
+                tether_sweep::model::params::MAX_ELEMENTS
+            )))?;
+        }
+    }
+    if args.batch.iter().any(|&b| b == 0) {
+        Err(UsageError("--batch: sizes must be ≥ 1".into()))?;
+    }
+    let scenario = bench::scenario(args.duration);
+    scenario
+        .validate(tether_sweep::model::TetherParams::default().length_m)
+        .map_err(|e| UsageError(format!("--duration: {e}")))?;
+    TableFormat::from_path(&args.out).map_err(|e| UsageError(e.to_string()))?;
+    let gpu = match tether_sweep::gpu::select(Backend::Gpu, args.adapter.as_deref()) {
+        Ok((gpu, _)) => gpu,
+        Err(e) if args.engines.is_none() => {
+            eprintln!("no GPU engines: {e}");
+            None
+        }
+        Err(e) => Err(e)?,
+    };
+    let engines = args.engines.clone().unwrap_or_else(|| {
+        let mut all = Vec::new();
+        if let Some(g) = &gpu {
+            all.push(Engine::GpuF32);
+            if g.adapter.shader_f64 {
+                all.push(Engine::GpuF64);
+            }
+        }
+        all.extend([Engine::CpuExplicit, Engine::CpuReference]);
+        all
+    });
+    if engines
+        .iter()
+        .any(|e| matches!(e, Engine::GpuF32 | Engine::GpuF64))
+        && gpu.is_none()
+    {
+        Err(tether_sweep::gpu::GpuError::NoAdapter)?;
+    }
+    let peaks = Peaks::measure(gpu.as_ref())?;
+    if let Some(g) = &gpu {
+        println!("GPU: {} (workgroup {})", g.adapter, g.workgroup_size);
+    }
+    let fmt_peak = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.1}"));
+    println!(
+        "measured multiply-add peak [GFLOP/s]: GPU f32 {}, GPU f64 {}, CPU f64 {}; {} flops per element-step",
+        fmt_peak(peaks.gpu_f32),
+        fmt_peak(peaks.gpu_f64),
+        fmt_peak(peaks.cpu_f64),
+        tether_sweep::gpu::flops::PER_ELEMENT_STEP
+    );
+    println!(
+        "{:<14} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7}",
+        "engine",
+        "n",
+        "batch",
+        "wall s",
+        "element-steps",
+        "sims/s",
+        "el-steps/s",
+        "GFLOP/s",
+        "% peak"
+    );
+    let mut rows = Vec::new();
+    for &n in &args.elements {
+        for &b in &args.batch {
+            for &engine in &engines {
+                let r = bench::run(engine, gpu.as_ref(), &scenario, n, b, &peaks)
+                    .with_context(|| format!("{} n={n} batch={b}", engine.name()))?;
+                println!(
+                    "{:<14} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7}",
+                    engine.name(),
+                    n,
+                    b,
+                    r.wall_s,
+                    r.element_steps as f64,
+                    r.simulations_per_s,
+                    r.element_steps_per_s,
+                    r.gflops.map_or("-".into(), |g| format!("{g:.2}")),
+                    r.peak_fraction
+                        .map_or("-".into(), |f| format!("{:.1}", 100.0 * f)),
+                );
+                rows.push(r);
+            }
+        }
+    }
+    let mut metadata = tether_sweep::io::base_metadata();
+    metadata.insert(
+        "tether_sweep.scenario".into(),
+        serde_json::to_string(&scenario)?,
+    );
+    metadata.insert(
+        "tether_sweep.peaks_gflops".into(),
+        serde_json::to_string(&peaks)?,
+    );
+    metadata.insert(
+        "tether_sweep.flops_per_element_step".into(),
+        tether_sweep::gpu::flops::PER_ELEMENT_STEP.to_string(),
+    );
+    if let Some(g) = &gpu {
+        metadata.insert(
+            "tether_sweep.adapter".into(),
+            serde_json::to_string(&g.adapter)?,
+        );
+    }
+    write_columns(
+        &args.out,
+        vec![
+            Column::text(
+                "engine",
+                rows.iter().map(|r| r.engine.name().to_string()).collect(),
+            ),
+            Column::text("device", rows.iter().map(|r| r.device.clone()).collect()),
+            Column::i32("elements", rows.iter().map(|r| r.elements as i32).collect()),
+            Column::i32("batch", rows.iter().map(|r| r.batch as i32).collect()),
+            Column::f64("wall_s", "s", rows.iter().map(|r| r.wall_s).collect()),
+            Column::i64(
+                "element_steps",
+                rows.iter().map(|r| r.element_steps as i64).collect(),
+            ),
+            Column::f64(
+                "simulations_per_s",
+                "1/s",
+                rows.iter().map(|r| r.simulations_per_s).collect(),
+            ),
+            Column::f64(
+                "element_steps_per_s",
+                "1/s",
+                rows.iter().map(|r| r.element_steps_per_s).collect(),
+            ),
+            Column::optional_f64("gflops", "GFLOP/s", rows.iter().map(|r| r.gflops).collect()),
+            Column::optional_f64(
+                "peak_gflops",
+                "GFLOP/s",
+                rows.iter().map(|r| r.peak_gflops).collect(),
+            ),
+            Column::optional_f64(
+                "peak_fraction",
+                "1",
+                rows.iter().map(|r| r.peak_fraction).collect(),
+            ),
+        ],
+        &metadata,
+    )?;
+    println!("wrote {}", args.out.display());
+    Ok(())
 }

@@ -2,12 +2,13 @@
 //!
 //! Layers, each using only those before it:
 //! `linalg`, `model` (physics, f64) → `solver` (CPU integrators, equilibrium,
-//! linearization) and `gpu` (device, shaders, batch engine) → `scenario`, `objective` → `sweep`, `dataset` → `io` (Parquet, CSV, TOML) → `plot`.
+//! linearization) and `gpu` (device, shaders, batch engine) → `scenario`, `objective` → `sweep`, `dataset`, `bench` → `io` (Parquet, CSV, TOML) → `plot`.
 //! The binary (`src/main.rs`, `src/cli.rs`) parses, calls and prints.
 //!
 //! The authoritative definition of the physics is `SPEC.md` of the project's
 //! shared folder; the doc comments cite its sections.
 
+pub mod bench;
 pub mod dataset;
 pub mod error;
 pub mod gpu;

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::{GpuError, Precision, shader};
+use super::{GpuError, Precision, layout, shader};
 
 /// What a user needs to know about an adapter.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -79,13 +79,24 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
         .collect()
 }
 
+/// The pipeline stages (one WGSL file each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Time stepping and objectives (step.wgsl).
+    Step,
+    /// Multiply-add throughput (peak.wgsl).
+    Peak,
+}
+
 /// An open device with its compiled pipelines.
 pub struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub adapter: AdapterSummary,
     pub limits: wgpu::Limits,
-    pipelines: Mutex<HashMap<Precision, Arc<wgpu::ComputePipeline>>>,
+    /// Simulations per workgroup on this adapter.
+    pub workgroup_size: u32,
+    pipelines: Mutex<HashMap<(Stage, Precision), Arc<wgpu::ComputePipeline>>>,
 }
 
 impl Gpu {
@@ -152,9 +163,15 @@ impl Gpu {
             adapter: summary.name.clone(),
             message: e.to_string(),
         })?;
+        let workgroup_size = if summary.hardware {
+            layout::WORKGROUP_SIZE
+        } else {
+            layout::CPU_EMULATION_WORKGROUP_SIZE
+        };
         Ok(Self {
             device,
             queue,
+            workgroup_size,
             adapter: summary,
             limits,
             pipelines: Mutex::new(HashMap::new()),
@@ -166,37 +183,55 @@ impl Gpu {
         &self,
         precision: Precision,
     ) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
+        self.pipeline(Stage::Step, precision)
+    }
+
+    /// A stage's pipeline for `precision`, compiled once per device.
+    pub fn pipeline(
+        &self,
+        stage: Stage,
+        precision: Precision,
+    ) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
         if precision == Precision::F64 && !self.adapter.shader_f64 {
             return Err(GpuError::NoF64 {
                 adapter: self.adapter.name.clone(),
             });
         }
         let mut cache = self.pipelines.lock().expect("pipeline cache lock");
-        if let Some(p) = cache.get(&precision) {
+        if let Some(p) = cache.get(&(stage, precision)) {
             return Ok(p.clone());
         }
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&format!("step ({})", precision.name())),
-                source: wgpu::ShaderSource::Wgsl(shader::step_source(precision).into()),
+                label: Some(&format!("{stage:?} ({})", precision.name())),
+                source: wgpu::ShaderSource::Wgsl(
+                    match stage {
+                        Stage::Step => shader::step_source(precision),
+                        Stage::Peak => shader::peak_source(precision),
+                    }
+                    .into(),
+                ),
             });
         let pipeline = self
             .device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some("step"),
+                label: Some(&format!("{stage:?}")),
                 layout: None,
                 module: &module,
                 entry_point: Some("main"),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &[("WORKGROUP_SIZE", self.workgroup_size as f64)],
+                    ..Default::default()
+                },
                 cache: None,
             });
         if let Some(err) = pollster::block_on(scope.pop()) {
             return Err(GpuError::Device(err.to_string()));
         }
         let pipeline = Arc::new(pipeline);
-        cache.insert(precision, pipeline.clone());
+        cache.insert((stage, precision), pipeline.clone());
         Ok(pipeline)
     }
 }

@@ -15,7 +15,7 @@ use super::batch::{
 };
 use super::layout::{
     DispatchParams, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE, STATUS_RUNNING,
-    SimObjectives, SimProgress, WORKGROUP_SIZE,
+    SimObjectives, SimProgress,
 };
 use super::{Gpu, GpuError, Precision};
 
@@ -104,7 +104,7 @@ fn chunk_capacity(
     let by_buffer = per_buffer / biggest;
     let by_memory = (CHUNK_MEMORY_BYTES / (state + track)).max(1);
     let by_dispatch =
-        gpu.limits.max_compute_workgroups_per_dimension as u64 * WORKGROUP_SIZE as u64;
+        gpu.limits.max_compute_workgroups_per_dimension as u64 * gpu.workgroup_size as u64;
     let mut capacity = by_buffer.min(by_memory).min(by_dispatch) as usize;
     if let Some(max) = options.max_chunk {
         capacity = capacity.min(max.max(1));
@@ -173,10 +173,10 @@ fn run_typed<R: Real>(
     if sims.is_empty() {
         return Ok(Vec::new());
     }
-    // Similar meshes side by side: an invocation group runs as long as its
-    // largest n.
+    // Similar simulations side by side: the invocations of a SIMD group run
+    // in lockstep, as long as the largest n and the most steps among them.
     let mut order: Vec<usize> = (0..sims.len()).collect();
-    order.sort_by_key(|&i| sims[i].params.elements);
+    order.sort_by_key(|&i| (sims[i].params.elements, sims[i].total_steps));
     let capacity = chunk_capacity(gpu, sims, options)?;
     let total_work: u64 = sims
         .iter()
@@ -322,7 +322,7 @@ fn run_chunk<R: Real>(
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    let workgroups = (count as u32).div_ceil(WORKGROUP_SIZE);
+    let workgroups = (count as u32).div_ceil(gpu.workgroup_size);
     let mut expected: Vec<u64> = vec![0; count];
     let mut progress = progress0;
     let mut dispatches: u32 = 1;
@@ -413,4 +413,54 @@ fn run_chunk<R: Real>(
             }
         })
         .collect())
+}
+
+/// Measures the adapter's multiply-add throughput in `precision` [GFLOP/s]
+/// with the peak stage: the best of `repeats` timed runs of enough
+/// invocations to fill the device.
+pub fn measure_peak_gflops(
+    gpu: &Gpu,
+    precision: Precision,
+    repeats: usize,
+) -> Result<f64, GpuError> {
+    let pipeline = gpu.pipeline(super::device::Stage::Peak, precision)?;
+    let invocations: u32 = if gpu.adapter.hardware {
+        1 << 21
+    } else {
+        1 << 13
+    };
+    let sink = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("peak sink"),
+        size: invocations as u64 * 4 * precision.real_bytes(),
+        usage: wgpu::BufferUsages::STORAGE,
+        mapped_at_creation: false,
+    });
+    let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("peak"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: sink.as_entire_binding(),
+        }],
+    });
+    let mut best = f64::INFINITY;
+    // The first run includes compiling on some drivers: not timed.
+    for run in 0..=repeats.max(1) {
+        let started = Instant::now();
+        let mut encoder = gpu.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            pass.dispatch_workgroups(invocations / gpu.workgroup_size, 1, 1);
+        }
+        gpu.queue.submit([encoder.finish()]);
+        gpu.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Device(e.to_string()))?;
+        if run > 0 {
+            best = best.min(started.elapsed().as_secs_f64());
+        }
+    }
+    Ok(invocations as f64 * super::flops::PEAK_PER_INVOCATION as f64 / best / 1e9)
 }

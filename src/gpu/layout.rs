@@ -7,8 +7,13 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// The shader's workgroup size (`@workgroup_size` in step.wgsl).
+/// The shader's default workgroup size (the `WORKGROUP_SIZE` override in
+/// step.wgsl), used on hardware GPUs.
 pub const WORKGROUP_SIZE: u32 = 64;
+/// The workgroup size on a CPU emulation (lavapipe): one 256-bit SIMD vector
+/// of f32. lavapipe gives each workgroup to one thread, so a batch of 126
+/// spreads over 16 threads instead of 2.
+pub const CPU_EMULATION_WORKGROUP_SIZE: u32 = 8;
 
 /// `SimProgress::status` values.
 pub const STATUS_RUNNING: u32 = 0;

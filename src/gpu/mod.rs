@@ -9,10 +9,12 @@
 //! - [`mass_factor`]: the block-tridiagonal factors of the mass matrix.
 //! - [`batch`]: a batch of simulations in the engine's terms, and its upload.
 //! - [`engine`]: pipelines, dispatch splitting, chunking and readback.
+//! - [`flops`]: the flop count of a step, and the peak-throughput stage.
 
 pub mod batch;
 pub mod device;
 pub mod engine;
+pub mod flops;
 pub mod layout;
 pub mod mass_factor;
 pub mod shader;

@@ -11,6 +11,7 @@ const REAL_F64: &str = include_str!("../../shaders/real_f64.wgsl");
 const ELEMENT: &str = include_str!("../../shaders/element.wgsl");
 const MOTION: &str = include_str!("../../shaders/motion.wgsl");
 const STEP: &str = include_str!("../../shaders/step.wgsl");
+const PEAK: &str = include_str!("../../shaders/peak.wgsl");
 
 fn precision_module(precision: Precision) -> &'static str {
     match precision {
@@ -22,4 +23,9 @@ fn precision_module(precision: Precision) -> &'static str {
 /// The source of the "step" stage.
 pub fn step_source(precision: Precision) -> String {
     [precision_module(precision), ELEMENT, MOTION, STEP].join("\n")
+}
+
+/// The source of the "peak" stage (multiply-add throughput).
+pub fn peak_source(precision: Precision) -> String {
+    [precision_module(precision), PEAK].join("\n")
 }

@@ -1,0 +1,236 @@
+//! Throughput of the engines on batches of drops (the `bench` command):
+//! the GPU engine in f32 and f64, the CPU explicit solver and the CPU
+//! reference solver on all cores. A batch of size B spreads D over
+//! 0–10000 Pa·s and C_D over 0.6–0.9, so its simulations need very
+//! different step counts, as in a real identification grid.
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::gpu::{self, BatchOptions, Gpu, Precision};
+use crate::model::TetherParams;
+use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
+use crate::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
+use crate::solver::SolverKind;
+
+/// An engine the benchmark can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    GpuF32,
+    GpuF64,
+    CpuExplicit,
+    CpuReference,
+}
+
+impl Engine {
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::GpuF32 => "gpu-f32",
+            Engine::GpuF64 => "gpu-f64",
+            Engine::CpuExplicit => "cpu-explicit",
+            Engine::CpuReference => "cpu-reference",
+        }
+    }
+}
+
+/// One measured configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchRow {
+    pub engine: Engine,
+    pub device: String,
+    pub elements: usize,
+    pub batch: usize,
+    pub wall_s: f64,
+    /// Σ steps × n over the batch (the reference solver's implicit steps
+    /// are far costlier and fewer; its count is not comparable).
+    pub element_steps: u64,
+    pub simulations_per_s: f64,
+    pub element_steps_per_s: f64,
+    /// From `gpu::flops::PER_ELEMENT_STEP`; explicit engines only.
+    pub gflops: Option<f64>,
+    /// The measured multiply-add peak of the device that ran it, and the
+    /// fraction of it reached.
+    pub peak_gflops: Option<f64>,
+    pub peak_fraction: Option<f64>,
+}
+
+/// The (D, C_D) of simulation i of a batch of `size`.
+pub fn batch_parameters(i: usize, size: usize) -> (f64, f64) {
+    if size == 1 {
+        return (2000.0, 0.8);
+    }
+    let x = i as f64 / (size - 1) as f64;
+    (10000.0 * x, 0.6 + 0.3 * x)
+}
+
+fn batch_params(elements: usize, size: usize) -> Vec<TetherParams> {
+    (0..size)
+        .map(|i| {
+            let (d, cd) = batch_parameters(i, size);
+            TetherParams {
+                elements,
+                damping_pa_s: d,
+                drag_coefficient: cd,
+                ..Default::default()
+            }
+        })
+        .collect()
+}
+
+fn row(
+    engine: Engine,
+    device: &str,
+    elements: usize,
+    batch: usize,
+    wall_s: f64,
+    element_steps: u64,
+    peak: Option<f64>,
+) -> BenchRow {
+    let explicit = engine != Engine::CpuReference;
+    let gflops =
+        explicit.then(|| element_steps as f64 * gpu::flops::PER_ELEMENT_STEP as f64 / wall_s / 1e9);
+    BenchRow {
+        engine,
+        device: device.to_string(),
+        elements,
+        batch,
+        wall_s,
+        element_steps,
+        simulations_per_s: batch as f64 / wall_s,
+        element_steps_per_s: element_steps as f64 / wall_s,
+        gflops,
+        peak_gflops: peak.filter(|_| explicit),
+        peak_fraction: gflops.zip(peak).map(|(g, p)| g / p),
+    }
+}
+
+/// Runs one engine on one batch of drops of `elements` elements.
+pub fn run(
+    engine: Engine,
+    gpu: Option<&Gpu>,
+    scenario: &Scenario,
+    elements: usize,
+    batch: usize,
+    peaks: &Peaks,
+) -> Result<BenchRow, BatchError> {
+    let params = batch_params(elements, batch);
+    match engine {
+        Engine::GpuF32 | Engine::GpuF64 => {
+            let gpu = gpu.expect("GPU engines need a GPU");
+            let precision = if engine == Engine::GpuF32 {
+                Precision::F32
+            } else {
+                Precision::F64
+            };
+            let cache = StepCache::default();
+            let sims = params
+                .par_iter()
+                .map(|p| gpu_simulation(scenario, p, None, &cache))
+                .collect::<Result<Vec<_>, _>>()?;
+            let options = BatchOptions {
+                precision,
+                ..Default::default()
+            };
+            // Compile (lavapipe compiles at the first dispatch) outside the timing.
+            gpu::run_batch(gpu, &sims[..1], None, &options)?;
+            let started = Instant::now();
+            let out = gpu::run_batch(gpu, &sims, None, &options)?;
+            let wall = started.elapsed().as_secs_f64();
+            let work = out
+                .iter()
+                .zip(&sims)
+                .map(|(o, s)| o.steps * s.params.elements as u64)
+                .sum();
+            let peak = match precision {
+                Precision::F32 => peaks.gpu_f32,
+                Precision::F64 => peaks.gpu_f64,
+            };
+            Ok(row(
+                engine,
+                &gpu.adapter.name,
+                elements,
+                batch,
+                wall,
+                work,
+                peak,
+            ))
+        }
+        Engine::CpuExplicit | Engine::CpuReference => {
+            let settings = SolverSettings {
+                kind: if engine == Engine::CpuExplicit {
+                    SolverKind::Explicit
+                } else {
+                    SolverKind::Reference
+                },
+                ..Default::default()
+            };
+            let started = Instant::now();
+            let steps = params
+                .par_iter()
+                .map(|p| {
+                    // A diverged run still did its work; count what it did not.
+                    Ok(match simulate(scenario, p, &settings) {
+                        Ok(out) => match out.report {
+                            SolverReport::Explicit { steps, .. }
+                            | SolverReport::Gpu { steps, .. } => steps,
+                            SolverReport::Reference(s) => s.steps,
+                        },
+                        Err(e) if e.is_divergence() => 0,
+                        Err(e) => return Err(e),
+                    } * p.elements as u64)
+                })
+                .collect::<Result<Vec<u64>, _>>()?;
+            let wall = started.elapsed().as_secs_f64();
+            let device = format!("CPU, {} threads", rayon::current_num_threads());
+            Ok(row(
+                engine,
+                &device,
+                elements,
+                batch,
+                wall,
+                steps.iter().sum(),
+                peaks.cpu_f64,
+            ))
+        }
+    }
+}
+
+/// Measured multiply-add peaks [GFLOP/s].
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Peaks {
+    pub gpu_f32: Option<f64>,
+    pub gpu_f64: Option<f64>,
+    /// The CPU's f64 peak: measured by the peak stage when the adapter is a
+    /// CPU emulation (lavapipe compiles it for these same cores), else unknown.
+    pub cpu_f64: Option<f64>,
+}
+
+impl Peaks {
+    pub fn measure(gpu: Option<&Gpu>) -> Result<Self, gpu::GpuError> {
+        let Some(gpu) = gpu else {
+            return Ok(Self::default());
+        };
+        let f32 = gpu::engine::measure_peak_gflops(gpu, Precision::F32, 3)?;
+        let f64 = if gpu.adapter.shader_f64 {
+            Some(gpu::engine::measure_peak_gflops(gpu, Precision::F64, 3)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            gpu_f32: Some(f32),
+            gpu_f64: f64,
+            cpu_f64: if gpu.adapter.hardware { None } else { f64 },
+        })
+    }
+}
+
+/// The drop scenario of the benchmark, shortened to `duration_s`.
+pub fn scenario(duration_s: f64) -> Scenario {
+    Scenario {
+        duration_s,
+        ..Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m)
+    }
+}
