@@ -805,6 +805,9 @@ fn run_simulate(args: SimulateArgs) -> Result<()> {
             "--backend gpu runs the explicit scheme only: use --solver explicit, or --backend cpu for the reference solver".into(),
         ))?,
         (_, SolverKind::Reference) => None,
+        // One simulation is one GPU invocation: no GPU beats a CPU core at
+        // that, so `auto` means the CPU here.
+        (Backend::Auto, _) => None,
         _ => args.engine.open()?,
     };
     print_header(&cfg);

@@ -3,6 +3,8 @@
 //! is no adapter, because a skipped GPU test proves nothing; set
 //! TETHER_SWEEP_SKIP_GPU_TESTS=1 to skip them on a machine without Vulkan.
 
+mod common;
+
 use tether_sweep::gpu::{self, BatchOptions, Gpu, GpuError, OutcomeStatus, Precision};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_output, gpu_simulation};
@@ -297,4 +299,141 @@ fn an_unstable_step_diverges_alone() {
     let alone = gpu::run_batch(&gpu, &[stable, other], None, &BatchOptions::default()).unwrap();
     assert_eq!(out[0], alone[0]);
     assert_eq!(out[2], alone[1]);
+}
+
+mod cli {
+    use super::open;
+    use tether_sweep::io::track::{read_measured, read_parquet_metadata, read_table};
+
+    use super::common::{stderr, tether_sweep};
+
+    fn simulate(dir: &std::path::Path, name: &str, extra: &[&str]) -> std::path::PathBuf {
+        let path = dir.join(name);
+        let mut args = vec![
+            "simulate",
+            "--scenario",
+            "swingup",
+            "--elements",
+            "4",
+            "--damping",
+            "2000",
+            "--drag-coefficient",
+            "0.8",
+            "--duration",
+            "0.8",
+            "--out",
+            path.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = tether_sweep(&args);
+        assert!(out.status.success(), "{extra:?}: {}", stderr(&out));
+        path
+    }
+
+    #[test]
+    fn simulate_on_the_gpu_writes_the_cpu_track() {
+        let Some(gpu) = open() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let cpu =
+            read_measured(&simulate(dir.path(), "cpu.parquet", &["--backend", "cpu"])).unwrap();
+        let mut runs = vec![("f32", 1e-4)];
+        if gpu.adapter.shader_f64 {
+            runs.push(("f64", 1e-8));
+        }
+        for (precision, tolerance) in runs {
+            let path = simulate(
+                dir.path(),
+                &format!("{precision}.parquet"),
+                &["--backend", "gpu", "--precision", precision],
+            );
+            let meta = read_parquet_metadata(&path).unwrap();
+            assert!(
+                meta["tether_sweep.solver_report"].contains("Gpu"),
+                "{meta:?}"
+            );
+            assert_eq!(read_table(&path).unwrap().num_rows(), 21 * 11);
+            let gpu_track = read_measured(&path).unwrap();
+            for f in 0..=20 {
+                let t = f as f64 * 0.04;
+                for j in 0..11 {
+                    let (a, b) = (gpu_track.get(t, j).unwrap(), cpu.get(t, j).unwrap());
+                    let d = (a[0] - b[0]).hypot(a[1] - b[1]);
+                    assert!(d < tolerance, "{precision} t={t} marker {j}: {d:e} m");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gpu_with_the_reference_solver_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.parquet");
+        let out = tether_sweep(&[
+            "simulate",
+            "--backend",
+            "gpu",
+            "--solver",
+            "reference",
+            "--out",
+            path.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("--solver explicit"));
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn identify_on_the_gpu_agrees_with_the_cpu_explicit_solver() {
+        let Some(_gpu) = open() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let run = |backend: &str| {
+            let out_dir = dir.path().join(backend);
+            let out = tether_sweep(&[
+                "identify",
+                "--elements",
+                "3,4",
+                "--damping",
+                "1000,3000",
+                "--drag-coefficient",
+                "0.8",
+                "--backend",
+                backend,
+                "--solver",
+                "explicit",
+                "--out",
+                out_dir.to_str().unwrap(),
+            ]);
+            assert!(out.status.success(), "{backend}: {}", stderr(&out));
+            read_table(&out_dir.join("results.parquet")).unwrap()
+        };
+        let (gpu, cpu) = (run("gpu"), run("cpu"));
+        let column = |b: &arrow::record_batch::RecordBatch, name: &str| {
+            b.column_by_name(name)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow::array::Float64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        };
+        let text = |b: &arrow::record_batch::RecordBatch, name: &str| {
+            let a = b
+                .column_by_name(name)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow::array::StringArray>()
+                .unwrap()
+                .value(0)
+                .to_string();
+            a
+        };
+        assert_eq!(text(&gpu, "backend"), "gpu");
+        assert_eq!(text(&gpu, "precision"), "f32");
+        assert_eq!(text(&cpu, "backend"), "cpu");
+        let (jg, jc) = (column(&gpu, "j_e_m2"), column(&cpu, "j_e_m2"));
+        assert_eq!(jg.len(), 4);
+        for (g, c) in jg.iter().zip(&jc) {
+            assert!((g / c - 1.0).abs() < 1e-3, "J_e GPU {g} vs CPU {c}");
+        }
+    }
 }
