@@ -22,11 +22,12 @@ const NO_TRACK: u32 = 0xffffffffu;
 // to the previous node), E (G times the coupling to the next node), each as
 // four columns.
 const FACTOR_VEC4_PER_NODE: u32 = 12u;
-// State planes: displacement, velocity, acceleration, forward-substitution.
+// State planes in the `state` buffer: displacement, velocity, acceleration.
 const PLANE_DISPLACEMENT: u32 = 0u;
 const PLANE_VELOCITY: u32 = 1u;
 const PLANE_ACCELERATION: u32 = 2u;
-const PLANE_FORWARD: u32 = 3u;
+// Nodes a simulation may have on the GPU (n ≤ 128).
+const MAX_NODES: u32 = 129u;
 // Invocations (simulations) per workgroup, set per adapter at pipeline
 // creation (src/gpu/device.rs): lavapipe runs a workgroup on one thread, so
 // small workgroups spread a batch over all cores there.
@@ -104,6 +105,15 @@ struct SimObjectives {
 @group(0) @binding(7) var<storage, read_write> objectives: array<SimObjectives>;
 @group(0) @binding(8) var<storage, read_write> track: array<real2>;
 
+// The state of this invocation's simulation during a dispatch, loaded from
+// and stored back to `state` once per dispatch. Per step it lives here: a
+// storage access whose address differs per invocation costs lavapipe one
+// scalar access per lane, and a step makes ten per node.
+var<private> disp: array<real4, MAX_NODES>;
+var<private> vel: array<real4, MAX_NODES>;
+var<private> acc: array<real4, MAX_NODES>;
+var<private> fwd: array<real4, MAX_NODES>;
+
 fn slot(plane: u32, node: u32, sim: u32) -> u32 {
     // Simulation-minor, so that neighbouring invocations touch neighbouring
     // addresses.
@@ -135,8 +145,8 @@ fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32) {
         let shapes = mesh[c.marker_offset + 2u * m];
         let place = mesh[c.marker_offset + 2u * m + 1u];
         let element = u32(place.y);
-        let ua = state[slot(PLANE_DISPLACEMENT, element, sim)];
-        let ub = state[slot(PLANE_DISPLACEMENT, element + 1u, sim)];
+        let ua = disp[element];
+        let ub = disp[element + 1u];
         let displacement = shapes.x * ua.xy + shapes.y * ua.zw + shapes.z * ub.xy + shapes.w * ub.zw;
         let position = pin + place.x * t0 + displacement;
         let index = (frame - 1u) * c.markers + m;
@@ -172,6 +182,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                       ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
     let steps_per_frame = c.steps_per_sample * c.samples_per_frame;
     let end = min(c.total_steps, prog.steps_done + params.steps_per_dispatch);
+    for (var k = 0u; k <= n; k++) {
+        disp[k] = state[slot(PLANE_DISPLACEMENT, k, sim)];
+        vel[k] = state[slot(PLANE_VELOCITY, k, sim)];
+        acc[k] = state[slot(PLANE_ACCELERATION, k, sim)];
+    }
     var diverged = false;
     while (prog.steps_done < end && !diverged) {
         let steps = prog.steps_done + 1u;
@@ -184,17 +199,17 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         var f_prev = real4(0.0);
         var y_prev = real4(0.0);
         for (var k = 0u; k <= n; k++) {
-            let a = state[slot(PLANE_ACCELERATION, k, sim)];
-            let v_half = state[slot(PLANE_VELOCITY, k, sim)] + half * a;
-            var u = state[slot(PLANE_DISPLACEMENT, k, sim)] + h * v_half;
+            let a = acc[k];
+            let v_half = vel[k] + half * a;
+            var u = disp[k] + h * v_half;
             var v_pred = v_half + half * a;
             if (k == 0u) {
                 u = real4(pin.position, u.zw);
                 v_pred = real4(pin.velocity, v_pred.zw);
             }
             diverged = diverged || exploded_position(u, ph.length_m);
-            state[slot(PLANE_DISPLACEMENT, k, sim)] = u;
-            state[slot(PLANE_VELOCITY, k, sim)] = v_half;
+            disp[k] = u;
+            vel[k] = v_half;
             var f_next = real4(0.0);
             if (k > 0u) {
                 let fe = element_force(le, t0, sec, ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
@@ -206,7 +221,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                     f_prev = real4(pin.acceleration, f_prev.zw);
                 }
                 let y = factor(c, node, 0u) * (f_prev - factor(c, node, 1u) * y_prev);
-                state[slot(PLANE_FORWARD, node, sim)] = y;
+                fwd[node] = y;
                 y_prev = y;
             }
             u_prev = u;
@@ -216,24 +231,24 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         // Node n: the tip's weight, then its forward substitution.
         f_prev.y -= ph.tip_weight_n;
         let y_tip = factor(c, n, 0u) * (f_prev - factor(c, n, 1u) * y_prev);
-        state[slot(PLANE_FORWARD, n, sim)] = y_tip;
+        fwd[n] = y_tip;
 
         // Back substitution and the velocity update, tip first.
         var a_next = real4(0.0);
         var tip_velocity = real2(0.0);
         for (var j = 0u; j <= n; j++) {
             let k = n - j;
-            var a = state[slot(PLANE_FORWARD, k, sim)];
+            var a = fwd[k];
             if (k < n) {
                 a -= factor(c, k, 2u) * a_next;
             }
-            var v = state[slot(PLANE_VELOCITY, k, sim)] + half * a;
+            var v = vel[k] + half * a;
             if (k == 0u) {
                 v = real4(pin.velocity, v.zw);
             }
             diverged = diverged || exploded_velocity(v);
-            state[slot(PLANE_ACCELERATION, k, sim)] = a;
-            state[slot(PLANE_VELOCITY, k, sim)] = v;
+            acc[k] = a;
+            vel[k] = v;
             if (k == n) {
                 tip_velocity = v.xy;
             }
@@ -249,7 +264,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         if (steps % c.steps_per_sample == 0u) {
             // J_a = |W − r_tip| + k1 |ṙ_tip| + k2 t (SPEC §5), relative to the
             // reference pin: W − r_tip = pin displacement − (L t0 + u_tip).
-            let u_tip = state[slot(PLANE_DISPLACEMENT, n, sim)].xy;
+            let u_tip = disp[n].xy;
             let gap = pin.position - (ph.length_m * t0 + u_tip);
             let j_a = length(gap) + ph.velocity_weight_s * length(tip_velocity) + ph.time_weight_m_s * t;
             if (j_a < objectives[sim].swingup_min_m) {
@@ -262,6 +277,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             observe_frame(sim, c, ph, frame);
             prog.frames_done = frame;
         }
+    }
+    for (var k = 0u; k <= n; k++) {
+        state[slot(PLANE_DISPLACEMENT, k, sim)] = disp[k];
+        state[slot(PLANE_VELOCITY, k, sim)] = vel[k];
+        state[slot(PLANE_ACCELERATION, k, sim)] = acc[k];
     }
     if (prog.status == STATUS_RUNNING && prog.steps_done >= c.total_steps) {
         prog.status = STATUS_DONE;

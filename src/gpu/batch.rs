@@ -4,7 +4,8 @@
 
 use super::GpuError;
 use super::layout::{
-    FACTOR_VEC4_PER_NODE, MARKER_VEC4, MAX_WINCH_MOVES, NO_TRACK, SimControl, SimPhysics,
+    FACTOR_VEC4_PER_NODE, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES, NO_TRACK, SimControl,
+    SimPhysics,
 };
 use super::mass_factor;
 use crate::error::InputError;
@@ -77,6 +78,14 @@ impl GpuSimulation {
     }
 
     pub fn validate(&self) -> Result<(), GpuError> {
+        if !(1..=MAX_GPU_ELEMENTS).contains(&self.params.elements) {
+            return Err(InputError::new(
+                "elements",
+                self.params.elements,
+                format!("1..={MAX_GPU_ELEMENTS} on the GPU (use --backend cpu for more)"),
+            )
+            .into());
+        }
         let dofs = NODE_DOFS * (self.params.elements + 1);
         for (name, v) in [
             ("initial_q", &self.initial_q),
@@ -327,6 +336,8 @@ pub fn steps_per_dispatch(
     let per_frame = loop_iterations_per_frame(max_markers);
     let per_step = loop_iterations_per_step(max_elements) as f64
         + per_frame as f64 / min_steps_per_frame.max(1) as f64;
-    let room = budget.saturating_sub(per_frame) as f64;
+    // Loading and storing the state: one loop over the nodes each.
+    let per_dispatch = per_frame + 2 * (max_elements as u64 + 2);
+    let room = budget.saturating_sub(per_dispatch) as f64;
     ((room / per_step).floor() as u64).clamp(1, u32::MAX as u64) as u32
 }

@@ -27,8 +27,11 @@ pub const FACTOR_VEC4_PER_NODE: usize = 12;
 pub const MARKER_VEC4: usize = 2;
 /// Winch moves the shader can follow (MAX_WINCH_MOVES in motion.wgsl).
 pub const MAX_WINCH_MOVES: usize = 4;
-/// State planes (displacement, velocity, acceleration, forward substitution).
-pub const STATE_PLANES: usize = 4;
+/// State planes (displacement, velocity, acceleration).
+pub const STATE_PLANES: usize = 3;
+/// Elements a simulation may have on the GPU (MAX_NODES − 1 in step.wgsl):
+/// the state of a dispatch lives in private arrays of fixed size.
+pub const MAX_GPU_ELEMENTS: usize = 128;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
@@ -281,7 +284,14 @@ mod tests {
                     FACTOR_VEC4_PER_NODE.to_string() + "u",
                 ),
                 ("MAX_WINCH_MOVES: u32 = ", MAX_WINCH_MOVES.to_string() + "u"),
-                ("@workgroup_size(", WORKGROUP_SIZE.to_string() + ")"),
+                (
+                    "MAX_NODES: u32 = ",
+                    (MAX_GPU_ELEMENTS + 1).to_string() + "u",
+                ),
+                (
+                    "override WORKGROUP_SIZE: u32 = ",
+                    WORKGROUP_SIZE.to_string() + "u",
+                ),
             ] {
                 assert!(
                     src.contains(&format!("{name}{value}")),
