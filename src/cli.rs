@@ -935,7 +935,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
             )))?;
         }
     }
-    if args.batch.iter().any(|&b| b == 0) {
+    if args.batch.contains(&0) {
         Err(UsageError("--batch: sizes must be ≥ 1".into()))?;
     }
     let scenario = bench::scenario(args.duration);

@@ -417,15 +417,13 @@ mod cli {
                 .to_vec()
         };
         let text = |b: &arrow::record_batch::RecordBatch, name: &str| {
-            let a = b
-                .column_by_name(name)
+            b.column_by_name(name)
                 .unwrap()
                 .as_any()
                 .downcast_ref::<arrow::array::StringArray>()
                 .unwrap()
                 .value(0)
-                .to_string();
-            a
+                .to_string()
         };
         assert_eq!(text(&gpu, "backend"), "gpu");
         assert_eq!(text(&gpu, "precision"), "f32");

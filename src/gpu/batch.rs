@@ -198,6 +198,9 @@ pub struct GpuOutcome {
     pub track_m: Option<Vec<[f64; 2]>>,
 }
 
+// The marker table below writes two vec4 per marker.
+const _: () = assert!(MARKER_VEC4 == 2);
+
 /// The f64 arrays of one chunk, in upload order.
 pub struct ChunkData {
     pub node_slots: usize,
@@ -251,7 +254,6 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
                     let (element, xi) = tether.locate(s);
                     let sh = shape(xi, le);
                     mesh.push(sh);
-                    debug_assert!(MARKER_VEC4 == 2);
                     mesh.push([s, element as f64, 0.0, 0.0]);
                 }
                 meshes.push((key, factor_offset, marker_offset));

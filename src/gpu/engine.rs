@@ -92,8 +92,10 @@ fn chunk_capacity(
         .map(|s| s.frames() * s.marker_arc_lengths_m.len() as u64 * 2 * rb)
         .max()
         .unwrap_or(0);
-    let per_buffer =
-        (gpu.limits.max_storage_buffer_binding_size as u64).min(gpu.limits.max_buffer_size);
+    let per_buffer = gpu
+        .limits
+        .max_storage_buffer_binding_size
+        .min(gpu.limits.max_buffer_size);
     let biggest = state.max(track);
     if biggest > per_buffer {
         return Err(GpuError::TooLarge {

@@ -155,7 +155,7 @@ pub fn gpu_output(
         marker_arc_lengths_m: markers.clone(),
         positions_m,
     };
-    let swingup = (scenario.kind == ScenarioKind::Swingup).then(|| SwingupObjective {
+    let swingup = (scenario.kind == ScenarioKind::Swingup).then_some(SwingupObjective {
         weights: scenario.objective_weights,
         j_a_min: outcome.swingup_min_m,
         t_at_min_s: outcome.swingup_time_s,

@@ -218,43 +218,6 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chi2_quantile_for_two_dof() {
-        // Tabulated: 5.991 at 95 %.
-        assert!((chi2_two_dof_quantile(0.95) - 5.991).abs() < 1e-3);
-    }
-
-    #[test]
-    fn region_and_edges_from_a_synthetic_surface() {
-        let grid = Grid::parse("10", "0:1000:100", "0.6:0.9:0.1").unwrap();
-        // A paraboloid with its minimum at D = 500, C_D = 0.8.
-        let results: Vec<CandidateResult> = grid
-            .candidates()
-            .into_iter()
-            .map(|c| CandidateResult {
-                candidate: c,
-                j_e_m2: Some(
-                    1.0 + ((c.damping_pa_s - 500.0) / 100.0).powi(2) * 0.004
-                        + ((c.drag_coefficient - 0.8) / 0.1).powi(2) * 0.1,
-                ),
-                status: Status::Ok,
-                step_s: None,
-                steps: 1,
-            })
-            .collect();
-        let s = summarize(&grid, &results, 1002).unwrap();
-        assert_eq!(s.best.candidate.damping_pa_s, 500.0);
-        // σ² = 1/1000, threshold = 1 + 0.006: D within ±100, C_D only 0.8.
-        assert_eq!(s.confidence.damping_pa_s, (400.0, 600.0));
-        assert!((s.confidence.drag_coefficient.0 - 0.8).abs() < 1e-12);
-        assert!(!s.confidence.damping_at_grid_edge && !s.confidence.drag_at_grid_edge);
-    }
-}
-
 /// Runs every candidate on the GPU engine in one batch (chunked by the
 /// engine), J_e accumulated on the device. The explicit step of each
 /// candidate comes from the model, as on the CPU. `progress` is called with
@@ -327,4 +290,41 @@ pub fn run_gpu(
             },
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chi2_quantile_for_two_dof() {
+        // Tabulated: 5.991 at 95 %.
+        assert!((chi2_two_dof_quantile(0.95) - 5.991).abs() < 1e-3);
+    }
+
+    #[test]
+    fn region_and_edges_from_a_synthetic_surface() {
+        let grid = Grid::parse("10", "0:1000:100", "0.6:0.9:0.1").unwrap();
+        // A paraboloid with its minimum at D = 500, C_D = 0.8.
+        let results: Vec<CandidateResult> = grid
+            .candidates()
+            .into_iter()
+            .map(|c| CandidateResult {
+                candidate: c,
+                j_e_m2: Some(
+                    1.0 + ((c.damping_pa_s - 500.0) / 100.0).powi(2) * 0.004
+                        + ((c.drag_coefficient - 0.8) / 0.1).powi(2) * 0.1,
+                ),
+                status: Status::Ok,
+                step_s: None,
+                steps: 1,
+            })
+            .collect();
+        let s = summarize(&grid, &results, 1002).unwrap();
+        assert_eq!(s.best.candidate.damping_pa_s, 500.0);
+        // σ² = 1/1000, threshold = 1 + 0.006: D within ±100, C_D only 0.8.
+        assert_eq!(s.confidence.damping_pa_s, (400.0, 600.0));
+        assert!((s.confidence.drag_coefficient.0 - 0.8).abs() < 1e-12);
+        assert!(!s.confidence.damping_at_grid_edge && !s.confidence.drag_at_grid_edge);
+    }
 }
