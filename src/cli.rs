@@ -423,8 +423,12 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
                 &measured,
                 &base,
                 &scenario,
-                precision,
-                Some(&report),
+                &tether_sweep::gpu::BatchOptions {
+                    precision,
+                    progress: Some(&report),
+                    cancel: Some(interrupt_flag()),
+                    ..Default::default()
+                },
             )
             .context("GPU sweep failed")?;
             progress.finish_and_clear();
@@ -486,7 +490,21 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
         results.len(),
         results.len() as f64 / wall
     );
+    let cancelled = results
+        .iter()
+        .filter(|r| r.status == tether_sweep::sweep::Status::Cancelled)
+        .count();
+    let interrupted = || {
+        Interrupted(format!(
+            "interrupted: {cancelled} of {} candidates did not finish (status = cancelled); the finished ones are in {}",
+            results.len(),
+            results_path.display()
+        ))
+    };
     let Some(s) = summary else {
+        if cancelled > 0 {
+            Err(interrupted())?;
+        }
         anyhow::bail!(
             "every candidate diverged: no J_e to compare (results in {})",
             results_path.display()
@@ -540,7 +558,40 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
         );
     }
     println!("wrote {}", results_path.display());
+    if cancelled > 0 {
+        Err(interrupted())?;
+    }
     Ok(())
+}
+
+/// Ctrl-C during a run: the engine stops between dispatches, what finished
+/// is written, and the exit code is 130.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Interrupted(pub String);
+
+/// The flag Ctrl-C sets. The handler is installed on first use, by the GPU
+/// paths only: the CPU sweep has no stopping points, and there Ctrl-C keeps
+/// its default meaning.
+fn interrupt_flag() -> &'static std::sync::atomic::AtomicBool {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static FLAG: AtomicBool = AtomicBool::new(false);
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let result = ctrlc::set_handler(|| {
+            if FLAG.swap(true, Ordering::Relaxed) {
+                // A second Ctrl-C: stop at once.
+                std::process::exit(130);
+            }
+            eprintln!(
+                "\ninterrupt: stopping after the current dispatch (Ctrl-C again to quit now)"
+            );
+        });
+        if let Err(e) = result {
+            eprintln!("warning: Ctrl-C will not stop the run cleanly: {e}");
+        }
+    });
+    &FLAG
 }
 
 /// Defaults of the shipped dataset's tether: a finer mesh than any grid

@@ -17,7 +17,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// 2: the input is wrong; 3: a simulation diverged; 1: anything else.
+/// 2: the input is wrong; 3: a simulation diverged; 130: interrupted;
+/// 1: anything else.
 fn exit_code(err: &anyhow::Error) -> u8 {
     use tether_sweep::error::InputError;
     use tether_sweep::gpu::GpuError;
@@ -25,6 +26,9 @@ fn exit_code(err: &anyhow::Error) -> u8 {
     use tether_sweep::scenario::batch::BatchError;
     use tether_sweep::solver::SolverError;
     for cause in err.chain() {
+        if cause.is::<cli::Interrupted>() {
+            return 130;
+        }
         if cause.is::<cli::UsageError>() || cause.is::<InputError>() {
             return 2;
         }

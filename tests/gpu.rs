@@ -435,3 +435,88 @@ mod cli {
         }
     }
 }
+
+#[test]
+fn cancelling_keeps_what_finished() {
+    let Some(gpu) = open() else { return };
+    let scenario = short(ScenarioKind::Drop, 0.2);
+    let (sims, measured) = scored_batch(&scenario);
+    let full = gpu::run_batch(&gpu, &sims, Some(&measured), &BatchOptions::default()).unwrap();
+    // Chunks of one; the flag is raised once the first chunk has reported,
+    // so the first simulation to run finishes and the others are cancelled.
+    let flag = std::sync::atomic::AtomicBool::new(false);
+    let raise = |_: u64, _: u64| flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    let out = gpu::run_batch(
+        &gpu,
+        &sims,
+        Some(&measured),
+        &BatchOptions {
+            max_chunk: Some(1),
+            cancel: Some(&flag),
+            progress: Some(&raise),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let finished: Vec<usize> = (0..sims.len())
+        .filter(|&i| out[i].status == OutcomeStatus::Completed)
+        .collect();
+    assert!(
+        !finished.is_empty() && finished.len() < sims.len(),
+        "{out:?}"
+    );
+    for i in 0..sims.len() {
+        if finished.contains(&i) {
+            assert_eq!(out[i], full[i]);
+        } else {
+            assert_eq!(out[i].status, OutcomeStatus::Cancelled);
+        }
+    }
+}
+
+#[test]
+fn ctrl_c_stops_identify_and_writes_the_finished_candidates() {
+    let Some(_gpu) = open() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+        .args([
+            "identify",
+            "--backend",
+            "gpu",
+            "--elements",
+            "20,30",
+            "--damping",
+            "0:8000:1000",
+            "--drag-coefficient",
+            "0.8",
+            "--out",
+        ])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough to be stepping (the initial states and steps take a moment).
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let table = tether_sweep::io::track::read_table(&dir.path().join("results.parquet")).unwrap();
+    assert_eq!(table.num_rows(), 18);
+    let status = table
+        .column_by_name("status")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow::array::StringArray>()
+        .unwrap()
+        .iter()
+        .map(|s| s.unwrap().to_string())
+        .collect::<Vec<_>>();
+    assert!(status.iter().any(|s| s == "cancelled"), "{status:?}");
+}

@@ -182,6 +182,9 @@ pub enum OutcomeStatus {
     Diverged {
         time_s: f64,
     },
+    /// Stopped by the cancel flag before it finished; its objectives are
+    /// partial and must not be used.
+    Cancelled,
 }
 
 /// What the engine reads back for one simulation.

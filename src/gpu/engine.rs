@@ -41,7 +41,8 @@ pub struct BatchOptions<'a> {
     pub max_chunk: Option<usize>,
     /// Loop iterations per invocation and dispatch (see [`LOOP_BUDGET`]).
     pub loop_budget: u64,
-    /// Checked between submissions.
+    /// Checked between submissions: once set, the simulations that have not
+    /// finished come back as `Cancelled`, the finished ones with their results.
     pub cancel: Option<&'a AtomicBool>,
     /// Called with (element-steps done, element-steps in the batch).
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
@@ -72,6 +73,10 @@ pub fn run_batch(
         Precision::F32 => run_typed::<f32>(gpu, sims, measured, options),
         Precision::F64 => run_typed::<f64>(gpu, sims, measured, options),
     }
+}
+
+fn cancelled(options: &BatchOptions) -> bool {
+    options.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
 }
 
 fn chunk_capacity(
@@ -192,6 +197,19 @@ fn run_typed<R: Real>(
         .collect();
     let mut outcomes: Vec<Option<GpuOutcome>> = vec![None; sims.len()];
     for chunk in order.chunks(capacity) {
+        if cancelled(options) {
+            for &i in chunk {
+                outcomes[i] = Some(GpuOutcome {
+                    status: OutcomeStatus::Cancelled,
+                    steps: 0,
+                    identification_error_m2: f64::NAN,
+                    swingup_min_m: f64::NAN,
+                    swingup_time_s: f64::NAN,
+                    track_m: None,
+                });
+            }
+            continue;
+        }
         let members: Vec<&GpuSimulation> = chunk.iter().map(|&i| &sims[i]).collect();
         let data = chunk_data(&members)?;
         let results = run_chunk::<R>(
@@ -332,8 +350,8 @@ fn run_chunk<R: Real>(
         if progress.iter().all(|p| p.status != STATUS_RUNNING) {
             break;
         }
-        if options.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-            return Err(GpuError::Cancelled);
+        if cancelled(options) {
+            break;
         }
         let started = Instant::now();
         let mut encoder = device.create_command_encoder(&Default::default());
@@ -390,14 +408,14 @@ fn run_chunk<R: Real>(
         .zip(progress.iter().zip(&objectives))
         .enumerate()
         .map(|(i, (sim, (p, o)))| {
-            let status = if p.status == STATUS_DIVERGED {
-                OutcomeStatus::Diverged {
+            let status = match p.status {
+                STATUS_DIVERGED => OutcomeStatus::Diverged {
                     time_s: p.steps_done as f64 * sim.step_s,
-                }
-            } else {
-                OutcomeStatus::Completed
+                },
+                STATUS_DONE => OutcomeStatus::Completed,
+                _ => OutcomeStatus::Cancelled,
             };
-            let track_m = sim.record_track.then(|| {
+            let track_m = (sim.record_track && status == OutcomeStatus::Completed).then(|| {
                 let offset = data.controls[i].track_offset as usize;
                 let len = sim.frames() as usize * sim.marker_arc_lengths_m.len();
                 track[offset..offset + len]

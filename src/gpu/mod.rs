@@ -92,6 +92,4 @@ pub enum GpuError {
     Input(#[from] InputError),
     #[error(transparent)]
     Factor(#[from] FactorError),
-    #[error("cancelled")]
-    Cancelled,
 }

@@ -132,11 +132,15 @@ pub fn gpu_output(
     outcome: &GpuOutcome,
     precision: Precision,
 ) -> Result<SimulationOutput, SolverError> {
-    if let OutcomeStatus::Diverged { time_s } = outcome.status {
-        return Err(SolverError::Diverged {
-            time_s,
-            reason: format!("state exploded on the GPU ({})", precision.name()),
-        });
+    match outcome.status {
+        OutcomeStatus::Diverged { time_s } => {
+            return Err(SolverError::Diverged {
+                time_s,
+                reason: format!("state exploded on the GPU ({})", precision.name()),
+            });
+        }
+        OutcomeStatus::Cancelled => return Err(SolverError::Cancelled),
+        OutcomeStatus::Completed => {}
     }
     let tether = Tether::new(sim.params.clone())?;
     let markers = &sim.marker_arc_lengths_m;

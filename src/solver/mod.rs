@@ -38,6 +38,8 @@ pub enum SolverError {
     Singular(&'static str),
     #[error(transparent)]
     Input(#[from] InputError),
+    #[error("cancelled (interrupted) before it finished")]
+    Cancelled,
 }
 
 impl SolverError {

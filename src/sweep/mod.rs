@@ -18,6 +18,8 @@ pub enum Status {
     Ok,
     /// The simulation blew up (with the reason); it has no J_e.
     Diverged(String),
+    /// Interrupted (Ctrl-C) before it finished; no J_e.
+    Cancelled,
 }
 
 impl Status {
@@ -25,6 +27,7 @@ impl Status {
         match self {
             Status::Ok => "ok",
             Status::Diverged(_) => "diverged",
+            Status::Cancelled => "cancelled",
         }
     }
 }
@@ -214,24 +217,26 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
         },
         best,
         best_per_elements,
-        diverged: results.iter().filter(|r| r.j_e_m2.is_none()).count(),
+        diverged: results
+            .iter()
+            .filter(|r| matches!(r.status, Status::Diverged(_)))
+            .count(),
     })
 }
 
 /// Runs every candidate on the GPU engine in one batch (chunked by the
 /// engine), J_e accumulated on the device. The explicit step of each
-/// candidate comes from the model, as on the CPU. `progress` is called with
-/// (element-steps done, element-steps in all).
+/// candidate comes from the model, as on the CPU. `options` carries the
+/// precision, the progress callback and the cancel flag.
 pub fn run_gpu(
     gpu: &crate::gpu::Gpu,
     grid: &Grid,
     measured: &MeasuredTrack,
     base: &TetherParams,
     scenario: &Scenario,
-    precision: crate::gpu::Precision,
-    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    options: &crate::gpu::BatchOptions,
 ) -> Result<Vec<CandidateResult>, crate::scenario::batch::BatchError> {
-    use crate::gpu::{BatchOptions, OutcomeStatus, run_batch};
+    use crate::gpu::{OutcomeStatus, run_batch};
     use crate::scenario::batch::{StepCache, gpu_simulation};
     let cache = StepCache::default();
     let candidates = grid.candidates();
@@ -261,12 +266,8 @@ pub fn run_gpu(
             );
         }
     }
-    let options = BatchOptions {
-        precision,
-        progress,
-        ..Default::default()
-    };
-    let outcomes = run_batch(gpu, &sims, Some(&measured_frames), &options)?;
+    let precision = options.precision;
+    let outcomes = run_batch(gpu, &sims, Some(&measured_frames), options)?;
     Ok(candidates
         .iter()
         .zip(sims.iter().zip(&outcomes))
@@ -285,6 +286,13 @@ pub fn run_gpu(
                     "state exploded on the GPU ({}) at t = {time_s} s",
                     precision.name()
                 )),
+                step_s: Some(sim.step_s),
+                steps: out.steps,
+            },
+            OutcomeStatus::Cancelled => CandidateResult {
+                candidate,
+                j_e_m2: None,
+                status: Status::Cancelled,
                 step_s: Some(sim.step_s),
                 steps: out.steps,
             },
