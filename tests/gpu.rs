@@ -520,3 +520,16 @@ fn ctrl_c_stops_identify_and_writes_the_finished_candidates() {
         .collect::<Vec<_>>();
     assert!(status.iter().any(|s| s == "cancelled"), "{status:?}");
 }
+
+#[test]
+fn a_short_measured_track_is_rejected() {
+    let Some(gpu) = open() else { return };
+    let scenario = short(ScenarioKind::Drop, 0.2);
+    let (sims, measured) = scored_batch(&scenario);
+    let err =
+        gpu::run_batch(&gpu, &sims, Some(&measured[..10]), &BatchOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, GpuError::Input(ref e) if e.field == "measured"),
+        "{err}"
+    );
+}

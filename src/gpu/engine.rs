@@ -176,6 +176,21 @@ fn run_typed<R: Real>(
     measured: Option<&[[f64; 2]]>,
     options: &BatchOptions,
 ) -> Result<Vec<GpuOutcome>, GpuError> {
+    let measured_len = measured.map_or(0, |m| m.len());
+    for sim in sims.iter().filter(|s| s.compare_measured) {
+        let needed = sim.frames() as usize * sim.marker_arc_lengths_m.len();
+        if measured_len < needed {
+            return Err(crate::error::InputError::new(
+                "measured",
+                format!("{measured_len} marker positions"),
+                format!(
+                    "at least {needed} (every marker of frames 1..{})",
+                    sim.frames()
+                ),
+            )
+            .into());
+        }
+    }
     let pipeline = gpu.step_pipeline(options.precision)?;
     if sims.is_empty() {
         return Ok(Vec::new());
