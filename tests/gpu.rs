@@ -364,6 +364,41 @@ mod cli {
         }
     }
 
+    /// WGPU_BACKEND=gl asks wgpu for a backend this build leaves out, so it
+    /// sees no adapter at all: what a machine without any Vulkan driver sees.
+    #[test]
+    fn without_an_adapter_gpu_fails_with_install_advice_and_auto_falls_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |backend: &str| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+                .env("WGPU_BACKEND", "gl")
+                .args([
+                    "identify",
+                    "--elements",
+                    "2",
+                    "--damping",
+                    "1000",
+                    "--drag-coefficient",
+                    "0.8",
+                    "--backend",
+                    backend,
+                    "--force",
+                    "--out",
+                ])
+                .arg(dir.path())
+                .output()
+                .unwrap()
+        };
+        let gpu = run("gpu");
+        assert_eq!(gpu.status.code(), Some(2), "{}", stderr(&gpu));
+        assert!(stderr(&gpu).contains("apt-get install mesa-vulkan-drivers"));
+        assert!(!dir.path().join("results.parquet").exists());
+        let auto = run("auto");
+        assert!(auto.status.success(), "{}", stderr(&auto));
+        assert!(stderr(&auto).contains("no GPU adapter found; running on the CPU"));
+        assert!(dir.path().join("results.parquet").exists());
+    }
+
     #[test]
     fn gpu_with_the_reference_solver_is_a_usage_error() {
         let dir = tempfile::tempdir().unwrap();
