@@ -20,7 +20,9 @@ struct PinState {
 fn cos_sin_half_turn(theta: real) -> real2 {
     let x = theta - 0.5 * PI;
     let x2 = x * x;
-    // sin x to x¹⁹ and cos x to x²⁰, Horner in x².
+    // sin x to x¹⁹ and cos x to x²⁰, Horner in x², written out rather than
+    // looped over a coefficient table: lavapipe charges every loop iteration
+    // against its per-invocation limit, and this runs every step.
     var s: real = 1.0 / 121645100408832000.0;
     s = 1.0 / 355687428096000.0 - x2 * s;
     s = 1.0 / 1307674368000.0 - x2 * s;

@@ -171,7 +171,8 @@ pub fn run(
             let steps = params
                 .par_iter()
                 .map(|p| {
-                    // A diverged run still did its work; count what it did not.
+                    // A diverged run is counted as no work: its step count is lost
+                    // with the error, and the explicit step here is stable anyway.
                     Ok(match simulate(scenario, p, &settings) {
                         Ok(out) => match out.report {
                             SolverReport::Explicit { steps, .. }

@@ -194,6 +194,26 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
 }
 
 #[test]
+fn the_gpu_with_the_reference_solver_is_rejected() {
+    // Needs no adapter: the contradiction is caught before any device opens.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.parquet");
+    assert_rejected(
+        dir.path(),
+        &[
+            "simulate",
+            "--backend",
+            "gpu",
+            "--solver",
+            "reference",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["--solver explicit"],
+    );
+}
+
+#[test]
 fn malformed_and_misspelled_configs_are_rejected() {
     let cfg_dir = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();

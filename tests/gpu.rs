@@ -305,7 +305,7 @@ mod cli {
     use super::open;
     use tether_sweep::io::track::{read_measured, read_parquet_metadata, read_table};
 
-    use super::common::{stderr, tether_sweep};
+    use super::common::{f64_column, stderr, tether_sweep, text_column};
 
     fn simulate(dir: &std::path::Path, name: &str, extra: &[&str]) -> std::path::PathBuf {
         let path = dir.join(name);
@@ -400,24 +400,6 @@ mod cli {
     }
 
     #[test]
-    fn gpu_with_the_reference_solver_is_a_usage_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.parquet");
-        let out = tether_sweep(&[
-            "simulate",
-            "--backend",
-            "gpu",
-            "--solver",
-            "reference",
-            "--out",
-            path.to_str().unwrap(),
-        ]);
-        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-        assert!(stderr(&out).contains("--solver explicit"));
-        assert!(!path.exists());
-    }
-
-    #[test]
     fn identify_on_the_gpu_agrees_with_the_cpu_explicit_solver() {
         let Some(_gpu) = open() else { return };
         let dir = tempfile::tempdir().unwrap();
@@ -442,28 +424,12 @@ mod cli {
             read_table(&out_dir.join("results.parquet")).unwrap()
         };
         let (gpu, cpu) = (run("gpu"), run("cpu"));
-        let column = |b: &arrow::record_batch::RecordBatch, name: &str| {
-            b.column_by_name(name)
-                .unwrap()
-                .as_any()
-                .downcast_ref::<arrow::array::Float64Array>()
-                .unwrap()
-                .values()
-                .to_vec()
-        };
-        let text = |b: &arrow::record_batch::RecordBatch, name: &str| {
-            b.column_by_name(name)
-                .unwrap()
-                .as_any()
-                .downcast_ref::<arrow::array::StringArray>()
-                .unwrap()
-                .value(0)
-                .to_string()
-        };
+        let text =
+            |b: &arrow::record_batch::RecordBatch, name: &str| text_column(b, name)[0].clone();
         assert_eq!(text(&gpu, "backend"), "gpu");
         assert_eq!(text(&gpu, "precision"), "f32");
         assert_eq!(text(&cpu, "backend"), "cpu");
-        let (jg, jc) = (column(&gpu, "j_e_m2"), column(&cpu, "j_e_m2"));
+        let (jg, jc) = (f64_column(&gpu, "j_e_m2"), f64_column(&cpu, "j_e_m2"));
         assert_eq!(jg.len(), 4);
         for (g, c) in jg.iter().zip(&jc) {
             assert!((g / c - 1.0).abs() < 1e-3, "J_e GPU {g} vs CPU {c}");
@@ -544,15 +510,7 @@ fn ctrl_c_stops_identify_and_writes_the_finished_candidates() {
     assert!(err.contains("interrupted"), "{err}");
     let table = tether_sweep::io::track::read_table(&dir.path().join("results.parquet")).unwrap();
     assert_eq!(table.num_rows(), 18);
-    let status = table
-        .column_by_name("status")
-        .unwrap()
-        .as_any()
-        .downcast_ref::<arrow::array::StringArray>()
-        .unwrap()
-        .iter()
-        .map(|s| s.unwrap().to_string())
-        .collect::<Vec<_>>();
+    let status = common::text_column(&table, "status");
     assert!(status.iter().any(|s| s == "cancelled"), "{status:?}");
 }
 

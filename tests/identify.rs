@@ -7,7 +7,6 @@ use std::path::Path;
 
 use common::{stderr, tether_sweep as run};
 
-use arrow::array::{Array, Float64Array, StringArray};
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
 
 fn synth(out: &Path, noise: &str) {
@@ -81,23 +80,13 @@ fn noise_free_truth_on_the_grid_is_recovered_exactly() {
             "results lack {expected}: {names:?}"
         );
     }
-    let j = table
-        .column_by_name("j_e_m2")
-        .unwrap()
-        .as_any()
-        .downcast_ref::<Float64Array>()
-        .unwrap();
-    let status = table
-        .column_by_name("status")
-        .unwrap()
-        .as_any()
-        .downcast_ref::<StringArray>()
-        .unwrap();
-    assert!((0..status.len()).all(|i| status.value(i) == "ok"));
+    let j = common::f64_column(&table, "j_e_m2");
+    let status = common::text_column(&table, "status");
+    assert!(status.iter().all(|s| s == "ok"));
     // At the truth J_e is the solvers' tolerance-level difference; elsewhere
     // it is the squared effect of a 500 Pa·s or 0.1 step: far larger.
     let (mut best, mut second) = (f64::INFINITY, f64::INFINITY);
-    for v in j.values().iter() {
+    for v in j.iter() {
         if *v < best {
             second = best;
             best = *v;

@@ -10,7 +10,7 @@ use super::layout::{
 use super::mass_factor;
 use crate::error::InputError;
 use crate::model::element::{SectionConstants, shape};
-use crate::model::tether::NODE_DOFS;
+use crate::model::tether::{NODE_DOFS, straight_configuration};
 use crate::model::{Tether, TetherParams};
 
 /// The prescribed motion of node 0.
@@ -65,16 +65,12 @@ impl GpuSimulation {
 
     /// The reference (straight, unstretched) coordinates.
     pub fn reference_q(&self) -> Vec<f64> {
-        let le = self.params.element_length_m();
-        let mut q = vec![0.0; NODE_DOFS * (self.params.elements + 1)];
-        for (i, node) in q.chunks_mut(NODE_DOFS).enumerate() {
-            let s = i as f64 * le;
-            node[0] = self.pin_m[0] + s * self.tangent[0];
-            node[1] = self.pin_m[1] + s * self.tangent[1];
-            node[2] = self.tangent[0];
-            node[3] = self.tangent[1];
-        }
-        q
+        straight_configuration(
+            self.params.elements,
+            self.params.element_length_m(),
+            self.pin_m,
+            self.tangent,
+        )
     }
 
     pub fn validate(&self) -> Result<(), GpuError> {
@@ -161,7 +157,7 @@ impl GpuSimulation {
             bending_damping_n_m2_s: sc.bending_damping_n_m2_s,
             weight_per_length_n_m: p.mass_per_length_kg_m() * p.gravity_m_s2,
             tip_weight_n: p.tip_mass_kg * p.gravity_m_s2,
-            drag_factor_kg_m3: 0.5 * p.air_density_kg_m3 * p.drag_coefficient * p.width_m,
+            drag_factor_kg_m3: p.drag_factor_kg_m3(),
             tangent_x: self.tangent[0],
             tangent_y: self.tangent[1],
             pin_x_m: self.pin_m[0],

@@ -59,13 +59,13 @@ fn summary(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
     }
 }
 
-fn preference(s: &AdapterSummary) -> u8 {
-    match s.device_type.as_str() {
-        "DiscreteGpu" => 0,
-        "IntegratedGpu" => 1,
-        "VirtualGpu" => 2,
-        "Cpu" => 3,
-        _ => 4,
+fn preference(device_type: wgpu::DeviceType) -> u8 {
+    match device_type {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
     }
 }
 
@@ -135,13 +135,9 @@ impl Gpu {
                             .join("; "),
                     })?
             }
-            None => {
-                summaries
-                    .iter()
-                    .min_by_key(|s| (preference(s), s.index))
-                    .expect("non-empty")
-                    .index
-            }
+            None => (0..adapters.len())
+                .min_by_key(|&i| (preference(adapters[i].get_info().device_type), i))
+                .expect("non-empty"),
         };
         let adapter = &adapters[index];
         let summary = summaries[index].clone();

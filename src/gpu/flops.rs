@@ -40,8 +40,7 @@ pub const PEAK_PER_INVOCATION: u64 = 2048 * 16 * 4 * 2;
 #[cfg(test)]
 mod tests {
     #[test]
-    fn count_is_about_a_thousand_and_the_peak_matches_its_shader() {
-        assert_eq!(super::PER_ELEMENT_STEP, 5 * 177 + 42 + 24 + 64 + 40);
+    fn peak_count_matches_its_shader() {
         let src = include_str!("../../shaders/peak.wgsl");
         assert!(src.contains("const PEAK_ITERATIONS: u32 = 2048u;"));
         let body = src

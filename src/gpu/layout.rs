@@ -176,15 +176,15 @@ mod tests {
         let module = naga::front::wgsl::parse_str(&step_source(precision)).expect("WGSL parses");
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).unwrap();
-        let (handle, ty) = module
+        let ty = module
             .types
             .iter()
-            .find(|(_, t)| t.name.as_deref() == Some(name))
+            .map(|(_, t)| t)
+            .find(|t| t.name.as_deref() == Some(name))
             .unwrap_or_else(|| panic!("struct {name} in step.wgsl"));
         let naga::TypeInner::Struct { members, span } = &ty.inner else {
             panic!("{name} is a struct")
         };
-        let _ = handle;
         (
             members
                 .iter()

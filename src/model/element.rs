@@ -339,7 +339,7 @@ impl ElementKernel {
             points,
             mass,
             gravity,
-            drag_factor: 0.5 * p.air_density_kg_m3 * p.drag_coefficient * p.width_m,
+            drag_factor: p.drag_factor_kg_m3(),
         }
     }
 

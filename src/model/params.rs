@@ -67,6 +67,11 @@ impl TetherParams {
         self.length_m / self.elements as f64
     }
 
+    /// ½ ρ_air C_D b: drag force per (projected length · speed²) [kg/m³ · m].
+    pub fn drag_factor_kg_m3(&self) -> f64 {
+        0.5 * self.air_density_kg_m3 * self.drag_coefficient * self.width_m
+    }
+
     pub fn mass_per_length_kg_m(&self) -> f64 {
         self.density_kg_m3 * self.area_m2()
     }

@@ -181,17 +181,32 @@ impl Tether {
     /// The straight, unstretched tether from `origin` along unit `direction`,
     /// at rest: r_i = origin + i l_e d, r'_i = d.
     pub fn straight_configuration(&self, origin: [f64; 2], direction: [f64; 2]) -> Vec<f64> {
-        let le = self.kernel.length_m;
-        let mut q = vec![0.0; self.dofs()];
-        for i in 0..=self.params.elements {
-            let s = i as f64 * le;
-            q[NODE_DOFS * i] = origin[0] + s * direction[0];
-            q[NODE_DOFS * i + 1] = origin[1] + s * direction[1];
-            q[NODE_DOFS * i + 2] = direction[0];
-            q[NODE_DOFS * i + 3] = direction[1];
-        }
-        q
+        straight_configuration(
+            self.params.elements,
+            self.kernel.length_m,
+            origin,
+            direction,
+        )
     }
+}
+
+/// The straight, unstretched tether of `elements` elements of length `le`
+/// from `origin` along unit `direction`: r_i = origin + i l_e d, r'_i = d.
+pub fn straight_configuration(
+    elements: usize,
+    le: f64,
+    origin: [f64; 2],
+    direction: [f64; 2],
+) -> Vec<f64> {
+    let mut q = vec![0.0; NODE_DOFS * (elements + 1)];
+    for (i, node) in q.chunks_mut(NODE_DOFS).enumerate() {
+        let s = i as f64 * le;
+        node[0] = origin[0] + s * direction[0];
+        node[1] = origin[1] + s * direction[1];
+        node[2] = direction[0];
+        node[3] = direction[1];
+    }
+    q
 }
 
 #[cfg(test)]

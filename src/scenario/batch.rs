@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::{
-    Scenario, ScenarioKind, SimulationOutput, SolverReport, Track, WinchMotion, validate_step,
+    Scenario, ScenarioKind, SimulationOutput, SolverReport, Track, WinchMotion, explicit_step,
 };
 use crate::gpu::{self, GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
@@ -67,19 +67,12 @@ pub fn gpu_simulation(
     let mut dynamics = TetherDynamics::new(tether.clone(), motion.clone())?;
     let a0 = dynamics.initial_acceleration(0.0, &mut q0, &mut v0);
     let sample = scenario.sample_interval_s();
-    let step = match step_s {
-        Some(h) => {
-            validate_step(h, sample)?;
-            sample / (sample / h).round()
-        }
-        None => steps.step(scenario, params, &tether, &q0)?,
-    };
+    let step = explicit_step(step_s, sample, || {
+        steps.step(scenario, params, &tether, &q0)
+    })?;
     let steps_per_sample = (sample / step).round() as u64;
     let (pin_m, tangent, drive) = match scenario.kind {
-        ScenarioKind::Drop => {
-            let angle = scenario.initial_angle_deg.to_radians();
-            (scenario.pin_m, [angle.sin(), -angle.cos()], PinDrive::Fixed)
-        }
+        ScenarioKind::Drop => (scenario.pin_m, scenario.drop_direction(), PinDrive::Fixed),
         ScenarioKind::Swingup => {
             let WinchMotion {
                 waypoints_m,

@@ -168,13 +168,17 @@ impl Scenario {
         }
     }
 
+    /// Unit direction of the drop's initial straight tether: raised by the
+    /// initial angle from hanging straight down.
+    pub fn drop_direction(&self) -> [f64; 2] {
+        let angle = self.initial_angle_deg.to_radians();
+        [angle.sin(), -angle.cos()]
+    }
+
     /// Initial coordinates and velocities (SPEC §4.1, §4.2).
     pub fn initial_state(&self, tether: &Tether) -> Result<(Vec<f64>, Vec<f64>), SolverError> {
         let q = match self.kind {
-            ScenarioKind::Drop => {
-                let angle = self.initial_angle_deg.to_radians();
-                tether.straight_configuration(self.pin_m, [angle.sin(), -angle.cos()])
-            }
+            ScenarioKind::Drop => tether.straight_configuration(self.pin_m, self.drop_direction()),
             ScenarioKind::Swingup => {
                 equilibrium::hanging_equilibrium(tether, self.motion().position(0.0))?
             }
@@ -296,6 +300,22 @@ pub fn validate_step(step_s: f64, sample_interval_s: f64) -> Result<(), InputErr
     Ok(())
 }
 
+/// The explicit step: the user's (checked, and snapped to divide the sample
+/// interval exactly) or else `automatic()`.
+pub fn explicit_step(
+    requested_s: Option<f64>,
+    sample_interval_s: f64,
+    automatic: impl FnOnce() -> Result<f64, SolverError>,
+) -> Result<f64, SolverError> {
+    match requested_s {
+        Some(h) => {
+            validate_step(h, sample_interval_s)?;
+            Ok(sample_interval_s / (sample_interval_s / h).round())
+        }
+        None => automatic(),
+    }
+}
+
 /// Runs one simulation of `scenario` for `params` with `settings`.
 pub fn simulate(
     scenario: &Scenario,
@@ -309,13 +329,9 @@ pub fn simulate(
     let sample = scenario.sample_interval_s();
     let mut stepper = match settings.kind {
         SolverKind::Explicit => {
-            let step = match settings.step_s {
-                Some(h) => {
-                    validate_step(h, sample)?;
-                    sample / (sample / h).round()
-                }
-                None => automatic_step(&tether, &q0, sample)?,
-            };
+            let step = explicit_step(settings.step_s, sample, || {
+                automatic_step(&tether, &q0, sample)
+            })?;
             Stepper::Explicit(Box::new(ExplicitSolver::new(dynamics, q0, v0, 0.0, step)))
         }
         SolverKind::Reference => Stepper::Reference(Box::new(ReferenceSolver::new(

@@ -271,31 +271,22 @@ pub fn run_gpu(
     Ok(candidates
         .iter()
         .zip(sims.iter().zip(&outcomes))
-        .map(|(&candidate, (sim, out))| match out.status {
-            OutcomeStatus::Completed => CandidateResult {
-                candidate,
-                j_e_m2: Some(out.identification_error_m2),
-                status: Status::Ok,
-                step_s: Some(sim.step_s),
-                steps: out.steps,
-            },
-            OutcomeStatus::Diverged { time_s } => CandidateResult {
-                candidate,
-                j_e_m2: None,
-                status: Status::Diverged(format!(
+        .map(|(&candidate, (sim, out))| {
+            let status = match out.status {
+                OutcomeStatus::Completed => Status::Ok,
+                OutcomeStatus::Diverged { time_s } => Status::Diverged(format!(
                     "state exploded on the GPU ({}) at t = {time_s} s",
                     precision.name()
                 )),
-                step_s: Some(sim.step_s),
-                steps: out.steps,
-            },
-            OutcomeStatus::Cancelled => CandidateResult {
+                OutcomeStatus::Cancelled => Status::Cancelled,
+            };
+            CandidateResult {
                 candidate,
-                j_e_m2: None,
-                status: Status::Cancelled,
+                j_e_m2: (status == Status::Ok).then_some(out.identification_error_m2),
+                status,
                 step_s: Some(sim.step_s),
                 steps: out.steps,
-            },
+            }
         })
         .collect())
 }

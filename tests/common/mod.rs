@@ -13,3 +13,30 @@ pub fn tether_sweep(args: &[&str]) -> Output {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// A Float64 column of a results or track table, by name.
+#[allow(dead_code)] // not every test crate reads tables
+pub fn f64_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<f64> {
+    table
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("column {name}"))
+        .as_any()
+        .downcast_ref::<arrow::array::Float64Array>()
+        .unwrap_or_else(|| panic!("{name} is Float64"))
+        .values()
+        .to_vec()
+}
+
+/// A Utf8 column of a table, by name (nulls as "").
+#[allow(dead_code)]
+pub fn text_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<String> {
+    table
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("column {name}"))
+        .as_any()
+        .downcast_ref::<arrow::array::StringArray>()
+        .unwrap_or_else(|| panic!("{name} is Utf8"))
+        .iter()
+        .map(|s| s.unwrap_or_default().to_string())
+        .collect()
+}
