@@ -15,6 +15,8 @@ use tether_sweep::io::{PendingFile, TableFormat};
 use tether_sweep::scenario::{ScenarioKind, SimulationOutput, SolverReport, simulate};
 use tether_sweep::solver::SolverKind;
 
+mod swingup;
+
 #[derive(Debug, Parser)]
 #[command(name = "tether-sweep", version, about = "Batch simulation of flexible ANCF tethers", long_about = None)]
 pub struct Cli {
@@ -36,6 +38,11 @@ pub enum Command {
     /// that takes about a minute on 2 cores.
     #[command(allow_negative_numbers = true)]
     Identify(IdentifyArgs),
+    /// Design the swing-up winch trajectory with the genetic algorithm of
+    /// SPEC §7 (J_a,min fitness), optionally scoring every chromosome
+    /// (--exhaustive) to rank the GA's answer. Parquet tables and figures.
+    #[command(allow_negative_numbers = true)]
+    Swingup(swingup::SwingupArgs),
     /// Datasets: `dataset synth` makes a synthetic measured drop.
     #[command(subcommand)]
     Dataset(DatasetCommand),
@@ -334,6 +341,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Linearize(args) => run_linearize(args),
         Command::Dataset(DatasetCommand::Synth(args)) => run_synth(args),
         Command::Identify(args) => run_identify(args),
+        Command::Swingup(args) => swingup::run(args),
         Command::Bench(args) => run_bench(args),
         Command::Adapters => {
             let adapters = tether_sweep::gpu::device::list_adapters();
@@ -570,9 +578,9 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
 #[error("{0}")]
 pub struct Interrupted(pub String);
 
-/// The flag Ctrl-C sets. The handler is installed on first use, by the GPU
-/// paths only: the CPU sweep has no stopping points, and there Ctrl-C keeps
-/// its default meaning.
+/// The flag Ctrl-C sets. The handler is installed on first use, by the paths
+/// that have stopping points (GPU dispatches, the swing-up's CPU batches);
+/// elsewhere Ctrl-C keeps its default meaning.
 fn interrupt_flag() -> &'static std::sync::atomic::AtomicBool {
     use std::sync::atomic::{AtomicBool, Ordering};
     static FLAG: AtomicBool = AtomicBool::new(false);
@@ -584,7 +592,7 @@ fn interrupt_flag() -> &'static std::sync::atomic::AtomicBool {
                 std::process::exit(130);
             }
             eprintln!(
-                "\ninterrupt: stopping after the current dispatch (Ctrl-C again to quit now)"
+                "\ninterrupt: stopping after the running simulations or GPU dispatch (Ctrl-C again to quit now)"
             );
         });
         if let Err(e) = result {

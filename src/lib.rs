@@ -2,7 +2,7 @@
 //!
 //! Layers, each using only those before it:
 //! `linalg`, `model` (physics, f64) → `solver` (CPU integrators, equilibrium,
-//! linearization) and `gpu` (device, shaders, batch engine) → `scenario`, `objective` → `sweep`, `dataset`, `bench` → `io` (Parquet, CSV, TOML) → `plot`.
+//! linearization) and `gpu` (device, shaders, batch engine) → `scenario`, `objective` → `sweep`, `ga`, `dataset`, `bench` → `io` (Parquet, CSV, TOML) → `plot`.
 //! The binary (`src/main.rs`, `src/cli.rs`) parses, calls and prints.
 //!
 //! The authoritative definition of the physics is `SPEC.md` of the project's
@@ -11,6 +11,7 @@
 pub mod bench;
 pub mod dataset;
 pub mod error;
+pub mod ga;
 pub mod gpu;
 pub mod io;
 pub mod linalg;

@@ -3,6 +3,8 @@
 //! no system font library is needed.
 
 pub mod linear;
+pub mod series;
+pub mod swingup;
 
 use std::io::Write;
 use std::path::Path;

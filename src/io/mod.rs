@@ -6,6 +6,7 @@
 pub mod config;
 pub mod linear;
 pub mod results;
+pub mod swingup;
 pub mod table;
 pub mod track;
 

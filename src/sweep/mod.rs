@@ -13,24 +13,7 @@ use crate::objective::{MeasuredTrack, identification_error};
 use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
 pub use grid::{Candidate, Grid};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum Status {
-    Ok,
-    /// The simulation blew up (with the reason); it has no J_e.
-    Diverged(String),
-    /// Interrupted (Ctrl-C) before it finished; no J_e.
-    Cancelled,
-}
-
-impl Status {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Diverged(_) => "diverged",
-            Status::Cancelled => "cancelled",
-        }
-    }
-}
+pub use crate::scenario::RunStatus as Status;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CandidateResult {

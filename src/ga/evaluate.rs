@@ -1,0 +1,236 @@
+//! Scoring chromosomes: each becomes a swing-up (SPEC §4.2) with its winch
+//! periods, simulated on the CPU solvers (all cores) or as one GPU batch.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use super::{Evaluation, GeneCoding};
+use crate::error::InputError;
+use crate::gpu::{BatchOptions, Gpu, OutcomeStatus, Precision, run_batch};
+use crate::model::TetherParams;
+use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
+use crate::scenario::{RunStatus, Scenario, ScenarioKind, SolverSettings, simulate};
+use crate::solver::SolverError;
+
+/// The design problem: a tether, a swing-up scenario whose winch periods the
+/// chromosome sets, and the chromosome's coding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwingupProblem {
+    pub params: TetherParams,
+    /// The swing-up scenario; its winch waypoints are kept, its periods
+    /// replaced by each chromosome's.
+    pub scenario: Scenario,
+    pub coding: GeneCoding,
+}
+
+impl SwingupProblem {
+    pub fn validate(&self) -> Result<(), InputError> {
+        self.params.validate()?;
+        self.coding.validate()?;
+        if self.scenario.kind != ScenarioKind::Swingup {
+            return Err(InputError::new(
+                "scenario",
+                format!("{:?}", self.scenario.kind),
+                "swingup",
+            ));
+        }
+        if self.scenario.winch.waypoints_m.len() != super::coding::GENES + 1 {
+            return Err(InputError::new(
+                "waypoints_m",
+                format!("{} waypoints", self.scenario.winch.waypoints_m.len()),
+                "4 waypoints (one per chromosome gene, plus the start)",
+            ));
+        }
+        self.scenario_for(0).validate(self.params.length_m)
+    }
+
+    /// The swing-up that `chromosome` encodes.
+    pub fn scenario_for(&self, chromosome: u32) -> Scenario {
+        let mut s = self.scenario.clone();
+        s.winch.periods_s = self.coding.periods_s(chromosome).to_vec();
+        s
+    }
+}
+
+/// Where and how chromosomes are simulated.
+pub enum Engine<'a> {
+    /// The CPU solvers, one simulation per core at a time.
+    Cpu(SolverSettings),
+    /// The GPU engine's explicit scheme; the step comes from the model.
+    Gpu { gpu: &'a Gpu, precision: Precision },
+}
+
+/// A progress callback: (work done, work in the batch).
+pub type Progress<'a> = dyn Fn(u64, u64) + Sync + 'a;
+
+pub struct Evaluator<'a> {
+    pub engine: Engine<'a>,
+    /// Once set, simulations not yet finished come back cancelled.
+    pub cancel: Option<&'a AtomicBool>,
+    steps: StepCache,
+}
+
+impl<'a> Evaluator<'a> {
+    pub fn new(engine: Engine<'a>) -> Self {
+        Self {
+            engine,
+            cancel: None,
+            steps: StepCache::default(),
+        }
+    }
+
+    /// Scores `chromosomes` in one batch, in their order. `progress` is
+    /// called with (work done, work in the batch): simulations on the CPU,
+    /// element-steps on the GPU.
+    pub fn evaluate(
+        &self,
+        problem: &SwingupProblem,
+        chromosomes: &[u32],
+        progress: Option<&Progress<'_>>,
+    ) -> Result<Vec<Evaluation>, BatchError> {
+        match &self.engine {
+            Engine::Cpu(settings) => {
+                Ok(self.evaluate_cpu(problem, chromosomes, settings, progress))
+            }
+            Engine::Gpu { gpu, precision } => {
+                self.evaluate_gpu(problem, chromosomes, gpu, *precision, progress)
+            }
+        }
+    }
+
+    fn evaluate_cpu(
+        &self,
+        problem: &SwingupProblem,
+        chromosomes: &[u32],
+        settings: &SolverSettings,
+        progress: Option<&Progress<'_>>,
+    ) -> Vec<Evaluation> {
+        let done = AtomicU64::new(0);
+        let total = chromosomes.len() as u64;
+        chromosomes
+            .par_iter()
+            .map(|&c| {
+                // Between simulations is the CPU's only stopping point.
+                if self.cancel.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                    return cancelled();
+                }
+                let result = simulate(&problem.scenario_for(c), &problem.params, settings);
+                if let Some(report) = progress {
+                    report(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+                }
+                match result {
+                    Ok(out) => {
+                        let objective = out.swingup.expect("a swing-up reports J_a");
+                        Evaluation {
+                            j_a_min_m: Some(objective.j_a_min),
+                            t_at_min_s: Some(objective.t_at_min_s),
+                            status: RunStatus::Ok,
+                        }
+                    }
+                    Err(SolverError::Cancelled) => cancelled(),
+                    Err(e) => Evaluation {
+                        j_a_min_m: None,
+                        t_at_min_s: None,
+                        status: RunStatus::Diverged(e.to_string()),
+                    },
+                }
+            })
+            .collect()
+    }
+
+    fn evaluate_gpu(
+        &self,
+        problem: &SwingupProblem,
+        chromosomes: &[u32],
+        gpu: &Gpu,
+        precision: Precision,
+        progress: Option<&Progress<'_>>,
+    ) -> Result<Vec<Evaluation>, BatchError> {
+        let sims = chromosomes
+            .par_iter()
+            .map(|&c| gpu_simulation(&problem.scenario_for(c), &problem.params, None, &self.steps))
+            .collect::<Result<Vec<_>, SolverError>>()?;
+        let options = BatchOptions {
+            precision,
+            cancel: self.cancel,
+            progress,
+            ..Default::default()
+        };
+        let outcomes = run_batch(gpu, &sims, None, &options)?;
+        Ok(outcomes
+            .iter()
+            .map(|o| match o.status {
+                OutcomeStatus::Completed => Evaluation {
+                    j_a_min_m: Some(o.swingup_min_m),
+                    t_at_min_s: Some(o.swingup_time_s),
+                    status: RunStatus::Ok,
+                },
+                OutcomeStatus::Diverged { time_s } => Evaluation {
+                    j_a_min_m: None,
+                    t_at_min_s: None,
+                    status: RunStatus::Diverged(format!(
+                        "state exploded on the GPU ({}) at t = {time_s} s",
+                        precision.name()
+                    )),
+                },
+                OutcomeStatus::Cancelled => cancelled(),
+            })
+            .collect())
+    }
+}
+
+fn cancelled() -> Evaluation {
+    Evaluation {
+        j_a_min_m: None,
+        t_at_min_s: None,
+        status: RunStatus::Cancelled,
+    }
+}
+
+/// Every chromosome of the space scored: the ground truth a GA run is
+/// measured against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Landscape {
+    /// evaluations[chromosome]
+    pub evaluations: Vec<Evaluation>,
+}
+
+impl Landscape {
+    pub fn compute(
+        problem: &SwingupProblem,
+        evaluator: &Evaluator,
+        progress: Option<&Progress<'_>>,
+    ) -> Result<Self, BatchError> {
+        let all: Vec<u32> = (0..problem.coding.space_size() as u32).collect();
+        Ok(Self {
+            evaluations: evaluator.evaluate(problem, &all, progress)?,
+        })
+    }
+
+    /// The fittest chromosome (ties: the smaller).
+    pub fn optimum(&self) -> Option<u32> {
+        (0..self.evaluations.len())
+            .filter(|&c| self.evaluations[c].j_a_min_m.is_some())
+            .min_by(|&a, &b| {
+                self.evaluations[a]
+                    .fitness()
+                    .total_cmp(&self.evaluations[b].fitness())
+            })
+            .map(|c| c as u32)
+    }
+
+    /// 1-based rank of `chromosome` among all by fitness: 1 + the number of
+    /// chromosomes strictly fitter (ties share a rank).
+    pub fn rank(&self, chromosome: u32) -> usize {
+        let f = self.evaluations[chromosome as usize].fitness();
+        1 + self.evaluations.iter().filter(|e| e.fitness() < f).count()
+    }
+
+    pub fn cancelled(&self) -> usize {
+        self.evaluations
+            .iter()
+            .filter(|e| e.status == RunStatus::Cancelled)
+            .count()
+    }
+}
