@@ -46,6 +46,8 @@ pub enum Command {
     /// Datasets: `dataset synth` makes a synthetic measured drop.
     #[command(subcommand)]
     Dataset(DatasetCommand),
+    /// Redraw an identification's figures from its Parquet tables.
+    Plot(PlotArgs),
     /// List the GPU adapters wgpu can open (for --adapter).
     Adapters,
     /// Throughput of the GPU engine (f32, f64) and the CPU solvers on batches
@@ -144,12 +146,41 @@ pub struct IdentifyArgs {
     pub solver: SolverKind,
     #[command(flatten)]
     pub engine: EngineArgs,
-    /// Output directory; results go to DIR/results.parquet.
+    /// Tip mass of every candidate [kg], ≥ 0 (not identified).
+    #[arg(long, value_name = "KG", default_value_t = 0.0)]
+    pub tip_mass: f64,
+    /// Tether length of every candidate [m], > 0 (not identified).
+    #[arg(long, value_name = "M", default_value_t = 0.6)]
+    pub length: f64,
+    /// After a sweep on the GPU or the CPU explicit solver, re-run the best
+    /// candidate and the best of up to K−1 other n on the f64 reference
+    /// solver and fail if they disagree beyond the tolerances; 0: skip.
+    #[arg(long, value_name = "K", default_value_t = 3)]
+    pub validate: usize,
+    /// Largest marker deviation the validation accepts [m].
+    #[arg(long, value_name = "M", default_value_t = tether_sweep::sweep::validation::DEFAULT_MARKER_TOLERANCE_M)]
+    pub validate_marker_tolerance: f64,
+    /// Largest relative J_e deviation the validation accepts.
+    #[arg(long, value_name = "R", default_value_t = tether_sweep::sweep::validation::DEFAULT_J_E_TOLERANCE)]
+    pub validate_j_e_tolerance: f64,
+    /// Also write the results as DIR/results.csv (no metadata: CSV has
+    /// nowhere to keep it).
+    #[arg(long)]
+    pub csv: bool,
+    /// Output directory: results.parquet, best_fit.parquet and the figures
+    /// surface, per_elements and shapes (SVG and PNG).
     #[arg(long, value_name = "DIR", default_value = "identify-results")]
     pub out: PathBuf,
     /// Replace an existing DIR/results.parquet.
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// A directory written by `identify`: the figures are redrawn from its
+    /// results.parquet (and best_fit.parquet, when present).
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]
@@ -342,6 +373,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Dataset(DatasetCommand::Synth(args)) => run_synth(args),
         Command::Identify(args) => run_identify(args),
         Command::Swingup(args) => swingup::run(args),
+        Command::Plot(args) => run_plot(args),
         Command::Bench(args) => run_bench(args),
         Command::Adapters => {
             let adapters = tether_sweep::gpu::device::list_adapters();
@@ -371,7 +403,19 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
     let grid = Grid::parse(&args.elements, &args.damping, &args.drag_coefficient)
         .map_err(|e| usage(&e))?;
     let measured = read_measured(&args.measured).map_err(|e| usage(&e))?;
-    let base = TetherParams::default();
+    let base = TetherParams {
+        tip_mass_kg: args.tip_mass,
+        length_m: args.length,
+        ..TetherParams::default()
+    };
+    base.validate().map_err(|e| usage(&e))?;
+    for (field, value) in [
+        ("validate_marker_tolerance", args.validate_marker_tolerance),
+        ("validate_j_e_tolerance", args.validate_j_e_tolerance),
+    ] {
+        tether_sweep::error::require_positive(field, value).map_err(|e| usage(&e))?;
+    }
+    let measured_sha256 = tether_sweep::io::sha256_hex(&args.measured)?;
     let scenario = Scenario::new(ScenarioKind::Drop, base.length_m);
     check_coverage(&measured, &scenario).map_err(|e| usage(&e))?;
     let results_path = args.out.join("results.parquet");
@@ -462,6 +506,7 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
         "tether_sweep.measured".into(),
         args.measured.display().to_string(),
     );
+    metadata.insert("tether_sweep.measured_sha256".into(), measured_sha256);
     metadata.insert("tether_sweep.tether".into(), serde_json::to_string(&base)?);
     metadata.insert(
         "tether_sweep.scenario".into(),
@@ -484,6 +529,52 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
             serde_json::to_string(&g.adapter)?,
         );
     }
+    // The best fit always comes from the f64 reference solver; the
+    // validation's reference runs provide it when there is one.
+    let mut validation = None;
+    let mut best_fit = None;
+    if let Some(s) = &summary {
+        use tether_sweep::scenario::batch::simulate_gpu;
+        use tether_sweep::sweep::validation::{pick, validate};
+        let needs_validation = gpu.is_some() || solver != SolverKind::Reference;
+        let rerun = |params: &TetherParams| match &gpu {
+            Some(g) => simulate_gpu(g, &scenario, params, None, precision),
+            None => Ok(simulate(&scenario, params, &settings)?),
+        };
+        let best_reference = if needs_validation && args.validate > 0 {
+            println!(
+                "validating {} candidates against the f64 reference solver…",
+                args.validate.min(1 + s.best_per_elements.len())
+            );
+            let (v, references) = validate(
+                &pick(s, args.validate),
+                &base,
+                &scenario,
+                &measured,
+                &rerun,
+                args.validate_marker_tolerance,
+                args.validate_j_e_tolerance,
+            )
+            .context("validation run failed")?;
+            metadata.insert("tether_sweep.validation".into(), serde_json::to_string(&v)?);
+            validation = Some(v);
+            references
+                .into_iter()
+                .next()
+                .expect("the best is validated")
+        } else {
+            simulate(
+                &scenario,
+                &s.best.candidate.params(&base),
+                &SolverSettings::reference(),
+            )
+            .context("best-fit run on the reference solver failed")?
+        };
+        best_fit = Some(tether_sweep::io::results::BestFit::new(
+            &measured,
+            &best_reference.track,
+        ));
+    }
     write_results(
         &results_path,
         &results,
@@ -492,6 +583,24 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
         solver.name(),
         &metadata,
     )?;
+    if args.csv {
+        write_results(
+            &args.out.join("results.csv"),
+            &results,
+            backend,
+            precision.name(),
+            solver.name(),
+            &metadata,
+        )?;
+    }
+    if let Some(fit) = &best_fit {
+        tether_sweep::io::results::write_best_fit(
+            &args.out.join("best_fit.parquet"),
+            fit,
+            &metadata,
+        )?;
+    }
+    let figures = tether_sweep::plot::identify::save_all(&args.out, &results, best_fit.as_ref())?;
 
     println!(
         "{} simulations in {wall:.1} s ({:.1} simulations/s)",
@@ -565,10 +674,66 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
             s.diverged
         );
     }
-    println!("wrote {}", results_path.display());
+    if let Some(v) = &validation {
+        println!(
+            "validation against the f64 reference solver ({} candidates): max marker deviation {:.2e} m (tolerance {:.0e}), max J_e deviation {:.2e} relative (tolerance {:.0e}){}",
+            v.candidates.len(),
+            v.max_marker_deviation_m,
+            v.marker_tolerance_m,
+            v.max_j_e_relative_deviation,
+            v.j_e_tolerance,
+            if v.passed { "" } else { "  ← FAILED" }
+        );
+    }
+    println!(
+        "wrote {}{} and figures {} (.svg, .png)",
+        results_path.display(),
+        if best_fit.is_some() {
+            ", best_fit.parquet"
+        } else {
+            ""
+        },
+        figures.join(", ")
+    );
     if cancelled > 0 {
         Err(interrupted())?;
     }
+    if let Some(v) = validation.filter(|v| !v.passed) {
+        anyhow::bail!(
+            "validation failed: the sweep's engine deviates from the f64 reference solver by up to {:.2e} m at the markers and {:.2e} in J_e (tolerances {:.0e} m, {:.0e}); details in the metadata key tether_sweep.validation of {}",
+            v.max_marker_deviation_m,
+            v.max_j_e_relative_deviation,
+            v.marker_tolerance_m,
+            v.j_e_tolerance,
+            results_path.display()
+        );
+    }
+    Ok(())
+}
+
+fn run_plot(args: PlotArgs) -> Result<()> {
+    use tether_sweep::io::results::{read_best_fit, read_results};
+    let results_path = args.dir.join("results.parquet");
+    if !results_path.exists() {
+        Err(UsageError(format!(
+            "{} not found: `plot` redraws the figures of an `identify` output directory (swingup draws its own)",
+            results_path.display()
+        )))?;
+    }
+    let results = read_results(&results_path)?;
+    let fit_path = args.dir.join("best_fit.parquet");
+    let fit = if fit_path.exists() {
+        Some(read_best_fit(&fit_path)?)
+    } else {
+        None
+    };
+    let figures = tether_sweep::plot::identify::save_all(&args.dir, &results, fit.as_ref())?;
+    println!(
+        "redrew {} (.svg, .png) in {} from {} candidates",
+        figures.join(", "),
+        args.dir.display(),
+        results.len()
+    );
     Ok(())
 }
 

@@ -49,6 +49,20 @@ pub fn base_metadata() -> BTreeMap<String, String> {
     )])
 }
 
+/// SHA-256 of a file's bytes, as lowercase hex: recorded with results so
+/// that the exact input can be recognised later.
+pub fn sha256_hex(path: &Path) -> Result<String, IoError> {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).map_err(|source| IoError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
 /// Metadata of a marker-track file: the version and the columns' units.
 pub fn track_metadata() -> BTreeMap<String, String> {
     let mut m = base_metadata();

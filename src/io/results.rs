@@ -60,3 +60,165 @@ pub fn write_results(
         metadata,
     )
 }
+
+/// A named column of `batch` as f64 (nulls as None), or a format error.
+fn optional_f64s(
+    batch: &arrow::record_batch::RecordBatch,
+    name: &str,
+    path: &Path,
+) -> Result<Vec<Option<f64>>, IoError> {
+    use arrow::array::{Array, Float64Array};
+    let column = batch.column_by_name(name).ok_or_else(|| IoError::Format {
+        path: path.to_owned(),
+        message: format!("missing column `{name}`"),
+    })?;
+    let cast = arrow::compute::cast(column, &arrow::datatypes::DataType::Float64).map_err(|e| {
+        IoError::Format {
+            path: path.to_owned(),
+            message: format!("column `{name}`: {e}"),
+        }
+    })?;
+    let values = cast
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .expect("cast to Float64 gives Float64Array");
+    Ok((0..values.len())
+        .map(|i| values.is_valid(i).then(|| values.value(i)))
+        .collect())
+}
+
+fn required(values: Vec<Option<f64>>, name: &str, path: &Path) -> Result<Vec<f64>, IoError> {
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(row, v)| {
+            v.ok_or_else(|| IoError::Format {
+                path: path.to_owned(),
+                message: format!("column `{name}` is empty in row {row}"),
+            })
+        })
+        .collect()
+}
+
+/// Reads a results table written by [`write_results`] (the diverged
+/// reason is not stored, so it comes back empty).
+pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
+    use crate::sweep::{Candidate, Status};
+    let batch = super::track::read_table(path)?;
+    let col = |name: &str| optional_f64s(&batch, name, path);
+    let elements = required(col("elements")?, "elements", path)?;
+    let damping = required(col("damping_pa_s")?, "damping_pa_s", path)?;
+    let drag = required(col("drag_coefficient")?, "drag_coefficient", path)?;
+    let j_e = col("j_e_m2")?;
+    let step = col("step_s")?;
+    let steps = required(col("steps")?, "steps", path)?;
+    let status = batch
+        .column_by_name("status")
+        .and_then(|c| {
+            c.as_any()
+                .downcast_ref::<arrow::array::StringArray>()
+                .cloned()
+        })
+        .ok_or_else(|| IoError::Format {
+            path: path.to_owned(),
+            message: "missing text column `status`".into(),
+        })?;
+    (0..batch.num_rows())
+        .map(|i| {
+            let status = match status.value(i) {
+                "ok" => Status::Ok,
+                "diverged" => Status::Diverged(String::new()),
+                "cancelled" => Status::Cancelled,
+                other => {
+                    return Err(IoError::Format {
+                        path: path.to_owned(),
+                        message: format!("row {i}: unknown status `{other}`"),
+                    });
+                }
+            };
+            Ok(CandidateResult {
+                candidate: Candidate {
+                    elements: elements[i] as usize,
+                    damping_pa_s: damping[i],
+                    drag_coefficient: drag[i],
+                },
+                j_e_m2: j_e[i],
+                status,
+                step_s: step[i],
+                steps: steps[i] as u64,
+            })
+        })
+        .collect()
+}
+
+/// The best candidate's simulated markers beside the measured ones, at every
+/// frame and marker the measured track has: columns `t`, `marker`,
+/// `x_measured`, `y_measured`, `x_fit`, `y_fit`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BestFit {
+    pub times_s: Vec<f64>,
+    pub markers: Vec<usize>,
+    pub measured_m: Vec<[f64; 2]>,
+    pub fitted_m: Vec<[f64; 2]>,
+}
+
+impl BestFit {
+    /// Pairs the fitted track with the measured points of the same frame and
+    /// marker; frames the measurement lacks (t = 0 may be) are left out.
+    pub fn new(
+        measured: &crate::objective::MeasuredTrack,
+        fitted: &crate::scenario::Track,
+    ) -> Self {
+        let mut fit = Self {
+            times_s: Vec::new(),
+            markers: Vec::new(),
+            measured_m: Vec::new(),
+            fitted_m: Vec::new(),
+        };
+        for (f, &t) in fitted.times_s.iter().enumerate() {
+            for j in 0..fitted.markers() {
+                if let Some(m) = measured.get(t, j) {
+                    fit.times_s.push(t);
+                    fit.markers.push(j);
+                    fit.measured_m.push(m);
+                    fit.fitted_m.push(fitted.at(f, j));
+                }
+            }
+        }
+        fit
+    }
+}
+
+pub fn write_best_fit(
+    path: &Path,
+    fit: &BestFit,
+    metadata: &BTreeMap<String, String>,
+) -> Result<(), IoError> {
+    let coordinate = |points: &[[f64; 2]], axis: usize| points.iter().map(|p| p[axis]).collect();
+    write_columns(
+        path,
+        vec![
+            Column::f64("t", "s", fit.times_s.clone()),
+            Column::i32("marker", fit.markers.iter().map(|&j| j as i32).collect()),
+            Column::f64("x_measured", "m", coordinate(&fit.measured_m, 0)),
+            Column::f64("y_measured", "m", coordinate(&fit.measured_m, 1)),
+            Column::f64("x_fit", "m", coordinate(&fit.fitted_m, 0)),
+            Column::f64("y_fit", "m", coordinate(&fit.fitted_m, 1)),
+        ],
+        metadata,
+    )
+}
+
+pub fn read_best_fit(path: &Path) -> Result<BestFit, IoError> {
+    let batch = super::track::read_table(path)?;
+    let col = |name: &str| -> Result<Vec<f64>, IoError> {
+        required(optional_f64s(&batch, name, path)?, name, path)
+    };
+    let pair = |x: Vec<f64>, y: Vec<f64>| x.into_iter().zip(y).map(|(x, y)| [x, y]).collect();
+    Ok(BestFit {
+        times_s: col("t")?,
+        markers: col("marker")?.into_iter().map(|m| m as usize).collect(),
+        measured_m: pair(col("x_measured")?, col("y_measured")?),
+        fitted_m: pair(col("x_fit")?, col("y_fit")?),
+    })
+}

@@ -216,6 +216,16 @@ pub struct SolverSettings {
     pub reference: ReferenceOptions,
 }
 
+impl SolverSettings {
+    /// The reference solver at its default tolerance.
+    pub fn reference() -> Self {
+        Self {
+            kind: SolverKind::Reference,
+            ..Default::default()
+        }
+    }
+}
+
 impl Default for SolverSettings {
     fn default() -> Self {
         Self {

@@ -61,6 +61,18 @@ pub struct Candidate {
     pub drag_coefficient: f64,
 }
 
+impl Candidate {
+    /// `base` with this candidate's n, D and C_D.
+    pub fn params(&self, base: &crate::model::TetherParams) -> crate::model::TetherParams {
+        crate::model::TetherParams {
+            elements: self.elements,
+            damping_pa_s: self.damping_pa_s,
+            drag_coefficient: self.drag_coefficient,
+            ..base.clone()
+        }
+    }
+}
+
 impl Grid {
     pub fn parse(elements: &str, damping: &str, drag: &str) -> Result<Self, InputError> {
         let n = parse_axis("elements", elements)?;

@@ -3,6 +3,7 @@
 //! what the J_e surface says about how well each parameter is determined.
 
 pub mod grid;
+pub mod validation;
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -67,14 +68,8 @@ pub fn run_cpu(
     grid.candidates()
         .par_iter()
         .progress_with(progress.clone())
-        .map(|&candidate| {
-            let params = TetherParams {
-                elements: candidate.elements,
-                damping_pa_s: candidate.damping_pa_s,
-                drag_coefficient: candidate.drag_coefficient,
-                ..base.clone()
-            };
-            match simulate(scenario, &params, settings) {
+        .map(
+            |&candidate| match simulate(scenario, &candidate.params(base), settings) {
                 Ok(out) => {
                     let (step_s, steps) = match out.report {
                         SolverReport::Explicit { step_s, steps }
@@ -98,8 +93,8 @@ pub fn run_cpu(
                     step_s: None,
                     steps: 0,
                 },
-            }
-        })
+            },
+        )
         .collect()
 }
 
@@ -226,13 +221,7 @@ pub fn run_gpu(
     let sims = candidates
         .par_iter()
         .map(|c| {
-            let params = TetherParams {
-                elements: c.elements,
-                damping_pa_s: c.damping_pa_s,
-                drag_coefficient: c.drag_coefficient,
-                ..base.clone()
-            };
-            let mut sim = gpu_simulation(scenario, &params, None, &cache)?;
+            let mut sim = gpu_simulation(scenario, &c.params(base), None, &cache)?;
             sim.compare_measured = true;
             Ok(sim)
         })

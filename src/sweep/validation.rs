@@ -1,0 +1,122 @@
+//! Validation built into a sweep: a few candidates re-run on the f64
+//! reference solver and compared with what the sweep's engine computed.
+
+use serde::Serialize;
+
+use super::{CandidateResult, Summary};
+use crate::model::TetherParams;
+use crate::objective::{MeasuredTrack, identification_error};
+use crate::scenario::batch::BatchError;
+use crate::scenario::{Scenario, SimulationOutput, SolverSettings, Track, simulate};
+
+/// Largest marker deviation accepted between the sweep's engine and the
+/// reference solver [m]: a fifth of the shipped dataset's 0.5 mm noise, so
+/// that engine error cannot pass for a change of fit.
+pub const DEFAULT_MARKER_TOLERANCE_M: f64 = 1e-4;
+/// Largest relative J_e deviation accepted.
+pub const DEFAULT_J_E_TOLERANCE: f64 = 1e-2;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ValidatedCandidate {
+    pub elements: usize,
+    pub damping_pa_s: f64,
+    pub drag_coefficient: f64,
+    pub j_e_sweep_m2: f64,
+    pub j_e_reference_m2: f64,
+    pub j_e_relative_deviation: f64,
+    pub max_marker_deviation_m: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Validation {
+    pub candidates: Vec<ValidatedCandidate>,
+    pub max_j_e_relative_deviation: f64,
+    pub max_marker_deviation_m: f64,
+    pub marker_tolerance_m: f64,
+    pub j_e_tolerance: f64,
+    pub passed: bool,
+}
+
+/// The candidates to check: the best, then the best of each other n, up to
+/// `count` in all.
+pub fn pick(summary: &Summary, count: usize) -> Vec<CandidateResult> {
+    let mut picked = vec![summary.best.clone()];
+    for r in &summary.best_per_elements {
+        if picked.len() >= count {
+            break;
+        }
+        if r.candidate != summary.best.candidate {
+            picked.push(r.clone());
+        }
+    }
+    picked.truncate(count);
+    picked
+}
+
+fn max_distance(a: &Track, b: &Track) -> f64 {
+    a.positions_m
+        .iter()
+        .zip(&b.positions_m)
+        .map(|(p, q)| (p[0] - q[0]).hypot(p[1] - q[1]))
+        .fold(0.0, f64::max)
+}
+
+/// Re-runs each of `picked` on the reference solver and on the sweep's
+/// engine (`rerun`, which must record the track) and compares J_e and every
+/// marker. Returns the validation and the reference output of each.
+pub fn validate(
+    picked: &[CandidateResult],
+    base: &TetherParams,
+    scenario: &Scenario,
+    measured: &MeasuredTrack,
+    rerun: &(dyn Fn(&TetherParams) -> Result<SimulationOutput, BatchError> + Sync),
+    marker_tolerance_m: f64,
+    j_e_tolerance: f64,
+) -> Result<(Validation, Vec<SimulationOutput>), BatchError> {
+    use rayon::prelude::*;
+    let runs = picked
+        .par_iter()
+        .map(|r| {
+            let params = r.candidate.params(base);
+            let reference = simulate(scenario, &params, &SolverSettings::reference())?;
+            let engine = rerun(&params)?;
+            Ok((reference, engine))
+        })
+        .collect::<Result<Vec<_>, BatchError>>()?;
+    let mut candidates = Vec::new();
+    let mut references = Vec::new();
+    for (r, (reference, engine)) in picked.iter().zip(runs) {
+        let j_reference = identification_error(measured, &reference.track)
+            .expect("coverage is checked before the sweep");
+        let j_sweep = r.j_e_m2.expect("picked candidates finished");
+        candidates.push(ValidatedCandidate {
+            elements: r.candidate.elements,
+            damping_pa_s: r.candidate.damping_pa_s,
+            drag_coefficient: r.candidate.drag_coefficient,
+            j_e_sweep_m2: j_sweep,
+            j_e_reference_m2: j_reference,
+            j_e_relative_deviation: (j_sweep / j_reference - 1.0).abs(),
+            max_marker_deviation_m: max_distance(&engine.track, &reference.track),
+        });
+        references.push(reference);
+    }
+    let max_j = candidates
+        .iter()
+        .map(|c| c.j_e_relative_deviation)
+        .fold(0.0, f64::max);
+    let max_marker = candidates
+        .iter()
+        .map(|c| c.max_marker_deviation_m)
+        .fold(0.0, f64::max);
+    Ok((
+        Validation {
+            candidates,
+            max_j_e_relative_deviation: max_j,
+            max_marker_deviation_m: max_marker,
+            marker_tolerance_m,
+            j_e_tolerance,
+            passed: max_j <= j_e_tolerance && max_marker <= marker_tolerance_m,
+        },
+        references,
+    ))
+}
