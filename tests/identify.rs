@@ -182,3 +182,95 @@ fn bad_inputs_fail_before_any_simulation() {
         assert!(!out.exists(), "{all:?} created the output directory");
     }
 }
+
+fn sha256_hex(path: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(std::fs::read(path).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A small explicit-solver sweep: validation runs (the sweep is not on the
+/// reference solver), figures, best fit, CSV, checksum and `plot` work.
+#[test]
+fn validation_figures_csv_checksum_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let measured = dir.path().join("m.parquet");
+    synth(&measured, "0.0005");
+    let sweep = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "identify",
+            "--measured",
+            measured.to_str().unwrap(),
+            "--elements",
+            "4,6",
+            "--damping",
+            "2000",
+            "--drag-coefficient",
+            "0.8",
+            "--backend",
+            "cpu",
+            "--solver",
+            "explicit",
+            "--csv",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let out = dir.path().join("ok");
+    let o = sweep(&out, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("validation against the f64 reference solver (2 candidates)"),
+        "{stdout}"
+    );
+    let meta = read_parquet_metadata(&out.join("results.parquet")).unwrap();
+    assert_eq!(meta["tether_sweep.measured_sha256"], sha256_hex(&measured));
+    let validation: serde_json::Value =
+        serde_json::from_str(&meta["tether_sweep.validation"]).unwrap();
+    assert_eq!(validation["passed"], true);
+    let deviation = validation["max_marker_deviation_m"].as_f64().unwrap();
+    assert!(deviation > 0.0 && deviation < 1e-4, "{deviation}");
+    let csv = read_table(&out.join("results.csv")).unwrap();
+    assert_eq!(csv.num_rows(), 2);
+    let fit = tether_sweep::io::results::read_best_fit(&out.join("best_fit.parquet")).unwrap();
+    // Frames 1..50 of 11 markers (and frame 0 where the measurement has it).
+    assert!(fit.times_s.len() >= 550, "{}", fit.times_s.len());
+    let worst = fit
+        .measured_m
+        .iter()
+        .zip(&fit.fitted_m)
+        .map(|(m, f)| (m[0] - f[0]).hypot(m[1] - f[1]))
+        .fold(0.0, f64::max);
+    assert!(
+        worst < 5e-3,
+        "best fit within a few noise σ of the data: {worst}"
+    );
+    for figure in ["surface", "per_elements", "shapes"] {
+        let svg = out.join(format!("{figure}.svg"));
+        assert!(svg.exists() && out.join(format!("{figure}.png")).exists());
+        std::fs::remove_file(svg).unwrap();
+    }
+    let o = run(&["plot", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for figure in ["surface", "per_elements", "shapes"] {
+        assert!(
+            out.join(format!("{figure}.svg")).exists(),
+            "{figure} redrawn"
+        );
+    }
+
+    // A tolerance no engine can meet: an error, with the results kept.
+    let strict = dir.path().join("strict");
+    let o = sweep(&strict, &["--validate-marker-tolerance", "1e-12"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("validation failed"), "{}", stderr(&o));
+    assert!(strict.join("results.parquet").exists());
+
+    let o = run(&["plot", dir.path().join("nothing").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
