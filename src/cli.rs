@@ -418,19 +418,7 @@ fn run_identify(args: IdentifyArgs) -> Result<()> {
     let measured_sha256 = tether_sweep::io::sha256_hex(&args.measured)?;
     let scenario = Scenario::new(ScenarioKind::Drop, base.length_m);
     check_coverage(&measured, &scenario).map_err(|e| usage(&e))?;
-    let results_path = args.out.join("results.parquet");
-    if results_path.exists() && !args.force {
-        Err(UsageError(format!(
-            "{} exists: choose another --out or pass --force to replace it",
-            results_path.display()
-        )))?;
-    }
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        UsageError(format!(
-            "cannot create output directory {}: {e}",
-            args.out.display()
-        ))
-    })?;
+    let results_path = claim_output(&args.out, "results.parquet", args.force)?;
     let gpu = args.engine.open()?;
     let (backend, precision, solver) = match &gpu {
         Some(_) => ("gpu", args.engine.precision, SolverKind::Explicit),
@@ -740,6 +728,30 @@ fn run_plot(args: PlotArgs) -> Result<()> {
         results.len()
     );
     Ok(())
+}
+
+/// Creates the output directory `dir` and returns `dir/main_file`, refusing
+/// to replace an earlier run's `main_file` without `force`. Runs before any
+/// simulation, so that a bad output path costs nothing.
+fn claim_output(
+    dir: &std::path::Path,
+    main_file: &str,
+    force: bool,
+) -> Result<PathBuf, UsageError> {
+    let path = dir.join(main_file);
+    if path.exists() && !force {
+        return Err(UsageError(format!(
+            "{} exists: choose another --out or pass --force to replace it",
+            path.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        UsageError(format!(
+            "cannot create output directory {}: {e}",
+            dir.display()
+        ))
+    })?;
+    Ok(path)
 }
 
 /// Ctrl-C during a run: the engine stops between dispatches, what finished

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{f64_column, stderr, tether_sweep, text_column};
+use common::{f64_column, i32_column, stderr, tether_sweep, text_column};
 use tether_sweep::ga::evaluate::{Engine, Landscape};
 use tether_sweep::ga::{Evaluator, GeneCoding, SwingupProblem};
 use tether_sweep::gpu::{Gpu, Precision};
@@ -215,17 +215,6 @@ const SMALL: [&str; 14] = [
     "cpu",
     "--force",
 ];
-
-fn i32_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<i32> {
-    table
-        .column_by_name(name)
-        .unwrap()
-        .as_any()
-        .downcast_ref::<arrow::array::Int32Array>()
-        .unwrap()
-        .values()
-        .to_vec()
-}
 
 #[test]
 fn cli_ga_is_reproducible_elitist_and_documented() {

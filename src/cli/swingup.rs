@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::{EngineArgs, Interrupted, UsageError, interrupt_flag};
+use super::{EngineArgs, Interrupted, UsageError, claim_output, interrupt_flag};
 use tether_sweep::ga::evaluate::{Engine, Landscape};
 use tether_sweep::ga::{
     self, Evaluation, Evaluator, GaRun, GaSettings, GeneCoding, SwingupProblem,
@@ -168,19 +168,7 @@ pub fn run(args: SwingupArgs) -> Result<()> {
         )))?;
     }
     let coding = problem.coding;
-    let generations_path = args.out.join("generations.parquet");
-    if generations_path.exists() && !args.force {
-        Err(UsageError(format!(
-            "{} exists: choose another --out or pass --force to replace it",
-            generations_path.display()
-        )))?;
-    }
-    std::fs::create_dir_all(&args.out).map_err(|e| {
-        UsageError(format!(
-            "cannot create output directory {}: {e}",
-            args.out.display()
-        ))
-    })?;
+    let generations_path = claim_output(&args.out, "generations.parquet", args.force)?;
 
     let gpu = args.engine.open()?;
     let cpu_settings = SolverSettings {
@@ -232,7 +220,6 @@ pub fn run(args: SwingupArgs) -> Result<()> {
     );
 
     let mut metadata = tether_sweep::io::base_metadata();
-    let json = |v: &dyn erased::Json| v.json();
     metadata.insert("tether_sweep.tether".into(), json(&problem.params));
     metadata.insert("tether_sweep.scenario".into(), json(&problem.scenario));
     metadata.insert("tether_sweep.coding".into(), json(&coding));
@@ -516,15 +503,7 @@ fn summary_json(
     summary
 }
 
-/// JSON of any serializable value, behind a trait object so one closure
-/// serves every type.
-mod erased {
-    pub trait Json {
-        fn json(&self) -> String;
-    }
-    impl<T: serde::Serialize> Json for T {
-        fn json(&self) -> String {
-            serde_json::to_string(self).expect("plain data serializes")
-        }
-    }
+/// Metadata values are JSON.
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain data serializes")
 }

@@ -40,3 +40,16 @@ pub fn text_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<
         .map(|s| s.unwrap_or_default().to_string())
         .collect()
 }
+
+/// An Int32 column of a table, by name.
+#[allow(dead_code)]
+pub fn i32_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<i32> {
+    table
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("column {name}"))
+        .as_any()
+        .downcast_ref::<arrow::array::Int32Array>()
+        .unwrap_or_else(|| panic!("{name} is Int32"))
+        .values()
+        .to_vec()
+}
