@@ -22,10 +22,13 @@ const NO_TRACK: u32 = 0xffffffffu;
 // to the previous node), E (G times the coupling to the next node), each as
 // four columns.
 const FACTOR_VEC4_PER_NODE: u32 = 12u;
-// State planes in the `state` buffer: displacement, velocity, acceleration.
+// State planes in the `state` buffer (STATE_PLANES in src/gpu/layout.rs):
+// the displacement as of the last fold, the drift since then, velocity,
+// acceleration.
 const PLANE_DISPLACEMENT: u32 = 0u;
-const PLANE_VELOCITY: u32 = 1u;
-const PLANE_ACCELERATION: u32 = 2u;
+const PLANE_DRIFT: u32 = 1u;
+const PLANE_VELOCITY: u32 = 2u;
+const PLANE_ACCELERATION: u32 = 3u;
 // Nodes a simulation may have on the GPU (n ≤ 128).
 const MAX_NODES: u32 = 129u;
 // Invocations (simulations) per workgroup, set per adapter at pipeline
@@ -56,8 +59,10 @@ struct SimControl {
     track_offset: u32,
     // 1: accumulate J_e against `measured`.
     compare_measured: u32,
-    _pad0: u32,
-    _pad1: u32,
+    // Steps between folds of the drift into the displacement, besides the
+    // fold at every sample (STEPS_PER_FOLD in src/gpu/layout.rs says why).
+    steps_per_fold: u32,
+    _pad: u32,
 }
 
 struct SimPhysics {
@@ -108,11 +113,15 @@ struct SimObjectives {
 // The state of this invocation's simulation during a dispatch, loaded from
 // and stored back to `state` once per dispatch. Per step it lives here: a
 // storage access whose address differs per invocation costs lavapipe one
-// scalar access per lane, and a step makes ten per node.
+// scalar access per lane, and a step makes ten per node. The displacement is
+// disp + drift: steps add to the small drift, which is folded into disp now
+// and then, so that f32 rounds each step's increment against the drift's
+// magnitude, not the displacement's. `acc` also holds the forward
+// substitution's result between the two sweeps of a step.
 var<private> disp: array<real4, MAX_NODES>;
+var<private> drift: array<real4, MAX_NODES>;
 var<private> vel: array<real4, MAX_NODES>;
 var<private> acc: array<real4, MAX_NODES>;
-var<private> fwd: array<real4, MAX_NODES>;
 
 fn slot(plane: u32, node: u32, sim: u32) -> u32 {
     // Simulation-minor, so that neighbouring invocations touch neighbouring
@@ -184,6 +193,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let end = min(c.total_steps, prog.steps_done + params.steps_per_dispatch);
     for (var k = 0u; k <= n; k++) {
         disp[k] = state[slot(PLANE_DISPLACEMENT, k, sim)];
+        drift[k] = state[slot(PLANE_DRIFT, k, sim)];
         vel[k] = state[slot(PLANE_VELOCITY, k, sim)];
         acc[k] = state[slot(PLANE_ACCELERATION, k, sim)];
     }
@@ -193,7 +203,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         let t = real(steps) * h;
         let pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s);
 
-        // Drift every node, evaluate element k−1, forward-substitute node k−1.
+        // Drift every node, evaluate element k−1, forward-substitute node k−1
+        // (into acc[k−1], whose old value the drift of node k−1 has used).
         var u_prev = real4(0.0);
         var v_prev = real4(0.0);
         var f_prev = real4(0.0);
@@ -201,14 +212,15 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         for (var k = 0u; k <= n; k++) {
             let a = acc[k];
             let v_half = vel[k] + half * a;
-            var u = disp[k] + h * v_half;
+            drift[k] += h * v_half;
             var v_pred = v_half + half * a;
             if (k == 0u) {
-                u = real4(pin.position, u.zw);
+                disp[0] = real4(pin.position, disp[0].zw);
+                drift[0] = real4(0.0, 0.0, drift[0].zw);
                 v_pred = real4(pin.velocity, v_pred.zw);
             }
+            let u = disp[k] + drift[k];
             diverged = diverged || exploded_position(u, ph.length_m);
-            disp[k] = u;
             vel[k] = v_half;
             var f_next = real4(0.0);
             if (k > 0u) {
@@ -221,7 +233,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                     f_prev = real4(pin.acceleration, f_prev.zw);
                 }
                 let y = factor(c, node, 0u) * (f_prev - factor(c, node, 1u) * y_prev);
-                fwd[node] = y;
+                acc[node] = y;
                 y_prev = y;
             }
             u_prev = u;
@@ -231,14 +243,14 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         // Node n: the tip's weight, then its forward substitution.
         f_prev.y -= ph.tip_weight_n;
         let y_tip = factor(c, n, 0u) * (f_prev - factor(c, n, 1u) * y_prev);
-        fwd[n] = y_tip;
+        acc[n] = y_tip;
 
         // Back substitution and the velocity update, tip first.
         var a_next = real4(0.0);
         var tip_velocity = real2(0.0);
         for (var j = 0u; j <= n; j++) {
             let k = n - j;
-            var a = fwd[k];
+            var a = acc[k];
             if (k < n) {
                 a -= factor(c, k, 2u) * a_next;
             }
@@ -261,7 +273,14 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         prog.steps_done = steps;
 
-        if (steps % c.steps_per_sample == 0u) {
+        let sample = steps % c.steps_per_sample == 0u;
+        if (sample || steps % c.steps_per_fold == 0u) {
+            for (var k = 0u; k <= n; k++) {
+                disp[k] += drift[k];
+                drift[k] = real4(0.0);
+            }
+        }
+        if (sample) {
             // J_a = |W − r_tip| + k1 |ṙ_tip| + k2 t (SPEC §5), relative to the
             // reference pin: W − r_tip = pin displacement − (L t0 + u_tip).
             let u_tip = disp[n].xy;
@@ -280,6 +299,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     for (var k = 0u; k <= n; k++) {
         state[slot(PLANE_DISPLACEMENT, k, sim)] = disp[k];
+        state[slot(PLANE_DRIFT, k, sim)] = drift[k];
         state[slot(PLANE_VELOCITY, k, sim)] = vel[k];
         state[slot(PLANE_ACCELERATION, k, sim)] = acc[k];
     }

@@ -4,8 +4,8 @@
 
 use super::GpuError;
 use super::layout::{
-    FACTOR_VEC4_PER_NODE, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES, NO_TRACK, SimControl,
-    SimPhysics,
+    FACTOR_VEC4_PER_NODE, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES, NO_TRACK, STATE_PLANES,
+    STEPS_PER_FOLD, SimControl, SimPhysics,
 };
 use super::mass_factor;
 use crate::error::InputError;
@@ -225,7 +225,7 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
     let mut mesh: Vec<[f64; 4]> = Vec::new();
     let mut controls = Vec::with_capacity(count);
     let mut physics = Vec::with_capacity(count);
-    let mut state = vec![[0.0; 4]; super::layout::STATE_PLANES * node_slots * count];
+    let mut state = vec![[0.0; 4]; STATE_PLANES * node_slots * count];
     let mut track_len = 0usize;
     for (i, sim) in sims.iter().enumerate() {
         sim.validate()?;
@@ -280,17 +280,18 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
             },
             track_offset,
             compare_measured: sim.compare_measured as u32,
-            _pad0: 0,
-            _pad1: 0,
+            steps_per_fold: STEPS_PER_FOLD,
+            _pad: 0,
         });
         physics.push(sim.physics());
         let reference = sim.reference_q();
-        let planes = [
+        let planes: [Vec<f64>; STATE_PLANES] = [
             sim.initial_q
                 .iter()
                 .zip(&reference)
                 .map(|(q, r)| q - r)
                 .collect::<Vec<_>>(),
+            vec![0.0; sim.initial_q.len()],
             sim.initial_v.clone(),
             sim.initial_a.clone(),
         ];
@@ -325,20 +326,32 @@ pub fn loop_iterations_per_frame(markers: usize) -> u64 {
     markers as u64 + 2
 }
 
+/// Loop iterations charged for one fold of the drift into the displacement
+/// (a loop over the n + 1 nodes).
+pub fn loop_iterations_per_fold(elements: usize) -> u64 {
+    elements as u64 + 2
+}
+
 /// The most steps one dispatch may take so that no invocation exceeds
-/// `budget` loop iterations: steps · per_step + frames · markers ≤ budget,
-/// with at most ⌊steps / steps_per_frame⌋ + 1 frames.
+/// `budget` loop iterations: steps · per_step + frames · per_frame +
+/// folds · per_fold ≤ budget, with at most ⌊steps / steps_per_frame⌋ + 1
+/// frames and a fold every sample and every STEPS_PER_FOLD steps.
 pub fn steps_per_dispatch(
     max_elements: usize,
     max_markers: usize,
     min_steps_per_frame: u64,
+    min_steps_per_sample: u64,
     budget: u64,
 ) -> u32 {
     let per_frame = loop_iterations_per_frame(max_markers);
+    let per_fold = loop_iterations_per_fold(max_elements);
+    let folds_per_step = 1.0 / STEPS_PER_FOLD as f64 + 1.0 / min_steps_per_sample.max(1) as f64;
     let per_step = loop_iterations_per_step(max_elements) as f64
-        + per_frame as f64 / min_steps_per_frame.max(1) as f64;
-    // Loading and storing the state: one loop over the nodes each.
-    let per_dispatch = per_frame + 2 * (max_elements as u64 + 2);
+        + per_frame as f64 / min_steps_per_frame.max(1) as f64
+        + per_fold as f64 * folds_per_step;
+    // Loading and storing the state (one loop over the nodes each), and a
+    // frame and two folds that the rates above may round away.
+    let per_dispatch = per_frame + 2 * per_fold + 2 * (max_elements as u64 + 2);
     let room = budget.saturating_sub(per_dispatch) as f64;
     ((room / per_step).floor() as u64).clamp(1, u32::MAX as u64) as u32
 }

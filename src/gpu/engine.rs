@@ -272,10 +272,12 @@ fn run_chunk<R: Real>(
         .max()
         .unwrap_or(0);
     let min_steps_per_frame = sims.iter().map(|s| s.steps_per_frame()).min().unwrap_or(1);
+    let min_steps_per_sample = sims.iter().map(|s| s.steps_per_sample).min().unwrap_or(1);
     let per_dispatch = steps_per_dispatch(
         max_elements,
         max_markers,
         min_steps_per_frame,
+        min_steps_per_sample,
         options.loop_budget,
     );
     let params = DispatchParams {

@@ -19,8 +19,10 @@ pub const GAUSS_POINT: u64 = 2 // 1/l_e, ξ²
     + 32; // scatter into the eight element entries
 /// Gravity and air drag of one element (`element_force` outside the points).
 pub const GRAVITY_AND_DRAG: u64 = 6 + 6 + 4 + 4 + 4 + 9 + 9;
-/// Drift and predicted velocity of one node.
-pub const DRIFT: u64 = 3 * 8;
+/// Drift and predicted velocity of one node: half-step velocity, drift,
+/// predicted velocity (8 each) and displacement + drift (4). The fold of
+/// the drift into the displacement, every STEPS_PER_FOLD steps, is left out.
+pub const DRIFT: u64 = 3 * 8 + 4;
 /// Forward substitution of one node: two 4×4 matrix-vector products (28
 /// each), a subtraction, and completing f.
 pub const FORWARD: u64 = 28 + 4 + 28 + 4;

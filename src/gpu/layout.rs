@@ -27,8 +27,20 @@ pub const FACTOR_VEC4_PER_NODE: usize = 12;
 pub const MARKER_VEC4: usize = 2;
 /// Winch moves the shader can follow (MAX_WINCH_MOVES in motion.wgsl).
 pub const MAX_WINCH_MOVES: usize = 4;
-/// State planes (displacement, velocity, acceleration).
-pub const STATE_PLANES: usize = 3;
+/// State planes: the displacement as of the last fold, the drift since
+/// then, velocity, acceleration (step.wgsl's PLANE_*).
+pub const STATE_PLANES: usize = 4;
+/// The shader folds the drift into the displacement at every sample and at
+/// least this often. f32 cannot add a step's increment (h v ≈ 1e-5 m) to a
+/// displacement of order 0.5 m without a rounding of about 3e-8 m that does
+/// not average out: over the 1.7e6 steps of a damped n = 40 drop that summed
+/// to 3.5 mm. Added to the small drift instead, the rounding is a thousand
+/// times smaller, and the folds are too few to matter (1.7e-6 m there,
+/// measured on the CPU mirror). Compensated (Kahan) summation needs no fold
+/// and works on the mirror, but changed nothing on lavapipe: shader
+/// compilers may simplify float expressions algebraically, and the
+/// correction term is zero in exact arithmetic.
+pub const STEPS_PER_FOLD: u32 = 128;
 /// Elements a simulation may have on the GPU (MAX_NODES − 1 in step.wgsl):
 /// the state of a dispatch lives in private arrays of fixed size.
 pub const MAX_GPU_ELEMENTS: usize = 128;
@@ -55,8 +67,8 @@ pub struct SimControl {
     pub winch_moves: u32,
     pub track_offset: u32,
     pub compare_measured: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
+    pub steps_per_fold: u32,
+    pub _pad: u32,
 }
 
 #[repr(C)]
@@ -220,7 +232,7 @@ mod tests {
                 "SimControl",
                 rust_layout!(SimControl; elements, factor_offset, marker_offset, markers,
                     total_steps, steps_per_sample, samples_per_frame, winch_moves,
-                    track_offset, compare_measured, _pad0, _pad1),
+                    track_offset, compare_measured, steps_per_fold, _pad),
             );
             check(
                 p,

@@ -9,6 +9,7 @@
 //! - [`mass_factor`]: the block-tridiagonal factors of the mass matrix.
 //! - [`batch`]: a batch of simulations in the engine's terms, and its upload.
 //! - [`engine`]: pipelines, dispatch splitting, chunking and readback.
+//! - [`mirror`]: the CPU mirror of the step stage, operation for operation.
 //! - [`flops`]: the flop count of a step, and the peak-throughput stage.
 
 pub mod batch;
@@ -17,6 +18,7 @@ pub mod engine;
 pub mod flops;
 pub mod layout;
 pub mod mass_factor;
+pub mod mirror;
 pub mod shader;
 
 use thiserror::Error;
