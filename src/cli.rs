@@ -15,6 +15,7 @@ use tether_sweep::io::{PendingFile, TableFormat};
 use tether_sweep::scenario::{ScenarioKind, SimulationOutput, SolverReport, simulate};
 use tether_sweep::solver::SolverKind;
 
+mod identify;
 mod swingup;
 
 #[derive(Debug, Parser)]
@@ -37,7 +38,10 @@ pub enum Command {
     /// grid search, on all CPU cores. Defaults: the shipped dataset and a grid
     /// that takes about a minute on 2 cores.
     #[command(allow_negative_numbers = true)]
-    Identify(IdentifyArgs),
+    Identify(identify::IdentifyArgs),
+    /// Merge the parts of `identify --shard K/N` runs (DIR/shard=K/part.parquet)
+    /// into one results table, summary, best fit and figures.
+    Summarize(identify::SummarizeArgs),
     /// Design the swing-up winch trajectory with the genetic algorithm of
     /// SPEC §7 (J_a,min fitness), optionally scoring every chromosome
     /// (--exhaustive) to rank the GA's answer. Parquet tables and figures.
@@ -118,62 +122,6 @@ impl EngineArgs {
         }
         Ok(gpu)
     }
-}
-
-#[derive(Debug, Args)]
-pub struct IdentifyArgs {
-    /// Measured marker track (Parquet or CSV with columns t, marker, x, y;
-    /// frames and markers matched by value).
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "datasets/drop_synthetic.parquet"
-    )]
-    pub measured: PathBuf,
-    /// Element counts n: start:stop:step (inclusive) or a comma list.
-    #[arg(long, value_name = "AXIS", default_value = "10:50:10")]
-    pub elements: String,
-    /// Damping D [Pa·s]: start:stop:step (inclusive) or a comma list.
-    /// SPEC §6's full axis is 0:10000:100.
-    #[arg(long, value_name = "AXIS", default_value = "0:5000:250")]
-    pub damping: String,
-    /// Drag coefficient C_D: start:stop:step (inclusive) or a comma list.
-    #[arg(long, value_name = "AXIS", default_value = "0.6:0.9:0.05")]
-    pub drag_coefficient: String,
-    /// CPU solver for every candidate. The reference solver is the faster
-    /// one on the CPU for these grids (its step is not limited by D·n²).
-    #[arg(long, value_enum, default_value = "reference")]
-    pub solver: SolverKind,
-    #[command(flatten)]
-    pub engine: EngineArgs,
-    /// Tip mass of every candidate [kg], ≥ 0 (not identified).
-    #[arg(long, value_name = "KG", default_value_t = 0.0)]
-    pub tip_mass: f64,
-    /// Tether length of every candidate [m], > 0 (not identified).
-    #[arg(long, value_name = "M", default_value_t = 0.6)]
-    pub length: f64,
-    /// After a sweep on the GPU or the CPU explicit solver, re-run the best
-    /// candidate and the best of up to K−1 other n on the f64 reference
-    /// solver and fail if they disagree beyond the tolerances; 0: skip.
-    #[arg(long, value_name = "K", default_value_t = 3)]
-    pub validate: usize,
-    /// Largest marker deviation the validation accepts [m].
-    #[arg(long, value_name = "M", default_value_t = tether_sweep::sweep::validation::DEFAULT_MARKER_TOLERANCE_M)]
-    pub validate_marker_tolerance: f64,
-    /// Largest relative J_e deviation the validation accepts.
-    #[arg(long, value_name = "R", default_value_t = tether_sweep::sweep::validation::DEFAULT_J_E_TOLERANCE)]
-    pub validate_j_e_tolerance: f64,
-    /// Also write the results as DIR/results.csv (no metadata: CSV has
-    /// nowhere to keep it).
-    #[arg(long)]
-    pub csv: bool,
-    /// Output directory: results.parquet, best_fit.parquet and the figures
-    /// surface, per_elements and shapes (SVG and PNG).
-    #[arg(long, value_name = "DIR", default_value = "identify-results")]
-    pub out: PathBuf,
-    /// Replace an existing DIR/results.parquet.
-    #[arg(long)]
-    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -371,7 +319,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Simulate(args) => run_simulate(args),
         Command::Linearize(args) => run_linearize(args),
         Command::Dataset(DatasetCommand::Synth(args)) => run_synth(args),
-        Command::Identify(args) => run_identify(args),
+        Command::Identify(args) => identify::run_identify(args),
+        Command::Summarize(args) => identify::run_summarize(args),
         Command::Swingup(args) => swingup::run(args),
         Command::Plot(args) => run_plot(args),
         Command::Bench(args) => run_bench(args),
@@ -390,318 +339,6 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
-}
-
-fn run_identify(args: IdentifyArgs) -> Result<()> {
-    use tether_sweep::io::results::write_results;
-    use tether_sweep::io::track::read_measured;
-    use tether_sweep::model::TetherParams;
-    use tether_sweep::scenario::{Scenario, SolverSettings};
-    use tether_sweep::sweep::{Grid, check_coverage, run_cpu, summarize};
-
-    let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
-    let grid = Grid::parse(&args.elements, &args.damping, &args.drag_coefficient)
-        .map_err(|e| usage(&e))?;
-    let measured = read_measured(&args.measured).map_err(|e| usage(&e))?;
-    let base = TetherParams {
-        tip_mass_kg: args.tip_mass,
-        length_m: args.length,
-        ..TetherParams::default()
-    };
-    base.validate().map_err(|e| usage(&e))?;
-    for (field, value) in [
-        ("validate_marker_tolerance", args.validate_marker_tolerance),
-        ("validate_j_e_tolerance", args.validate_j_e_tolerance),
-    ] {
-        tether_sweep::error::require_positive(field, value).map_err(|e| usage(&e))?;
-    }
-    let measured_sha256 = tether_sweep::io::sha256_hex(&args.measured)?;
-    let scenario = Scenario::new(ScenarioKind::Drop, base.length_m);
-    check_coverage(&measured, &scenario).map_err(|e| usage(&e))?;
-    let results_path = claim_output(&args.out, "results.parquet", args.force)?;
-    let gpu = args.engine.open()?;
-    let (backend, precision, solver) = match &gpu {
-        Some(_) => ("gpu", args.engine.precision, SolverKind::Explicit),
-        None => ("cpu", Precision::F64, args.solver),
-    };
-    let settings = SolverSettings {
-        kind: solver,
-        ..Default::default()
-    };
-
-    println!(
-        "identify: {} candidates (n: {} values, D: {}, C_D: {}) against {} | {}, {} solver, {}",
-        grid.len(),
-        grid.elements.len(),
-        grid.damping_pa_s.len(),
-        grid.drag_coefficient.len(),
-        args.measured.display(),
-        match &gpu {
-            Some(g) => format!("GPU {}", g.adapter.name),
-            None => format!("CPU, {} threads", rayon::current_num_threads()),
-        },
-        solver.name(),
-        precision.name()
-    );
-    let started = Instant::now();
-    // On stderr, and only when it is a terminal: logs and pipes stay clean.
-    let results = match &gpu {
-        Some(gpu) => {
-            let progress = indicatif::ProgressBar::new(0).with_style(
-                indicatif::ProgressStyle::with_template(
-                    "{bar:40} {percent}% of element-steps, {elapsed} elapsed, ETA {eta}",
-                )
-                .expect("valid template"),
-            );
-            let report = |done: u64, total: u64| {
-                progress.set_length(total);
-                progress.set_position(done);
-            };
-            let results = tether_sweep::sweep::run_gpu(
-                gpu,
-                &grid,
-                &measured,
-                &base,
-                &scenario,
-                &tether_sweep::gpu::BatchOptions {
-                    precision,
-                    progress: Some(&report),
-                    cancel: Some(interrupt_flag()),
-                    ..Default::default()
-                },
-            )
-            .context("GPU sweep failed")?;
-            progress.finish_and_clear();
-            results
-        }
-        None => {
-            let progress = indicatif::ProgressBar::new(grid.len() as u64).with_style(
-                indicatif::ProgressStyle::with_template(
-                    "{bar:40} {pos}/{len} simulations, {per_sec}, {elapsed} elapsed, ETA {eta}",
-                )
-                .expect("valid template"),
-            );
-            let results = run_cpu(&grid, &measured, &base, &scenario, &settings, &progress);
-            progress.finish_and_clear();
-            results
-        }
-    };
-    let wall = started.elapsed().as_secs_f64();
-
-    let mut metadata = tether_sweep::io::base_metadata();
-    metadata.insert("tether_sweep.grid".into(), serde_json::to_string(&grid)?);
-    metadata.insert(
-        "tether_sweep.measured".into(),
-        args.measured.display().to_string(),
-    );
-    metadata.insert("tether_sweep.measured_sha256".into(), measured_sha256);
-    metadata.insert("tether_sweep.tether".into(), serde_json::to_string(&base)?);
-    metadata.insert(
-        "tether_sweep.scenario".into(),
-        serde_json::to_string(&scenario)?,
-    );
-    metadata.insert(
-        "tether_sweep.solver_settings".into(),
-        serde_json::to_string(&settings)?,
-    );
-    metadata.insert("tether_sweep.wall_s".into(), format!("{wall:.3}"));
-    let frames = (scenario.duration_s / scenario.frame_interval_s).round() as usize;
-    let observations = 2 * frames * scenario.marker_arc_lengths_m.len();
-    let summary = summarize(&grid, &results, observations);
-    if let Some(s) = &summary {
-        metadata.insert("tether_sweep.summary".into(), serde_json::to_string(s)?);
-    }
-    if let Some(g) = &gpu {
-        metadata.insert(
-            "tether_sweep.adapter".into(),
-            serde_json::to_string(&g.adapter)?,
-        );
-    }
-    // The best fit always comes from the f64 reference solver; the
-    // validation's reference runs provide it when there is one.
-    let mut validation = None;
-    let mut best_fit = None;
-    if let Some(s) = &summary {
-        use tether_sweep::scenario::batch::simulate_gpu;
-        use tether_sweep::sweep::validation::{pick, validate};
-        let needs_validation = gpu.is_some() || solver != SolverKind::Reference;
-        let rerun = |params: &TetherParams| match &gpu {
-            Some(g) => simulate_gpu(g, &scenario, params, None, precision),
-            None => Ok(simulate(&scenario, params, &settings)?),
-        };
-        let best_reference = if needs_validation && args.validate > 0 {
-            println!(
-                "validating {} candidates against the f64 reference solver…",
-                args.validate.min(1 + s.best_per_elements.len())
-            );
-            let (v, references) = validate(
-                &pick(s, args.validate),
-                &base,
-                &scenario,
-                &measured,
-                &rerun,
-                args.validate_marker_tolerance,
-                args.validate_j_e_tolerance,
-            )
-            .context("validation run failed")?;
-            metadata.insert("tether_sweep.validation".into(), serde_json::to_string(&v)?);
-            validation = Some(v);
-            references
-                .into_iter()
-                .next()
-                .expect("the best is validated")
-        } else {
-            simulate(
-                &scenario,
-                &s.best.candidate.params(&base),
-                &SolverSettings::reference(),
-            )
-            .context("best-fit run on the reference solver failed")?
-        };
-        best_fit = Some(tether_sweep::io::results::BestFit::new(
-            &measured,
-            &best_reference.track,
-        ));
-    }
-    write_results(
-        &results_path,
-        &results,
-        backend,
-        precision.name(),
-        solver.name(),
-        &metadata,
-    )?;
-    if args.csv {
-        write_results(
-            &args.out.join("results.csv"),
-            &results,
-            backend,
-            precision.name(),
-            solver.name(),
-            &metadata,
-        )?;
-    }
-    if let Some(fit) = &best_fit {
-        tether_sweep::io::results::write_best_fit(
-            &args.out.join("best_fit.parquet"),
-            fit,
-            &metadata,
-        )?;
-    }
-    let figures = tether_sweep::plot::identify::save_all(&args.out, &results, best_fit.as_ref())?;
-
-    println!(
-        "{} simulations in {wall:.1} s ({:.1} simulations/s)",
-        results.len(),
-        results.len() as f64 / wall
-    );
-    let cancelled = results
-        .iter()
-        .filter(|r| r.status == tether_sweep::sweep::Status::Cancelled)
-        .count();
-    let interrupted = || {
-        Interrupted(format!(
-            "interrupted: {cancelled} of {} candidates did not finish (status = cancelled); the finished ones are in {}",
-            results.len(),
-            results_path.display()
-        ))
-    };
-    let Some(s) = summary else {
-        if cancelled > 0 {
-            Err(interrupted())?;
-        }
-        anyhow::bail!(
-            "every candidate diverged: no J_e to compare (results in {})",
-            results_path.display()
-        );
-    };
-    let show = |r: &tether_sweep::sweep::CandidateResult| {
-        format!(
-            "n = {:>3}, D = {:>7.1} Pa·s, C_D = {:.3}: J_e = {:.6e} m²",
-            r.candidate.elements,
-            r.candidate.damping_pa_s,
-            r.candidate.drag_coefficient,
-            r.j_e_m2.unwrap_or(f64::NAN)
-        )
-    };
-    println!("best: {}", show(&s.best));
-    println!("best per n:");
-    for r in &s.best_per_elements {
-        println!("  {}", show(r));
-    }
-    let c = &s.confidence;
-    println!(
-        "≈95 % confidence region at n = {} (Gaussian marker noise, σ² = J_min/(N−2) = {:.3e} m², σ ≈ {:.2} mm, N = {}):",
-        c.elements,
-        c.sigma2_m2,
-        c.sigma2_m2.sqrt() * 1e3,
-        c.observations
-    );
-    let flag = |edge: bool| {
-        if edge {
-            "  ← reaches the grid's edge: not pinned down by the data within this grid"
-        } else {
-            ""
-        }
-    };
-    println!(
-        "  D   in [{}, {}] Pa·s{}",
-        c.damping_pa_s.0,
-        c.damping_pa_s.1,
-        flag(c.damping_at_grid_edge)
-    );
-    println!(
-        "  C_D in [{:.3}, {:.3}]{}",
-        c.drag_coefficient.0,
-        c.drag_coefficient.1,
-        flag(c.drag_at_grid_edge)
-    );
-    if s.diverged > 0 {
-        println!(
-            "{} candidates diverged (status = diverged, no J_e)",
-            s.diverged
-        );
-    }
-    if let Some(v) = &validation {
-        println!(
-            "validation against the f64 reference solver ({} candidates): max marker deviation {:.2e} m (tolerance {:.0e}), max J_e deviation {:.2e} relative (tolerance {:.0e}){}",
-            v.candidates.len(),
-            v.max_marker_deviation_m,
-            v.marker_tolerance_m,
-            v.max_j_e_relative_deviation,
-            v.j_e_tolerance,
-            if v.passed { "" } else { "  ← FAILED" }
-        );
-    }
-    println!(
-        "wrote {}{} and figures {} (.svg, .png)",
-        results_path.display(),
-        if best_fit.is_some() {
-            ", best_fit.parquet"
-        } else {
-            ""
-        },
-        figures.join(", ")
-    );
-    if cancelled > 0 {
-        Err(interrupted())?;
-    }
-    if let Some(v) = validation.filter(|v| !v.passed) {
-        anyhow::bail!(
-            "validation failed: the sweep's engine deviates from the f64 reference solver by up to {:.2e} m at the markers and {:.2e} in J_e (tolerances {:.0e} m, {:.0e}); details in the metadata key tether_sweep.validation of {}{}",
-            v.max_marker_deviation_m,
-            v.max_j_e_relative_deviation,
-            v.marker_tolerance_m,
-            v.j_e_tolerance,
-            results_path.display(),
-            if gpu.is_some() && precision == Precision::F32 {
-                ". The f32 shaders drift by tenths of a millimetre over a 2-s drop with Kelvin–Voigt damping (a known open problem): --precision f64 agrees with the CPU to 1e-14 m"
-            } else {
-                ""
-            }
-        );
-    }
-    Ok(())
 }
 
 fn run_plot(args: PlotArgs) -> Result<()> {

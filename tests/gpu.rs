@@ -549,29 +549,44 @@ fn cancelling_keeps_what_finished() {
 }
 
 #[test]
-fn ctrl_c_stops_identify_and_writes_the_finished_candidates() {
+fn ctrl_c_stops_identify_between_dispatches_and_resume_finishes_it() {
     let Some(_gpu) = open() else { return };
     let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "identify",
+        "--backend",
+        "gpu",
+        "--elements",
+        "6,8",
+        "--damping",
+        "0:8000:1000",
+        "--drag-coefficient",
+        "0.8",
+        "--chunk-size",
+        "3",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ];
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
-        .args([
-            "identify",
-            "--backend",
-            "gpu",
-            "--elements",
-            "20,30",
-            "--damping",
-            "0:8000:1000",
-            "--drag-coefficient",
-            "0.8",
-            "--out",
-        ])
-        .arg(dir.path())
+        .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Long enough to be stepping (the initial states and steps take a moment).
-    std::thread::sleep(std::time::Duration::from_secs(4));
+    // Interrupt once the first of six chunks is saved.
+    let chunks = dir.path().join(".chunks");
+    let started = std::time::Instant::now();
+    while std::fs::read_dir(&chunks).map_or(true, |mut d| {
+        !d.any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".parquet")
+        })
+    }) {
+        assert!(started.elapsed().as_secs() < 120, "no chunk saved");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
     let status = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -580,11 +595,19 @@ fn ctrl_c_stops_identify_and_writes_the_finished_candidates() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupted"), "{err}");
+    assert!(
+        err.contains("interrupted") && err.contains("--resume"),
+        "{err}"
+    );
+    assert!(!dir.path().join("results.parquet").exists());
+
+    let resumed = common::tether_sweep(&[&args[..], &["--resume"]].concat());
+    assert!(resumed.status.success(), "{}", common::stderr(&resumed));
+    assert!(String::from_utf8_lossy(&resumed.stdout).contains("resuming"));
     let table = tether_sweep::io::track::read_table(&dir.path().join("results.parquet")).unwrap();
     assert_eq!(table.num_rows(), 18);
     let status = common::text_column(&table, "status");
-    assert!(status.iter().any(|s| s == "cancelled"), "{status:?}");
+    assert!(status.iter().all(|s| s == "ok"), "{status:?}");
 }
 
 #[test]

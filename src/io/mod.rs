@@ -3,6 +3,7 @@
 //! renamed into place only when complete, so a failed or interrupted run
 //! never leaves a half-written file.
 
+pub mod checkpoint;
 pub mod config;
 pub mod linear;
 pub mod results;

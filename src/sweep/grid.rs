@@ -1,7 +1,7 @@
 //! Identification grids over (n, D, C_D): axes given as `start:stop:step`
 //! (inclusive) or comma lists.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::model::params::MAX_ELEMENTS;
@@ -46,7 +46,7 @@ pub fn parse_axis(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
 }
 
 /// The cartesian product of the three axes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Grid {
     pub elements: Vec<usize>,
     pub damping_pa_s: Vec<f64>,
@@ -122,6 +122,64 @@ impl Grid {
         self.len() == 0
     }
 
+    /// Reads a TOML grid file: the three axes under the keys `elements`,
+    /// `damping` and `drag_coefficient`, each an axis string as on the
+    /// command line (`"0:10000:100"`) or an array of numbers:
+    ///
+    /// ```toml
+    /// elements = [10, 20, 30, 40, 50]
+    /// damping = "0:10000:100"        # Pa·s
+    /// drag_coefficient = "0.6:0.9:0.05"
+    /// ```
+    pub fn from_toml(text: &str) -> Result<Self, InputError> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Axis {
+            Text(String),
+            Values(Vec<f64>),
+        }
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct GridFile {
+            elements: Axis,
+            damping: Axis,
+            drag_coefficient: Axis,
+        }
+        let file: GridFile = toml::from_str(text).map_err(|e| {
+            InputError::new(
+                "grid",
+                e.message(),
+                "a TOML file with the keys elements, damping and drag_coefficient, each an axis string (\"0:10000:100\") or an array of numbers",
+            )
+        })?;
+        let text = |axis: Axis| match axis {
+            Axis::Text(t) => t,
+            Axis::Values(v) => v.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
+        };
+        Self::parse(
+            &text(file.elements),
+            &text(file.damping),
+            &text(file.drag_coefficient),
+        )
+    }
+
+    /// The position of `candidate` in [`Grid::candidates`], if it is a grid point.
+    pub fn index_of(&self, candidate: &Candidate) -> Option<usize> {
+        let n = self
+            .elements
+            .iter()
+            .position(|&n| n == candidate.elements)?;
+        let d = self
+            .damping_pa_s
+            .iter()
+            .position(|&d| d == candidate.damping_pa_s)?;
+        let c = self
+            .drag_coefficient
+            .iter()
+            .position(|&c| c == candidate.drag_coefficient)?;
+        Some((n * self.damping_pa_s.len() + d) * self.drag_coefficient.len() + c)
+    }
+
     /// Candidates in (n, D, C_D) order, C_D fastest.
     pub fn candidates(&self) -> Vec<Candidate> {
         let mut out = Vec::with_capacity(self.len());
@@ -154,6 +212,36 @@ mod tests {
         assert_eq!(parse_axis("n", "5").unwrap(), vec![5.0]);
         let g = Grid::parse("10:50:10", "0:10000:100", "0.6:0.9:0.05").unwrap();
         assert_eq!(g.len(), 3535, "SPEC §6");
+    }
+
+    #[test]
+    fn toml_grid_files_take_axis_strings_or_arrays() {
+        let g = Grid::from_toml(
+            "elements = [10, 30]\ndamping = \"0:1000:500\"\ndrag_coefficient = [0.7, 0.8]\n",
+        )
+        .unwrap();
+        assert_eq!(g, Grid::parse("10,30", "0,500,1000", "0.7,0.8").unwrap());
+        for (i, c) in g.candidates().iter().enumerate() {
+            assert_eq!(g.index_of(c), Some(i));
+        }
+        for (text, field) in [
+            ("elements = [10]\ndamping = \"0\"\n", "grid"),
+            (
+                "elements = [10]\ndamping = 1\ndrag_coefficient = [0.8]\n",
+                "grid",
+            ),
+            (
+                "elements = [10]\ndamping = \"0\"\ndrag_coefficient = [0.8]\nsteps = 3\n",
+                "grid",
+            ),
+            (
+                "elements = [10]\ndamping = \"5:1:1\"\ndrag_coefficient = [0.8]\n",
+                "damping",
+            ),
+        ] {
+            let e = Grid::from_toml(text).unwrap_err();
+            assert_eq!(e.field, field, "{text}: {e}");
+        }
     }
 
     #[test]

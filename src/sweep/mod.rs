@@ -3,6 +3,7 @@
 //! what the J_e surface says about how well each parameter is determined.
 
 pub mod grid;
+pub mod shard;
 pub mod validation;
 
 use rayon::prelude::*;
@@ -13,6 +14,7 @@ use crate::model::TetherParams;
 use crate::objective::{MeasuredTrack, identification_error};
 use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
 pub use grid::{Candidate, Grid};
+pub use shard::Shard;
 
 pub use crate::scenario::RunStatus as Status;
 
@@ -53,11 +55,11 @@ pub fn check_coverage(measured: &MeasuredTrack, scenario: &Scenario) -> Result<(
     Ok(())
 }
 
-/// Runs every candidate on the CPU, all cores, and scores it. `base` gives
-/// every parameter the grid does not vary. Results come back in grid order;
-/// `progress` advances by one per finished candidate.
+/// Runs `candidates` on the CPU, all cores, and scores them. `base` gives
+/// every parameter the grid does not vary. Results come back in the order
+/// of `candidates`; `progress` advances by one per finished candidate.
 pub fn run_cpu(
-    grid: &Grid,
+    candidates: &[Candidate],
     measured: &MeasuredTrack,
     base: &TetherParams,
     scenario: &Scenario,
@@ -65,7 +67,7 @@ pub fn run_cpu(
     progress: &indicatif::ProgressBar,
 ) -> Vec<CandidateResult> {
     use indicatif::ParallelProgressIterator;
-    grid.candidates()
+    candidates
         .par_iter()
         .progress_with(progress.clone())
         .map(
@@ -202,13 +204,13 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
     })
 }
 
-/// Runs every candidate on the GPU engine in one batch (chunked by the
-/// engine), J_e accumulated on the device. The explicit step of each
+/// Runs `candidates` on the GPU engine in one batch (chunked by the
+/// engine), J_e accumulated on the device; results in their order. The explicit step of each
 /// candidate comes from the model, as on the CPU. `options` carries the
 /// precision, the progress callback and the cancel flag.
 pub fn run_gpu(
     gpu: &crate::gpu::Gpu,
-    grid: &Grid,
+    candidates: &[Candidate],
     measured: &MeasuredTrack,
     base: &TetherParams,
     scenario: &Scenario,
@@ -217,7 +219,6 @@ pub fn run_gpu(
     use crate::gpu::{OutcomeStatus, run_batch};
     use crate::scenario::batch::{StepCache, gpu_simulation};
     let cache = StepCache::default();
-    let candidates = grid.candidates();
     let sims = candidates
         .par_iter()
         .map(|c| {

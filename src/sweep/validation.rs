@@ -16,7 +16,7 @@ pub const DEFAULT_MARKER_TOLERANCE_M: f64 = 1e-4;
 /// Largest relative J_e deviation accepted.
 pub const DEFAULT_J_E_TOLERANCE: f64 = 1e-2;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ValidatedCandidate {
     pub elements: usize,
     pub damping_pa_s: f64,
@@ -27,7 +27,7 @@ pub struct ValidatedCandidate {
     pub max_marker_deviation_m: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Validation {
     pub candidates: Vec<ValidatedCandidate>,
     pub max_j_e_relative_deviation: f64,

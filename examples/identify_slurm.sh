@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# SPEC §6's full identification grid as a Slurm job array: one shard per
+# task, each writing sweep/shard=K/part.parquet, then one summarize.
+#
+#   jobs=$(sbatch --parsable examples/identify_slurm.sh)
+#   sbatch --dependency=afterok:$jobs --wrap "tether-sweep summarize sweep"
+#
+# tether-sweep reads its shard from SLURM_ARRAY_TASK_ID (minus
+# SLURM_ARRAY_TASK_MIN) and SLURM_ARRAY_TASK_COUNT, so --array alone decides
+# N. A task that was killed (time limit, preemption) keeps its finished
+# chunks; requeued, --resume finishes it. pyarrow, polars, DuckDB and Spark
+# read sweep/ as one Hive-partitioned table (column `shard`).
+#SBATCH --job-name=tether-identify
+#SBATCH --array=0-15
+#SBATCH --cpus-per-task=8
+#SBATCH --time=02:00:00
+#SBATCH --requeue
+#SBATCH --output=sweep-logs/%A_%a.out
+set -euo pipefail
+mkdir -p sweep-logs
+
+args=(identify --grid examples/spec_grid.toml --backend auto --out sweep)
+# After a requeue the shard's saved chunks are there to resume from.
+if [ -d "sweep/shard=$((SLURM_ARRAY_TASK_ID - ${SLURM_ARRAY_TASK_MIN:-0}))/.chunks" ]; then
+    args+=(--resume)
+fi
+RAYON_NUM_THREADS="${SLURM_CPUS_PER_TASK:-1}" tether-sweep "${args[@]}"

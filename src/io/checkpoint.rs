@@ -1,0 +1,140 @@
+//! Interruption-safe sweeps. A sweep writes its results chunk by chunk into
+//! a hidden directory beside its final table (`.chunks/`), each chunk one
+//! Parquet file written atomically (a temporary file renamed into place). A
+//! killed run keeps every finished chunk; restarted with `--resume` it reads
+//! them back, runs only the candidates no chunk holds, and ends with the
+//! same table as an uninterrupted run. The chunks go once the final table is
+//! written. The leading dot keeps Hive readers (pyarrow, Spark) from taking
+//! the directory for data.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::IoError;
+use super::results::{read_results, write_results};
+use crate::sweep::CandidateResult;
+
+/// The chunk directory's name, beside the final table.
+pub const CHUNKS_DIR: &str = ".chunks";
+/// Metadata key of the run a chunk belongs to.
+pub const RUN_KEY: &str = "tether_sweep.run_key";
+
+#[derive(Debug, Error)]
+pub enum CheckpointError {
+    #[error(
+        "{dir} holds the finished chunks of an interrupted run: pass --resume to finish it, or --force to start over"
+    )]
+    Unfinished { dir: PathBuf },
+    #[error(
+        "{path} belongs to a different run (another grid, shard, measured file, tether or engine): --resume continues only the same command; --force starts over"
+    )]
+    Mismatch { path: PathBuf },
+    #[error(transparent)]
+    Io(#[from] IoError),
+}
+
+/// The finished chunks of one run. `run_key` identifies the run: everything
+/// that decides its results (grid, shard, measured file's checksum,
+/// parameters, engine), so that a resume cannot mix two runs.
+pub struct ChunkStore {
+    dir: PathBuf,
+    run_key: String,
+    chunks: usize,
+}
+
+impl ChunkStore {
+    /// Opens the chunk directory beside the final table in `out_dir`, and
+    /// returns the results its chunks hold. Without `resume`, existing
+    /// chunks are an error unless `force` removes them.
+    pub fn open(
+        out_dir: &Path,
+        run_key: &str,
+        resume: bool,
+        force: bool,
+    ) -> Result<(Self, Vec<CandidateResult>), CheckpointError> {
+        let dir = out_dir.join(CHUNKS_DIR);
+        let mut done = Vec::new();
+        let mut chunks = 0;
+        if dir.exists() {
+            if !resume {
+                if !force {
+                    return Err(CheckpointError::Unfinished { dir });
+                }
+                std::fs::remove_dir_all(&dir).map_err(|source| IoError::Write {
+                    path: dir.clone(),
+                    source,
+                })?;
+            } else {
+                for path in Self::chunk_files(&dir)? {
+                    let metadata = super::track::read_parquet_metadata(&path)?;
+                    if metadata.get(RUN_KEY).map(String::as_str) != Some(run_key) {
+                        return Err(CheckpointError::Mismatch { path });
+                    }
+                    done.extend(read_results(&path)?);
+                    chunks += 1;
+                }
+            }
+        }
+        std::fs::create_dir_all(&dir).map_err(|source| IoError::Write {
+            path: dir.clone(),
+            source,
+        })?;
+        Ok((
+            Self {
+                dir,
+                run_key: run_key.to_owned(),
+                chunks,
+            },
+            done,
+        ))
+    }
+
+    fn chunk_files(dir: &Path) -> Result<Vec<PathBuf>, IoError> {
+        let read_err = |source| IoError::Read {
+            path: dir.to_owned(),
+            source,
+        };
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(read_err)? {
+            let path = entry.map_err(read_err)?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            // Temporary files of an interrupted write are not chunks.
+            if name.starts_with("chunk-") && name.ends_with(".parquet") {
+                files.push(path);
+            }
+        }
+        files.sort();
+        Ok(files)
+    }
+
+    /// Chunks read back or written so far.
+    pub fn chunks(&self) -> usize {
+        self.chunks
+    }
+
+    /// Writes one finished chunk atomically.
+    pub fn save(
+        &mut self,
+        results: &[CandidateResult],
+        engine: (&str, &str, &str),
+        metadata: &BTreeMap<String, String>,
+    ) -> Result<(), IoError> {
+        let mut metadata = metadata.clone();
+        metadata.insert(RUN_KEY.into(), self.run_key.clone());
+        let path = self.dir.join(format!("chunk-{:06}.parquet", self.chunks));
+        let (backend, precision, solver) = engine;
+        write_results(&path, results, backend, precision, solver, &metadata)?;
+        self.chunks += 1;
+        Ok(())
+    }
+
+    /// Removes the chunks once the final table is written.
+    pub fn finish(self) -> Result<(), IoError> {
+        std::fs::remove_dir_all(&self.dir).map_err(|source| IoError::Write {
+            path: self.dir,
+            source,
+        })
+    }
+}

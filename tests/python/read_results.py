@@ -1,0 +1,68 @@
+"""Reads tether-sweep's identification tables the way users do: pyarrow,
+pandas, polars and DuckDB. Called by tests/python_readers.rs with the path of a
+single run's results.parquet, a sharded run's directory and the expected row
+count; exits non-zero on the first mismatch."""
+
+import json
+import sys
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+results_path, sharded_dir, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
+
+# The documented schema, with units in the field metadata (text columns
+# carry none).
+SCHEMA = {
+    "elements": (pa.int32(), "1"),
+    "damping_pa_s": (pa.float64(), "Pa*s"),
+    "drag_coefficient": (pa.float64(), "1"),
+    "j_e_m2": (pa.float64(), "m^2"),
+    "status": (pa.string(), None),
+    "step_s": (pa.float64(), "s"),
+    "steps": (pa.int64(), "1"),
+    "backend": (pa.string(), None),
+    "precision": (pa.string(), None),
+    "solver": (pa.string(), None),
+}
+
+table = pq.read_table(results_path)
+assert table.num_rows == rows, (table.num_rows, rows)
+assert table.schema.names == list(SCHEMA), table.schema.names
+for field in table.schema:
+    data_type, unit = SCHEMA[field.name]
+    assert field.type == data_type, (field.name, field.type)
+    found = field.metadata[b"unit"].decode() if field.metadata else None
+    assert found == unit, (field.name, field.metadata)
+meta = {k.decode(): v.decode() for k, v in table.schema.metadata.items()}
+for key in ["tether_sweep.version", "tether_sweep.grid", "tether_sweep.measured_sha256",
+            "tether_sweep.tether", "tether_sweep.scenario", "tether_sweep.summary"]:
+    assert key in meta, (key, sorted(meta))
+grid = json.loads(meta["tether_sweep.grid"])
+assert len(grid["elements"]) * len(grid["damping_pa_s"]) * len(grid["drag_coefficient"]) == rows
+assert set(table.column("status").to_pylist()) <= {"ok", "diverged"}
+
+frame = pd.read_parquet(results_path)
+assert len(frame) == rows and frame["elements"].dtype == "int32", frame.dtypes
+
+# The sharded run as one Hive-partitioned table.
+dataset = ds.dataset(sharded_dir, format="parquet", partitioning="hive").to_table()
+assert dataset.num_rows == rows, dataset.num_rows
+assert "shard" in dataset.schema.names
+
+frame = pl.read_parquet(f"{sharded_dir}/shard=*/part.parquet", hive_partitioning=True)
+assert frame.height == rows and "shard" in frame.columns, frame
+
+con = duckdb.connect()
+count, shards, best = con.execute(
+    f"select count(*), count(distinct shard), min(j_e_m2) from "
+    f"read_parquet('{sharded_dir}/shard=*/part.parquet', hive_partitioning = true)"
+).fetchone()
+assert count == rows and shards >= 2, (count, shards)
+single_best = con.execute(f"select min(j_e_m2) from read_parquet('{results_path}')").fetchone()[0]
+assert best == single_best, (best, single_best)
+print(f"pyarrow, pandas, polars and DuckDB read {rows} rows; best J_e {best:.6e} m^2")
