@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::params;
+
 use tether_sweep::gpu::{self, BatchOptions, Gpu, GpuError, OutcomeStatus, Precision};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_output, gpu_simulation};
@@ -22,16 +24,6 @@ fn open() -> Option<Gpu> {
     );
     eprintln!("adapter: {}", gpu.adapter);
     Some(gpu)
-}
-
-fn params(n: usize, damping: f64, drag: f64, tip: f64) -> TetherParams {
-    TetherParams {
-        elements: n,
-        damping_pa_s: damping,
-        drag_coefficient: drag,
-        tip_mass_kg: tip,
-        ..Default::default()
-    }
 }
 
 fn short(kind: ScenarioKind, duration_s: f64) -> Scenario {

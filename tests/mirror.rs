@@ -3,22 +3,15 @@
 //! formulation), and in f32 it must hold a long damped drop to 0.1 mm, which
 //! the plain f32 accumulation of the displacement did not.
 
+mod common;
+
+use common::params;
 use tether_sweep::gpu::batch::chunk_data;
 use tether_sweep::gpu::{GpuSimulation, Precision, mirror};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
 use tether_sweep::solver::SolverKind;
-
-fn params(n: usize, damping: f64, drag: f64, tip: f64) -> TetherParams {
-    TetherParams {
-        elements: n,
-        damping_pa_s: damping,
-        drag_coefficient: drag,
-        tip_mass_kg: tip,
-        ..Default::default()
-    }
-}
 
 fn recorded(scenario: &Scenario, p: &TetherParams) -> GpuSimulation {
     let mut sim = gpu_simulation(scenario, p, None, &StepCache::default()).unwrap();

@@ -711,22 +711,17 @@ pub fn run_summarize(args: SummarizeArgs) -> Result<()> {
     if !validations.is_empty() {
         metadata.insert("tether_sweep.shard_validations".into(), json(&validations));
     }
-    let Some(s) = summary else {
-        write_results(
-            &results_path,
-            &results,
-            &engine.backend,
-            &engine.precision,
-            &engine.solver,
-            &metadata,
-        )?;
-        anyhow::bail!(
-            "every candidate diverged: no J_e to compare (results in {})",
-            results_path.display()
-        );
+    metadata.remove("tether_sweep.summary");
+    let fit = match &summary {
+        Some(s) => {
+            metadata.insert("tether_sweep.summary".into(), json(s));
+            Some(BestFit::new(
+                &measured,
+                &best_fit_run(s, &base, &scenario)?.track,
+            ))
+        }
+        None => None,
     };
-    metadata.insert("tether_sweep.summary".into(), json(&s));
-    let fit = BestFit::new(&measured, &best_fit_run(&s, &base, &scenario)?.track);
     write_results(
         &results_path,
         &results,
@@ -735,6 +730,12 @@ pub fn run_summarize(args: SummarizeArgs) -> Result<()> {
         &engine.solver,
         &metadata,
     )?;
+    let (Some(s), Some(fit)) = (summary, fit) else {
+        anyhow::bail!(
+            "every candidate diverged: no J_e to compare (results in {})",
+            results_path.display()
+        );
+    };
     write_best_fit(&out.join("best_fit.parquet"), &fit, &metadata)?;
     let figures = tether_sweep::plot::identify::save_all(&out, &results, Some(&fit))?;
     println!(

@@ -3,6 +3,7 @@
 use std::process::{Command, Output};
 
 /// Runs the binary built for this test run with `args`.
+#[allow(dead_code)] // not every test crate runs the binary
 pub fn tether_sweep(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
         .args(args)
@@ -10,6 +11,7 @@ pub fn tether_sweep(args: &[&str]) -> Output {
         .expect("binary runs")
 }
 
+#[allow(dead_code)]
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -52,4 +54,16 @@ pub fn i32_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<i
         .unwrap_or_else(|| panic!("{name} is Int32"))
         .values()
         .to_vec()
+}
+
+/// Default tether parameters with n, D [Pa·s], C_D and the tip mass [kg] set.
+#[allow(dead_code)] // not every test crate simulates
+pub fn params(n: usize, damping: f64, drag: f64, tip: f64) -> tether_sweep::model::TetherParams {
+    tether_sweep::model::TetherParams {
+        elements: n,
+        damping_pa_s: damping,
+        drag_coefficient: drag,
+        tip_mass_kg: tip,
+        ..Default::default()
+    }
 }
