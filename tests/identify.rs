@@ -28,7 +28,11 @@ fn synth(out: &Path, noise: &str) {
 }
 
 fn identify(measured: &Path, out: &Path) -> String {
-    let o = run(&[
+    identify_on(measured, out, &[])
+}
+
+fn identify_on(measured: &Path, out: &Path, extra: &[&str]) -> String {
+    let mut args = vec![
         "identify",
         "--measured",
         measured.to_str().unwrap(),
@@ -40,9 +44,47 @@ fn identify(measured: &Path, out: &Path) -> String {
         "0.7:0.9:0.1",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn noise_free_truth_is_recovered_on_the_gpu_with_the_cpu_argmin() {
+    // Fails without an adapter, like tests/gpu.rs: CI installs lavapipe.
+    if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let measured = dir.path().join("m.parquet");
+    synth(&measured, "0");
+    let best = |stdout: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with("best:"))
+            .map(str::to_owned)
+    };
+    let cpu = identify_on(&measured, &dir.path().join("cpu"), &["--backend", "cpu"]);
+    let gpu = identify_on(
+        &measured,
+        &dir.path().join("gpu"),
+        &["--backend", "gpu", "--precision", "f32"],
+    );
+    assert!(
+        gpu.contains("best: n =   6, D =  2000.0 Pa·s, C_D = 0.800"),
+        "{gpu}"
+    );
+    assert_eq!(
+        best(&gpu).map(|l| l.split(':').next().map(str::to_owned)),
+        best(&cpu).map(|l| l.split(':').next().map(str::to_owned))
+    );
+    // The f32 sweep passed its own validation against the reference solver.
+    assert!(
+        gpu.contains("validation against the f64 reference solver"),
+        "{gpu}"
+    );
 }
 
 #[test]
