@@ -362,17 +362,10 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
             best_reference = references.into_iter().next();
         }
     }
-    write_results(
-        &table_path,
-        &results,
-        backend,
-        precision.name(),
-        solver.name(),
-        &metadata,
-    )?;
-    if args.csv {
+    let csv_path = args.csv.then(|| table_path.with_extension("csv"));
+    for path in std::iter::once(&table_path).chain(&csv_path) {
         write_results(
-            &table_path.with_extension("csv"),
+            path,
             &results,
             backend,
             precision.name(),

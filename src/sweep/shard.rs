@@ -54,14 +54,13 @@ impl Shard {
             None => 0,
         };
         let count = number("SLURM_ARRAY_TASK_COUNT", &count)?;
+        let max = min + count.saturating_sub(1);
         let index = id.checked_sub(min).filter(|&k| k < count).ok_or_else(|| {
             InputError::new(
                 "SLURM_ARRAY_TASK_ID",
                 id,
                 format!(
-                    "an id from SLURM_ARRAY_TASK_MIN = {min} to {} (one job per shard: --array={min}-{})",
-                    min + count.saturating_sub(1),
-                    min + count.saturating_sub(1)
+                    "an id from SLURM_ARRAY_TASK_MIN = {min} to {max} (one job per shard: --array={min}-{max})"
                 ),
             )
         })?;
