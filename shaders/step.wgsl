@@ -12,7 +12,8 @@
 // the same loop iteration; the back substitution runs node by node and
 // finishes the velocity update. So a step is 2(n+1) loop iterations.
 //
-// Needs: a precision module, element.wgsl, motion.wgsl (src/gpu/shader.rs).
+// Needs: a precision module, MAX_NODES, element.wgsl, motion.wgsl
+// (src/gpu/shader.rs).
 
 const STATUS_RUNNING: u32 = 0u;
 const STATUS_DONE: u32 = 1u;
@@ -29,8 +30,10 @@ const PLANE_DISPLACEMENT: u32 = 0u;
 const PLANE_DRIFT: u32 = 1u;
 const PLANE_VELOCITY: u32 = 2u;
 const PLANE_ACCELERATION: u32 = 3u;
-// Nodes a simulation may have on the GPU (n ≤ 128).
-const MAX_NODES: u32 = 129u;
+// MAX_NODES, the size of the private state arrays, is prepended per
+// pipeline (src/gpu/shader.rs): the smallest of layout.rs's NODE_CAPACITIES
+// that holds the chunk, since the driver reserves private memory for every
+// thread the GPU can hold.
 // Invocations (simulations) per workgroup, set per adapter at pipeline
 // creation (src/gpu/device.rs): lavapipe runs a workgroup on one thread, so
 // small workgroups spread a batch over all cores there.

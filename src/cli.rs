@@ -122,6 +122,19 @@ impl EngineArgs {
         }
         Ok(gpu)
     }
+
+    /// As [`EngineArgs::open`], except that `auto` keeps the job on the CPU,
+    /// saying `why`: for jobs where the CPU solvers are measured faster than
+    /// the GPU engine even on a hardware GPU (BENCHMARKS.md).
+    pub(crate) fn open_unless_auto(&self, why: &str) -> Result<Option<Gpu>> {
+        if self.backend == Backend::Auto {
+            eprintln!(
+                "backend auto: {why}; running on the CPU (--backend gpu runs the GPU engine)"
+            );
+            return Ok(None);
+        }
+        self.open()
+    }
 }
 
 #[derive(Debug, Args)]

@@ -117,6 +117,9 @@ pub struct SummarizeArgs {
 }
 
 /// Metadata keys that identify and summarize share.
+/// Why `--backend auto` sweeps on the CPU even where there is a GPU.
+const CPU_FASTER_FOR_SWEEPS: &str = "the CPU reference solver sweeps faster than the GPU engine, whose stiffest candidate's 1e6-1e7 explicit steps run on one GPU thread (H100: default grid > 200 s; BENCHMARKS.md)";
+
 const KEY_GRID: &str = "tether_sweep.grid";
 const KEY_SHARD: &str = "tether_sweep.shard";
 const KEY_MEASURED: &str = "tether_sweep.measured";
@@ -200,7 +203,7 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
         None => (args.out.clone(), "results.parquet"),
     };
     let table_path = claim_output(&table_dir, table_name, args.force)?;
-    let gpu = args.engine.open()?;
+    let gpu = args.engine.open_unless_auto(CPU_FASTER_FOR_SWEEPS)?;
     let (backend, precision, solver) = match &gpu {
         Some(_) => ("gpu", args.engine.precision, SolverKind::Explicit),
         None => ("cpu", Precision::F64, args.solver),

@@ -170,7 +170,14 @@ pub fn run(args: SwingupArgs) -> Result<()> {
     let coding = problem.coding;
     let generations_path = claim_output(&args.out, "generations.parquet", args.force)?;
 
-    let gpu = args.engine.open()?;
+    // A GA generation is a handful of simulations, each a single GPU thread;
+    // the landscape is tens of thousands, which the GPU runs side by side.
+    let gpu = if args.exhaustive {
+        args.engine.open()?
+    } else {
+        args.engine
+            .open_unless_auto("a GA generation is too few simulations to fill a GPU")?
+    };
     let cpu_settings = SolverSettings {
         kind: args.solver,
         reference: ReferenceOptions {

@@ -79,11 +79,49 @@ pub fn list_adapters() -> Vec<AdapterSummary> {
         .collect()
 }
 
+/// Environment variable that overrides the step stage's workgroup size
+/// (simulations per workgroup). For tuning on a new GPU: a small grid of
+/// long simulations fills more multiprocessors with small workgroups.
+pub const WORKGROUP_SIZE_VARIABLE: &str = "TETHER_SWEEP_WORKGROUP_SIZE";
+
+fn parse_workgroup_size(text: &str, adapter_max: u32) -> Result<u32, GpuError> {
+    match text.trim().parse::<u32>() {
+        Ok(size) if (1..=adapter_max).contains(&size) => Ok(size),
+        _ => Err(crate::error::InputError::new(
+            WORKGROUP_SIZE_VARIABLE,
+            text,
+            format!("a whole number from 1 to {adapter_max} (this adapter's limit)"),
+        )
+        .into()),
+    }
+}
+
+/// The error for a simulation of `elements` elements that no step pipeline
+/// of `precision` holds.
+pub fn elements_error(elements: usize, precision: Precision) -> GpuError {
+    crate::error::InputError::new(
+        "elements",
+        elements,
+        format!(
+            "1..={} on the GPU in {} (use --backend cpu for more{})",
+            layout::max_gpu_elements(precision.real_bytes()),
+            precision.name(),
+            if precision == Precision::F64 {
+                ", or f32"
+            } else {
+                ""
+            }
+        ),
+    )
+    .into()
+}
+
 /// The pipeline stages (one WGSL file each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stage {
-    /// Time stepping and objectives (step.wgsl).
-    Step,
+    /// Time stepping and objectives (step.wgsl), for fewer than
+    /// `node_capacity` nodes.
+    Step { node_capacity: u32 },
     /// Multiply-add throughput (peak.wgsl).
     Peak,
 }
@@ -97,6 +135,10 @@ pub struct Gpu {
     /// Simulations per workgroup on this adapter.
     pub workgroup_size: u32,
     pipelines: Mutex<HashMap<(Stage, Precision), Arc<wgpu::ComputePipeline>>>,
+    /// Errors wgpu reported outside an error scope, and a lost device: kept
+    /// here and returned by [`Gpu::check`] rather than wgpu's default of
+    /// panicking (or, for a lost device, of invalid resources later on).
+    faults: Arc<Mutex<Vec<String>>>,
 }
 
 impl Gpu {
@@ -159,11 +201,22 @@ impl Gpu {
             adapter: summary.name.clone(),
             message: e.to_string(),
         })?;
-        let workgroup_size = if summary.hardware {
-            layout::WORKGROUP_SIZE
-        } else {
-            layout::CPU_EMULATION_WORKGROUP_SIZE
+        let workgroup_size = match std::env::var(WORKGROUP_SIZE_VARIABLE) {
+            Ok(text) => parse_workgroup_size(&text, limits.max_compute_workgroup_size_x)?,
+            Err(_) if summary.hardware => layout::WORKGROUP_SIZE,
+            Err(_) => layout::CPU_EMULATION_WORKGROUP_SIZE,
         };
+        let faults = Arc::new(Mutex::new(Vec::new()));
+        let sink = faults.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            sink.lock().expect("fault lock").push(e.to_string());
+        }));
+        let sink = faults.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            sink.lock()
+                .expect("fault lock")
+                .push(format!("device lost ({reason:?}): {message}"));
+        });
         Ok(Self {
             device,
             queue,
@@ -171,15 +224,35 @@ impl Gpu {
             adapter: summary,
             limits,
             pipelines: Mutex::new(HashMap::new()),
+            faults,
         })
     }
 
-    /// The step pipeline for `precision`, compiled once per device.
+    /// The step pipeline for `precision` and simulations of up to
+    /// `max_elements` elements, compiled once per device.
     pub fn step_pipeline(
         &self,
         precision: Precision,
+        max_elements: usize,
     ) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
-        self.pipeline(Stage::Step, precision)
+        let node_capacity = layout::node_capacity(max_elements, precision.real_bytes())
+            .ok_or_else(|| elements_error(max_elements, precision))?;
+        self.pipeline(Stage::Step { node_capacity }, precision)
+    }
+
+    /// The errors the device reported since the last check, if any: a lost
+    /// device or an error outside every error scope.
+    pub fn check(&self) -> Result<(), GpuError> {
+        let faults = std::mem::take(&mut *self.faults.lock().expect("fault lock"));
+        if faults.is_empty() {
+            Ok(())
+        } else {
+            Err(GpuError::Device(format!(
+                "adapter {:?}: {}",
+                self.adapter.name,
+                faults.join("; ")
+            )))
+        }
     }
 
     /// A stage's pipeline for `precision`, compiled once per device.
@@ -197,14 +270,23 @@ impl Gpu {
         if let Some(p) = cache.get(&(stage, precision)) {
             return Ok(p.clone());
         }
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        // Scopes pop in reverse order; a driver's failure to compile
+        // (internal, out of memory) is as fatal here as a validation error.
+        let scopes = [
+            wgpu::ErrorFilter::Validation,
+            wgpu::ErrorFilter::OutOfMemory,
+            wgpu::ErrorFilter::Internal,
+        ]
+        .map(|filter| self.device.push_error_scope(filter));
         let module = self
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(&format!("{stage:?} ({})", precision.name())),
                 source: wgpu::ShaderSource::Wgsl(
                     match stage {
-                        Stage::Step => shader::step_source(precision),
+                        Stage::Step { node_capacity } => {
+                            shader::step_source(precision, node_capacity)
+                        }
                         Stage::Peak => shader::peak_source(precision),
                     }
                     .into(),
@@ -223,8 +305,20 @@ impl Gpu {
                 },
                 cache: None,
             });
-        if let Some(err) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Device(err.to_string()));
+        let mut errors: Vec<String> = Vec::new();
+        for scope in scopes.into_iter().rev() {
+            if let Some(err) = pollster::block_on(scope.pop()) {
+                errors.push(err.to_string());
+            }
+        }
+        self.check()?;
+        if !errors.is_empty() {
+            return Err(GpuError::Device(format!(
+                "compiling the {stage:?} stage ({}) on {:?}: {}",
+                precision.name(),
+                self.adapter.name,
+                errors.join("; ")
+            )));
         }
         let pipeline = Arc::new(pipeline);
         cache.insert((stage, precision), pipeline.clone());
@@ -277,5 +371,20 @@ pub fn select(
             )),
             Err(e) => Err(e),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workgroup_size_override_is_checked_against_the_adapter() {
+        assert_eq!(parse_workgroup_size(" 32 ", 256).unwrap(), 32);
+        for bad in ["0", "257", "-1", "many", ""] {
+            let message = parse_workgroup_size(bad, 256).unwrap_err().to_string();
+            assert!(message.contains(WORKGROUP_SIZE_VARIABLE), "{message}");
+            assert!(message.contains("1 to 256"), "{message}");
+        }
     }
 }

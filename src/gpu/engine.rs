@@ -191,7 +191,15 @@ fn run_typed<R: Real>(
             .into());
         }
     }
-    let pipeline = gpu.step_pipeline(options.precision)?;
+    let max_elements = sims.iter().map(|s| s.params.elements).max().unwrap_or(1);
+    if max_elements > super::layout::max_gpu_elements(options.precision.real_bytes()) {
+        return Err(super::device::elements_error(
+            max_elements,
+            options.precision,
+        ));
+    }
+    // Compiles (or fails for want of f64) before any work is done.
+    gpu.step_pipeline(options.precision, max_elements)?;
     if sims.is_empty() {
         return Ok(Vec::new());
     }
@@ -226,6 +234,8 @@ fn run_typed<R: Real>(
             continue;
         }
         let members: Vec<&GpuSimulation> = chunk.iter().map(|&i| &sims[i]).collect();
+        let chunk_elements = members.iter().map(|s| s.params.elements).max();
+        let pipeline = gpu.step_pipeline(options.precision, chunk_elements.unwrap_or(1))?;
         let data = chunk_data(&members)?;
         let results = run_chunk::<R>(
             gpu,
@@ -286,6 +296,9 @@ fn run_chunk<R: Real>(
         node_slots: data.node_slots as u32,
         _pad: 0,
     };
+    // A device lost earlier makes every new buffer invalid (and wgpu's
+    // buffer initialisation panic): say why instead.
+    gpu.check()?;
     let device = &gpu.device;
     let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("dispatch params"),
@@ -382,6 +395,7 @@ fn run_chunk<R: Real>(
         encoder.copy_buffer_to_buffer(&progress_buf, 0, &progress_staging, 0, progress_buf.size());
         gpu.queue.submit([encoder.finish()]);
         progress = map_and_collect(gpu, &progress_staging)?;
+        gpu.check()?;
         let window = dispatches as u64 * per_dispatch as u64;
         for (i, (p, sim)) in progress.iter().zip(sims).enumerate() {
             if p.status == STATUS_RUNNING || p.status == STATUS_DONE {
@@ -461,11 +475,16 @@ pub fn measure_peak_gflops(
     repeats: usize,
 ) -> Result<f64, GpuError> {
     let pipeline = gpu.pipeline(super::device::Stage::Peak, precision)?;
-    let invocations: u32 = if gpu.adapter.hardware {
+    let wanted: u32 = if gpu.adapter.hardware {
         1 << 21
     } else {
         1 << 13
     };
+    // Small workgroups (TETHER_SWEEP_WORKGROUP_SIZE) must not push the
+    // dispatch past the adapter's workgroup-count limit.
+    let workgroups =
+        (wanted / gpu.workgroup_size).clamp(1, gpu.limits.max_compute_workgroups_per_dimension);
+    let invocations = workgroups * gpu.workgroup_size;
     let sink = gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("peak sink"),
         size: invocations as u64 * 4 * precision.real_bytes(),
@@ -489,7 +508,7 @@ pub fn measure_peak_gflops(
             let mut pass = encoder.begin_compute_pass(&Default::default());
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
-            pass.dispatch_workgroups(invocations / gpu.workgroup_size, 1, 1);
+            pass.dispatch_workgroups(workgroups, 1, 1);
         }
         gpu.queue.submit([encoder.finish()]);
         gpu.device

@@ -41,9 +41,39 @@ pub const STATE_PLANES: usize = 4;
 /// compilers may simplify float expressions algebraically, and the
 /// correction term is zero in exact arithmetic.
 pub const STEPS_PER_FOLD: u32 = 128;
-/// Elements a simulation may have on the GPU (MAX_NODES − 1 in step.wgsl):
+/// Elements a simulation may have on the GPU (the largest MAX_NODES − 1):
 /// the state of a dispatch lives in private arrays of fixed size.
 pub const MAX_GPU_ELEMENTS: usize = 128;
+/// The step stage is compiled for these node counts (`MAX_NODES`, the size
+/// of its private state arrays); a chunk uses the smallest that holds its
+/// largest n + 1. Private arrays live in per-thread memory that the driver
+/// reserves for every thread the GPU can hold, so their size matters: on the
+/// H100 (Vulkan, driver 580) the f64 stage with 129 nodes (16.5 KB a thread)
+/// lost the device, while 65 nodes in f64 and 129 in f32 (8.3 KB) ran.
+pub const NODE_CAPACITIES: [u32; 4] = [17, 33, 65, 129];
+/// The most bytes of private state arrays (four planes of `real4`) a
+/// pipeline may have: the larger of the two that ran on the H100, 65 nodes
+/// of f64 (8,320 bytes; 129 nodes of f32 are 8,256).
+pub const MAX_PRIVATE_STATE_BYTES: u64 = 65 * STATE_PLANES as u64 * 4 * 8;
+
+/// The node capacity of the step pipeline for simulations of up to
+/// `max_elements` elements in `real_bytes`-byte reals, or `None` when no
+/// variant holds them within [`MAX_PRIVATE_STATE_BYTES`].
+pub fn node_capacity(max_elements: usize, real_bytes: u64) -> Option<u32> {
+    NODE_CAPACITIES.into_iter().find(|&nodes| {
+        nodes as usize > max_elements
+            && nodes as u64 * STATE_PLANES as u64 * 4 * real_bytes <= MAX_PRIVATE_STATE_BYTES
+    })
+}
+
+/// The most elements a GPU simulation may have in `real_bytes`-byte reals.
+pub fn max_gpu_elements(real_bytes: u64) -> usize {
+    NODE_CAPACITIES
+        .into_iter()
+        .rev()
+        .find_map(|nodes| node_capacity(nodes as usize - 1, real_bytes))
+        .map_or(0, |nodes| nodes as usize - 1)
+}
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
@@ -185,7 +215,9 @@ mod tests {
     /// (name, offset) of every member of the WGSL struct `name`, and its size,
     /// as naga lays them out.
     fn wgsl_layout(precision: Precision, name: &str) -> (Vec<(String, u32)>, u32) {
-        let module = naga::front::wgsl::parse_str(&step_source(precision)).expect("WGSL parses");
+        let module =
+            naga::front::wgsl::parse_str(&step_source(precision, *NODE_CAPACITIES.last().unwrap()))
+                .expect("WGSL parses");
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).unwrap();
         let ty = module
@@ -285,7 +317,7 @@ mod tests {
     #[test]
     fn shader_constants_match_rust() {
         for p in [Precision::F32, Precision::F64] {
-            let src = step_source(p);
+            let src = step_source(p, NODE_CAPACITIES[0]);
             for (name, value) in [
                 ("STATUS_RUNNING: u32 = ", STATUS_RUNNING.to_string() + "u"),
                 ("STATUS_DONE: u32 = ", STATUS_DONE.to_string() + "u"),
@@ -296,10 +328,7 @@ mod tests {
                     FACTOR_VEC4_PER_NODE.to_string() + "u",
                 ),
                 ("MAX_WINCH_MOVES: u32 = ", MAX_WINCH_MOVES.to_string() + "u"),
-                (
-                    "MAX_NODES: u32 = ",
-                    (MAX_GPU_ELEMENTS + 1).to_string() + "u",
-                ),
+                ("MAX_NODES: u32 = ", NODE_CAPACITIES[0].to_string() + "u"),
                 (
                     "override WORKGROUP_SIZE: u32 = ",
                     WORKGROUP_SIZE.to_string() + "u",
@@ -311,5 +340,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn node_capacity_is_the_smallest_variant_within_the_private_budget() {
+        assert_eq!(node_capacity(1, 4), Some(17));
+        assert_eq!(node_capacity(16, 4), Some(17));
+        assert_eq!(node_capacity(17, 4), Some(33));
+        assert_eq!(node_capacity(64, 8), Some(65));
+        assert_eq!(node_capacity(128, 4), Some(129));
+        assert_eq!(node_capacity(65, 8), None);
+        assert_eq!(node_capacity(129, 4), None);
+        assert_eq!(max_gpu_elements(4), MAX_GPU_ELEMENTS);
+        assert_eq!(max_gpu_elements(8), 64);
     }
 }

@@ -1,8 +1,9 @@
 //! WGSL sources. A pipeline's source is the concatenation, in this order, of
 //! one precision module (`real_f32.wgsl` or `real_f64.wgsl`, which define the
 //! `real` aliases), the shared modules, and the stage's own file. Nothing else
-//! is generated at run time: the precision is the only documented
-//! substitution.
+//! is generated at run time but two documented choices: the precision, and
+//! for the step stage the node capacity `MAX_NODES` of its private arrays
+//! (one of [`super::layout::NODE_CAPACITIES`]).
 
 use super::Precision;
 
@@ -20,9 +21,20 @@ fn precision_module(precision: Precision) -> &'static str {
     }
 }
 
-/// The source of the "step" stage.
-pub fn step_source(precision: Precision) -> String {
-    [precision_module(precision), ELEMENT, MOTION, STEP].join("\n")
+/// The source of the "step" stage for simulations of fewer than
+/// `node_capacity` nodes.
+pub fn step_source(precision: Precision, node_capacity: u32) -> String {
+    let capacity = format!(
+        "// Nodes a simulation may have in this pipeline (src/gpu/layout.rs).\nconst MAX_NODES: u32 = {node_capacity}u;\n"
+    );
+    [
+        precision_module(precision),
+        &capacity,
+        ELEMENT,
+        MOTION,
+        STEP,
+    ]
+    .join("\n")
 }
 
 /// The source of the "peak" stage (multiply-add throughput).
