@@ -1,6 +1,6 @@
 //! Throughput of the engines on batches of drops (the `bench` command):
-//! the GPU engine in f32 and f64, the CPU explicit solver and the CPU
-//! reference solver on all cores. A batch of size B spreads D over
+//! the GPU engine in f32 and f64, and the CPU explicit, semi-implicit and
+//! reference solvers on all cores. A batch of size B spreads D over
 //! 0–10000 Pa·s and C_D over 0.6–0.9, so its simulations need very
 //! different step counts, as in a real identification grid.
 
@@ -22,6 +22,7 @@ pub enum Engine {
     GpuF32,
     GpuF64,
     CpuExplicit,
+    CpuSemiImplicit,
     CpuReference,
 }
 
@@ -31,6 +32,7 @@ impl Engine {
             Engine::GpuF32 => "gpu-f32",
             Engine::GpuF64 => "gpu-f64",
             Engine::CpuExplicit => "cpu-explicit",
+            Engine::CpuSemiImplicit => "cpu-semi-implicit",
             Engine::CpuReference => "cpu-reference",
         }
     }
@@ -97,7 +99,12 @@ fn row(
     element_steps: u64,
     peak: Option<f64>,
 ) -> BenchRow {
-    let explicit = engine != Engine::CpuReference;
+    // The flop count is the explicit step's; the others do other work per
+    // step (a banded factorization each).
+    let explicit = matches!(
+        engine,
+        Engine::GpuF32 | Engine::GpuF64 | Engine::CpuExplicit
+    );
     let gflops =
         explicit.then(|| element_steps as f64 * gpu::flops::PER_ELEMENT_STEP as f64 / wall_s / 1e9);
     BenchRow {
@@ -166,12 +173,12 @@ pub fn run(
                 peak,
             ))
         }
-        Engine::CpuExplicit | Engine::CpuReference => {
+        Engine::CpuExplicit | Engine::CpuSemiImplicit | Engine::CpuReference => {
             let settings = SolverSettings {
-                kind: if engine == Engine::CpuExplicit {
-                    SolverKind::Explicit
-                } else {
-                    SolverKind::Reference
+                kind: match engine {
+                    Engine::CpuExplicit => SolverKind::Explicit,
+                    Engine::CpuSemiImplicit => SolverKind::SemiImplicit,
+                    _ => SolverKind::Reference,
                 },
                 ..Default::default()
             };
@@ -184,6 +191,7 @@ pub fn run(
                     Ok(match simulate(scenario, p, &settings) {
                         Ok(out) => match out.report {
                             SolverReport::Explicit { steps, .. }
+                            | SolverReport::SemiImplicit { steps, .. }
                             | SolverReport::Gpu { steps, .. } => steps,
                             SolverReport::Reference(s) => s.steps,
                         },

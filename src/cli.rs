@@ -123,6 +123,18 @@ impl EngineArgs {
         Ok(gpu)
     }
 
+    /// The GPU engine runs the explicit scheme only: `--backend gpu` with the
+    /// CPU-only semi-implicit solver is a usage error, found before any
+    /// output is claimed.
+    pub(crate) fn check_solver(&self, solver: SolverKind) -> Result<()> {
+        if self.backend == Backend::Gpu && solver == SolverKind::SemiImplicit {
+            Err(UsageError(
+                "--solver semi-implicit runs on the CPU only so far (the GPU engine runs the explicit scheme): use --backend cpu".into(),
+            ))?;
+        }
+        Ok(())
+    }
+
     /// As [`EngineArgs::open`], except that `auto` keeps the job on the CPU,
     /// saying `why`: for jobs where the CPU solvers are measured faster than
     /// the GPU engine even on a hardware GPU (BENCHMARKS.md).
@@ -692,10 +704,10 @@ fn run_simulate(args: SimulateArgs) -> Result<()> {
     // The GPU runs the explicit scheme only; `auto` keeps the reference
     // solver on the CPU, `gpu` with it is a contradiction.
     let gpu = match (args.engine.backend, cfg.solver.kind) {
-        (Backend::Gpu, SolverKind::Reference) => Err(UsageError(
-            "--backend gpu runs the explicit scheme only: use --solver explicit, or --backend cpu for the reference solver".into(),
+        (Backend::Gpu, SolverKind::Reference | SolverKind::SemiImplicit) => Err(UsageError(
+            "--backend gpu runs the explicit scheme only: use --solver explicit, or --backend cpu for the reference and semi-implicit solvers".into(),
         ))?,
-        (_, SolverKind::Reference) => None,
+        (_, SolverKind::Reference | SolverKind::SemiImplicit) => None,
         // One simulation is one GPU invocation: no GPU beats a CPU core at
         // that, so `auto` means the CPU here.
         (Backend::Auto, _) => None,
@@ -768,6 +780,9 @@ fn print_summary(
     match out.report {
         SolverReport::Explicit { step_s, steps } => {
             println!("explicit: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall")
+        }
+        SolverReport::SemiImplicit { step_s, steps } => {
+            println!("semi-implicit: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall")
         }
         SolverReport::Gpu {
             step_s,
@@ -850,7 +865,11 @@ fn run_bench(args: BenchArgs) -> Result<()> {
                 all.push(Engine::GpuF64);
             }
         }
-        all.extend([Engine::CpuExplicit, Engine::CpuReference]);
+        all.extend([
+            Engine::CpuExplicit,
+            Engine::CpuSemiImplicit,
+            Engine::CpuReference,
+        ]);
         all
     });
     if engines
@@ -873,7 +892,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         tether_sweep::gpu::flops::PER_ELEMENT_STEP
     );
     println!(
-        "{:<14} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7}",
+        "{:<17} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7}",
         "engine",
         "n",
         "batch",
@@ -891,7 +910,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
                 let r = bench::run(engine, gpu.as_ref(), &scenario, n, b, &peaks)
                     .with_context(|| format!("{} n={n} batch={b}", engine.name()))?;
                 println!(
-                    "{:<14} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7}",
+                    "{:<17} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7}",
                     engine.name(),
                     n,
                     b,

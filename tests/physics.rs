@@ -347,3 +347,113 @@ fn swingup_objective_matches_the_independent_reference_run() {
         assert_eq!(out.track.times_s.len(), 76);
     }
 }
+
+fn semi_implicit(step: Option<f64>) -> SolverSettings {
+    SolverSettings {
+        kind: SolverKind::SemiImplicit,
+        step_s: step,
+        ..Default::default()
+    }
+}
+
+fn tight_reference() -> SolverSettings {
+    SolverSettings {
+        kind: SolverKind::Reference,
+        reference: ReferenceOptions {
+            tolerance_m: 1e-10,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn steps_and_step(out: &tether_sweep::scenario::SimulationOutput) -> (u64, f64) {
+    match out.report {
+        SolverReport::Explicit { step_s, steps } | SolverReport::SemiImplicit { step_s, steps } => {
+            (steps, step_s)
+        }
+        ref other => panic!("not a fixed-step report: {other:?}"),
+    }
+}
+
+#[test]
+fn semi_implicit_damping_frees_the_step_from_d_n_squared() {
+    // The SPEC drop at n = 10: the semi-implicit step is bounded by
+    // elasticity alone, the explicit one by the damping of the highest
+    // axial modes; the tracks agree with the reference as closely.
+    let semi = drop_run(10, 2000.0, 0.8, semi_implicit(None), 2.0);
+    let reference = drop_run(10, 2000.0, 0.8, tight_reference(), 2.0);
+    let diff = max_track_difference(&semi.track, &reference.track);
+    let (semi_steps, semi_step) = steps_and_step(&semi);
+    let explicit_step = 0.9
+        * explicit_stability_limit(&tether(10, 2000.0, 0.8, 0.0), &{
+            let t = tether(10, 2000.0, 0.8, 0.0);
+            t.straight_configuration([0.0, 0.0], [1.0, 0.0])
+        })
+        .unwrap();
+    eprintln!(
+        "semi-implicit: {semi_steps} steps of {semi_step:e} s (explicit limit × 0.9: {explicit_step:e} s), markers {diff:e} m from the reference"
+    );
+    assert!(diff < 1e-5, "max marker difference {diff:e} m");
+    assert!(
+        semi_step > 3.0 * explicit_step,
+        "{semi_step:e} vs {explicit_step:e}"
+    );
+    // At D = 10000 the explicit step shrinks with D, this one does not.
+    let stiff = drop_run(10, 10000.0, 0.8, semi_implicit(None), 0.2);
+    assert_eq!(steps_and_step(&stiff).1, semi_step);
+}
+
+#[test]
+fn semi_implicit_converges_to_reference_at_second_order() {
+    let tight = drop_run(
+        4,
+        5000.0,
+        0.8,
+        SolverSettings {
+            kind: SolverKind::Reference,
+            reference: ReferenceOptions {
+                tolerance_m: 1e-13,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        0.4,
+    );
+    // Heavy damping (D = 5000), steps up to near the elastic limit (≈ 3e-4 s
+    // at n = 4), far beyond the explicit scheme's damped limit there.
+    let errors: Vec<f64> = [2e-4, 1e-4, 5e-5]
+        .iter()
+        .map(|&h| {
+            max_track_difference(
+                &drop_run(4, 5000.0, 0.8, semi_implicit(Some(h)), 0.4).track,
+                &tight.track,
+            )
+        })
+        .collect();
+    eprintln!("errors {errors:?}");
+    for w in errors.windows(2) {
+        let ratio = w[0] / w[1];
+        assert!((3.3..4.7).contains(&ratio), "errors {errors:?}");
+    }
+}
+
+#[test]
+fn semi_implicit_swingup_matches_the_reference_j_a() {
+    let params = TetherParams {
+        elements: 10,
+        damping_pa_s: 2000.0,
+        drag_coefficient: 0.8,
+        tip_mass_kg: 0.021,
+        ..Default::default()
+    };
+    let mut scenario = Scenario::new(ScenarioKind::Swingup, params.length_m);
+    scenario.duration_s = 1.52;
+    let semi = simulate(&scenario, &params, &semi_implicit(None)).unwrap();
+    let reference = simulate(&scenario, &params, &tight_reference()).unwrap();
+    let (a, b) = (semi.swingup.unwrap(), reference.swingup.unwrap());
+    let relative = (a.j_a_min / b.j_a_min - 1.0).abs();
+    eprintln!("J_a,min {} vs {} ({relative:e})", a.j_a_min, b.j_a_min);
+    assert!(relative < 1e-5, "J_a,min {} vs {}", a.j_a_min, b.j_a_min);
+    assert_eq!(a.t_at_min_s, b.t_at_min_s);
+}

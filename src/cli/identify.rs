@@ -195,6 +195,7 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
     ] {
         tether_sweep::error::require_positive(field, value).map_err(|e| usage(&e))?;
     }
+    args.engine.check_solver(args.solver)?;
     let measured_sha256 = tether_sweep::io::sha256_hex(&args.measured)?;
     let scenario = Scenario::new(ScenarioKind::Drop, base.length_m);
     check_coverage(&measured, &scenario).map_err(|e| usage(&e))?;

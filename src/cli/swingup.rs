@@ -168,11 +168,12 @@ pub fn run(args: SwingupArgs) -> Result<()> {
         )))?;
     }
     let coding = problem.coding;
+    args.engine.check_solver(args.solver)?;
     let generations_path = claim_output(&args.out, "generations.parquet", args.force)?;
 
     // A GA generation is a handful of simulations, each a single GPU thread;
     // the landscape is tens of thousands, which the GPU runs side by side.
-    let gpu = if args.exhaustive {
+    let gpu = if args.exhaustive && args.solver != SolverKind::SemiImplicit {
         args.engine.open()?
     } else {
         args.engine

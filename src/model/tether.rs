@@ -96,16 +96,31 @@ impl Tether {
 
     /// f = Q − F_a − F_D + Q_D over all coordinates (SPEC §2, eq. 24's right side).
     pub fn generalized_force(&self, q: &[f64], qd: &[f64], f: &mut [f64]) {
+        self.generalized_force_split(q, qd, qd, f);
+    }
+
+    /// As [`Tether::generalized_force`], with the Kelvin–Voigt damping F_D
+    /// taken at the velocities `damped_qd` and the drag Q_D at `drag_qd`
+    /// (the semi-implicit scheme evaluates them at different velocities).
+    pub fn generalized_force_split(
+        &self,
+        q: &[f64],
+        damped_qd: &[f64],
+        drag_qd: &[f64],
+        f: &mut [f64],
+    ) {
         f.copy_from_slice(&self.gravity);
         let mut fe = [0.0; 8];
         for k in 0..self.params.elements {
             fe.fill(0.0);
-            let (e, ed) = (Self::element_slice(q, k), Self::element_slice(qd, k));
-            self.kernel.add_internal_force(e, ed, &mut fe);
+            let e = Self::element_slice(q, k);
+            self.kernel
+                .add_internal_force(e, Self::element_slice(damped_qd, k), &mut fe);
             for v in fe.iter_mut() {
                 *v = -*v;
             }
-            self.kernel.add_drag(e, ed, &mut fe);
+            self.kernel
+                .add_drag(e, Self::element_slice(drag_qd, k), &mut fe);
             for (i, v) in fe.iter().enumerate() {
                 f[NODE_DOFS * k + i] += v;
             }
@@ -135,6 +150,25 @@ impl Tether {
                 for j in 0..8 {
                     stiffness.add(base + i, base + j, ke[i][j]);
                     damping.add(base + i, base + j, ce[i][j]);
+                }
+            }
+        }
+    }
+
+    /// The Kelvin–Voigt damping matrix C_D(q) = ∂F_D/∂q̇ (banded). F_D is
+    /// linear in q̇ (ε̇ = ∂ε/∂q · q̇, κ̇ likewise), so F_D = C_D(q) q̇ exactly.
+    pub fn material_damping(&self, q: &[f64], damping: &mut BandedMatrix) {
+        damping.fill_zero();
+        let at_rest = [0.0; 8];
+        for k in 0..self.params.elements {
+            let mut ke: ElementMatrix = [[0.0; 8]; 8];
+            let mut ce: ElementMatrix = [[0.0; 8]; 8];
+            self.kernel
+                .add_internal_tangent(Self::element_slice(q, k), &at_rest, &mut ke, &mut ce);
+            let base = NODE_DOFS * k;
+            for (i, row) in ce.iter().enumerate() {
+                for (j, value) in row.iter().enumerate() {
+                    damping.add(base + i, base + j, *value);
                 }
             }
         }

@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{InputError, require_finite, require_non_negative, require_positive};
 use crate::model::{FixedPin, PinMotion, Tether, TetherParams};
 use crate::objective::SwingupObjective;
-use crate::solver::modal::automatic_step;
+use crate::solver::modal::{automatic_step, semi_implicit_step};
 use crate::solver::reference::ReferenceStats;
+use crate::solver::semi_implicit::SemiImplicitSolver;
 use crate::solver::{
     ExplicitSolver, ReferenceOptions, ReferenceSolver, SolverError, SolverKind, TetherDynamics,
     equilibrium,
@@ -211,7 +212,8 @@ impl RunStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SolverSettings {
     pub kind: SolverKind,
-    /// Explicit step; None chooses it from the model (SPEC §8).
+    /// Step of the fixed-step schemes (explicit, semi-implicit); None
+    /// chooses it from the model (SPEC §8).
     pub step_s: Option<f64>,
     pub reference: ReferenceOptions,
 }
@@ -262,6 +264,10 @@ pub enum SolverReport {
         step_s: f64,
         steps: u64,
     },
+    SemiImplicit {
+        step_s: f64,
+        steps: u64,
+    },
     Reference(ReferenceStats),
     /// The GPU engine's explicit scheme.
     Gpu {
@@ -284,6 +290,7 @@ pub struct SimulationOutput {
 /// One sampling solver: both CPU solvers advance exactly to sample times.
 enum Stepper {
     Explicit(Box<ExplicitSolver>),
+    SemiImplicit(Box<SemiImplicitSolver>),
     Reference(Box<ReferenceSolver>),
 }
 
@@ -291,18 +298,24 @@ impl Stepper {
     fn advance_to(&mut self, t: f64) -> Result<(), SolverError> {
         match self {
             Stepper::Explicit(s) => s.advance_to(t),
+            Stepper::SemiImplicit(s) => s.advance_to(t),
             Stepper::Reference(s) => s.advance_to(t),
         }
     }
     fn state(&self) -> (&[f64], &[f64]) {
         match self {
             Stepper::Explicit(s) => (s.positions(), s.velocities()),
+            Stepper::SemiImplicit(s) => (s.positions(), s.velocities()),
             Stepper::Reference(s) => (s.positions(), s.velocities()),
         }
     }
     fn report(&self) -> SolverReport {
         match self {
             Stepper::Explicit(s) => SolverReport::Explicit {
+                step_s: s.step_s(),
+                steps: s.steps(),
+            },
+            Stepper::SemiImplicit(s) => SolverReport::SemiImplicit {
                 step_s: s.step_s(),
                 steps: s.steps(),
             },
@@ -363,6 +376,14 @@ pub fn simulate(
                 automatic_step(&tether, &q0, sample)
             })?;
             Stepper::Explicit(Box::new(ExplicitSolver::new(dynamics, q0, v0, 0.0, step)))
+        }
+        SolverKind::SemiImplicit => {
+            let step = explicit_step(settings.step_s, sample, || {
+                semi_implicit_step(&tether, &q0, sample)
+            })?;
+            Stepper::SemiImplicit(Box::new(SemiImplicitSolver::new(
+                dynamics, q0, v0, 0.0, step,
+            )))
         }
         SolverKind::Reference => Stepper::Reference(Box::new(ReferenceSolver::new(
             dynamics,

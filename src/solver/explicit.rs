@@ -182,10 +182,17 @@ pub fn amplification(omega: f64, zeta: f64, h: f64) -> f64 {
 /// h at which the spectral radius exceeds 1, found by bracketing and bisection
 /// on the scheme's own one-step map.
 pub fn stability_limit(omega: f64, zeta: f64) -> f64 {
+    first_unstable_step(omega, |h| amplification(omega, zeta, h))
+}
+
+/// The first step h at which a scheme whose one-step map on a mode of
+/// frequency `omega` has spectral radius `amplification(h)` turns unstable,
+/// found by bracketing and bisection.
+pub(crate) fn first_unstable_step(omega: f64, amplification: impl Fn(f64) -> f64) -> f64 {
     if omega <= 0.0 {
         return f64::INFINITY;
     }
-    let unstable = |h: f64| amplification(omega, zeta, h) > 1.0 + 1e-9;
+    let unstable = |h: f64| amplification(h) > 1.0 + 1e-9;
     // Every mode is stable for small h; scan up in small factors so the first
     // unstable step is bracketed, not a later stable window.
     let mut lo = 1e-3 / omega;

@@ -104,6 +104,16 @@ pub fn automatic_step(tether: &Tether, q: &[f64], quantum_s: f64) -> Result<f64,
     Ok(divide_evenly(quantum_s, limit))
 }
 
+/// The automatic step of the semi-implicit scheme, chosen as the explicit
+/// one is (`STEP_SAFETY`, divides `quantum_s`), from its own stability limit.
+pub fn semi_implicit_step(tether: &Tether, q: &[f64], quantum_s: f64) -> Result<f64, SolverError> {
+    let limit = modes(tether, q)?
+        .iter()
+        .map(|m| super::semi_implicit::stability_limit(m.omega_rad_s, m.damping_ratio))
+        .fold(f64::INFINITY, f64::min);
+    Ok(divide_evenly(quantum_s, STEP_SAFETY * limit))
+}
+
 /// The largest quantum/k (k a whole number ≥ 1) not above `max_step`.
 pub fn divide_evenly(quantum_s: f64, max_step: f64) -> f64 {
     let k = (quantum_s / max_step).ceil().max(1.0);

@@ -75,6 +75,7 @@ pub fn run_cpu(
                 Ok(out) => {
                     let (step_s, steps) = match out.report {
                         SolverReport::Explicit { step_s, steps }
+                        | SolverReport::SemiImplicit { step_s, steps }
                         | SolverReport::Gpu { step_s, steps, .. } => (Some(step_s), steps),
                         SolverReport::Reference(s) => (None, s.steps),
                     };
