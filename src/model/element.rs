@@ -408,6 +408,39 @@ impl ElementKernel {
         }
     }
 
+    /// The Kelvin–Voigt damping matrix ∂F_D/∂ė = ∫ (D a ε_e ε_eᵀ + D I κ_e κ_eᵀ) ds
+    /// with ε_e = ∂ε/∂e, κ_e = ∂κ/∂e, added into `c`: the damping part of
+    /// [`ElementKernel::add_internal_tangent`]'s `c` without its stiffness,
+    /// for the semi-implicit scheme, which needs it every step.
+    pub fn add_material_damping(&self, e: &[f64], c: &mut ElementMatrix) {
+        let zero = [0.0; 2];
+        for qp in &self.points {
+            let kin = SectionKinematics::new(
+                interpolate(&qp.s_x, e),
+                interpolate(&qp.s_xx, e),
+                zero,
+                zero,
+            );
+            let mut strain_e = [0.0; 8];
+            let mut curvature_e = [0.0; 8];
+            for a in 0..4 {
+                for d in 0..2 {
+                    strain_e[2 * a + d] = qp.s_x[a] * kin.strain_p[d];
+                    curvature_e[2 * a + d] =
+                        qp.s_x[a] * kin.curvature_p[d] + qp.s_xx[a] * kin.curvature_c[d];
+                }
+            }
+            let axial = qp.weight_m * self.section.axial_damping_n_s;
+            let bending = qp.weight_m * self.section.bending_damping_n_m2_s;
+            for i in 0..8 {
+                for j in 0..8 {
+                    c[i][j] += axial * strain_e[i] * strain_e[j]
+                        + bending * curvature_e[i] * curvature_e[j];
+                }
+            }
+        }
+    }
+
     /// Elastic energy ½ ∫ (E a ε² + E I κ²) ds.
     pub fn strain_energy(&self, e: &[f64]) -> f64 {
         let zero = [0.0; 8];
@@ -494,6 +527,39 @@ impl ElementKernel {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn material_damping_is_the_damping_part_of_the_tangent() {
+        let p = TetherParams {
+            elements: 4,
+            damping_pa_s: 3000.0,
+            drag_coefficient: 0.0,
+            ..Default::default()
+        };
+        let kernel = ElementKernel::new(&p);
+        let le = kernel.length_m;
+        // A bent, stretched element moving at some speed: the tangent's
+        // velocity part must not depend on the speed.
+        let e = [0.0, 0.0, 0.9, 0.5, 0.8 * le, 0.3 * le, 0.7, 0.8];
+        let ed = [0.3, -0.2, 0.5, 0.1, -0.4, 0.2, 0.3, -0.6];
+        let (mut k, mut tangent) = ([[0.0; 8]; 8], [[0.0; 8]; 8]);
+        kernel.add_internal_tangent(&e, &ed, &mut k, &mut tangent);
+        let mut damping = [[0.0; 8]; 8];
+        kernel.add_material_damping(&e, &mut damping);
+        let scale = tangent.iter().flatten().fold(0.0f64, |m, x| m.max(x.abs()));
+        assert!(scale > 0.0);
+        for i in 0..8 {
+            for j in 0..8 {
+                assert!(
+                    (damping[i][j] - tangent[i][j]).abs() <= 1e-12 * scale,
+                    "({i}, {j}): {} vs {}",
+                    damping[i][j],
+                    tangent[i][j]
+                );
+            }
+        }
+    }
+
     use super::*;
 
     fn perturbed_state(seed: u64) -> (ElementVector, ElementVector) {

@@ -159,12 +159,10 @@ impl Tether {
     /// linear in q̇ (ε̇ = ∂ε/∂q · q̇, κ̇ likewise), so F_D = C_D(q) q̇ exactly.
     pub fn material_damping(&self, q: &[f64], damping: &mut BandedMatrix) {
         damping.fill_zero();
-        let at_rest = [0.0; 8];
         for k in 0..self.params.elements {
-            let mut ke: ElementMatrix = [[0.0; 8]; 8];
             let mut ce: ElementMatrix = [[0.0; 8]; 8];
             self.kernel
-                .add_internal_tangent(Self::element_slice(q, k), &at_rest, &mut ke, &mut ce);
+                .add_material_damping(Self::element_slice(q, k), &mut ce);
             let base = NODE_DOFS * k;
             for (i, row) in ce.iter().enumerate() {
                 for (j, value) in row.iter().enumerate() {
