@@ -7,7 +7,9 @@ use tether_sweep::model::{FixedPin, Tether, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
 use tether_sweep::solver::equilibrium::hanging_equilibrium;
 use tether_sweep::solver::modal::{explicit_stability_limit, modes};
-use tether_sweep::solver::{ExplicitSolver, ReferenceOptions, SolverKind, TetherDynamics};
+use tether_sweep::solver::{
+    FixedStepScheme, FixedStepSolver, ReferenceOptions, SolverKind, TetherDynamics,
+};
 
 fn tether(n: usize, damping: f64, drag: f64, tip_mass: f64) -> Tether {
     Tether::new(TetherParams {
@@ -229,11 +231,12 @@ fn explicit_agrees_with_reference_on_the_spec_drop() {
     assert!((tip0[0] - tip_end[0]).hypot(tip0[1] - tip_end[1]) > 0.1);
 }
 
-#[test]
-fn explicit_converges_to_reference_at_second_order() {
+/// Errors of `scheme` at `steps` against a tight reference on a 0.4-s drop
+/// at n = 4 each halve the step's error by four: second order.
+fn assert_second_order(damping: f64, steps: [f64; 3], scheme: fn(Option<f64>) -> SolverSettings) {
     let tight = drop_run(
         4,
-        500.0,
+        damping,
         0.8,
         SolverSettings {
             kind: SolverKind::Reference,
@@ -245,22 +248,27 @@ fn explicit_converges_to_reference_at_second_order() {
         },
         0.4,
     );
-    // Steps near the stability limit (≈ 2.2e-4 s) so the explicit error stays
-    // far above the reference's own.
-    let errors: Vec<f64> = [2e-4, 1e-4, 5e-5]
+    let errors: Vec<f64> = steps
         .iter()
         .map(|&h| {
             max_track_difference(
-                &drop_run(4, 500.0, 0.8, explicit(Some(h)), 0.4).track,
+                &drop_run(4, damping, 0.8, scheme(Some(h)), 0.4).track,
                 &tight.track,
             )
         })
         .collect();
+    eprintln!("errors {errors:?}");
     for w in errors.windows(2) {
         let ratio = w[0] / w[1];
         assert!((3.3..4.7).contains(&ratio), "errors {errors:?}");
-        eprintln!("errors {errors:?}");
     }
+}
+
+#[test]
+fn explicit_converges_to_reference_at_second_order() {
+    // Steps near the stability limit (≈ 2.2e-4 s) so the explicit error stays
+    // far above the reference's own.
+    assert_second_order(500.0, [2e-4, 1e-4, 5e-5], explicit);
 }
 
 #[test]
@@ -306,7 +314,14 @@ fn step_beyond_the_stability_limit_diverges_and_is_reported() {
     let limit = explicit_stability_limit(&t, &q).unwrap();
     let run = |h: f64| {
         let dynamics = TetherDynamics::new(t.clone(), Arc::new(FixedPin([0.0, 0.0]))).unwrap();
-        let mut s = ExplicitSolver::new(dynamics, q.clone(), vec![0.0; t.dofs()], 0.0, h);
+        let mut s = FixedStepSolver::new(
+            FixedStepScheme::Explicit,
+            dynamics,
+            q.clone(),
+            vec![0.0; t.dofs()],
+            0.0,
+            h,
+        );
         s.advance_to(h * 20000.0)
     };
     assert!(run(0.98 * limit).is_ok());
@@ -406,36 +421,9 @@ fn semi_implicit_damping_frees_the_step_from_d_n_squared() {
 
 #[test]
 fn semi_implicit_converges_to_reference_at_second_order() {
-    let tight = drop_run(
-        4,
-        5000.0,
-        0.8,
-        SolverSettings {
-            kind: SolverKind::Reference,
-            reference: ReferenceOptions {
-                tolerance_m: 1e-13,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        0.4,
-    );
     // Heavy damping (D = 5000), steps up to near the elastic limit (≈ 3e-4 s
     // at n = 4), far beyond the explicit scheme's damped limit there.
-    let errors: Vec<f64> = [2e-4, 1e-4, 5e-5]
-        .iter()
-        .map(|&h| {
-            max_track_difference(
-                &drop_run(4, 5000.0, 0.8, semi_implicit(Some(h)), 0.4).track,
-                &tight.track,
-            )
-        })
-        .collect();
-    eprintln!("errors {errors:?}");
-    for w in errors.windows(2) {
-        let ratio = w[0] / w[1];
-        assert!((3.3..4.7).contains(&ratio), "errors {errors:?}");
-    }
+    assert_second_order(5000.0, [2e-4, 1e-4, 5e-5], semi_implicit);
 }
 
 #[test]

@@ -14,10 +14,9 @@ use crate::model::{FixedPin, PinMotion, Tether, TetherParams};
 use crate::objective::SwingupObjective;
 use crate::solver::modal::{automatic_step, semi_implicit_step};
 use crate::solver::reference::ReferenceStats;
-use crate::solver::semi_implicit::SemiImplicitSolver;
 use crate::solver::{
-    ExplicitSolver, ReferenceOptions, ReferenceSolver, SolverError, SolverKind, TetherDynamics,
-    equilibrium,
+    FixedStepScheme, FixedStepSolver, ReferenceOptions, ReferenceSolver, SolverError, SolverKind,
+    TetherDynamics, equilibrium,
 };
 pub use winch::WinchMotion;
 
@@ -289,35 +288,34 @@ pub struct SimulationOutput {
 
 /// One sampling solver: both CPU solvers advance exactly to sample times.
 enum Stepper {
-    Explicit(Box<ExplicitSolver>),
-    SemiImplicit(Box<SemiImplicitSolver>),
+    FixedStep(Box<FixedStepSolver>),
     Reference(Box<ReferenceSolver>),
 }
 
 impl Stepper {
     fn advance_to(&mut self, t: f64) -> Result<(), SolverError> {
         match self {
-            Stepper::Explicit(s) => s.advance_to(t),
-            Stepper::SemiImplicit(s) => s.advance_to(t),
+            Stepper::FixedStep(s) => s.advance_to(t),
             Stepper::Reference(s) => s.advance_to(t),
         }
     }
     fn state(&self) -> (&[f64], &[f64]) {
         match self {
-            Stepper::Explicit(s) => (s.positions(), s.velocities()),
-            Stepper::SemiImplicit(s) => (s.positions(), s.velocities()),
+            Stepper::FixedStep(s) => (s.positions(), s.velocities()),
             Stepper::Reference(s) => (s.positions(), s.velocities()),
         }
     }
     fn report(&self) -> SolverReport {
         match self {
-            Stepper::Explicit(s) => SolverReport::Explicit {
-                step_s: s.step_s(),
-                steps: s.steps(),
-            },
-            Stepper::SemiImplicit(s) => SolverReport::SemiImplicit {
-                step_s: s.step_s(),
-                steps: s.steps(),
+            Stepper::FixedStep(s) => match s.scheme() {
+                FixedStepScheme::Explicit => SolverReport::Explicit {
+                    step_s: s.step_s(),
+                    steps: s.steps(),
+                },
+                FixedStepScheme::SemiImplicit => SolverReport::SemiImplicit {
+                    step_s: s.step_s(),
+                    steps: s.steps(),
+                },
             },
             Stepper::Reference(s) => SolverReport::Reference(s.stats()),
         }
@@ -371,18 +369,18 @@ pub fn simulate(
     let dynamics = TetherDynamics::new(tether.clone(), scenario.motion())?;
     let sample = scenario.sample_interval_s();
     let mut stepper = match settings.kind {
-        SolverKind::Explicit => {
-            let step = explicit_step(settings.step_s, sample, || {
-                automatic_step(&tether, &q0, sample)
+        SolverKind::Explicit | SolverKind::SemiImplicit => {
+            let scheme = if settings.kind == SolverKind::Explicit {
+                FixedStepScheme::Explicit
+            } else {
+                FixedStepScheme::SemiImplicit
+            };
+            let step = explicit_step(settings.step_s, sample, || match scheme {
+                FixedStepScheme::Explicit => automatic_step(&tether, &q0, sample),
+                FixedStepScheme::SemiImplicit => semi_implicit_step(&tether, &q0, sample),
             })?;
-            Stepper::Explicit(Box::new(ExplicitSolver::new(dynamics, q0, v0, 0.0, step)))
-        }
-        SolverKind::SemiImplicit => {
-            let step = explicit_step(settings.step_s, sample, || {
-                semi_implicit_step(&tether, &q0, sample)
-            })?;
-            Stepper::SemiImplicit(Box::new(SemiImplicitSolver::new(
-                dynamics, q0, v0, 0.0, step,
+            Stepper::FixedStep(Box::new(FixedStepSolver::new(
+                scheme, dynamics, q0, v0, 0.0, step,
             )))
         }
         SolverKind::Reference => Stepper::Reference(Box::new(ReferenceSolver::new(

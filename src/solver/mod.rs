@@ -6,6 +6,7 @@
 
 pub mod equilibrium;
 pub mod explicit;
+pub mod fixed_step;
 pub mod linear_model;
 pub mod modal;
 pub mod reference;
@@ -20,7 +21,7 @@ use crate::linalg::{BandedLu, BandedMatrix, FactorError};
 use crate::model::tether::{NODE_DOFS, PRESCRIBED_DOFS};
 use crate::model::{PinMotion, Tether};
 
-pub use explicit::ExplicitSolver;
+pub use fixed_step::{FixedStepScheme, FixedStepSolver};
 pub use reference::{ReferenceOptions, ReferenceSolver};
 
 #[derive(Debug, Error)]
