@@ -339,6 +339,11 @@ fn scenario_name(kind: ScenarioKind) -> &'static str {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// A library error that the user's input caused, as a usage error (exit 2).
+pub(crate) fn usage(e: impl std::fmt::Display) -> UsageError {
+    UsageError(e.to_string())
+}
+
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Simulate(args) => run_simulate(args),
@@ -469,7 +474,7 @@ fn run_synth(args: SynthArgs) -> Result<()> {
     let mut table = Table::new();
     table.insert("scenario".into(), Value::String("drop".into()));
     table.insert("tether".into(), Value::Table(tether));
-    let cfg = config::resolve(table).map_err(|e| UsageError(e.to_string()))?;
+    let cfg = config::resolve(table).map_err(usage)?;
     let spec = SynthSpec {
         tether: cfg.tether,
         scenario: cfg.scenario,
@@ -478,9 +483,9 @@ fn run_synth(args: SynthArgs) -> Result<()> {
         tolerance_m: args.tolerance,
         generator: GENERATOR,
     };
-    spec.validate().map_err(|e| UsageError(e.to_string()))?;
-    TableFormat::from_path(&args.out).map_err(|e| UsageError(e.to_string()))?;
-    let mut pending = PendingFile::create(&args.out).map_err(|e| UsageError(e.to_string()))?;
+    spec.validate().map_err(usage)?;
+    TableFormat::from_path(&args.out).map_err(usage)?;
+    let mut pending = PendingFile::create(&args.out).map_err(usage)?;
     let started = Instant::now();
     let (track, clean) = synthesize(&spec).context("simulating the synthetic drop")?;
     let mut metadata = tether_sweep::io::track_metadata();
@@ -522,7 +527,6 @@ fn run_linearize(args: LinearizeArgs) -> Result<()> {
     use tether_sweep::solver::linear_model::{LinearModel, OUTPUTS, log_spaced};
     use tether_sweep::solver::modal::modes;
 
-    let usage = |e: InputError| UsageError(e.to_string());
     if !(args.frequency_min.is_finite() && args.frequency_min > 0.0) {
         Err(usage(InputError::new(
             "frequency-min",
@@ -554,9 +558,7 @@ fn run_linearize(args: LinearizeArgs) -> Result<()> {
     let mut table = Table::new();
     table.insert("scenario".into(), Value::String("swingup".into()));
     table.insert("tether".into(), Value::Table(args.tether.table()));
-    let params = config::resolve(table)
-        .map_err(|e| UsageError(e.to_string()))?
-        .tether;
+    let params = config::resolve(table).map_err(usage)?.tether;
     std::fs::create_dir_all(&args.out).map_err(|e| {
         UsageError(format!(
             "cannot create output directory {}: {e}",
@@ -692,14 +694,14 @@ fn run_linearize(args: LinearizeArgs) -> Result<()> {
 
 fn run_simulate(args: SimulateArgs) -> Result<()> {
     let mut table = match &args.config {
-        Some(path) => config::read_table(path).map_err(|e| UsageError(e.to_string()))?,
+        Some(path) => config::read_table(path).map_err(usage)?,
         None => Table::new(),
     };
     config::merge(&mut table, args.overrides());
-    let cfg = config::resolve(table).map_err(|e| UsageError(e.to_string()))?;
-    TableFormat::from_path(&args.out).map_err(|e| UsageError(e.to_string()))?;
+    let cfg = config::resolve(table).map_err(usage)?;
+    TableFormat::from_path(&args.out).map_err(usage)?;
     // Claim the output before simulating: an unwritable path fails at once.
-    let mut pending = PendingFile::create(&args.out).map_err(|e| UsageError(e.to_string()))?;
+    let mut pending = PendingFile::create(&args.out).map_err(usage)?;
 
     // The GPU runs the explicit scheme only; `auto` keeps the reference
     // solver on the CPU, `gpu` with it is a contradiction.
@@ -848,7 +850,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
     scenario
         .validate(tether_sweep::model::TetherParams::default().length_m)
         .map_err(|e| UsageError(format!("--duration: {e}")))?;
-    TableFormat::from_path(&args.out).map_err(|e| UsageError(e.to_string()))?;
+    TableFormat::from_path(&args.out).map_err(usage)?;
     let gpu = match tether_sweep::gpu::select(Backend::Gpu, args.adapter.as_deref()) {
         Ok((gpu, _)) => gpu,
         Err(e) if args.engines.is_none() => {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::{EngineArgs, Interrupted, UsageError, claim_output, interrupt_flag};
+use super::{EngineArgs, Interrupted, UsageError, claim_output, interrupt_flag, usage};
 use tether_sweep::gpu::{Gpu, Precision};
 use tether_sweep::io::checkpoint::{CHUNKS_DIR, CheckpointError, ChunkStore};
 use tether_sweep::io::results::{BestFit, read_results, write_best_fit, write_results};
@@ -143,10 +143,6 @@ impl EngineNames {
     }
 }
 
-fn usage(e: &dyn std::fmt::Display) -> UsageError {
-    UsageError(e.to_string())
-}
-
 fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serializes")
 }
@@ -168,37 +164,38 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
             Grid::from_toml(&text)
                 .map_err(|e| UsageError(format!("--grid {}: {e}", path.display())))?
         }
-        None => Grid::parse(&args.elements, &args.damping, &args.drag_coefficient)
-            .map_err(|e| usage(&e))?,
+        None => {
+            Grid::parse(&args.elements, &args.damping, &args.drag_coefficient).map_err(usage)?
+        }
     };
     let shard = match &args.shard {
-        Some(text) => Some(Shard::parse(text).map_err(|e| usage(&e))?),
-        None => Shard::from_slurm(|name| std::env::var(name).ok()).map_err(|e| usage(&e))?,
+        Some(text) => Some(Shard::parse(text).map_err(usage)?),
+        None => Shard::from_slurm(|name| std::env::var(name).ok()).map_err(usage)?,
     };
     if args.chunk_size == Some(0) {
-        Err(usage(&tether_sweep::error::InputError::new(
+        Err(usage(tether_sweep::error::InputError::new(
             "chunk-size",
             0,
             "at least 1 candidate",
         )))?;
     }
-    let measured = read_measured(&args.measured).map_err(|e| usage(&e))?;
+    let measured = read_measured(&args.measured).map_err(usage)?;
     let base = TetherParams {
         tip_mass_kg: args.tip_mass,
         length_m: args.length,
         ..TetherParams::default()
     };
-    base.validate().map_err(|e| usage(&e))?;
+    base.validate().map_err(usage)?;
     for (field, value) in [
         ("validate_marker_tolerance", args.validate_marker_tolerance),
         ("validate_j_e_tolerance", args.validate_j_e_tolerance),
     ] {
-        tether_sweep::error::require_positive(field, value).map_err(|e| usage(&e))?;
+        tether_sweep::error::require_positive(field, value).map_err(usage)?;
     }
     args.engine.check_solver(args.solver)?;
     let measured_sha256 = tether_sweep::io::sha256_hex(&args.measured)?;
     let scenario = Scenario::new(ScenarioKind::Drop, base.length_m);
-    check_coverage(&measured, &scenario).map_err(|e| usage(&e))?;
+    check_coverage(&measured, &scenario).map_err(usage)?;
     let (table_dir, table_name) = match &shard {
         Some(s) => (args.out.join(s.directory()), "part.parquet"),
         None => (args.out.clone(), "results.parquet"),
@@ -635,9 +632,7 @@ pub fn run_summarize(args: SummarizeArgs) -> Result<()> {
             }
         }
     }
-    let count = Shard::parse(&key(first, KEY_SHARD)?)
-        .map_err(|e| usage(&e))?
-        .count;
+    let count = Shard::parse(&key(first, KEY_SHARD)?).map_err(usage)?.count;
     let present: Vec<usize> = parts.iter().map(|(k, _)| *k).collect();
     let missing: Vec<String> = (0..count)
         .filter(|k| !present.contains(k))
@@ -687,7 +682,7 @@ pub fn run_summarize(args: SummarizeArgs) -> Result<()> {
             measured_path.display()
         )))?;
     }
-    let measured = tether_sweep::io::track::read_measured(&measured_path).map_err(|e| usage(&e))?;
+    let measured = tether_sweep::io::track::read_measured(&measured_path).map_err(usage)?;
 
     let out = args
         .out

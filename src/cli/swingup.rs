@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::{EngineArgs, Interrupted, UsageError, claim_output, interrupt_flag};
+use super::{EngineArgs, Interrupted, UsageError, claim_output, interrupt_flag, usage};
 use tether_sweep::ga::evaluate::{Engine, Landscape};
 use tether_sweep::ga::{
     self, Evaluation, Evaluator, GaRun, GaSettings, GeneCoding, SwingupProblem,
@@ -103,7 +103,6 @@ const REPLAY_FRAME_INTERVAL_S: f64 = 0.01;
 
 impl SwingupArgs {
     fn problem(&self) -> Result<SwingupProblem, UsageError> {
-        let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
         let params = TetherParams {
             elements: self.elements,
             damping_pa_s: self.damping,
@@ -129,7 +128,7 @@ impl SwingupArgs {
                 period_max_s: self.period_max,
             },
         };
-        problem.validate().map_err(|e| usage(&e))?;
+        problem.validate().map_err(usage)?;
         Ok(problem)
     }
 
@@ -157,10 +156,9 @@ fn fitness_text(e: &Evaluation) -> String {
 }
 
 pub fn run(args: SwingupArgs) -> Result<()> {
-    let usage = |e: &dyn std::fmt::Display| UsageError(e.to_string());
     let problem = args.problem()?;
     let settings = args.settings();
-    settings.validate().map_err(|e| usage(&e))?;
+    settings.validate().map_err(usage)?;
     if !(args.tolerance > 0.0 && args.tolerance <= 1e-3) {
         Err(UsageError(format!(
             "invalid tolerance = {}: must be a length in (0, 1e-3] m",
