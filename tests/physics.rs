@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tether_sweep::model::{FixedPin, Tether, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
 use tether_sweep::solver::equilibrium::hanging_equilibrium;
-use tether_sweep::solver::modal::{explicit_stability_limit, modes};
+use tether_sweep::solver::modal::{explicit_stability_limit, modes, semi_implicit_stability_limit};
 use tether_sweep::solver::{
     FixedStepScheme, FixedStepSolver, ReferenceOptions, SolverKind, TetherDynamics,
 };
@@ -444,4 +444,29 @@ fn semi_implicit_swingup_matches_the_reference_j_a() {
     eprintln!("J_a,min {} vs {} ({relative:e})", a.j_a_min, b.j_a_min);
     assert!(relative < 1e-5, "J_a,min {} vs {}", a.j_a_min, b.j_a_min);
     assert_eq!(a.t_at_min_s, b.t_at_min_s);
+}
+
+#[test]
+fn semi_implicit_steps_beyond_its_limit_are_refused() {
+    // Beyond 2/ω_max the semi-implicit scheme does not blow up, it goes
+    // wrong (its damping holds the unstable modes bounded), so a user's step
+    // above the limit is refused; just below it the drop is still right.
+    let t = tether(6, 2000.0, 0.0, 0.0);
+    let mut scenario = Scenario::new(ScenarioKind::Drop, t.params().length_m);
+    scenario.duration_s = 2.0;
+    let (q0, _) = scenario.initial_state(&t).unwrap();
+    let limit = semi_implicit_stability_limit(&t, &q0).unwrap();
+    let frame = scenario.sample_interval_s();
+    let below = frame / (frame / (0.98 * limit)).ceil();
+    let above = frame / (frame / (1.015 * limit)).floor();
+    assert!(below < limit && above > limit);
+    let run = |step| simulate(&scenario, t.params(), &semi_implicit(Some(step)));
+    let reference = simulate(&scenario, t.params(), &tight_reference()).unwrap();
+    let diff = max_track_difference(&run(below).unwrap().track, &reference.track);
+    assert!(diff < 1e-4, "{diff:e} m just below the limit");
+    let err = run(above).unwrap_err().to_string();
+    assert!(
+        err.contains("step_s") && err.contains("stability limit"),
+        "{err}"
+    );
 }

@@ -106,16 +106,23 @@ impl FixedStepSolver {
                     &mut self.a,
                     &mut self.scratch,
                 ),
-                FixedStepScheme::SemiImplicit => semi_implicit_step(
-                    &mut self.dynamics,
-                    t_end,
-                    self.step_s,
-                    &mut self.q,
-                    &mut self.v,
-                    &mut self.a,
-                    &mut self.scratch,
-                    &mut self.damped,
-                )?,
+                FixedStepScheme::SemiImplicit => {
+                    if let Err(e) = semi_implicit_step(
+                        &mut self.dynamics,
+                        t_end,
+                        self.step_s,
+                        &mut self.q,
+                        &mut self.v,
+                        &mut self.a,
+                        &mut self.scratch,
+                        &mut self.damped,
+                    ) {
+                        // A blown-up state fails the factorization first:
+                        // report it as the divergence it is.
+                        self.dynamics.check_state(t_end, &self.q, &self.v)?;
+                        return Err(e);
+                    }
+                }
             }
             self.steps += 1;
             if (i + 1) % DIVERGENCE_CHECK_INTERVAL == 0 {

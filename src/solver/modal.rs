@@ -104,13 +104,19 @@ pub fn automatic_step(tether: &Tether, q: &[f64], quantum_s: f64) -> Result<f64,
     Ok(divide_evenly(quantum_s, limit))
 }
 
+/// The stability limit of the semi-implicit scheme over all modes at `q`
+/// (no safety factor applied): 2/ω_max, whatever the damping.
+pub fn semi_implicit_stability_limit(tether: &Tether, q: &[f64]) -> Result<f64, SolverError> {
+    Ok(modes(tether, q)?
+        .iter()
+        .map(|m| super::semi_implicit::stability_limit(m.omega_rad_s, m.damping_ratio))
+        .fold(f64::INFINITY, f64::min))
+}
+
 /// The automatic step of the semi-implicit scheme, chosen as the explicit
 /// one is (`STEP_SAFETY`, divides `quantum_s`), from its own stability limit.
 pub fn semi_implicit_step(tether: &Tether, q: &[f64], quantum_s: f64) -> Result<f64, SolverError> {
-    let limit = modes(tether, q)?
-        .iter()
-        .map(|m| super::semi_implicit::stability_limit(m.omega_rad_s, m.damping_ratio))
-        .fold(f64::INFINITY, f64::min);
+    let limit = semi_implicit_stability_limit(tether, q)?;
     Ok(divide_evenly(quantum_s, STEP_SAFETY * limit))
 }
 
