@@ -116,10 +116,10 @@ pub struct SummarizeArgs {
     pub force: bool,
 }
 
-/// Metadata keys that identify and summarize share.
 /// Why `--backend auto` sweeps on the CPU even where there is a GPU.
 const CPU_FASTER_FOR_SWEEPS: &str = "the CPU reference solver beats the GPU engine on sweeps (H100 machine: default grid 20 s on 16 cores, over 200 s on the GPU; BENCHMARKS.md)";
 
+/// Metadata keys that identify and summarize share.
 const KEY_GRID: &str = "tether_sweep.grid";
 const KEY_SHARD: &str = "tether_sweep.shard";
 const KEY_MEASURED: &str = "tether_sweep.measured";

@@ -119,7 +119,7 @@ pub fn elements_error(elements: usize, precision: Precision) -> GpuError {
 /// The pipeline stages (one WGSL file each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stage {
-    /// Time stepping and objectives (step.wgsl), for fewer than
+    /// Time stepping and objectives (step.wgsl), for simulations of at most
     /// `node_capacity` nodes.
     Step { node_capacity: u32 },
     /// Multiply-add throughput (peak.wgsl).

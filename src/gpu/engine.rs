@@ -191,14 +191,9 @@ fn run_typed<R: Real>(
             .into());
         }
     }
+    // Compiles the largest chunk's pipeline, or fails (no f64, too many
+    // elements for the precision), before any work is done.
     let max_elements = sims.iter().map(|s| s.params.elements).max().unwrap_or(1);
-    if max_elements > super::layout::max_gpu_elements(options.precision.real_bytes()) {
-        return Err(super::device::elements_error(
-            max_elements,
-            options.precision,
-        ));
-    }
-    // Compiles (or fails for want of f64) before any work is done.
     gpu.step_pipeline(options.precision, max_elements)?;
     if sims.is_empty() {
         return Ok(Vec::new());

@@ -21,7 +21,7 @@ fn precision_module(precision: Precision) -> &'static str {
     }
 }
 
-/// The source of the "step" stage for simulations of fewer than
+/// The source of the "step" stage for simulations of at most
 /// `node_capacity` nodes.
 pub fn step_source(precision: Precision, node_capacity: u32) -> String {
     let capacity = format!(
