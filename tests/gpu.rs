@@ -649,3 +649,30 @@ fn a_short_measured_track_is_rejected() {
         "{err}"
     );
 }
+
+#[test]
+fn f64_simulations_beyond_64_elements_are_refused_before_any_work() {
+    // f64 state arrays for 129 nodes lost the device on an H100; 65 ran.
+    // So f64 takes n ≤ 64 everywhere, f32 n ≤ 128, and the largest n picks
+    // the smallest pipeline that holds it.
+    let Some(gpu) = open() else { return };
+    let scenario = short(ScenarioKind::Drop, 0.04);
+    let cache = StepCache::default();
+    let sim = |n| gpu_simulation(&scenario, &params(n, 1000.0, 0.8, 0.0), None, &cache).unwrap();
+    let f64_options = BatchOptions {
+        precision: Precision::F64,
+        ..Default::default()
+    };
+    if gpu.adapter.shader_f64 {
+        let err = gpu::run_batch(&gpu, &[sim(4), sim(65)], None, &f64_options).unwrap_err();
+        assert!(
+            matches!(err, GpuError::Input(ref e) if e.field == "elements" && e.allowed.contains("1..=64")),
+            "{err}"
+        );
+    }
+    let err = gpu::run_batch(&gpu, &[sim(129)], None, &BatchOptions::default()).unwrap_err();
+    assert!(
+        matches!(err, GpuError::Input(ref e) if e.field == "elements"),
+        "{err}"
+    );
+}
