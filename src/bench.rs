@@ -57,6 +57,10 @@ pub struct BenchRow {
     /// fraction of it reached.
     pub peak_gflops: Option<f64>,
     pub peak_fraction: Option<f64>,
+    /// GPU engines: host time to prepare the batch before the timed run
+    /// (each simulation's step from a modal analysis, mesh factors). The
+    /// CPU solvers do the same inside their timed run.
+    pub setup_s: Option<f64>,
 }
 
 /// Distinct damping values in a batch. Each needs its own explicit step,
@@ -119,6 +123,7 @@ fn row(
         gflops,
         peak_gflops: peak.filter(|_| explicit),
         peak_fraction: gflops.zip(peak).map(|(g, p)| g / p),
+        setup_s: None,
     }
 }
 
@@ -141,10 +146,12 @@ pub fn run(
                 Precision::F64
             };
             let cache = StepCache::default();
+            let setup = Instant::now();
             let sims = params
                 .par_iter()
                 .map(|p| gpu_simulation(scenario, p, None, &cache))
                 .collect::<Result<Vec<_>, _>>()?;
+            let setup_s = setup.elapsed().as_secs_f64();
             let options = BatchOptions {
                 precision,
                 ..Default::default()
@@ -163,15 +170,10 @@ pub fn run(
                 Precision::F32 => peaks.gpu_f32,
                 Precision::F64 => peaks.gpu_f64,
             };
-            Ok(row(
-                engine,
-                &gpu.adapter.name,
-                elements,
-                batch,
-                wall,
-                work,
-                peak,
-            ))
+            Ok(BenchRow {
+                setup_s: Some(setup_s),
+                ..row(engine, &gpu.adapter.name, elements, batch, wall, work, peak)
+            })
         }
         Engine::CpuExplicit | Engine::CpuSemiImplicit | Engine::CpuReference => {
             let settings = SolverSettings {

@@ -894,7 +894,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         tether_sweep::gpu::flops::PER_ELEMENT_STEP
     );
     println!(
-        "{:<17} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7}",
+        "{:<17} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8}",
         "engine",
         "n",
         "batch",
@@ -903,7 +903,8 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         "sims/s",
         "el-steps/s",
         "GFLOP/s",
-        "% peak"
+        "% peak",
+        "setup s"
     );
     let mut rows = Vec::new();
     for &n in &args.elements {
@@ -912,7 +913,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
                 let r = bench::run(engine, gpu.as_ref(), &scenario, n, b, &peaks)
                     .with_context(|| format!("{} n={n} batch={b}", engine.name()))?;
                 println!(
-                    "{:<17} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7}",
+                    "{:<17} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7} {:>8}",
                     engine.name(),
                     n,
                     b,
@@ -923,6 +924,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
                     r.gflops.map_or("-".into(), |g| format!("{g:.2}")),
                     r.peak_fraction
                         .map_or("-".into(), |f| format!("{:.1}", 100.0 * f)),
+                    r.setup_s.map_or("-".into(), |s| format!("{s:.3}")),
                 );
                 rows.push(r);
             }
@@ -983,6 +985,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
                 "1",
                 rows.iter().map(|r| r.peak_fraction).collect(),
             ),
+            Column::optional_f64("setup_s", "s", rows.iter().map(|r| r.setup_s).collect()),
         ],
         &metadata,
     )?;
