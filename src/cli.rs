@@ -96,8 +96,10 @@ pub struct BenchArgs {
 /// Where simulations run.
 #[derive(Debug, Args)]
 pub struct EngineArgs {
-    /// `auto`: a hardware GPU if there is one, else the CPU solvers; `gpu`:
-    /// the GPU engine even on a CPU emulation (lavapipe); `cpu`: CPU only.
+    /// `auto`: where this command was measured fastest: the CPU for
+    /// simulate, identify and a GA alone, a hardware GPU (if any) for the
+    /// exhaustive swing-up landscape; `gpu`: the GPU engine even on a CPU
+    /// emulation (lavapipe); `cpu`: CPU only.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: Backend,
     /// GPU precision: `f32` (displacement form, SPEC §8) or `f64` (needs the

@@ -332,8 +332,9 @@ impl Gpu {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
-    /// A hardware GPU when there is one, else the CPU solvers (a CPU
-    /// emulation such as lavapipe is slower than the native CPU path).
+    /// A hardware GPU when there is one and the job fills it, else the CPU
+    /// solvers (a CPU emulation such as lavapipe is slower than the native
+    /// CPU path; the commands say which jobs go where).
     Auto,
     /// wgpu, even on a CPU emulation such as lavapipe.
     Gpu,
