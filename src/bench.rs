@@ -192,8 +192,7 @@ pub fn run(
                     // with the error, and the explicit step here is stable anyway.
                     Ok(match simulate(scenario, p, &settings) {
                         Ok(out) => match out.report {
-                            SolverReport::Explicit { steps, .. }
-                            | SolverReport::SemiImplicit { steps, .. }
+                            SolverReport::FixedStep { steps, .. }
                             | SolverReport::Gpu { steps, .. } => steps,
                             SolverReport::Reference(s) => s.steps,
                         },

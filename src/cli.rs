@@ -218,8 +218,10 @@ pub struct SimulateArgs {
     pub scenario: Option<ScenarioKind>,
     #[command(flatten)]
     pub tether: TetherArgs,
-    /// CPU solver: `explicit` (fixed step, the GPU's scheme) or `reference`
-    /// (adaptive implicit generalized-α with error control). [default: explicit]
+    /// CPU solver: `explicit` (fixed step, the GPU's scheme), `semi-implicit`
+    /// (fixed step with the damping implicit, so not limited by D·n²) or
+    /// `reference` (adaptive implicit generalized-α with error control).
+    /// [default: explicit]
     #[arg(long, value_enum)]
     pub solver: Option<SolverKind>,
     /// Explicit step [s]; must divide the sample interval (drop: frame
@@ -782,12 +784,14 @@ fn print_summary(
     path: &std::path::Path,
 ) {
     match out.report {
-        SolverReport::Explicit { step_s, steps } => {
-            println!("explicit: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall")
-        }
-        SolverReport::SemiImplicit { step_s, steps } => {
-            println!("semi-implicit: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall")
-        }
+        SolverReport::FixedStep {
+            scheme,
+            step_s,
+            steps,
+        } => println!(
+            "{}: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
+            scheme.solver_kind().name()
+        ),
         SolverReport::Gpu {
             step_s,
             steps,

@@ -108,6 +108,22 @@ pub fn msg<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
 }
 
+/// The legend of every figure: framed, on a translucent white ground, at
+/// `position`.
+pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font((FONT_FAMILY, 14))
+        .position(position)
+        .draw()
+        .map_err(msg)
+}
+
 pub const PALETTE: [RGBColor; 6] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),

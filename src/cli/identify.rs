@@ -61,6 +61,8 @@ pub struct IdentifyArgs {
     pub chunk_size: Option<usize>,
     /// CPU solver for every candidate. The reference solver is the faster
     /// one on the CPU for these grids (its step is not limited by D·n²).
+    /// The GPU runs the explicit scheme whatever this says; `semi-implicit`
+    /// there is refused.
     #[arg(long, value_enum, default_value = "reference")]
     pub solver: SolverKind,
     #[command(flatten)]

@@ -79,7 +79,8 @@ pub struct SwingupArgs {
     #[arg(long)]
     pub exhaustive: bool,
     /// CPU solver. The reference solver is the faster one here at n = 40
-    /// (its step is not limited by D·n²).
+    /// (its step is not limited by D·n²). The GPU runs the explicit scheme
+    /// whatever this says; `semi-implicit` there is refused.
     #[arg(long, value_enum, default_value = "reference")]
     pub solver: SolverKind,
     /// Reference solver's local error tolerance [m], in (0, 1e-3]. 1e-7 m

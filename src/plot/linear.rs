@@ -4,7 +4,7 @@ use nalgebra::Complex;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{FONT_FAMILY, Figure, PALETTE, msg};
+use super::{FONT_FAMILY, Figure, PALETTE, draw_legend, msg};
 
 /// Magnitude and phase of winch-to-output gains against frequency, with the
 /// natural frequencies marked.
@@ -105,12 +105,7 @@ impl Figure for BodePlot {
                 ))
                 .map_err(msg)?;
         }
-        mag.configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font((FONT_FAMILY, 15))
-            .draw()
-            .map_err(msg)?;
+        draw_legend(&mut mag, SeriesLabelPosition::MiddleRight)?;
         Ok(())
     }
 }
@@ -157,14 +152,7 @@ impl Figure for ModeShapePlot {
                     PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
                 });
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font((FONT_FAMILY, 15))
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(msg)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     }
 }

@@ -4,7 +4,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{FONT_FAMILY, Figure, PALETTE, msg};
+use super::{FONT_FAMILY, Figure, PALETTE, draw_legend, msg};
 
 /// One line of a panel.
 pub struct Series {
@@ -105,14 +105,7 @@ impl Figure for Panels {
                     .label(s.name.as_str())
                     .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .label_font((FONT_FAMILY, 14))
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .map_err(msg)?;
+            draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
         Ok(())
     }
@@ -199,14 +192,7 @@ impl Figure for Snapshots {
             }
             chart.draw_series(dots).map_err(msg)?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .label_font((FONT_FAMILY, 14))
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(msg)?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     }
 }

@@ -259,11 +259,9 @@ impl Track {
 /// What one solver run reports about itself.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum SolverReport {
-    Explicit {
-        step_s: f64,
-        steps: u64,
-    },
-    SemiImplicit {
+    /// A fixed-step CPU scheme (explicit or semi-implicit).
+    FixedStep {
+        scheme: FixedStepScheme,
         step_s: f64,
         steps: u64,
     },
@@ -307,15 +305,10 @@ impl Stepper {
     }
     fn report(&self) -> SolverReport {
         match self {
-            Stepper::FixedStep(s) => match s.scheme() {
-                FixedStepScheme::Explicit => SolverReport::Explicit {
-                    step_s: s.step_s(),
-                    steps: s.steps(),
-                },
-                FixedStepScheme::SemiImplicit => SolverReport::SemiImplicit {
-                    step_s: s.step_s(),
-                    steps: s.steps(),
-                },
+            Stepper::FixedStep(s) => SolverReport::FixedStep {
+                scheme: s.scheme(),
+                step_s: s.step_s(),
+                steps: s.steps(),
             },
             Stepper::Reference(s) => SolverReport::Reference(s.stats()),
         }

@@ -4,13 +4,24 @@
 
 use super::explicit::verlet_step;
 use super::semi_implicit::semi_implicit_step;
-use super::{SolverError, TetherDynamics};
+use super::{SolverError, SolverKind, TetherDynamics};
 
 /// Which fixed-step scheme a [`FixedStepSolver`] runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FixedStepScheme {
     Explicit,
     SemiImplicit,
+}
+
+impl FixedStepScheme {
+    /// The solver a user names to run this scheme.
+    pub fn solver_kind(self) -> SolverKind {
+        match self {
+            FixedStepScheme::Explicit => SolverKind::Explicit,
+            FixedStepScheme::SemiImplicit => SolverKind::SemiImplicit,
+        }
+    }
 }
 
 /// A fixed-step solver for one simulation. Time is kept as an integer step

@@ -74,8 +74,7 @@ pub fn run_cpu(
             |&candidate| match simulate(scenario, &candidate.params(base), settings) {
                 Ok(out) => {
                     let (step_s, steps) = match out.report {
-                        SolverReport::Explicit { step_s, steps }
-                        | SolverReport::SemiImplicit { step_s, steps }
+                        SolverReport::FixedStep { step_s, steps, .. }
                         | SolverReport::Gpu { step_s, steps, .. } => (Some(step_s), steps),
                         SolverReport::Reference(s) => (None, s.steps),
                     };
