@@ -9,6 +9,8 @@
 // src/model/element.rs; the quadrature is the same five-point Gauss rule
 // (GAUSS_POINTS there), written out so that no shader loop runs per point
 // (lavapipe counts every loop iteration against its limit).
+//
+// Needs: a precision module, SEMI_IMPLICIT, matrix.wgsl (src/gpu/shader.rs).
 
 struct Section {
     axial_stiffness: real,    // E a [N]
@@ -22,15 +24,40 @@ struct ElementForce {
     b: real4,
 }
 
+// An element's nodal displacements and the velocities its forces are
+// evaluated at: the material damping's and the drag's. The explicit scheme
+// passes its predicted velocity for both; the semi-implicit scheme passes
+// v½ for the damping (its end-of-step remainder is taken implicitly,
+// through ElementDamping) and the predicted velocity for the drag.
+struct ElementState {
+    ua: real4,
+    ub: real4,
+    damped_va: real4,
+    damped_vb: real4,
+    drag_va: real4,
+    drag_vb: real4,
+}
+
+// scale · C_D of one element, C_D = ∫ (D a ε_e ε_eᵀ + D I κ_e κ_eᵀ) ds the
+// Kelvin–Voigt damping matrix (∂ of the damping force by the velocities),
+// in blocks of nodes (a, a), (a, b), (b, b); (b, a) is (a, b)ᵀ. Mirrors
+// ElementKernel::add_material_damping in src/model/element.rs.
+struct ElementDamping {
+    aa: real4x4,
+    ab: real4x4,
+    bb: real4x4,
+}
+
 fn cross2(p: real2, q: real2) -> real {
     return p.x * q.y - p.y * q.x;
 }
 
-// Adds the internal force −∫ (N ∂ε/∂e + M ∂κ/∂e)ᵀ ds of one Gauss point.
+// Adds the internal force −∫ (N ∂ε/∂e + M ∂κ/∂e)ᵀ ds of one Gauss point, and
+// with SEMI_IMPLICIT its damping matrix times `damping_scale`.
 fn add_gauss_point(
-    f: ptr<function, ElementForce>,
-    xi: real, weight: real, le: real, t0: real2, sec: Section,
-    ua: real4, ub: real4, va: real4, vb: real4,
+    f: ptr<function, ElementForce>, d: ptr<function, ElementDamping>,
+    xi: real, weight: real, le: real, t0: real2, sec: Section, s: ElementState,
+    damping_scale: real,
 ) {
     let inv_le = 1.0 / le;
     let x2 = xi * xi;
@@ -39,6 +66,10 @@ fn add_gauss_point(
                    (6.0 * xi - 6.0 * x2) * inv_le, 3.0 * x2 - 2.0 * xi);
     let sxx = real4((12.0 * xi - 6.0) * inv_le * inv_le, (6.0 * xi - 4.0) * inv_le,
                     (6.0 - 12.0 * xi) * inv_le * inv_le, (6.0 * xi - 2.0) * inv_le);
+    let ua = s.ua;
+    let ub = s.ub;
+    let va = s.damped_va;
+    let vb = s.damped_vb;
     let ux = sx.x * ua.xy + sx.y * ua.zw + sx.z * ub.xy + sx.w * ub.zw;
     let c = sxx.x * ua.xy + sxx.y * ua.zw + sxx.z * ub.xy + sxx.w * ub.zw;
     let pd = sx.x * va.xy + sx.y * va.zw + sx.z * vb.xy + sx.w * vb.zw;
@@ -63,28 +94,47 @@ fn add_gauss_point(
     let fc = wl * moment * curvature_c;
     (*f).a -= real4(sx.x * fp + sxx.x * fc, sx.y * fp + sxx.y * fc);
     (*f).b -= real4(sx.z * fp + sxx.z * fc, sx.w * fp + sxx.w * fc);
+    if (SEMI_IMPLICIT) {
+        // ε_e and κ_e split by node: ∂ε/∂(x, y, x', y') of nodes a and b.
+        let ea = real4(sx.x * strain_p, sx.y * strain_p);
+        let eb = real4(sx.z * strain_p, sx.w * strain_p);
+        let ka = real4(sx.x * curvature_p + sxx.x * curvature_c,
+                       sx.y * curvature_p + sxx.y * curvature_c);
+        let kb = real4(sx.z * curvature_p + sxx.z * curvature_c,
+                       sx.w * curvature_p + sxx.w * curvature_c);
+        let axial_weight = damping_scale * wl * sec.axial_damping;
+        let bending_weight = damping_scale * wl * sec.bending_damping;
+        let ea_w = axial_weight * ea;
+        let eb_w = axial_weight * eb;
+        let ka_w = bending_weight * ka;
+        let kb_w = bending_weight * kb;
+        (*d).aa += outer4(ea_w, ea) + outer4(ka_w, ka);
+        (*d).ab += outer4(ea_w, eb) + outer4(ka_w, kb);
+        (*d).bb += outer4(eb_w, eb) + outer4(kb_w, kb);
+    }
 }
 
 // Gravity, internal force and air drag of one element: its contribution to
-// the generalized force f = Q − F_a − F_D + Q_D of nodes a and b.
+// the generalized force f = Q − F_a − F_D + Q_D of nodes a and b; with
+// SEMI_IMPLICIT also `damping_scale` times its damping matrix in `d`.
 fn element_force(
     le: real, t0: real2, sec: Section, weight_per_length: real, drag_factor: real,
-    ua: real4, ub: real4, va: real4, vb: real4,
+    s: ElementState, d: ptr<function, ElementDamping>, damping_scale: real,
 ) -> ElementForce {
     // Gravity (SPEC §2, paper eq. 11), weight_per_length = ρ_t a g.
     let wg = weight_per_length * le;
     var f = ElementForce(real4(0.0, -0.5 * wg, 0.0, -wg * le / 12.0),
                          real4(0.0, -0.5 * wg, 0.0, wg * le / 12.0));
     // Five-point Gauss–Legendre rule on [0, 1] (GAUSS_XI, GAUSS_WEIGHTS).
-    add_gauss_point(&f, 0.046910077030668004, 0.11846344252809454, le, t0, sec, ua, ub, va, vb);
-    add_gauss_point(&f, 0.23076534494715845, 0.23931433524968324, le, t0, sec, ua, ub, va, vb);
-    add_gauss_point(&f, 0.5, 0.28444444444444444, le, t0, sec, ua, ub, va, vb);
-    add_gauss_point(&f, 0.7692346550528416, 0.23931433524968324, le, t0, sec, ua, ub, va, vb);
-    add_gauss_point(&f, 0.953089922969332, 0.11846344252809454, le, t0, sec, ua, ub, va, vb);
+    add_gauss_point(&f, d, 0.046910077030668004, 0.11846344252809454, le, t0, sec, s, damping_scale);
+    add_gauss_point(&f, d, 0.23076534494715845, 0.23931433524968324, le, t0, sec, s, damping_scale);
+    add_gauss_point(&f, d, 0.5, 0.28444444444444444, le, t0, sec, s, damping_scale);
+    add_gauss_point(&f, d, 0.7692346550528416, 0.23931433524968324, le, t0, sec, s, damping_scale);
+    add_gauss_point(&f, d, 0.953089922969332, 0.11846344252809454, le, t0, sec, s, damping_scale);
     // Air drag (SPEC §2, corrected): mean nodal velocity, projected lengths
     // of the chord (reference chord le·t0 plus the displacement difference).
-    let chord = le * t0 + ub.xy - ua.xy;
-    let vmean = 0.5 * (va.xy + vb.xy);
+    let chord = le * t0 + s.ub.xy - s.ua.xy;
+    let vmean = 0.5 * (s.drag_va.xy + s.drag_vb.xy);
     let fx = -drag_factor * abs(chord.y) * vmean.x * abs(vmean.x);
     let fy = -drag_factor * abs(chord.x) * vmean.y * abs(vmean.y);
     let fd = real2(fx, fy);

@@ -1,28 +1,38 @@
 // Pipeline stage "step": advances every simulation of a chunk by up to
-// `steps_per_dispatch` steps of the explicit scheme (velocity Verlet with a
-// predicted velocity for damping and drag; src/solver/explicit.rs), and
-// accumulates the objectives at sample and frame times. One invocation is one
-// simulation.
+// `steps_per_dispatch` steps of one fixed-step scheme, and accumulates the
+// objectives at sample and frame times. One invocation is one simulation.
+// The scheme is a pipeline constant (SEMI_IMPLICIT):
 //
-// The mass solve uses the block-tridiagonal (4×4 blocks, one per node) LU
-// factors of the mass matrix in which node 0's prescribed rows are replaced
-// by identity rows (their right-hand side is the pin's acceleration), so
-// M_dd q̈_d = f_d − M_dr q̈_r (SPEC §3) is solved exactly as on the CPU. The
-// force of element k−1 completes node k−1, whose forward substitution runs in
-// the same loop iteration; the back substitution runs node by node and
-// finishes the velocity update. So a step is 2(n+1) loop iterations.
+// - explicit: velocity Verlet with a predicted velocity for damping and drag
+//   (src/solver/explicit.rs). The mass solve uses the block-tridiagonal (4×4
+//   blocks, one per node) LU factors of the mass matrix, computed on the
+//   host once per mesh (src/gpu/mass_factor.rs).
+// - semi-implicit: the same, with the Kelvin–Voigt damping force taken at
+//   the end of the step (src/solver/semi_implicit.rs), so each step solves
+//   (M + h/2 C_D(q)) a = f. Its block-tridiagonal LU is computed here, node
+//   by node as the elements' damping blocks come in, from the raw mass
+//   blocks of the mesh.
 //
-// Needs: a precision module, MAX_NODES, element.wgsl, motion.wgsl
-// (src/gpu/shader.rs).
+// In both, node 0's prescribed rows are replaced by identity rows (their
+// right-hand side is the pin's acceleration), so the solve is exactly
+// A_dd q̈_d = f_d − A_dr q̈_r (SPEC §3) as on the CPU. The force of element
+// k−1 completes node k−1, whose forward substitution runs in the same loop
+// iteration; the back substitution runs node by node and finishes the
+// velocity update. So a step is 2(n+1) loop iterations.
+//
+// Needs: a precision module, MAX_NODES, SEMI_IMPLICIT, COUPLING_NODES,
+// matrix.wgsl, element.wgsl, motion.wgsl (src/gpu/shader.rs).
 
 const STATUS_RUNNING: u32 = 0u;
 const STATUS_DONE: u32 = 1u;
 const STATUS_DIVERGED: u32 = 2u;
 const NO_TRACK: u32 = 0xffffffffu;
-// Matrices per node in the mesh buffer: G (inverse pivot block), B (coupling
-// to the previous node), E (G times the coupling to the next node), each as
-// four columns.
+// Matrices per node in the mesh buffer, each as four columns. Explicit: G
+// (inverse pivot block), B (coupling to the previous node), E (G times the
+// coupling to the next node). Semi-implicit: the mass matrix's diagonal
+// block and its block coupling to the next node.
 const FACTOR_VEC4_PER_NODE: u32 = 12u;
+const MASS_BLOCK_VEC4_PER_NODE: u32 = 8u;
 // State planes in the `state` buffer (STATE_PLANES in src/gpu/layout.rs):
 // the displacement as of the last fold, the drift since then, velocity,
 // acceleration.
@@ -49,9 +59,10 @@ struct DispatchParams {
 
 struct SimControl {
     elements: u32,
-    // Offsets into `mesh` in vec4 units: the factors, and the marker table
-    // (two vec4 per marker: shape values s1..s4, then (arc length, element, 0, 0)).
-    factor_offset: u32,
+    // Offsets into `mesh` in vec4 units: the mass factors (explicit) or mass
+    // blocks (semi-implicit), and the marker table (two vec4 per marker:
+    // shape values s1..s4, then (arc length, element, 0, 0)).
+    mass_offset: u32,
     marker_offset: u32,
     markers: u32,
     total_steps: u32,
@@ -125,6 +136,9 @@ var<private> disp: array<real4, MAX_NODES>;
 var<private> drift: array<real4, MAX_NODES>;
 var<private> vel: array<real4, MAX_NODES>;
 var<private> acc: array<real4, MAX_NODES>;
+// Semi-implicit only: each node's E = G U of this step's factorization,
+// from the forward sweep to the back substitution.
+var<private> coupling: array<real4x4, COUPLING_NODES>;
 
 fn slot(plane: u32, node: u32, sim: u32) -> u32 {
     // Simulation-minor, so that neighbouring invocations touch neighbouring
@@ -132,9 +146,31 @@ fn slot(plane: u32, node: u32, sim: u32) -> u32 {
     return (plane * params.node_slots + node) * params.simulations + sim;
 }
 
-fn factor(c: SimControl, node: u32, which: u32) -> real4x4 {
-    let base = c.factor_offset + node * FACTOR_VEC4_PER_NODE + 4u * which;
+fn mesh_matrix(base: u32) -> real4x4 {
     return real4x4(mesh[base], mesh[base + 1u], mesh[base + 2u], mesh[base + 3u]);
+}
+
+// Explicit: G (0), B (1) or E (2) of a node.
+fn factor(c: SimControl, node: u32, which: u32) -> real4x4 {
+    return mesh_matrix(c.mass_offset + node * FACTOR_VEC4_PER_NODE + 4u * which);
+}
+
+// Semi-implicit: a node's diagonal mass block (0) or its block coupling to
+// the next node (1).
+fn mass_block(c: SimControl, node: u32, which: u32) -> real4x4 {
+    return mesh_matrix(c.mass_offset + node * MASS_BLOCK_VEC4_PER_NODE + 4u * which);
+}
+
+// Node 0's pivot block and coupling with its prescribed rows (x, y)
+// replaced: identity rows in the pivot, zero rows in the coupling.
+fn pin_rows_pivot(m: real4x4) -> real4x4 {
+    return real4x4(real4(1.0, 0.0, m[0].zw), real4(0.0, 1.0, m[1].zw),
+                   real4(0.0, 0.0, m[2].zw), real4(0.0, 0.0, m[3].zw));
+}
+
+fn pin_rows_coupling(m: real4x4) -> real4x4 {
+    return real4x4(real4(0.0, 0.0, m[0].zw), real4(0.0, 0.0, m[1].zw),
+                   real4(0.0, 0.0, m[2].zw), real4(0.0, 0.0, m[3].zw));
 }
 
 // Displacements far beyond anything physical for a tether: only a
@@ -210,43 +246,79 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         // (into acc[k−1], whose old value the drift of node k−1 has used).
         var u_prev = real4(0.0);
         var v_prev = real4(0.0);
+        var damped_prev = real4(0.0);
         var f_prev = real4(0.0);
         var y_prev = real4(0.0);
+        // Semi-implicit: node k−1's damping block from element k−2, the
+        // previous node's coupling U (as assembled, before the pin rows) and E.
+        var damping_prev = real4x4();
+        var upper_prev = real4x4();
+        var e_prev = real4x4();
         for (var k = 0u; k <= n; k++) {
             let a = acc[k];
             let v_half = vel[k] + half * a;
             drift[k] += h * v_half;
             var v_pred = v_half + half * a;
+            // The velocity the material damping is evaluated at.
+            var damped = select(v_pred, v_half, SEMI_IMPLICIT);
             if (k == 0u) {
                 disp[0] = real4(pin.position, disp[0].zw);
                 drift[0] = real4(0.0, 0.0, drift[0].zw);
                 v_pred = real4(pin.velocity, v_pred.zw);
+                damped = real4(pin.velocity, damped.zw);
             }
             let u = disp[k] + drift[k];
             diverged = diverged || exploded_position(u, ph.length_m);
             vel[k] = v_half;
             var f_next = real4(0.0);
             if (k > 0u) {
+                var dmp = ElementDamping(real4x4(), real4x4(), real4x4());
                 let fe = element_force(le, t0, sec, ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
-                                       u_prev, u, v_prev, v_pred);
+                                       ElementState(u_prev, u, damped_prev, damped, v_prev, v_pred),
+                                       &dmp, half);
                 f_prev += fe.a;
                 f_next = fe.b;
                 let node = k - 1u;
                 if (node == 0u) {
                     f_prev = real4(pin.acceleration, f_prev.zw);
                 }
-                let y = factor(c, node, 0u) * (f_prev - factor(c, node, 1u) * y_prev);
+                var y: real4;
+                if (SEMI_IMPLICIT) {
+                    // Block LU of M + h/2 C_D: D = A − L E_prev, L = U_prevᵀ.
+                    var pivot = mass_block(c, node, 0u) + damping_prev + dmp.aa;
+                    let upper = mass_block(c, node, 1u) + dmp.ab;
+                    var upper_rows = upper;
+                    if (node == 0u) {
+                        pivot = pin_rows_pivot(pivot);
+                        upper_rows = pin_rows_coupling(upper);
+                    }
+                    let lower = transpose(upper_prev);
+                    let g = inverse4(pivot - lower * e_prev);
+                    y = g * (f_prev - lower * y_prev);
+                    e_prev = g * upper_rows;
+                    coupling[node] = e_prev;
+                    upper_prev = upper;
+                    damping_prev = dmp.bb;
+                } else {
+                    y = factor(c, node, 0u) * (f_prev - factor(c, node, 1u) * y_prev);
+                }
                 acc[node] = y;
                 y_prev = y;
             }
             u_prev = u;
             v_prev = v_pred;
+            damped_prev = damped;
             f_prev = f_next;
         }
         // Node n: the tip's weight, then its forward substitution.
         f_prev.y -= ph.tip_weight_n;
-        let y_tip = factor(c, n, 0u) * (f_prev - factor(c, n, 1u) * y_prev);
-        acc[n] = y_tip;
+        if (SEMI_IMPLICIT) {
+            let lower = transpose(upper_prev);
+            let g = inverse4(mass_block(c, n, 0u) + damping_prev - lower * e_prev);
+            acc[n] = g * (f_prev - lower * y_prev);
+        } else {
+            acc[n] = factor(c, n, 0u) * (f_prev - factor(c, n, 1u) * y_prev);
+        }
 
         // Back substitution and the velocity update, tip first.
         var a_next = real4(0.0);
@@ -255,7 +327,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             let k = n - j;
             var a = acc[k];
             if (k < n) {
-                a -= factor(c, k, 2u) * a_next;
+                if (SEMI_IMPLICIT) {
+                    a -= coupling[k] * a_next;
+                } else {
+                    a -= factor(c, k, 2u) * a_next;
+                }
             }
             var v = vel[k] + half * a;
             if (k == 0u) {

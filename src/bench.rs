@@ -1,5 +1,6 @@
 //! Throughput of the engines on batches of drops (the `bench` command):
-//! the GPU engine in f32 and f64, and the CPU explicit, semi-implicit and
+//! the GPU engine's explicit and semi-implicit schemes in f32 and f64, and
+//! the CPU explicit, semi-implicit and
 //! reference solvers on all cores. A batch of size B spreads D over
 //! 0–10000 Pa·s and C_D over 0.6–0.9, so its simulations need very
 //! different step counts, as in a real identification grid.
@@ -13,7 +14,7 @@ use crate::gpu::{self, BatchOptions, Gpu, Precision};
 use crate::model::TetherParams;
 use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
 use crate::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
-use crate::solver::SolverKind;
+use crate::solver::{FixedStepScheme, SolverKind};
 
 /// An engine the benchmark can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -21,6 +22,8 @@ use crate::solver::SolverKind;
 pub enum Engine {
     GpuF32,
     GpuF64,
+    GpuSemiImplicitF32,
+    GpuSemiImplicitF64,
     CpuExplicit,
     CpuSemiImplicit,
     CpuReference,
@@ -31,9 +34,22 @@ impl Engine {
         match self {
             Engine::GpuF32 => "gpu-f32",
             Engine::GpuF64 => "gpu-f64",
+            Engine::GpuSemiImplicitF32 => "gpu-semi-implicit-f32",
+            Engine::GpuSemiImplicitF64 => "gpu-semi-implicit-f64",
             Engine::CpuExplicit => "cpu-explicit",
             Engine::CpuSemiImplicit => "cpu-semi-implicit",
             Engine::CpuReference => "cpu-reference",
+        }
+    }
+
+    /// The GPU engine's (precision, scheme), or None for a CPU engine.
+    pub fn gpu(self) -> Option<(Precision, FixedStepScheme)> {
+        match self {
+            Engine::GpuF32 => Some((Precision::F32, FixedStepScheme::Explicit)),
+            Engine::GpuF64 => Some((Precision::F64, FixedStepScheme::Explicit)),
+            Engine::GpuSemiImplicitF32 => Some((Precision::F32, FixedStepScheme::SemiImplicit)),
+            Engine::GpuSemiImplicitF64 => Some((Precision::F64, FixedStepScheme::SemiImplicit)),
+            Engine::CpuExplicit | Engine::CpuSemiImplicit | Engine::CpuReference => None,
         }
     }
 }
@@ -51,7 +67,9 @@ pub struct BenchRow {
     pub element_steps: u64,
     pub simulations_per_s: f64,
     pub element_steps_per_s: f64,
-    /// From `gpu::flops::PER_ELEMENT_STEP`; explicit engines only.
+    /// From `gpu::flops::per_element_step`: the explicit engines and the
+    /// GPU's semi-implicit one (the CPU semi-implicit solver assembles and
+    /// factors a banded matrix instead; its work is not that count).
     pub gflops: Option<f64>,
     /// The measured multiply-add peak of the device that ran it, and the
     /// fraction of it reached.
@@ -103,14 +121,14 @@ fn row(
     element_steps: u64,
     peak: Option<f64>,
 ) -> BenchRow {
-    // The flop count is the explicit step's; the others do other work per
-    // step (a banded factorization each).
-    let explicit = matches!(
-        engine,
-        Engine::GpuF32 | Engine::GpuF64 | Engine::CpuExplicit
-    );
-    let gflops =
-        explicit.then(|| element_steps as f64 * gpu::flops::PER_ELEMENT_STEP as f64 / wall_s / 1e9);
+    let counted = match engine {
+        Engine::CpuExplicit => Some(FixedStepScheme::Explicit),
+        Engine::CpuSemiImplicit | Engine::CpuReference => None,
+        _ => engine.gpu().map(|(_, scheme)| scheme),
+    };
+    let gflops = counted.map(|scheme| {
+        element_steps as f64 * gpu::flops::per_element_step(scheme) as f64 / wall_s / 1e9
+    });
     BenchRow {
         engine,
         device: device.to_string(),
@@ -121,7 +139,7 @@ fn row(
         simulations_per_s: batch as f64 / wall_s,
         element_steps_per_s: element_steps as f64 / wall_s,
         gflops,
-        peak_gflops: peak.filter(|_| explicit),
+        peak_gflops: peak.filter(|_| counted.is_some()),
         peak_fraction: gflops.zip(peak).map(|(g, p)| g / p),
         setup_s: None,
     }
@@ -138,18 +156,17 @@ pub fn run(
 ) -> Result<BenchRow, BatchError> {
     let params = batch_params(elements, batch);
     match engine {
-        Engine::GpuF32 | Engine::GpuF64 => {
+        Engine::GpuF32
+        | Engine::GpuF64
+        | Engine::GpuSemiImplicitF32
+        | Engine::GpuSemiImplicitF64 => {
             let gpu = gpu.expect("GPU engines need a GPU");
-            let precision = if engine == Engine::GpuF32 {
-                Precision::F32
-            } else {
-                Precision::F64
-            };
+            let (precision, scheme) = engine.gpu().expect("a GPU engine");
             let cache = StepCache::default();
             let setup = Instant::now();
             let sims = params
                 .par_iter()
-                .map(|p| gpu_simulation(scenario, p, None, &cache))
+                .map(|p| gpu_simulation(scenario, p, scheme, None, &cache))
                 .collect::<Result<Vec<_>, _>>()?;
             let setup_s = setup.elapsed().as_secs_f64();
             let options = BatchOptions {

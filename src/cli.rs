@@ -13,7 +13,7 @@ use tether_sweep::io::config::{self, SimulationConfig};
 use tether_sweep::io::track::{track_batch, write_batch};
 use tether_sweep::io::{PendingFile, TableFormat};
 use tether_sweep::scenario::{ScenarioKind, SimulationOutput, SolverReport, simulate};
-use tether_sweep::solver::SolverKind;
+use tether_sweep::solver::{FixedStepScheme, SolverKind};
 
 mod identify;
 mod swingup;
@@ -125,16 +125,24 @@ impl EngineArgs {
         Ok(gpu)
     }
 
-    /// The GPU engine runs the explicit scheme only: `--backend gpu` with the
-    /// CPU-only semi-implicit solver is a usage error, found before any
-    /// output is claimed.
-    pub(crate) fn check_solver(&self, solver: SolverKind) -> Result<()> {
-        if self.backend == Backend::Gpu && solver == SolverKind::SemiImplicit {
+    /// The GPU engine runs the fixed-step schemes only: `--backend gpu` with
+    /// the CPU-only reference solver named is a usage error, found before
+    /// any output is claimed.
+    pub(crate) fn check_solver(&self, solver: Option<SolverKind>) -> Result<()> {
+        if self.backend == Backend::Gpu && solver == Some(SolverKind::Reference) {
             Err(UsageError(
-                "--solver semi-implicit runs on the CPU only so far (the GPU engine runs the explicit scheme): use --backend cpu".into(),
+                "--solver reference runs on the CPU only (the GPU engine runs the explicit and semi-implicit schemes): use --backend cpu, or --solver explicit or semi-implicit".into(),
             ))?;
         }
         Ok(())
+    }
+
+    /// The scheme the GPU runs for a job's `--solver`: the one named, else
+    /// the semi-implicit scheme, whose step D·n² does not bound.
+    pub(crate) fn gpu_scheme(solver: Option<SolverKind>) -> FixedStepScheme {
+        solver
+            .and_then(SolverKind::fixed_step_scheme)
+            .unwrap_or(FixedStepScheme::SemiImplicit)
     }
 
     /// As [`EngineArgs::open`], except that `auto` keeps the job on the CPU,
@@ -218,10 +226,10 @@ pub struct SimulateArgs {
     pub scenario: Option<ScenarioKind>,
     #[command(flatten)]
     pub tether: TetherArgs,
-    /// CPU solver: `explicit` (fixed step, the GPU's scheme), `semi-implicit`
-    /// (fixed step with the damping implicit, so not limited by D·n²) or
-    /// `reference` (adaptive implicit generalized-α with error control).
-    /// [default: explicit]
+    /// Solver: `explicit` (fixed step), `semi-implicit` (fixed step with the
+    /// damping implicit, so not limited by D·n²), both on the CPU or the GPU,
+    /// or `reference` (adaptive implicit generalized-α with error control,
+    /// CPU only). [default: explicit]
     #[arg(long, value_enum)]
     pub solver: Option<SolverKind>,
     /// Explicit step [s]; must divide the sample interval (drop: frame
@@ -707,13 +715,14 @@ fn run_simulate(args: SimulateArgs) -> Result<()> {
     // Claim the output before simulating: an unwritable path fails at once.
     let mut pending = PendingFile::create(&args.out).map_err(usage)?;
 
-    // The GPU runs the explicit scheme only; `auto` keeps the reference
+    // The GPU runs the fixed-step schemes; `auto` keeps the reference
     // solver on the CPU, `gpu` with it is a contradiction.
-    let gpu = match (args.engine.backend, cfg.solver.kind) {
-        (Backend::Gpu, SolverKind::Reference | SolverKind::SemiImplicit) => Err(UsageError(
-            "--backend gpu runs the explicit scheme only: use --solver explicit, or --backend cpu for the reference and semi-implicit solvers".into(),
+    let scheme = cfg.solver.kind.fixed_step_scheme();
+    let gpu = match (args.engine.backend, scheme) {
+        (Backend::Gpu, None) => Err(UsageError(
+            "--backend gpu runs the explicit and semi-implicit schemes: use --solver explicit or semi-implicit, or --backend cpu for the reference solver".into(),
         ))?,
-        (_, SolverKind::Reference | SolverKind::SemiImplicit) => None,
+        (_, None) => None,
         // One simulation is one GPU invocation: no GPU beats a CPU core at
         // that, so `auto` means the CPU here.
         (Backend::Auto, _) => None,
@@ -721,16 +730,17 @@ fn run_simulate(args: SimulateArgs) -> Result<()> {
     };
     print_header(&cfg);
     let started = Instant::now();
-    let output = match &gpu {
-        Some(gpu) => tether_sweep::scenario::batch::simulate_gpu(
+    let output = match (&gpu, scheme) {
+        (Some(gpu), Some(scheme)) => tether_sweep::scenario::batch::simulate_gpu(
             gpu,
             &cfg.scenario,
             &cfg.tether,
+            scheme,
             cfg.solver.step_s,
             args.engine.precision,
         )
         .context("simulation failed")?,
-        None => simulate(&cfg.scenario, &cfg.tether, &cfg.solver).context("simulation failed")?,
+        _ => simulate(&cfg.scenario, &cfg.tether, &cfg.solver).context("simulation failed")?,
     };
     let wall = started.elapsed();
 
@@ -790,14 +800,16 @@ fn print_summary(
             steps,
         } => println!(
             "{}: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
-            scheme.solver_kind().name()
+            scheme.name()
         ),
         SolverReport::Gpu {
+            scheme,
             step_s,
             steps,
             precision,
         } => println!(
-            "GPU explicit ({}): step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
+            "GPU {} ({}): step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
+            scheme.name(),
             precision.name()
         ),
         SolverReport::Reference(s) => println!(
@@ -868,9 +880,9 @@ fn run_bench(args: BenchArgs) -> Result<()> {
     let engines = args.engines.clone().unwrap_or_else(|| {
         let mut all = Vec::new();
         if let Some(g) = &gpu {
-            all.push(Engine::GpuF32);
+            all.extend([Engine::GpuF32, Engine::GpuSemiImplicitF32]);
             if g.adapter.shader_f64 {
-                all.push(Engine::GpuF64);
+                all.extend([Engine::GpuF64, Engine::GpuSemiImplicitF64]);
             }
         }
         all.extend([
@@ -880,11 +892,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
         ]);
         all
     });
-    if engines
-        .iter()
-        .any(|e| matches!(e, Engine::GpuF32 | Engine::GpuF64))
-        && gpu.is_none()
-    {
+    if engines.iter().any(|e| e.gpu().is_some()) && gpu.is_none() {
         Err(tether_sweep::gpu::GpuError::NoAdapter)?;
     }
     let peaks = Peaks::measure(gpu.as_ref())?;
@@ -893,14 +901,15 @@ fn run_bench(args: BenchArgs) -> Result<()> {
     }
     let fmt_peak = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.1}"));
     println!(
-        "measured multiply-add peak [GFLOP/s]: GPU f32 {}, GPU f64 {}, CPU f64 {}; {} flops per element-step",
+        "measured multiply-add peak [GFLOP/s]: GPU f32 {}, GPU f64 {}, CPU f64 {}; flops per element-step: explicit {}, GPU semi-implicit {}",
         fmt_peak(peaks.gpu_f32),
         fmt_peak(peaks.gpu_f64),
         fmt_peak(peaks.cpu_f64),
-        tether_sweep::gpu::flops::PER_ELEMENT_STEP
+        tether_sweep::gpu::flops::PER_ELEMENT_STEP,
+        tether_sweep::gpu::flops::SEMI_IMPLICIT_PER_ELEMENT_STEP,
     );
     println!(
-        "{:<17} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8}",
+        "{:<21} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8}",
         "engine",
         "n",
         "batch",
@@ -919,7 +928,7 @@ fn run_bench(args: BenchArgs) -> Result<()> {
                 let r = bench::run(engine, gpu.as_ref(), &scenario, n, b, &peaks)
                     .with_context(|| format!("{} n={n} batch={b}", engine.name()))?;
                 println!(
-                    "{:<17} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7} {:>8}",
+                    "{:<21} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7} {:>8}",
                     engine.name(),
                     n,
                     b,
@@ -947,7 +956,11 @@ fn run_bench(args: BenchArgs) -> Result<()> {
     );
     metadata.insert(
         "tether_sweep.flops_per_element_step".into(),
-        tether_sweep::gpu::flops::PER_ELEMENT_STEP.to_string(),
+        serde_json::json!({
+            "explicit": tether_sweep::gpu::flops::PER_ELEMENT_STEP,
+            "semi-implicit (GPU)": tether_sweep::gpu::flops::SEMI_IMPLICIT_PER_ELEMENT_STEP,
+        })
+        .to_string(),
     );
     if let Some(g) = &gpu {
         metadata.insert(

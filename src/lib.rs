@@ -1,7 +1,7 @@
 //! tether-sweep: batch simulation of planar ANCF tethers.
 //!
 //! Layers, each using only those before it:
-//! `linalg`, `model` (physics, f64) → `solver` (CPU integrators, equilibrium,
+//! `linalg`, `scheme`, `model` (physics, f64) → `solver` (CPU integrators, equilibrium,
 //! linearization) and `gpu` (device, shaders, batch engine) → `scenario`, `objective` → `sweep`, `ga`, `dataset`, `bench` → `io` (Parquet, CSV, TOML) → `plot`.
 //! The binary (`src/main.rs`, `src/cli.rs`) parses, calls and prints.
 //!
@@ -19,6 +19,7 @@ pub mod model;
 pub mod objective;
 pub mod plot;
 pub mod scenario;
+pub mod scheme;
 pub mod solver;
 pub mod sweep;
 

@@ -211,11 +211,10 @@ fn the_gpu_with_the_reference_solver_is_rejected() {
         ],
         &["--solver explicit"],
     );
-    // The semi-implicit solver is CPU-only: simulate, identify and swingup
-    // say so before writing anything.
+    // The reference solver is CPU-only: identify and swingup (whose GPU
+    // default is the semi-implicit scheme) say so before writing anything.
     let results = dir.path().join("results");
     for args in [
-        vec!["simulate", "--out", out.to_str().unwrap()],
         vec!["identify", "--out", results.to_str().unwrap()],
         vec![
             "swingup",
@@ -225,8 +224,8 @@ fn the_gpu_with_the_reference_solver_is_rejected() {
         ],
     ] {
         let mut args = args;
-        args.extend(["--backend", "gpu", "--solver", "semi-implicit"]);
-        assert_rejected(dir.path(), &args, &["semi-implicit", "--backend cpu"]);
+        args.extend(["--backend", "gpu", "--solver", "reference"]);
+        assert_rejected(dir.path(), &args, &["reference", "--backend cpu"]);
     }
 }
 

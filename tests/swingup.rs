@@ -15,7 +15,7 @@ use tether_sweep::gpu::{Gpu, Precision};
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
 use tether_sweep::model::{PinMotion, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
-use tether_sweep::solver::SolverKind;
+use tether_sweep::solver::{FixedStepScheme, SolverKind};
 
 fn gpu() -> Option<Gpu> {
     if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_some() {
@@ -129,24 +129,33 @@ fn chromosomes_map_to_spec_periods_and_winch_motion() {
 }
 
 #[test]
-fn gpu_f32_scores_a_batch_like_the_cpu_explicit_solver() {
+fn gpu_f32_scores_a_batch_like_the_cpu_solver_of_its_scheme() {
     let Some(gpu) = gpu() else { return };
     let problem = reduced();
     let chromosomes = [0u32, 1, 7, 21, 42, 63];
-    let on_gpu = Evaluator::new(Engine::Gpu {
-        gpu: &gpu,
-        precision: Precision::F32,
-    })
-    .evaluate(&problem, &chromosomes, None)
-    .unwrap();
-    let on_cpu = Evaluator::new(Engine::Cpu(explicit()))
+    for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
+        let on_gpu = Evaluator::new(Engine::Gpu {
+            gpu: &gpu,
+            precision: Precision::F32,
+            scheme,
+        })
         .evaluate(&problem, &chromosomes, None)
         .unwrap();
-    for ((c, g), e) in chromosomes.iter().zip(&on_gpu).zip(&on_cpu) {
-        let (g, e) = (g.j_a_min_m.unwrap(), e.j_a_min_m.unwrap());
-        let relative = (g / e - 1.0).abs();
-        eprintln!("chromosome {c}: GPU {g:.8} m, CPU {e:.8} m, relative {relative:.1e}");
-        assert!(relative < 1e-4, "chromosome {c}: {g} vs {e}");
+        let cpu = SolverSettings {
+            kind: SolverKind::from(scheme),
+            ..Default::default()
+        };
+        let on_cpu = Evaluator::new(Engine::Cpu(cpu))
+            .evaluate(&problem, &chromosomes, None)
+            .unwrap();
+        for ((c, g), e) in chromosomes.iter().zip(&on_gpu).zip(&on_cpu) {
+            let (g, e) = (g.j_a_min_m.unwrap(), e.j_a_min_m.unwrap());
+            let relative = (g / e - 1.0).abs();
+            eprintln!(
+                "{scheme:?} chromosome {c}: GPU {g:.8} m, CPU {e:.8} m, relative {relative:.1e}"
+            );
+            assert!(relative < 1e-4, "{scheme:?} chromosome {c}: {g} vs {e}");
+        }
     }
 }
 
@@ -161,6 +170,7 @@ fn exhaustive_landscape_equals_brute_force_and_the_ga_finds_its_optimum() {
         Some(g) => Engine::Gpu {
             gpu: g,
             precision: Precision::F32,
+            scheme: FixedStepScheme::SemiImplicit,
         },
         None => Engine::Cpu(explicit()),
     };

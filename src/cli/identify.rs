@@ -17,7 +17,7 @@ use tether_sweep::io::track::read_parquet_metadata;
 use tether_sweep::model::TetherParams;
 use tether_sweep::objective::MeasuredTrack;
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
-use tether_sweep::solver::SolverKind;
+use tether_sweep::solver::{FixedStepScheme, SolverKind};
 use tether_sweep::sweep::validation::Validation;
 use tether_sweep::sweep::{CandidateResult, Grid, Shard, Status, Summary, summarize};
 
@@ -59,12 +59,12 @@ pub struct IdentifyArgs {
     /// Default: 16 per CPU thread, or 1024 on the GPU.
     #[arg(long, value_name = "COUNT")]
     pub chunk_size: Option<usize>,
-    /// CPU solver for every candidate. The reference solver is the faster
-    /// one on the CPU for these grids (its step is not limited by D·n²).
-    /// The GPU runs the explicit scheme whatever this says; `semi-implicit`
-    /// there is refused.
-    #[arg(long, value_enum, default_value = "reference")]
-    pub solver: SolverKind,
+    /// Solver for every candidate. On the CPU the reference solver is the
+    /// faster one for these grids (its step is not limited by D·n²); the GPU
+    /// runs `explicit` or `semi-implicit` (`reference` there is refused).
+    /// [default: reference on the CPU, semi-implicit on the GPU]
+    #[arg(long, value_enum)]
+    pub solver: Option<SolverKind>,
     #[command(flatten)]
     pub engine: EngineArgs,
     /// Tip mass of every candidate [kg], ≥ 0 (not identified).
@@ -205,9 +205,19 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
     let table_path = claim_output(&table_dir, table_name, args.force)?;
     let gpu = args.engine.open_unless_auto(CPU_FASTER_FOR_SWEEPS)?;
     let (backend, precision, solver) = match &gpu {
-        Some(_) => ("gpu", args.engine.precision, SolverKind::Explicit),
-        None => ("cpu", Precision::F64, args.solver),
+        Some(_) => (
+            "gpu",
+            args.engine.precision,
+            SolverKind::from(EngineArgs::gpu_scheme(args.solver)),
+        ),
+        None => (
+            "cpu",
+            Precision::F64,
+            args.solver.unwrap_or(SolverKind::Reference),
+        ),
     };
+    // The GPU's scheme (explicit or semi-implicit; never None there).
+    let scheme = solver.fixed_step_scheme();
     let engine = EngineNames {
         backend: backend.into(),
         precision: precision.name().into(),
@@ -305,7 +315,14 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
     for chunk in todo.chunks(chunk_size) {
         let finished = match &gpu {
             Some(gpu) => run_gpu_chunk(
-                gpu, chunk, &measured, &base, &scenario, precision, &progress,
+                gpu,
+                scheme.expect("the GPU runs a fixed-step scheme"),
+                chunk,
+                &measured,
+                &base,
+                &scenario,
+                precision,
+                &progress,
             )?,
             None => run_cpu(chunk, &measured, &base, &scenario, &settings, &progress),
         };
@@ -342,9 +359,11 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
         use tether_sweep::sweep::validation::{pick, validate};
         let needs_validation = gpu.is_some() || solver != SolverKind::Reference;
         if needs_validation && args.validate > 0 {
-            let rerun = |params: &TetherParams| match &gpu {
-                Some(g) => simulate_gpu(g, &scenario, params, None, precision),
-                None => Ok(simulate(&scenario, params, &settings)?),
+            let rerun = |params: &TetherParams| match (&gpu, scheme) {
+                (Some(g), Some(scheme)) => {
+                    simulate_gpu(g, &scenario, params, scheme, None, precision)
+                }
+                _ => Ok(simulate(&scenario, params, &settings)?),
             };
             println!(
                 "validating {} candidates against the f64 reference solver…",
@@ -443,8 +462,10 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
 
 /// One chunk on the GPU, with the progress bar advanced by the chunk's
 /// share of element-steps and Ctrl-C stopping between dispatches.
+#[allow(clippy::too_many_arguments)]
 fn run_gpu_chunk(
     gpu: &Gpu,
+    scheme: FixedStepScheme,
     chunk: &[tether_sweep::sweep::Candidate],
     measured: &MeasuredTrack,
     base: &TetherParams,
@@ -458,6 +479,7 @@ fn run_gpu_chunk(
     };
     let results = tether_sweep::sweep::run_gpu(
         gpu,
+        scheme,
         chunk,
         measured,
         base,

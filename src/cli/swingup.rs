@@ -78,11 +78,12 @@ pub struct SwingupArgs {
     /// Also score every chromosome (2^(3b)) and rank the GA's answer.
     #[arg(long)]
     pub exhaustive: bool,
-    /// CPU solver. The reference solver is the faster one here at n = 40
-    /// (its step is not limited by D·n²). The GPU runs the explicit scheme
-    /// whatever this says; `semi-implicit` there is refused.
-    #[arg(long, value_enum, default_value = "reference")]
-    pub solver: SolverKind,
+    /// Solver. On the CPU the reference solver is the faster one here at
+    /// n = 40 (its step is not limited by D·n²); the GPU runs `explicit` or
+    /// `semi-implicit` (`reference` there is refused).
+    /// [default: reference on the CPU, semi-implicit on the GPU]
+    #[arg(long, value_enum)]
+    pub solver: Option<SolverKind>,
     /// Reference solver's local error tolerance [m], in (0, 1e-3]. 1e-7 m
     /// moves J_a,min by 1e-6 m against 1e-9 m at the defaults, 3.5× faster.
     #[arg(long, value_name = "M", default_value_t = 1e-7)]
@@ -172,35 +173,37 @@ pub fn run(args: SwingupArgs) -> Result<()> {
 
     // A GA generation is a handful of simulations, each a single GPU thread;
     // the landscape is tens of thousands, which the GPU runs side by side.
-    let gpu = if args.exhaustive && args.solver != SolverKind::SemiImplicit {
+    let gpu = if args.exhaustive && args.solver != Some(SolverKind::Reference) {
         args.engine.open()?
     } else {
         args.engine
             .open_unless_auto("a GA generation is too few simulations to fill a GPU")?
     };
     let cpu_settings = SolverSettings {
-        kind: args.solver,
+        kind: args.solver.unwrap_or(SolverKind::Reference),
         reference: ReferenceOptions {
             tolerance_m: args.tolerance,
             ..Default::default()
         },
         ..Default::default()
     };
+    let gpu_scheme = EngineArgs::gpu_scheme(args.solver);
     let (engine, backend, precision, solver) = match &gpu {
         Some(g) => (
             Engine::Gpu {
                 gpu: g,
                 precision: args.engine.precision,
+                scheme: gpu_scheme,
             },
             "gpu",
             args.engine.precision,
-            SolverKind::Explicit,
+            SolverKind::from(gpu_scheme),
         ),
         None => (
             Engine::Cpu(cpu_settings),
             "cpu",
             Precision::F64,
-            args.solver,
+            cpu_settings.kind,
         ),
     };
     let mut evaluator = Evaluator::new(engine);
@@ -312,6 +315,7 @@ pub fn run(args: SwingupArgs) -> Result<()> {
                 g,
                 &best_scenario,
                 &problem.params,
+                gpu_scheme,
                 None,
                 precision,
             )

@@ -11,7 +11,7 @@ use crate::gpu::{BatchOptions, Gpu, OutcomeStatus, Precision, run_batch};
 use crate::model::TetherParams;
 use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
 use crate::scenario::{RunStatus, Scenario, ScenarioKind, SolverSettings, simulate};
-use crate::solver::SolverError;
+use crate::solver::{FixedStepScheme, SolverError};
 
 /// The design problem: a tether, a swing-up scenario whose winch periods the
 /// chromosome sets, and the chromosome's coding.
@@ -57,8 +57,12 @@ impl SwingupProblem {
 pub enum Engine<'a> {
     /// The CPU solvers, one simulation per core at a time.
     Cpu(SolverSettings),
-    /// The GPU engine's explicit scheme; the step comes from the model.
-    Gpu { gpu: &'a Gpu, precision: Precision },
+    /// The GPU engine with `scheme`; the step comes from the model.
+    Gpu {
+        gpu: &'a Gpu,
+        precision: Precision,
+        scheme: FixedStepScheme,
+    },
 }
 
 /// A progress callback: (work done, work in the batch).
@@ -93,9 +97,11 @@ impl<'a> Evaluator<'a> {
             Engine::Cpu(settings) => {
                 Ok(self.evaluate_cpu(problem, chromosomes, settings, progress))
             }
-            Engine::Gpu { gpu, precision } => {
-                self.evaluate_gpu(problem, chromosomes, gpu, *precision, progress)
-            }
+            Engine::Gpu {
+                gpu,
+                precision,
+                scheme,
+            } => self.evaluate_gpu(problem, chromosomes, gpu, *precision, *scheme, progress),
         }
     }
 
@@ -145,11 +151,15 @@ impl<'a> Evaluator<'a> {
         chromosomes: &[u32],
         gpu: &Gpu,
         precision: Precision,
+        scheme: FixedStepScheme,
         progress: Option<&Progress<'_>>,
     ) -> Result<Vec<Evaluation>, BatchError> {
         let sims = chromosomes
             .par_iter()
-            .map(|&c| gpu_simulation(&problem.scenario_for(c), &problem.params, None, &self.steps))
+            .map(|&c| {
+                let scenario = problem.scenario_for(c);
+                gpu_simulation(&scenario, &problem.params, scheme, None, &self.steps)
+            })
             .collect::<Result<Vec<_>, SolverError>>()?;
         let options = BatchOptions {
             precision,

@@ -4,8 +4,8 @@
 
 use super::GpuError;
 use super::layout::{
-    FACTOR_VEC4_PER_NODE, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES, NO_TRACK, STATE_PLANES,
-    STEPS_PER_FOLD, SimControl, SimPhysics,
+    FACTOR_VEC4_PER_NODE, FixedStepScheme, MARKER_VEC4, MASS_BLOCK_VEC4_PER_NODE, MAX_GPU_ELEMENTS,
+    MAX_WINCH_MOVES, NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
 };
 use super::mass_factor;
 use crate::error::InputError;
@@ -39,6 +39,8 @@ pub struct GpuSimulation {
     pub initial_q: Vec<f64>,
     pub initial_v: Vec<f64>,
     pub initial_a: Vec<f64>,
+    /// The fixed-step scheme; a chunk runs one (its pipeline's).
+    pub scheme: FixedStepScheme,
     pub step_s: f64,
     pub total_steps: u64,
     pub steps_per_sample: u64,
@@ -118,10 +120,11 @@ impl GpuSimulation {
     }
 
     /// Key of what the mesh buffer holds for this simulation: everything the
-    /// mass matrix and the marker table depend on.
+    /// mass matrix, its form for the scheme and the marker table depend on.
     fn mesh_key(&self) -> Vec<u64> {
         let p = &self.params;
         let mut key = vec![
+            self.scheme as u64,
             p.elements as u64,
             p.tip_mass_kg.to_bits(),
             p.density_kg_m3.to_bits(),
@@ -205,7 +208,8 @@ pub struct ChunkData {
     pub node_slots: usize,
     pub controls: Vec<SimControl>,
     pub physics: Vec<SimPhysics<f64>>,
-    /// vec4 entries: mass factors and marker tables of every distinct mesh.
+    /// vec4 entries: mass factors (explicit) or mass blocks (semi-implicit)
+    /// and marker tables of every distinct mesh.
     pub mesh: Vec<[f64; 4]>,
     /// Plane-major, node, simulation-minor (step.wgsl's `slot`).
     pub state: Vec<[f64; 4]>,
@@ -213,9 +217,19 @@ pub struct ChunkData {
     pub track_len: usize,
 }
 
-/// Builds the arrays for the simulations `sims` (one chunk).
+/// Builds the arrays for the simulations `sims` (one chunk, one scheme).
 pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
     let count = sims.len();
+    if let Some(first) = sims.first()
+        && let Some(other) = sims.iter().find(|s| s.scheme != first.scheme)
+    {
+        return Err(InputError::new(
+            "scheme",
+            other.scheme.name(),
+            format!("{}, as the chunk's first simulation", first.scheme.name()),
+        )
+        .into());
+    }
     let node_slots = sims
         .iter()
         .map(|s| s.params.elements + 1)
@@ -230,22 +244,32 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
     for (i, sim) in sims.iter().enumerate() {
         sim.validate()?;
         let key = sim.mesh_key();
-        let (factor_offset, marker_offset) = match meshes.iter().find(|m| m.0 == key) {
+        let (mass_offset, marker_offset) = match meshes.iter().find(|m| m.0 == key) {
             Some(m) => (m.1, m.2),
             None => {
                 let tether = Tether::new(sim.params.clone()).map_err(GpuError::Input)?;
-                let factors = mass_factor::factor(tether.mass(), sim.params.elements)?;
-                let factor_offset = mesh.len() as u32;
-                for f in &factors {
-                    for m in [&f.inverse_pivot, &f.coupling_previous, &f.coupling_next] {
-                        for col in m.chunks(4) {
-                            mesh.push([col[0], col[1], col[2], col[3]]);
+                let mass_offset = mesh.len() as u32;
+                let per_node = match sim.scheme {
+                    FixedStepScheme::Explicit => {
+                        for f in mass_factor::factor(tether.mass(), sim.params.elements)? {
+                            for m in [&f.inverse_pivot, &f.coupling_previous, &f.coupling_next] {
+                                mesh.extend(m.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]));
+                            }
                         }
+                        FACTOR_VEC4_PER_NODE
                     }
-                }
+                    FixedStepScheme::SemiImplicit => {
+                        for blocks in mass_factor::node_blocks(tether.mass(), sim.params.elements) {
+                            for m in &blocks {
+                                mesh.extend(m.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]));
+                            }
+                        }
+                        MASS_BLOCK_VEC4_PER_NODE
+                    }
+                };
                 debug_assert_eq!(
-                    mesh.len() - factor_offset as usize,
-                    FACTOR_VEC4_PER_NODE * factors.len()
+                    mesh.len() - mass_offset as usize,
+                    per_node * (sim.params.elements + 1)
                 );
                 let marker_offset = mesh.len() as u32;
                 let le = sim.params.element_length_m();
@@ -255,8 +279,8 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
                     mesh.push(sh);
                     mesh.push([s, element as f64, 0.0, 0.0]);
                 }
-                meshes.push((key, factor_offset, marker_offset));
-                (factor_offset, marker_offset)
+                meshes.push((key, mass_offset, marker_offset));
+                (mass_offset, marker_offset)
             }
         };
         let track_offset = if sim.record_track {
@@ -268,7 +292,7 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
         };
         controls.push(SimControl {
             elements: sim.params.elements as u32,
-            factor_offset,
+            mass_offset,
             marker_offset,
             markers: sim.marker_arc_lengths_m.len() as u32,
             total_steps: sim.total_steps as u32,

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use super::layout::FixedStepScheme;
 use super::{GpuError, Precision, layout, shader};
 
 /// What a user needs to know about an adapter.
@@ -97,14 +98,15 @@ fn parse_workgroup_size(text: &str, adapter_max: u32) -> Result<u32, GpuError> {
 }
 
 /// The error for a simulation of `elements` elements that no step pipeline
-/// of `precision` holds.
-pub fn elements_error(elements: usize, precision: Precision) -> GpuError {
+/// of `precision` and `scheme` holds.
+pub fn elements_error(elements: usize, precision: Precision, scheme: FixedStepScheme) -> GpuError {
     crate::error::InputError::new(
         "elements",
         elements,
         format!(
-            "1..={} on the GPU in {} (use --backend cpu for more{})",
-            layout::max_gpu_elements(precision.real_bytes()),
+            "1..={} for the {} scheme on the GPU in {} (use --backend cpu for more{})",
+            layout::max_gpu_elements(precision.real_bytes(), scheme),
+            scheme.name(),
             precision.name(),
             if precision == Precision::F64 {
                 ", or f32"
@@ -119,9 +121,12 @@ pub fn elements_error(elements: usize, precision: Precision) -> GpuError {
 /// The pipeline stages (one WGSL file each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stage {
-    /// Time stepping and objectives (step.wgsl), for simulations of at most
-    /// `node_capacity` nodes.
-    Step { node_capacity: u32 },
+    /// Time stepping and objectives (step.wgsl) with `scheme`, for
+    /// simulations of at most `node_capacity` nodes.
+    Step {
+        node_capacity: u32,
+        scheme: FixedStepScheme,
+    },
     /// Multiply-add throughput (peak.wgsl).
     Peak,
 }
@@ -228,16 +233,23 @@ impl Gpu {
         })
     }
 
-    /// The step pipeline for `precision` and simulations of up to
-    /// `max_elements` elements, compiled once per device.
+    /// The step pipeline of `scheme` for `precision` and simulations of up
+    /// to `max_elements` elements, compiled once per device.
     pub fn step_pipeline(
         &self,
         precision: Precision,
         max_elements: usize,
+        scheme: FixedStepScheme,
     ) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
-        let node_capacity = layout::node_capacity(max_elements, precision.real_bytes())
-            .ok_or_else(|| elements_error(max_elements, precision))?;
-        self.pipeline(Stage::Step { node_capacity }, precision)
+        let node_capacity = layout::node_capacity(max_elements, precision.real_bytes(), scheme)
+            .ok_or_else(|| elements_error(max_elements, precision, scheme))?;
+        self.pipeline(
+            Stage::Step {
+                node_capacity,
+                scheme,
+            },
+            precision,
+        )
     }
 
     /// The errors the device reported since the last check, if any: a lost
@@ -284,9 +296,10 @@ impl Gpu {
                 label: Some(&format!("{stage:?} ({})", precision.name())),
                 source: wgpu::ShaderSource::Wgsl(
                     match stage {
-                        Stage::Step { node_capacity } => {
-                            shader::step_source(precision, node_capacity)
-                        }
+                        Stage::Step {
+                            node_capacity,
+                            scheme,
+                        } => shader::step_source(precision, node_capacity, scheme),
                         Stage::Peak => shader::peak_source(precision),
                     }
                     .into(),

@@ -14,8 +14,8 @@ use super::batch::{
     ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data, steps_per_dispatch,
 };
 use super::layout::{
-    DispatchParams, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE, STATUS_RUNNING,
-    SimObjectives, SimProgress,
+    DispatchParams, FixedStepScheme, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE,
+    STATUS_RUNNING, SimObjectives, SimProgress,
 };
 use super::{Gpu, GpuError, Precision};
 
@@ -191,18 +191,33 @@ fn run_typed<R: Real>(
             .into());
         }
     }
-    // Compiles the largest chunk's pipeline, or fails (no f64, too many
-    // elements for the precision), before any work is done.
-    let max_elements = sims.iter().map(|s| s.params.elements).max().unwrap_or(1);
-    gpu.step_pipeline(options.precision, max_elements)?;
+    // Compiles each scheme's largest pipeline, or fails (no f64, too many
+    // elements for the precision and scheme), before any work is done.
+    for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
+        let largest = sims
+            .iter()
+            .filter(|s| s.scheme == scheme)
+            .map(|s| s.params.elements)
+            .max();
+        if let Some(max_elements) = largest {
+            gpu.step_pipeline(options.precision, max_elements, scheme)?;
+        }
+    }
     if sims.is_empty() {
         return Ok(Vec::new());
     }
-    // Similar simulations side by side: the invocations of a SIMD group run
-    // in lockstep, as long as the largest n and the most steps among them.
+    // A chunk runs one scheme (its pipeline's). Similar simulations side by
+    // side: the invocations of a SIMD group run in lockstep, as long as the
+    // largest n and the most steps among them.
     let mut order: Vec<usize> = (0..sims.len()).collect();
-    order.sort_by_key(|&i| (sims[i].params.elements, sims[i].total_steps));
+    order.sort_by_key(|&i| {
+        let s = &sims[i];
+        (s.scheme, s.params.elements, s.total_steps)
+    });
     let capacity = chunk_capacity(gpu, sims, options)?;
+    let chunks = order
+        .chunk_by(|&i, &j| sims[i].scheme == sims[j].scheme)
+        .flat_map(|same_scheme| same_scheme.chunks(capacity));
     let total_work: u64 = sims
         .iter()
         .map(|s| s.total_steps * s.params.elements as u64)
@@ -214,7 +229,7 @@ fn run_typed<R: Real>(
         .map(|p| p.map(R::from_f64))
         .collect();
     let mut outcomes: Vec<Option<GpuOutcome>> = vec![None; sims.len()];
-    for chunk in order.chunks(capacity) {
+    for chunk in chunks {
         if cancelled(options) {
             for &i in chunk {
                 outcomes[i] = Some(GpuOutcome {
@@ -230,7 +245,11 @@ fn run_typed<R: Real>(
         }
         let members: Vec<&GpuSimulation> = chunk.iter().map(|&i| &sims[i]).collect();
         let chunk_elements = members.iter().map(|s| s.params.elements).max();
-        let pipeline = gpu.step_pipeline(options.precision, chunk_elements.unwrap_or(1))?;
+        let pipeline = gpu.step_pipeline(
+            options.precision,
+            chunk_elements.unwrap_or(1),
+            members[0].scheme,
+        )?;
         let data = chunk_data(&members)?;
         let results = run_chunk::<R>(
             gpu,

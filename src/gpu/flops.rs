@@ -1,5 +1,6 @@
 //! Floating-point operations per element-step of the step stage, counted
-//! once, here, from `shaders/element.wgsl` and `shaders/step.wgsl`: every
+//! once, here, from `shaders/element.wgsl`, `shaders/matrix.wgsl` and
+//! `shaders/step.wgsl`, for each scheme: every
 //! add, subtract, multiply, divide and square root is one flop (a fused
 //! multiply-add is two), comparisons and abs are free. Per element-step means
 //! one element's force plus one node's drift, substitutions and velocity
@@ -29,12 +30,49 @@ pub const FORWARD: u64 = 28 + 4 + 28 + 4;
 /// Back substitution (one 4×4 product and a subtraction) and the velocity update.
 pub const BACK: u64 = 28 + 4 + 8;
 
-/// Flops per element-step.
+/// Flops per element-step of the explicit scheme.
 pub const PER_ELEMENT_STEP: u64 = crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT
     + GRAVITY_AND_DRAG
     + DRIFT
     + FORWARD
     + BACK;
+
+/// The semi-implicit scheme's damping matrix at one Gauss point
+/// (`add_gauss_point` under SEMI_IMPLICIT): ε_e and κ_e by node (8 + 24),
+/// the two weights (4) and the weighted vectors (16), then per block of
+/// (a, a), (a, b), (b, b) two outer products (32), their sum and the
+/// accumulation (32).
+pub const GAUSS_POINT_DAMPING: u64 = 8 + 24 + 4 + 16 + 3 * 64;
+/// `inverse4`: twelve 2×2 minors (36), the determinant (11), its
+/// reciprocal (1), sixteen cofactors of three products and two sums, each
+/// scaled (96).
+pub const INVERSE4: u64 = 36 + 11 + 1 + 96;
+/// A 4×4 matrix product (64 multiplies, 48 adds).
+const MATRIX_PRODUCT: u64 = 112;
+/// The semi-implicit forward sweep at one node: the pivot block (two 4×4
+/// sums) and the coupling (one), D = A − L E (a product and a difference),
+/// its inverse, y = G (f − L y) (two matrix-vector products and a
+/// difference) and E = G U.
+pub const SEMI_IMPLICIT_FORWARD: u64 =
+    32 + 16 + MATRIX_PRODUCT + 16 + INVERSE4 + 28 + 4 + 28 + MATRIX_PRODUCT;
+
+/// Flops per element-step of the semi-implicit scheme: the explicit step's
+/// element and drift work, the damping matrix, the per-step factorization,
+/// and the same back substitution.
+pub const SEMI_IMPLICIT_PER_ELEMENT_STEP: u64 = crate::model::element::GAUSS_POINTS as u64
+    * (GAUSS_POINT + GAUSS_POINT_DAMPING)
+    + GRAVITY_AND_DRAG
+    + DRIFT
+    + SEMI_IMPLICIT_FORWARD
+    + BACK;
+
+/// Flops per element-step of `scheme`.
+pub fn per_element_step(scheme: super::layout::FixedStepScheme) -> u64 {
+    match scheme {
+        super::layout::FixedStepScheme::Explicit => PER_ELEMENT_STEP,
+        super::layout::FixedStepScheme::SemiImplicit => SEMI_IMPLICIT_PER_ELEMENT_STEP,
+    }
+}
 
 /// Flops per invocation of the peak stage: 16 fma on vec4 per iteration.
 pub const PEAK_PER_INVOCATION: u64 = 2048 * 16 * 4 * 2;

@@ -7,6 +7,8 @@
 
 use bytemuck::{Pod, Zeroable};
 
+pub use crate::scheme::FixedStepScheme;
+
 /// The shader's default workgroup size (the `WORKGROUP_SIZE` override in
 /// step.wgsl), used on hardware GPUs.
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -21,8 +23,13 @@ pub const STATUS_DONE: u32 = 1;
 pub const STATUS_DIVERGED: u32 = 2;
 /// `SimControl::track_offset` when no track is recorded.
 pub const NO_TRACK: u32 = u32::MAX;
-/// vec4 entries of the mass factors per node: G, B, E as four columns each.
+/// vec4 entries of the explicit scheme's mass factors per node: G, B, E as
+/// four columns each.
 pub const FACTOR_VEC4_PER_NODE: usize = 12;
+/// vec4 entries of the semi-implicit scheme's mass blocks per node: the
+/// diagonal block and the block coupling to the next node, four columns
+/// each. That scheme factors M + h/2 C_D(q) itself, every step.
+pub const MASS_BLOCK_VEC4_PER_NODE: usize = 8;
 /// vec4 entries per marker in the mesh buffer.
 pub const MARKER_VEC4: usize = 2;
 /// Winch moves the shader can follow (MAX_WINCH_MOVES in motion.wgsl).
@@ -51,27 +58,38 @@ pub const MAX_GPU_ELEMENTS: usize = 128;
 /// H100 (Vulkan, driver 580) the f64 stage with 129 nodes (16.5 KB a thread)
 /// lost the device, while 65 nodes in f64 and 129 in f32 (8.3 KB) ran.
 pub const NODE_CAPACITIES: [u32; 4] = [17, 33, 65, 129];
-/// The most bytes of private state arrays (four planes of `real4`) a
-/// pipeline may have: the larger of the two that ran on the H100, 65 nodes
-/// of f64 (8,320 bytes; 129 nodes of f32 are 8,256).
+/// The most bytes of private arrays a pipeline may have: the larger of the
+/// two explicit stages that ran on the H100, 65 nodes of four planes of f64
+/// (8,320 bytes; 129 nodes of f32 are 8,256).
 pub const MAX_PRIVATE_STATE_BYTES: u64 = 65 * STATE_PLANES as u64 * 4 * 8;
+
+/// `real4` entries per node of the step stage's private arrays: the four
+/// state planes, and for the semi-implicit scheme the 4×4 block E of each
+/// node's factorization, which the back substitution needs.
+pub fn private_vec4_per_node(scheme: FixedStepScheme) -> u64 {
+    match scheme {
+        FixedStepScheme::Explicit => STATE_PLANES as u64,
+        FixedStepScheme::SemiImplicit => STATE_PLANES as u64 + 4,
+    }
+}
 
 /// The node capacity of the step pipeline for simulations of up to
 /// `max_elements` elements in `real_bytes`-byte reals, or `None` when no
 /// variant holds them within [`MAX_PRIVATE_STATE_BYTES`].
-pub fn node_capacity(max_elements: usize, real_bytes: u64) -> Option<u32> {
+pub fn node_capacity(max_elements: usize, real_bytes: u64, scheme: FixedStepScheme) -> Option<u32> {
     NODE_CAPACITIES.into_iter().find(|&nodes| {
         nodes as usize > max_elements
-            && nodes as u64 * STATE_PLANES as u64 * 4 * real_bytes <= MAX_PRIVATE_STATE_BYTES
+            && nodes as u64 * private_vec4_per_node(scheme) * 4 * real_bytes
+                <= MAX_PRIVATE_STATE_BYTES
     })
 }
 
 /// The most elements a GPU simulation may have in `real_bytes`-byte reals.
-pub fn max_gpu_elements(real_bytes: u64) -> usize {
+pub fn max_gpu_elements(real_bytes: u64, scheme: FixedStepScheme) -> usize {
     NODE_CAPACITIES
         .into_iter()
         .rev()
-        .find_map(|nodes| node_capacity(nodes as usize - 1, real_bytes))
+        .find_map(|nodes| node_capacity(nodes as usize - 1, real_bytes, scheme))
         .map_or(0, |nodes| nodes as usize - 1)
 }
 
@@ -88,7 +106,7 @@ pub struct DispatchParams {
 #[derive(Debug, Clone, Copy, PartialEq, Pod, Zeroable)]
 pub struct SimControl {
     pub elements: u32,
-    pub factor_offset: u32,
+    pub mass_offset: u32,
     pub marker_offset: u32,
     pub markers: u32,
     pub total_steps: u32,
@@ -215,9 +233,12 @@ mod tests {
     /// (name, offset) of every member of the WGSL struct `name`, and its size,
     /// as naga lays them out.
     fn wgsl_layout(precision: Precision, name: &str) -> (Vec<(String, u32)>, u32) {
-        let module =
-            naga::front::wgsl::parse_str(&step_source(precision, *NODE_CAPACITIES.last().unwrap()))
-                .expect("WGSL parses");
+        let module = naga::front::wgsl::parse_str(&step_source(
+            precision,
+            *NODE_CAPACITIES.last().unwrap(),
+            FixedStepScheme::Explicit,
+        ))
+        .expect("WGSL parses");
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).unwrap();
         let ty = module
@@ -262,7 +283,7 @@ mod tests {
             check(
                 p,
                 "SimControl",
-                rust_layout!(SimControl; elements, factor_offset, marker_offset, markers,
+                rust_layout!(SimControl; elements, mass_offset, marker_offset, markers,
                     total_steps, steps_per_sample, samples_per_frame, winch_moves,
                     track_offset, compare_measured, steps_per_fold, _pad),
             );
@@ -317,7 +338,7 @@ mod tests {
     #[test]
     fn shader_constants_match_rust() {
         for p in [Precision::F32, Precision::F64] {
-            let src = step_source(p, NODE_CAPACITIES[0]);
+            let src = step_source(p, NODE_CAPACITIES[0], FixedStepScheme::Explicit);
             for (name, value) in [
                 ("STATUS_RUNNING: u32 = ", STATUS_RUNNING.to_string() + "u"),
                 ("STATUS_DONE: u32 = ", STATUS_DONE.to_string() + "u"),
@@ -326,6 +347,10 @@ mod tests {
                 (
                     "FACTOR_VEC4_PER_NODE: u32 = ",
                     FACTOR_VEC4_PER_NODE.to_string() + "u",
+                ),
+                (
+                    "MASS_BLOCK_VEC4_PER_NODE: u32 = ",
+                    MASS_BLOCK_VEC4_PER_NODE.to_string() + "u",
                 ),
                 ("MAX_WINCH_MOVES: u32 = ", MAX_WINCH_MOVES.to_string() + "u"),
                 ("MAX_NODES: u32 = ", NODE_CAPACITIES[0].to_string() + "u"),
@@ -344,14 +369,40 @@ mod tests {
 
     #[test]
     fn node_capacity_is_the_smallest_variant_within_the_private_budget() {
-        assert_eq!(node_capacity(1, 4), Some(17));
-        assert_eq!(node_capacity(16, 4), Some(17));
-        assert_eq!(node_capacity(17, 4), Some(33));
-        assert_eq!(node_capacity(64, 8), Some(65));
-        assert_eq!(node_capacity(128, 4), Some(129));
-        assert_eq!(node_capacity(65, 8), None);
-        assert_eq!(node_capacity(129, 4), None);
-        assert_eq!(max_gpu_elements(4), MAX_GPU_ELEMENTS);
-        assert_eq!(max_gpu_elements(8), 64);
+        let explicit = FixedStepScheme::Explicit;
+        assert_eq!(node_capacity(1, 4, explicit), Some(17));
+        assert_eq!(node_capacity(16, 4, explicit), Some(17));
+        assert_eq!(node_capacity(17, 4, explicit), Some(33));
+        assert_eq!(node_capacity(64, 8, explicit), Some(65));
+        assert_eq!(node_capacity(128, 4, explicit), Some(129));
+        assert_eq!(node_capacity(65, 8, explicit), None);
+        assert_eq!(node_capacity(129, 4, explicit), None);
+        assert_eq!(max_gpu_elements(4, explicit), MAX_GPU_ELEMENTS);
+        assert_eq!(max_gpu_elements(8, explicit), 64);
+        // The semi-implicit stage keeps twice the private arrays per node.
+        let semi = FixedStepScheme::SemiImplicit;
+        assert_eq!(node_capacity(64, 4, semi), Some(65));
+        assert_eq!(node_capacity(65, 4, semi), None);
+        assert_eq!(node_capacity(16, 8, semi), Some(17));
+        assert_eq!(node_capacity(17, 8, semi), None);
+        assert_eq!(max_gpu_elements(4, semi), 64);
+        assert_eq!(max_gpu_elements(8, semi), 16);
+    }
+
+    #[test]
+    fn both_schemes_parse_with_the_same_shared_structs() {
+        for p in [Precision::F32, Precision::F64] {
+            for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
+                let src = step_source(p, NODE_CAPACITIES[0], scheme);
+                let module = naga::front::wgsl::parse_str(&src)
+                    .unwrap_or_else(|e| panic!("{scheme:?} {p:?}: {}", e.emit_to_string(&src)));
+                naga::valid::Validator::new(
+                    naga::valid::ValidationFlags::all(),
+                    naga::valid::Capabilities::all(),
+                )
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{scheme:?} {p:?}: {}", e.emit_to_string(&src)));
+            }
+        }
     }
 }

@@ -79,6 +79,24 @@ pub fn factor(mass: &BandedMatrix, elements: usize) -> Result<Vec<NodeFactors>, 
     Ok(out)
 }
 
+/// The mass matrix's blocks of nodes 0..=n as the semi-implicit shader
+/// reads them: the diagonal block and the block coupling to the next node
+/// (zero at the tip), column-major, as assembled (pin rows unmodified). That
+/// scheme adds h/2 C_D(q) and factors the sum itself, every step.
+pub fn node_blocks(mass: &BandedMatrix, elements: usize) -> Vec<[[f64; 16]; 2]> {
+    let nodes = elements + 1;
+    (0..nodes)
+        .map(|k| {
+            let next = if k + 1 < nodes {
+                block(mass, k, k + 1)
+            } else {
+                Matrix4::zeros()
+            };
+            [column_major(&block(mass, k, k)), column_major(&next)]
+        })
+        .collect()
+}
+
 /// Solves the modified system with the factors, in f64: the reference for the
 /// shader's forward and back substitution. `rhs` holds f per node with the
 /// pin's acceleration in node 0's first two entries.

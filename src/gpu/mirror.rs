@@ -19,7 +19,10 @@ use nalgebra::{Matrix4, RealField, Vector2, Vector4};
 use rayon::prelude::*;
 
 use super::batch::{ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data};
-use super::layout::{FACTOR_VEC4_PER_NODE, NO_TRACK, Real, SimControl, SimPhysics};
+use super::layout::{
+    FACTOR_VEC4_PER_NODE, FixedStepScheme, MASS_BLOCK_VEC4_PER_NODE, NO_TRACK, Real, SimControl,
+    SimPhysics,
+};
 
 use super::{GpuError, Precision};
 
@@ -96,6 +99,91 @@ struct ElementForce<R: MirrorReal> {
     b: Vector4<R>,
 }
 
+/// element.wgsl's `ElementState`: displacements, and the velocities of the
+/// material damping and of the drag.
+struct ElementState<R: MirrorReal> {
+    ua: Vector4<R>,
+    ub: Vector4<R>,
+    damped_va: Vector4<R>,
+    damped_vb: Vector4<R>,
+    drag_va: Vector4<R>,
+    drag_vb: Vector4<R>,
+}
+
+/// element.wgsl's `ElementDamping`: blocks (a, a), (a, b), (b, b) of
+/// scale · C_D.
+struct ElementDamping<R: MirrorReal> {
+    aa: Matrix4<R>,
+    ab: Matrix4<R>,
+    bb: Matrix4<R>,
+}
+
+impl<R: MirrorReal> ElementDamping<R> {
+    fn zeros() -> Self {
+        Self {
+            aa: Matrix4::zeros(),
+            ab: Matrix4::zeros(),
+            bb: Matrix4::zeros(),
+        }
+    }
+}
+
+/// matrix.wgsl's `outer4`.
+fn outer4<R: MirrorReal>(u: &Vector4<R>, v: &Vector4<R>) -> Matrix4<R> {
+    Matrix4::from_columns(&[u * v.x, u * v.y, u * v.z, u * v.w])
+}
+
+/// matrix.wgsl's `inverse4`: cofactors through the 2×2 minors, in the
+/// shader's order.
+pub fn inverse4<R: MirrorReal>(m: &Matrix4<R>) -> Matrix4<R> {
+    let a = |r: usize, c: usize| m[(r, c)];
+    let (a00, a01, a02, a03) = (a(0, 0), a(0, 1), a(0, 2), a(0, 3));
+    let (a10, a11, a12, a13) = (a(1, 0), a(1, 1), a(1, 2), a(1, 3));
+    let (a20, a21, a22, a23) = (a(2, 0), a(2, 1), a(2, 2), a(2, 3));
+    let (a30, a31, a32, a33) = (a(3, 0), a(3, 1), a(3, 2), a(3, 3));
+    let s0 = a00 * a11 - a10 * a01;
+    let s1 = a00 * a12 - a10 * a02;
+    let s2 = a00 * a13 - a10 * a03;
+    let s3 = a01 * a12 - a11 * a02;
+    let s4 = a01 * a13 - a11 * a03;
+    let s5 = a02 * a13 - a12 * a03;
+    let c5 = a22 * a33 - a32 * a23;
+    let c4 = a21 * a33 - a31 * a23;
+    let c3 = a21 * a32 - a31 * a22;
+    let c2 = a20 * a33 - a30 * a23;
+    let c1 = a20 * a32 - a30 * a22;
+    let c0 = a20 * a31 - a30 * a21;
+    let det = s0 * c5 - s1 * c4 + s2 * c3 + s3 * c2 - s4 * c1 + s5 * c0;
+    let r = lit::<R>(1.0) / det;
+    let columns = [
+        Vector4::new(
+            (a11 * c5 - a12 * c4 + a13 * c3) * r,
+            (-a10 * c5 + a12 * c2 - a13 * c1) * r,
+            (a10 * c4 - a11 * c2 + a13 * c0) * r,
+            (-a10 * c3 + a11 * c1 - a12 * c0) * r,
+        ),
+        Vector4::new(
+            (-a01 * c5 + a02 * c4 - a03 * c3) * r,
+            (a00 * c5 - a02 * c2 + a03 * c1) * r,
+            (-a00 * c4 + a01 * c2 - a03 * c0) * r,
+            (a00 * c3 - a01 * c1 + a02 * c0) * r,
+        ),
+        Vector4::new(
+            (a31 * s5 - a32 * s4 + a33 * s3) * r,
+            (-a30 * s5 + a32 * s2 - a33 * s1) * r,
+            (a30 * s4 - a31 * s2 + a33 * s0) * r,
+            (-a30 * s3 + a31 * s1 - a32 * s0) * r,
+        ),
+        Vector4::new(
+            (-a21 * s5 + a22 * s4 - a23 * s3) * r,
+            (a20 * s5 - a22 * s2 + a23 * s1) * r,
+            (-a20 * s4 + a21 * s2 - a23 * s0) * r,
+            (a20 * s3 - a21 * s1 + a22 * s0) * r,
+        ),
+    ];
+    Matrix4::from_columns(&columns)
+}
+
 fn cross2<R: MirrorReal>(p: Vector2<R>, q: Vector2<R>) -> R {
     p.x * q.y - p.y * q.x
 }
@@ -117,18 +205,20 @@ fn combine<R: MirrorReal>(s: &Vector4<R>, a: &Vector4<R>, b: &Vector4<R>) -> Vec
     xy(a) * s.x + zw(a) * s.y + xy(b) * s.z + zw(b) * s.w
 }
 
-/// element.wgsl's `add_gauss_point`.
+/// element.wgsl's `add_gauss_point`; `damping` is its SEMI_IMPLICIT part
+/// (the blocks, and the scale).
 #[allow(clippy::too_many_arguments)]
 fn add_gauss_point<R: MirrorReal>(
     f: &mut ElementForce<R>,
+    damping: Option<(&mut ElementDamping<R>, R)>,
     xi: R,
     weight: R,
     le: R,
     t0: Vector2<R>,
     sec: Section<R>,
-    nodes: [&Vector4<R>; 4],
+    s: &ElementState<R>,
 ) {
-    let [ua, ub, va, vb] = nodes;
+    let (ua, ub, va, vb) = (&s.ua, &s.ub, &s.damped_va, &s.damped_vb);
     let (one, two, three, four, six, twelve) = (
         lit::<R>(1.0),
         lit::<R>(2.0),
@@ -175,6 +265,25 @@ fn add_gauss_point<R: MirrorReal>(
     let fc = curvature_c * (wl * moment);
     f.a -= join(fp * sx.x + fc * sxx.x, fp * sx.y + fc * sxx.y);
     f.b -= join(fp * sx.z + fc * sxx.z, fp * sx.w + fc * sxx.w);
+    if let Some((d, scale)) = damping {
+        let ea = join(strain_p * sx.x, strain_p * sx.y);
+        let eb = join(strain_p * sx.z, strain_p * sx.w);
+        let ka = join(
+            curvature_p * sx.x + curvature_c * sxx.x,
+            curvature_p * sx.y + curvature_c * sxx.y,
+        );
+        let kb = join(
+            curvature_p * sx.z + curvature_c * sxx.z,
+            curvature_p * sx.w + curvature_c * sxx.w,
+        );
+        let axial_weight = scale * wl * sec.axial_damping;
+        let bending_weight = scale * wl * sec.bending_damping;
+        let (ea_w, eb_w) = (ea * axial_weight, eb * axial_weight);
+        let (ka_w, kb_w) = (ka * bending_weight, kb * bending_weight);
+        d.aa += outer4(&ea_w, &ea) + outer4(&ka_w, &ka);
+        d.ab += outer4(&ea_w, &eb) + outer4(&ka_w, &kb);
+        d.bb += outer4(&eb_w, &eb) + outer4(&kb_w, &kb);
+    }
 }
 
 /// The five-point Gauss–Legendre rule of element.wgsl (GAUSS_XI and
@@ -187,7 +296,7 @@ const GAUSS: [(f64, f64); 5] = [
     (0.953089922969332, 0.11846344252809454),
 ];
 
-/// element.wgsl's `element_force`.
+/// element.wgsl's `element_force`; `damping` as in [`add_gauss_point`].
 #[allow(clippy::too_many_arguments)]
 fn element_force<R: MirrorReal>(
     le: R,
@@ -195,9 +304,10 @@ fn element_force<R: MirrorReal>(
     sec: Section<R>,
     weight_per_length: R,
     drag_factor: R,
-    nodes: [&Vector4<R>; 4],
+    s: &ElementState<R>,
+    mut damping: Option<(&mut ElementDamping<R>, R)>,
 ) -> ElementForce<R> {
-    let [ua, ub, va, vb] = nodes;
+    let (ua, ub, va, vb) = (&s.ua, &s.ub, &s.drag_va, &s.drag_vb);
     let zero = lit::<R>(0.0);
     let half = lit::<R>(0.5);
     let twelve = lit::<R>(12.0);
@@ -207,7 +317,8 @@ fn element_force<R: MirrorReal>(
         b: Vector4::new(zero, -half * wg, zero, wg * le / twelve),
     };
     for (xi, weight) in GAUSS {
-        add_gauss_point(&mut f, lit(xi), lit(weight), le, t0, sec, nodes);
+        let d = damping.as_mut().map(|(d, scale)| (&mut **d, *scale));
+        add_gauss_point(&mut f, d, lit(xi), lit(weight), le, t0, sec, s);
     }
     let chord = t0 * le + xy(ub) - xy(ua);
     let vmean = (xy(va) + xy(vb)) * half;
@@ -321,10 +432,48 @@ fn exploded_velocity<R: MirrorReal>(v: &Vector4<R>) -> bool {
     !(v.x.abs() < limit && v.y.abs() < limit && v.z.abs() < limit && v.w.abs() < limit)
 }
 
-/// The mass factors of one node (step.wgsl's `factor`): G, B, E.
-fn node_factors<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl, node: usize) -> [Matrix4<R>; 3] {
-    let base = c.factor_offset as usize + node * FACTOR_VEC4_PER_NODE;
+/// `count` matrices of four vec4 columns from `mesh` at `base`
+/// (step.wgsl's `mesh_matrix`).
+fn mesh_matrices<R: MirrorReal, const COUNT: usize>(
+    mesh: &[[f64; 4]],
+    base: usize,
+) -> [Matrix4<R>; COUNT] {
     std::array::from_fn(|which| Matrix4::from_fn(|row, col| lit(mesh[base + 4 * which + col][row])))
+}
+
+/// The explicit scheme's mass factors of one node (step.wgsl's `factor`):
+/// G, B, E.
+fn node_factors<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl, node: usize) -> [Matrix4<R>; 3] {
+    mesh_matrices(mesh, c.mass_offset as usize + node * FACTOR_VEC4_PER_NODE)
+}
+
+/// The semi-implicit scheme's mass blocks of one node (step.wgsl's
+/// `mass_block`): diagonal, coupling to the next node.
+fn node_mass_blocks<R: MirrorReal>(
+    mesh: &[[f64; 4]],
+    c: &SimControl,
+    node: usize,
+) -> [Matrix4<R>; 2] {
+    mesh_matrices(
+        mesh,
+        c.mass_offset as usize + node * MASS_BLOCK_VEC4_PER_NODE,
+    )
+}
+
+/// step.wgsl's `pin_rows_pivot` and `pin_rows_coupling`: rows 0 and 1 of
+/// node 0's blocks made identity and zero rows.
+fn pin_rows<R: MirrorReal>(m: &Matrix4<R>, identity: bool) -> Matrix4<R> {
+    let mut out = *m;
+    for r in 0..2 {
+        for col in 0..4 {
+            out[(r, col)] = if identity && r == col {
+                lit(1.0)
+            } else {
+                lit(0.0)
+            };
+        }
+    }
+    out
 }
 
 /// One simulation from its upload (a chunk of one) to its outcome, as the
@@ -348,7 +497,20 @@ fn run_one<R: MirrorReal>(
             .collect()
     };
     let (mut disp, mut drift, mut vel, mut acc) = (plane(0), plane(1), plane(2), plane(3));
-    let factors: Vec<[Matrix4<R>; 3]> = (0..=n).map(|k| node_factors(&data.mesh, c, k)).collect();
+    let semi_implicit = sim.scheme == FixedStepScheme::SemiImplicit;
+    let factors: Vec<[Matrix4<R>; 3]> = if semi_implicit {
+        Vec::new()
+    } else {
+        (0..=n).map(|k| node_factors(&data.mesh, c, k)).collect()
+    };
+    let mass_blocks: Vec<[Matrix4<R>; 2]> = if semi_implicit {
+        (0..=n)
+            .map(|k| node_mass_blocks(&data.mesh, c, k))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n + 1];
     let markers: Vec<(Vector4<R>, R, usize)> = (0..c.markers as usize)
         .map(|m| {
             let shapes = data.mesh[c.marker_offset as usize + 2 * m];
@@ -392,30 +554,46 @@ fn run_one<R: MirrorReal>(
 
         let mut u_prev = Vector4::zeros();
         let mut v_prev = Vector4::zeros();
+        let mut damped_prev = Vector4::zeros();
         let mut f_prev = Vector4::zeros();
         let mut y_prev = Vector4::zeros();
+        let mut damping_prev = Matrix4::zeros();
+        let mut upper_prev = Matrix4::zeros();
+        let mut e_prev = Matrix4::zeros();
         for k in 0..=n {
             let a = acc[k];
             let v_half = vel[k] + a * half;
             drift[k] += v_half * h;
             let mut v_pred = v_half + a * half;
+            let mut damped = if semi_implicit { v_half } else { v_pred };
             if k == 0 {
                 disp[0] = join(pin.position, zw(&disp[0]));
                 drift[0] = join(Vector2::zeros(), zw(&drift[0]));
                 v_pred = join(pin.velocity, zw(&v_pred));
+                damped = join(pin.velocity, zw(&damped));
             }
             let u = disp[k] + drift[k];
             diverged = diverged || exploded_position(&u, ph.length_m);
             vel[k] = v_half;
             let mut f_next = Vector4::zeros();
             if k > 0 {
+                let mut dmp = ElementDamping::zeros();
+                let state = ElementState {
+                    ua: u_prev,
+                    ub: u,
+                    damped_va: damped_prev,
+                    damped_vb: damped,
+                    drag_va: v_prev,
+                    drag_vb: v_pred,
+                };
                 let fe = element_force(
                     le,
                     t0,
                     sec,
                     ph.weight_per_length_n_m,
                     ph.drag_factor_kg_m3,
-                    [&u_prev, &u, &v_prev, &v_pred],
+                    &state,
+                    semi_implicit.then_some((&mut dmp, half)),
                 );
                 f_prev += fe.a;
                 f_next = fe.b;
@@ -423,25 +601,56 @@ fn run_one<R: MirrorReal>(
                 if node == 0 {
                     f_prev = join(pin.acceleration, zw(&f_prev));
                 }
-                let [g, b, _] = &factors[node];
-                let y = g * (f_prev - b * y_prev);
+                let y = if semi_implicit {
+                    let [mass_diag, mass_next] = &mass_blocks[node];
+                    let mut pivot = mass_diag + damping_prev + dmp.aa;
+                    let upper = mass_next + dmp.ab;
+                    let mut upper_rows = upper;
+                    if node == 0 {
+                        pivot = pin_rows(&pivot, true);
+                        upper_rows = pin_rows(&upper, false);
+                    }
+                    let lower = upper_prev.transpose();
+                    let g = inverse4(&(pivot - lower * e_prev));
+                    let y = g * (f_prev - lower * y_prev);
+                    e_prev = g * upper_rows;
+                    coupling[node] = e_prev;
+                    upper_prev = upper;
+                    damping_prev = dmp.bb;
+                    y
+                } else {
+                    let [g, b, _] = &factors[node];
+                    g * (f_prev - b * y_prev)
+                };
                 acc[node] = y;
                 y_prev = y;
             }
             u_prev = u;
             v_prev = v_pred;
+            damped_prev = damped;
             f_prev = f_next;
         }
         f_prev.y -= ph.tip_weight_n;
-        let [g, b, _] = &factors[n];
-        acc[n] = g * (f_prev - b * y_prev);
+        acc[n] = if semi_implicit {
+            let lower = upper_prev.transpose();
+            let g = inverse4(&(mass_blocks[n][0] + damping_prev - lower * e_prev));
+            g * (f_prev - lower * y_prev)
+        } else {
+            let [g, b, _] = &factors[n];
+            g * (f_prev - b * y_prev)
+        };
 
         let mut a_next = Vector4::zeros();
         let mut tip_velocity = Vector2::zeros();
         for k in (0..=n).rev() {
             let mut a = acc[k];
             if k < n {
-                a -= factors[k][2] * a_next;
+                let e = if semi_implicit {
+                    &coupling[k]
+                } else {
+                    &factors[k][2]
+                };
+                a -= e * a_next;
             }
             let mut v = vel[k] + a * half;
             if k == 0 {
@@ -509,5 +718,37 @@ fn run_one<R: MirrorReal>(
         swingup_min_m: swingup_min.to_f64(),
         swingup_time_s: swingup_time.to_f64(),
         track_m: (sim.record_track && status == OutcomeStatus::Completed).then_some(track),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inverse4_inverts_pivots_of_every_scale() {
+        // A mass-like block (positions ~1, slopes ~l_e²) and a pin block
+        // with identity rows; the shader's cofactor formula against LU.
+        let le = 0.012f64;
+        let scale = Vector4::new(1.0, 1.0, le, le);
+        let base = Matrix4::new(
+            4.0, 0.3, 0.5, -0.2, 0.3, 5.0, 0.1, 0.4, 0.5, 0.1, 3.0, 0.2, -0.2, 0.4, 0.2, 6.0,
+        );
+        let scaled = Matrix4::from_fn(|r, c| base[(r, c)] * scale[r] * scale[c]);
+        let pinned = pin_rows(&scaled, true);
+        for m in [base, scaled, pinned] {
+            let want = m.try_inverse().unwrap();
+            let got = inverse4(&m);
+            let error = (got - want).abs().max() / want.abs().max();
+            assert!(error < 1e-13, "{error:e}");
+            assert!((got * m - Matrix4::identity()).abs().max() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn outer4_is_u_v_transposed() {
+        let u = Vector4::new(1.0, 2.0, 3.0, 4.0);
+        let v = Vector4::new(-1.0, 0.5, 2.0, 3.0);
+        assert_eq!(outer4(&u, &v), u * v.transpose());
     }
 }

@@ -1,14 +1,17 @@
 //! WGSL sources. A pipeline's source is the concatenation, in this order, of
 //! one precision module (`real_f32.wgsl` or `real_f64.wgsl`, which define the
 //! `real` aliases), the shared modules, and the stage's own file. Nothing else
-//! is generated at run time but two documented choices: the precision, and
-//! for the step stage the node capacity `MAX_NODES` of its private arrays
-//! (one of [`super::layout::NODE_CAPACITIES`]).
+//! is generated at run time but documented choices: the precision, and for
+//! the step stage the node capacity `MAX_NODES` of its private arrays (one
+//! of [`super::layout::NODE_CAPACITIES`]) and the scheme (`SEMI_IMPLICIT`,
+//! with `COUPLING_NODES`, the size of the array only that scheme needs).
 
 use super::Precision;
+use super::layout::FixedStepScheme;
 
 const REAL_F32: &str = include_str!("../../shaders/real_f32.wgsl");
 const REAL_F64: &str = include_str!("../../shaders/real_f64.wgsl");
+const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
 const ELEMENT: &str = include_str!("../../shaders/element.wgsl");
 const MOTION: &str = include_str!("../../shaders/motion.wgsl");
 const STEP: &str = include_str!("../../shaders/step.wgsl");
@@ -21,15 +24,23 @@ fn precision_module(precision: Precision) -> &'static str {
     }
 }
 
-/// The source of the "step" stage for simulations of at most
+/// The source of the "step" stage of `scheme` for simulations of at most
 /// `node_capacity` nodes.
-pub fn step_source(precision: Precision, node_capacity: u32) -> String {
-    let capacity = format!(
-        "// Nodes a simulation may have in this pipeline (src/gpu/layout.rs).\nconst MAX_NODES: u32 = {node_capacity}u;\n"
+pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepScheme) -> String {
+    let semi_implicit = scheme == FixedStepScheme::SemiImplicit;
+    let constants = format!(
+        "// Nodes a simulation may have in this pipeline (src/gpu/layout.rs).\n\
+         const MAX_NODES: u32 = {node_capacity}u;\n\
+         // The scheme: explicit, or with the material damping implicit.\n\
+         const SEMI_IMPLICIT: bool = {semi_implicit};\n\
+         // Nodes of the factorization's E blocks kept per simulation (1: unused).\n\
+         const COUPLING_NODES: u32 = {}u;\n",
+        if semi_implicit { node_capacity } else { 1 }
     );
     [
         precision_module(precision),
-        &capacity,
+        &constants,
+        MATRIX,
         ELEMENT,
         MOTION,
         STEP,

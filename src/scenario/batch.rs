@@ -7,15 +7,14 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::{
-    Scenario, ScenarioKind, SimulationOutput, SolverReport, Track, WinchMotion, explicit_step,
+    Scenario, ScenarioKind, SimulationOutput, SolverReport, Track, WinchMotion, fixed_step,
 };
 use crate::gpu::{self, GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::SwingupObjective;
-use crate::solver::modal::automatic_step;
-use crate::solver::{SolverError, TetherDynamics};
+use crate::solver::{FixedStepScheme, SolverError, TetherDynamics};
 
-/// Memo of automatic explicit steps: the step depends on the mesh, the
+/// Memo of fixed steps: the step depends on the scheme, the mesh, the
 /// material and the initial state, not on the drag coefficient (drag is zero
 /// at rest), so a grid over C_D needs one eigen-analysis per (n, D).
 #[derive(Default)]
@@ -28,6 +27,8 @@ impl StepCache {
         &self,
         scenario: &Scenario,
         params: &TetherParams,
+        scheme: FixedStepScheme,
+        requested_s: Option<f64>,
         tether: &Tether,
         q0: &[f64],
     ) -> Result<f64, SolverError> {
@@ -41,22 +42,31 @@ impl StepCache {
                 scenario.kind,
                 scenario.initial_angle_deg.to_bits(),
                 scenario.sample_interval_s().to_bits(),
+                scheme,
+                requested_s.map(f64::to_bits),
             )
         );
         if let Some(&h) = self.steps.lock().expect("step cache").get(&key) {
             return Ok(h);
         }
-        let h = automatic_step(tether, q0, scenario.sample_interval_s())?;
+        let h = fixed_step(
+            scheme,
+            requested_s,
+            tether,
+            q0,
+            scenario.sample_interval_s(),
+        )?;
         self.steps.lock().expect("step cache").insert(key, h);
         Ok(h)
     }
 }
 
-/// The engine's description of one run of `scenario` for `params`. `step_s`
-/// None chooses the explicit step from the model, as the CPU does.
+/// The engine's description of one run of `scenario` for `params` with
+/// `scheme`. `step_s` None chooses the step from the model, as the CPU does.
 pub fn gpu_simulation(
     scenario: &Scenario,
     params: &TetherParams,
+    scheme: FixedStepScheme,
     step_s: Option<f64>,
     steps: &StepCache,
 ) -> Result<GpuSimulation, SolverError> {
@@ -67,9 +77,7 @@ pub fn gpu_simulation(
     let mut dynamics = TetherDynamics::new(tether.clone(), motion.clone())?;
     let a0 = dynamics.initial_acceleration(0.0, &mut q0, &mut v0);
     let sample = scenario.sample_interval_s();
-    let step = explicit_step(step_s, sample, || {
-        steps.step(scenario, params, &tether, &q0)
-    })?;
+    let step = steps.step(scenario, params, scheme, step_s, &tether, &q0)?;
     let steps_per_sample = (sample / step).round() as u64;
     let (pin_m, tangent, drive) = match scenario.kind {
         ScenarioKind::Drop => (scenario.pin_m, scenario.drop_direction(), PinDrive::Fixed),
@@ -104,6 +112,7 @@ pub fn gpu_simulation(
         initial_q: q0,
         initial_v: v0,
         initial_a: a0,
+        scheme,
         step_s: step,
         total_steps: steps_per_sample * scenario.sample_count() as u64,
         steps_per_sample,
@@ -161,6 +170,7 @@ pub fn gpu_output(
         track,
         swingup,
         report: SolverReport::Gpu {
+            scheme: sim.scheme,
             step_s: sim.step_s,
             steps: outcome.steps,
             precision,
@@ -174,10 +184,11 @@ pub fn simulate_gpu(
     gpu: &gpu::Gpu,
     scenario: &Scenario,
     params: &TetherParams,
+    scheme: FixedStepScheme,
     step_s: Option<f64>,
     precision: Precision,
 ) -> Result<SimulationOutput, BatchError> {
-    let mut sim = gpu_simulation(scenario, params, step_s, &StepCache::default())?;
+    let mut sim = gpu_simulation(scenario, params, scheme, step_s, &StepCache::default())?;
     sim.record_track = true;
     let options = gpu::BatchOptions {
         precision,

@@ -266,8 +266,9 @@ pub enum SolverReport {
         steps: u64,
     },
     Reference(ReferenceStats),
-    /// The GPU engine's explicit scheme.
+    /// The GPU engine.
     Gpu {
+        scheme: FixedStepScheme,
         step_s: f64,
         steps: u64,
         precision: crate::gpu::Precision,
@@ -350,6 +351,40 @@ pub fn explicit_step(
     }
 }
 
+/// The step of a fixed-step scheme for a tether starting at `q0`: the
+/// user's (checked and snapped as [`explicit_step`] does) or else the
+/// automatic one from the model's modes.
+pub fn fixed_step(
+    scheme: FixedStepScheme,
+    requested_s: Option<f64>,
+    tether: &Tether,
+    q0: &[f64],
+    sample_interval_s: f64,
+) -> Result<f64, SolverError> {
+    let step = explicit_step(requested_s, sample_interval_s, || match scheme {
+        FixedStepScheme::Explicit => automatic_step(tether, q0, sample_interval_s),
+        FixedStepScheme::SemiImplicit => semi_implicit_step(tether, q0, sample_interval_s),
+    })?;
+    if scheme == FixedStepScheme::SemiImplicit && requested_s.is_some() {
+        // Beyond its limit this scheme does not blow up: the implicit
+        // damping holds the unstable axial modes to a bounded, wrong
+        // oscillation (n = 6, D = 2000: the tip 3 cm off after 2 s at 1.015
+        // times the limit). So a user's step is held to it.
+        let limit = semi_implicit_stability_limit(tether, q0)?;
+        if step > limit {
+            return Err(InputError::new(
+                "step_s",
+                step,
+                format!(
+                    "at most {limit:.4e} s for the semi-implicit scheme on this tether (its stability limit 2/ω_max; beyond it the scheme does not diverge but goes wrong), or no step for the automatic one"
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(step)
+}
+
 /// Runs one simulation of `scenario` for `params` with `settings`.
 pub fn simulate(
     scenario: &Scenario,
@@ -361,39 +396,14 @@ pub fn simulate(
     let (q0, v0) = scenario.initial_state(&tether)?;
     let dynamics = TetherDynamics::new(tether.clone(), scenario.motion())?;
     let sample = scenario.sample_interval_s();
-    let mut stepper = match settings.kind {
-        SolverKind::Explicit | SolverKind::SemiImplicit => {
-            let scheme = if settings.kind == SolverKind::Explicit {
-                FixedStepScheme::Explicit
-            } else {
-                FixedStepScheme::SemiImplicit
-            };
-            let step = explicit_step(settings.step_s, sample, || match scheme {
-                FixedStepScheme::Explicit => automatic_step(&tether, &q0, sample),
-                FixedStepScheme::SemiImplicit => semi_implicit_step(&tether, &q0, sample),
-            })?;
-            if scheme == FixedStepScheme::SemiImplicit && settings.step_s.is_some() {
-                // Beyond its limit this scheme does not blow up: the implicit
-                // damping holds the unstable axial modes to a bounded, wrong
-                // oscillation (n = 6, D = 2000: the tip 3 cm off after 2 s
-                // at 1.015 times the limit). So a user's step is held to it.
-                let limit = semi_implicit_stability_limit(&tether, &q0)?;
-                if step > limit {
-                    return Err(InputError::new(
-                        "step_s",
-                        step,
-                        format!(
-                            "at most {limit:.4e} s for the semi-implicit scheme on this tether (its stability limit 2/ω_max; beyond it the scheme does not diverge but goes wrong), or no step for the automatic one"
-                        ),
-                    )
-                    .into());
-                }
-            }
+    let mut stepper = match settings.kind.fixed_step_scheme() {
+        Some(scheme) => {
+            let step = fixed_step(scheme, settings.step_s, &tether, &q0, sample)?;
             Stepper::FixedStep(Box::new(FixedStepSolver::new(
                 scheme, dynamics, q0, v0, 0.0, step,
             )))
         }
-        SolverKind::Reference => Stepper::Reference(Box::new(ReferenceSolver::new(
+        None => Stepper::Reference(Box::new(ReferenceSolver::new(
             dynamics,
             q0,
             v0,

@@ -6,18 +6,12 @@ use super::explicit::verlet_step;
 use super::semi_implicit::semi_implicit_step;
 use super::{SolverError, SolverKind, TetherDynamics};
 
-/// Which fixed-step scheme a [`FixedStepSolver`] runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FixedStepScheme {
-    Explicit,
-    SemiImplicit,
-}
+pub use crate::scheme::FixedStepScheme;
 
-impl FixedStepScheme {
-    /// The solver a user names to run this scheme.
-    pub fn solver_kind(self) -> SolverKind {
-        match self {
+impl From<FixedStepScheme> for SolverKind {
+    /// The solver a user names to run this scheme on the CPU.
+    fn from(scheme: FixedStepScheme) -> Self {
+        match scheme {
             FixedStepScheme::Explicit => SolverKind::Explicit,
             FixedStepScheme::SemiImplicit => SolverKind::SemiImplicit,
         }

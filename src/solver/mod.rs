@@ -77,6 +77,16 @@ impl SolverKind {
             SolverKind::SemiImplicit => "semi-implicit",
         }
     }
+
+    /// The fixed-step scheme this solver runs, or None for the adaptive
+    /// reference solver.
+    pub fn fixed_step_scheme(self) -> Option<FixedStepScheme> {
+        match self {
+            SolverKind::Explicit => Some(FixedStepScheme::Explicit),
+            SolverKind::SemiImplicit => Some(FixedStepScheme::SemiImplicit),
+            SolverKind::Reference => None,
+        }
+    }
 }
 
 /// A mechanical system M(q) q̈ = f(t, q, q̇) in the form the integrators need.

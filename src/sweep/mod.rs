@@ -205,11 +205,14 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
 }
 
 /// Runs `candidates` on the GPU engine in one batch (chunked by the
-/// engine), J_e accumulated on the device; results in their order. The explicit step of each
-/// candidate comes from the model, as on the CPU. `options` carries the
-/// precision, the progress callback and the cancel flag.
+/// engine) with `scheme`, J_e accumulated on the device; results in their
+/// order. The step of each candidate comes from the model, as on the CPU.
+/// `options` carries the precision, the progress callback and the cancel
+/// flag.
+#[allow(clippy::too_many_arguments)]
 pub fn run_gpu(
     gpu: &crate::gpu::Gpu,
+    scheme: crate::solver::FixedStepScheme,
     candidates: &[Candidate],
     measured: &MeasuredTrack,
     base: &TetherParams,
@@ -222,7 +225,7 @@ pub fn run_gpu(
     let sims = candidates
         .par_iter()
         .map(|c| {
-            let mut sim = gpu_simulation(scenario, &c.params(base), None, &cache)?;
+            let mut sim = gpu_simulation(scenario, &c.params(base), scheme, None, &cache)?;
             sim.compare_measured = true;
             Ok(sim)
         })
