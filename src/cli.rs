@@ -925,6 +925,19 @@ fn run_bench(args: BenchArgs) -> Result<()> {
     for &n in &args.elements {
         for &b in &args.batch {
             for &engine in &engines {
+                if let Some((precision, scheme)) = engine.gpu() {
+                    let limit =
+                        tether_sweep::gpu::layout::max_gpu_elements(precision.real_bytes(), scheme);
+                    if n > limit {
+                        println!(
+                            "{:<21} {:>4} {:>6} skipped: the engine takes n ≤ {limit}",
+                            engine.name(),
+                            n,
+                            b
+                        );
+                        continue;
+                    }
+                }
                 let r = bench::run(engine, gpu.as_ref(), &scenario, n, b, &peaks)
                     .with_context(|| format!("{} n={n} batch={b}", engine.name()))?;
                 println!(

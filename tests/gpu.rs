@@ -375,54 +375,59 @@ fn mixed_batches_and_chunks_give_each_simulation_its_own_result() {
 #[test]
 fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
     let Some(gpu) = open() else { return };
-    // n = 10 for 0.4 s: about 25,000 steps of 26 loop iterations each, ten
-    // times what one invocation may run on lavapipe.
+    // n = 10 for 0.4 s: about 25,000 explicit steps of 26 loop iterations
+    // each, ten times what one invocation may run on lavapipe; the
+    // semi-implicit scheme's 3,600 steps are still 1.4 times that.
     let scenario = short(ScenarioKind::Drop, 0.4);
-    let sim = gpu_simulation(
-        &scenario,
-        &params(10, 2000.0, 0.8, 0.0),
-        FixedStepScheme::Explicit,
-        None,
-        &StepCache::default(),
-    )
-    .unwrap();
-    let iterations =
-        sim.total_steps * tether_sweep::gpu::batch::loop_iterations_per_step(sim.params.elements);
-    assert!(
-        iterations > 5 * gpu::engine::MESA_LOOP_LIMIT,
-        "{iterations}"
-    );
-    let split = gpu::run_batch(
-        &gpu,
-        std::slice::from_ref(&sim),
-        None,
-        &BatchOptions::default(),
-    )
-    .unwrap();
-    assert_eq!(split[0].steps, sim.total_steps);
-    assert_eq!(split[0].status, OutcomeStatus::Completed);
-    // The same run in one dispatch per submission, no split: a driver with a
-    // loop limit stops early and the counters must say so. (A driver without
-    // one, a real GPU, runs it through.)
-    let unsplit = gpu::run_batch(
-        &gpu,
-        std::slice::from_ref(&sim),
-        None,
-        &BatchOptions {
-            loop_budget: u64::MAX / 2,
-            ..Default::default()
-        },
-    );
-    if gpu.adapter.driver.to_lowercase().contains("llvmpipe") {
-        match unsplit {
-            Err(GpuError::Truncated { expected, got, .. }) => {
-                assert_eq!(expected, sim.total_steps);
-                assert!(got < expected);
+    for scheme in SCHEMES {
+        let sim = gpu_simulation(
+            &scenario,
+            &params(10, 2000.0, 0.8, 0.0),
+            scheme,
+            None,
+            &StepCache::default(),
+        )
+        .unwrap();
+        let iterations = sim.total_steps
+            * tether_sweep::gpu::batch::loop_iterations_per_step(sim.params.elements);
+        assert!(
+            iterations > gpu::engine::MESA_LOOP_LIMIT * 5 / 4,
+            "{scheme:?}: {iterations}"
+        );
+        let split = gpu::run_batch(
+            &gpu,
+            std::slice::from_ref(&sim),
+            None,
+            &BatchOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(split[0].steps, sim.total_steps);
+        assert_eq!(split[0].status, OutcomeStatus::Completed);
+        // The same run in one dispatch per submission, no split: a driver
+        // with a loop limit stops early and the counters must say so. (A
+        // driver without one, a real GPU, runs it through.)
+        let unsplit = gpu::run_batch(
+            &gpu,
+            std::slice::from_ref(&sim),
+            None,
+            &BatchOptions {
+                loop_budget: u64::MAX / 2,
+                ..Default::default()
+            },
+        );
+        if gpu.adapter.driver.to_lowercase().contains("llvmpipe") {
+            match unsplit {
+                Err(GpuError::Truncated { expected, got, .. }) => {
+                    assert_eq!(expected, sim.total_steps);
+                    assert!(got < expected);
+                }
+                other => panic!(
+                    "{scheme:?}: an unsplit run on lavapipe must be caught as truncated: {other:?}"
+                ),
             }
-            other => panic!("an unsplit run on lavapipe must be caught as truncated: {other:?}"),
+        } else {
+            assert_eq!(unsplit.unwrap(), split);
         }
-    } else {
-        assert_eq!(unsplit.unwrap(), split);
     }
 }
 
@@ -594,12 +599,12 @@ mod cli {
     }
 
     #[test]
-    fn identify_on_the_gpu_agrees_with_the_cpu_explicit_solver() {
+    fn identify_on_the_gpu_agrees_with_the_cpu_solver_of_its_scheme() {
         let Some(_gpu) = open() else { return };
         let dir = tempfile::tempdir().unwrap();
-        let run = |backend: &str| {
-            let out_dir = dir.path().join(backend);
-            let out = tether_sweep(&[
+        let run = |backend: &str, solver: Option<&str>| {
+            let out_dir = dir.path().join(format!("{backend}-{solver:?}"));
+            let mut args = vec![
                 "identify",
                 "--elements",
                 "3,4",
@@ -609,24 +614,35 @@ mod cli {
                 "0.8",
                 "--backend",
                 backend,
-                "--solver",
-                "explicit",
                 "--out",
                 out_dir.to_str().unwrap(),
-            ]);
+            ];
+            if let Some(s) = solver {
+                args.extend(["--solver", s]);
+            }
+            let out = tether_sweep(&args);
             assert!(out.status.success(), "{backend}: {}", stderr(&out));
             read_table(&out_dir.join("results.parquet")).unwrap()
         };
-        let (gpu, cpu) = (run("gpu"), run("cpu"));
         let text =
             |b: &arrow::record_batch::RecordBatch, name: &str| text_column(b, name)[0].clone();
-        assert_eq!(text(&gpu, "backend"), "gpu");
-        assert_eq!(text(&gpu, "precision"), "f32");
-        assert_eq!(text(&cpu, "backend"), "cpu");
-        let (jg, jc) = (f64_column(&gpu, "j_e_m2"), f64_column(&cpu, "j_e_m2"));
-        assert_eq!(jg.len(), 4);
-        for (g, c) in jg.iter().zip(&jc) {
-            assert!((g / c - 1.0).abs() < 1e-3, "J_e GPU {g} vs CPU {c}");
+        // No --solver: the GPU runs the semi-implicit scheme.
+        for (solver, named) in [("explicit", Some("explicit")), ("semi-implicit", None)] {
+            let gpu = run("gpu", named);
+            let cpu = run("cpu", Some(solver));
+            assert_eq!(text(&gpu, "backend"), "gpu");
+            assert_eq!(text(&gpu, "precision"), "f32");
+            assert_eq!(text(&gpu, "solver"), solver);
+            assert_eq!(text(&cpu, "backend"), "cpu");
+            assert_eq!(text(&cpu, "solver"), solver);
+            let (jg, jc) = (f64_column(&gpu, "j_e_m2"), f64_column(&cpu, "j_e_m2"));
+            assert_eq!(jg.len(), 4);
+            for (g, c) in jg.iter().zip(&jc) {
+                assert!(
+                    (g / c - 1.0).abs() < 1e-3,
+                    "{solver}: J_e GPU {g} vs CPU {c}"
+                );
+            }
         }
     }
 }

@@ -1,12 +1,14 @@
 //! The GPU batch engine: WGSL compute shaders (`shaders/`) that advance a
-//! whole batch of tethers at once with the explicit scheme of
-//! `solver::explicit`, one invocation per simulation, and accumulate the
-//! objectives on the device.
+//! whole batch of tethers at once with a fixed-step scheme, the explicit one
+//! of `solver::explicit` or the semi-implicit one of
+//! `solver::semi_implicit`, one invocation per simulation, and accumulate
+//! the objectives on the device.
 //!
 //! - [`device`]: adapters, features and limits.
 //! - [`layout`]: the `#[repr(C)]` structs shared with WGSL.
 //! - [`shader`]: how the WGSL modules are put together.
-//! - [`mass_factor`]: the block-tridiagonal factors of the mass matrix.
+//! - [`mass_factor`]: the block-tridiagonal factors of the mass matrix
+//!   (explicit), and its raw node blocks (semi-implicit).
 //! - [`batch`]: a batch of simulations in the engine's terms, and its upload.
 //! - [`engine`]: pipelines, dispatch splitting, chunking and readback.
 //! - [`mirror`]: the CPU mirror of the step stage, operation for operation.
