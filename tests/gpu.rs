@@ -6,13 +6,13 @@
 
 mod common;
 
-use common::params;
+use common::{cpu_on_the_same_step, params};
 
 use tether_sweep::gpu::{self, BatchOptions, Gpu, GpuError, OutcomeStatus, Precision};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_output, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
-use tether_sweep::solver::{FixedStepScheme, SolverKind};
+use tether_sweep::solver::FixedStepScheme;
 
 const SCHEMES: [FixedStepScheme; 2] = [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit];
 
@@ -53,16 +53,7 @@ fn compare(
     };
     let outcome = gpu::run_batch(gpu, std::slice::from_ref(&sim), None, &options).unwrap();
     let gpu_out = gpu_output(scenario, &sim, &outcome[0], precision).unwrap();
-    let cpu = simulate(
-        scenario,
-        p,
-        &SolverSettings {
-            kind: SolverKind::from(scheme),
-            step_s: Some(sim.step_s),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let cpu = cpu_on_the_same_step(scenario, &sim);
     assert_eq!(gpu_out.track.times_s.len(), cpu.track.times_s.len());
     let worst = gpu_out
         .track
@@ -196,16 +187,7 @@ fn j_e_on_the_gpu_matches_the_cpu() {
     );
     for (sim, out) in sims.iter().zip(&outcomes) {
         assert_eq!(out.status, OutcomeStatus::Completed);
-        let cpu = simulate(
-            &scenario,
-            &sim.params,
-            &SolverSettings {
-                kind: SolverKind::Explicit,
-                step_s: Some(sim.step_s),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let cpu = cpu_on_the_same_step(&scenario, sim);
         let j_cpu =
             tether_sweep::objective::identification_error(&measured_track, &cpu.track).unwrap();
         let rel = (out.identification_error_m2 / j_cpu - 1.0).abs();

@@ -6,13 +6,13 @@
 
 mod common;
 
-use common::params;
+use common::{cpu_on_the_same_step, params};
 use tether_sweep::gpu::batch::chunk_data;
-use tether_sweep::gpu::{GpuSimulation, Precision, mirror};
+use tether_sweep::gpu::{GpuOutcome, GpuSimulation, Precision, mirror};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
-use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
-use tether_sweep::solver::{FixedStepScheme, SolverKind};
+use tether_sweep::scenario::{Scenario, ScenarioKind};
+use tether_sweep::solver::FixedStepScheme;
 
 fn recorded(scenario: &Scenario, p: &TetherParams, scheme: FixedStepScheme) -> GpuSimulation {
     let mut sim = gpu_simulation(scenario, p, scheme, None, &StepCache::default()).unwrap();
@@ -54,16 +54,7 @@ fn f64_mirror_matches_the_cpu_fixed_step_solvers() {
         let sim = recorded(scenario, p, scheme);
         let mirror =
             &mirror::run_batch(std::slice::from_ref(&sim), None, Precision::F64).unwrap()[0];
-        let cpu = simulate(
-            scenario,
-            p,
-            &SolverSettings {
-                kind: SolverKind::from(scheme),
-                step_s: Some(sim.step_s),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let cpu = cpu_on_the_same_step(scenario, &sim);
         let markers = sim.marker_arc_lengths_m.len();
         // The CPU track starts with frame 0, the engine's with frame 1.
         let distance = largest_distance(
@@ -84,8 +75,24 @@ fn f64_mirror_matches_the_cpu_fixed_step_solvers() {
     }
 }
 
+/// `sim` on the mirror in f64 and in f32, and the largest marker distance
+/// between the two tracks.
+fn f64_and_f32(sim: &GpuSimulation) -> (GpuOutcome, f64) {
+    let run = |precision| {
+        mirror::run_batch(std::slice::from_ref(sim), None, precision)
+            .unwrap()
+            .remove(0)
+    };
+    let (exact, single) = (run(Precision::F64), run(Precision::F32));
+    let distance = largest_distance(
+        exact.track_m.as_ref().unwrap(),
+        single.track_m.as_ref().unwrap(),
+    );
+    (exact, distance)
+}
+
 #[test]
-fn f32_holds_a_damped_two_second_drop_to_a_tenth_of_a_millimetre() {
+fn f32_holds_a_damped_two_second_drop_to_a_hundredth_of_a_millimetre() {
     // n = 20, D = 1000: 240,000 steps. Adding each step's increment to the
     // displacement in f32 drifted by 3.7e-4 m over these 2 s; adding it to
     // a drift that is folded in every STEPS_PER_FOLD steps holds 4e-6 m.
@@ -95,12 +102,7 @@ fn f32_holds_a_damped_two_second_drop_to_a_tenth_of_a_millimetre() {
         &params(20, 1000.0, 0.0, 0.0),
         FixedStepScheme::Explicit,
     );
-    let exact = &mirror::run_batch(std::slice::from_ref(&sim), None, Precision::F64).unwrap()[0];
-    let single = &mirror::run_batch(std::slice::from_ref(&sim), None, Precision::F32).unwrap()[0];
-    let folded = largest_distance(
-        exact.track_m.as_ref().unwrap(),
-        single.track_m.as_ref().unwrap(),
-    );
+    let (exact, folded) = f64_and_f32(&sim);
     assert!(folded < 1e-5, "f32 with folds: {folded:e} m");
 
     // The same run folding every step, i.e. accumulating straight into the
@@ -116,23 +118,17 @@ fn f32_holds_a_damped_two_second_drop_to_a_tenth_of_a_millimetre() {
 }
 
 #[test]
-fn f32_semi_implicit_holds_a_stiff_damped_drop_to_a_tenth_of_a_millimetre() {
-    // n = 40, D = 5000: the semi-implicit step is some 60 times the
-    // explicit one, and each step factors M + h/2 C_D in f32 (4×4 pivots
-    // inverted by cofactors) with a damping term 25 times the mass term on
-    // the stiffest modes.
+fn f32_semi_implicit_holds_a_stiff_damped_drop_to_a_hundredth_of_a_millimetre() {
+    // n = 40, D = 5000: each of the 67,150 steps factors M + h/2 C_D in f32
+    // (4×4 pivots inverted by cofactors), its damping part far above its
+    // mass part on the stiffest axial modes.
     let scenario = Scenario::new(ScenarioKind::Drop, 0.6);
     let sim = recorded(
         &scenario,
         &params(40, 5000.0, 0.8, 0.0),
         FixedStepScheme::SemiImplicit,
     );
-    let exact = &mirror::run_batch(std::slice::from_ref(&sim), None, Precision::F64).unwrap()[0];
-    let single = &mirror::run_batch(std::slice::from_ref(&sim), None, Precision::F32).unwrap()[0];
-    let distance = largest_distance(
-        exact.track_m.as_ref().unwrap(),
-        single.track_m.as_ref().unwrap(),
-    );
+    let (_, distance) = f64_and_f32(&sim);
     eprintln!("{} steps: f32 {distance:.1e} m from f64", sim.total_steps);
     assert!(distance < 1e-5, "f32: {distance:e} m");
 }

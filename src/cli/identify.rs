@@ -204,20 +204,16 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
     };
     let table_path = claim_output(&table_dir, table_name, args.force)?;
     let gpu = args.engine.open_unless_auto(CPU_FASTER_FOR_SWEEPS)?;
+    // What the GPU runs, when it runs.
+    let gpu_scheme = EngineArgs::gpu_scheme(args.solver);
     let (backend, precision, solver) = match &gpu {
-        Some(_) => (
-            "gpu",
-            args.engine.precision,
-            SolverKind::from(EngineArgs::gpu_scheme(args.solver)),
-        ),
+        Some(_) => ("gpu", args.engine.precision, SolverKind::from(gpu_scheme)),
         None => (
             "cpu",
             Precision::F64,
             args.solver.unwrap_or(SolverKind::Reference),
         ),
     };
-    // The GPU's scheme (explicit or semi-implicit; never None there).
-    let scheme = solver.fixed_step_scheme();
     let engine = EngineNames {
         backend: backend.into(),
         precision: precision.name().into(),
@@ -315,14 +311,7 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
     for chunk in todo.chunks(chunk_size) {
         let finished = match &gpu {
             Some(gpu) => run_gpu_chunk(
-                gpu,
-                scheme.expect("the GPU runs a fixed-step scheme"),
-                chunk,
-                &measured,
-                &base,
-                &scenario,
-                precision,
-                &progress,
+                gpu, gpu_scheme, chunk, &measured, &base, &scenario, precision, &progress,
             )?,
             None => run_cpu(chunk, &measured, &base, &scenario, &settings, &progress),
         };
@@ -359,11 +348,9 @@ pub fn run_identify(args: IdentifyArgs) -> Result<()> {
         use tether_sweep::sweep::validation::{pick, validate};
         let needs_validation = gpu.is_some() || solver != SolverKind::Reference;
         if needs_validation && args.validate > 0 {
-            let rerun = |params: &TetherParams| match (&gpu, scheme) {
-                (Some(g), Some(scheme)) => {
-                    simulate_gpu(g, &scenario, params, scheme, None, precision)
-                }
-                _ => Ok(simulate(&scenario, params, &settings)?),
+            let rerun = |params: &TetherParams| match &gpu {
+                Some(g) => simulate_gpu(g, &scenario, params, gpu_scheme, None, precision),
+                None => Ok(simulate(&scenario, params, &settings)?),
             };
             println!(
                 "validating {} candidates against the f64 reference solver…",

@@ -390,7 +390,7 @@ mod tests {
     }
 
     #[test]
-    fn both_schemes_parse_with_the_same_shared_structs() {
+    fn both_schemes_pass_naga_validation_in_both_precisions() {
         for p in [Precision::F32, Precision::F64] {
             for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
                 let src = step_source(p, NODE_CAPACITIES[0], scheme);

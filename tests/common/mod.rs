@@ -67,3 +67,22 @@ pub fn params(n: usize, damping: f64, drag: f64, tip: f64) -> tether_sweep::mode
         ..Default::default()
     }
 }
+
+/// The CPU solver of `sim`'s scheme on `sim`'s tether and step: what the GPU
+/// engine and its mirror must reproduce up to precision.
+#[allow(dead_code)] // only the GPU and mirror tests compare with it
+pub fn cpu_on_the_same_step(
+    scenario: &tether_sweep::scenario::Scenario,
+    sim: &tether_sweep::gpu::GpuSimulation,
+) -> tether_sweep::scenario::SimulationOutput {
+    tether_sweep::scenario::simulate(
+        scenario,
+        &sim.params,
+        &tether_sweep::scenario::SolverSettings {
+            kind: sim.scheme.into(),
+            step_s: Some(sim.step_s),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
