@@ -40,12 +40,13 @@ struct ElementState {
 
 // scale · C_D of one element, C_D = ∫ (D a ε_e ε_eᵀ + D I κ_e κ_eᵀ) ds the
 // Kelvin–Voigt damping matrix (∂ of the damping force by the velocities),
-// in blocks of nodes (a, a), (a, b), (b, b); (b, a) is (a, b)ᵀ. Mirrors
+// in blocks of nodes (a, a), (a, b), (b, b); (b, a) is (a, b)ᵀ, and the
+// diagonal blocks are symmetric. Mirrors
 // ElementKernel::add_material_damping in src/model/element.rs.
 struct ElementDamping {
-    aa: real4x4,
+    aa: Symmetric4,
     ab: real4x4,
-    bb: real4x4,
+    bb: Symmetric4,
 }
 
 fn cross2(p: real2, q: real2) -> real {
@@ -108,9 +109,9 @@ fn add_gauss_point(
         let eb_w = axial_weight * eb;
         let ka_w = bending_weight * ka;
         let kb_w = bending_weight * kb;
-        (*d).aa += outer4(ea_w, ea) + outer4(ka_w, ka);
+        (*d).aa = symmetric_sum((*d).aa, symmetric_outer_pair(ea_w, ea, ka_w, ka));
         (*d).ab += outer4(ea_w, eb) + outer4(ka_w, kb);
-        (*d).bb += outer4(eb_w, eb) + outer4(kb_w, kb);
+        (*d).bb = symmetric_sum((*d).bb, symmetric_outer_pair(eb_w, eb, kb_w, kb));
     }
 }
 

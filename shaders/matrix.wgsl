@@ -7,6 +7,37 @@ fn outer4(u: real4, v: real4) -> real4x4 {
     return real4x4(u * v.x, u * v.y, u * v.z, u * v.w);
 }
 
+// A symmetric 4×4 matrix by its ten distinct entries: the diagonal, and
+// above it (0,1), (0,2), (0,3), (1,2) in `upper` and (1,3), (2,3) in
+// `upper_rest`. The element damping blocks of nodes (a, a) and (b, b) are
+// sums of such outer products; keeping them in this form saves 6 of 16
+// products and sums per term.
+struct Symmetric4 {
+    diagonal: real4,
+    upper: real4,
+    upper_rest: real2,
+}
+
+// (w uᵀ + x vᵀ) for w = α u and x = β v, symmetric: entry (r, c) with r ≤ c
+// is w[r] u[c] + x[r] v[c].
+fn symmetric_outer_pair(w: real4, u: real4, x: real4, v: real4) -> Symmetric4 {
+    return Symmetric4(w * u + x * v,
+                      w.xxxy * u.yzwz + x.xxxy * v.yzwz,
+                      w.yz * u.ww + x.yz * v.ww);
+}
+
+fn symmetric_sum(p: Symmetric4, q: Symmetric4) -> Symmetric4 {
+    return Symmetric4(p.diagonal + q.diagonal, p.upper + q.upper, p.upper_rest + q.upper_rest);
+}
+
+fn symmetric_full(s: Symmetric4) -> real4x4 {
+    let d = s.diagonal;
+    let u = s.upper;
+    let r = s.upper_rest;
+    return real4x4(real4(d.x, u.x, u.y, u.z), real4(u.x, d.y, u.w, r.x),
+                   real4(u.y, u.w, d.z, r.y), real4(u.z, r.x, r.y, d.w));
+}
+
 // The inverse by cofactors, through the twelve 2×2 minors of the first two
 // and the last two rows (Laplace expansion). No pivoting and no loop: the
 // blocks inverted are pivots of a symmetric positive definite matrix (or, at

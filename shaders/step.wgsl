@@ -10,8 +10,8 @@
 // - semi-implicit: the same, with the Kelvin–Voigt damping force taken at
 //   the end of the step (src/solver/semi_implicit.rs), so each step solves
 //   (M + h/2 C_D(q)) a = f. Its block-tridiagonal LU is computed here, node
-//   by node as the elements' damping blocks come in, from the raw mass
-//   blocks of the mesh.
+//   by node as the elements' damping blocks come in, from the mesh's mass
+//   matrix in compact form (MeshMass), loaded once per dispatch.
 //
 // In both, node 0's prescribed rows are replaced by identity rows (their
 // right-hand side is the pin's acceleration), so the solve is exactly
@@ -27,12 +27,13 @@ const STATUS_RUNNING: u32 = 0u;
 const STATUS_DONE: u32 = 1u;
 const STATUS_DIVERGED: u32 = 2u;
 const NO_TRACK: u32 = 0xffffffffu;
-// Matrices per node in the mesh buffer, each as four columns. Explicit: G
+// The explicit scheme's mass factors in the mesh buffer: per node G
 // (inverse pivot block), B (coupling to the previous node), E (G times the
-// coupling to the next node). Semi-implicit: the mass matrix's diagonal
-// block and its block coupling to the next node.
+// coupling to the next node), each as four columns.
 const FACTOR_VEC4_PER_NODE: u32 = 12u;
-const MASS_BLOCK_VEC4_PER_NODE: u32 = 8u;
+// The semi-implicit scheme's mass matrix in the mesh buffer, per mesh: a
+// MeshMass.
+const MESH_MASS_VEC4: u32 = 4u;
 // State planes in the `state` buffer (STATE_PLANES in src/gpu/layout.rs):
 // the displacement as of the last fold, the drift since then, velocity,
 // acceleration.
@@ -77,6 +78,17 @@ struct SimControl {
     // fold at every sample (STEPS_PER_FOLD in src/gpu/layout.rs says why).
     steps_per_fold: u32,
     _pad: u32,
+}
+
+// The mass matrix of a uniform mesh (MeshMass in src/gpu/mass_factor.rs):
+// each node block is a 2×2 matrix over (position, slope), row-major in a
+// vec4, times the identity over (x, y); interior nodes share one diagonal
+// block and all nodes the coupling to the next.
+struct MeshMass {
+    first: real4,
+    interior: real4,
+    last: real4,
+    coupling: real4,
 }
 
 struct SimPhysics {
@@ -155,10 +167,18 @@ fn factor(c: SimControl, node: u32, which: u32) -> real4x4 {
     return mesh_matrix(c.mass_offset + node * FACTOR_VEC4_PER_NODE + 4u * which);
 }
 
-// Semi-implicit: a node's diagonal mass block (0) or its block coupling to
-// the next node (1).
-fn mass_block(c: SimControl, node: u32, which: u32) -> real4x4 {
-    return mesh_matrix(c.mass_offset + node * MASS_BLOCK_VEC4_PER_NODE + 4u * which);
+fn mesh_mass(c: SimControl) -> MeshMass {
+    let base = c.mass_offset;
+    return MeshMass(mesh[base], mesh[base + 1u], mesh[base + 2u], mesh[base + 3u]);
+}
+
+// m + k ⊗ I₂ for a row-major 2×2 k: k_ij at (2i + c, 2j + c), c = 0, 1.
+// Written entry by entry so that the eight zeros of k ⊗ I₂ cost nothing.
+fn plus_node_mass(m: real4x4, k: real4) -> real4x4 {
+    return real4x4(real4(m[0].x + k.x, m[0].y, m[0].z + k.z, m[0].w),
+                   real4(m[1].x, m[1].y + k.x, m[1].z, m[1].w + k.z),
+                   real4(m[2].x + k.y, m[2].y, m[2].z + k.w, m[2].w),
+                   real4(m[3].x, m[3].y + k.y, m[3].z, m[3].w + k.w));
 }
 
 // Node 0's pivot block and coupling with its prescribed rows (x, y)
@@ -236,6 +256,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         vel[k] = state[slot(PLANE_VELOCITY, k, sim)];
         acc[k] = state[slot(PLANE_ACCELERATION, k, sim)];
     }
+    // Semi-implicit: one load per dispatch, from private memory afterwards.
+    var mass = MeshMass(real4(0.0), real4(0.0), real4(0.0), real4(0.0));
+    if (SEMI_IMPLICIT) {
+        mass = mesh_mass(c);
+    }
     var diverged = false;
     while (prog.steps_done < end && !diverged) {
         let steps = prog.steps_done + 1u;
@@ -251,7 +276,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         var y_prev = real4(0.0);
         // Semi-implicit: node k−1's damping block from element k−2, the
         // previous node's coupling U (as assembled, before the pin rows) and E.
-        var damping_prev = real4x4();
+        var damping_prev = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
         var upper_prev = real4x4();
         var e_prev = real4x4();
         for (var k = 0u; k <= n; k++) {
@@ -272,7 +297,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             vel[k] = v_half;
             var f_next = real4(0.0);
             if (k > 0u) {
-                var dmp = ElementDamping(real4x4(), real4x4(), real4x4());
+                let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
+                var dmp = ElementDamping(no_damping, real4x4(), no_damping);
                 let fe = element_force(le, t0, sec, ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
                                        ElementState(u_prev, u, damped_prev, damped, v_prev, v_pred),
                                        &dmp, half);
@@ -285,8 +311,13 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                 var y: real4;
                 if (SEMI_IMPLICIT) {
                     // Block LU of M + h/2 C_D: D = A − L E_prev, L = U_prevᵀ.
-                    var pivot = mass_block(c, node, 0u) + damping_prev + dmp.aa;
-                    let upper = mass_block(c, node, 1u) + dmp.ab;
+                    var pivot = symmetric_full(symmetric_sum(damping_prev, dmp.aa));
+                    if (node == 0u) {
+                        pivot = plus_node_mass(pivot, mass.first);
+                    } else {
+                        pivot = plus_node_mass(pivot, mass.interior);
+                    }
+                    let upper = plus_node_mass(dmp.ab, mass.coupling);
                     var upper_rows = upper;
                     if (node == 0u) {
                         pivot = pin_rows_pivot(pivot);
@@ -314,7 +345,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         f_prev.y -= ph.tip_weight_n;
         if (SEMI_IMPLICIT) {
             let lower = transpose(upper_prev);
-            let g = inverse4(mass_block(c, n, 0u) + damping_prev - lower * e_prev);
+            let g = inverse4(plus_node_mass(symmetric_full(damping_prev), mass.last) - lower * e_prev);
             acc[n] = g * (f_prev - lower * y_prev);
         } else {
             acc[n] = factor(c, n, 0u) * (f_prev - factor(c, n, 1u) * y_prev);

@@ -4,10 +4,10 @@
 
 use super::GpuError;
 use super::layout::{
-    FACTOR_VEC4_PER_NODE, FixedStepScheme, MARKER_VEC4, MASS_BLOCK_VEC4_PER_NODE, MAX_GPU_ELEMENTS,
-    MAX_WINCH_MOVES, NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
+    FACTOR_VEC4_PER_NODE, FixedStepScheme, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES,
+    MESH_MASS_VEC4, NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
 };
-use super::mass_factor;
+use super::mass_factor::{self, MeshMass};
 use crate::error::InputError;
 use crate::model::element::{SectionConstants, shape};
 use crate::model::tether::{NODE_DOFS, straight_configuration};
@@ -208,7 +208,7 @@ pub struct ChunkData {
     pub node_slots: usize,
     pub controls: Vec<SimControl>,
     pub physics: Vec<SimPhysics<f64>>,
-    /// vec4 entries: mass factors (explicit) or mass blocks (semi-implicit)
+    /// vec4 entries: mass factors (explicit) or the compact mass (semi-implicit)
     /// and marker tables of every distinct mesh.
     pub mesh: Vec<[f64; 4]>,
     /// Plane-major, node, simulation-minor (step.wgsl's `slot`).
@@ -249,28 +249,22 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
             None => {
                 let tether = Tether::new(sim.params.clone()).map_err(GpuError::Input)?;
                 let mass_offset = mesh.len() as u32;
-                let per_node = match sim.scheme {
+                let mass_vec4 = match sim.scheme {
                     FixedStepScheme::Explicit => {
                         for f in mass_factor::factor(tether.mass(), sim.params.elements)? {
                             for m in [&f.inverse_pivot, &f.coupling_previous, &f.coupling_next] {
                                 mesh.extend(m.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]));
                             }
                         }
-                        FACTOR_VEC4_PER_NODE
+                        FACTOR_VEC4_PER_NODE * (sim.params.elements + 1)
                     }
                     FixedStepScheme::SemiImplicit => {
-                        for blocks in mass_factor::node_blocks(tether.mass(), sim.params.elements) {
-                            for m in &blocks {
-                                mesh.extend(m.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]));
-                            }
-                        }
-                        MASS_BLOCK_VEC4_PER_NODE
+                        let compact = MeshMass::from_mass(tether.mass(), sim.params.elements)?;
+                        mesh.extend(compact.vec4s());
+                        MESH_MASS_VEC4
                     }
                 };
-                debug_assert_eq!(
-                    mesh.len() - mass_offset as usize,
-                    per_node * (sim.params.elements + 1)
-                );
+                debug_assert_eq!(mesh.len() - mass_offset as usize, mass_vec4);
                 let marker_offset = mesh.len() as u32;
                 let le = sim.params.element_length_m();
                 for &s in &sim.marker_arc_lengths_m {

@@ -127,8 +127,26 @@ pub enum Stage {
         node_capacity: u32,
         scheme: FixedStepScheme,
     },
-    /// Multiply-add throughput (peak.wgsl).
-    Peak,
+    /// Multiply-add throughput (peak.wgsl) with `chains` independent vec4
+    /// chains per invocation: one of [`PEAK_CHAINS`].
+    Peak { chains: u32 },
+}
+
+/// The peak stage's variants, one entry point each in peak.wgsl.
+pub const PEAK_CHAINS: [u32; 2] = [4, 8];
+
+impl Stage {
+    /// The stage's entry point in its WGSL file.
+    fn entry_point(self) -> &'static str {
+        match self {
+            Stage::Step { .. } => "main",
+            Stage::Peak { chains: 4 } => "four_chains",
+            Stage::Peak { chains } => {
+                assert_eq!(chains, 8, "peak.wgsl has four and eight chains");
+                "eight_chains"
+            }
+        }
+    }
 }
 
 /// An open device with its compiled pipelines.
@@ -300,7 +318,7 @@ impl Gpu {
                             node_capacity,
                             scheme,
                         } => shader::step_source(precision, node_capacity, scheme),
-                        Stage::Peak => shader::peak_source(precision),
+                        Stage::Peak { .. } => shader::peak_source(precision),
                     }
                     .into(),
                 ),
@@ -311,7 +329,7 @@ impl Gpu {
                 label: Some(&format!("{stage:?}")),
                 layout: None,
                 module: &module,
-                entry_point: Some("main"),
+                entry_point: Some(stage.entry_point()),
                 compilation_options: wgpu::PipelineCompilationOptions {
                     constants: &[("WORKGROUP_SIZE", self.workgroup_size as f64)],
                     ..Default::default()

@@ -39,22 +39,24 @@ pub const PER_ELEMENT_STEP: u64 = crate::model::element::GAUSS_POINTS as u64 * G
 
 /// The semi-implicit scheme's damping matrix at one Gauss point
 /// (`add_gauss_point` under SEMI_IMPLICIT): ε_e and κ_e by node (8 + 24),
-/// the two weights (4) and the weighted vectors (16), then per block of
-/// (a, a), (a, b), (b, b) two outer products (32), their sum and the
-/// accumulation (32).
-pub const GAUSS_POINT_DAMPING: u64 = 8 + 24 + 4 + 16 + 3 * 64;
+/// the two weights (4) and the weighted vectors (16), then for the block
+/// (a, b) two outer products (32), their sum and the accumulation (32), and
+/// for the symmetric blocks (a, a) and (b, b) the same on their ten distinct
+/// entries (`symmetric_outer_pair`, `symmetric_sum`: 40 each).
+pub const GAUSS_POINT_DAMPING: u64 = 8 + 24 + 4 + 16 + 64 + 2 * 40;
 /// `inverse4`: twelve 2×2 minors (36), the determinant (11), its
 /// reciprocal (1), sixteen cofactors of three products and two sums, each
 /// scaled (96).
 pub const INVERSE4: u64 = 36 + 11 + 1 + 96;
 /// A 4×4 matrix product (64 multiplies, 48 adds).
 const MATRIX_PRODUCT: u64 = 112;
-/// The semi-implicit forward sweep at one node: the pivot block (two 4×4
-/// sums) and the coupling (one), D = A − L E (a product and a difference),
-/// its inverse, y = G (f − L y) (two matrix-vector products and a
-/// difference) and E = G U.
+/// The semi-implicit forward sweep at one node: the pivot block (the two
+/// elements' symmetric damping blocks, 10, and the mass's eight nonzero
+/// entries, `plus_node_mass`) and the coupling (8), D = A − L E (a product
+/// and a difference), its inverse, y = G (f − L y) (two matrix-vector
+/// products and a difference) and E = G U.
 pub const SEMI_IMPLICIT_FORWARD: u64 =
-    32 + 16 + MATRIX_PRODUCT + 16 + INVERSE4 + 28 + 4 + 28 + MATRIX_PRODUCT;
+    10 + 8 + 8 + MATRIX_PRODUCT + 16 + INVERSE4 + 28 + 4 + 28 + MATRIX_PRODUCT;
 
 /// Flops per element-step of the semi-implicit scheme: the explicit step's
 /// element and drift work, the damping matrix, the per-step factorization,

@@ -26,10 +26,10 @@ pub const NO_TRACK: u32 = u32::MAX;
 /// vec4 entries of the explicit scheme's mass factors per node: G, B, E as
 /// four columns each.
 pub const FACTOR_VEC4_PER_NODE: usize = 12;
-/// vec4 entries of the semi-implicit scheme's mass blocks per node: the
-/// diagonal block and the block coupling to the next node, four columns
-/// each. That scheme factors M + h/2 C_D(q) itself, every step.
-pub const MASS_BLOCK_VEC4_PER_NODE: usize = 8;
+/// vec4 entries of the semi-implicit scheme's mass matrix, per mesh: the
+/// four 2×2 matrices of a uniform mesh's blocks (`mass_factor::MeshMass`).
+/// That scheme factors M + h/2 C_D(q) itself, every step.
+pub const MESH_MASS_VEC4: usize = 4;
 /// vec4 entries per marker in the mesh buffer.
 pub const MARKER_VEC4: usize = 2;
 /// Winch moves the shader can follow (MAX_WINCH_MOVES in motion.wgsl).
@@ -348,10 +348,7 @@ mod tests {
                     "FACTOR_VEC4_PER_NODE: u32 = ",
                     FACTOR_VEC4_PER_NODE.to_string() + "u",
                 ),
-                (
-                    "MASS_BLOCK_VEC4_PER_NODE: u32 = ",
-                    MASS_BLOCK_VEC4_PER_NODE.to_string() + "u",
-                ),
+                ("MESH_MASS_VEC4: u32 = ", MESH_MASS_VEC4.to_string() + "u"),
                 ("MAX_WINCH_MOVES: u32 = ", MAX_WINCH_MOVES.to_string() + "u"),
                 ("MAX_NODES: u32 = ", NODE_CAPACITIES[0].to_string() + "u"),
                 (

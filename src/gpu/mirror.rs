@@ -20,8 +20,7 @@ use rayon::prelude::*;
 
 use super::batch::{ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data};
 use super::layout::{
-    FACTOR_VEC4_PER_NODE, FixedStepScheme, MASS_BLOCK_VEC4_PER_NODE, NO_TRACK, Real, SimControl,
-    SimPhysics,
+    FACTOR_VEC4_PER_NODE, FixedStepScheme, MESH_MASS_VEC4, NO_TRACK, Real, SimControl, SimPhysics,
 };
 
 use super::{GpuError, Precision};
@@ -113,18 +112,71 @@ struct ElementState<R: MirrorReal> {
 /// element.wgsl's `ElementDamping`: blocks (a, a), (a, b), (b, b) of
 /// scale · C_D.
 struct ElementDamping<R: MirrorReal> {
-    aa: Matrix4<R>,
+    aa: Symmetric4<R>,
     ab: Matrix4<R>,
-    bb: Matrix4<R>,
+    bb: Symmetric4<R>,
 }
 
 impl<R: MirrorReal> ElementDamping<R> {
     fn zeros() -> Self {
         Self {
-            aa: Matrix4::zeros(),
+            aa: Symmetric4::zeros(),
             ab: Matrix4::zeros(),
-            bb: Matrix4::zeros(),
+            bb: Symmetric4::zeros(),
         }
+    }
+}
+
+/// matrix.wgsl's `Symmetric4`: the diagonal, then (0,1), (0,2), (0,3),
+/// (1,2), then (1,3), (2,3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Symmetric4<R: MirrorReal> {
+    diagonal: Vector4<R>,
+    upper: Vector4<R>,
+    upper_rest: Vector2<R>,
+}
+
+impl<R: MirrorReal> Symmetric4<R> {
+    pub fn zeros() -> Self {
+        Self {
+            diagonal: Vector4::zeros(),
+            upper: Vector4::zeros(),
+            upper_rest: Vector2::zeros(),
+        }
+    }
+
+    /// matrix.wgsl's `symmetric_outer_pair`: w uᵀ + x vᵀ on and above the
+    /// diagonal.
+    pub fn outer_pair(w: &Vector4<R>, u: &Vector4<R>, x: &Vector4<R>, v: &Vector4<R>) -> Self {
+        let pick = |a: &Vector4<R>, i: [usize; 4]| Vector4::new(a[i[0]], a[i[1]], a[i[2]], a[i[3]]);
+        let (rows, cols) = ([0, 0, 0, 1], [1, 2, 3, 2]);
+        Self {
+            diagonal: w.component_mul(u) + x.component_mul(v),
+            upper: pick(w, rows).component_mul(&pick(u, cols))
+                + pick(x, rows).component_mul(&pick(v, cols)),
+            upper_rest: Vector2::new(w.y, w.z).component_mul(&Vector2::new(u.w, u.w))
+                + Vector2::new(x.y, x.z).component_mul(&Vector2::new(v.w, v.w)),
+        }
+    }
+
+    /// matrix.wgsl's `symmetric_sum`.
+    pub fn sum(&self, other: &Self) -> Self {
+        Self {
+            diagonal: self.diagonal + other.diagonal,
+            upper: self.upper + other.upper,
+            upper_rest: self.upper_rest + other.upper_rest,
+        }
+    }
+
+    /// matrix.wgsl's `symmetric_full`.
+    pub fn full(&self) -> Matrix4<R> {
+        let (d, u, r) = (&self.diagonal, &self.upper, &self.upper_rest);
+        Matrix4::from_columns(&[
+            Vector4::new(d.x, u.x, u.y, u.z),
+            Vector4::new(u.x, d.y, u.w, r.x),
+            Vector4::new(u.y, u.w, d.z, r.y),
+            Vector4::new(u.z, r.x, r.y, d.w),
+        ])
     }
 }
 
@@ -280,9 +332,9 @@ fn add_gauss_point<R: MirrorReal>(
         let bending_weight = scale * wl * sec.bending_damping;
         let (ea_w, eb_w) = (ea * axial_weight, eb * axial_weight);
         let (ka_w, kb_w) = (ka * bending_weight, kb * bending_weight);
-        d.aa += outer4(&ea_w, &ea) + outer4(&ka_w, &ka);
+        d.aa = d.aa.sum(&Symmetric4::outer_pair(&ea_w, &ea, &ka_w, &ka));
         d.ab += outer4(&ea_w, &eb) + outer4(&ka_w, &kb);
-        d.bb += outer4(&eb_w, &eb) + outer4(&kb_w, &kb);
+        d.bb = d.bb.sum(&Symmetric4::outer_pair(&eb_w, &eb, &kb_w, &kb));
     }
 }
 
@@ -447,17 +499,26 @@ fn node_factors<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl, node: usize) -
     mesh_matrices(mesh, c.mass_offset as usize + node * FACTOR_VEC4_PER_NODE)
 }
 
-/// The semi-implicit scheme's mass blocks of one node (step.wgsl's
-/// `mass_block`): diagonal, coupling to the next node.
-fn node_mass_blocks<R: MirrorReal>(
-    mesh: &[[f64; 4]],
-    c: &SimControl,
-    node: usize,
-) -> [Matrix4<R>; 2] {
-    mesh_matrices(
-        mesh,
-        c.mass_offset as usize + node * MASS_BLOCK_VEC4_PER_NODE,
-    )
+/// The semi-implicit scheme's mass matrix (step.wgsl's `mesh_mass`): first,
+/// interior and last diagonal and the coupling, each a row-major 2×2.
+fn mesh_mass<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl) -> [Vector4<R>; MESH_MASS_VEC4] {
+    std::array::from_fn(|i| {
+        let v = mesh[c.mass_offset as usize + i];
+        Vector4::new(lit(v[0]), lit(v[1]), lit(v[2]), lit(v[3]))
+    })
+}
+
+/// step.wgsl's `plus_node_mass`: m + k ⊗ I₂, only the eight nonzero entries
+/// added.
+pub fn plus_node_mass<R: MirrorReal>(m: &Matrix4<R>, k: &Vector4<R>) -> Matrix4<R> {
+    let mut out = *m;
+    for c in 0..2 {
+        out[(c, c)] += k.x;
+        out[(c, 2 + c)] += k.y;
+        out[(2 + c, c)] += k.z;
+        out[(2 + c, 2 + c)] += k.w;
+    }
+    out
 }
 
 /// step.wgsl's `pin_rows_pivot` and `pin_rows_coupling`: rows 0 and 1 of
@@ -503,12 +564,10 @@ fn run_one<R: MirrorReal>(
     } else {
         (0..=n).map(|k| node_factors(&data.mesh, c, k)).collect()
     };
-    let mass_blocks: Vec<[Matrix4<R>; 2]> = if semi_implicit {
-        (0..=n)
-            .map(|k| node_mass_blocks(&data.mesh, c, k))
-            .collect()
+    let [mass_first, mass_interior, mass_last, mass_coupling] = if semi_implicit {
+        mesh_mass(&data.mesh, c)
     } else {
-        Vec::new()
+        [Vector4::zeros(); MESH_MASS_VEC4]
     };
     let mut coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n + 1];
     let markers: Vec<(Vector4<R>, R, usize)> = (0..c.markers as usize)
@@ -557,7 +616,7 @@ fn run_one<R: MirrorReal>(
         let mut damped_prev = Vector4::zeros();
         let mut f_prev = Vector4::zeros();
         let mut y_prev = Vector4::zeros();
-        let mut damping_prev = Matrix4::zeros();
+        let mut damping_prev = Symmetric4::zeros();
         let mut upper_prev = Matrix4::zeros();
         let mut e_prev = Matrix4::zeros();
         for k in 0..=n {
@@ -602,9 +661,14 @@ fn run_one<R: MirrorReal>(
                     f_prev = join(pin.acceleration, zw(&f_prev));
                 }
                 let y = if semi_implicit {
-                    let [mass_diag, mass_next] = &mass_blocks[node];
-                    let mut pivot = mass_diag + damping_prev + dmp.aa;
-                    let upper = mass_next + dmp.ab;
+                    let mass_diagonal = if node == 0 {
+                        &mass_first
+                    } else {
+                        &mass_interior
+                    };
+                    let mut pivot =
+                        plus_node_mass(&damping_prev.sum(&dmp.aa).full(), mass_diagonal);
+                    let upper = plus_node_mass(&dmp.ab, &mass_coupling);
                     let mut upper_rows = upper;
                     if node == 0 {
                         pivot = pin_rows(&pivot, true);
@@ -633,7 +697,7 @@ fn run_one<R: MirrorReal>(
         f_prev.y -= ph.tip_weight_n;
         acc[n] = if semi_implicit {
             let lower = upper_prev.transpose();
-            let g = inverse4(&(mass_blocks[n][0] + damping_prev - lower * e_prev));
+            let g = inverse4(&(plus_node_mass(&damping_prev.full(), &mass_last) - lower * e_prev));
             g * (f_prev - lower * y_prev)
         } else {
             let [g, b, _] = &factors[n];
@@ -750,5 +814,31 @@ mod tests {
         let u = Vector4::new(1.0, 2.0, 3.0, 4.0);
         let v = Vector4::new(-1.0, 0.5, 2.0, 3.0);
         assert_eq!(outer4(&u, &v), u * v.transpose());
+    }
+
+    #[test]
+    fn symmetric_blocks_hold_every_entry_of_a_weighted_gram_sum() {
+        // (α u uᵀ + β v vᵀ) twice accumulated, as two Gauss points do, with
+        // entries of both signs and scales; every entry, both triangles.
+        let u = Vector4::new(0.7, -1.3, 0.02, -0.05);
+        let v = Vector4::new(-2.0, 0.4, 0.11, 0.03);
+        let (alpha, beta) = (3.5, 0.25);
+        let pair = Symmetric4::outer_pair(&(u * alpha), &u, &(v * beta), &v);
+        let got = pair.sum(&pair).full();
+        let want = (u * u.transpose() * alpha + v * v.transpose() * beta) * 2.0;
+        assert!(
+            (got - want).abs().max() < 1e-15 * want.abs().max(),
+            "{got} vs {want}"
+        );
+        assert_eq!(got, got.transpose());
+        assert_eq!(Symmetric4::<f64>::zeros().full(), Matrix4::zeros());
+    }
+
+    #[test]
+    fn plus_node_mass_adds_the_kronecker_block() {
+        let m = Matrix4::from_fn(|r, c| (r * 4 + c) as f64 - 7.5);
+        let k = [2.0, -0.25, 0.5, 0.125];
+        let got = plus_node_mass(&m, &Vector4::from(k));
+        assert_eq!(got, m + super::super::mass_factor::MeshMass::block(&k));
     }
 }

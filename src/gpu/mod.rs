@@ -8,7 +8,7 @@
 //! - [`layout`]: the `#[repr(C)]` structs shared with WGSL.
 //! - [`shader`]: how the WGSL modules are put together.
 //! - [`mass_factor`]: the block-tridiagonal factors of the mass matrix
-//!   (explicit), and its raw node blocks (semi-implicit).
+//!   (explicit), and its four distinct 2×2 matrices (semi-implicit).
 //! - [`batch`]: a batch of simulations in the engine's terms, and its upload.
 //! - [`engine`]: pipelines, dispatch splitting, chunking and readback.
 //! - [`mirror`]: the CPU mirror of the step stage, operation for operation.
@@ -96,4 +96,6 @@ pub enum GpuError {
     Input(#[from] InputError),
     #[error(transparent)]
     Factor(#[from] FactorError),
+    #[error(transparent)]
+    MeshMass(#[from] mass_factor::MeshMassError),
 }
