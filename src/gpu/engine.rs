@@ -215,9 +215,11 @@ fn run_typed<R: Real>(
         (s.scheme, s.params.elements, s.total_steps)
     });
     let capacity = chunk_capacity(gpu, sims, options)?;
+    let workgroup = gpu.workgroup_size as usize;
     let chunks = order
         .chunk_by(|&i, &j| sims[i].scheme == sims[j].scheme)
-        .flat_map(|same_scheme| same_scheme.chunks(capacity));
+        .flat_map(|same_scheme| same_scheme.chunks(capacity))
+        .map(|chunk| spread_workgroups(chunk, workgroup));
     let total_work: u64 = sims
         .iter()
         .map(|s| s.total_steps * s.params.elements as u64)
@@ -230,6 +232,7 @@ fn run_typed<R: Real>(
         .collect();
     let mut outcomes: Vec<Option<GpuOutcome>> = vec![None; sims.len()];
     for chunk in chunks {
+        let chunk = &chunk[..];
         if cancelled(options) {
             for &i in chunk {
                 outcomes[i] = Some(GpuOutcome {
@@ -276,6 +279,35 @@ fn run_typed<R: Real>(
         .into_iter()
         .map(|o| o.expect("every simulation ran"))
         .collect())
+}
+
+/// The order of a chunk's simulations on the device, from `sorted` (by n
+/// and steps, so that each workgroup holds similar ones): whole workgroups
+/// in bit-reversed order, a partial one last. lavapipe hands each of its T
+/// threads one contiguous 1/T of a dispatch's workgroups (`iter_per_thread`
+/// in Mesa's lp_cs_tpool.c), so in sorted order one thread got all the
+/// largest tethers: the default identification grid kept 1.2 of 2 cores
+/// busy. Bit reversal gives every contiguous half (quarter, …) of the
+/// workgroups every other (fourth, …) one of the sorted sequence. Hardware
+/// GPUs schedule workgroups dynamically and do not care.
+pub fn spread_workgroups(sorted: &[usize], workgroup: usize) -> Vec<usize> {
+    let whole = sorted.len() / workgroup.max(1) * workgroup.max(1);
+    let blocks: Vec<&[usize]> = sorted[..whole].chunks(workgroup.max(1)).collect();
+    let slots = blocks.len().next_power_of_two();
+    let bits = slots.trailing_zeros();
+    let mut out = Vec::with_capacity(sorted.len());
+    for i in 0..slots {
+        let r = if bits == 0 {
+            i
+        } else {
+            i.reverse_bits() >> (usize::BITS - bits)
+        };
+        if let Some(block) = blocks.get(r) {
+            out.extend_from_slice(block);
+        }
+    }
+    out.extend_from_slice(&sorted[whole..]);
+    out
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -548,4 +580,68 @@ fn measure_peak_variant(
         }
     }
     Ok(invocations as f64 * super::flops::PEAK_PER_INVOCATION as f64 / best / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spread_workgroups;
+
+    /// Work of each contiguous 1/`threads` of the workgroups, as lavapipe
+    /// splits a dispatch, for simulation i costing `cost(i)`.
+    fn per_thread(
+        order: &[usize],
+        workgroup: usize,
+        threads: usize,
+        cost: impl Fn(usize) -> f64,
+    ) -> Vec<f64> {
+        let groups: Vec<f64> = order
+            .chunks(workgroup)
+            .map(|g| g.iter().map(|&i| cost(i)).sum())
+            .collect();
+        let per = groups.len() / threads;
+        (0..threads)
+            .map(|t| groups[t * per..(t + 1) * per].iter().sum())
+            .collect()
+    }
+
+    #[test]
+    fn spread_keeps_workgroups_whole_and_balances_contiguous_shares() {
+        // The default grid's 735 drops in 8-wide workgroups: 91 whole, and
+        // 7 simulations left over. Cost grows with the sort order, as n does.
+        let sorted: Vec<usize> = (0..735).collect();
+        let order = spread_workgroups(&sorted, 8);
+        let mut seen = order.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, sorted, "a permutation");
+        for group in order[..728].chunks(8) {
+            assert_eq!(group[0] % 8, 0, "{group:?} starts a workgroup");
+            assert!(
+                group.windows(2).all(|w| w[1] == w[0] + 1),
+                "{group:?} is whole"
+            );
+        }
+        assert_eq!(&order[728..], &sorted[728..], "the partial workgroup last");
+        let cost = |i: usize| 1.0 + (i / 147) as f64 * 4.0;
+        for threads in [2, 4] {
+            let sorted_share = per_thread(&sorted, 8, threads, cost);
+            let spread_share = per_thread(&order, 8, threads, cost);
+            let imbalance = |s: &[f64]| {
+                s.iter().cloned().fold(0.0, f64::max)
+                    / s.iter().cloned().fold(f64::INFINITY, f64::min)
+            };
+            assert!(imbalance(&sorted_share) > 2.0, "{sorted_share:?}");
+            assert!(
+                imbalance(&spread_share) < 1.1,
+                "{threads} threads: {spread_share:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn spread_of_small_chunks_is_the_identity_or_a_permutation() {
+        assert_eq!(spread_workgroups(&[], 8), Vec::<usize>::new());
+        assert_eq!(spread_workgroups(&[3, 1, 2], 8), vec![3, 1, 2]);
+        assert_eq!(spread_workgroups(&[0, 1, 2, 3], 1), vec![0, 2, 1, 3]);
+        assert_eq!(spread_workgroups(&[5, 6, 7], 1), vec![5, 7, 6]);
+    }
 }
