@@ -22,7 +22,7 @@ fn engines(c: &mut Criterion) {
     group.sample_size(10);
     let mut run = |engine: Engine| {
         group.bench_function(engine.name(), |b| {
-            b.iter(|| bench::run(engine, gpu.as_ref(), &scenario, 10, 16, &peaks).unwrap())
+            b.iter(|| bench::run(engine, gpu.as_ref(), &scenario, (10, 16), 1, &peaks).unwrap())
         });
     };
     if let Some(g) = &gpu {
