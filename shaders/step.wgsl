@@ -149,7 +149,8 @@ var<private> drift: array<real4, MAX_NODES>;
 var<private> vel: array<real4, MAX_NODES>;
 var<private> acc: array<real4, MAX_NODES>;
 // Semi-implicit only: each node's E = G U of this step's factorization,
-// from the forward sweep to the back substitution.
+// from the forward sweep to the back substitution; the tip's is never
+// needed, so COUPLING_NODES is MAX_NODES − 1.
 var<private> coupling: array<real4x4, COUPLING_NODES>;
 
 fn slot(plane: u32, node: u32, sim: u32) -> u32 {

@@ -746,8 +746,8 @@ fn a_short_measured_track_is_rejected() {
 fn simulations_beyond_the_private_budget_are_refused_before_any_work() {
     // f64 state arrays for 129 nodes lost the device on an H100; 65 ran.
     // So the explicit scheme takes n ≤ 64 in f64 and n ≤ 128 in f32, the
-    // semi-implicit one (twice the arrays per node) n ≤ 16 and n ≤ 64, and
-    // the largest n picks the smallest pipeline that holds it.
+    // semi-implicit one (nearly twice the arrays per node) n ≤ 32 and
+    // n ≤ 64, and the largest n picks the smallest pipeline that holds it.
     let Some(gpu) = open() else { return };
     let scenario = short(ScenarioKind::Drop, 0.04);
     let cache = StepCache::default();
@@ -795,10 +795,35 @@ fn simulations_beyond_the_private_budget_are_refused_before_any_work() {
         "{err}"
     );
     if gpu.adapter.shader_f64 {
-        let err = gpu::run_batch(&gpu, &[semi(17)], None, &f64_options).unwrap_err();
+        let err = gpu::run_batch(&gpu, &[semi(33)], None, &f64_options).unwrap_err();
         assert!(
-            matches!(err, GpuError::Input(ref e) if e.field == "elements" && e.allowed.contains("1..=16")),
+            matches!(err, GpuError::Input(ref e) if e.field == "elements" && e.allowed.contains("1..=32")),
             "{err}"
         );
     }
+}
+
+#[test]
+fn f64_semi_implicit_fills_its_largest_pipeline() {
+    // n = 32 in f64 needs every E block of the 33-node pipeline (the array
+    // holds 32: the tip's is never stored). Too short an array would read
+    // or write past it, which naga clamps to the last entry silently: one
+    // block short, the tip's neighbour took its neighbour's E and the drop
+    // was 1.5e-7 m off after 0.2 s (5e-10 m after 0.04 s). f64 agrees to
+    // about 1e-15 m elsewhere in this file, so the bound here is 1e-12 m.
+    let Some(gpu) = open() else { return };
+    if !gpu.adapter.shader_f64 {
+        return;
+    }
+    let scenario = short(ScenarioKind::Drop, 0.2);
+    let p = params(32, 3000.0, 0.7, 0.0);
+    let (err64, _) = compare(
+        &gpu,
+        &scenario,
+        &p,
+        Precision::F64,
+        FixedStepScheme::SemiImplicit,
+    );
+    eprintln!("SemiImplicit drop n=32 D=3000: f64 {err64:.2e} m");
+    assert!(err64 < 1e-12, "f64 n=32: {err64:e} m");
 }

@@ -63,13 +63,25 @@ pub const NODE_CAPACITIES: [u32; 4] = [17, 33, 65, 129];
 /// (8,320 bytes; 129 nodes of f32 are 8,256).
 pub const MAX_PRIVATE_STATE_BYTES: u64 = 65 * STATE_PLANES as u64 * 4 * 8;
 
-/// `real4` entries per node of the step stage's private arrays: the four
-/// state planes, and for the semi-implicit scheme the 4×4 block E of each
-/// node's factorization, which the back substitution needs.
-pub fn private_vec4_per_node(scheme: FixedStepScheme) -> u64 {
+/// Bytes of the step stage's private arrays for `nodes` nodes: the four
+/// state planes of every node, and for the semi-implicit scheme the 4×4
+/// block E of every node's factorization but the last (the back
+/// substitution starts at the tip, whose E is not needed).
+pub fn private_state_bytes(nodes: u32, real_bytes: u64, scheme: FixedStepScheme) -> u64 {
+    let vec4 = 4 * real_bytes;
+    let planes = nodes as u64 * STATE_PLANES as u64 * vec4;
     match scheme {
-        FixedStepScheme::Explicit => STATE_PLANES as u64,
-        FixedStepScheme::SemiImplicit => STATE_PLANES as u64 + 4,
+        FixedStepScheme::Explicit => planes,
+        FixedStepScheme::SemiImplicit => planes + coupling_nodes(nodes, scheme) as u64 * 4 * vec4,
+    }
+}
+
+/// The E blocks the semi-implicit stage keeps for a pipeline of `nodes`
+/// nodes (`COUPLING_NODES` in step.wgsl; 1, unused, for the explicit one).
+pub fn coupling_nodes(nodes: u32, scheme: FixedStepScheme) -> u32 {
+    match scheme {
+        FixedStepScheme::Explicit => 1,
+        FixedStepScheme::SemiImplicit => nodes.saturating_sub(1).max(1),
     }
 }
 
@@ -79,8 +91,7 @@ pub fn private_vec4_per_node(scheme: FixedStepScheme) -> u64 {
 pub fn node_capacity(max_elements: usize, real_bytes: u64, scheme: FixedStepScheme) -> Option<u32> {
     NODE_CAPACITIES.into_iter().find(|&nodes| {
         nodes as usize > max_elements
-            && nodes as u64 * private_vec4_per_node(scheme) * 4 * real_bytes
-                <= MAX_PRIVATE_STATE_BYTES
+            && private_state_bytes(nodes, real_bytes, scheme) <= MAX_PRIVATE_STATE_BYTES
     })
 }
 
@@ -376,14 +387,18 @@ mod tests {
         assert_eq!(node_capacity(129, 4, explicit), None);
         assert_eq!(max_gpu_elements(4, explicit), MAX_GPU_ELEMENTS);
         assert_eq!(max_gpu_elements(8, explicit), 64);
-        // The semi-implicit stage keeps twice the private arrays per node.
+        // The semi-implicit stage keeps an E block for each node but the
+        // last, so its 33-node f64 stage is exactly the budget: 33 × 128 +
+        // 32 × 128 = 8,320 bytes.
         let semi = FixedStepScheme::SemiImplicit;
+        assert_eq!(private_state_bytes(33, 8, semi), MAX_PRIVATE_STATE_BYTES);
         assert_eq!(node_capacity(64, 4, semi), Some(65));
         assert_eq!(node_capacity(65, 4, semi), None);
-        assert_eq!(node_capacity(16, 8, semi), Some(17));
-        assert_eq!(node_capacity(17, 8, semi), None);
+        assert_eq!(node_capacity(32, 8, semi), Some(33));
+        assert_eq!(node_capacity(33, 8, semi), None);
         assert_eq!(max_gpu_elements(4, semi), 64);
-        assert_eq!(max_gpu_elements(8, semi), 16);
+        assert_eq!(max_gpu_elements(8, semi), 32);
+        assert_eq!(coupling_nodes(33, semi), 32);
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepSc
          const SEMI_IMPLICIT: bool = {semi_implicit};\n\
          // Nodes of the factorization's E blocks kept per simulation (1: unused).\n\
          const COUPLING_NODES: u32 = {}u;\n",
-        if semi_implicit { node_capacity } else { 1 }
+        super::layout::coupling_nodes(node_capacity, scheme)
     );
     [
         precision_module(precision),
