@@ -16,7 +16,9 @@ use crate::solver::{FixedStepScheme, SolverError, TetherDynamics};
 
 /// Memo of fixed steps: the step depends on the scheme, the mesh, the
 /// material and the initial state, not on the drag coefficient (drag is zero
-/// at rest), so a grid over C_D needs one eigen-analysis per (n, D).
+/// at rest), so a grid over C_D needs one eigen-analysis per (n, D); the
+/// semi-implicit scheme's step does not depend on D either
+/// (`semi_implicit_stability_limit`), so there one per n.
 #[derive(Default)]
 pub struct StepCache {
     steps: Mutex<HashMap<String, f64>>,
@@ -37,6 +39,10 @@ impl StepCache {
             (
                 TetherParams {
                     drag_coefficient: 0.0,
+                    damping_pa_s: match scheme {
+                        FixedStepScheme::Explicit => params.damping_pa_s,
+                        FixedStepScheme::SemiImplicit => 0.0,
+                    },
                     ..params.clone()
                 },
                 scenario.kind,
