@@ -127,24 +127,29 @@ pub enum Stage {
         node_capacity: u32,
         scheme: FixedStepScheme,
     },
-    /// Multiply-add throughput (peak.wgsl) with `chains` independent vec4
-    /// chains per invocation: one of [`PEAK_CHAINS`].
-    Peak { chains: u32 },
+    /// Multiply-add throughput (peak.wgsl), one of its variants.
+    Peak(PeakChains),
 }
 
-/// The peak stage's variants, one entry point each in peak.wgsl.
-pub const PEAK_CHAINS: [u32; 2] = [4, 8];
+/// The peak stage's variants: independent vec4 chains per invocation, one
+/// entry point each in peak.wgsl.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PeakChains {
+    Four,
+    Eight,
+}
+
+impl PeakChains {
+    pub const ALL: [PeakChains; 2] = [PeakChains::Four, PeakChains::Eight];
+}
 
 impl Stage {
     /// The stage's entry point in its WGSL file.
     fn entry_point(self) -> &'static str {
         match self {
             Stage::Step { .. } => "main",
-            Stage::Peak { chains: 4 } => "four_chains",
-            Stage::Peak { chains } => {
-                assert_eq!(chains, 8, "peak.wgsl has four and eight chains");
-                "eight_chains"
-            }
+            Stage::Peak(PeakChains::Four) => "four_chains",
+            Stage::Peak(PeakChains::Eight) => "eight_chains",
         }
     }
 }
@@ -318,7 +323,7 @@ impl Gpu {
                             node_capacity,
                             scheme,
                         } => shader::step_source(precision, node_capacity, scheme),
-                        Stage::Peak { .. } => shader::peak_source(precision),
+                        Stage::Peak(_) => shader::peak_source(precision),
                     }
                     .into(),
                 ),

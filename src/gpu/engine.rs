@@ -13,6 +13,7 @@ use wgpu::util::DeviceExt;
 use super::batch::{
     ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data, steps_per_dispatch,
 };
+use super::device::PeakChains;
 use super::layout::{
     DispatchParams, FixedStepScheme, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE,
     STATUS_RUNNING, SimObjectives, SimProgress,
@@ -290,7 +291,7 @@ fn run_typed<R: Real>(
 /// busy. Bit reversal gives every contiguous half (quarter, …) of the
 /// workgroups every other (fourth, …) one of the sorted sequence. Hardware
 /// GPUs schedule workgroups dynamically and do not care.
-pub fn spread_workgroups(sorted: &[usize], workgroup: usize) -> Vec<usize> {
+fn spread_workgroups(sorted: &[usize], workgroup: usize) -> Vec<usize> {
     let whole = sorted.len() / workgroup.max(1) * workgroup.max(1);
     let blocks: Vec<&[usize]> = sorted[..whole].chunks(workgroup.max(1)).collect();
     let slots = blocks.len().next_power_of_two();
@@ -521,7 +522,7 @@ pub fn measure_peak_gflops(
     repeats: usize,
 ) -> Result<f64, GpuError> {
     let mut best: f64 = 0.0;
-    for chains in super::device::PEAK_CHAINS {
+    for chains in PeakChains::ALL {
         best = best.max(measure_peak_variant(gpu, precision, chains, repeats)?);
     }
     Ok(best)
@@ -530,12 +531,12 @@ pub fn measure_peak_gflops(
 fn measure_peak_variant(
     gpu: &Gpu,
     precision: Precision,
-    chains: u32,
+    chains: PeakChains,
     repeats: usize,
 ) -> Result<f64, GpuError> {
-    let pipeline = gpu.pipeline(super::device::Stage::Peak { chains }, precision)?;
-    // About 50 ms a run on either: shorter runs on lavapipe (8,192
-    // invocations, 15 ms) measured a few per cent less, thread start-up.
+    let pipeline = gpu.pipeline(super::device::Stage::Peak(chains), precision)?;
+    // About 50 ms a run on lavapipe: runs of 8,192 invocations (15 ms)
+    // measured a few per cent less there.
     let wanted: u32 = if gpu.adapter.hardware {
         1 << 21
     } else {
