@@ -722,30 +722,28 @@ fn run_simulate(args: SimulateArgs) -> Result<()> {
 
     // The GPU runs the fixed-step schemes; `auto` keeps the reference
     // solver on the CPU, `gpu` with it is a contradiction.
-    let scheme = cfg.solver.kind.fixed_step_scheme();
-    let gpu = match (args.engine.backend, scheme) {
+    let on_gpu = match (args.engine.backend, cfg.solver.kind.fixed_step_scheme()) {
         (Backend::Gpu, None) => Err(UsageError(
             "--backend gpu runs the explicit and semi-implicit schemes: use --solver explicit or semi-implicit, or --backend cpu for the reference solver".into(),
         ))?,
-        (_, None) => None,
         // One simulation is one GPU invocation: no GPU beats a CPU core at
         // that, so `auto` means the CPU here.
-        (Backend::Auto, _) => None,
-        _ => args.engine.open()?,
+        (_, None) | (Backend::Auto, _) => None,
+        (_, Some(scheme)) => args.engine.open()?.map(|gpu| (gpu, scheme)),
     };
     print_header(&cfg);
     let started = Instant::now();
-    let output = match (&gpu, scheme) {
-        (Some(gpu), Some(scheme)) => tether_sweep::scenario::batch::simulate_gpu(
+    let output = match &on_gpu {
+        Some((gpu, scheme)) => tether_sweep::scenario::batch::simulate_gpu(
             gpu,
             &cfg.scenario,
             &cfg.tether,
-            scheme,
+            *scheme,
             cfg.solver.step_s,
             args.engine.precision,
         )
         .context("simulation failed")?,
-        _ => simulate(&cfg.scenario, &cfg.tether, &cfg.solver).context("simulation failed")?,
+        None => simulate(&cfg.scenario, &cfg.tether, &cfg.solver).context("simulation failed")?,
     };
     let wall = started.elapsed();
 
