@@ -6,7 +6,8 @@
 // - explicit: velocity Verlet with a predicted velocity for damping and drag
 //   (src/solver/explicit.rs). The mass solve uses the block-tridiagonal (4×4
 //   blocks, one per node) LU factors of the mass matrix, computed on the
-//   host once per mesh (src/gpu/mass_factor.rs).
+//   host once per mesh (src/gpu/mass_factor.rs), and the mesh's compact
+//   mass matrix (MeshMass) for the coupling to the previous node.
 // - semi-implicit: the same, with the Kelvin–Voigt damping force taken at
 //   the end of the step (src/solver/semi_implicit.rs), so each step solves
 //   (M + h/2 C_D(q)) a = f. Its block-tridiagonal LU is computed here, node
@@ -27,13 +28,13 @@ const STATUS_RUNNING: u32 = 0u;
 const STATUS_DONE: u32 = 1u;
 const STATUS_DIVERGED: u32 = 2u;
 const NO_TRACK: u32 = 0xffffffffu;
-// The explicit scheme's mass factors in the mesh buffer: per node G
-// (inverse pivot block), B (coupling to the previous node), E (G times the
-// coupling to the next node), each as four columns.
-const FACTOR_VEC4_PER_NODE: u32 = 12u;
-// The semi-implicit scheme's mass matrix in the mesh buffer, per mesh: a
-// MeshMass.
+// The mass matrix in the mesh buffer, per mesh: a MeshMass, and for the
+// explicit scheme after it its block LU factors per node, G (inverse pivot
+// block) and E (G times the coupling to the next node), each as four
+// columns. (The factors' third block, the coupling to the previous node, is
+// the MeshMass coupling transposed.)
 const MESH_MASS_VEC4: u32 = 4u;
+const FACTOR_VEC4_PER_NODE: u32 = 8u;
 // State planes in the `state` buffer (STATE_PLANES in src/gpu/layout.rs):
 // the displacement as of the last fold, the drift since then, velocity,
 // acceleration.
@@ -163,9 +164,9 @@ fn mesh_matrix(base: u32) -> real4x4 {
     return real4x4(mesh[base], mesh[base + 1u], mesh[base + 2u], mesh[base + 3u]);
 }
 
-// Explicit: G (0), B (1) or E (2) of a node.
+// Explicit: G (0) or E (1) of a node.
 fn factor(c: SimControl, node: u32, which: u32) -> real4x4 {
-    return mesh_matrix(c.mass_offset + node * FACTOR_VEC4_PER_NODE + 4u * which);
+    return mesh_matrix(c.mass_offset + MESH_MASS_VEC4 + node * FACTOR_VEC4_PER_NODE + 4u * which);
 }
 
 fn mesh_mass(c: SimControl) -> MeshMass {
@@ -180,6 +181,12 @@ fn plus_node_mass(m: real4x4, k: real4) -> real4x4 {
                    real4(m[1].x, m[1].y + k.x, m[1].z, m[1].w + k.z),
                    real4(m[2].x + k.y, m[2].y, m[2].z + k.w, m[2].w),
                    real4(m[3].x, m[3].y + k.y, m[3].z, m[3].w + k.w));
+}
+
+// (kᵀ ⊗ I₂) v: the explicit solve's coupling to the previous node, L = Uᵀ
+// for the MeshMass coupling k, times v, without the eight zeros.
+fn coupling_transpose_times(k: real4, v: real4) -> real4 {
+    return real4(k.x * v.xy + k.z * v.zw, k.y * v.xy + k.w * v.zw);
 }
 
 // Node 0's pivot block and coupling with its prescribed rows (x, y)
@@ -257,11 +264,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         vel[k] = state[slot(PLANE_VELOCITY, k, sim)];
         acc[k] = state[slot(PLANE_ACCELERATION, k, sim)];
     }
-    // Semi-implicit: one load per dispatch, from private memory afterwards.
-    var mass = MeshMass(real4(0.0), real4(0.0), real4(0.0), real4(0.0));
-    if (SEMI_IMPLICIT) {
-        mass = mesh_mass(c);
-    }
+    // One load per dispatch, from private memory afterwards.
+    let mass = mesh_mass(c);
     var diverged = false;
     while (prog.steps_done < end && !diverged) {
         let steps = prog.steps_done + 1u;
@@ -332,7 +336,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                     upper_prev = upper;
                     damping_prev = dmp.bb;
                 } else {
-                    y = factor(c, node, 0u) * (f_prev - factor(c, node, 1u) * y_prev);
+                    y = factor(c, node, 0u) * (f_prev - coupling_transpose_times(mass.coupling, y_prev));
                 }
                 acc[node] = y;
                 y_prev = y;
@@ -349,7 +353,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             let g = inverse4(plus_node_mass(symmetric_full(damping_prev), mass.last) - lower * e_prev);
             acc[n] = g * (f_prev - lower * y_prev);
         } else {
-            acc[n] = factor(c, n, 0u) * (f_prev - factor(c, n, 1u) * y_prev);
+            acc[n] = factor(c, n, 0u) * (f_prev - coupling_transpose_times(mass.coupling, y_prev));
         }
 
         // Back substitution and the velocity update, tip first.
@@ -362,7 +366,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                 if (SEMI_IMPLICIT) {
                     a -= coupling[k] * a_next;
                 } else {
-                    a -= factor(c, k, 2u) * a_next;
+                    a -= factor(c, k, 1u) * a_next;
                 }
             }
             var v = vel[k] + half * a;

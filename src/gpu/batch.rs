@@ -249,22 +249,25 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
             None => {
                 let tether = Tether::new(sim.params.clone()).map_err(GpuError::Input)?;
                 let mass_offset = mesh.len() as u32;
-                let mass_vec4 = match sim.scheme {
+                let compact = MeshMass::from_mass(tether.mass(), sim.params.elements)?;
+                mesh.extend(compact.vec4s());
+                let factors_vec4 = match sim.scheme {
                     FixedStepScheme::Explicit => {
+                        // G and E; the coupling to the previous node is the
+                        // MeshMass coupling transposed.
                         for f in mass_factor::factor(tether.mass(), sim.params.elements)? {
-                            for m in [&f.inverse_pivot, &f.coupling_previous, &f.coupling_next] {
+                            for m in [&f.inverse_pivot, &f.coupling_next] {
                                 mesh.extend(m.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]));
                             }
                         }
                         FACTOR_VEC4_PER_NODE * (sim.params.elements + 1)
                     }
-                    FixedStepScheme::SemiImplicit => {
-                        let compact = MeshMass::from_mass(tether.mass(), sim.params.elements)?;
-                        mesh.extend(compact.vec4s());
-                        MESH_MASS_VEC4
-                    }
+                    FixedStepScheme::SemiImplicit => 0,
                 };
-                debug_assert_eq!(mesh.len() - mass_offset as usize, mass_vec4);
+                debug_assert_eq!(
+                    mesh.len() - mass_offset as usize,
+                    MESH_MASS_VEC4 + factors_vec4
+                );
                 let marker_offset = mesh.len() as u32;
                 let le = sim.params.element_length_m();
                 for &s in &sim.marker_arc_lengths_m {

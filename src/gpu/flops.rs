@@ -24,9 +24,11 @@ pub const GRAVITY_AND_DRAG: u64 = 6 + 6 + 4 + 4 + 4 + 9 + 9;
 /// predicted velocity (8 each) and displacement + drift (4). The fold of
 /// the drift into the displacement, every STEPS_PER_FOLD steps, is left out.
 pub const DRIFT: u64 = 3 * 8 + 4;
-/// Forward substitution of one node: two 4×4 matrix-vector products (28
-/// each), a subtraction, and completing f.
-pub const FORWARD: u64 = 28 + 4 + 28 + 4;
+/// Forward substitution of one node: G times a vector (a 4×4
+/// matrix-vector product, 28), the coupling to the previous node times y
+/// (`coupling_transpose_times`, 12: it is a 2×2 matrix times the identity),
+/// a subtraction, and completing f.
+pub const FORWARD: u64 = 28 + 4 + 12 + 4;
 /// Back substitution (one 4×4 product and a subtraction) and the velocity update.
 pub const BACK: u64 = 28 + 4 + 8;
 

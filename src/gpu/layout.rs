@@ -23,13 +23,14 @@ pub const STATUS_DONE: u32 = 1;
 pub const STATUS_DIVERGED: u32 = 2;
 /// `SimControl::track_offset` when no track is recorded.
 pub const NO_TRACK: u32 = u32::MAX;
-/// vec4 entries of the explicit scheme's mass factors per node: G, B, E as
-/// four columns each.
-pub const FACTOR_VEC4_PER_NODE: usize = 12;
-/// vec4 entries of the semi-implicit scheme's mass matrix, per mesh: the
-/// four 2×2 matrices of a uniform mesh's blocks (`mass_factor::MeshMass`).
-/// That scheme factors M + h/2 C_D(q) itself, every step.
+/// vec4 entries of the mass matrix, per mesh: the four 2×2 matrices of a
+/// uniform mesh's blocks (`mass_factor::MeshMass`). The semi-implicit scheme
+/// factors M + h/2 C_D(q) from them itself, every step.
 pub const MESH_MASS_VEC4: usize = 4;
+/// vec4 entries of the explicit scheme's mass factors per node, after the
+/// mesh's MeshMass: G and E as four columns each (B, the coupling to the
+/// previous node, is the MeshMass coupling transposed).
+pub const FACTOR_VEC4_PER_NODE: usize = 8;
 /// vec4 entries per marker in the mesh buffer.
 pub const MARKER_VEC4: usize = 2;
 /// Winch moves the shader can follow (MAX_WINCH_MOVES in motion.wgsl).

@@ -494,13 +494,21 @@ fn mesh_matrices<R: MirrorReal, const COUNT: usize>(
 }
 
 /// The explicit scheme's mass factors of one node (step.wgsl's `factor`):
-/// G, B, E.
-fn node_factors<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl, node: usize) -> [Matrix4<R>; 3] {
-    mesh_matrices(mesh, c.mass_offset as usize + node * FACTOR_VEC4_PER_NODE)
+/// G, E.
+fn node_factors<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl, node: usize) -> [Matrix4<R>; 2] {
+    mesh_matrices(
+        mesh,
+        c.mass_offset as usize + MESH_MASS_VEC4 + node * FACTOR_VEC4_PER_NODE,
+    )
 }
 
-/// The semi-implicit scheme's mass matrix (step.wgsl's `mesh_mass`): first,
-/// interior and last diagonal and the coupling, each a row-major 2×2.
+/// step.wgsl's `coupling_transpose_times`: (kᵀ ⊗ I₂) v.
+pub fn coupling_transpose_times<R: MirrorReal>(k: &Vector4<R>, v: &Vector4<R>) -> Vector4<R> {
+    join(xy(v) * k.x + zw(v) * k.z, xy(v) * k.y + zw(v) * k.w)
+}
+
+/// The mesh's mass matrix (step.wgsl's `mesh_mass`): first, interior and
+/// last diagonal and the coupling, each a row-major 2×2.
 fn mesh_mass<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl) -> [Vector4<R>; MESH_MASS_VEC4] {
     std::array::from_fn(|i| {
         let v = mesh[c.mass_offset as usize + i];
@@ -559,16 +567,12 @@ fn run_one<R: MirrorReal>(
     };
     let (mut disp, mut drift, mut vel, mut acc) = (plane(0), plane(1), plane(2), plane(3));
     let semi_implicit = sim.scheme == FixedStepScheme::SemiImplicit;
-    let factors: Vec<[Matrix4<R>; 3]> = if semi_implicit {
+    let factors: Vec<[Matrix4<R>; 2]> = if semi_implicit {
         Vec::new()
     } else {
         (0..=n).map(|k| node_factors(&data.mesh, c, k)).collect()
     };
-    let [mass_first, mass_interior, mass_last, mass_coupling] = if semi_implicit {
-        mesh_mass(&data.mesh, c)
-    } else {
-        [Vector4::zeros(); MESH_MASS_VEC4]
-    };
+    let [mass_first, mass_interior, mass_last, mass_coupling] = mesh_mass(&data.mesh, c);
     let mut coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n + 1];
     let markers: Vec<(Vector4<R>, R, usize)> = (0..c.markers as usize)
         .map(|m| {
@@ -683,8 +687,8 @@ fn run_one<R: MirrorReal>(
                     damping_prev = dmp.bb;
                     y
                 } else {
-                    let [g, b, _] = &factors[node];
-                    g * (f_prev - b * y_prev)
+                    let [g, _] = &factors[node];
+                    g * (f_prev - coupling_transpose_times(&mass_coupling, &y_prev))
                 };
                 acc[node] = y;
                 y_prev = y;
@@ -700,8 +704,8 @@ fn run_one<R: MirrorReal>(
             let g = inverse4(&(plus_node_mass(&damping_prev.full(), &mass_last) - lower * e_prev));
             g * (f_prev - lower * y_prev)
         } else {
-            let [g, b, _] = &factors[n];
-            g * (f_prev - b * y_prev)
+            let [g, _] = &factors[n];
+            g * (f_prev - coupling_transpose_times(&mass_coupling, &y_prev))
         };
 
         let mut a_next = Vector4::zeros();
@@ -712,7 +716,7 @@ fn run_one<R: MirrorReal>(
                 let e = if semi_implicit {
                     &coupling[k]
                 } else {
-                    &factors[k][2]
+                    &factors[k][1]
                 };
                 a -= e * a_next;
             }
