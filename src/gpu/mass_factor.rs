@@ -13,6 +13,10 @@
 //! where A, L, U are the diagonal, sub- and super-diagonal blocks. Solving
 //! the modified system is exactly M_dd q̈_d = f_d − M_dr q̈_r (SPEC §3): the
 //! identity rows give q̈_r, and L_1 carries M_dr into the dynamic rows.
+//!
+//! The explicit shader reads G and E per node; B_k = L_k is the same for
+//! every node, the transposed coupling of [`MeshMass`], which both schemes
+//! read once per dispatch.
 
 use nalgebra::Matrix4;
 

@@ -7,8 +7,8 @@
 //! - [`device`]: adapters, features and limits.
 //! - [`layout`]: the `#[repr(C)]` structs shared with WGSL.
 //! - [`shader`]: how the WGSL modules are put together.
-//! - [`mass_factor`]: the block-tridiagonal factors of the mass matrix
-//!   (explicit), and its four distinct 2×2 matrices (semi-implicit).
+//! - [`mass_factor`]: the mass matrix of a uniform mesh as four 2×2
+//!   matrices (both schemes), and its block-tridiagonal factors (explicit).
 //! - [`batch`]: a batch of simulations in the engine's terms, and its upload.
 //! - [`engine`]: pipelines, dispatch splitting, chunking and readback.
 //! - [`mirror`]: the CPU mirror of the step stage, operation for operation.
