@@ -19,10 +19,10 @@ use crate::solver::{ReferenceOptions, SolverError, SolverKind};
 pub struct SynthSpec {
     pub tether: TetherParams,
     pub scenario: Scenario,
-    /// Standard deviation of the noise added to each marker coordinate [m].
+    /// Standard deviation of the noise added to each marker coordinate \[m\].
     pub noise_std_m: f64,
     pub seed: u64,
-    /// Reference solver's local error tolerance [m].
+    /// Reference solver's local error tolerance \[m\].
     pub tolerance_m: f64,
     /// Name of the noise generator, so a reader can reproduce the draws.
     pub generator: &'static str,

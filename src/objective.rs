@@ -12,9 +12,9 @@ use crate::scenario::{Scenario, Track};
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SwingupObjective {
     pub weights: [f64; 2],
-    /// J_a,min [m]
+    /// J_a,min \[m\]
     pub j_a_min: f64,
-    /// Time of the minimum [s]
+    /// Time of the minimum \[s\]
     pub t_at_min_s: f64,
 }
 
@@ -83,7 +83,7 @@ impl MeasuredTrack {
 }
 
 /// J_e = Σ over frames with t > 0 and all markers of the squared distance
-/// between measured and simulated positions [m²] (SPEC §5, eq. 25). Frame 0
+/// between measured and simulated positions \[m²\] (SPEC §5, eq. 25). Frame 0
 /// is the known initial shape and is left out.
 pub fn identification_error(
     measured: &MeasuredTrack,

@@ -202,7 +202,7 @@ fn cancelled() -> Evaluation {
 /// measured against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Landscape {
-    /// evaluations[chromosome]
+    /// evaluations\[chromosome\]
     pub evaluations: Vec<Evaluation>,
 }
 

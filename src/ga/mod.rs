@@ -105,9 +105,9 @@ impl GaSettings {
 /// The score of one chromosome.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evaluation {
-    /// J_a,min [m]; None unless the simulation finished.
+    /// J_a,min \[m\]; None unless the simulation finished.
     pub j_a_min_m: Option<f64>,
-    /// Time of J_a,min [s].
+    /// Time of J_a,min \[s\].
     pub t_at_min_s: Option<f64>,
     pub status: RunStatus,
 }

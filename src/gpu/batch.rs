@@ -46,7 +46,7 @@ pub struct GpuSimulation {
     pub steps_per_sample: u64,
     pub samples_per_frame: u64,
     pub marker_arc_lengths_m: Vec<f64>,
-    /// k1 [s], k2 [m/s] of J_a.
+    /// k1 \[s\], k2 [m/s] of J_a.
     pub objective_weights: [f64; 2],
     /// J_a at t = 0, the running minimum's start.
     pub initial_swingup_m: f64,
@@ -191,9 +191,9 @@ pub enum OutcomeStatus {
 pub struct GpuOutcome {
     pub status: OutcomeStatus,
     pub steps: u64,
-    /// J_e [m²] over frames 1.. (when compared).
+    /// J_e \[m²\] over frames 1.. (when compared).
     pub identification_error_m2: f64,
-    /// J_a,min [m] and its time [s].
+    /// J_a,min \[m\] and its time \[s\].
     pub swingup_min_m: f64,
     pub swingup_time_s: f64,
     /// Marker positions of frames 1.. (frame-major), when recorded.

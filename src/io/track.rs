@@ -1,5 +1,5 @@
 //! Marker tracks as tables: one row per (frame, marker) with columns
-//! `t` [s], `marker` (index), `s` [m], `x` [m], `y` [m].
+//! `t` \[s\], `marker` (index), `s` \[m\], `x` \[m\], `y` \[m\].
 
 use std::collections::BTreeMap;
 use std::path::Path;

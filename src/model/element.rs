@@ -72,7 +72,7 @@ pub fn shape_xx(xi: f64, le: f64) -> [f64; 4] {
     ]
 }
 
-/// Σ_a s_a e_a for 2-D nodal vectors e_a = (e[2a], e[2a+1]).
+/// Σ_a s_a e_a for 2-D nodal vectors e_a = (e\[2a\], e[2a+1]).
 #[inline]
 pub fn interpolate(s: &[f64; 4], e: &[f64]) -> Vec2 {
     let mut r = [0.0; 2];

@@ -36,19 +36,19 @@ pub enum ScenarioKind {
 pub struct Scenario {
     pub kind: ScenarioKind,
     pub duration_s: f64,
-    /// Interval between recorded frames [s].
+    /// Interval between recorded frames \[s\].
     pub frame_interval_s: f64,
-    /// Arc lengths of the markers [m]; SPEC: 11 points at j L/10.
+    /// Arc lengths of the markers \[m\]; SPEC: 11 points at j L/10.
     pub marker_arc_lengths_m: Vec<f64>,
-    /// Drop: the pin's position [m].
+    /// Drop: the pin's position \[m\].
     pub pin_m: [f64; 2],
-    /// Drop: initial angle of the straight tether from the hanging direction [deg].
+    /// Drop: initial angle of the straight tether from the hanging direction \[deg\].
     pub initial_angle_deg: f64,
     /// Swing-up: the winch motion.
     pub winch: WinchMotion,
-    /// Swing-up: interval at which J_a is evaluated [s].
+    /// Swing-up: interval at which J_a is evaluated \[s\].
     pub objective_interval_s: f64,
-    /// Swing-up: weights k1 [s] and k2 [m/s] of J_a (SPEC §5).
+    /// Swing-up: weights k1 \[s\] and k2 [m/s] of J_a (SPEC §5).
     pub objective_weights: [f64; 2],
 }
 
@@ -281,7 +281,7 @@ pub struct SimulationOutput {
     /// J_a,min and its time, for the swing-up.
     pub swingup: Option<SwingupObjective>,
     pub report: SolverReport,
-    /// Total energy at every frame [J] (kinetic + elastic + gravitational).
+    /// Total energy at every frame \[J\] (kinetic + elastic + gravitational).
     pub energy_j: Vec<f64>,
 }
 

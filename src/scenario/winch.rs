@@ -15,11 +15,11 @@ pub const MAX_PERIOD_S: f64 = 100.0;
 /// of the tether follows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WinchMotion {
-    /// Winch x at the start of each move and at the end of the last [m].
+    /// Winch x at the start of each move and at the end of the last \[m\].
     pub waypoints_m: Vec<f64>,
-    /// Duration of each move T_i [s].
+    /// Duration of each move T_i \[s\].
     pub periods_s: Vec<f64>,
-    /// The winch's (constant) height [m].
+    /// The winch's (constant) height \[m\].
     pub height_m: f64,
 }
 

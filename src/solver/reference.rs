@@ -26,15 +26,15 @@ use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ReferenceOptions {
-    /// Largest accepted local error per step, as a length [m].
+    /// Largest accepted local error per step, as a length \[m\].
     pub tolerance_m: f64,
     /// Spectral radius at infinite frequency ρ∞ ∈ [0, 1]: 1 conserves energy
     /// of linear systems and damps nothing; lower values damp the unresolved
     /// stiff (heavily damped axial) modes that would otherwise ring.
     pub spectral_radius: f64,
-    /// Largest step [s].
+    /// Largest step \[s\].
     pub max_step_s: f64,
-    /// First trial step [s].
+    /// First trial step \[s\].
     pub initial_step_s: f64,
 }
 
@@ -56,9 +56,9 @@ pub struct ReferenceStats {
     pub rejected_steps: u64,
     pub newton_iterations: u64,
     pub factorizations: u64,
-    /// Largest local error estimate of an accepted step [m].
+    /// Largest local error estimate of an accepted step \[m\].
     pub max_local_error_m: f64,
-    /// Sum of accepted local error estimates [m]: a crude bound on the
+    /// Sum of accepted local error estimates \[m\]: a crude bound on the
     /// global error before stability damps it.
     pub summed_local_error_m: f64,
     pub min_step_s: f64,

@@ -21,7 +21,7 @@ pub use crate::scenario::RunStatus as Status;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CandidateResult {
     pub candidate: Candidate,
-    /// J_e [m²]; None unless `status` is ok.
+    /// J_e \[m²\]; None unless `status` is ok.
     pub j_e_m2: Option<f64>,
     pub status: Status,
     /// Explicit step, or None for the adaptive reference solver.

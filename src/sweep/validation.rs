@@ -10,7 +10,7 @@ use crate::scenario::batch::BatchError;
 use crate::scenario::{Scenario, SimulationOutput, SolverSettings, Track, simulate};
 
 /// Largest marker deviation accepted between the sweep's engine and the
-/// reference solver [m]: a fifth of the shipped dataset's 0.5 mm noise, so
+/// reference solver \[m\]: a fifth of the shipped dataset's 0.5 mm noise, so
 /// that engine error cannot pass for a change of fit.
 pub const DEFAULT_MARKER_TOLERANCE_M: f64 = 1e-4;
 /// Largest relative J_e deviation accepted.
