@@ -1,6 +1,7 @@
 //! The GPU engine on a small batch of drops (n = 10, 16 simulations, D over
-//! 0–10000 Pa·s, 0.04 s), f32 and f64, against the CPU explicit solver on
-//! all cores. The full throughput table is `tether-sweep bench`
+//! 0–10000 Pa·s, 0.04 s), both schemes in f32 and f64, against the CPU
+//! explicit and reference solvers on all cores. Each iteration includes the
+//! host's setup of the batch (`bench::run`). The full throughput table is `tether-sweep bench`
 //! (BENCHMARKS.md); this keeps a regression check under `cargo bench`.
 //! Without a GPU adapter the GPU cases are skipped with a notice.
 
@@ -27,11 +28,14 @@ fn engines(c: &mut Criterion) {
     };
     if let Some(g) = &gpu {
         run(Engine::GpuF32);
+        run(Engine::GpuSemiImplicitF32);
         if g.adapter.shader_f64 {
             run(Engine::GpuF64);
+            run(Engine::GpuSemiImplicitF64);
         }
     }
     run(Engine::CpuExplicit);
+    run(Engine::CpuReference);
     group.finish();
 }
 
