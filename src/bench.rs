@@ -291,6 +291,16 @@ impl Peaks {
             cpu_f64: if gpu.adapter.hardware { None } else { f64 },
         })
     }
+
+    /// How much higher `later`'s largest peak is than this one's, as a
+    /// fraction (0 when not higher). A peak measured while a shared machine
+    /// was slow makes every fraction of it look better than it was.
+    pub fn shortfall_against(&self, later: &Peaks) -> f64 {
+        [(self.gpu_f32, later.gpu_f32), (self.gpu_f64, later.gpu_f64)]
+            .into_iter()
+            .filter_map(|(first, again)| Some(again? / first? - 1.0))
+            .fold(0.0, f64::max)
+    }
 }
 
 /// The drop scenario of the benchmark, shortened to `duration_s`.
@@ -320,5 +330,25 @@ mod tests {
         assert_eq!(levels.len(), DAMPING_LEVELS);
         assert!(large.iter().all(|p| (0.0..=10000.0).contains(&p.0)));
         assert!((large[999].1 - 0.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_peak_measured_higher_later_is_reported_as_a_shortfall() {
+        let peaks = |f32, f64| Peaks {
+            gpu_f32: Some(f32),
+            gpu_f64: f64,
+            cpu_f64: None,
+        };
+        let first = peaks(100.0, Some(50.0));
+        assert_eq!(first.shortfall_against(&peaks(100.0, Some(50.0))), 0.0);
+        assert_eq!(first.shortfall_against(&peaks(90.0, Some(40.0))), 0.0);
+        let s = first.shortfall_against(&peaks(110.0, Some(60.0)));
+        assert!((s - 0.2).abs() < 1e-12, "{s}");
+        // A precision measured only once counts for nothing.
+        assert_eq!(
+            peaks(100.0, None).shortfall_against(&peaks(100.0, Some(60.0))),
+            0.0
+        );
+        assert_eq!(Peaks::default().shortfall_against(&first), 0.0);
     }
 }

@@ -977,6 +977,21 @@ fn run_bench(args: BenchArgs) -> Result<()> {
             }
         }
     }
+    // The peak again, after the runs: the fractions above are against the
+    // first measurement, and a noisy neighbour then would flatter them.
+    let peaks_after = Peaks::measure(gpu.as_ref())?;
+    let shortfall = peaks.shortfall_against(&peaks_after);
+    println!(
+        "multiply-add peak again after the runs [GFLOP/s]: GPU f32 {}, GPU f64 {}",
+        fmt_peak(peaks_after.gpu_f32),
+        fmt_peak(peaks_after.gpu_f64),
+    );
+    if shortfall > 0.05 {
+        println!(
+            "warning: the peak measured {:.0} % higher after the runs than before; the % peak column may be that much too high (a busy machine?). Rerun, or use --repeats.",
+            100.0 * shortfall
+        );
+    }
     let mut metadata = tether_sweep::io::base_metadata();
     metadata.insert(
         "tether_sweep.scenario".into(),
@@ -985,6 +1000,10 @@ fn run_bench(args: BenchArgs) -> Result<()> {
     metadata.insert(
         "tether_sweep.peaks_gflops".into(),
         serde_json::to_string(&peaks)?,
+    );
+    metadata.insert(
+        "tether_sweep.peaks_after_runs_gflops".into(),
+        serde_json::to_string(&peaks_after)?,
     );
     metadata.insert(
         "tether_sweep.flops_per_element_step".into(),
