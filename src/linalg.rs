@@ -102,15 +102,22 @@ impl BandedMatrix {
     }
 
     /// The submatrix of rows and columns `first..dim`; the band is unchanged.
+    /// A row's band keeps its layout (entry (i, j) sits at j − i + w in
+    /// row i's slice), so this is a copy of the rows with the columns
+    /// before `first` cleared.
     pub fn trailing(&self, first: usize) -> BandedMatrix {
-        let dim = self.dim - first;
-        let mut out = BandedMatrix::zeros(dim, self.half_bandwidth);
-        for i in 0..dim {
-            let lo = i.saturating_sub(self.half_bandwidth);
-            let hi = (i + self.half_bandwidth).min(dim - 1);
-            for j in lo..=hi {
-                out.set(i, j, self.get(i + first, j + first));
-            }
+        let (w, width) = (self.half_bandwidth, self.width());
+        let mut out = BandedMatrix {
+            dim: self.dim - first,
+            half_bandwidth: w,
+            data: self.data[first * width..].to_vec(),
+        };
+        let dim = out.dim;
+        for (i, row) in out.data.chunks_mut(width).enumerate() {
+            // Offsets below w − i are columns left of the new first one;
+            // offsets past dim − 1 − i + w, columns past the last.
+            row[..w.saturating_sub(i)].fill(0.0);
+            row[(dim - i + w).min(width)..].fill(0.0);
         }
         out
     }
@@ -139,12 +146,18 @@ impl BandedMatrix {
                 });
             }
             let last = (k + w).min(n - 1);
+            // Rows as slices of the band (entry (i, j) at j − i + w): the
+            // same operations in the same order as through get and set,
+            // without their index arithmetic and band checks per entry.
+            let width = lu.width();
+            let (head, tail) = lu.data.split_at_mut((k + 1) * width);
+            let row_k = &head[k * width + w + 1..k * width + w + 1 + (last - k)];
             for i in k + 1..=last {
-                let factor = lu.get(i, k) / pivot;
-                lu.set(i, k, factor);
-                for j in k + 1..=last {
-                    let v = lu.get(i, j) - factor * lu.get(k, j);
-                    lu.set(i, j, v);
+                let row_i = &mut tail[(i - k - 1) * width..(i - k) * width];
+                let factor = row_i[k + w - i] / pivot;
+                row_i[k + w - i] = factor;
+                for (x, y) in row_i[k + 1 + w - i..=last + w - i].iter_mut().zip(row_k) {
+                    *x -= factor * y;
                 }
             }
         }
@@ -233,10 +246,21 @@ mod tests {
     #[test]
     fn trailing_submatrix_is_the_lower_right_block() {
         let m = test_matrix(12, 3);
-        let t = m.trailing(2);
-        let dense = m.to_dense();
-        let sub = dense.view((2, 2), (10, 10));
-        assert_eq!(t.to_dense(), sub.into_owned());
+        for first in [1, 2, 5] {
+            let t = m.trailing(first);
+            let dense = m.to_dense();
+            let sub = dense.view((first, first), (12 - first, 12 - first));
+            assert_eq!(t.to_dense(), sub.into_owned());
+            // The storage too, outside the matrix included: entry by entry
+            // into a zero band, as the copy was first written.
+            let mut expected = BandedMatrix::zeros(12 - first, 3);
+            for i in 0..12 - first {
+                for j in i.saturating_sub(3)..=(i + 3).min(12 - first - 1) {
+                    expected.set(i, j, m.get(i + first, j + first));
+                }
+            }
+            assert_eq!(t, expected, "first = {first}");
+        }
     }
 
     #[test]
