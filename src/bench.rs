@@ -118,7 +118,7 @@ fn batch_params(elements: usize, size: usize) -> Vec<TetherParams> {
 /// the work it did, and that work.
 fn fastest<E>(repeats: usize, mut run: impl FnMut() -> Result<u64, E>) -> Result<(f64, u64), E> {
     let mut best: Option<(f64, u64)> = None;
-    for _ in 0..repeats.max(1) {
+    for _ in 0..repeats {
         let started = Instant::now();
         let work = run()?;
         let wall_s = started.elapsed().as_secs_f64();
@@ -129,7 +129,6 @@ fn fastest<E>(repeats: usize, mut run: impl FnMut() -> Result<u64, E>) -> Result
     Ok(best.expect("at least one run"))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn row(
     engine: Engine,
     device: &str,
@@ -153,7 +152,7 @@ fn row(
         elements,
         batch,
         wall_s,
-        repeats: repeats.max(1),
+        repeats,
         element_steps,
         simulations_per_s: batch as f64 / wall_s,
         element_steps_per_s: element_steps as f64 / wall_s,
@@ -175,6 +174,7 @@ pub fn run(
     repeats: usize,
     peaks: &Peaks,
 ) -> Result<BenchRow, BatchError> {
+    let repeats = repeats.max(1);
     let params = batch_params(elements, batch);
     match engine {
         Engine::GpuF32

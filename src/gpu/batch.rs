@@ -208,8 +208,8 @@ pub struct ChunkData {
     pub node_slots: usize,
     pub controls: Vec<SimControl>,
     pub physics: Vec<SimPhysics<f64>>,
-    /// vec4 entries: mass factors (explicit) or the compact mass (semi-implicit)
-    /// and marker tables of every distinct mesh.
+    /// vec4 entries of every distinct mesh: its MeshMass, the explicit
+    /// scheme's G and E per node, and its marker table.
     pub mesh: Vec<[f64; 4]>,
     /// Plane-major, node, simulation-minor (step.wgsl's `slot`).
     pub state: Vec<[f64; 4]>,

@@ -34,6 +34,11 @@ fn lit<R: MirrorReal>(x: f64) -> R {
     <R as Real>::from_f64(x)
 }
 
+/// An uploaded vec4 in the shader's precision.
+fn lit4<R: MirrorReal>(v: &[f64; 4]) -> Vector4<R> {
+    Vector4::new(lit(v[0]), lit(v[1]), lit(v[2]), lit(v[3]))
+}
+
 /// Runs `sims` on the mirror in `precision`, with the engine's inputs and
 /// outputs: the same [`GpuOutcome`]s the engine would read back.
 pub fn run_batch(
@@ -130,14 +135,14 @@ impl<R: MirrorReal> ElementDamping<R> {
 /// matrix.wgsl's `Symmetric4`: the diagonal, then (0,1), (0,2), (0,3),
 /// (1,2), then (1,3), (2,3).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Symmetric4<R: MirrorReal> {
+struct Symmetric4<R: MirrorReal> {
     diagonal: Vector4<R>,
     upper: Vector4<R>,
     upper_rest: Vector2<R>,
 }
 
 impl<R: MirrorReal> Symmetric4<R> {
-    pub fn zeros() -> Self {
+    fn zeros() -> Self {
         Self {
             diagonal: Vector4::zeros(),
             upper: Vector4::zeros(),
@@ -147,7 +152,7 @@ impl<R: MirrorReal> Symmetric4<R> {
 
     /// matrix.wgsl's `symmetric_outer_pair`: w uᵀ + x vᵀ on and above the
     /// diagonal.
-    pub fn outer_pair(w: &Vector4<R>, u: &Vector4<R>, x: &Vector4<R>, v: &Vector4<R>) -> Self {
+    fn outer_pair(w: &Vector4<R>, u: &Vector4<R>, x: &Vector4<R>, v: &Vector4<R>) -> Self {
         let pick = |a: &Vector4<R>, i: [usize; 4]| Vector4::new(a[i[0]], a[i[1]], a[i[2]], a[i[3]]);
         let (rows, cols) = ([0, 0, 0, 1], [1, 2, 3, 2]);
         Self {
@@ -160,7 +165,7 @@ impl<R: MirrorReal> Symmetric4<R> {
     }
 
     /// matrix.wgsl's `symmetric_sum`.
-    pub fn sum(&self, other: &Self) -> Self {
+    fn sum(&self, other: &Self) -> Self {
         Self {
             diagonal: self.diagonal + other.diagonal,
             upper: self.upper + other.upper,
@@ -169,7 +174,7 @@ impl<R: MirrorReal> Symmetric4<R> {
     }
 
     /// matrix.wgsl's `symmetric_full`.
-    pub fn full(&self) -> Matrix4<R> {
+    fn full(&self) -> Matrix4<R> {
         let (d, u, r) = (&self.diagonal, &self.upper, &self.upper_rest);
         Matrix4::from_columns(&[
             Vector4::new(d.x, u.x, u.y, u.z),
@@ -503,22 +508,19 @@ fn node_factors<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl, node: usize) -
 }
 
 /// step.wgsl's `coupling_transpose_times`: (kᵀ ⊗ I₂) v.
-pub fn coupling_transpose_times<R: MirrorReal>(k: &Vector4<R>, v: &Vector4<R>) -> Vector4<R> {
+fn coupling_transpose_times<R: MirrorReal>(k: &Vector4<R>, v: &Vector4<R>) -> Vector4<R> {
     join(xy(v) * k.x + zw(v) * k.z, xy(v) * k.y + zw(v) * k.w)
 }
 
 /// The mesh's mass matrix (step.wgsl's `mesh_mass`): first, interior and
 /// last diagonal and the coupling, each a row-major 2×2.
 fn mesh_mass<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl) -> [Vector4<R>; MESH_MASS_VEC4] {
-    std::array::from_fn(|i| {
-        let v = mesh[c.mass_offset as usize + i];
-        Vector4::new(lit(v[0]), lit(v[1]), lit(v[2]), lit(v[3]))
-    })
+    std::array::from_fn(|i| lit4(&mesh[c.mass_offset as usize + i]))
 }
 
 /// step.wgsl's `plus_node_mass`: m + k ⊗ I₂, only the eight nonzero entries
 /// added.
-pub fn plus_node_mass<R: MirrorReal>(m: &Matrix4<R>, k: &Vector4<R>) -> Matrix4<R> {
+fn plus_node_mass<R: MirrorReal>(m: &Matrix4<R>, k: &Vector4<R>) -> Matrix4<R> {
     let mut out = *m;
     for c in 0..2 {
         out[(c, c)] += k.x;
@@ -558,12 +560,7 @@ fn run_one<R: MirrorReal>(
     let n = c.elements as usize;
     let slots = data.node_slots;
     let plane = |p: usize| -> Vec<Vector4<R>> {
-        (0..=n)
-            .map(|k| {
-                let v = data.state[p * slots + k];
-                Vector4::new(lit(v[0]), lit(v[1]), lit(v[2]), lit(v[3]))
-            })
-            .collect()
+        (0..=n).map(|k| lit4(&data.state[p * slots + k])).collect()
     };
     let (mut disp, mut drift, mut vel, mut acc) = (plane(0), plane(1), plane(2), plane(3));
     let semi_implicit = sim.scheme == FixedStepScheme::SemiImplicit;
@@ -573,21 +570,14 @@ fn run_one<R: MirrorReal>(
         (0..=n).map(|k| node_factors(&data.mesh, c, k)).collect()
     };
     let [mass_first, mass_interior, mass_last, mass_coupling] = mesh_mass(&data.mesh, c);
-    let mut coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n + 1];
+    // The E blocks of nodes 0..n−1; the tip's is never needed
+    // (COUPLING_NODES = MAX_NODES − 1 in step.wgsl).
+    let mut coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n];
     let markers: Vec<(Vector4<R>, R, usize)> = (0..c.markers as usize)
         .map(|m| {
             let shapes = data.mesh[c.marker_offset as usize + 2 * m];
             let place = data.mesh[c.marker_offset as usize + 2 * m + 1];
-            (
-                Vector4::new(
-                    lit(shapes[0]),
-                    lit(shapes[1]),
-                    lit(shapes[2]),
-                    lit(shapes[3]),
-                ),
-                lit(place[0]),
-                place[1] as usize,
-            )
+            (lit4(&shapes), lit(place[0]), place[1] as usize)
         })
         .collect();
 
@@ -834,15 +824,22 @@ mod tests {
             (got - want).abs().max() < 1e-15 * want.abs().max(),
             "{got} vs {want}"
         );
-        assert_eq!(got, got.transpose());
-        assert_eq!(Symmetric4::<f64>::zeros().full(), Matrix4::zeros());
     }
 
     #[test]
-    fn plus_node_mass_adds_the_kronecker_block() {
+    fn kronecker_block_helpers_match_the_full_blocks() {
+        use super::super::mass_factor::MeshMass;
         let m = Matrix4::from_fn(|r, c| (r * 4 + c) as f64 - 7.5);
         let k = [2.0, -0.25, 0.5, 0.125];
         let got = plus_node_mass(&m, &Vector4::from(k));
-        assert_eq!(got, m + super::super::mass_factor::MeshMass::block(&k));
+        assert_eq!(got, m + MeshMass::block(&k));
+        let v = Vector4::new(0.3, -1.1, 0.05, 2.0);
+        let want = MeshMass::block(&k).transpose() * v;
+        assert!(
+            (coupling_transpose_times(&Vector4::from(k), &v) - want)
+                .abs()
+                .max()
+                < 1e-15
+        );
     }
 }
