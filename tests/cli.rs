@@ -193,26 +193,14 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
     );
     // bench checks its own flags before it measures anything.
     let bench_out = dir.path().join("bench.parquet");
-    let bench = |extra: &[&'static str]| -> Vec<String> {
-        [
-            "bench",
-            "--engines",
-            "cpu-reference",
-            "--out",
-            bench_out.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(extra.iter().map(|s| s.to_string()))
-        .collect()
-    };
+    let bench_out = bench_out.to_str().unwrap();
     for (extra, expected) in [
-        (&["--repeats", "0"][..], &["--repeats", "1–100"][..]),
-        (&["--batch", "0"][..], &["--batch", "≥ 1"][..]),
+        (["--repeats", "0"], ["--repeats", "1–100"]),
+        (["--batch", "0"], ["--batch", "≥ 1"]),
     ] {
-        let args = bench(extra);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        assert_rejected(dir.path(), &args, expected);
+        let mut args = vec!["bench", "--engines", "cpu-reference", "--out", bench_out];
+        args.extend(extra);
+        assert_rejected(dir.path(), &args, &expected);
     }
 }
 

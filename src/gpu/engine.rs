@@ -292,8 +292,9 @@ fn run_typed<R: Real>(
 /// workgroups every other (fourth, …) one of the sorted sequence. Hardware
 /// GPUs schedule workgroups dynamically and do not care.
 fn spread_workgroups(sorted: &[usize], workgroup: usize) -> Vec<usize> {
-    let whole = sorted.len() / workgroup.max(1) * workgroup.max(1);
-    let blocks: Vec<&[usize]> = sorted[..whole].chunks(workgroup.max(1)).collect();
+    let workgroup = workgroup.max(1);
+    let whole = sorted.len() / workgroup * workgroup;
+    let blocks: Vec<&[usize]> = sorted[..whole].chunks(workgroup).collect();
     let slots = blocks.len().next_power_of_two();
     let bits = slots.trailing_zeros();
     let mut out = Vec::with_capacity(sorted.len());
