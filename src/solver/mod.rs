@@ -22,7 +22,7 @@ use crate::model::tether::{NODE_DOFS, PRESCRIBED_DOFS};
 use crate::model::{PinMotion, Tether};
 
 pub use fixed_step::{FixedStepScheme, FixedStepSolver};
-pub use reference::{ReferenceOptions, ReferenceSolver};
+pub use reference::{ReferenceOptions, ReferenceSolver, ReferenceStats};
 
 #[derive(Debug, Error)]
 pub enum SolverError {

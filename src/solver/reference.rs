@@ -90,11 +90,26 @@ impl Coefficients {
 const MAX_NEWTON_ITERATIONS: usize = 8;
 /// Newton has converged when its remaining error, as a length, is estimated
 /// below this fraction of the error tolerance. With a contraction rate θ
-/// measured from two corrections, the remaining error is θ/(1−θ) times the
-/// last correction (Hairer & Wanner, Solving ODEs II, §IV.8); on the first
-/// iteration, with no rate yet, the correction itself must be below a tenth
-/// of that.
+/// measured from two corrections, the remaining error is η = θ/(1−θ) times
+/// the last correction (Hairer & Wanner, Solving ODEs II, §IV.8). The first
+/// iteration of a step has no rate of its own yet and uses the last
+/// converged step's η raised to the power 0.8 (their RADAU5 does the
+/// same): the iteration matrix changes little from step to step, and the
+/// exponent makes η grow toward 1 over steps that stop after one
+/// iteration, until a second iteration measures the rate afresh.
 const NEWTON_TOLERANCE_FRACTION: f64 = 1e-2;
+/// A first iteration's η is borrowed, not measured: should it be wrong,
+/// the Newton error left behind is up to the correction itself. So a step
+/// stops after one iteration only if that correction is below this
+/// fraction of the local error tolerance. Without this bound, undamped
+/// drops (D = 0), whose predictor misses the ringing axial modes, took
+/// four times the steps: the leftover Newton error fed the error estimate.
+const FIRST_CORRECTION_FRACTION: f64 = 0.1;
+/// η where no contraction has been measured (the first step, the first
+/// iteration after a refresh of the iteration matrix, a correction that
+/// did not shrink): the correction itself must then be a tenth of the
+/// Newton tolerance.
+const UNMEASURED_NEWTON_ETA: f64 = 10.0;
 /// Below this step the solver gives up rather than creep.
 const MIN_STEP_S: f64 = 1e-12;
 
@@ -122,6 +137,8 @@ pub struct ReferenceSolver {
     mass_times_acc: Vec<f64>,
     /// Newton residual, then correction, on the dynamic coordinates.
     residual: Vec<f64>,
+    /// η = θ/(1−θ) of the last converged Newton iteration.
+    newton_eta: f64,
 }
 
 struct Trial {
@@ -163,6 +180,7 @@ impl ReferenceSolver {
             force: vec![0.0; dofs],
             mass_times_acc: vec![0.0; dofs],
             residual: vec![0.0; dofs - PRESCRIBED_DOFS],
+            newton_eta: UNMEASURED_NEWTON_ETA,
             dynamics,
         }
     }
@@ -318,6 +336,7 @@ impl ReferenceSolver {
         let mut refreshed = stale;
         let mut previous = f64::INFINITY;
         let mut iterations = 0;
+        let mut eta = self.newton_eta.max(f64::EPSILON).powf(0.8);
         loop {
             iterations += 1;
             self.stats.newton_iterations += 1;
@@ -345,12 +364,17 @@ impl ReferenceSolver {
                 return Ok(None);
             }
             let rate = correction / previous;
-            let converged = if previous.is_finite() && rate < 1.0 {
-                rate / (1.0 - rate) * correction < newton_tol
-            } else {
-                correction < 0.1 * newton_tol
-            };
-            if converged {
+            if previous.is_finite() {
+                eta = if rate < 1.0 {
+                    rate / (1.0 - rate)
+                } else {
+                    UNMEASURED_NEWTON_ETA
+                };
+            }
+            let trusted = previous.is_finite()
+                || correction < FIRST_CORRECTION_FRACTION * self.options.tolerance_m;
+            if trusted && eta * correction < newton_tol {
+                self.newton_eta = eta;
                 break;
             }
             previous = correction;
@@ -370,6 +394,7 @@ impl ReferenceSolver {
                     refreshed = true;
                     previous = f64::INFINITY;
                     iterations = 0;
+                    eta = UNMEASURED_NEWTON_ETA;
                     continue;
                 }
                 return Ok(None);
