@@ -21,8 +21,9 @@
 // iteration; the back substitution runs node by node and finishes the
 // velocity update. So a step is 2(n+1) loop iterations.
 //
-// Needs: a precision module, MAX_NODES, SEMI_IMPLICIT, COUPLING_NODES,
-// matrix.wgsl, element.wgsl, motion.wgsl (src/gpu/shader.rs).
+// Needs: a precision module, MAX_NODES, SEMI_IMPLICIT, matrix.wgsl,
+// element.wgsl, motion.wgsl, and the scheme's coupling module,
+// coupling_private.wgsl or coupling_none.wgsl (src/gpu/shader.rs).
 
 const STATUS_RUNNING: u32 = 0u;
 const STATUS_DONE: u32 = 1u;
@@ -149,10 +150,6 @@ var<private> disp: array<real4, MAX_NODES>;
 var<private> drift: array<real4, MAX_NODES>;
 var<private> vel: array<real4, MAX_NODES>;
 var<private> acc: array<real4, MAX_NODES>;
-// Semi-implicit only: each node's E = G U of this step's factorization,
-// from the forward sweep to the back substitution; the tip's is never
-// needed, so COUPLING_NODES is MAX_NODES − 1.
-var<private> coupling: array<real4x4, COUPLING_NODES>;
 
 fn slot(plane: u32, node: u32, sim: u32) -> u32 {
     // Simulation-minor, so that neighbouring invocations touch neighbouring
@@ -339,7 +336,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                     let g = inverse4(pivot - lower * e_prev);
                     y = g * (f_prev - lower * y_prev);
                     e_prev = g * upper_rows;
-                    coupling[node] = e_prev;
+                    store_coupling(node, e_prev);
                     upper_prev = upper;
                     damping_prev = dmp.bb;
                 } else {
@@ -371,7 +368,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             var a = acc[k];
             if (k < n) {
                 if (SEMI_IMPLICIT) {
-                    a -= coupling[k] * a_next;
+                    a -= stored_coupling(k) * a_next;
                 } else {
                     a -= factor(c, k, 1u) * a_next;
                 }

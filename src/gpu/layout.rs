@@ -70,18 +70,16 @@ pub const MAX_PRIVATE_STATE_BYTES: u64 = 65 * STATE_PLANES as u64 * 4 * 8;
 /// substitution starts at the tip, whose E is not needed).
 pub fn private_state_bytes(nodes: u32, real_bytes: u64, scheme: FixedStepScheme) -> u64 {
     let vec4 = 4 * real_bytes;
-    let planes = nodes as u64 * STATE_PLANES as u64 * vec4;
-    match scheme {
-        FixedStepScheme::Explicit => planes,
-        FixedStepScheme::SemiImplicit => planes + coupling_nodes(nodes, scheme) as u64 * 4 * vec4,
-    }
+    (nodes as u64 * STATE_PLANES as u64 + coupling_nodes(nodes, scheme) as u64 * 4) * vec4
 }
 
-/// The E blocks the semi-implicit stage keeps for a pipeline of `nodes`
-/// nodes (`COUPLING_NODES` in step.wgsl; 1, unused, for the explicit one).
+/// The E blocks the step stage keeps for a pipeline of `nodes` nodes
+/// (`COUPLING_NODES` in coupling_private.wgsl): one per node but the tip
+/// for the semi-implicit scheme, none for the explicit one, whose factors
+/// come from the mesh buffer.
 pub fn coupling_nodes(nodes: u32, scheme: FixedStepScheme) -> u32 {
     match scheme {
-        FixedStepScheme::Explicit => 1,
+        FixedStepScheme::Explicit => 0,
         FixedStepScheme::SemiImplicit => nodes.saturating_sub(1).max(1),
     }
 }
@@ -400,6 +398,35 @@ mod tests {
         assert_eq!(max_gpu_elements(4, semi), 64);
         assert_eq!(max_gpu_elements(8, semi), 32);
         assert_eq!(coupling_nodes(33, semi), 32);
+    }
+
+    /// Bytes of the step stage's private globals as naga lays them out.
+    fn wgsl_private_bytes(precision: Precision, nodes: u32, scheme: FixedStepScheme) -> u64 {
+        let module = naga::front::wgsl::parse_str(&step_source(precision, nodes, scheme))
+            .expect("WGSL parses");
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).unwrap();
+        module
+            .global_variables
+            .iter()
+            .filter(|(_, g)| g.space == naga::AddressSpace::Private)
+            .map(|(_, g)| layouter[g.ty].size as u64)
+            .sum()
+    }
+
+    #[test]
+    fn private_budget_counts_every_private_array_of_the_shader() {
+        for (precision, real_bytes) in [(Precision::F32, 4), (Precision::F64, 8)] {
+            for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
+                for nodes in NODE_CAPACITIES {
+                    assert_eq!(
+                        wgsl_private_bytes(precision, nodes, scheme),
+                        private_state_bytes(nodes, real_bytes, scheme),
+                        "{scheme:?} {precision:?} {nodes} nodes"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -571,7 +571,7 @@ fn run_one<R: MirrorReal>(
     };
     let [mass_first, mass_interior, mass_last, mass_coupling] = mesh_mass(&data.mesh, c);
     // The E blocks of nodes 0..n−1; the tip's is never needed
-    // (COUPLING_NODES = MAX_NODES − 1 in step.wgsl).
+    // (COUPLING_NODES = MAX_NODES − 1 in coupling_private.wgsl).
     let mut coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n];
     let markers: Vec<(Vector4<R>, R, usize)> = (0..c.markers as usize)
         .map(|m| {

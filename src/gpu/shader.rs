@@ -3,8 +3,10 @@
 //! `real` aliases), the shared modules, and the stage's own file. Nothing else
 //! is generated at run time but documented choices: the precision, and for
 //! the step stage the node capacity `MAX_NODES` of its private arrays (one
-//! of [`super::layout::NODE_CAPACITIES`]) and the scheme (`SEMI_IMPLICIT`,
-//! with `COUPLING_NODES`, the size of the array only that scheme needs).
+//! of [`super::layout::NODE_CAPACITIES`]) and the scheme: `SEMI_IMPLICIT`,
+//! and the module that keeps the factorization's E blocks
+//! (`coupling_private.wgsl`, sized by `COUPLING_NODES`) or keeps none
+//! (`coupling_none.wgsl`, for the explicit scheme).
 
 use super::Precision;
 use super::layout::FixedStepScheme;
@@ -15,6 +17,8 @@ const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
 const ELEMENT: &str = include_str!("../../shaders/element.wgsl");
 const MOTION: &str = include_str!("../../shaders/motion.wgsl");
 const STEP: &str = include_str!("../../shaders/step.wgsl");
+const COUPLING_PRIVATE: &str = include_str!("../../shaders/coupling_private.wgsl");
+const COUPLING_NONE: &str = include_str!("../../shaders/coupling_none.wgsl");
 const PEAK: &str = include_str!("../../shaders/peak.wgsl");
 
 fn precision_module(precision: Precision) -> &'static str {
@@ -28,21 +32,29 @@ fn precision_module(precision: Precision) -> &'static str {
 /// `node_capacity` nodes.
 pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepScheme) -> String {
     let semi_implicit = scheme == FixedStepScheme::SemiImplicit;
-    let constants = format!(
+    let mut constants = format!(
         "// Nodes a simulation may have in this pipeline (src/gpu/layout.rs).\n\
          const MAX_NODES: u32 = {node_capacity}u;\n\
          // The scheme: explicit, or with the material damping implicit.\n\
-         const SEMI_IMPLICIT: bool = {semi_implicit};\n\
-         // Nodes of the factorization's E blocks kept per simulation (1: unused).\n\
-         const COUPLING_NODES: u32 = {}u;\n",
-        super::layout::coupling_nodes(node_capacity, scheme)
+         const SEMI_IMPLICIT: bool = {semi_implicit};\n"
     );
+    let coupling = if semi_implicit {
+        constants += &format!(
+            "// Nodes of the factorization's E blocks kept per simulation.\n\
+             const COUPLING_NODES: u32 = {}u;\n",
+            super::layout::coupling_nodes(node_capacity, scheme)
+        );
+        COUPLING_PRIVATE
+    } else {
+        COUPLING_NONE
+    };
     [
         precision_module(precision),
         &constants,
         MATRIX,
         ELEMENT,
         MOTION,
+        coupling,
         STEP,
     ]
     .join("\n")
