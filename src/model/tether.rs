@@ -4,7 +4,7 @@
 //! Coordinates are node-major, q = [x_0, y_0, x'_0, y'_0, …, x_n, y_n, x'_n, y'_n],
 //! 4(n+1) of them; element k owns q[4k .. 4k+8].
 
-use super::element::{ElementKernel, ElementMatrix, shape};
+use super::element::{ElementKernel, ElementMatrix, ElementVector, shape};
 use super::params::TetherParams;
 use crate::error::InputError;
 use crate::linalg::BandedMatrix;
@@ -90,8 +90,13 @@ impl Tether {
         &self.gravity
     }
 
-    fn element_slice(v: &[f64], k: usize) -> &[f64] {
-        &v[NODE_DOFS * k..NODE_DOFS * k + 8]
+    /// Element k's coordinates (or velocities) of the global vector `v`, as
+    /// an array: its fixed length lets the element kernels, the hot loop
+    /// of every force evaluation, go without bounds checks.
+    fn element_vector(v: &[f64], k: usize) -> &ElementVector {
+        v[NODE_DOFS * k..NODE_DOFS * k + 8]
+            .try_into()
+            .expect("a range of 8 coordinates")
     }
 
     /// f = Q − F_a − F_D + Q_D over all coordinates (SPEC §2, eq. 24's right side).
@@ -113,14 +118,14 @@ impl Tether {
         let mut fe = [0.0; 8];
         for k in 0..self.params.elements {
             fe.fill(0.0);
-            let e = Self::element_slice(q, k);
+            let e = Self::element_vector(q, k);
             self.kernel
-                .add_internal_force(e, Self::element_slice(damped_qd, k), &mut fe);
+                .add_internal_force(e, Self::element_vector(damped_qd, k), &mut fe);
             for v in fe.iter_mut() {
                 *v = -*v;
             }
             self.kernel
-                .add_drag(e, Self::element_slice(drag_qd, k), &mut fe);
+                .add_drag(e, Self::element_vector(drag_qd, k), &mut fe);
             for (i, v) in fe.iter().enumerate() {
                 f[NODE_DOFS * k + i] += v;
             }
@@ -142,7 +147,7 @@ impl Tether {
         for k in 0..self.params.elements {
             ke = [[0.0; 8]; 8];
             ce = [[0.0; 8]; 8];
-            let (e, ed) = (Self::element_slice(q, k), Self::element_slice(qd, k));
+            let (e, ed) = (Self::element_vector(q, k), Self::element_vector(qd, k));
             self.kernel.add_internal_tangent(e, ed, &mut ke, &mut ce);
             self.kernel.sub_drag_tangent(e, ed, &mut ke, &mut ce);
             let base = NODE_DOFS * k;
@@ -162,7 +167,7 @@ impl Tether {
         for k in 0..self.params.elements {
             let mut ce: ElementMatrix = [[0.0; 8]; 8];
             self.kernel
-                .add_material_damping(Self::element_slice(q, k), &mut ce);
+                .add_material_damping(Self::element_vector(q, k), &mut ce);
             let base = NODE_DOFS * k;
             for (i, row) in ce.iter().enumerate() {
                 for (j, value) in row.iter().enumerate() {
@@ -180,7 +185,7 @@ impl Tether {
 
     pub fn strain_energy(&self, q: &[f64]) -> f64 {
         (0..self.params.elements)
-            .map(|k| self.kernel.strain_energy(Self::element_slice(q, k)))
+            .map(|k| self.kernel.strain_energy(Self::element_vector(q, k)))
             .sum()
     }
 
@@ -199,7 +204,7 @@ impl Tether {
     pub fn point(&self, q: &[f64], s_m: f64) -> [f64; 2] {
         let (k, xi) = self.locate(s_m);
         let s = shape(xi, self.kernel.length_m);
-        super::element::interpolate(&s, Self::element_slice(q, k))
+        super::element::interpolate(&s, Self::element_vector(q, k))
     }
 
     /// Element index and local coordinate ξ ∈ [0, 1] of arc length `s_m`.
