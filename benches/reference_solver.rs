@@ -3,10 +3,14 @@
 //! least 5× faster than Exudyn 1.13.6's generalized-α on the same machine
 //! (see BENCHMARKS.md for both numbers and how Exudyn was timed).
 //!
+//! Also the two kernels that take most of its time (BENCHMARKS.md): the
+//! generalized force at n = 50, and a banded solve of that size.
+//!
 //! Run: `cargo bench --bench reference_solver`
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tether_sweep::model::TetherParams;
+use tether_sweep::linalg::BandedMatrix;
+use tether_sweep::model::{Tether, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
 use tether_sweep::solver::SolverKind;
 
@@ -32,5 +36,51 @@ fn drop_n40(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, drop_n40);
+/// A moving, bent n = 50 tether: the force's cost does not depend on the
+/// state, but a state with every term nonzero exercises all of it.
+fn kernels(c: &mut Criterion) {
+    let params = TetherParams {
+        elements: 50,
+        damping_pa_s: 2000.0,
+        drag_coefficient: 0.8,
+        ..Default::default()
+    };
+    let dofs = 4 * (params.elements + 1);
+    let tether = Tether::new(params).expect("valid tether");
+    let q: Vec<f64> = (0..dofs)
+        .map(|i| {
+            let node = (i / 4) as f64;
+            match i % 4 {
+                0 => 0.0085 * node,
+                1 => -0.0085 * node + 1e-4 * node.sin(),
+                2 => 0.7071,
+                _ => -0.7071 + 1e-3 * node.cos(),
+            }
+        })
+        .collect();
+    let v: Vec<f64> = (0..dofs).map(|i| 0.1 * (0.3 * i as f64).cos()).collect();
+    let mut f = vec![0.0; dofs];
+    let mut group = c.benchmark_group("kernels_n50");
+    group.bench_function("generalized_force", |b| {
+        b.iter(|| tether.generalized_force(std::hint::black_box(&q), &v, &mut f))
+    });
+    let mut stiffness = BandedMatrix::zeros(dofs, tether.mass().half_bandwidth());
+    let mut damping = stiffness.clone();
+    tether.tangent(&q, &v, &mut stiffness, &mut damping);
+    let mut iteration = tether.mass().clone();
+    iteration.scale_add(1.0, &stiffness, 1e-8);
+    iteration.scale_add(1.0, &damping, 1e-4);
+    let lu = iteration.trailing(2).factor().expect("factors");
+    let rhs: Vec<f64> = v[2..].to_vec();
+    let mut x = rhs.clone();
+    group.bench_function("banded_solve", |b| {
+        b.iter(|| {
+            x.copy_from_slice(&rhs);
+            lu.solve_in_place(std::hint::black_box(&mut x))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, drop_n40, kernels);
 criterion_main!(benches);
