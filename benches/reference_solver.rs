@@ -8,6 +8,8 @@
 //!
 //! Run: `cargo bench --bench reference_solver`
 
+use std::f64::consts::FRAC_1_SQRT_2;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use tether_sweep::linalg::BandedMatrix;
 use tether_sweep::model::{Tether, TetherParams};
@@ -53,8 +55,8 @@ fn kernels(c: &mut Criterion) {
             match i % 4 {
                 0 => 0.0085 * node,
                 1 => -0.0085 * node + 1e-4 * node.sin(),
-                2 => 0.7071,
-                _ => -0.7071 + 1e-3 * node.cos(),
+                2 => FRAC_1_SQRT_2,
+                _ => -FRAC_1_SQRT_2 + 1e-3 * node.cos(),
             }
         })
         .collect();
