@@ -11,7 +11,7 @@
 use std::f64::consts::FRAC_1_SQRT_2;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tether_sweep::linalg::BandedMatrix;
+use tether_sweep::linalg::{BandedMatrix, BlockTridiagonalLu};
 use tether_sweep::model::{Tether, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
 use tether_sweep::solver::SolverKind;
@@ -79,6 +79,19 @@ fn kernels(c: &mut Criterion) {
         b.iter(|| {
             x.copy_from_slice(&rhs);
             lu.solve_in_place(std::hint::black_box(&mut x))
+        })
+    });
+    group.bench_function("banded_factor", |b| {
+        b.iter(|| iteration.trailing(2).factor().expect("factors"))
+    });
+    group.bench_function("block_tridiagonal_factor", |b| {
+        b.iter(|| BlockTridiagonalLu::factor(&iteration, 2).expect("factors"))
+    });
+    let blocked = BlockTridiagonalLu::factor(&iteration, 2).expect("factors");
+    group.bench_function("block_tridiagonal_solve", |b| {
+        b.iter(|| {
+            x.copy_from_slice(&rhs);
+            blocked.solve_in_place(std::hint::black_box(&mut x))
         })
     });
     group.finish();

@@ -21,7 +21,7 @@
 use serde::Serialize;
 
 use super::{SecondOrderSystem, SolverError, TetherDynamics, length_weights};
-use crate::linalg::{BandedLu, BandedMatrix};
+use crate::linalg::{BandedMatrix, BlockTridiagonalLu};
 use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -132,7 +132,7 @@ pub struct ReferenceSolver {
     // Newton workspace.
     stiffness: BandedMatrix,
     damping: BandedMatrix,
-    iteration: Option<(BandedLu, f64)>,
+    iteration: Option<(BlockTridiagonalLu, f64)>,
     force: Vec<f64>,
     mass_times_acc: Vec<f64>,
     /// Newton residual, then correction, on the dynamic coordinates.
@@ -267,7 +267,7 @@ impl ReferenceSolver {
         let mut s = self.dynamics.tether().mass().clone();
         s.scale_add(1.0, &self.stiffness, bp * h * h);
         s.scale_add(1.0, &self.damping, gp * h);
-        self.iteration = Some((s.trailing(PRESCRIBED_DOFS).factor()?, h));
+        self.iteration = Some((BlockTridiagonalLu::factor(&s, PRESCRIBED_DOFS)?, h));
         self.stats.factorizations += 1;
         Ok(())
     }
