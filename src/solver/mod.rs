@@ -178,12 +178,7 @@ impl TetherDynamics {
             let i = PRESCRIBED_DOFS + row;
             *value -= system.get(i, 0) * acc_r[0] + system.get(i, 1) * acc_r[1];
         }
-        // Factored every step and solved once: the banded LU factors
-        // faster than the block one, whose solves are faster.
-        system
-            .trailing(PRESCRIBED_DOFS)
-            .factor()?
-            .solve_in_place(ad);
+        BlockTridiagonalLu::factor(&system, PRESCRIBED_DOFS)?.solve_in_place(ad);
         Ok(())
     }
 
