@@ -1,11 +1,13 @@
-//! Banded matrices and their LU factorisation.
+//! Banded matrices and their LU factorisations.
 //!
 //! Every matrix of the tether (mass, tangent stiffness, damping, Newton
 //! iteration matrix) couples only the eight coordinates of one element, so in
-//! node-major ordering it is banded with half-bandwidth 7. A banded LU costs
-//! O(N·w²) instead of O(N³) and is what makes the per-step solves of both CPU
-//! solvers cheap. nalgebra has no banded storage, hence this small module; it
-//! is tested against nalgebra's dense LU.
+//! node-major ordering it is banded with half-bandwidth 7, and block
+//! tridiagonal in the 4×4 blocks of the nodes. A banded LU costs O(N·w²)
+//! instead of O(N³); the solvers' per-step solves use the block LU, whose
+//! solve is a chain through the nodes rather than through every row.
+//! nalgebra has no banded storage, hence this small module; both LUs are
+//! tested against nalgebra's dense one.
 
 use nalgebra::{DMatrix, Matrix4, Vector4};
 use thiserror::Error;
