@@ -391,24 +391,21 @@ impl ElementKernel {
             let (p, cc, pd, cd) = self.point_kinematics(qp, e, ed);
             let kin = SectionKinematics::new(p, cc, pd, cd);
             let (h, hv) = section_tangent(&kin, &self.section, p, pd, cd);
-            // B maps the element vector to (p, c): column 2a+d holds s_x[a] in
-            // row d and s_xx[a] in row 2+d.
-            for a in 0..4 {
-                let ba = [qp.s_x[a], qp.s_xx[a]];
-                for b in 0..4 {
-                    let bb = [qp.s_x[b], qp.s_xx[b]];
-                    for d in 0..2 {
-                        for dd in 0..2 {
-                            let mut kv = 0.0;
-                            let mut cv = 0.0;
-                            for (i, bai) in ba.iter().enumerate() {
-                                for (j, bbj) in bb.iter().enumerate() {
-                                    kv += bai * h[2 * i + d][2 * j + dd] * bbj;
-                                    cv += bai * hv[2 * i + d][2 * j + dd] * bbj;
-                                }
-                            }
-                            k[2 * a + d][2 * b + dd] += qp.weight_m * kv;
-                            c[2 * a + d][2 * b + dd] += qp.weight_m * cv;
+            // Bᵀ H B, with B mapping the element vector to (p, c): column
+            // 2b+dd of B holds s_x[b] in row dd and s_xx[b] in row 2+dd.
+            // H B first, one column at a time: a third of the products of
+            // Bᵀ H B entry by entry.
+            let (sx, sxx, w) = (&qp.s_x, &qp.s_xx, qp.weight_m);
+            let times_b = |m: &[[f64; 4]; 4], b: usize, dd: usize| -> [f64; 4] {
+                std::array::from_fn(|r| w * (m[r][dd] * sx[b] + m[r][2 + dd] * sxx[b]))
+            };
+            for b in 0..4 {
+                for dd in 0..2 {
+                    let (hk, hc) = (times_b(&h, b, dd), times_b(&hv, b, dd));
+                    for a in 0..4 {
+                        for d in 0..2 {
+                            k[2 * a + d][2 * b + dd] += sx[a] * hk[d] + sxx[a] * hk[2 + d];
+                            c[2 * a + d][2 * b + dd] += sx[a] * hc[d] + sxx[a] * hc[2 + d];
                         }
                     }
                 }
