@@ -93,9 +93,9 @@ const MAX_NEWTON_ITERATIONS: usize = 8;
 /// measured from two corrections, the remaining error is η = θ/(1−θ) times
 /// the last correction (Hairer & Wanner, Solving ODEs II, §IV.8). The first
 /// iteration of a step has no rate of its own yet and uses the last
-/// converged step's η raised to the power 0.8 (their RADAU5 does the
-/// same): the iteration matrix changes little from step to step, and the
-/// exponent makes η grow toward 1 over steps that stop after one
+/// converged step's η, below 1 raised to the power 0.8 (their RADAU5 does
+/// the same): the iteration matrix changes little from step to step, and
+/// the exponent makes η grow toward 1 over steps that stop after one
 /// iteration, until a second iteration measures the rate afresh.
 const NEWTON_TOLERANCE_FRACTION: f64 = 1e-2;
 /// A first iteration's η is borrowed, not measured: should it be wrong,
@@ -336,7 +336,13 @@ impl ReferenceSolver {
         let mut refreshed = stale;
         let mut previous = f64::INFINITY;
         let mut iterations = 0;
-        let mut eta = self.newton_eta.max(f64::EPSILON).powf(0.8);
+        // The power raises a borrowed η toward 1, never lowers one above it.
+        let borrowed = self.newton_eta.max(f64::EPSILON);
+        let mut eta = if borrowed < 1.0 {
+            borrowed.powf(0.8)
+        } else {
+            borrowed
+        };
         loop {
             iterations += 1;
             self.stats.newton_iterations += 1;
