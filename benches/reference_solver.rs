@@ -12,6 +12,7 @@ use std::f64::consts::FRAC_1_SQRT_2;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use tether_sweep::linalg::{BandedMatrix, BlockTridiagonalLu};
+use tether_sweep::model::tether::PRESCRIBED_DOFS;
 use tether_sweep::model::{Tether, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
 use tether_sweep::solver::SolverKind;
@@ -47,8 +48,8 @@ fn kernels(c: &mut Criterion) {
         drag_coefficient: 0.8,
         ..Default::default()
     };
-    let dofs = 4 * (params.elements + 1);
     let tether = Tether::new(params).expect("valid tether");
+    let dofs = tether.dofs();
     let q: Vec<f64> = (0..dofs)
         .map(|i| {
             let node = (i / 4) as f64;
@@ -74,8 +75,11 @@ fn kernels(c: &mut Criterion) {
     let mut iteration = tether.mass().clone();
     iteration.scale_add(1.0, &stiffness, 1e-8);
     iteration.scale_add(1.0, &damping, 1e-4);
-    let lu = iteration.trailing(2).factor().expect("factors");
-    let rhs: Vec<f64> = v[2..].to_vec();
+    let lu = iteration
+        .trailing(PRESCRIBED_DOFS)
+        .factor()
+        .expect("factors");
+    let rhs: Vec<f64> = v[PRESCRIBED_DOFS..].to_vec();
     let mut x = rhs.clone();
     group.bench_function("banded_solve", |b| {
         b.iter(|| {
@@ -84,12 +88,17 @@ fn kernels(c: &mut Criterion) {
         })
     });
     group.bench_function("banded_factor", |b| {
-        b.iter(|| iteration.trailing(2).factor().expect("factors"))
+        b.iter(|| {
+            iteration
+                .trailing(PRESCRIBED_DOFS)
+                .factor()
+                .expect("factors")
+        })
     });
     group.bench_function("block_tridiagonal_factor", |b| {
-        b.iter(|| BlockTridiagonalLu::factor(&iteration, 2).expect("factors"))
+        b.iter(|| BlockTridiagonalLu::factor(&iteration, PRESCRIBED_DOFS).expect("factors"))
     });
-    let blocked = BlockTridiagonalLu::factor(&iteration, 2).expect("factors");
+    let blocked = BlockTridiagonalLu::factor(&iteration, PRESCRIBED_DOFS).expect("factors");
     group.bench_function("block_tridiagonal_solve", |b| {
         b.iter(|| {
             x.copy_from_slice(&rhs);
