@@ -6,8 +6,10 @@
 //! Without a GPU adapter the GPU cases are skipped with a notice.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tether_sweep::bench::{self, Engine, Peaks};
-use tether_sweep::gpu::Gpu;
+use tether_sweep::bench::{self, Peaks};
+use tether_sweep::engine::Engine;
+use tether_sweep::gpu::{Gpu, Precision};
+use tether_sweep::solver::{FixedStepScheme, SolverKind};
 
 fn engines(c: &mut Criterion) {
     let gpu = match Gpu::open(None) {
@@ -22,20 +24,23 @@ fn engines(c: &mut Criterion) {
     let mut group = c.benchmark_group("drop n=10 batch=16 0.04 s");
     group.sample_size(10);
     let mut run = |engine: Engine| {
-        group.bench_function(engine.name(), |b| {
+        group.bench_function(engine.bench_name(), |b| {
             b.iter(|| bench::run(engine, gpu.as_ref(), &scenario, (10, 16), 1, &peaks).unwrap())
         });
     };
     if let Some(g) = &gpu {
-        run(Engine::GpuF32);
-        run(Engine::GpuSemiImplicitF32);
-        if g.adapter.shader_f64 {
-            run(Engine::GpuF64);
-            run(Engine::GpuSemiImplicitF64);
+        let precisions: &[Precision] = if g.adapter.shader_f64 {
+            &[Precision::F32, Precision::F64]
+        } else {
+            &[Precision::F32]
+        };
+        for &precision in precisions {
+            run(Engine::gpu(precision, FixedStepScheme::Explicit));
+            run(Engine::gpu(precision, FixedStepScheme::SemiImplicit));
         }
     }
-    run(Engine::CpuExplicit);
-    run(Engine::CpuReference);
+    run(Engine::cpu(SolverKind::Explicit));
+    run(Engine::cpu(SolverKind::Reference));
     group.finish();
 }
 

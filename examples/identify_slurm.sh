@@ -15,9 +15,10 @@
 #SBATCH --cpus-per-task=8
 #SBATCH --time=02:00:00
 #SBATCH --requeue
-#SBATCH --output=sweep-logs/%A_%a.out
+# Slurm opens the log before the script runs, so it goes to the submit
+# directory, which exists, and not into a folder the script would create.
+#SBATCH --output=tether-identify-%A_%a.out
 set -euo pipefail
-mkdir -p sweep-logs
 
 args=(identify --grid examples/spec_grid.toml --backend auto --out sweep)
 # After a requeue the shard's saved chunks are there to resume from.

@@ -10,52 +10,15 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::engine::Engine;
 use crate::gpu::{self, BatchOptions, Gpu, Precision};
 use crate::model::TetherParams;
 use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
-use crate::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
+use crate::scenario::{Scenario, ScenarioKind, SolverReport, simulate};
 use crate::solver::{FixedStepScheme, SolverKind};
 
-/// An engine the benchmark can run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Engine {
-    GpuF32,
-    GpuF64,
-    GpuSemiImplicitF32,
-    GpuSemiImplicitF64,
-    CpuExplicit,
-    CpuSemiImplicit,
-    CpuReference,
-}
-
-impl Engine {
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::GpuF32 => "gpu-f32",
-            Engine::GpuF64 => "gpu-f64",
-            Engine::GpuSemiImplicitF32 => "gpu-semi-implicit-f32",
-            Engine::GpuSemiImplicitF64 => "gpu-semi-implicit-f64",
-            Engine::CpuExplicit => "cpu-explicit",
-            Engine::CpuSemiImplicit => "cpu-semi-implicit",
-            Engine::CpuReference => "cpu-reference",
-        }
-    }
-
-    /// The GPU engine's (precision, scheme), or None for a CPU engine.
-    pub fn gpu(self) -> Option<(Precision, FixedStepScheme)> {
-        match self {
-            Engine::GpuF32 => Some((Precision::F32, FixedStepScheme::Explicit)),
-            Engine::GpuF64 => Some((Precision::F64, FixedStepScheme::Explicit)),
-            Engine::GpuSemiImplicitF32 => Some((Precision::F32, FixedStepScheme::SemiImplicit)),
-            Engine::GpuSemiImplicitF64 => Some((Precision::F64, FixedStepScheme::SemiImplicit)),
-            Engine::CpuExplicit | Engine::CpuSemiImplicit | Engine::CpuReference => None,
-        }
-    }
-}
-
 /// One measured configuration.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct BenchRow {
     pub engine: Engine,
     pub device: String,
@@ -138,10 +101,12 @@ fn row(
     repeats: usize,
     peak: Option<f64>,
 ) -> BenchRow {
+    // The CPU semi-implicit solver assembles and factors a banded matrix,
+    // and the reference solver's steps are implicit: neither is that count.
     let counted = match engine {
-        Engine::CpuExplicit => Some(FixedStepScheme::Explicit),
-        Engine::CpuSemiImplicit | Engine::CpuReference => None,
-        _ => engine.gpu().map(|(_, scheme)| scheme),
+        Engine::Cpu(s) if s.kind == SolverKind::Explicit => Some(FixedStepScheme::Explicit),
+        Engine::Cpu(_) => None,
+        Engine::Gpu { scheme, .. } => Some(scheme),
     };
     let gflops = counted.map(|scheme| {
         element_steps as f64 * gpu::flops::per_element_step(scheme) as f64 / wall_s / 1e9
@@ -177,12 +142,10 @@ pub fn run(
     let repeats = repeats.max(1);
     let params = batch_params(elements, batch);
     match engine {
-        Engine::GpuF32
-        | Engine::GpuF64
-        | Engine::GpuSemiImplicitF32
-        | Engine::GpuSemiImplicitF64 => {
-            let gpu = gpu.expect("GPU engines need a GPU");
-            let (precision, scheme) = engine.gpu().expect("a GPU engine");
+        Engine::Gpu {
+            precision, scheme, ..
+        } => {
+            let gpu = gpu.ok_or(BatchError::Gpu(gpu::GpuError::NoAdapter))?;
             let cache = StepCache::default();
             let setup = Instant::now();
             let sims = params
@@ -222,15 +185,7 @@ pub fn run(
                 )
             })
         }
-        Engine::CpuExplicit | Engine::CpuSemiImplicit | Engine::CpuReference => {
-            let settings = SolverSettings {
-                kind: match engine {
-                    Engine::CpuExplicit => SolverKind::Explicit,
-                    Engine::CpuSemiImplicit => SolverKind::SemiImplicit,
-                    _ => SolverKind::Reference,
-                },
-                ..Default::default()
-            };
+        Engine::Cpu(settings) => {
             let timed = fastest(repeats, || {
                 params
                     .par_iter()

@@ -11,8 +11,9 @@ use serde::Serialize;
 
 use crate::error::{InputError, require_non_negative};
 use crate::model::TetherParams;
-use crate::scenario::{Scenario, SimulationOutput, SolverSettings, Track, simulate};
+use crate::scenario::{Scenario, SimulationOutput, SolverSettings, simulate};
 use crate::solver::{ReferenceOptions, SolverError, SolverKind};
+use crate::track::Track;
 
 /// What defines a synthetic dataset; stored in its metadata.
 #[derive(Debug, Clone, PartialEq, Serialize)]

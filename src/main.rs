@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    quiet_mesa_runtime_dir();
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -17,49 +18,43 @@ fn main() -> ExitCode {
     }
 }
 
+/// Mesa's drivers (lavapipe among them) print `XDG_RUNTIME_DIR is invalid
+/// or not set` on every device open without it, though compute needs no
+/// runtime directory: point it at a private temporary one when it is unset
+/// or unusable.
+fn quiet_mesa_runtime_dir() {
+    let usable = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(std::path::PathBuf::from)
+        .is_some_and(|d| d.is_dir());
+    if usable {
+        return;
+    }
+    // One directory per user, reused by every run.
+    let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+    let dir = std::env::temp_dir().join(format!("tether-sweep-runtime-{user}"));
+    #[cfg(unix)]
+    let created = {
+        use std::os::unix::fs::DirBuilderExt;
+        dir.is_dir() || std::fs::DirBuilder::new().mode(0o700).create(&dir).is_ok()
+    };
+    #[cfg(not(unix))]
+    let created = dir.is_dir() || std::fs::create_dir(&dir).is_ok();
+    if created {
+        // SAFETY: called first thing in main, before any other thread exists.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
+    }
+}
+
 /// 2: the input is wrong; 3: a simulation diverged; 130: interrupted;
 /// 1: anything else.
 fn exit_code(err: &anyhow::Error) -> u8 {
-    use tether_sweep::error::InputError;
-    use tether_sweep::gpu::GpuError;
-    use tether_sweep::io::IoError;
-    use tether_sweep::scenario::batch::BatchError;
-    use tether_sweep::solver::SolverError;
+    use tether_sweep::workflow::WorkflowError;
     for cause in err.chain() {
-        if cause.is::<cli::Interrupted>() {
-            return 130;
+        if let Some(e) = cause.downcast_ref::<WorkflowError>() {
+            return e.exit_code();
         }
-        if cause.is::<cli::UsageError>() || cause.is::<InputError>() {
+        if cause.is::<cli::UsageError>() {
             return 2;
-        }
-        if let Some(e) = cause.downcast_ref::<IoError>() {
-            return if e.is_input_error() { 2 } else { 1 };
-        }
-        let solver = |e: &SolverError| match e {
-            SolverError::Input(_) => 2,
-            SolverError::Diverged { .. } => 3,
-            _ => 1,
-        };
-        let gpu = |e: &GpuError| match e {
-            GpuError::Input(_)
-            | GpuError::NoAdapter
-            | GpuError::AdapterNotFound { .. }
-            | GpuError::NoF64 { .. }
-            | GpuError::TooLarge { .. } => 2,
-            _ => 1,
-        };
-        if let Some(e) = cause.downcast_ref::<SolverError>() {
-            return solver(e);
-        }
-        if let Some(e) = cause.downcast_ref::<GpuError>() {
-            return gpu(e);
-        }
-        // Transparent wrappers hide their inner error from the chain.
-        if let Some(e) = cause.downcast_ref::<BatchError>() {
-            return match e {
-                BatchError::Solver(e) => solver(e),
-                BatchError::Gpu(e) => gpu(e),
-            };
         }
     }
     1

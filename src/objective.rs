@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::scenario::{Scenario, Track};
+use crate::track::Track;
 
 /// Swing-up objective J_a(t) = |W − r_tip| + k1 |ṙ_tip| + k2 t, minimised over
 /// the samples it observes.
@@ -19,9 +19,11 @@ pub struct SwingupObjective {
 }
 
 impl SwingupObjective {
-    pub fn new(scenario: &Scenario) -> Self {
+    /// An objective with weights k1 \[s\] and k2 [m/s] that has seen no
+    /// sample yet.
+    pub fn new(weights: [f64; 2]) -> Self {
         Self {
-            weights: scenario.objective_weights,
+            weights,
             j_a_min: f64::INFINITY,
             t_at_min_s: f64::NAN,
         }

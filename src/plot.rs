@@ -98,7 +98,7 @@ fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
         .write_all(bytes)
         .map_err(|source| IoError::Write {
             path: path.to_owned(),
-            source,
+            error: source,
         })?;
     pending.commit()
 }

@@ -193,10 +193,7 @@ fn dissipation_never_increases_energy() {
     }
 }
 
-fn max_track_difference(
-    a: &tether_sweep::scenario::Track,
-    b: &tether_sweep::scenario::Track,
-) -> f64 {
+fn max_track_difference(a: &tether_sweep::track::Track, b: &tether_sweep::track::Track) -> f64 {
     assert_eq!(a.times_s, b.times_s);
     a.positions_m
         .iter()

@@ -9,7 +9,8 @@ mod common;
 use std::path::Path;
 
 use common::{f64_column, i32_column, stderr, tether_sweep, text_column};
-use tether_sweep::ga::evaluate::{Engine, Landscape};
+use tether_sweep::engine::Engine;
+use tether_sweep::ga::evaluate::Landscape;
 use tether_sweep::ga::{Evaluator, GeneCoding, SwingupProblem};
 use tether_sweep::gpu::{Gpu, Precision};
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
@@ -134,18 +135,16 @@ fn gpu_f32_scores_a_batch_like_the_cpu_solver_of_its_scheme() {
     let problem = reduced();
     let chromosomes = [0u32, 1, 7, 21, 42, 63];
     for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
-        let on_gpu = Evaluator::new(Engine::Gpu {
-            gpu: &gpu,
-            precision: Precision::F32,
-            scheme,
-        })
-        .evaluate(&problem, &chromosomes, None)
-        .unwrap();
+        let on_gpu = Evaluator::new(Engine::gpu(Precision::F32, scheme), Some(&gpu))
+            .unwrap()
+            .evaluate(&problem, &chromosomes, None)
+            .unwrap();
         let cpu = SolverSettings {
             kind: SolverKind::from(scheme),
             ..Default::default()
         };
-        let on_cpu = Evaluator::new(Engine::Cpu(cpu))
+        let on_cpu = Evaluator::new(Engine::Cpu(cpu), None)
+            .unwrap()
             .evaluate(&problem, &chromosomes, None)
             .unwrap();
         for ((c, g), e) in chromosomes.iter().zip(&on_gpu).zip(&on_cpu) {
@@ -167,14 +166,10 @@ fn exhaustive_landscape_equals_brute_force_and_the_ga_finds_its_optimum() {
     // The landscape on the GPU engine where there is one, else on the CPU.
     let device = gpu();
     let engine = match &device {
-        Some(g) => Engine::Gpu {
-            gpu: g,
-            precision: Precision::F32,
-            scheme: FixedStepScheme::SemiImplicit,
-        },
+        Some(_) => Engine::gpu(Precision::F32, FixedStepScheme::SemiImplicit),
         None => Engine::Cpu(explicit()),
     };
-    let evaluator = Evaluator::new(engine);
+    let evaluator = Evaluator::new(engine, device.as_ref()).unwrap();
     let landscape = Landscape::compute(&problem, &evaluator, None).unwrap();
     assert_eq!(landscape.evaluations.len(), 64);
     for (c, (e, t)) in landscape.evaluations.iter().zip(&truth).enumerate() {
@@ -333,16 +328,16 @@ fn cli_exhaustive_ranks_the_ga_answer() {
 fn cli_rejects_bad_ga_input_before_running() {
     let dir = tempfile::tempdir().unwrap();
     for (flag, value, field) in [
-        ("--population", "0", "population"),
-        ("--generations", "0", "generations"),
-        ("--period-min", "0.001", "period_min_s"),
-        ("--period-max", "0.2", "period_max_s"),
-        ("--bits-per-gene", "11", "bits_per_gene"),
-        ("--crossover-rate", "1.5", "crossover_rate"),
-        ("--waypoints", "0,0.1,0", "waypoints_m"),
-        ("--elements", "0", "elements"),
+        ("--population", "0", "--population"),
+        ("--generations", "0", "--generations"),
+        ("--period-min", "0.001", "--period-min"),
+        ("--period-max", "0.2", "--period-max"),
+        ("--bits-per-gene", "11", "--bits-per-gene"),
+        ("--crossover-rate", "1.5", "--crossover-rate"),
+        ("--waypoints", "0,0.1,0", "--waypoints"),
+        ("--elements", "0", "--elements"),
     ] {
-        let out = dir.path().join(field);
+        let out = dir.path().join(field.trim_start_matches('-'));
         // SPEC defaults otherwise: the error must come before any simulation.
         let args = [
             "swingup",

@@ -1,29 +1,22 @@
 //! `tether-sweep swingup`: GA design of the winch trajectory (SPEC §7), with
-//! the exhaustive landscape on request.
+//! the exhaustive landscape on request (the work is
+//! `tether_sweep::workflow::swingup`).
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 
-use super::{EngineArgs, Interrupted, UsageError, claim_output, interrupt_flag, usage};
-use tether_sweep::ga::evaluate::{Engine, Landscape};
-use tether_sweep::ga::{
-    self, Evaluation, Evaluator, GaRun, GaSettings, GeneCoding, SwingupProblem,
-};
-use tether_sweep::gpu::Precision;
-use tether_sweep::io::PendingFile;
-use tether_sweep::io::swingup::{write_generations, write_landscape, write_motion};
-use tether_sweep::io::track::{track_batch, write_batch};
+use super::args::{EngineArgs, name_flags};
+use super::progress::{Progress, interrupt_flag};
+use tether_sweep::ga::{Evaluation, GaSettings, GeneCoding, Generation, SwingupProblem};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::winch::WinchMotion;
-use tether_sweep::scenario::{
-    RunStatus, SWINGUP_TIP_MASS_KG, Scenario, ScenarioKind, SimulationOutput, SolverSettings,
-    simulate,
+use tether_sweep::scenario::{SWINGUP_TIP_MASS_KG, Scenario, ScenarioKind};
+use tether_sweep::solver::SolverKind;
+use tether_sweep::workflow::swingup::{
+    SwingupHooks, SwingupReport, SwingupRequest, periods_at_bounds, prepare,
 };
-use tether_sweep::solver::{ReferenceOptions, SolverKind};
 
 #[derive(Debug, Args)]
 pub struct SwingupArgs {
@@ -99,12 +92,26 @@ pub struct SwingupArgs {
     pub force: bool,
 }
 
-/// Interval of the best individual's recorded track: fine enough to draw
-/// the swing, a whole number of J_a samples.
-const REPLAY_FRAME_INTERVAL_S: f64 = 0.01;
+/// The flags of the values `swingup` checks, by the library's field names.
+const FLAGS: [(&str, &str); 14] = [
+    ("elements", "--elements"),
+    ("damping_pa_s", "--damping"),
+    ("drag_coefficient", "--drag-coefficient"),
+    ("tip_mass_kg", "--tip-mass"),
+    ("waypoints_m", "--waypoints"),
+    ("duration_s", "--duration"),
+    ("bits_per_gene", "--bits-per-gene"),
+    ("period_min_s", "--period-min"),
+    ("period_max_s", "--period-max"),
+    ("population", "--population"),
+    ("generations", "--generations"),
+    ("tournament_size", "--tournament-size"),
+    ("crossover_rate", "--crossover-rate"),
+    ("mutation_rate", "--mutation-rate"),
+];
 
 impl SwingupArgs {
-    fn problem(&self) -> Result<SwingupProblem, UsageError> {
+    fn problem(&self) -> SwingupProblem {
         let params = TetherParams {
             elements: self.elements,
             damping_pa_s: self.damping,
@@ -121,7 +128,7 @@ impl SwingupArgs {
                 .unwrap_or_else(|| WinchMotion::spec_waypoints(self.winch_amplitude)),
             ..scenario.winch
         };
-        let problem = SwingupProblem {
+        SwingupProblem {
             params,
             scenario,
             coding: GeneCoding {
@@ -129,9 +136,7 @@ impl SwingupArgs {
                 period_min_s: self.period_min,
                 period_max_s: self.period_max,
             },
-        };
-        problem.validate().map_err(usage)?;
-        Ok(problem)
+        }
     }
 
     fn settings(&self) -> GaSettings {
@@ -158,57 +163,59 @@ fn fitness_text(e: &Evaluation) -> String {
 }
 
 pub fn run(args: SwingupArgs) -> Result<()> {
-    let problem = args.problem()?;
-    let settings = args.settings();
-    settings.validate().map_err(usage)?;
-    if !(args.tolerance > 0.0 && args.tolerance <= 1e-3) {
-        Err(UsageError(format!(
-            "invalid tolerance = {}: must be a length in (0, 1e-3] m",
-            args.tolerance
-        )))?;
+    let request = SwingupRequest {
+        problem: args.problem(),
+        settings: args.settings(),
+        exhaustive: args.exhaustive,
+        backend: args.engine.backend,
+        adapter: args.engine.adapter.clone(),
+        precision: args.engine.precision,
+        solver: args.solver,
+        tolerance_m: args.tolerance,
+        out: args.out.clone(),
+        force: args.force,
+    };
+    let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &FLAGS))?;
+    if let Some(reason) = prepared.engine_reason() {
+        eprintln!("{reason}");
     }
-    let coding = problem.coding;
-    args.engine.check_solver(args.solver)?;
-    let generations_path = claim_output(&args.out, "generations.parquet", args.force)?;
+    print_header(&request, &prepared);
+    let coding = request.problem.coding;
+    let mut on_generation = |g: &Generation, wall_s: f64| {
+        let best = g.best();
+        println!(
+            "generation {:>3}: best {} {} ({}), mean {}, {} new, {wall_s:.1} s",
+            g.index,
+            coding.bit_string(best.chromosome),
+            periods_text(&coding.periods_s(best.chromosome)),
+            fitness_text(&best.evaluation),
+            g.mean_fitness().map_or("-".into(), |m| format!("{m:.4} m")),
+            g.new_evaluations,
+        );
+    };
+    if request.exhaustive {
+        println!(
+            "exhaustive: scoring all {} chromosomes",
+            coding.space_size()
+        );
+    }
+    let progress = Progress::new("chromosomes");
+    let report_progress = |done: u64, total: u64| progress.report(done, total);
+    let result = prepared.run(SwingupHooks {
+        on_generation: Some(&mut on_generation),
+        landscape_progress: Some(&report_progress),
+        cancel: Some(interrupt_flag()),
+    });
+    progress.finish();
+    print_report(&request, &result?);
+    Ok(())
+}
 
-    // A GA generation is a handful of simulations, each a single GPU thread;
-    // the landscape is tens of thousands, which the GPU runs side by side.
-    let gpu = if args.exhaustive && args.solver != Some(SolverKind::Reference) {
-        args.engine.open()?
-    } else {
-        args.engine
-            .open_unless_auto("a GA generation is too few simulations to fill a GPU")?
-    };
-    let cpu_settings = SolverSettings {
-        kind: args.solver.unwrap_or(SolverKind::Reference),
-        reference: ReferenceOptions {
-            tolerance_m: args.tolerance,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let gpu_scheme = EngineArgs::gpu_scheme(args.solver);
-    let (engine, backend, precision, solver) = match &gpu {
-        Some(g) => (
-            Engine::Gpu {
-                gpu: g,
-                precision: args.engine.precision,
-                scheme: gpu_scheme,
-            },
-            "gpu",
-            args.engine.precision,
-            SolverKind::from(gpu_scheme),
-        ),
-        None => (
-            Engine::Cpu(cpu_settings),
-            "cpu",
-            Precision::F64,
-            cpu_settings.kind,
-        ),
-    };
-    let mut evaluator = Evaluator::new(engine);
-    evaluator.cancel = Some(interrupt_flag());
+fn print_header(request: &SwingupRequest, prepared: &tether_sweep::workflow::swingup::Prepared) {
+    let problem = &request.problem;
+    let coding = &problem.coding;
     let p = &problem.params;
+    let engine = prepared.engine();
     println!(
         "swingup: n = {}, D = {} Pa·s, C_D = {}, tip mass = {} kg | waypoints {:?} m | {} bits ({} chromosomes), T in [{}, {}] s | {:.2} s horizon | {}, {} solver, {}",
         p.elements,
@@ -221,150 +228,64 @@ pub fn run(args: SwingupArgs) -> Result<()> {
         coding.period_min_s,
         coding.period_max_s,
         problem.scenario.duration_s,
-        match &gpu {
-            Some(g) => format!("GPU {}", g.adapter.name),
+        match prepared.adapter() {
+            Some(name) => format!("GPU {name}"),
             None => format!("CPU, {} threads", rayon::current_num_threads()),
         },
-        solver.name(),
-        precision.name()
+        engine.solver().name(),
+        engine.precision().name()
     );
+}
 
-    let mut metadata = tether_sweep::io::base_metadata();
-    metadata.insert("tether_sweep.tether".into(), json(&problem.params));
-    metadata.insert("tether_sweep.scenario".into(), json(&problem.scenario));
-    metadata.insert("tether_sweep.coding".into(), json(&coding));
-    metadata.insert("tether_sweep.ga".into(), json(&settings));
-    metadata.insert(
-        "tether_sweep.engine".into(),
-        serde_json::json!({
-            "backend": backend,
-            "precision": precision.name(),
-            "solver": solver.name(),
-            "cpu_solver_settings": (backend == "cpu").then_some(cpu_settings),
-        })
-        .to_string(),
-    );
-    if let Some(g) = &gpu {
-        metadata.insert("tether_sweep.adapter".into(), json(&g.adapter));
-    }
-    metadata.insert(
-        "tether_sweep.units".into(),
-        r#"{"t1_s":"s","t2_s":"s","t3_s":"s","j_a_min_m":"m","t_at_min_s":"s"}"#.into(),
-    );
-
-    let started = Instant::now();
-    let landscape = if args.exhaustive {
-        Some(exhaustive(&problem, &evaluator, &args, &metadata)?)
-    } else {
-        None
-    };
-
-    let ga_started = Instant::now();
-    let mut generation_started = Instant::now();
-    let run = ga::run(
-        &coding,
-        &settings,
-        |chromosomes: &[u32]| -> Result<Vec<Evaluation>> {
-            Ok(match &landscape {
-                // The landscape already scored every chromosome on this engine.
-                Some(l) => chromosomes
-                    .iter()
-                    .map(|&c| l.evaluations[c as usize].clone())
-                    .collect(),
-                None => evaluator
-                    .evaluate(&problem, chromosomes, None)
-                    .context("evaluating a generation")?,
-            })
-        },
-        |g| {
-            let best = g.best();
-            println!(
-                "generation {:>3}: best {} {} ({}), mean {}, {} new, {:.1} s",
-                g.index,
-                coding.bit_string(best.chromosome),
-                periods_text(&coding.periods_s(best.chromosome)),
-                fitness_text(&best.evaluation),
-                g.mean_fitness().map_or("-".into(), |m| format!("{m:.4} m")),
-                g.new_evaluations,
-                generation_started.elapsed().as_secs_f64()
-            );
-            generation_started = Instant::now();
-        },
-    )?;
-    let ga_wall = ga_started.elapsed().as_secs_f64();
-    metadata.insert("tether_sweep.ga_wall_s".into(), format!("{ga_wall:.3}"));
-    let summary = summary_json(&run, &coding, landscape.as_ref());
-    metadata.insert("tether_sweep.summary".into(), summary.to_string());
-    write_generations(&generations_path, &run, &coding, &metadata)?;
-    if run.cancelled {
-        Err(Interrupted(format!(
-            "interrupted in generation {}: it and the generations before it are in {} (unfinished individuals have status = cancelled)",
-            run.generations.len() - 1,
-            generations_path.display()
-        )))?;
-    }
-
-    // The best individual again, on the same engine, with its track.
+fn print_report(request: &SwingupRequest, report: &SwingupReport) {
+    let coding = &request.problem.coding;
+    let run = &report.run;
     let best = &run.best;
-    let mut best_scenario = problem.scenario_for(best.chromosome);
-    best_scenario.frame_interval_s = REPLAY_FRAME_INTERVAL_S;
-    let replay = match (&gpu, best.evaluation.status == RunStatus::Ok) {
-        (_, false) => None,
-        (Some(g), true) => Some(
-            tether_sweep::scenario::batch::simulate_gpu(
-                g,
-                &best_scenario,
-                &problem.params,
-                gpu_scheme,
-                None,
-                precision,
-            )
-            .context("replaying the best individual")?,
-        ),
-        (None, true) => Some(
-            simulate(&best_scenario, &problem.params, &cpu_settings)
-                .context("replaying the best individual")?,
-        ),
-    };
-    if let Some(out) = &replay {
-        write_replay(&args, &best_scenario, out, &metadata)?;
+    if let Some(l) = &report.landscape {
+        println!(
+            "exhaustive: {} simulations in {:.1} s ({:.1}/s), wrote {}",
+            coding.space_size(),
+            l.wall_s,
+            coding.space_size() as f64 / l.wall_s,
+            l.path.display()
+        );
     }
-    let figures = tether_sweep::plot::swingup::save_all(
-        &args.out,
-        &run,
-        &best_scenario,
-        replay.as_ref().map(|o| &o.track),
-        landscape
-            .as_ref()
-            .map(|l| (l, &coding, l.optimum().unwrap_or(best.chromosome))),
-    )?;
-
     println!(
         "best: {} {} — {}",
         coding.bit_string(best.chromosome),
         periods_text(&coding.periods_s(best.chromosome)),
         fitness_text(&best.evaluation)
     );
+    let at_bounds = periods_at_bounds(coding, best.chromosome);
+    if !at_bounds.is_empty() {
+        let genes: Vec<String> = at_bounds.iter().map(|g| format!("T{g}")).collect();
+        println!(
+            "  ← {} on the bound of [--period-min, --period-max] = [{}, {}] s: the optimum may lie beyond the range searched",
+            genes.join(", "),
+            coding.period_min_s,
+            coding.period_max_s
+        );
+    }
     println!(
-        "found in generation {} (generations 0–{}); {} distinct chromosomes {} in {ga_wall:.1} s",
+        "found in generation {} (generations 0–{}); {} distinct chromosomes {} in {:.1} s",
         run.best_found_in,
         run.generations.len() - 1,
         run.evaluations,
-        if landscape.is_some() {
+        if report.landscape.is_some() {
             "looked up in the landscape"
         } else {
             "simulated"
-        }
+        },
+        report.ga_wall_s
     );
-    if let Some(l) = &landscape {
+    if let Some(l) = report.landscape.as_ref().map(|l| &l.landscape) {
         if let Some(opt) = l.optimum() {
-            let e = &l.evaluations[opt as usize];
             println!(
                 "global optimum ({} chromosomes): {} {} — {}",
                 coding.space_size(),
                 coding.bit_string(opt),
                 periods_text(&coding.periods_s(opt)),
-                fitness_text(e)
+                fitness_text(&l.evaluations[opt as usize])
             );
             println!(
                 "the GA's answer ranks {} of {}{}",
@@ -380,141 +301,13 @@ pub fn run(args: SwingupArgs) -> Result<()> {
     }
     println!(
         "wrote {} (and {}{}.svg/.png) in {:.1} s",
-        generations_path.display(),
-        if replay.is_some() {
+        report.generations_path.display(),
+        if report.replayed {
             "best_track.parquet, best_motion.parquet, "
         } else {
             ""
         },
-        figures.join(".svg/.png, "),
-        started.elapsed().as_secs_f64()
+        report.figures.join(".svg/.png, "),
+        report.wall_s
     );
-    Ok(())
-}
-
-/// Scores every chromosome, writes landscape.parquet, and reports.
-fn exhaustive(
-    problem: &SwingupProblem,
-    evaluator: &Evaluator,
-    args: &SwingupArgs,
-    metadata: &BTreeMap<String, String>,
-) -> Result<Landscape> {
-    let coding = &problem.coding;
-    println!(
-        "exhaustive: scoring all {} chromosomes",
-        coding.space_size()
-    );
-    let progress = indicatif::ProgressBar::new(0).with_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40} {percent}%, {elapsed} elapsed, ETA {eta}",
-        )
-        .expect("valid template"),
-    );
-    let report = |done: u64, total: u64| {
-        progress.set_length(total);
-        progress.set_position(done);
-    };
-    let started = Instant::now();
-    let landscape = Landscape::compute(problem, evaluator, Some(&report));
-    progress.finish_and_clear();
-    let landscape = landscape.context("exhaustive evaluation failed")?;
-    let wall = started.elapsed().as_secs_f64();
-    let mut metadata = metadata.clone();
-    metadata.insert("tether_sweep.landscape_wall_s".into(), format!("{wall:.3}"));
-    let path = args.out.join("landscape.parquet");
-    write_landscape(&path, &landscape, coding, &metadata)?;
-    let cancelled = landscape.cancelled();
-    println!(
-        "exhaustive: {} simulations in {wall:.1} s ({:.1}/s), wrote {}",
-        coding.space_size(),
-        coding.space_size() as f64 / wall,
-        path.display()
-    );
-    if cancelled > 0 {
-        Err(Interrupted(format!(
-            "interrupted: {cancelled} chromosomes were not scored (status = cancelled in {})",
-            path.display()
-        )))?;
-    }
-    Ok(landscape)
-}
-
-fn write_replay(
-    args: &SwingupArgs,
-    scenario: &Scenario,
-    out: &SimulationOutput,
-    metadata: &BTreeMap<String, String>,
-) -> Result<()> {
-    let mut track_metadata = tether_sweep::io::track_metadata();
-    track_metadata.extend(
-        metadata
-            .iter()
-            .filter(|(k, _)| k.as_str() != "tether_sweep.units")
-            .map(|(k, v)| (k.clone(), v.clone())),
-    );
-    track_metadata.insert(
-        "tether_sweep.best_scenario".into(),
-        serde_json::to_string(scenario)?,
-    );
-    if let Some(obj) = &out.swingup {
-        track_metadata.insert(
-            "tether_sweep.swingup_objective".into(),
-            serde_json::to_string(obj)?,
-        );
-    }
-    let path = args.out.join("best_track.parquet");
-    let mut pending = PendingFile::create(&path)?;
-    write_batch(
-        &mut pending,
-        &track_batch(&out.track, &track_metadata),
-        &track_metadata,
-    )?;
-    pending.commit()?;
-    let mut motion_metadata = metadata.clone();
-    motion_metadata.insert(
-        "tether_sweep.best_scenario".into(),
-        serde_json::to_string(scenario)?,
-    );
-    motion_metadata.insert(
-        "tether_sweep.units".into(),
-        r#"{"t":"s","winch_x_m":"m","winch_y_m":"m","winch_velocity_m_s":"m/s","winch_acceleration_m_s2":"m/s^2","tip_x_m":"m","tip_y_m":"m"}"#.into(),
-    );
-    write_motion(
-        &args.out.join("best_motion.parquet"),
-        scenario,
-        &out.track,
-        &motion_metadata,
-    )?;
-    Ok(())
-}
-
-fn summary_json(
-    run: &GaRun,
-    coding: &GeneCoding,
-    landscape: Option<&Landscape>,
-) -> serde_json::Value {
-    let best = &run.best;
-    let mut summary = serde_json::json!({
-        "best_chromosome": best.chromosome,
-        "best_bits": coding.bit_string(best.chromosome),
-        "best_periods_s": coding.periods_s(best.chromosome),
-        "j_a_min_m": best.evaluation.j_a_min_m,
-        "t_at_min_s": best.evaluation.t_at_min_s,
-        "found_in_generation": run.best_found_in,
-        "generations": run.generations.len(),
-        "distinct_evaluations": run.evaluations,
-    });
-    if let Some(l) = landscape {
-        if let Some(opt) = l.optimum() {
-            summary["global_optimum_chromosome"] = opt.into();
-            summary["global_optimum_j_a_min_m"] = l.evaluations[opt as usize].j_a_min_m.into();
-            summary["ga_rank"] = l.rank(best.chromosome).into();
-        }
-    }
-    summary
-}
-
-/// Metadata values are JSON.
-fn json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).expect("plain data serializes")
 }

@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::{Evaluation, GeneCoding};
+use crate::engine::Engine;
 use crate::error::InputError;
-use crate::gpu::{BatchOptions, Gpu, OutcomeStatus, Precision, run_batch};
+use crate::gpu::{BatchOptions, Gpu, GpuError, OutcomeStatus, Precision, run_batch};
 use crate::model::TetherParams;
 use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
 use crate::scenario::{RunStatus, Scenario, ScenarioKind, SolverSettings, simulate};
@@ -53,35 +54,31 @@ impl SwingupProblem {
     }
 }
 
-/// Where and how chromosomes are simulated.
-pub enum Engine<'a> {
-    /// The CPU solvers, one simulation per core at a time.
-    Cpu(SolverSettings),
-    /// The GPU engine with `scheme`; the step comes from the model.
-    Gpu {
-        gpu: &'a Gpu,
-        precision: Precision,
-        scheme: FixedStepScheme,
-    },
-}
-
 /// A progress callback: (work done, work in the batch).
 pub type Progress<'a> = dyn Fn(u64, u64) + Sync + 'a;
 
+/// Scores chromosomes on an engine: the CPU solvers, one simulation per
+/// core at a time, or the GPU engine, a generation as one batch.
 pub struct Evaluator<'a> {
-    pub engine: Engine<'a>,
+    pub engine: Engine,
+    gpu: Option<&'a Gpu>,
     /// Once set, simulations not yet finished come back cancelled.
     pub cancel: Option<&'a AtomicBool>,
     steps: StepCache,
 }
 
 impl<'a> Evaluator<'a> {
-    pub fn new(engine: Engine<'a>) -> Self {
-        Self {
+    /// An evaluator on `engine`; a GPU engine needs the open `gpu`.
+    pub fn new(engine: Engine, gpu: Option<&'a Gpu>) -> Result<Self, GpuError> {
+        if engine.is_gpu() && gpu.is_none() {
+            return Err(GpuError::NoAdapter);
+        }
+        Ok(Self {
             engine,
+            gpu,
             cancel: None,
             steps: StepCache::default(),
-        }
+        })
     }
 
     /// Scores `chromosomes` in one batch, in their order. `progress` is
@@ -93,15 +90,17 @@ impl<'a> Evaluator<'a> {
         chromosomes: &[u32],
         progress: Option<&Progress<'_>>,
     ) -> Result<Vec<Evaluation>, BatchError> {
-        match &self.engine {
-            Engine::Cpu(settings) => {
+        match (&self.engine, self.gpu) {
+            (Engine::Cpu(settings), _) => {
                 Ok(self.evaluate_cpu(problem, chromosomes, settings, progress))
             }
-            Engine::Gpu {
-                gpu,
-                precision,
-                scheme,
-            } => self.evaluate_gpu(problem, chromosomes, gpu, *precision, *scheme, progress),
+            (
+                Engine::Gpu {
+                    precision, scheme, ..
+                },
+                Some(gpu),
+            ) => self.evaluate_gpu(problem, chromosomes, gpu, *precision, *scheme, progress),
+            (Engine::Gpu { .. }, None) => unreachable!("Evaluator::new checks the GPU"),
         }
     }
 

@@ -362,55 +362,6 @@ impl Gpu {
     }
 }
 
-/// Where simulations run.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// A hardware GPU when there is one and the job fills it, else the CPU
-    /// solvers (a CPU emulation such as lavapipe is slower than the native
-    /// CPU path; the commands say which jobs go where).
-    Auto,
-    /// wgpu, even on a CPU emulation such as lavapipe.
-    Gpu,
-    /// The CPU solvers on all cores.
-    Cpu,
-}
-
-/// Opens the GPU that `backend` asks for, or none for the CPU. The string is
-/// a one-line notice for the user when `auto` falls back to the CPU.
-pub fn select(
-    backend: Backend,
-    adapter: Option<&str>,
-) -> Result<(Option<Gpu>, Option<String>), GpuError> {
-    match backend {
-        Backend::Cpu => Ok((None, None)),
-        Backend::Gpu => Gpu::open(adapter).map(|g| (Some(g), None)),
-        Backend::Auto => match Gpu::open(adapter) {
-            Ok(gpu) if gpu.adapter.hardware => Ok((Some(gpu), None)),
-            Ok(gpu) => Ok((
-                None,
-                Some(format!(
-                    "backend auto: the only GPU adapter is a CPU emulation ({}), slower than the CPU solvers; running on the CPU (--backend gpu forces it)",
-                    gpu.adapter.name
-                )),
-            )),
-            Err(GpuError::NoAdapter) => Ok((
-                None,
-                Some("backend auto: no GPU adapter found; running on the CPU".to_string()),
-            )),
-            Err(e) if adapter.is_none() => Ok((
-                None,
-                Some(format!(
-                    "backend auto: GPU unusable ({e}); running on the CPU"
-                )),
-            )),
-            Err(e) => Err(e),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

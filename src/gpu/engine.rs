@@ -522,20 +522,6 @@ pub fn measure_peak_gflops(
     precision: Precision,
     repeats: usize,
 ) -> Result<f64, GpuError> {
-    let mut best: f64 = 0.0;
-    for chains in PeakChains::ALL {
-        best = best.max(measure_peak_variant(gpu, precision, chains, repeats)?);
-    }
-    Ok(best)
-}
-
-fn measure_peak_variant(
-    gpu: &Gpu,
-    precision: Precision,
-    chains: PeakChains,
-    repeats: usize,
-) -> Result<f64, GpuError> {
-    let pipeline = gpu.pipeline(super::device::Stage::Peak(chains), precision)?;
     // About 50 ms a run on lavapipe: runs of 8,192 invocations (15 ms)
     // measured a few per cent less there.
     let wanted: u32 = if gpu.adapter.hardware {
@@ -547,6 +533,34 @@ fn measure_peak_variant(
     // dispatch past the adapter's workgroup-count limit.
     let workgroups =
         (wanted / gpu.workgroup_size).clamp(1, gpu.limits.max_compute_workgroups_per_dimension);
+    let mut best: f64 = 0.0;
+    for chains in PeakChains::ALL {
+        best = best.max(measure_peak_variant(
+            gpu, precision, chains, workgroups, repeats,
+        )?);
+    }
+    Ok(best)
+}
+
+/// The multiply-add rate of one invocation alone [GFLOP/s]: the peak stage
+/// on a single workgroup, divided by its invocations. What one simulation
+/// of the thread layout can reach, whatever the device's size.
+pub fn measure_invocation_gflops(gpu: &Gpu, precision: Precision) -> Result<f64, GpuError> {
+    let mut best: f64 = 0.0;
+    for chains in PeakChains::ALL {
+        best = best.max(measure_peak_variant(gpu, precision, chains, 1, 3)?);
+    }
+    Ok(best / gpu.workgroup_size as f64)
+}
+
+fn measure_peak_variant(
+    gpu: &Gpu,
+    precision: Precision,
+    chains: PeakChains,
+    workgroups: u32,
+    repeats: usize,
+) -> Result<f64, GpuError> {
+    let pipeline = gpu.pipeline(super::device::Stage::Peak(chains), precision)?;
     let invocations = workgroups * gpu.workgroup_size;
     let sink = gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("peak sink"),

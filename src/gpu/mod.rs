@@ -29,7 +29,7 @@ use crate::error::InputError;
 use crate::linalg::FactorError;
 
 pub use batch::{GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive};
-pub use device::{AdapterSummary, Backend, Gpu, select};
+pub use device::{AdapterSummary, Gpu};
 pub use engine::{BatchOptions, run_batch};
 
 /// Floating-point precision of the shaders.

@@ -14,12 +14,11 @@ use thiserror::Error;
 
 use super::IoError;
 use super::results::{read_results, write_results};
+use crate::metadata::RUN_KEY;
 use crate::sweep::CandidateResult;
 
 /// The chunk directory's name, beside the final table.
 pub const CHUNKS_DIR: &str = ".chunks";
-/// Metadata key of the run a chunk belongs to.
-pub const RUN_KEY: &str = "tether_sweep.run_key";
 
 #[derive(Debug, Error)]
 pub enum CheckpointError {
@@ -64,7 +63,7 @@ impl ChunkStore {
                 }
                 std::fs::remove_dir_all(&dir).map_err(|source| IoError::Write {
                     path: dir.clone(),
-                    source,
+                    error: source,
                 })?;
             } else {
                 for path in Self::chunk_files(&dir)? {
@@ -79,7 +78,7 @@ impl ChunkStore {
         }
         std::fs::create_dir_all(&dir).map_err(|source| IoError::Write {
             path: dir.clone(),
-            source,
+            error: source,
         })?;
         Ok((
             Self {
@@ -94,7 +93,7 @@ impl ChunkStore {
     fn chunk_files(dir: &Path) -> Result<Vec<PathBuf>, IoError> {
         let read_err = |source| IoError::Read {
             path: dir.to_owned(),
-            source,
+            error: source,
         };
         let mut files = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(read_err)? {
@@ -134,7 +133,7 @@ impl ChunkStore {
     pub fn finish(self) -> Result<(), IoError> {
         std::fs::remove_dir_all(&self.dir).map_err(|source| IoError::Write {
             path: self.dir,
-            source,
+            error: source,
         })
     }
 }

@@ -110,7 +110,7 @@ pub fn write_linear_analysis(
 
     let mut ss_meta = metadata.clone();
     ss_meta.insert(
-        "tether_sweep.statespace".into(),
+        crate::metadata::STATESPACE.into(),
         serde_json::json!({
             "form": "dx/dt = A x + B u, y = C x + D u",
             "input": "u = winch position deviation x_0 [m]",

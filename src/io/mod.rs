@@ -11,22 +11,27 @@ pub mod swingup;
 pub mod table;
 pub mod track;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::metadata::{self, Metadata};
+
 #[derive(Debug, Error)]
 pub enum IoError {
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {error}")]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        /// Not a `source()`: the message already holds it, and a
+        /// reporter that prints the chain would print it twice.
+        error: std::io::Error,
     },
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        /// Not a `source()`: the message already holds it, and a
+        /// reporter that prints the chain would print it twice.
+        error: std::io::Error,
     },
     #[error("{path}: {message}")]
     Format { path: PathBuf, message: String },
@@ -42,21 +47,13 @@ impl IoError {
     }
 }
 
-/// The key-value metadata every output file starts with: the engine version.
-pub fn base_metadata() -> BTreeMap<String, String> {
-    BTreeMap::from([(
-        "tether_sweep.version".to_string(),
-        crate::VERSION.to_string(),
-    )])
-}
-
 /// SHA-256 of a file's bytes, as lowercase hex: recorded with results so
 /// that the exact input can be recognised later.
 pub fn sha256_hex(path: &Path) -> Result<String, IoError> {
     use sha2::{Digest, Sha256};
     let bytes = std::fs::read(path).map_err(|source| IoError::Read {
         path: path.to_owned(),
-        source,
+        error: source,
     })?;
     Ok(Sha256::digest(&bytes)
         .iter()
@@ -65,10 +62,10 @@ pub fn sha256_hex(path: &Path) -> Result<String, IoError> {
 }
 
 /// Metadata of a marker-track file: the version and the columns' units.
-pub fn track_metadata() -> BTreeMap<String, String> {
-    let mut m = base_metadata();
+pub fn track_metadata() -> Metadata {
+    let mut m = metadata::base();
     m.insert(
-        "tether_sweep.units".into(),
+        metadata::UNITS.into(),
         r#"{"t":"s","marker":"index","s":"m","x":"m","y":"m"}"#.into(),
     );
     m
@@ -115,7 +112,7 @@ impl PendingFile {
         };
         let write_err = |source| IoError::Write {
             path: target.to_owned(),
-            source,
+            error: source,
         };
         if target.is_dir() {
             return Err(write_err(std::io::Error::new(
@@ -155,12 +152,30 @@ impl PendingFile {
             .sync_all()
             .map_err(|source| IoError::Write {
                 path: target.clone(),
-                source,
+                error: source,
             })?;
         self.temp.persist(&target).map_err(|e| IoError::Write {
             path: target,
-            source: e.error,
+            error: e.error,
         })?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn a_write_error_names_the_path_and_says_the_reason_once() {
+        let error = IoError::Write {
+            path: PathBuf::from("/data/out.parquet"),
+            error: std::io::Error::from_raw_os_error(28),
+        };
+        // As the binary prints it: the whole chain.
+        let printed = format!("{:#}", anyhow::Error::new(error));
+        let reason = std::io::Error::from_raw_os_error(28).to_string();
+        assert!(printed.contains("/data/out.parquet"), "{printed}");
+        assert_eq!(printed.matches(&reason).count(), 1, "{printed}");
     }
 }

@@ -9,7 +9,8 @@ use super::table::{Column, write_columns};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{Evaluation, GaRun, GeneCoding};
 use crate::model::PinMotion;
-use crate::scenario::{Scenario, Track};
+use crate::scenario::Scenario;
+use crate::track::Track;
 
 /// Columns shared by every table of chromosomes.
 fn chromosome_columns<'a>(

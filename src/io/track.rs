@@ -15,7 +15,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::{IoError, PendingFile, TableFormat};
 use crate::objective::MeasuredTrack;
-use crate::scenario::Track;
+use crate::track::Track;
 
 /// Key under which units are stored in each Arrow field's metadata.
 pub const UNIT_KEY: &str = "unit";
@@ -102,7 +102,7 @@ pub fn read_table(path: &Path) -> Result<RecordBatch, IoError> {
     let format = TableFormat::from_path(path)?;
     let file = std::fs::File::open(path).map_err(|source| IoError::Read {
         path: path.to_owned(),
-        source,
+        error: source,
     })?;
     let fmt_err = |e: &dyn std::fmt::Display| IoError::Format {
         path: path.to_owned(),
@@ -188,7 +188,7 @@ pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
 pub fn read_parquet_metadata(path: &Path) -> Result<BTreeMap<String, String>, IoError> {
     let file = std::fs::File::open(path).map_err(|source| IoError::Read {
         path: path.to_owned(),
-        source,
+        error: source,
     })?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| IoError::Format {
         path: path.to_owned(),

@@ -9,7 +9,8 @@ use super::{PlotError, save};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{GaRun, GeneCoding};
 use crate::model::PinMotion;
-use crate::scenario::{Scenario, Track};
+use crate::scenario::Scenario;
+use crate::track::Track;
 
 /// Best and mean J_a,min per generation, with the global optimum when known.
 pub fn fitness(run: &GaRun, global_optimum_m: Option<f64>) -> Panels {

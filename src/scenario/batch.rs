@@ -104,7 +104,7 @@ pub fn gpu_simulation(
         }
     };
     let tip = tether.tip_index();
-    let initial_swingup_m = SwingupObjective::new(scenario).value(
+    let initial_swingup_m = SwingupObjective::new(scenario.objective_weights).value(
         0.0,
         motion.position(0.0),
         [q0[tip], q0[tip + 1]],

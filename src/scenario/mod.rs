@@ -18,6 +18,7 @@ use crate::solver::{
     FixedStepScheme, FixedStepSolver, ReferenceOptions, ReferenceSolver, SolverError, SolverKind,
     TetherDynamics, equilibrium,
 };
+use crate::track::Track;
 pub use winch::WinchMotion;
 
 /// Which experiment.
@@ -97,6 +98,11 @@ impl Scenario {
     /// Number of sample intervals in the run.
     pub fn sample_count(&self) -> usize {
         (self.duration_s / self.sample_interval_s()).round() as usize
+    }
+
+    /// Frames after t = 0 (the run records one more, at t = 0).
+    pub fn frame_count(&self) -> usize {
+        (self.duration_s / self.frame_interval_s).round() as usize
     }
 
     /// Samples between two frames.
@@ -234,25 +240,6 @@ impl Default for SolverSettings {
             step_s: None,
             reference: ReferenceOptions::default(),
         }
-    }
-}
-
-/// Marker positions at every frame (frame-major).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Track {
-    pub times_s: Vec<f64>,
-    pub marker_arc_lengths_m: Vec<f64>,
-    /// positions[frame * markers + marker]
-    pub positions_m: Vec<[f64; 2]>,
-}
-
-impl Track {
-    pub fn markers(&self) -> usize {
-        self.marker_arc_lengths_m.len()
-    }
-
-    pub fn at(&self, frame: usize, marker: usize) -> [f64; 2] {
-        self.positions_m[frame * self.markers() + marker]
     }
 }
 
@@ -418,8 +405,8 @@ pub fn simulate(
         positions_m: Vec::new(),
     };
     let mut energy = Vec::new();
-    let mut objective =
-        (scenario.kind == ScenarioKind::Swingup).then(|| SwingupObjective::new(scenario));
+    let mut objective = (scenario.kind == ScenarioKind::Swingup)
+        .then(|| SwingupObjective::new(scenario.objective_weights));
     let motion = scenario.motion();
     let samples_per_frame = scenario.samples_per_frame();
     for sample_index in 0..=scenario.sample_count() {

@@ -38,14 +38,19 @@ pub struct ReferenceOptions {
     pub initial_step_s: f64,
 }
 
+impl ReferenceOptions {
+    /// The defaults, usable in constants.
+    pub const DEFAULT: Self = Self {
+        tolerance_m: 1e-9,
+        spectral_radius: 0.8,
+        max_step_s: 1e-2,
+        initial_step_s: 1e-5,
+    };
+}
+
 impl Default for ReferenceOptions {
     fn default() -> Self {
-        Self {
-            tolerance_m: 1e-9,
-            spectral_radius: 0.8,
-            max_step_s: 1e-2,
-            initial_step_s: 1e-5,
-        }
+        Self::DEFAULT
     }
 }
 

@@ -6,6 +6,8 @@ pub mod grid;
 pub mod shard;
 pub mod validation;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -33,7 +35,7 @@ pub struct CandidateResult {
 /// Checks before any simulation that the measured track has every marker of
 /// every frame that J_e compares (frames after t = 0).
 pub fn check_coverage(measured: &MeasuredTrack, scenario: &Scenario) -> Result<(), InputError> {
-    let frames = (scenario.duration_s / scenario.frame_interval_s).round() as usize;
+    let frames = scenario.frame_count();
     for p in 1..=frames {
         let t = p as f64 * scenario.frame_interval_s;
         for j in 0..scenario.marker_arc_lengths_m.len() {
@@ -64,40 +66,66 @@ pub fn run_cpu(
     base: &TetherParams,
     scenario: &Scenario,
     settings: &SolverSettings,
-    progress: &indicatif::ProgressBar,
+    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
+    cancel: Option<&AtomicBool>,
 ) -> Vec<CandidateResult> {
-    use indicatif::ParallelProgressIterator;
+    let done = AtomicU64::new(0);
+    let total = candidates.len() as u64;
     candidates
         .par_iter()
-        .progress_with(progress.clone())
-        .map(
-            |&candidate| match simulate(scenario, &candidate.params(base), settings) {
-                Ok(out) => {
-                    let (step_s, steps) = match out.report {
-                        SolverReport::FixedStep { step_s, steps, .. }
-                        | SolverReport::Gpu { step_s, steps, .. } => (Some(step_s), steps),
-                        SolverReport::Reference(s) => (None, s.steps),
-                    };
-                    let j_e = identification_error(measured, &out.track)
-                        .expect("coverage is checked before the sweep");
-                    CandidateResult {
-                        candidate,
-                        j_e_m2: Some(j_e),
-                        status: Status::Ok,
-                        step_s,
-                        steps,
-                    }
-                }
-                Err(e) => CandidateResult {
+        .map(|&candidate| {
+            // Between simulations is the CPU's stopping point: what has not
+            // started comes back cancelled.
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return CandidateResult {
                     candidate,
                     j_e_m2: None,
-                    status: Status::Diverged(e.to_string()),
+                    status: Status::Cancelled,
                     step_s: None,
                     steps: 0,
-                },
-            },
-        )
+                };
+            }
+            let result = run_cpu_candidate(candidate, measured, base, scenario, settings);
+            if let Some(report) = progress {
+                report(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+            }
+            result
+        })
         .collect()
+}
+
+fn run_cpu_candidate(
+    candidate: Candidate,
+    measured: &MeasuredTrack,
+    base: &TetherParams,
+    scenario: &Scenario,
+    settings: &SolverSettings,
+) -> CandidateResult {
+    match simulate(scenario, &candidate.params(base), settings) {
+        Ok(out) => {
+            let (step_s, steps) = match out.report {
+                SolverReport::FixedStep { step_s, steps, .. }
+                | SolverReport::Gpu { step_s, steps, .. } => (Some(step_s), steps),
+                SolverReport::Reference(s) => (None, s.steps),
+            };
+            let j_e = identification_error(measured, &out.track)
+                .expect("coverage is checked before the sweep");
+            CandidateResult {
+                candidate,
+                j_e_m2: Some(j_e),
+                status: Status::Ok,
+                step_s,
+                steps,
+            }
+        }
+        Err(e) => CandidateResult {
+            candidate,
+            j_e_m2: None,
+            status: Status::Diverged(e.to_string()),
+            step_s: None,
+            steps: 0,
+        },
+    }
 }
 
 /// The approximate 95 % confidence region of (D, C_D) at the best n.
@@ -230,7 +258,7 @@ pub fn run_gpu(
             Ok(sim)
         })
         .collect::<Result<Vec<_>, crate::solver::SolverError>>()?;
-    let frames = (scenario.duration_s / scenario.frame_interval_s).round() as usize;
+    let frames = scenario.frame_count();
     let mut measured_frames = Vec::new();
     for p in 1..=frames {
         let t = p as f64 * scenario.frame_interval_s;

@@ -7,7 +7,8 @@ use super::{CandidateResult, Summary};
 use crate::model::TetherParams;
 use crate::objective::{MeasuredTrack, identification_error};
 use crate::scenario::batch::BatchError;
-use crate::scenario::{Scenario, SimulationOutput, SolverSettings, Track, simulate};
+use crate::scenario::{Scenario, SimulationOutput, SolverSettings, simulate};
+use crate::track::Track;
 
 /// Largest marker deviation accepted between the sweep's engine and the
 /// reference solver \[m\]: a fifth of the shipped dataset's 0.5 mm noise, so

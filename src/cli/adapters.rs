@@ -1,0 +1,21 @@
+//! `tether-sweep adapters`: the GPU adapters wgpu can open.
+
+use anyhow::Result;
+
+use tether_sweep::gpu::GpuError;
+use tether_sweep::gpu::device::list_adapters;
+
+pub fn run() -> Result<()> {
+    let adapters = list_adapters();
+    if adapters.is_empty() {
+        println!("{}", GpuError::NoAdapter);
+    }
+    for a in adapters {
+        println!(
+            "{a}{}{}",
+            if a.hardware { "" } else { " [CPU emulation]" },
+            if a.shader_f64 { " [f64]" } else { "" }
+        );
+    }
+    Ok(())
+}

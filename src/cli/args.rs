@@ -1,0 +1,96 @@
+//! Flags that several commands share, and the step from a workflow's error
+//! to what the user typed.
+
+use clap::Args;
+use toml::{Table, Value};
+
+use tether_sweep::engine::Backend;
+use tether_sweep::gpu::Precision;
+use tether_sweep::workflow::WorkflowError;
+
+/// Where simulations run.
+#[derive(Debug, Args)]
+pub struct EngineArgs {
+    /// `auto`: the faster of the CPU and a hardware GPU for this job,
+    /// estimated from the work it counts and the rates it measures (the
+    /// reason is printed); `gpu`: the GPU engine even on a CPU emulation
+    /// (lavapipe); `cpu`: CPU only.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+    /// GPU precision: `f32` (displacement form, SPEC §8) or `f64` (needs the
+    /// adapter's SHADER_F64).
+    #[arg(long, value_enum, default_value = "f32")]
+    pub precision: Precision,
+    /// GPU adapter: its index or part of its name (`tether-sweep adapters`).
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+}
+
+/// Tether options shared by the commands; each overrides SPEC Table 1.
+#[derive(Debug, Args)]
+pub struct TetherArgs {
+    /// Number of ANCF elements n (1..=1024). [default: 10]
+    #[arg(long, value_name = "N")]
+    pub elements: Option<i64>,
+    /// Kelvin–Voigt material damping D [Pa·s], ≥ 0. [default: 0]
+    #[arg(long, value_name = "D")]
+    pub damping: Option<f64>,
+    /// Air drag coefficient C_D [-], ≥ 0. [default: 0]
+    #[arg(long, value_name = "CD")]
+    pub drag_coefficient: Option<f64>,
+    /// Point mass at the free end [kg], ≥ 0. [default: 0 for the drop; 0.021 (the swing-up's body) for swingup and linearize]
+    #[arg(long, value_name = "KG")]
+    pub tip_mass: Option<f64>,
+    /// Tether length L [m], > 0. [default: 0.6]
+    #[arg(long, value_name = "M")]
+    pub length: Option<f64>,
+    /// Leave the rotary-inertia term ρ I ∫ S_xᵀ S_x ds out of the mass matrix.
+    #[arg(long)]
+    pub no_rotary_inertia: bool,
+}
+
+/// The `[tether]` keys these flags set, and the flags' names.
+pub const TETHER_FLAGS: [(&str, &str); 6] = [
+    ("elements", "--elements"),
+    ("damping_pa_s", "--damping"),
+    ("drag_coefficient", "--drag-coefficient"),
+    ("tip_mass_kg", "--tip-mass"),
+    ("length_m", "--length"),
+    ("rotary_inertia", "--no-rotary-inertia"),
+];
+
+impl TetherArgs {
+    /// The options as a `[tether]` table of the config layout.
+    pub fn table(&self) -> Table {
+        let mut tether = Table::new();
+        if let Some(n) = self.elements {
+            tether.insert("elements".into(), Value::Integer(n));
+        }
+        for (key, value) in [
+            ("damping_pa_s", self.damping),
+            ("drag_coefficient", self.drag_coefficient),
+            ("tip_mass_kg", self.tip_mass),
+            ("length_m", self.length),
+        ] {
+            if let Some(v) = value {
+                tether.insert(key.into(), Value::Float(v));
+            }
+        }
+        if self.no_rotary_inertia {
+            tether.insert("rotary_inertia".into(), Value::Boolean(false));
+        }
+        tether
+    }
+}
+
+/// A workflow error whose field is one of `flags`' keys, renamed to the
+/// flag the user typed (`length_m` → `--length`).
+pub fn name_flags(e: WorkflowError, flags: &[(&str, &str)]) -> WorkflowError {
+    match e {
+        WorkflowError::Input(input) => match flags.iter().find(|(key, _)| *key == input.field) {
+            Some((_, flag)) => WorkflowError::flag(flag, input),
+            None => WorkflowError::Input(input),
+        },
+        other => other,
+    }
+}

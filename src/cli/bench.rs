@@ -1,0 +1,144 @@
+//! `tether-sweep bench`: throughput of the engines (the work is
+//! `tether_sweep::workflow::bench`).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+
+use tether_sweep::engine::Engine;
+use tether_sweep::gpu::flops::{PER_ELEMENT_STEP, SEMI_IMPLICIT_PER_ELEMENT_STEP};
+use tether_sweep::workflow::bench::{BenchOutcome, BenchRequest, engine_names, prepare};
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Element counts n, comma-separated.
+    #[arg(
+        long,
+        value_name = "N,..",
+        value_delimiter = ',',
+        default_value = "10,40"
+    )]
+    pub elements: Vec<usize>,
+    /// Batch sizes, comma-separated; a batch spreads D over 0–10000 Pa·s and
+    /// C_D over 0.6–0.9.
+    #[arg(
+        long,
+        value_name = "B,..",
+        value_delimiter = ',',
+        default_value = "1,8,64"
+    )]
+    pub batch: Vec<usize>,
+    /// Simulated time per drop [s], a whole number of frames (0.04 s).
+    #[arg(long, value_name = "S", default_value_t = 0.04)]
+    pub duration: f64,
+    /// Timed runs per configuration (1–100); the fastest is reported. On a
+    /// shared machine, whose neighbours only ever slow a run down, 3 or
+    /// more.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub repeats: usize,
+    /// Engines to run, comma-separated. [default: all that this machine has]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_parser = PossibleValuesParser::new(engine_names())
+            .map(|name| Engine::from_bench_name(&name).expect("a listed name"))
+    )]
+    pub engines: Option<Vec<Engine>>,
+    /// GPU adapter: its index or part of its name.
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+    /// Parquet file for the results.
+    #[arg(long, value_name = "FILE", default_value = "bench.parquet")]
+    pub out: PathBuf,
+    /// Replace an existing results file.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn gflops(p: Option<f64>) -> String {
+    p.map_or("-".to_string(), |p| format!("{p:.1}"))
+}
+
+pub fn run(args: BenchArgs) -> Result<()> {
+    let prepared = prepare(BenchRequest {
+        elements: args.elements.clone(),
+        batch: args.batch.clone(),
+        duration_s: args.duration,
+        repeats: args.repeats,
+        engines: args.engines.clone(),
+        adapter: args.adapter.clone(),
+        out: args.out.clone(),
+        force: args.force,
+    })?;
+    if let Some(why) = &prepared.no_gpu {
+        eprintln!("no GPU engines: {why}");
+    }
+    if let Some(label) = prepared.gpu_label() {
+        println!("GPU: {label}");
+    }
+    let peaks = &prepared.peaks;
+    println!(
+        "measured multiply-add peak [GFLOP/s]: GPU f32 {}, GPU f64 {}, CPU f64 {}; flops per element-step: explicit {PER_ELEMENT_STEP}, GPU semi-implicit {SEMI_IMPLICIT_PER_ELEMENT_STEP}",
+        gflops(peaks.gpu_f32),
+        gflops(peaks.gpu_f64),
+        gflops(peaks.cpu_f64),
+    );
+    if args.repeats > 1 {
+        println!("wall s: the fastest of {} runs", args.repeats);
+    }
+    println!(
+        "{:<21} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8}",
+        "engine",
+        "n",
+        "batch",
+        "wall s",
+        "element-steps",
+        "sims/s",
+        "el-steps/s",
+        "GFLOP/s",
+        "% peak",
+        "setup s"
+    );
+    let report = prepared.run(|outcome| match outcome {
+        BenchOutcome::Skipped {
+            engine,
+            elements,
+            batch,
+            reason,
+        } => println!(
+            "{:<21} {:>4} {:>6} skipped: {reason}",
+            engine.bench_name(),
+            elements,
+            batch
+        ),
+        BenchOutcome::Measured(r) => println!(
+            "{:<21} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7} {:>8}",
+            r.engine.bench_name(),
+            r.elements,
+            r.batch,
+            r.wall_s,
+            r.element_steps as f64,
+            r.simulations_per_s,
+            r.element_steps_per_s,
+            r.gflops.map_or("-".into(), |g| format!("{g:.2}")),
+            r.peak_fraction
+                .map_or("-".into(), |f| format!("{:.1}", 100.0 * f)),
+            r.setup_s.map_or("-".into(), |s| format!("{s:.3}")),
+        ),
+    })?;
+    println!(
+        "multiply-add peak again after the runs [GFLOP/s]: GPU f32 {}, GPU f64 {}",
+        gflops(report.peaks_after.gpu_f32),
+        gflops(report.peaks_after.gpu_f64),
+    );
+    if report.shortfall > 0.05 {
+        println!(
+            "warning: the peak measured {:.0} % higher after the runs than before; the % peak column may be that much too high (a busy machine?). Rerun, or use --repeats.",
+            100.0 * report.shortfall
+        );
+    }
+    println!("wrote {}", args.out.display());
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! `tether-sweep simulate`: one simulation, its marker track written.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+use toml::{Table, Value};
+
+use super::UsageError;
+use super::args::{EngineArgs, TETHER_FLAGS, TetherArgs};
+use tether_sweep::error::InputError;
+use tether_sweep::io::config::{self, ConfigError};
+use tether_sweep::scenario::{ScenarioKind, SolverReport};
+use tether_sweep::solver::SolverKind;
+use tether_sweep::workflow::WorkflowError;
+use tether_sweep::workflow::simulate::{SimulateReport, SimulateRequest, prepare};
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// TOML file with scenario, tether and solver settings; flags override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Experiment: `drop` (released from 45°, pinned) or `swingup` (winch-driven). [default: drop]
+    #[arg(long, value_enum)]
+    pub scenario: Option<ScenarioKind>,
+    #[command(flatten)]
+    pub tether: TetherArgs,
+    /// Solver: `explicit` (fixed step), `semi-implicit` (fixed step with the
+    /// damping implicit, so not limited by D·n²), both on the CPU or the GPU,
+    /// or `reference` (adaptive implicit generalized-α with error control,
+    /// CPU only). [default: explicit]
+    #[arg(long, value_enum)]
+    pub solver: Option<SolverKind>,
+    /// Explicit step [s]; must divide the sample interval (drop: frame
+    /// interval 0.04 s; swingup: 1 ms). [default: from the model's highest
+    /// eigenvalue with safety factor 0.9]
+    #[arg(long, value_name = "S")]
+    pub step: Option<f64>,
+    /// Reference solver's local error tolerance per step [m], in (0, 1e-3]. [default: 1e-9]
+    #[arg(long, value_name = "M")]
+    pub tolerance: Option<f64>,
+    /// Simulated duration [s]; a whole number of frame intervals. [default: 2 for drop, 3 for swingup]
+    #[arg(long, value_name = "S")]
+    pub duration: Option<f64>,
+    /// Swing-up winch move durations T1,T2,T3 [s], each in [0.01, 100]. [default: 0.5,0.4,0.6]
+    #[arg(long, value_name = "T1,T2,T3", value_delimiter = ',')]
+    pub winch_periods: Option<Vec<f64>>,
+    /// Swing-up winch amplitude A [m]: waypoints 0, −A, +A, 0. [default: 0.2]
+    #[arg(long, value_name = "M")]
+    pub winch_amplitude: Option<f64>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Output file: `.parquet` (with units and provenance metadata) or `.csv`.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Replace an existing output file.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Config keys outside `[tether]` that flags set, and the flags.
+const SETTING_FLAGS: [(&str, &str); 7] = [
+    ("step_s", "--step"),
+    ("tolerance_m", "--tolerance"),
+    ("duration_s", "--duration"),
+    ("winch_amplitude_m", "--winch-amplitude"),
+    ("winch_periods_s", "--winch-periods"),
+    ("winch_waypoints_m", "--winch-amplitude"),
+    ("scenario", "--scenario"),
+];
+
+impl SimulateArgs {
+    /// The flags as a TOML table in the config file's layout.
+    fn overrides(&self) -> Table {
+        let mut root = Table::new();
+        let mut settings = Table::new();
+        if let Some(s) = self.scenario {
+            let name = match s {
+                ScenarioKind::Drop => "drop",
+                ScenarioKind::Swingup => "swingup",
+            };
+            root.insert("scenario".into(), Value::String(name.into()));
+        }
+        if let Some(s) = self.solver {
+            root.insert("solver".into(), Value::String(s.name().into()));
+        }
+        for (key, value) in [("step_s", self.step), ("tolerance_m", self.tolerance)] {
+            if let Some(v) = value {
+                root.insert(key.into(), Value::Float(v));
+            }
+        }
+        for (key, value) in [
+            ("duration_s", self.duration),
+            ("winch_amplitude_m", self.winch_amplitude),
+        ] {
+            if let Some(v) = value {
+                settings.insert(key.into(), Value::Float(v));
+            }
+        }
+        if let Some(p) = &self.winch_periods {
+            settings.insert(
+                "winch_periods_s".into(),
+                Value::Array(p.iter().map(|&v| Value::Float(v)).collect()),
+            );
+        }
+        root.insert("tether".into(), Value::Table(self.tether.table()));
+        root.insert("settings".into(), Value::Table(settings));
+        root
+    }
+
+    /// An invalid value named as the user gave it: the flag when a flag set
+    /// it, else the key and the config file.
+    fn name_input(&self, e: InputError) -> WorkflowError {
+        let flags = self.overrides();
+        let set_by_flag = |key: &str| {
+            flags.contains_key(key)
+                || ["tether", "settings"].iter().any(|t| {
+                    flags
+                        .get(*t)
+                        .and_then(Value::as_table)
+                        .is_some_and(|t| t.contains_key(key))
+                })
+        };
+        let flag = TETHER_FLAGS
+            .iter()
+            .chain(&SETTING_FLAGS)
+            .find(|(key, _)| *key == e.field && set_by_flag(key));
+        match (flag, &self.config) {
+            (Some((_, flag)), _) => WorkflowError::flag(flag, e),
+            (None, Some(path)) => {
+                let field = format!("{} (in {})", e.field, path.display());
+                WorkflowError::flag(&field, e)
+            }
+            (None, None) => WorkflowError::Input(e),
+        }
+    }
+
+    fn request(&self) -> Result<SimulateRequest> {
+        let mut table = match &self.config {
+            Some(path) => config::read_table(path).map_err(|e| UsageError(e.to_string()))?,
+            None => Table::new(),
+        };
+        config::merge(&mut table, self.overrides());
+        let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {
+            match e {
+                ConfigError::Input(input) => self.name_input(input).into(),
+                other => UsageError(other.to_string()).into(),
+            }
+        })?;
+        Ok(SimulateRequest {
+            config: cfg,
+            backend: self.engine.backend,
+            adapter: self.engine.adapter.clone(),
+            precision: self.engine.precision,
+            out: self.out.clone(),
+            force: self.force,
+        })
+    }
+}
+
+pub fn run(args: SimulateArgs) -> Result<()> {
+    let request = args.request()?;
+    let prepared = prepare(request.clone())?;
+    if let Some(reason) = prepared.engine_reason() {
+        eprintln!("{reason}");
+    }
+    if let Some(adapter) = prepared.adapter() {
+        println!("GPU: {adapter} ({})", request.precision.name());
+    }
+    print_header(&request);
+    let report = prepared.run()?;
+    print_summary(&request, &report, &args.out);
+    Ok(())
+}
+
+fn print_header(request: &SimulateRequest) {
+    let cfg = &request.config;
+    let t = &cfg.tether;
+    println!(
+        "{} | n = {}, D = {} Pa·s, C_D = {}, tip mass = {} kg, rotary inertia {} | {:.3} s | solver: {}",
+        match cfg.scenario.kind {
+            ScenarioKind::Drop => "drop",
+            ScenarioKind::Swingup => "swingup",
+        },
+        t.elements,
+        t.damping_pa_s,
+        t.drag_coefficient,
+        t.tip_mass_kg,
+        if t.rotary_inertia { "on" } else { "off" },
+        cfg.scenario.duration_s,
+        cfg.solver.kind.name(),
+    );
+}
+
+fn print_summary(request: &SimulateRequest, report: &SimulateReport, path: &Path) {
+    let wall_s = report.wall_s;
+    let out = &report.output;
+    match out.report {
+        SolverReport::FixedStep {
+            scheme,
+            step_s,
+            steps,
+        } => println!(
+            "{}: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
+            scheme.name()
+        ),
+        SolverReport::Gpu {
+            scheme,
+            step_s,
+            steps,
+            precision,
+        } => println!(
+            "GPU {} ({}): step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
+            scheme.name(),
+            precision.name()
+        ),
+        SolverReport::Reference(s) => println!(
+            "reference: {} steps ({} rejected), step {:.2e}..{:.2e} s, {} Newton iterations, {} factorizations; \
+             local error ≤ {:.1e} m (tolerance {:.1e} m); {wall_s:.3} s wall",
+            s.steps,
+            s.rejected_steps,
+            s.min_step_s,
+            s.max_step_s,
+            s.newton_iterations,
+            s.factorizations,
+            s.max_local_error_m,
+            request.config.solver.reference.tolerance_m
+        ),
+    }
+    let track = &out.track;
+    let last = track.times_s.len() - 1;
+    let tip = track.at(last, track.markers() - 1);
+    println!(
+        "tip (marker {}) at t = {:.3} s: x = {:.6} m, y = {:.6} m",
+        track.markers() - 1,
+        track.times_s[last],
+        tip[0],
+        tip[1]
+    );
+    if let Some(obj) = &out.swingup {
+        println!(
+            "J_a,min = {:.6} m at t = {:.3} s",
+            obj.j_a_min, obj.t_at_min_s
+        );
+    }
+    println!(
+        "wrote {} rows ({} frames × {} markers) to {}",
+        track.positions_m.len(),
+        track.times_s.len(),
+        track.markers(),
+        path.display()
+    );
+}

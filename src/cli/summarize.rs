@@ -1,0 +1,58 @@
+//! `tether-sweep summarize`: merge a sharded identification's parts.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::identify::{print_summary, print_validation};
+use tether_sweep::workflow::count;
+use tether_sweep::workflow::summarize::{SummarizeRequest, check_outcome, run as summarize};
+
+#[derive(Debug, Args)]
+pub struct SummarizeArgs {
+    /// A directory of `identify --shard K/N` runs: DIR/shard=K/part.parquet
+    /// for every K from 0 to N−1.
+    pub dir: PathBuf,
+    /// The measured track, when it is no longer at the path the shards
+    /// recorded (its SHA-256 must match).
+    #[arg(long, value_name = "FILE")]
+    pub measured: Option<PathBuf>,
+    /// Output directory of the merged results.parquet, best_fit.parquet and
+    /// figures. Default DIR/_summary (the leading underscore keeps Hive
+    /// readers of DIR from taking it for data).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Replace an existing merged results.parquet.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(args: SummarizeArgs) -> Result<()> {
+    let report = summarize(&SummarizeRequest {
+        dir: args.dir.clone(),
+        measured: args.measured,
+        out: args.out,
+        force: args.force,
+    })?;
+    let e = &report.engine;
+    println!(
+        "summarize: {} shards, {} of {} | {} {} solver, {}",
+        report.shards,
+        count(report.results.len(), "candidate"),
+        args.dir.display(),
+        e.backend.to_uppercase(),
+        e.solver,
+        e.precision
+    );
+    print_summary(&report.summary, false);
+    for v in &report.validations {
+        print_validation(v);
+    }
+    println!(
+        "wrote {}, best_fit.parquet and figures {} (.svg, .png)",
+        report.results_path.display(),
+        report.figures.join(", ")
+    );
+    Ok(check_outcome(&report)?)
+}

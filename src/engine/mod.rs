@@ -1,0 +1,257 @@
+//! Where and how a job's simulations run: one [`Engine`] type for every job
+//! (simulate, identify, the swing-up GA and its landscape, bench), and the
+//! one place ([`choice`]) that turns `--backend auto|gpu|cpu` into an
+//! engine with the reason it prints.
+//!
+//! Layer: above `solver`, `gpu` and `scenario` (an engine names a CPU
+//! solver's settings or a GPU scheme), below the workflows that use it.
+
+pub mod choice;
+
+use serde::{Deserialize, Serialize};
+
+use crate::gpu::Precision;
+use crate::scenario::SolverSettings;
+use crate::solver::{FixedStepScheme, SolverKind};
+
+/// What `--backend` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Backend {
+    /// The faster of the CPU and the GPU for this job, from the work it
+    /// counts and the rates it measures (see `engine::choice`).
+    Auto,
+    /// The GPU engine, even on a CPU emulation such as lavapipe.
+    Gpu,
+    /// The CPU solvers on all cores.
+    Cpu,
+}
+
+/// How the GPU engine maps simulations onto invocations. Today one layout:
+/// each invocation runs one whole simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuLayout {
+    /// One simulation per invocation, its state in the invocation's
+    /// private memory.
+    Thread,
+}
+
+impl GpuLayout {
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuLayout::Thread => "thread",
+        }
+    }
+}
+
+/// An engine: a CPU solver on all cores, or the GPU engine with a precision,
+/// a fixed-step scheme and a layout.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Engine {
+    Cpu(SolverSettings),
+    Gpu {
+        precision: Precision,
+        scheme: FixedStepScheme,
+        layout: GpuLayout,
+    },
+}
+
+/// The engine as the results tables and their metadata name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineNames {
+    pub backend: String,
+    pub precision: String,
+    pub solver: String,
+}
+
+impl Engine {
+    /// The GPU engine with `scheme` in `precision`, in the thread layout.
+    pub fn gpu(precision: Precision, scheme: FixedStepScheme) -> Self {
+        Engine::Gpu {
+            precision,
+            scheme,
+            layout: GpuLayout::Thread,
+        }
+    }
+
+    /// The CPU running `kind` with its default settings.
+    pub fn cpu(kind: SolverKind) -> Self {
+        Engine::Cpu(SolverSettings {
+            kind,
+            ..Default::default()
+        })
+    }
+
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Engine::Gpu { .. })
+    }
+
+    /// `cpu` or `gpu`.
+    pub fn backend_name(&self) -> &'static str {
+        match self {
+            Engine::Cpu(_) => "cpu",
+            Engine::Gpu { .. } => "gpu",
+        }
+    }
+
+    /// The arithmetic: f64 on the CPU.
+    pub fn precision(&self) -> Precision {
+        match self {
+            Engine::Cpu(_) => Precision::F64,
+            Engine::Gpu { precision, .. } => *precision,
+        }
+    }
+
+    /// The solver, as the CPU names the GPU's schemes too.
+    pub fn solver(&self) -> SolverKind {
+        match self {
+            Engine::Cpu(settings) => settings.kind,
+            Engine::Gpu { scheme, .. } => SolverKind::from(*scheme),
+        }
+    }
+
+    pub fn gpu_layout(&self) -> Option<GpuLayout> {
+        match self {
+            Engine::Cpu(_) => None,
+            Engine::Gpu { layout, .. } => Some(*layout),
+        }
+    }
+
+    pub fn names(&self) -> EngineNames {
+        EngineNames {
+            backend: self.backend_name().into(),
+            precision: self.precision().name().into(),
+            solver: self.solver().name().into(),
+        }
+    }
+
+    /// One line for a terminal: `CPU reference solver, f64`.
+    pub fn describe(&self) -> String {
+        match self {
+            Engine::Cpu(s) => format!("CPU {} solver, f64", s.kind.name()),
+            Engine::Gpu {
+                precision,
+                scheme,
+                layout,
+            } => format!(
+                "GPU {} scheme, {}, {} layout",
+                scheme.name(),
+                precision.name(),
+                layout.name()
+            ),
+        }
+    }
+
+    /// The engines `bench --engines` names, with their names, in the
+    /// order the bench runs them.
+    pub const BENCH: [(&'static str, Engine); 7] = [
+        (
+            "gpu-f32",
+            Engine::gpu_const(Precision::F32, FixedStepScheme::Explicit),
+        ),
+        (
+            "gpu-semi-implicit-f32",
+            Engine::gpu_const(Precision::F32, FixedStepScheme::SemiImplicit),
+        ),
+        (
+            "gpu-f64",
+            Engine::gpu_const(Precision::F64, FixedStepScheme::Explicit),
+        ),
+        (
+            "gpu-semi-implicit-f64",
+            Engine::gpu_const(Precision::F64, FixedStepScheme::SemiImplicit),
+        ),
+        ("cpu-explicit", Engine::cpu_const(SolverKind::Explicit)),
+        (
+            "cpu-semi-implicit",
+            Engine::cpu_const(SolverKind::SemiImplicit),
+        ),
+        ("cpu-reference", Engine::cpu_const(SolverKind::Reference)),
+    ];
+
+    const fn gpu_const(precision: Precision, scheme: FixedStepScheme) -> Self {
+        Engine::Gpu {
+            precision,
+            scheme,
+            layout: GpuLayout::Thread,
+        }
+    }
+
+    const fn cpu_const(kind: SolverKind) -> Self {
+        Engine::Cpu(SolverSettings {
+            kind,
+            step_s: None,
+            reference: crate::solver::ReferenceOptions::DEFAULT,
+        })
+    }
+
+    /// The engine's name in `bench` (`gpu-semi-implicit-f32`, …).
+    pub fn bench_name(&self) -> &'static str {
+        Self::BENCH
+            .iter()
+            .find(|(_, e)| e.same_kind(self))
+            .map(|(name, _)| *name)
+            .expect("every engine kind has a bench name")
+    }
+
+    /// The engine `bench --engines` calls `name`.
+    pub fn from_bench_name(name: &str) -> Option<Self> {
+        Self::BENCH
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, e)| *e)
+    }
+
+    /// Same backend, precision, scheme and layout, whatever the CPU
+    /// solver's tolerances.
+    fn same_kind(&self, other: &Engine) -> bool {
+        match (self, other) {
+            (Engine::Cpu(a), Engine::Cpu(b)) => a.kind == b.kind,
+            (a, b) => a == b,
+        }
+    }
+}
+
+/// The GPU scheme a job runs for its `--solver`: the one named, else the
+/// semi-implicit scheme, whose step D·n² does not bound.
+pub fn gpu_scheme(solver: Option<SolverKind>) -> FixedStepScheme {
+    solver
+        .and_then(SolverKind::fixed_step_scheme)
+        .unwrap_or(FixedStepScheme::SemiImplicit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_names_round_trip_and_are_distinct() {
+        for (name, engine) in Engine::BENCH {
+            assert_eq!(engine.bench_name(), name);
+            assert_eq!(Engine::from_bench_name(name), Some(engine));
+        }
+        assert_eq!(Engine::from_bench_name("gpu"), None);
+    }
+
+    #[test]
+    fn names_are_the_results_table_columns() {
+        let cpu = Engine::cpu(SolverKind::Reference).names();
+        assert_eq!(
+            (
+                cpu.backend.as_str(),
+                cpu.precision.as_str(),
+                cpu.solver.as_str()
+            ),
+            ("cpu", "f64", "reference")
+        );
+        let gpu = Engine::gpu(Precision::F32, FixedStepScheme::SemiImplicit).names();
+        assert_eq!(
+            (
+                gpu.backend.as_str(),
+                gpu.precision.as_str(),
+                gpu.solver.as_str()
+            ),
+            ("gpu", "f32", "semi-implicit")
+        );
+    }
+}

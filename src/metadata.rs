@@ -1,0 +1,137 @@
+//! The key-value metadata that every output file carries (Parquet's file
+//! metadata): the keys, in one place, so that a writer and a reader cannot
+//! spell one differently, and the one way values are written (JSON).
+//!
+//! A user reads these with `pyarrow.parquet.read_schema(path).metadata`;
+//! the keys are part of the file format, so a key's name never changes.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// The metadata of one file: key → value (JSON unless the key says
+/// otherwise).
+pub type Metadata = BTreeMap<String, String>;
+
+/// Engine version (`CARGO_PKG_VERSION`), plain text.
+pub const VERSION: &str = "tether_sweep.version";
+/// Units of the columns: JSON object column → unit.
+pub const UNITS: &str = "tether_sweep.units";
+/// The tether's parameters (`TetherParams`, units in the names).
+pub const TETHER: &str = "tether_sweep.tether";
+/// The experiment (`Scenario`).
+pub const SCENARIO: &str = "tether_sweep.scenario";
+/// The CPU solver's settings (`SolverSettings`).
+pub const SOLVER_SETTINGS: &str = "tether_sweep.solver_settings";
+/// What the solver did (`SolverReport`).
+pub const SOLVER_REPORT: &str = "tether_sweep.solver_report";
+/// J_a,min and its time of a swing-up (`SwingupObjective`).
+pub const SWINGUP_OBJECTIVE: &str = "tether_sweep.swingup_objective";
+/// How a synthetic dataset was made (`SynthSpec`).
+pub const DATASET: &str = "tether_sweep.dataset";
+/// The command line that made the file, plain text.
+pub const COMMAND: &str = "tether_sweep.command";
+/// What the linearized model is about and what it leaves out.
+pub const LINEARIZATION: &str = "tether_sweep.linearization";
+/// The state space's states, inputs, outputs and matrix shapes.
+pub const STATESPACE: &str = "tether_sweep.statespace";
+/// The engine that ran the simulations (`Engine`).
+pub const ENGINE: &str = "tether_sweep.engine";
+/// The GPU adapter that ran them (`AdapterSummary`).
+pub const ADAPTER: &str = "tether_sweep.adapter";
+/// Why `--backend auto` chose the engine it chose, plain text.
+pub const ENGINE_CHOICE: &str = "tether_sweep.engine_choice";
+/// Wall time of the run [s], plain text.
+pub const WALL_S: &str = "tether_sweep.wall_s";
+/// The job's summary (identification or GA).
+pub const SUMMARY: &str = "tether_sweep.summary";
+/// Identification: the grid (`Grid`).
+pub const GRID: &str = "tether_sweep.grid";
+/// Identification: this file's shard, `K/N`.
+pub const SHARD: &str = "tether_sweep.shard";
+/// Identification: the number of shards merged by `summarize`.
+pub const SHARDS: &str = "tether_sweep.shards";
+/// Identification: the measured track's path as given, plain text.
+pub const MEASURED: &str = "tether_sweep.measured";
+/// Identification: the measured track's SHA-256, lowercase hex.
+pub const MEASURED_SHA256: &str = "tether_sweep.measured_sha256";
+/// Identification: the check against the f64 reference solver (`Validation`).
+pub const VALIDATION: &str = "tether_sweep.validation";
+/// `summarize`: every shard's validation.
+pub const SHARD_VALIDATIONS: &str = "tether_sweep.shard_validations";
+/// A saved chunk: everything that decides the results of the run it
+/// belongs to, so that `--resume` continues only the same run.
+pub const RUN_KEY: &str = "tether_sweep.run_key";
+/// Swing-up GA: the chromosome's coding (`GeneCoding`).
+pub const CODING: &str = "tether_sweep.coding";
+/// Swing-up GA: its settings (`GaSettings`).
+pub const GA: &str = "tether_sweep.ga";
+/// Swing-up GA: wall time of the GA [s], plain text.
+pub const GA_WALL_S: &str = "tether_sweep.ga_wall_s";
+/// Swing-up GA: wall time of the exhaustive landscape [s], plain text.
+pub const LANDSCAPE_WALL_S: &str = "tether_sweep.landscape_wall_s";
+/// Swing-up GA: the best individual's scenario (`Scenario`).
+pub const BEST_SCENARIO: &str = "tether_sweep.best_scenario";
+/// Bench: the multiply-add peaks measured before the runs [GFLOP/s].
+pub const PEAKS_GFLOPS: &str = "tether_sweep.peaks_gflops";
+/// Bench: the same peaks measured after the runs [GFLOP/s].
+pub const PEAKS_AFTER_RUNS_GFLOPS: &str = "tether_sweep.peaks_after_runs_gflops";
+/// Bench: the flops counted per element-step of each scheme.
+pub const FLOPS_PER_ELEMENT_STEP: &str = "tether_sweep.flops_per_element_step";
+
+/// A metadata value: the JSON of `value`. The values are plain data
+/// (parameters, summaries), which always serialize.
+pub fn json<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain data serializes")
+}
+
+/// The metadata every output file starts with: the engine version.
+pub fn base() -> Metadata {
+    Metadata::from([(VERSION.to_string(), crate::VERSION.to_string())])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_key_is_namespaced_and_distinct() {
+        let keys = [
+            super::VERSION,
+            super::UNITS,
+            super::TETHER,
+            super::SCENARIO,
+            super::SOLVER_SETTINGS,
+            super::SOLVER_REPORT,
+            super::SWINGUP_OBJECTIVE,
+            super::DATASET,
+            super::COMMAND,
+            super::LINEARIZATION,
+            super::STATESPACE,
+            super::ENGINE,
+            super::ADAPTER,
+            super::ENGINE_CHOICE,
+            super::WALL_S,
+            super::SUMMARY,
+            super::GRID,
+            super::SHARD,
+            super::SHARDS,
+            super::MEASURED,
+            super::MEASURED_SHA256,
+            super::VALIDATION,
+            super::SHARD_VALIDATIONS,
+            super::RUN_KEY,
+            super::CODING,
+            super::GA,
+            super::GA_WALL_S,
+            super::LANDSCAPE_WALL_S,
+            super::BEST_SCENARIO,
+            super::PEAKS_GFLOPS,
+            super::PEAKS_AFTER_RUNS_GFLOPS,
+            super::FLOPS_PER_ELEMENT_STEP,
+        ];
+        let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
+        assert_eq!(distinct.len(), keys.len());
+        for key in keys {
+            assert!(key.starts_with("tether_sweep."), "{key}");
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The `bench` job: throughput of every engine this machine has on batches
+//! of drops, against the device's measured multiply-add peak, written as a
+//! Parquet table. The engines and batches themselves are `crate::bench`.
+
+use std::path::PathBuf;
+
+use super::{WorkflowError, refuse_to_replace, usage};
+use crate::bench::{self, BenchRow, Peaks};
+use crate::engine::Engine;
+use crate::gpu::{Gpu, GpuError};
+use crate::io::TableFormat;
+use crate::io::table::{Column, write_columns};
+use crate::metadata::{self, json};
+use crate::model::params::MAX_ELEMENTS;
+use crate::scenario::Scenario;
+
+/// A benchmark, as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct BenchRequest {
+    pub elements: Vec<usize>,
+    pub batch: Vec<usize>,
+    /// Simulated time per drop [s].
+    pub duration_s: f64,
+    /// Timed runs per configuration; the fastest is kept.
+    pub repeats: usize,
+    /// None: every engine this machine has.
+    pub engines: Option<Vec<Engine>>,
+    pub adapter: Option<String>,
+    pub out: PathBuf,
+    pub force: bool,
+}
+
+/// One configuration: measured, or skipped with the reason.
+#[derive(Debug, Clone)]
+pub enum BenchOutcome {
+    Measured(BenchRow),
+    Skipped {
+        engine: Engine,
+        elements: usize,
+        batch: usize,
+        reason: String,
+    },
+}
+
+/// A prepared benchmark: checked, its GPU open and its peaks measured.
+pub struct Prepared {
+    request: BenchRequest,
+    scenario: Scenario,
+    gpu: Option<Gpu>,
+    pub engines: Vec<Engine>,
+    pub peaks: Peaks,
+    /// Why there are no GPU engines, when the machine has no usable GPU and
+    /// none was named.
+    pub no_gpu: Option<String>,
+}
+
+/// What the benchmark measured and wrote.
+#[derive(Debug, Clone)]
+pub struct BenchReport {
+    pub rows: Vec<BenchRow>,
+    pub peaks_after: Peaks,
+    /// How much higher the peak measured after the runs (a fraction).
+    pub shortfall: f64,
+}
+
+pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
+    for &n in &request.elements {
+        if !(1..=MAX_ELEMENTS).contains(&n) {
+            return Err(WorkflowError::Usage(format!(
+                "--elements {n}: allowed 1..={MAX_ELEMENTS}"
+            )));
+        }
+    }
+    if request.batch.contains(&0) {
+        return Err(WorkflowError::Usage("--batch: sizes must be ≥ 1".into()));
+    }
+    if !(1..=100).contains(&request.repeats) {
+        return Err(WorkflowError::Usage(format!(
+            "--repeats: {} runs; allowed 1–100",
+            request.repeats
+        )));
+    }
+    let scenario = bench::scenario(request.duration_s);
+    scenario
+        .validate(crate::model::TetherParams::default().length_m)
+        .map_err(|e| WorkflowError::Usage(format!("--duration: {e}")))?;
+    TableFormat::from_path(&request.out).map_err(usage)?;
+    refuse_to_replace(&request.out, request.force)?;
+    let wants_gpu = request
+        .engines
+        .as_ref()
+        .is_none_or(|e| e.iter().any(Engine::is_gpu));
+    let (gpu, no_gpu) = if wants_gpu {
+        match Gpu::open(request.adapter.as_deref()) {
+            Ok(gpu) => (Some(gpu), None),
+            Err(e) if request.engines.is_none() => (None, Some(e.to_string())),
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        (None, None)
+    };
+    let engines = request.engines.clone().unwrap_or_else(|| {
+        Engine::BENCH
+            .iter()
+            .map(|(_, e)| *e)
+            .filter(|e| match (e, &gpu) {
+                (Engine::Cpu(_), _) => true,
+                (Engine::Gpu { precision, .. }, Some(g)) => {
+                    *precision == crate::gpu::Precision::F32 || g.adapter.shader_f64
+                }
+                (Engine::Gpu { .. }, None) => false,
+            })
+            .collect()
+    });
+    if engines.iter().any(Engine::is_gpu) && gpu.is_none() {
+        return Err(GpuError::NoAdapter.into());
+    }
+    let peaks = Peaks::measure(gpu.as_ref())?;
+    Ok(Prepared {
+        request,
+        scenario,
+        gpu,
+        engines,
+        peaks,
+        no_gpu,
+    })
+}
+
+impl Prepared {
+    /// The adapter and its workgroup size, when a GPU runs.
+    pub fn gpu_label(&self) -> Option<String> {
+        self.gpu
+            .as_ref()
+            .map(|g| format!("{} (workgroup {})", g.adapter, g.workgroup_size))
+    }
+
+    /// Runs every configuration, calling `each` as it finishes, then
+    /// measures the peak again and writes the table.
+    pub fn run(&self, mut each: impl FnMut(&BenchOutcome)) -> Result<BenchReport, WorkflowError> {
+        let request = &self.request;
+        let mut rows = Vec::new();
+        for &n in &request.elements {
+            for &b in &request.batch {
+                for &engine in &self.engines {
+                    if let Engine::Gpu {
+                        precision, scheme, ..
+                    } = engine
+                    {
+                        let limit =
+                            crate::gpu::layout::max_gpu_elements(precision.real_bytes(), scheme);
+                        if n > limit {
+                            each(&BenchOutcome::Skipped {
+                                engine,
+                                elements: n,
+                                batch: b,
+                                reason: format!("the engine takes n ≤ {limit}"),
+                            });
+                            continue;
+                        }
+                    }
+                    let row = bench::run(
+                        engine,
+                        self.gpu.as_ref(),
+                        &self.scenario,
+                        (n, b),
+                        request.repeats,
+                        &self.peaks,
+                    )
+                    .map_err(|e| {
+                        WorkflowError::Failed(format!(
+                            "{} n={n} batch={b}: {e}",
+                            engine.bench_name()
+                        ))
+                    })?;
+                    each(&BenchOutcome::Measured(row.clone()));
+                    rows.push(row);
+                }
+            }
+        }
+        // The peak again, after the runs: the fractions above are against
+        // the first measurement, and a noisy neighbour then would flatter them.
+        let peaks_after = Peaks::measure(self.gpu.as_ref())?;
+        let shortfall = self.peaks.shortfall_against(&peaks_after);
+        self.write(&rows, &peaks_after)?;
+        Ok(BenchReport {
+            rows,
+            peaks_after,
+            shortfall,
+        })
+    }
+
+    fn write(&self, rows: &[BenchRow], peaks_after: &Peaks) -> Result<(), WorkflowError> {
+        let mut metadata = metadata::base();
+        metadata.insert(metadata::SCENARIO.into(), json(&self.scenario));
+        metadata.insert(metadata::PEAKS_GFLOPS.into(), json(&self.peaks));
+        metadata.insert(metadata::PEAKS_AFTER_RUNS_GFLOPS.into(), json(peaks_after));
+        metadata.insert(
+            metadata::FLOPS_PER_ELEMENT_STEP.into(),
+            serde_json::json!({
+                "explicit": crate::gpu::flops::PER_ELEMENT_STEP,
+                "semi-implicit (GPU)": crate::gpu::flops::SEMI_IMPLICIT_PER_ELEMENT_STEP,
+            })
+            .to_string(),
+        );
+        if let Some(g) = &self.gpu {
+            metadata.insert(metadata::ADAPTER.into(), json(&g.adapter));
+        }
+        let f64s = |f: fn(&BenchRow) -> f64| rows.iter().map(f).collect::<Vec<_>>();
+        let optional = |f: fn(&BenchRow) -> Option<f64>| rows.iter().map(f).collect::<Vec<_>>();
+        write_columns(
+            &self.request.out,
+            vec![
+                Column::text(
+                    "engine",
+                    rows.iter()
+                        .map(|r| r.engine.bench_name().to_string())
+                        .collect(),
+                ),
+                Column::text("device", rows.iter().map(|r| r.device.clone()).collect()),
+                Column::i32("elements", rows.iter().map(|r| r.elements as i32).collect()),
+                Column::i32("batch", rows.iter().map(|r| r.batch as i32).collect()),
+                Column::f64("wall_s", "s", f64s(|r| r.wall_s)),
+                Column::i32("repeats", rows.iter().map(|r| r.repeats as i32).collect()),
+                Column::i64(
+                    "element_steps",
+                    rows.iter().map(|r| r.element_steps as i64).collect(),
+                ),
+                Column::f64("simulations_per_s", "1/s", f64s(|r| r.simulations_per_s)),
+                Column::f64(
+                    "element_steps_per_s",
+                    "1/s",
+                    f64s(|r| r.element_steps_per_s),
+                ),
+                Column::optional_f64("gflops", "GFLOP/s", optional(|r| r.gflops)),
+                Column::optional_f64("peak_gflops", "GFLOP/s", optional(|r| r.peak_gflops)),
+                Column::optional_f64("peak_fraction", "1", optional(|r| r.peak_fraction)),
+                Column::optional_f64("setup_s", "s", optional(|r| r.setup_s)),
+            ],
+            &metadata,
+        )?;
+        Ok(())
+    }
+}
+
+/// The engines `bench --engines` accepts, for its help.
+pub fn engine_names() -> Vec<&'static str> {
+    Engine::BENCH.iter().map(|(name, _)| *name).collect()
+}

@@ -1,0 +1,559 @@
+//! Identification: every candidate (n, D, C_D) of a grid simulated on the
+//! drop and scored by J_e against a measured track, whole or as one shard
+//! of N, chunk by chunk so that a killed run can resume; then the summary,
+//! the validation of the engine against the f64 reference solver, the best
+//! fit and the figures.
+//!
+//! [`prepare`] checks the request, claims the output, opens the saved chunks
+//! and chooses the engine, and says what it will do ([`Plan`]);
+//! [`Prepared::run`] runs it.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::{Hooks, WorkflowError, batch, claim_output, usage};
+use crate::engine::choice::EngineRequest;
+use crate::engine::{Backend, Engine, EngineNames};
+use crate::gpu::{BatchOptions, Gpu, Precision};
+use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
+use crate::io::results::{BestFit, write_best_fit, write_results};
+use crate::io::track::read_measured;
+use crate::metadata::{self, Metadata, json};
+use crate::model::TetherParams;
+use crate::objective::MeasuredTrack;
+use crate::scenario::batch::simulate_gpu;
+use crate::scenario::{Scenario, ScenarioKind, SimulationOutput, SolverSettings, simulate};
+use crate::solver::SolverKind;
+use crate::sweep::validation::{Validation, pick, validate};
+use crate::sweep::{
+    Candidate, CandidateResult, Grid, Shard, Status, Summary, check_coverage, run_cpu, run_gpu,
+    summarize,
+};
+
+/// The shipped synthetic measured drop, as the repository names it.
+pub const SHIPPED_DATASET: &str = "datasets/drop_synthetic.parquet";
+
+/// The shipped dataset from wherever the command runs: the repository's
+/// relative path when it is there (so the metadata records it as before),
+/// else the checkout this binary was built from.
+pub fn shipped_dataset() -> PathBuf {
+    let relative = PathBuf::from(SHIPPED_DATASET);
+    if relative.exists() {
+        return relative;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(SHIPPED_DATASET)
+}
+
+/// An identification, as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct IdentifyRequest {
+    /// The measured track (Parquet or CSV with columns t, marker, x, y).
+    pub measured: PathBuf,
+    pub grid: Grid,
+    /// Run only this shard (its part is all it writes).
+    pub shard: Option<Shard>,
+    pub resume: bool,
+    /// Candidates per saved chunk; default 16 per CPU thread, 1024 on a GPU.
+    pub chunk_size: Option<usize>,
+    pub backend: Backend,
+    pub adapter: Option<String>,
+    /// The GPU's precision.
+    pub precision: Precision,
+    /// `--solver`; default: reference on the CPU, semi-implicit on the GPU.
+    pub solver: Option<SolverKind>,
+    /// Every parameter the grid does not vary (tip mass, length, …).
+    pub base: TetherParams,
+    /// Candidates re-run on the reference solver after a sweep on another
+    /// solver; 0 skips the check.
+    pub validate: usize,
+    pub validate_marker_tolerance_m: f64,
+    pub validate_j_e_tolerance: f64,
+    /// Also write results.csv.
+    pub csv: bool,
+    pub out: PathBuf,
+    pub force: bool,
+}
+
+/// What a prepared identification will do.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub candidates: usize,
+    /// This shard's candidates (all when not sharded).
+    pub selected: usize,
+    /// Candidates found finished in saved chunks.
+    pub resumed: usize,
+    pub saved_chunks: usize,
+    pub to_run: usize,
+    pub engine: Engine,
+    /// The adapter's name when the GPU runs.
+    pub adapter: Option<String>,
+    /// Why `--backend auto` chose the engine.
+    pub engine_reason: Option<String>,
+    pub table_path: PathBuf,
+}
+
+/// An identification ready to run.
+pub struct Prepared {
+    request: IdentifyRequest,
+    pub plan: Plan,
+    measured: MeasuredTrack,
+    scenario: Scenario,
+    gpu: Option<Gpu>,
+    store: ChunkStore,
+    done: Vec<CandidateResult>,
+    todo: Vec<Candidate>,
+    metadata: Metadata,
+}
+
+/// What an identification found and wrote.
+#[derive(Debug, Clone)]
+pub struct IdentifyReport {
+    pub plan: Plan,
+    pub results: Vec<CandidateResult>,
+    /// None when every candidate diverged.
+    pub summary: Option<Summary>,
+    pub validation: Option<Validation>,
+    /// Simulations run by this invocation, and their wall time [s].
+    pub simulated: usize,
+    pub wall_s: f64,
+    pub table_path: PathBuf,
+    /// The figures drawn (not for a shard).
+    pub figures: Option<Vec<String>>,
+    pub shard: Option<Shard>,
+    pub out: PathBuf,
+}
+
+/// Compared coordinates of a drop: 2 per marker and frame after t = 0.
+pub fn observations(scenario: &Scenario) -> usize {
+    2 * scenario.frame_count() * scenario.marker_arc_lengths_m.len()
+}
+
+/// Checks the request, claims the output, opens the saved chunks and
+/// chooses the engine. Nothing is simulated yet, except that `--backend
+/// auto` with a hardware GPU times one candidate on the CPU.
+pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
+    if request.chunk_size == Some(0) {
+        return Err(WorkflowError::flag(
+            "--chunk-size",
+            crate::error::InputError::new("chunk_size", 0, "at least 1 candidate"),
+        ));
+    }
+    let measured = read_measured(&request.measured).map_err(usage)?;
+    request.base.validate().map_err(base_flag)?;
+    for (flag, value) in [
+        (
+            "--validate-marker-tolerance",
+            request.validate_marker_tolerance_m,
+        ),
+        ("--validate-j-e-tolerance", request.validate_j_e_tolerance),
+    ] {
+        crate::error::require_positive(flag, value)?;
+    }
+    if request.backend == Backend::Gpu && request.solver == Some(SolverKind::Reference) {
+        return Err(crate::engine::choice::ChoiceError::ReferenceOnGpu.into());
+    }
+    let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
+    let scenario = Scenario::new(ScenarioKind::Drop, request.base.length_m);
+    check_coverage(&measured, &scenario).map_err(usage)?;
+    let shard = request.shard;
+    let (table_dir, table_name) = match &shard {
+        Some(s) => (request.out.join(s.directory()), "part.parquet"),
+        None => (request.out.clone(), "results.parquet"),
+    };
+    let table_path = claim_output(&table_dir, table_name, request.force)?;
+
+    let grid = &request.grid;
+    let candidates = grid.candidates();
+    let selected: Vec<usize> = (0..grid.len())
+        .filter(|&i| shard.is_none_or(|s| s.contains(i)))
+        .collect();
+    let simulations: Vec<(Scenario, TetherParams)> = selected
+        .iter()
+        .map(|&i| (scenario.clone(), candidates[i].params(&request.base)))
+        .collect();
+    let choice = super::choose_engine(
+        EngineRequest {
+            backend: request.backend,
+            adapter: request.adapter.as_deref(),
+            precision: request.precision,
+            solver: request.solver,
+            cpu: SolverSettings {
+                kind: request.solver.unwrap_or(SolverKind::Reference),
+                ..Default::default()
+            },
+            simulations: selected.len(),
+        },
+        &super::count(selected.len(), "drop"),
+        &simulations,
+    )?;
+    let engine = choice.engine;
+    let names = engine.names();
+    let settings = SolverSettings {
+        kind: engine.solver(),
+        ..Default::default()
+    };
+
+    let mut metadata = metadata::base();
+    metadata.insert(metadata::GRID.into(), json(grid));
+    if let Some(s) = &shard {
+        metadata.insert(metadata::SHARD.into(), s.to_string());
+    }
+    metadata.insert(
+        metadata::MEASURED.into(),
+        request.measured.display().to_string(),
+    );
+    metadata.insert(metadata::MEASURED_SHA256.into(), measured_sha256.clone());
+    metadata.insert(metadata::TETHER.into(), sweep_tether_json(&request.base));
+    metadata.insert(metadata::SCENARIO.into(), json(&scenario));
+    metadata.insert(metadata::SOLVER_SETTINGS.into(), json(&settings));
+    metadata.insert(metadata::ENGINE.into(), json(&names));
+    if let Some(reason) = &choice.reason {
+        metadata.insert(metadata::ENGINE_CHOICE.into(), reason.clone());
+    }
+    if let Some(g) = &choice.gpu {
+        metadata.insert(metadata::ADAPTER.into(), json(&g.adapter));
+    }
+    // Everything that decides the results: a resume must continue the same run.
+    let run_key = json(&(
+        grid,
+        &shard,
+        &measured_sha256,
+        &request.base,
+        &scenario,
+        &settings,
+        &names,
+    ));
+    let (store, done) = ChunkStore::open(&table_dir, &run_key, request.resume, request.force)?;
+    let done_indices: HashSet<usize> = done
+        .iter()
+        .filter_map(|r| grid.index_of(&r.candidate))
+        .collect();
+    let todo: Vec<Candidate> = selected
+        .iter()
+        .filter(|i| !done_indices.contains(i))
+        .map(|&i| candidates[i])
+        .collect();
+    let plan = Plan {
+        candidates: grid.len(),
+        selected: selected.len(),
+        resumed: done.len(),
+        saved_chunks: store.chunks(),
+        to_run: todo.len(),
+        engine,
+        adapter: choice.gpu.as_ref().map(|g| g.adapter.name.clone()),
+        engine_reason: choice.reason,
+        table_path,
+    };
+    Ok(Prepared {
+        request,
+        plan,
+        measured,
+        scenario,
+        gpu: choice.gpu,
+        store,
+        done,
+        todo,
+        metadata,
+    })
+}
+
+/// `--tip-mass` and `--length` are what the user typed for the two tether
+/// parameters identify takes.
+fn base_flag(e: crate::error::InputError) -> WorkflowError {
+    let flag = match e.field.as_str() {
+        "tip_mass_kg" => "--tip-mass",
+        "length_m" => "--length",
+        other => other,
+    }
+    .to_string();
+    WorkflowError::flag(&flag, e)
+}
+
+impl Prepared {
+    /// Runs the candidates still to run, chunk by chunk (each chunk saved
+    /// before the next starts), then summarizes, validates and writes.
+    pub fn run(mut self, hooks: Hooks<'_>) -> Result<IdentifyReport, WorkflowError> {
+        let request = &self.request;
+        let engine = self.plan.engine;
+        let chunk_size = request.chunk_size.unwrap_or(match &self.gpu {
+            Some(_) => 1024,
+            None => 16 * rayon::current_num_threads(),
+        });
+        let names = engine.names();
+        let started = Instant::now();
+        let total = self.todo.len() as u64;
+        let mut results = std::mem::take(&mut self.done);
+        let resumed = results.len();
+        let mut finished_here = 0u64;
+        let mut interrupted = false;
+        for chunk in self.todo.chunks(chunk_size) {
+            let offset = finished_here;
+            let report = |done: u64, of: u64| {
+                if let Some(p) = hooks.progress {
+                    p(offset + (chunk.len() as u64 * done) / of.max(1), total);
+                }
+            };
+            let finished = self.run_chunk(chunk, &report, hooks)?;
+            if finished.iter().any(|r| r.status == Status::Cancelled) {
+                interrupted = true;
+                break;
+            }
+            self.store.save(
+                &finished,
+                (&names.backend, &names.precision, &names.solver),
+                &self.metadata,
+            )?;
+            finished_here += chunk.len() as u64;
+            results.extend(finished);
+        }
+        let wall_s = started.elapsed().as_secs_f64();
+        let table_dir = self.plan.table_path.parent().unwrap_or(Path::new("."));
+        if interrupted {
+            return Err(WorkflowError::Interrupted(format!(
+                "interrupted: {} of {} are finished and saved in {}; run the same command with --resume to finish",
+                results.len(),
+                super::count(self.plan.selected, "candidate"),
+                table_dir.join(CHUNKS_DIR).display()
+            )));
+        }
+        let grid = &self.request.grid;
+        results.sort_by_key(|r| grid.index_of(&r.candidate));
+        self.metadata
+            .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
+        let summary = summarize(&self.request.grid, &results, observations(&self.scenario));
+        if let Some(s) = &summary {
+            self.metadata.insert(metadata::SUMMARY.into(), json(s));
+        }
+        let (validation, best_reference) = self.validate(summary.as_ref())?;
+        let request = &self.request;
+        let table_path = self.plan.table_path.clone();
+        let csv_path = request.csv.then(|| table_path.with_extension("csv"));
+        for path in std::iter::once(&table_path).chain(&csv_path) {
+            write_results(
+                path,
+                &results,
+                &names.backend,
+                &names.precision,
+                &names.solver,
+                &self.metadata,
+            )?;
+        }
+        // A shard's part is all it writes: its best is only a shard's best,
+        // and anything else under DIR would break reading DIR as one dataset.
+        let figures = match (&summary, &request.shard) {
+            (Some(s), None) => {
+                let reference = match best_reference {
+                    Some(r) => r,
+                    None => best_fit_run(s, &request.base, &self.scenario)?,
+                };
+                let fit = BestFit::new(&self.measured, &reference.track);
+                write_best_fit(&request.out.join("best_fit.parquet"), &fit, &self.metadata)?;
+                Some(crate::plot::identify::save_all(
+                    &request.out,
+                    &results,
+                    Some(&fit),
+                )?)
+            }
+            _ => None,
+        };
+        self.store.finish()?;
+        let report = IdentifyReport {
+            plan: self.plan.clone(),
+            simulated: results.len() - resumed,
+            results,
+            summary,
+            validation,
+            wall_s,
+            table_path,
+            figures,
+            shard: request.shard,
+            out: request.out.clone(),
+        };
+        Ok(report)
+    }
+
+    fn run_chunk(
+        &self,
+        chunk: &[Candidate],
+        report: &(dyn Fn(u64, u64) + Sync),
+        hooks: Hooks<'_>,
+    ) -> Result<Vec<CandidateResult>, WorkflowError> {
+        let base = &self.request.base;
+        match (&self.gpu, self.plan.engine) {
+            (
+                Some(gpu),
+                Engine::Gpu {
+                    precision, scheme, ..
+                },
+            ) => run_gpu(
+                gpu,
+                scheme,
+                chunk,
+                &self.measured,
+                base,
+                &self.scenario,
+                &BatchOptions {
+                    precision,
+                    progress: Some(report),
+                    cancel: hooks.cancel,
+                    ..Default::default()
+                },
+            )
+            .map_err(batch("GPU sweep failed")),
+            (_, Engine::Cpu(settings)) => Ok(run_cpu(
+                chunk,
+                &self.measured,
+                base,
+                &self.scenario,
+                &settings,
+                Some(report),
+                hooks.cancel,
+            )),
+            (None, Engine::Gpu { .. }) => unreachable!("a GPU engine comes with its GPU"),
+        }
+    }
+
+    /// The validation against the f64 reference solver, when the sweep ran
+    /// on anything else; its reference runs give the best fit.
+    fn validate(
+        &mut self,
+        summary: Option<&Summary>,
+    ) -> Result<(Option<Validation>, Option<SimulationOutput>), WorkflowError> {
+        let request = &self.request;
+        let engine = self.plan.engine;
+        let Some(s) = summary else {
+            return Ok((None, None));
+        };
+        if engine.solver() == SolverKind::Reference || request.validate == 0 {
+            return Ok((None, None));
+        }
+        let gpu = self.gpu.as_ref();
+        let rerun = |params: &TetherParams| match (gpu, engine) {
+            (
+                Some(g),
+                Engine::Gpu {
+                    precision, scheme, ..
+                },
+            ) => simulate_gpu(g, &self.scenario, params, scheme, None, precision),
+            (_, Engine::Cpu(settings)) => Ok(simulate(&self.scenario, params, &settings)?),
+            (None, Engine::Gpu { .. }) => unreachable!("a GPU engine comes with its GPU"),
+        };
+        let (v, references) = validate(
+            &pick(s, request.validate),
+            &request.base,
+            &self.scenario,
+            &self.measured,
+            &rerun,
+            request.validate_marker_tolerance_m,
+            request.validate_j_e_tolerance,
+        )
+        .map_err(batch("validation run failed"))?;
+        self.metadata.insert(metadata::VALIDATION.into(), json(&v));
+        Ok((Some(v), references.into_iter().next()))
+    }
+}
+
+/// The best candidate on the f64 reference solver: the best fit's track.
+pub fn best_fit_run(
+    s: &Summary,
+    base: &TetherParams,
+    scenario: &Scenario,
+) -> Result<SimulationOutput, WorkflowError> {
+    simulate(
+        scenario,
+        &s.best.candidate.params(base),
+        &SolverSettings::reference(),
+    )
+    .map_err(super::solver("best-fit run on the reference solver failed"))
+}
+
+/// Checks a finished identification's outcome: every candidate diverged,
+/// or the validation failed, is an error after the files are written.
+pub fn check_outcome(report: &IdentifyReport) -> Result<(), WorkflowError> {
+    if report.summary.is_none() {
+        return Err(WorkflowError::Failed(format!(
+            "every candidate diverged: no J_e to compare (results in {})",
+            report.table_path.display()
+        )));
+    }
+    if let Some(v) = report.validation.as_ref().filter(|v| !v.passed) {
+        let engine = report.plan.engine;
+        return Err(WorkflowError::Failed(format!(
+            "validation failed: the sweep's engine deviates from the f64 reference solver by up to {:.2e} m at the markers and {:.2e} in J_e (tolerances {:.0e} m, {:.0e}); details in the metadata key {} of {}{}",
+            v.max_marker_deviation_m,
+            v.max_j_e_relative_deviation,
+            v.marker_tolerance_m,
+            v.j_e_tolerance,
+            metadata::VALIDATION,
+            report.table_path.display(),
+            if engine.is_gpu() && engine.precision() == Precision::F32 {
+                ". Try --precision f64, which agrees with the CPU explicit solver to 1e-14 m"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// The grid's axes, which a sweep's tether record leaves null: every
+/// candidate has its own.
+const GRID_AXES: [&str; 3] = ["elements", "damping_pa_s", "drag_coefficient"];
+
+/// The tether every candidate shares, as metadata: the grid's axes null
+/// rather than the base's placeholder values.
+pub fn sweep_tether_json(base: &TetherParams) -> String {
+    let mut value = serde_json::to_value(base).expect("plain data serializes");
+    for axis in GRID_AXES {
+        value[axis] = serde_json::Value::Null;
+    }
+    value.to_string()
+}
+
+/// The base tether back from [`sweep_tether_json`] (the axes at their
+/// defaults: the grid sets them per candidate).
+pub fn sweep_tether(text: &str) -> Result<TetherParams, serde_json::Error> {
+    let mut value: serde_json::Value = serde_json::from_str(text)?;
+    let defaults = serde_json::to_value(TetherParams::default()).expect("plain data serializes");
+    for axis in GRID_AXES {
+        if value[axis].is_null() {
+            value[axis] = defaults[axis].clone();
+        }
+    }
+    serde_json::from_value(value)
+}
+
+/// The engine names of a results table, from its metadata.
+pub fn engine_names(metadata: &Metadata) -> Option<EngineNames> {
+    serde_json::from_str(metadata.get(metadata::ENGINE)?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweeps_tether_record_has_no_placeholder_axes_and_reads_back() {
+        let base = TetherParams {
+            tip_mass_kg: 0.01,
+            length_m: 0.7,
+            ..TetherParams::default()
+        };
+        let text = sweep_tether_json(&base);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for axis in GRID_AXES {
+            assert!(value[axis].is_null(), "{axis} in {text}");
+        }
+        assert_eq!(value["length_m"], 0.7);
+        assert_eq!(sweep_tether(&text).unwrap(), base);
+    }
+
+    #[test]
+    fn the_shipped_dataset_is_found_from_any_directory() {
+        // The test runs in the package root; the fallback is absolute.
+        assert!(shipped_dataset().exists());
+        let fallback = Path::new(env!("CARGO_MANIFEST_DIR")).join(SHIPPED_DATASET);
+        assert!(fallback.is_absolute() && fallback.exists());
+    }
+}

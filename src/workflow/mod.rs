@@ -1,0 +1,300 @@
+//! The jobs a user runs, as library functions with typed requests and
+//! results: [`simulate`], [`identify`] (and [`summarize`] for sharded runs),
+//! [`swingup`], [`linearize`], [`bench`], [`synth`] (a synthetic measured
+//! drop) and [`redraw`] (an identification's figures again). Each one
+//! checks its request before it claims any output, runs, writes its files
+//! and returns what it found; printing is the caller's (the `tether-sweep`
+//! binary is one such caller, a test or a notebook binding another).
+//!
+//! Layer: the top of the library, above `io` and `plot`, which the jobs
+//! write through.
+
+pub mod bench;
+pub mod identify;
+pub mod linearize;
+pub mod redraw;
+pub mod simulate;
+pub mod summarize;
+pub mod swingup;
+pub mod synth;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use thiserror::Error;
+
+use std::time::Instant;
+
+use crate::engine::choice::{self, Choice, ChoiceError, EngineRequest, Workload};
+use crate::error::InputError;
+use crate::gpu::GpuError;
+use crate::io::IoError;
+use crate::io::checkpoint::CheckpointError;
+use crate::model::TetherParams;
+use crate::plot::PlotError;
+use crate::scenario::batch::BatchError;
+use crate::scenario::batch::{StepCache, gpu_simulation};
+use crate::scenario::{Scenario, SolverSettings, simulate};
+use crate::solver::FixedStepScheme;
+use crate::solver::SolverError;
+
+/// A progress callback: (work done, work in all).
+pub type Progress<'a> = dyn Fn(u64, u64) + Sync + 'a;
+
+/// What a job may be told while it runs: progress, and a flag that stops it
+/// at its next stopping point (between simulations on the CPU, between
+/// dispatches on the GPU).
+#[derive(Clone, Copy, Default)]
+pub struct Hooks<'a> {
+    pub progress: Option<&'a Progress<'a>>,
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// Why a job failed. The variants say whose the fault is: [`exit_code`]
+/// maps them to the binary's exit codes.
+///
+/// Wrapped errors are not exposed as `source()`: their text is already in
+/// the message, and a reporter that prints the chain would print it twice.
+///
+/// [`exit_code`]: WorkflowError::exit_code
+#[derive(Debug, Error)]
+pub enum WorkflowError {
+    /// The user's input, in words that name the flag or key: exit code 2.
+    #[error("{0}")]
+    Usage(String),
+    /// A value out of its range: exit code 2.
+    #[error("{0}")]
+    Input(InputError),
+    /// Ctrl-C: what finished is saved, the message says where; exit 130.
+    #[error("{0}")]
+    Interrupted(String),
+    /// The simulation of a single-run job diverged (exit 3) or failed.
+    #[error("{context}: {error}")]
+    Solver {
+        context: &'static str,
+        error: SolverError,
+    },
+    #[error("{context}: {error}")]
+    Batch {
+        context: &'static str,
+        error: BatchError,
+    },
+    #[error("{0}")]
+    Gpu(GpuError),
+    #[error("{0}")]
+    Choice(ChoiceError),
+    #[error("{0}")]
+    Io(IoError),
+    #[error("{0}")]
+    Plot(PlotError),
+    /// The job ran but its result is not usable (every candidate diverged,
+    /// the validation failed): exit code 1, after the files are written.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl WorkflowError {
+    /// 2: the input is wrong; 3: the simulation diverged; 130: interrupted;
+    /// 1: anything else.
+    pub fn exit_code(&self) -> u8 {
+        fn solver(e: &SolverError) -> u8 {
+            match e {
+                SolverError::Input(_) => 2,
+                SolverError::Diverged { .. } => 3,
+                _ => 1,
+            }
+        }
+        fn gpu(e: &GpuError) -> u8 {
+            match e {
+                GpuError::Input(_)
+                | GpuError::NoAdapter
+                | GpuError::AdapterNotFound { .. }
+                | GpuError::NoF64 { .. }
+                | GpuError::TooLarge { .. } => 2,
+                _ => 1,
+            }
+        }
+        match self {
+            WorkflowError::Usage(_) | WorkflowError::Input(_) => 2,
+            WorkflowError::Interrupted(_) => 130,
+            WorkflowError::Solver { error, .. } => solver(error),
+            WorkflowError::Batch { error, .. } => match error {
+                BatchError::Solver(e) => solver(e),
+                BatchError::Gpu(e) => gpu(e),
+            },
+            WorkflowError::Gpu(e) => gpu(e),
+            WorkflowError::Choice(e) => match e {
+                ChoiceError::ReferenceOnGpu => 2,
+                ChoiceError::Gpu(e) => gpu(e),
+                ChoiceError::Estimate(_) => 1,
+            },
+            WorkflowError::Io(e) => {
+                if e.is_input_error() {
+                    2
+                } else {
+                    1
+                }
+            }
+            WorkflowError::Plot(_) | WorkflowError::Failed(_) => 1,
+        }
+    }
+
+    /// An input error that names `flag` (as the user typed it) instead of
+    /// the library's field.
+    pub fn flag(flag: &str, e: InputError) -> Self {
+        WorkflowError::Input(InputError {
+            field: flag.into(),
+            ..e
+        })
+    }
+}
+
+impl From<InputError> for WorkflowError {
+    fn from(e: InputError) -> Self {
+        WorkflowError::Input(e)
+    }
+}
+
+impl From<IoError> for WorkflowError {
+    fn from(e: IoError) -> Self {
+        WorkflowError::Io(e)
+    }
+}
+
+impl From<PlotError> for WorkflowError {
+    fn from(e: PlotError) -> Self {
+        WorkflowError::Plot(e)
+    }
+}
+
+impl From<GpuError> for WorkflowError {
+    fn from(e: GpuError) -> Self {
+        WorkflowError::Gpu(e)
+    }
+}
+
+impl From<ChoiceError> for WorkflowError {
+    fn from(e: ChoiceError) -> Self {
+        WorkflowError::Choice(e)
+    }
+}
+
+impl From<CheckpointError> for WorkflowError {
+    fn from(e: CheckpointError) -> Self {
+        match e {
+            CheckpointError::Io(io) => WorkflowError::Io(io),
+            other => WorkflowError::Usage(other.to_string()),
+        }
+    }
+}
+
+/// `.map_err(solver("simulation failed"))`: a solver error with what was
+/// being done.
+pub(crate) fn solver(context: &'static str) -> impl Fn(SolverError) -> WorkflowError {
+    move |error| WorkflowError::Solver { context, error }
+}
+
+/// `.map_err(batch("GPU sweep failed"))`.
+pub(crate) fn batch(context: &'static str) -> impl Fn(BatchError) -> WorkflowError {
+    move |error| WorkflowError::Batch { context, error }
+}
+
+/// A library error the user's input caused, in its own words.
+pub(crate) fn usage(e: impl std::fmt::Display) -> WorkflowError {
+    WorkflowError::Usage(e.to_string())
+}
+
+/// Creates the output directory `dir` and returns `dir/main_file`, refusing
+/// to replace an earlier run's `main_file` without `force`. Runs before any
+/// simulation, so that a bad output path costs nothing.
+pub fn claim_output(dir: &Path, main_file: &str, force: bool) -> Result<PathBuf, WorkflowError> {
+    let path = dir.join(main_file);
+    refuse_to_replace(&path, force)?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        WorkflowError::Usage(format!(
+            "cannot create output directory {}: {e}",
+            dir.display()
+        ))
+    })?;
+    Ok(path)
+}
+
+/// Every command's rule for an existing output: replaced only with
+/// `--force`.
+pub fn refuse_to_replace(path: &Path, force: bool) -> Result<(), WorkflowError> {
+    if path.exists() && !force {
+        return Err(WorkflowError::Usage(format!(
+            "{} exists: choose another --out or pass --force to replace it",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Chooses the engine of a job whose simulations are `scenarios` ×
+/// `params` pairs: the counting and the CPU probe that `engine::choice`
+/// asks for, from the job's own simulations.
+pub(crate) fn choose_engine(
+    request: EngineRequest<'_>,
+    label: &str,
+    simulations: &[(Scenario, TetherParams)],
+) -> Result<Choice, WorkflowError> {
+    let workload = |scheme: FixedStepScheme| -> Result<Workload, String> {
+        use rayon::prelude::*;
+        let cache = StepCache::default();
+        let counted = simulations
+            .par_iter()
+            .map(|(scenario, params)| {
+                gpu_simulation(scenario, params, scheme, None, &cache)
+                    .map(|sim| (params.elements, sim.total_steps))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        Ok(Workload {
+            label: label.to_string(),
+            simulations: counted,
+        })
+    };
+    // The largest tether of the job, timed once on the CPU.
+    let probe = |settings: &SolverSettings| -> Result<f64, String> {
+        let Some((scenario, params)) = simulations.iter().max_by_key(|(_, p)| p.elements) else {
+            return Ok(0.0);
+        };
+        let started = Instant::now();
+        simulate(scenario, params, settings).map_err(|e| e.to_string())?;
+        Ok(started.elapsed().as_secs_f64() / params.elements as f64)
+    };
+    Ok(choice::choose(request, workload, probe)?)
+}
+
+/// "1 candidate", "3 candidates".
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_singular_for_one() {
+        assert_eq!(count(1, "candidate"), "1 candidate");
+        assert_eq!(count(0, "candidate"), "0 candidates");
+        assert_eq!(count(735, "simulation"), "735 simulations");
+    }
+
+    #[test]
+    fn exit_codes_follow_whose_fault_it_is() {
+        assert_eq!(WorkflowError::Usage("x".into()).exit_code(), 2);
+        assert_eq!(WorkflowError::Interrupted("x".into()).exit_code(), 130);
+        assert_eq!(WorkflowError::Failed("x".into()).exit_code(), 1);
+        assert_eq!(WorkflowError::Gpu(GpuError::NoAdapter).exit_code(), 2);
+        let flagged = WorkflowError::flag("--length", InputError::new("length_m", -1, "> 0"));
+        assert_eq!(flagged.exit_code(), 2);
+        assert!(flagged.to_string().starts_with("invalid --length = -1"));
+    }
+}

@@ -1,0 +1,142 @@
+//! One simulation, its marker track written as Parquet or CSV with the
+//! tether, scenario, solver settings and what the solver did in the
+//! metadata.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::{WorkflowError, refuse_to_replace, usage};
+use crate::engine::choice::EngineRequest;
+use crate::engine::{Backend, Engine};
+use crate::gpu::Precision;
+use crate::io::config::SimulationConfig;
+use crate::io::track::{track_batch, write_batch};
+use crate::io::{PendingFile, TableFormat};
+use crate::metadata::{self, Metadata, json};
+use crate::scenario::batch::simulate_gpu;
+use crate::scenario::{SimulationOutput, simulate};
+
+/// A simulation, as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct SimulateRequest {
+    /// Scenario, tether and solver (from the config file and the flags).
+    pub config: SimulationConfig,
+    pub backend: Backend,
+    pub adapter: Option<String>,
+    /// The GPU's precision.
+    pub precision: Precision,
+    /// `.parquet` or `.csv`.
+    pub out: PathBuf,
+    pub force: bool,
+}
+
+/// What ran and what it wrote.
+#[derive(Debug, Clone)]
+pub struct SimulateReport {
+    pub output: SimulationOutput,
+    pub engine: Engine,
+    pub engine_reason: Option<String>,
+    pub adapter: Option<String>,
+    pub wall_s: f64,
+}
+
+/// Checks the request and chooses the engine before anything runs; then
+/// [`Prepared::run`] simulates and writes.
+pub struct Prepared {
+    request: SimulateRequest,
+    choice: crate::engine::choice::Choice,
+    pending: PendingFile,
+}
+
+pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
+    TableFormat::from_path(&request.out).map_err(usage)?;
+    refuse_to_replace(&request.out, request.force)?;
+    let cfg = &request.config;
+    let solver = cfg.solver.kind;
+    let choice = super::choose_engine(
+        EngineRequest {
+            backend: request.backend,
+            adapter: request.adapter.as_deref(),
+            precision: request.precision,
+            solver: Some(solver),
+            cpu: cfg.solver,
+            simulations: 1,
+        },
+        "1 simulation",
+        &[(cfg.scenario.clone(), cfg.tether.clone())],
+    )?;
+    // Claim the output before simulating: an unwritable path fails at once.
+    let pending = PendingFile::create(&request.out).map_err(usage)?;
+    Ok(Prepared {
+        request,
+        choice,
+        pending,
+    })
+}
+
+impl Prepared {
+    pub fn engine(&self) -> Engine {
+        self.choice.engine
+    }
+
+    pub fn engine_reason(&self) -> Option<&str> {
+        self.choice.reason.as_deref()
+    }
+
+    pub fn adapter(&self) -> Option<&str> {
+        self.choice.gpu.as_ref().map(|g| g.adapter.name.as_str())
+    }
+
+    pub fn run(mut self) -> Result<SimulateReport, WorkflowError> {
+        let adapter = self.adapter().map(str::to_string);
+        let cfg = &self.request.config;
+        let started = Instant::now();
+        let output = match (&self.choice.gpu, self.choice.engine) {
+            (
+                Some(gpu),
+                Engine::Gpu {
+                    precision, scheme, ..
+                },
+            ) => simulate_gpu(
+                gpu,
+                &cfg.scenario,
+                &cfg.tether,
+                scheme,
+                cfg.solver.step_s,
+                precision,
+            )
+            .map_err(super::batch("simulation failed"))?,
+            _ => simulate(&cfg.scenario, &cfg.tether, &cfg.solver)
+                .map_err(super::solver("simulation failed"))?,
+        };
+        let wall_s = started.elapsed().as_secs_f64();
+        let metadata = provenance(cfg, &output);
+        write_batch(
+            &mut self.pending,
+            &track_batch(&output.track, &metadata),
+            &metadata,
+        )?;
+        self.pending.commit()?;
+        Ok(SimulateReport {
+            output,
+            engine: self.choice.engine,
+            engine_reason: self.choice.reason.clone(),
+            adapter,
+            wall_s,
+        })
+    }
+}
+
+/// Key-value metadata stored with every track: units, inputs and what the
+/// solver did, so a file explains itself.
+fn provenance(cfg: &SimulationConfig, out: &SimulationOutput) -> Metadata {
+    let mut m = crate::io::track_metadata();
+    m.insert(metadata::TETHER.into(), json(&cfg.tether));
+    m.insert(metadata::SCENARIO.into(), json(&cfg.scenario));
+    m.insert(metadata::SOLVER_SETTINGS.into(), json(&cfg.solver));
+    m.insert(metadata::SOLVER_REPORT.into(), json(&out.report));
+    if let Some(obj) = &out.swingup {
+        m.insert(metadata::SWINGUP_OBJECTIVE.into(), json(obj));
+    }
+    m
+}

@@ -1,0 +1,276 @@
+//! Merging a sharded identification: the parts `DIR/shard=K/part.parquet`
+//! of `identify --shard K/N`, checked to be the same sweep and complete,
+//! become one results table, summary, best fit and figures.
+
+use std::path::{Path, PathBuf};
+
+use super::identify::{best_fit_run, engine_names, observations};
+use super::{WorkflowError, claim_output, usage};
+use crate::engine::EngineNames;
+use crate::io::results::{BestFit, read_results, write_best_fit, write_results};
+use crate::io::track::read_parquet_metadata;
+use crate::metadata::{self, Metadata, json};
+use crate::model::TetherParams;
+use crate::scenario::Scenario;
+use crate::sweep::validation::Validation;
+use crate::sweep::{CandidateResult, Grid, Shard, Summary, summarize};
+
+/// A merge, as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct SummarizeRequest {
+    /// The directory of the shards' parts.
+    pub dir: PathBuf,
+    /// The measured track, when it is no longer where the shards recorded it.
+    pub measured: Option<PathBuf>,
+    /// Default `DIR/_summary`.
+    pub out: Option<PathBuf>,
+    pub force: bool,
+}
+
+/// What the merge found and wrote.
+#[derive(Debug, Clone)]
+pub struct SummarizeReport {
+    pub shards: usize,
+    pub results: Vec<CandidateResult>,
+    pub summary: Summary,
+    pub engine: EngineNames,
+    pub validations: Vec<Validation>,
+    pub results_path: PathBuf,
+    pub figures: Vec<String>,
+}
+
+/// One shard's part: where it is, its metadata and its rows.
+struct Part {
+    path: PathBuf,
+    metadata: Metadata,
+    results: Vec<CandidateResult>,
+}
+
+impl Part {
+    fn key(&self, key: &str) -> Result<&str, WorkflowError> {
+        self.metadata.get(key).map(String::as_str).ok_or_else(|| {
+            WorkflowError::Usage(format!(
+                "{}: no metadata key {key}: not written by identify --shard",
+                self.path.display()
+            ))
+        })
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&self, key: &str) -> Result<T, WorkflowError> {
+        serde_json::from_str(self.key(key)?).map_err(|e| {
+            WorkflowError::Usage(format!("{}: metadata key {key}: {e}", self.path.display()))
+        })
+    }
+}
+
+fn shard_parts(dir: &Path) -> Result<Vec<(usize, Part)>, WorkflowError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| WorkflowError::Usage(format!("cannot read {}: {e}", dir.display())))?;
+    let mut parts = Vec::new();
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| WorkflowError::Usage(format!("reading {}: {e}", dir.display())))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(k) = name.strip_prefix("shard=") else {
+            continue;
+        };
+        let path = entry.path().join("part.parquet");
+        let index: usize = k.parse().map_err(|_| {
+            WorkflowError::Usage(format!(
+                "{}: not a shard=K directory",
+                entry.path().display()
+            ))
+        })?;
+        if !path.exists() {
+            return Err(WorkflowError::Usage(format!(
+                "{} is missing: shard {index} has not finished (rerun it, with --resume if it was interrupted)",
+                path.display()
+            )));
+        }
+        parts.push((
+            index,
+            Part {
+                metadata: read_parquet_metadata(&path)?,
+                results: read_results(&path)?,
+                path,
+            },
+        ));
+    }
+    parts.sort_by_key(|(k, _)| *k);
+    Ok(parts)
+}
+
+/// Checks that every part is a shard of the same sweep and that all N are
+/// there; returns N.
+fn check_parts(dir: &Path, parts: &[(usize, Part)]) -> Result<usize, WorkflowError> {
+    let Some((_, first)) = parts.first() else {
+        return Err(WorkflowError::Usage(format!(
+            "no shard=K/part.parquet in {}: `summarize` merges the parts of `identify --shard K/N --out {}`",
+            dir.display(),
+            dir.display()
+        )));
+    };
+    for (_, part) in parts {
+        for k in [
+            metadata::GRID,
+            metadata::MEASURED_SHA256,
+            metadata::TETHER,
+            metadata::SCENARIO,
+            metadata::ENGINE,
+        ] {
+            if part.key(k)? != first.key(k)? {
+                return Err(WorkflowError::Usage(format!(
+                    "{} and {} differ in {k}: they are shards of different sweeps",
+                    first.path.display(),
+                    part.path.display()
+                )));
+            }
+        }
+    }
+    let count = Shard::parse(first.key(metadata::SHARD)?)
+        .map_err(usage)?
+        .count;
+    let present: Vec<usize> = parts.iter().map(|(k, _)| *k).collect();
+    let missing: Vec<String> = (0..count)
+        .filter(|k| !present.contains(k))
+        .map(|k| k.to_string())
+        .collect();
+    if !missing.is_empty() || present.iter().any(|&k| k >= count) {
+        return Err(WorkflowError::Usage(format!(
+            "{} holds shards {present:?} of {count}; missing: {}",
+            dir.display(),
+            missing.join(", ")
+        )));
+    }
+    Ok(count)
+}
+
+/// Merges the parts in `request.dir`.
+pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError> {
+    let parts = shard_parts(&request.dir)?;
+    let count = check_parts(&request.dir, &parts)?;
+    let first = &parts[0].1;
+    let grid: Grid = first.parse(metadata::GRID)?;
+    let base: TetherParams =
+        super::identify::sweep_tether(first.key(metadata::TETHER)?).map_err(|e| {
+            WorkflowError::Usage(format!(
+                "{}: metadata key {}: {e}",
+                first.path.display(),
+                metadata::TETHER
+            ))
+        })?;
+    let scenario: Scenario = first.parse(metadata::SCENARIO)?;
+    let engine = engine_names(&first.metadata).ok_or_else(|| {
+        WorkflowError::Usage(format!(
+            "{}: metadata key {} is not an engine",
+            first.path.display(),
+            metadata::ENGINE
+        ))
+    })?;
+    let mut results: Vec<CandidateResult> = parts
+        .iter()
+        .flat_map(|(_, p)| p.results.iter().cloned())
+        .collect();
+    results.sort_by_key(|r| grid.index_of(&r.candidate));
+    let indices: Vec<Option<usize>> = results
+        .iter()
+        .map(|r| grid.index_of(&r.candidate))
+        .collect();
+    if indices != (0..grid.len()).map(Some).collect::<Vec<_>>() {
+        return Err(WorkflowError::Usage(format!(
+            "the parts in {} hold {} rows, not the grid's {} candidates once each",
+            request.dir.display(),
+            results.len(),
+            grid.len()
+        )));
+    }
+    let measured_path = match &request.measured {
+        Some(p) => p.clone(),
+        None => PathBuf::from(first.key(metadata::MEASURED)?),
+    };
+    let sha = crate::io::sha256_hex(&measured_path).map_err(|e| {
+        WorkflowError::Usage(format!(
+            "{e} (pass --measured FILE if the measured track has moved)"
+        ))
+    })?;
+    if sha != first.key(metadata::MEASURED_SHA256)? {
+        return Err(WorkflowError::Usage(format!(
+            "{} is not the measured track the shards used (SHA-256 differs)",
+            measured_path.display()
+        )));
+    }
+    let measured = crate::io::track::read_measured(&measured_path).map_err(usage)?;
+
+    let out = request
+        .out
+        .clone()
+        .unwrap_or_else(|| request.dir.join("_summary"));
+    let results_path = claim_output(&out, "results.parquet", request.force)?;
+    let summary = summarize(&grid, &results, observations(&scenario));
+    let mut metadata = first.metadata.clone();
+    for key in [
+        metadata::SHARD,
+        metadata::VALIDATION,
+        metadata::WALL_S,
+        metadata::SUMMARY,
+    ] {
+        metadata.remove(key);
+    }
+    metadata.insert(metadata::SHARDS.into(), count.to_string());
+    let validations: Vec<Validation> = parts
+        .iter()
+        .filter_map(|(_, p)| p.metadata.get(metadata::VALIDATION))
+        .map(|v| serde_json::from_str(v))
+        .collect::<Result<_, _>>()
+        .map_err(usage)?;
+    if !validations.is_empty() {
+        metadata.insert(metadata::SHARD_VALIDATIONS.into(), json(&validations));
+    }
+    let fit = match &summary {
+        Some(s) => {
+            metadata.insert(metadata::SUMMARY.into(), json(s));
+            Some(BestFit::new(
+                &measured,
+                &best_fit_run(s, &base, &scenario)?.track,
+            ))
+        }
+        None => None,
+    };
+    write_results(
+        &results_path,
+        &results,
+        &engine.backend,
+        &engine.precision,
+        &engine.solver,
+        &metadata,
+    )?;
+    let (Some(summary), Some(fit)) = (summary, fit) else {
+        return Err(WorkflowError::Failed(format!(
+            "every candidate diverged: no J_e to compare (results in {})",
+            results_path.display()
+        )));
+    };
+    write_best_fit(&out.join("best_fit.parquet"), &fit, &metadata)?;
+    let figures = crate::plot::identify::save_all(&out, &results, Some(&fit))?;
+    Ok(SummarizeReport {
+        shards: count,
+        results,
+        summary,
+        engine,
+        validations,
+        results_path,
+        figures,
+    })
+}
+
+/// A merge whose shards' validations failed is an error after the files
+/// are written.
+pub fn check_outcome(report: &SummarizeReport) -> Result<(), WorkflowError> {
+    if report.validations.iter().any(|v| !v.passed) {
+        return Err(WorkflowError::Failed(format!(
+            "the validation of at least one shard failed (metadata key {})",
+            metadata::SHARD_VALIDATIONS
+        )));
+    }
+    Ok(())
+}

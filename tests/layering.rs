@@ -1,0 +1,116 @@
+//! The library's layering (src/lib.rs): every `crate::` path in a module's
+//! source names a module of a lower layer, or its own. So no module imports
+//! one above it, and no two modules import each other.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Layers, lowest first; a module may use its own layer's module and the
+/// layers before it, never a sibling of its own layer.
+const LAYERS: &[&[&str]] = &[
+    &["error", "metadata", "linalg", "scheme", "track"],
+    &["model"],
+    &["solver", "gpu"],
+    &["objective"],
+    &["scenario"],
+    &["engine"],
+    &["sweep", "ga", "dataset", "bench"],
+    &["io"],
+    &["plot"],
+    &["workflow"],
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&module))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level modules a source text names through `crate::`, including
+/// inside `use crate::{a, b::c}` groups.
+fn used_modules(text: &str) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    for (at, _) in text.match_indices("crate::") {
+        let rest = &text[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                let name: String = item
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                used.insert(name);
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            used.insert(name);
+        }
+    }
+    used
+}
+
+#[test]
+fn no_module_uses_one_above_it_or_a_sibling() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut checked = 0;
+    let mut violations = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).unwrap();
+        let first = relative.components().next().unwrap().as_os_str();
+        let module = first.to_string_lossy().trim_end_matches(".rs").to_string();
+        if ["lib", "main", "cli"].contains(&module.as_str()) {
+            continue;
+        }
+        let own = layer_of(&module)
+            .unwrap_or_else(|| panic!("{module} (src/{}) is in no layer", relative.display()));
+        let text = std::fs::read_to_string(&file).unwrap();
+        for used in used_modules(&text) {
+            // `crate::VERSION` and the like: the crate root, not a module.
+            let Some(layer) = layer_of(&used) else {
+                assert!(
+                    used.chars().next().is_some_and(|c| c.is_uppercase()),
+                    "src/{} uses crate::{used}, which is in no layer",
+                    relative.display()
+                );
+                continue;
+            };
+            checked += 1;
+            if used != module && layer >= own {
+                violations.push(format!(
+                    "src/{} ({module}, layer {own}) uses crate::{used} (layer {layer})",
+                    relative.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "only {checked} uses found: is the scan broken?"
+    );
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+}
+
+#[test]
+fn the_scan_sees_grouped_and_nested_paths() {
+    let used = used_modules("use crate::{gpu::Gpu, model};\nlet x = crate::io::read();");
+    let expected: BTreeSet<String> = ["gpu", "model", "io"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(used, expected);
+}
