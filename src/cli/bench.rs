@@ -101,7 +101,24 @@ pub fn run(args: BenchArgs) -> Result<()> {
         "% peak",
         "setup s"
     );
-    let report = prepared.run(|outcome| match outcome {
+    let report = prepared.run(print_outcome)?;
+    println!(
+        "multiply-add peak again after the runs [GFLOP/s]: GPU f32 {}, GPU f64 {}",
+        gflops(report.peaks_after.gpu_f32),
+        gflops(report.peaks_after.gpu_f64),
+    );
+    if report.shortfall > 0.05 {
+        println!(
+            "warning: the peak measured {:.0} % higher after the runs than before; the % peak column may be that much too high (a busy machine?). Rerun, or use --repeats.",
+            100.0 * report.shortfall
+        );
+    }
+    println!("wrote {}", args.out.display());
+    Ok(())
+}
+
+fn print_outcome(outcome: &BenchOutcome) {
+    match outcome {
         BenchOutcome::Skipped {
             engine,
             elements,
@@ -127,18 +144,5 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 .map_or("-".into(), |f| format!("{:.1}", 100.0 * f)),
             r.setup_s.map_or("-".into(), |s| format!("{s:.3}")),
         ),
-    })?;
-    println!(
-        "multiply-add peak again after the runs [GFLOP/s]: GPU f32 {}, GPU f64 {}",
-        gflops(report.peaks_after.gpu_f32),
-        gflops(report.peaks_after.gpu_f64),
-    );
-    if report.shortfall > 0.05 {
-        println!(
-            "warning: the peak measured {:.0} % higher after the runs than before; the % peak column may be that much too high (a busy machine?). Rerun, or use --repeats.",
-            100.0 * report.shortfall
-        );
     }
-    println!("wrote {}", args.out.display());
-    Ok(())
 }
