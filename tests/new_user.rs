@@ -61,8 +61,9 @@ fn ctrl_c_on_a_cpu_identify_saves_and_says_how_to_resume() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+    // The shell's own `kill`: no procps needed.
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
         .status()
         .unwrap();
     assert!(status.success());
