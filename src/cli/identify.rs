@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::UsageError;
-use super::args::EngineArgs;
+use super::args::{EngineArgs, name_flags};
 use super::progress::{Progress, interrupt_flag};
 use tether_sweep::model::TetherParams;
 use tether_sweep::solver::SolverKind;
@@ -164,7 +164,12 @@ impl IdentifyArgs {
 
 pub fn run(args: IdentifyArgs) -> Result<()> {
     let request = args.request()?;
-    let prepared = prepare(request.clone())?;
+    let prepared = prepare(request.clone()).map_err(|e| {
+        name_flags(
+            e,
+            &[("tip_mass_kg", "--tip-mass"), ("length_m", "--length")],
+        )
+    })?;
     let plan = &prepared.plan;
     if let Some(reason) = &plan.engine_reason {
         eprintln!("{reason}");

@@ -161,10 +161,10 @@ impl SimulateArgs {
 pub fn run(args: SimulateArgs) -> Result<()> {
     let request = args.request()?;
     let prepared = prepare(request.clone())?;
-    if let Some(reason) = prepared.engine_reason() {
+    if let Some(reason) = prepared.choice().reason.as_deref() {
         eprintln!("{reason}");
     }
-    if let Some(adapter) = prepared.adapter() {
+    if let Some(adapter) = prepared.choice().adapter_name() {
         println!("GPU: {adapter} ({})", request.precision.name());
     }
     print_header(&request);

@@ -176,7 +176,7 @@ pub fn run(args: SwingupArgs) -> Result<()> {
         force: args.force,
     };
     let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &FLAGS))?;
-    if let Some(reason) = prepared.engine_reason() {
+    if let Some(reason) = prepared.choice().reason.as_deref() {
         eprintln!("{reason}");
     }
     print_header(&request, &prepared);
@@ -215,7 +215,7 @@ fn print_header(request: &SwingupRequest, prepared: &tether_sweep::workflow::swi
     let problem = &request.problem;
     let coding = &problem.coding;
     let p = &problem.params;
-    let engine = prepared.engine();
+    let engine = prepared.choice().engine;
     println!(
         "swingup: n = {}, D = {} Pa·s, C_D = {}, tip mass = {} kg | waypoints {:?} m | {} bits ({} chromosomes), T in [{}, {}] s | {:.2} s horizon | {}, {} solver, {}",
         p.elements,
@@ -228,7 +228,7 @@ fn print_header(request: &SwingupRequest, prepared: &tether_sweep::workflow::swi
         coding.period_min_s,
         coding.period_max_s,
         problem.scenario.duration_s,
-        match prepared.adapter() {
+        match prepared.choice().adapter_name() {
             Some(name) => format!("GPU {name}"),
             None => format!("CPU, {} threads", rayon::current_num_threads()),
         },

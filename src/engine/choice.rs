@@ -127,6 +127,13 @@ pub struct Choice {
     pub reason: Option<String>,
 }
 
+impl Choice {
+    /// The open adapter's name, when the GPU runs.
+    pub fn adapter_name(&self) -> Option<&str> {
+        self.gpu.as_ref().map(|g| g.adapter.name.as_str())
+    }
+}
+
 /// Why a choice failed: the GPU was asked for and cannot be had, or a
 /// measurement failed.
 #[derive(Debug, thiserror::Error)]

@@ -66,7 +66,7 @@ pub struct EngineNames {
 
 impl Engine {
     /// The GPU engine with `scheme` in `precision`, in the thread layout.
-    pub fn gpu(precision: Precision, scheme: FixedStepScheme) -> Self {
+    pub const fn gpu(precision: Precision, scheme: FixedStepScheme) -> Self {
         Engine::Gpu {
             precision,
             scheme,
@@ -75,10 +75,11 @@ impl Engine {
     }
 
     /// The CPU running `kind` with its default settings.
-    pub fn cpu(kind: SolverKind) -> Self {
+    pub const fn cpu(kind: SolverKind) -> Self {
         Engine::Cpu(SolverSettings {
             kind,
-            ..Default::default()
+            step_s: None,
+            reference: crate::solver::ReferenceOptions::DEFAULT,
         })
     }
 
@@ -147,43 +148,24 @@ impl Engine {
     pub const BENCH: [(&'static str, Engine); 7] = [
         (
             "gpu-f32",
-            Engine::gpu_const(Precision::F32, FixedStepScheme::Explicit),
+            Engine::gpu(Precision::F32, FixedStepScheme::Explicit),
         ),
         (
             "gpu-semi-implicit-f32",
-            Engine::gpu_const(Precision::F32, FixedStepScheme::SemiImplicit),
+            Engine::gpu(Precision::F32, FixedStepScheme::SemiImplicit),
         ),
         (
             "gpu-f64",
-            Engine::gpu_const(Precision::F64, FixedStepScheme::Explicit),
+            Engine::gpu(Precision::F64, FixedStepScheme::Explicit),
         ),
         (
             "gpu-semi-implicit-f64",
-            Engine::gpu_const(Precision::F64, FixedStepScheme::SemiImplicit),
+            Engine::gpu(Precision::F64, FixedStepScheme::SemiImplicit),
         ),
-        ("cpu-explicit", Engine::cpu_const(SolverKind::Explicit)),
-        (
-            "cpu-semi-implicit",
-            Engine::cpu_const(SolverKind::SemiImplicit),
-        ),
-        ("cpu-reference", Engine::cpu_const(SolverKind::Reference)),
+        ("cpu-explicit", Engine::cpu(SolverKind::Explicit)),
+        ("cpu-semi-implicit", Engine::cpu(SolverKind::SemiImplicit)),
+        ("cpu-reference", Engine::cpu(SolverKind::Reference)),
     ];
-
-    const fn gpu_const(precision: Precision, scheme: FixedStepScheme) -> Self {
-        Engine::Gpu {
-            precision,
-            scheme,
-            layout: GpuLayout::Thread,
-        }
-    }
-
-    const fn cpu_const(kind: SolverKind) -> Self {
-        Engine::Cpu(SolverSettings {
-            kind,
-            step_s: None,
-            reference: crate::solver::ReferenceOptions::DEFAULT,
-        })
-    }
 
     /// The engine's name in `bench` (`gpu-semi-implicit-f32`, …).
     pub fn bench_name(&self) -> &'static str {

@@ -140,7 +140,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         ));
     }
     let measured = read_measured(&request.measured).map_err(usage)?;
-    request.base.validate().map_err(base_flag)?;
+    request.base.validate()?;
     for (flag, value) in [
         (
             "--validate-marker-tolerance",
@@ -256,18 +256,6 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         todo,
         metadata,
     })
-}
-
-/// `--tip-mass` and `--length` are what the user typed for the two tether
-/// parameters identify takes.
-fn base_flag(e: crate::error::InputError) -> WorkflowError {
-    let flag = match e.field.as_str() {
-        "tip_mass_kg" => "--tip-mass",
-        "length_m" => "--length",
-        other => other,
-    }
-    .to_string();
-    WorkflowError::flag(&flag, e)
 }
 
 impl Prepared {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::{WorkflowError, refuse_to_replace, usage};
-use crate::engine::choice::EngineRequest;
+use crate::engine::choice::{Choice, EngineRequest};
 use crate::engine::{Backend, Engine};
 use crate::gpu::Precision;
 use crate::io::config::SimulationConfig;
@@ -44,7 +44,7 @@ pub struct SimulateReport {
 /// [`Prepared::run`] simulates and writes.
 pub struct Prepared {
     request: SimulateRequest,
-    choice: crate::engine::choice::Choice,
+    choice: Choice,
     pending: PendingFile,
 }
 
@@ -75,20 +75,13 @@ pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
 }
 
 impl Prepared {
-    pub fn engine(&self) -> Engine {
-        self.choice.engine
-    }
-
-    pub fn engine_reason(&self) -> Option<&str> {
-        self.choice.reason.as_deref()
-    }
-
-    pub fn adapter(&self) -> Option<&str> {
-        self.choice.gpu.as_ref().map(|g| g.adapter.name.as_str())
+    /// The engine chosen, the GPU it runs on and why.
+    pub fn choice(&self) -> &Choice {
+        &self.choice
     }
 
     pub fn run(mut self) -> Result<SimulateReport, WorkflowError> {
-        let adapter = self.adapter().map(str::to_string);
+        let adapter = self.choice.adapter_name().map(str::to_string);
         let cfg = &self.request.config;
         let started = Instant::now();
         let output = match (&self.choice.gpu, self.choice.engine) {

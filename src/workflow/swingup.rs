@@ -157,16 +157,9 @@ fn cpu_settings(request: &SwingupRequest) -> SolverSettings {
 }
 
 impl Prepared {
-    pub fn engine(&self) -> Engine {
-        self.choice.engine
-    }
-
-    pub fn engine_reason(&self) -> Option<&str> {
-        self.choice.reason.as_deref()
-    }
-
-    pub fn adapter(&self) -> Option<&str> {
-        self.choice.gpu.as_ref().map(|g| g.adapter.name.as_str())
+    /// The engine chosen, the GPU it runs on and why.
+    pub fn choice(&self) -> &Choice {
+        &self.choice
     }
 
     fn metadata(&self) -> Metadata {
