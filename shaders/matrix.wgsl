@@ -1,6 +1,6 @@
 // 4×4 block algebra for the semi-implicit scheme's block-tridiagonal solve
 // (step.wgsl). Matrices are WGSL's column-major real4x4: m[c][r] is row r,
-// column c. Mirrored by `inverse4` and `outer4` in src/gpu/mirror.rs.
+// column c. Mirrored in src/gpu/mirror/matrix.rs.
 
 // u vᵀ: entry (r, c) = u[r] v[c].
 fn outer4(u: real4, v: real4) -> real4x4 {

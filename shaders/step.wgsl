@@ -22,7 +22,7 @@
 // velocity update. So a step is 2(n+1) loop iterations.
 //
 // Needs: a precision module, MAX_NODES, SEMI_IMPLICIT, matrix.wgsl,
-// element.wgsl, motion.wgsl, and the scheme's coupling module,
+// node_blocks.wgsl, element.wgsl, motion.wgsl, and the scheme's coupling module,
 // coupling_private.wgsl or coupling_none.wgsl (src/gpu/shader.rs).
 
 const STATUS_RUNNING: u32 = 0u;
@@ -169,33 +169,6 @@ fn factor(c: SimControl, node: u32, which: u32) -> real4x4 {
 fn mesh_mass(c: SimControl) -> MeshMass {
     let base = c.mass_offset;
     return MeshMass(mesh[base], mesh[base + 1u], mesh[base + 2u], mesh[base + 3u]);
-}
-
-// m + k ⊗ I₂ for a row-major 2×2 k: k_ij at (2i + c, 2j + c), c = 0, 1.
-// Written entry by entry so that the eight zeros of k ⊗ I₂ cost nothing.
-fn plus_node_mass(m: real4x4, k: real4) -> real4x4 {
-    return real4x4(real4(m[0].x + k.x, m[0].y, m[0].z + k.z, m[0].w),
-                   real4(m[1].x, m[1].y + k.x, m[1].z, m[1].w + k.z),
-                   real4(m[2].x + k.y, m[2].y, m[2].z + k.w, m[2].w),
-                   real4(m[3].x, m[3].y + k.y, m[3].z, m[3].w + k.w));
-}
-
-// (kᵀ ⊗ I₂) v: the explicit solve's coupling to the previous node, L = Uᵀ
-// for the MeshMass coupling k, times v, without the eight zeros.
-fn coupling_transpose_times(k: real4, v: real4) -> real4 {
-    return real4(k.x * v.xy + k.z * v.zw, k.y * v.xy + k.w * v.zw);
-}
-
-// Node 0's pivot block and coupling with its prescribed rows (x, y)
-// replaced: identity rows in the pivot, zero rows in the coupling.
-fn pin_rows_pivot(m: real4x4) -> real4x4 {
-    return real4x4(real4(1.0, 0.0, m[0].zw), real4(0.0, 1.0, m[1].zw),
-                   real4(0.0, 0.0, m[2].zw), real4(0.0, 0.0, m[3].zw));
-}
-
-fn pin_rows_coupling(m: real4x4) -> real4x4 {
-    return real4x4(real4(0.0, 0.0, m[0].zw), real4(0.0, 0.0, m[1].zw),
-                   real4(0.0, 0.0, m[2].zw), real4(0.0, 0.0, m[3].zw));
 }
 
 // Displacements far beyond anything physical for a tether: only a

@@ -120,7 +120,7 @@ fn chunk_capacity(
     Ok(capacity)
 }
 
-fn storage<T: Pod>(gpu: &Gpu, label: &str, data: &[T], extra: wgpu::BufferUsages) -> wgpu::Buffer {
+pub(super) fn storage<T: Pod>(gpu: &Gpu, label: &str, data: &[T], extra: wgpu::BufferUsages) -> wgpu::Buffer {
     // Bindings may not be empty: a zero-length array gets one zeroed element.
     let bytes: Vec<u8> = if data.is_empty() {
         vec![0; std::mem::size_of::<T>().max(16)]
@@ -136,7 +136,7 @@ fn storage<T: Pod>(gpu: &Gpu, label: &str, data: &[T], extra: wgpu::BufferUsages
 }
 
 /// Copies `buffer` to the host.
-fn read_back<T: Pod>(gpu: &Gpu, buffer: &wgpu::Buffer) -> Result<Vec<T>, GpuError> {
+pub(super) fn read_back<T: Pod>(gpu: &Gpu, buffer: &wgpu::Buffer) -> Result<Vec<T>, GpuError> {
     let size = buffer.size();
     let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("readback"),

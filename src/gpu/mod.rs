@@ -11,7 +11,8 @@
 //!   matrices (both schemes), and its block-tridiagonal factors (explicit).
 //! - [`batch`]: a batch of simulations in the engine's terms, and its upload.
 //! - [`engine`]: pipelines, dispatch splitting, chunking and readback.
-//! - [`mirror`]: the CPU mirror of the step stage, operation for operation.
+//! - [`mirror`]: the CPU mirror of the step stage, operation for operation,
+//!   one file per WGSL module, each function tested against its shader.
 //! - [`flops`]: the flop count of a step, and the peak-throughput stage.
 
 pub mod batch;

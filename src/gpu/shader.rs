@@ -14,6 +14,7 @@ use super::layout::FixedStepScheme;
 const REAL_F32: &str = include_str!("../../shaders/real_f32.wgsl");
 const REAL_F64: &str = include_str!("../../shaders/real_f64.wgsl");
 const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
+const NODE_BLOCKS: &str = include_str!("../../shaders/node_blocks.wgsl");
 const ELEMENT: &str = include_str!("../../shaders/element.wgsl");
 const MOTION: &str = include_str!("../../shaders/motion.wgsl");
 const STEP: &str = include_str!("../../shaders/step.wgsl");
@@ -52,10 +53,28 @@ pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepSc
         precision_module(precision),
         &constants,
         MATRIX,
+        NODE_BLOCKS,
         ELEMENT,
         MOTION,
         coupling,
         STEP,
+    ]
+    .join("\n")
+}
+
+/// The shared modules of the step stage, with the semi-implicit scheme's
+/// branches on, followed by `kernel`: a test kernel that runs one shared
+/// function on many inputs (`src/gpu/mirror/kernel.rs`).
+#[cfg(test)]
+pub(crate) fn function_test_source(precision: Precision, kernel: &str) -> String {
+    [
+        precision_module(precision),
+        "const SEMI_IMPLICIT: bool = true;",
+        MATRIX,
+        NODE_BLOCKS,
+        ELEMENT,
+        MOTION,
+        kernel,
     ]
     .join("\n")
 }

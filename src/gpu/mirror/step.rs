@@ -1,0 +1,334 @@
+//! step.wgsl (with coupling_private.wgsl and coupling_none.wgsl): one
+//! simulation from its upload to its outcome, and a batch of them.
+
+use nalgebra::{Matrix4, Vector2, Vector4};
+use rayon::prelude::*;
+
+use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data};
+use super::super::layout::{
+    FACTOR_VEC4_PER_NODE, FixedStepScheme, MESH_MASS_VEC4, NO_TRACK, SimControl, SimPhysics,
+};
+use super::super::{GpuError, Precision};
+use super::element::{ElementDamping, ElementState, Section, element_force};
+use super::matrix::{Symmetric4, inverse4};
+use super::motion::pin_state;
+use super::node_blocks::{coupling_transpose_times, pin_rows, plus_node_mass};
+use super::{MirrorReal, combine, join, lit, lit4, xy, zw};
+
+/// Runs `sims` on the mirror in `precision`, with the engine's inputs and
+/// outputs: the same [`GpuOutcome`]s the engine would read back.
+pub fn run_batch(
+    sims: &[GpuSimulation],
+    measured: Option<&[[f64; 2]]>,
+    precision: Precision,
+) -> Result<Vec<GpuOutcome>, GpuError> {
+    match precision {
+        Precision::F32 => run_typed::<f32>(sims, measured),
+        Precision::F64 => run_typed::<f64>(sims, measured),
+    }
+}
+
+fn run_typed<R: MirrorReal>(
+    sims: &[GpuSimulation],
+    measured: Option<&[[f64; 2]]>,
+) -> Result<Vec<GpuOutcome>, GpuError> {
+    let measured = convert_measured::<R>(measured);
+    sims.par_iter()
+        .map(|sim| {
+            let data = chunk_data(&[sim])?;
+            Ok(run_one::<R>(sim, &data, &measured))
+        })
+        .collect()
+}
+
+/// Runs `sim` from `data`, its upload as a chunk of one ([`chunk_data`]),
+/// which a caller may have altered (a test that changes
+/// `steps_per_fold`, say).
+pub fn run_prepared(
+    sim: &GpuSimulation,
+    data: &ChunkData,
+    measured: Option<&[[f64; 2]]>,
+    precision: Precision,
+) -> GpuOutcome {
+    match precision {
+        Precision::F32 => run_one::<f32>(sim, data, &convert_measured(measured)),
+        Precision::F64 => run_one::<f64>(sim, data, &convert_measured(measured)),
+    }
+}
+
+fn convert_measured<R: MirrorReal>(measured: Option<&[[f64; 2]]>) -> Vec<Vector2<R>> {
+    measured
+        .unwrap_or(&[])
+        .iter()
+        .map(|p| Vector2::new(lit(p[0]), lit(p[1])))
+        .collect()
+}
+
+/// step.wgsl's `exploded_position`.
+fn exploded_position<R: MirrorReal>(u: &Vector4<R>, length_m: R) -> bool {
+    let limit = lit::<R>(100.0) * length_m;
+    let hundred = lit::<R>(100.0);
+    !(u.x.abs() < limit && u.y.abs() < limit && u.z.abs() < hundred && u.w.abs() < hundred)
+}
+
+/// step.wgsl's `exploded_velocity`.
+fn exploded_velocity<R: MirrorReal>(v: &Vector4<R>) -> bool {
+    let limit = lit::<R>(1e4);
+    !(v.x.abs() < limit && v.y.abs() < limit && v.z.abs() < limit && v.w.abs() < limit)
+}
+
+/// `count` matrices of four vec4 columns from `mesh` at `base`
+/// (step.wgsl's `mesh_matrix`).
+fn mesh_matrices<R: MirrorReal, const COUNT: usize>(
+    mesh: &[[f64; 4]],
+    base: usize,
+) -> [Matrix4<R>; COUNT] {
+    std::array::from_fn(|which| Matrix4::from_fn(|row, col| lit(mesh[base + 4 * which + col][row])))
+}
+
+/// The explicit scheme's mass factors of one node (step.wgsl's `factor`):
+/// G, E.
+fn node_factors<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl, node: usize) -> [Matrix4<R>; 2] {
+    mesh_matrices(
+        mesh,
+        c.mass_offset as usize + MESH_MASS_VEC4 + node * FACTOR_VEC4_PER_NODE,
+    )
+}
+
+/// The mesh's mass matrix (step.wgsl's `mesh_mass`): first, interior and
+/// last diagonal and the coupling, each a row-major 2×2.
+fn mesh_mass<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl) -> [Vector4<R>; MESH_MASS_VEC4] {
+    std::array::from_fn(|i| lit4(&mesh[c.mass_offset as usize + i]))
+}
+
+/// One simulation from its upload (a chunk of one) to its outcome, as the
+/// shader advances it; the dispatch split is left out, since loading and
+/// storing the state in the same precision changes no value.
+fn run_one<R: MirrorReal>(
+    sim: &GpuSimulation,
+    data: &ChunkData,
+    measured: &[Vector2<R>],
+) -> GpuOutcome {
+    let c = &data.controls[0];
+    let ph: SimPhysics<R> = data.physics[0].convert();
+    let n = c.elements as usize;
+    let slots = data.node_slots;
+    let plane = |p: usize| -> Vec<Vector4<R>> {
+        (0..=n).map(|k| lit4(&data.state[p * slots + k])).collect()
+    };
+    let (mut disp, mut drift, mut vel, mut acc) = (plane(0), plane(1), plane(2), plane(3));
+    let semi_implicit = sim.scheme == FixedStepScheme::SemiImplicit;
+    let factors: Vec<[Matrix4<R>; 2]> = if semi_implicit {
+        Vec::new()
+    } else {
+        (0..=n).map(|k| node_factors(&data.mesh, c, k)).collect()
+    };
+    let [mass_first, mass_interior, mass_last, mass_coupling] = mesh_mass(&data.mesh, c);
+    // The E blocks of nodes 0..n−1; the tip's is never needed
+    // (COUPLING_NODES = MAX_NODES − 1 in coupling_private.wgsl).
+    let mut coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n];
+    let markers: Vec<(Vector4<R>, R, usize)> = (0..c.markers as usize)
+        .map(|m| {
+            let shapes = data.mesh[c.marker_offset as usize + 2 * m];
+            let place = data.mesh[c.marker_offset as usize + 2 * m + 1];
+            (lit4(&shapes), lit(place[0]), place[1] as usize)
+        })
+        .collect();
+
+    let h = ph.step_s;
+    let half = lit::<R>(0.5) * h;
+    let le = ph.element_length_m;
+    let t0 = Vector2::new(ph.tangent_x, ph.tangent_y);
+    let pin0 = Vector2::new(ph.pin_x_m, ph.pin_y_m);
+    let sec = Section {
+        axial_stiffness: ph.axial_stiffness_n,
+        axial_damping: ph.axial_damping_n_s,
+        bending_stiffness: ph.bending_stiffness_n_m2,
+        bending_damping: ph.bending_damping_n_m2_s,
+    };
+    let steps_per_frame = c.steps_per_sample * c.samples_per_frame;
+    let mut identification_error: R = lit(0.0);
+    let mut swingup_min: R = lit(sim.initial_swingup_m);
+    let mut swingup_time: R = lit(0.0);
+    let mut track: Vec<[f64; 2]> = Vec::new();
+    let mut steps_done = 0u32;
+    let mut diverged = false;
+
+    while steps_done < c.total_steps && !diverged {
+        let steps = steps_done + 1;
+        let t = lit::<R>(steps as f64) * h;
+        let pin = pin_state(t, c.winch_moves, &ph.waypoints_m, &ph.periods_s);
+
+        let mut u_prev = Vector4::zeros();
+        let mut v_prev = Vector4::zeros();
+        let mut damped_prev = Vector4::zeros();
+        let mut f_prev = Vector4::zeros();
+        let mut y_prev = Vector4::zeros();
+        let mut damping_prev = Symmetric4::zeros();
+        let mut upper_prev = Matrix4::zeros();
+        let mut e_prev = Matrix4::zeros();
+        for k in 0..=n {
+            let a = acc[k];
+            let v_half = vel[k] + a * half;
+            drift[k] += v_half * h;
+            let mut v_pred = v_half + a * half;
+            let mut damped = if semi_implicit { v_half } else { v_pred };
+            if k == 0 {
+                disp[0] = join(pin.position, zw(&disp[0]));
+                drift[0] = join(Vector2::zeros(), zw(&drift[0]));
+                v_pred = join(pin.velocity, zw(&v_pred));
+                damped = join(pin.velocity, zw(&damped));
+            }
+            let u = disp[k] + drift[k];
+            diverged = diverged || exploded_position(&u, ph.length_m);
+            vel[k] = v_half;
+            let mut f_next = Vector4::zeros();
+            if k > 0 {
+                let mut dmp = ElementDamping::zeros();
+                let state = ElementState {
+                    ua: u_prev,
+                    ub: u,
+                    damped_va: damped_prev,
+                    damped_vb: damped,
+                    drag_va: v_prev,
+                    drag_vb: v_pred,
+                };
+                let fe = element_force(
+                    le,
+                    t0,
+                    sec,
+                    ph.weight_per_length_n_m,
+                    ph.drag_factor_kg_m3,
+                    &state,
+                    semi_implicit.then_some((&mut dmp, half)),
+                );
+                f_prev += fe.a;
+                f_next = fe.b;
+                let node = k - 1;
+                if node == 0 {
+                    f_prev = join(pin.acceleration, zw(&f_prev));
+                }
+                let y = if semi_implicit {
+                    let mass_diagonal = if node == 0 {
+                        &mass_first
+                    } else {
+                        &mass_interior
+                    };
+                    let mut pivot =
+                        plus_node_mass(&damping_prev.sum(&dmp.aa).full(), mass_diagonal);
+                    let upper = plus_node_mass(&dmp.ab, &mass_coupling);
+                    let mut upper_rows = upper;
+                    if node == 0 {
+                        pivot = pin_rows(&pivot, true);
+                        upper_rows = pin_rows(&upper, false);
+                    }
+                    let lower = upper_prev.transpose();
+                    let g = inverse4(&(pivot - lower * e_prev));
+                    let y = g * (f_prev - lower * y_prev);
+                    e_prev = g * upper_rows;
+                    coupling[node] = e_prev;
+                    upper_prev = upper;
+                    damping_prev = dmp.bb;
+                    y
+                } else {
+                    let [g, _] = &factors[node];
+                    g * (f_prev - coupling_transpose_times(&mass_coupling, &y_prev))
+                };
+                acc[node] = y;
+                y_prev = y;
+            }
+            u_prev = u;
+            v_prev = v_pred;
+            damped_prev = damped;
+            f_prev = f_next;
+        }
+        f_prev.y -= ph.tip_weight_n;
+        acc[n] = if semi_implicit {
+            let lower = upper_prev.transpose();
+            let g = inverse4(&(plus_node_mass(&damping_prev.full(), &mass_last) - lower * e_prev));
+            g * (f_prev - lower * y_prev)
+        } else {
+            let [g, _] = &factors[n];
+            g * (f_prev - coupling_transpose_times(&mass_coupling, &y_prev))
+        };
+
+        let mut a_next = Vector4::zeros();
+        let mut tip_velocity = Vector2::zeros();
+        for k in (0..=n).rev() {
+            let mut a = acc[k];
+            if k < n {
+                let e = if semi_implicit {
+                    &coupling[k]
+                } else {
+                    &factors[k][1]
+                };
+                a -= e * a_next;
+            }
+            let mut v = vel[k] + a * half;
+            if k == 0 {
+                v = join(pin.velocity, zw(&v));
+            }
+            diverged = diverged || exploded_velocity(&v);
+            acc[k] = a;
+            vel[k] = v;
+            if k == n {
+                tip_velocity = xy(&v);
+            }
+            a_next = a;
+        }
+        steps_done = steps;
+        if diverged {
+            break;
+        }
+
+        let sample = steps % c.steps_per_sample == 0;
+        if sample || steps % c.steps_per_fold == 0 {
+            for (d, r) in disp.iter_mut().zip(drift.iter_mut()) {
+                *d += *r;
+                *r = Vector4::zeros();
+            }
+        }
+        if sample {
+            let gap = pin.position - (t0 * ph.length_m + xy(&disp[n]));
+            let j_a =
+                gap.norm() + ph.velocity_weight_s * tip_velocity.norm() + ph.time_weight_m_s * t;
+            if j_a < swingup_min {
+                swingup_min = j_a;
+                swingup_time = t;
+            }
+        }
+        if steps % steps_per_frame == 0 {
+            let frame = (steps / steps_per_frame) as usize;
+            let mut error: R = lit(0.0);
+            for (m, (shapes, arc, element)) in markers.iter().enumerate() {
+                let (ua, ub) = (&disp[*element], &disp[*element + 1]);
+                let displacement = combine(shapes, ua, ub);
+                let position = pin0 + t0 * *arc + displacement;
+                let index = (frame - 1) * markers.len() + m;
+                if c.compare_measured == 1 {
+                    let d = measured[index] - position;
+                    error += d.dot(&d);
+                }
+                if c.track_offset != NO_TRACK {
+                    track.push([position.x.to_f64(), position.y.to_f64()]);
+                }
+            }
+            identification_error += error;
+        }
+    }
+    let status = if diverged {
+        OutcomeStatus::Diverged {
+            time_s: steps_done as f64 * sim.step_s,
+        }
+    } else {
+        OutcomeStatus::Completed
+    };
+    GpuOutcome {
+        status,
+        steps: steps_done as u64,
+        identification_error_m2: identification_error.to_f64(),
+        swingup_min_m: swingup_min.to_f64(),
+        swingup_time_s: swingup_time.to_f64(),
+        track_m: (sim.record_track && status == OutcomeStatus::Completed).then_some(track),
+    }
+}
