@@ -11,6 +11,8 @@
 // (lavapipe counts every loop iteration against its limit).
 //
 // Needs: a precision module, SEMI_IMPLICIT, matrix.wgsl (src/gpu/shader.rs).
+//
+// CPU mirror, operation for operation: src/gpu/mirror/element.rs.
 
 struct Section {
     axial_stiffness: real,    // E a [N]

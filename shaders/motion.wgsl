@@ -5,6 +5,8 @@
 // cos and sin come from polynomials, not the builtins: WGSL has no f64
 // trigonometry, and Vulkan allows the f32 builtins an absolute error of 2⁻¹¹,
 // far more than the 1e-4 m the engine must hold.
+//
+// CPU mirror, operation for operation: src/gpu/mirror/motion.rs.
 
 const MAX_WINCH_MOVES: u32 = 4u;
 const PI: real = 3.14159265358979323846;

@@ -24,6 +24,8 @@
 // Needs: a precision module, MAX_NODES, SEMI_IMPLICIT, matrix.wgsl,
 // node_blocks.wgsl, element.wgsl, motion.wgsl, and the scheme's coupling module,
 // coupling_private.wgsl or coupling_none.wgsl (src/gpu/shader.rs).
+//
+// CPU mirror, operation for operation: src/gpu/mirror/step.rs.
 
 const STATUS_RUNNING: u32 = 0u;
 const STATUS_DONE: u32 = 1u;

@@ -1,5 +1,8 @@
-//! `tether-sweep identify` end to end on datasets made inside the test with
-//! known truth on the grid (CPU backend).
+//! Identification end to end on datasets made inside the test with known
+//! truth on the grid: through the library's workflow (`workflow::synth`,
+//! `workflow::identify`) where the results are what is checked, through the
+//! binary where its messages, exit codes and files are (CPU backend, and
+//! lavapipe for the GPU).
 
 mod common;
 
@@ -7,97 +10,93 @@ use std::path::Path;
 
 use common::{stderr, tether_sweep as run};
 
+use tether_sweep::dataset::{GENERATOR, SynthSpec};
+use tether_sweep::engine::Backend;
+use tether_sweep::gpu::Precision;
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
+use tether_sweep::model::TetherParams;
+use tether_sweep::scenario::{Scenario, ScenarioKind};
+use tether_sweep::sweep::{Candidate, Grid};
+use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest};
+use tether_sweep::workflow::synth::SynthRequest;
+use tether_sweep::workflow::{Hooks, synth};
 
-fn synth(out: &Path, noise: &str) {
-    let o = run(&[
-        "dataset",
-        "synth",
-        "--elements",
-        "6",
-        "--damping",
-        "2000",
-        "--drag-coefficient",
-        "0.8",
-        "--noise",
-        noise,
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+/// The truth every synthetic drop here is made from.
+const TRUTH: Candidate = Candidate {
+    elements: 6,
+    damping_pa_s: 2000.0,
+    drag_coefficient: 0.8,
+};
+
+fn synth(out: &Path, noise_std_m: f64) {
+    let tether = TRUTH.params(&TetherParams::default());
+    let spec = SynthSpec {
+        scenario: Scenario::new(ScenarioKind::Drop, tether.length_m),
+        tether,
+        noise_std_m,
+        seed: 2010,
+        tolerance_m: 1e-10,
+        generator: GENERATOR,
+    };
+    synth::run(&SynthRequest {
+        spec,
+        command: "tests/identify.rs".into(),
+        out: out.to_path_buf(),
+        force: false,
+    })
+    .unwrap();
 }
 
-fn identify(measured: &Path, out: &Path) -> String {
-    identify_on(measured, out, &[])
+/// n = 6, D = 1000..3000 by 500, C_D = 0.7..0.9 by 0.1: the truth in the
+/// middle of the grid.
+fn grid() -> Grid {
+    Grid::parse("6", "1000:3000:500", "0.7:0.9:0.1").unwrap()
 }
 
-fn identify_on(measured: &Path, out: &Path, extra: &[&str]) -> String {
-    let mut args = vec![
-        "identify",
-        "--measured",
-        measured.to_str().unwrap(),
-        "--elements",
-        "6",
-        "--damping",
-        "1000:3000:500",
-        "--drag-coefficient",
-        "0.7:0.9:0.1",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let o = run(&args);
-    assert!(o.status.success(), "{}", stderr(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+fn identify(measured: &Path, out: &Path, backend: Backend) -> IdentifyReport {
+    IdentifyRequest {
+        backend,
+        ..IdentifyRequest::new(measured, grid(), out)
+    }
+    .run(Hooks::default())
+    .unwrap()
 }
 
 #[test]
 fn noise_free_truth_is_recovered_on_the_gpu_with_the_cpu_argmin() {
     // Fails without an adapter, like tests/gpu.rs: CI installs lavapipe.
     if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_some() {
+        eprintln!("skipped (TETHER_SWEEP_SKIP_GPU_TESTS)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let measured = dir.path().join("m.parquet");
-    synth(&measured, "0");
-    let best = |stdout: &str| {
-        stdout
-            .lines()
-            .find(|l| l.starts_with("best:"))
-            .map(str::to_owned)
-    };
-    let cpu = identify_on(&measured, &dir.path().join("cpu"), &["--backend", "cpu"]);
-    let gpu = identify_on(
-        &measured,
-        &dir.path().join("gpu"),
-        &["--backend", "gpu", "--precision", "f32"],
-    );
-    assert!(
-        gpu.contains("best: n =   6, D =  2000.0 Pa·s, C_D = 0.800"),
-        "{gpu}"
-    );
-    assert_eq!(
-        best(&gpu).map(|l| l.split(':').next().map(str::to_owned)),
-        best(&cpu).map(|l| l.split(':').next().map(str::to_owned))
-    );
+    synth(&measured, 0.0);
+    let cpu = identify(&measured, &dir.path().join("cpu"), Backend::Cpu);
+    let gpu = IdentifyRequest {
+        backend: Backend::Gpu,
+        precision: Precision::F32,
+        ..IdentifyRequest::new(&measured, grid(), dir.path().join("gpu"))
+    }
+    .run(Hooks::default())
+    .unwrap();
+    let best = |r: &IdentifyReport| r.summary.as_ref().unwrap().best.candidate;
+    assert!(gpu.plan.engine.is_gpu(), "{:?}", gpu.plan.engine);
+    assert_eq!(best(&gpu), TRUTH);
+    assert_eq!(best(&cpu), TRUTH);
     // The f32 sweep passed its own validation against the reference solver.
-    assert!(
-        gpu.contains("validation against the f64 reference solver"),
-        "{gpu}"
-    );
+    let validation = gpu.validation.expect("a GPU sweep is validated");
+    assert!(validation.passed, "{validation:?}");
 }
 
 #[test]
 fn noise_free_truth_on_the_grid_is_recovered_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let measured = dir.path().join("m.parquet");
-    synth(&measured, "0");
+    synth(&measured, 0.0);
     let out = dir.path().join("id");
-    let stdout = identify(&measured, &out);
-    assert!(
-        stdout.contains("best: n =   6, D =  2000.0 Pa·s, C_D = 0.800"),
-        "{stdout}"
-    );
+    let report = identify(&measured, &out, Backend::Cpu);
+    assert_eq!(report.summary.as_ref().unwrap().best.candidate, TRUTH);
     let table = read_table(&out.join("results.parquet")).unwrap();
     assert_eq!(table.num_rows(), 5 * 3);
     let names: Vec<String> = table
@@ -155,37 +154,18 @@ fn noise_free_truth_on_the_grid_is_recovered_exactly() {
 fn with_noise_the_truth_lies_in_the_confidence_region() {
     let dir = tempfile::tempdir().unwrap();
     let measured = dir.path().join("m.parquet");
-    synth(&measured, "0.0005");
-    let stdout = identify(&measured, &dir.path().join("id"));
-    let line = |prefix: &str| {
-        stdout
-            .lines()
-            .find(|l| l.trim_start().starts_with(prefix))
-            .unwrap()
-            .to_string()
-    };
-    let bounds = |l: String| -> (f64, f64) {
-        let inner = &l[l.find('[').unwrap() + 1..l.find(']').unwrap()];
-        let mut it = inner.split(',').map(|v| v.trim().parse::<f64>().unwrap());
-        (it.next().unwrap(), it.next().unwrap())
-    };
-    let (d_lo, d_hi) = bounds(line("D   in"));
-    let (c_lo, c_hi) = bounds(line("C_D in"));
-    assert!(d_lo <= 2000.0 && 2000.0 <= d_hi, "{stdout}");
-    assert!(c_lo <= 0.8 + 1e-9 && 0.8 - 1e-9 <= c_hi, "{stdout}");
+    synth(&measured, 0.0005);
+    let report = identify(&measured, &dir.path().join("id"), Backend::Cpu);
+    let region = report.summary.unwrap().confidence;
+    let (d_lo, d_hi) = region.damping_pa_s;
+    let (c_lo, c_hi) = region.drag_coefficient;
+    assert!(d_lo <= 2000.0 && 2000.0 <= d_hi, "{region:?}");
+    assert!(c_lo <= 0.8 + 1e-9 && 0.8 - 1e-9 <= c_hi, "{region:?}");
     // σ estimated from the residual at the optimum: the 0.5 mm put in.
-    let sigma_mm: f64 = stdout
-        .split("σ ≈ ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let sigma_mm = region.sigma2_m2.sqrt() * 1e3;
     assert!(
         (sigma_mm / 0.5 - 1.0).abs() < 0.1,
-        "σ ≈ {sigma_mm} mm: {stdout}"
+        "σ ≈ {sigma_mm} mm: {region:?}"
     );
 }
 
@@ -239,7 +219,7 @@ fn sha256_hex(path: &Path) -> String {
 fn validation_figures_csv_checksum_and_plot() {
     let dir = tempfile::tempdir().unwrap();
     let measured = dir.path().join("m.parquet");
-    synth(&measured, "0.0005");
+    synth(&measured, 0.0005);
     let sweep = |out: &Path, extra: &[&str]| {
         let mut args = vec![
             "identify",

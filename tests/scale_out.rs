@@ -1,7 +1,9 @@
 //! Scale-out and interruption safety of `tether-sweep identify`: shards
 //! (`--shard K/N`, Slurm's array variables) whose union is the single run,
 //! `summarize`, a killed run finished by `--resume`, and TOML grid files.
-//! CPU backend, small grids on the shipped dataset.
+//! CPU backend, small grids on the shipped dataset. Results are checked
+//! through the library's workflows; the binary runs where its own part is
+//! under test (Slurm's variables, Ctrl-C and kill, flags, messages).
 
 mod common;
 
@@ -10,8 +12,12 @@ use std::process::{Command, Output};
 
 use common::{stderr, tether_sweep as run};
 
+use tether_sweep::engine::Backend;
 use tether_sweep::io::results::read_results;
-use tether_sweep::sweep::CandidateResult;
+use tether_sweep::sweep::{CandidateResult, Grid, Shard};
+use tether_sweep::workflow::Hooks;
+use tether_sweep::workflow::identify::{IdentifyRequest, shipped_dataset};
+use tether_sweep::workflow::summarize::{self, SummarizeRequest};
 
 const GRID: [&str; 6] = [
     "--elements",
@@ -38,17 +44,38 @@ fn results(path: &Path) -> Vec<CandidateResult> {
     read_results(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// The identification of the shipped dataset over [`GRID`] into `out`, on
+/// the CPU, through the library.
+fn identify_request(out: &Path) -> IdentifyRequest {
+    IdentifyRequest {
+        backend: Backend::Cpu,
+        ..IdentifyRequest::new(
+            shipped_dataset(),
+            Grid::parse(GRID[1], GRID[3], GRID[5]).unwrap(),
+            out,
+        )
+    }
+}
+
 #[test]
 fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
     let dir = tempfile::tempdir().unwrap();
     let single = dir.path().join("single");
-    let o = identify(&single, &GRID);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let single_report = identify_request(&single).run(Hooks::default()).unwrap();
     let whole = results(&single.join("results.parquet"));
     assert_eq!(whole.len(), 16);
+    assert_eq!(single_report.results, whole);
 
+    // Shard 0 through the library, shards 1 and 2 as Slurm array tasks
+    // through the binary, which reads the task from Slurm's variables.
     let sharded = dir.path().join("sharded");
-    let shard = |k: usize, slurm: bool| {
+    IdentifyRequest {
+        shard: Some(Shard { index: 0, count: 3 }),
+        ..identify_request(&sharded)
+    }
+    .run(Hooks::default())
+    .unwrap();
+    let slurm_task = |k: usize| {
         let mut args = vec![
             "identify",
             "--backend",
@@ -57,27 +84,30 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
             sharded.to_str().unwrap(),
         ];
         args.extend_from_slice(&GRID);
-        let shard = format!("{k}/3");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tether-sweep"));
-        if slurm {
-            // --array=1-3: task ids 1..3 are shards 0..2.
-            command
-                .env("SLURM_ARRAY_TASK_ID", (k + 1).to_string())
-                .env("SLURM_ARRAY_TASK_MIN", "1")
-                .env("SLURM_ARRAY_TASK_COUNT", "3");
-        } else {
-            args.extend_from_slice(&["--shard", &shard]);
-        }
-        let o = command.args(&args).output().unwrap();
+        // --array=1-3: task ids 1..3 are shards 0..2.
+        let o = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+            .env("SLURM_ARRAY_TASK_ID", (k + 1).to_string())
+            .env("SLURM_ARRAY_TASK_MIN", "1")
+            .env("SLURM_ARRAY_TASK_COUNT", "3")
+            .args(&args)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "shard {k}: {}", stderr(&o));
     };
-    shard(0, false);
-    shard(2, true);
+    slurm_task(2);
     // Before every shard is done, summarize names what is missing.
-    let early = run(&["summarize", sharded.to_str().unwrap()]);
-    assert_eq!(early.status.code(), Some(2), "{}", stderr(&early));
-    assert!(stderr(&early).contains("missing: 1"), "{}", stderr(&early));
-    shard(1, true);
+    let summarize = || {
+        summarize::run(&SummarizeRequest {
+            dir: sharded.clone(),
+            measured: None,
+            out: None,
+            force: false,
+        })
+    };
+    let early = summarize().unwrap_err();
+    assert_eq!(early.exit_code(), 2, "{early}");
+    assert!(early.to_string().contains("missing: 1"), "{early}");
+    slurm_task(1);
 
     let mut union = Vec::new();
     for k in 0..3 {
@@ -89,23 +119,21 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
     }
     assert_eq!(union.len(), whole.len());
 
-    let o = run(&["summarize", sharded.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let merged = sharded.join("_summary");
-    assert_eq!(
-        results(&merged.join("results.parquet")),
-        whole,
-        "row for row"
-    );
+    let merged = summarize().unwrap();
+    assert_eq!(merged.shards, 3);
+    assert_eq!(results(&merged.results_path), whole, "row for row");
+    assert_eq!(Some(merged.summary), single_report.summary);
     for file in [
         "best_fit.parquet",
         "surface.svg",
         "per_elements.png",
         "shapes.png",
     ] {
-        assert!(merged.join(file).exists(), "{file}");
+        assert!(sharded.join("_summary").join(file).exists(), "{file}");
     }
-    let stdout = String::from_utf8_lossy(&o.stdout);
+    // The CLI prints the merged best fit as the single run's.
+    let o = run(&["summarize", sharded.to_str().unwrap(), "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let single_stdout =
         String::from_utf8_lossy(&identify(&single, &[&GRID[..], &["--force"]].concat()).stdout)
             .into_owned();
@@ -114,6 +142,8 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
             .find(|l| l.starts_with("best:"))
             .map(str::to_owned)
     };
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(best(&stdout).is_some(), "{stdout}");
     assert_eq!(best(&stdout), best(&single_stdout), "{stdout}");
 }
 

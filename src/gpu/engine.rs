@@ -120,7 +120,12 @@ fn chunk_capacity(
     Ok(capacity)
 }
 
-pub(super) fn storage<T: Pod>(gpu: &Gpu, label: &str, data: &[T], extra: wgpu::BufferUsages) -> wgpu::Buffer {
+pub(super) fn storage<T: Pod>(
+    gpu: &Gpu,
+    label: &str,
+    data: &[T],
+    extra: wgpu::BufferUsages,
+) -> wgpu::Buffer {
     // Bindings may not be empty: a zero-length array gets one zeroed element.
     let bytes: Vec<u8> = if data.is_empty() {
         vec![0; std::mem::size_of::<T>().max(16)]

@@ -34,7 +34,7 @@ pub fn parse_axis(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
             if count > MAX_CANDIDATES {
                 return Err(err("fewer values"));
             }
-            (0..count).map(|i| start + i as f64 * step).collect()
+            range_values(start, step, count)
         }
         [list] => list.split(',').map(number).collect::<Result<Vec<_>, _>>()?,
         _ => return Err(err("start:stop:step (inclusive) or a comma list")),
@@ -43,6 +43,37 @@ pub fn parse_axis(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
         return Err(err("at least one value"));
     }
     Ok(values)
+}
+
+/// `start + i step` for i < `count`, as the decimal the user typed: when
+/// start and step are decimals of at most 15 places (0.7 and 0.1), each value
+/// is the double nearest its decimal (0.8, where 0.7 + 0.1 is
+/// 0.7999999999999999), so that tables and keys hold what was asked for.
+fn range_values(start: f64, step: f64, count: usize) -> Vec<f64> {
+    let places = |x: f64| (0..=15).find(|&d| decimal(x, d).is_some());
+    let exact = places(start).zip(places(step)).and_then(|(a, b)| {
+        let d = a.max(b);
+        let scale = 10f64.powi(d as i32);
+        let (first, stride) = (decimal(start, d)?, decimal(step, d)?);
+        // Integers below 2⁵³ are exact in f64, and so is their quotient's
+        // rounding: one correctly rounded division per value.
+        let last = first + stride * count.saturating_sub(1) as f64;
+        (last.abs() < 2f64.powi(53)).then_some((first, stride, scale))
+    });
+    (0..count)
+        .map(|i| match exact {
+            Some((first, stride, scale)) => (first + stride * i as f64) / scale,
+            None => start + i as f64 * step,
+        })
+        .collect()
+}
+
+/// x × 10^places as an integer, when x is the double nearest a decimal of
+/// that many places.
+fn decimal(x: f64, places: u32) -> Option<f64> {
+    let scale = 10f64.powi(places as i32);
+    let scaled = (x * scale).round();
+    (scaled.abs() < 2f64.powi(53) && scaled / scale == x).then_some(scaled)
 }
 
 /// The cartesian product of the three axes.
@@ -212,6 +243,33 @@ mod tests {
         assert_eq!(parse_axis("n", "5").unwrap(), vec![5.0]);
         let g = Grid::parse("10:50:10", "0:10000:100", "0.6:0.9:0.05").unwrap();
         assert_eq!(g.len(), 3535, "SPEC §6");
+    }
+
+    #[test]
+    fn range_values_are_the_decimals_typed() {
+        // Accumulated steps would give 0.7999999999999999 and
+        // 0.7000000000000001 here.
+        assert_eq!(parse_axis("d", "0.7:0.9:0.1").unwrap(), vec![0.7, 0.8, 0.9]);
+        let spec = parse_axis("d", "0.6:0.9:0.05").unwrap();
+        assert_eq!(spec.len(), 7);
+        for (i, v) in spec.iter().enumerate() {
+            let typed: f64 = format!("0.{}", 60 + 5 * i).parse().unwrap();
+            assert_eq!(*v, typed, "value {i}");
+        }
+        assert_eq!(
+            parse_axis("d", "-100:1000:250").unwrap(),
+            vec![-100.0, 150.0, 400.0, 650.0, 900.0]
+        );
+        assert_eq!(
+            parse_axis("d", "1e-3:3e-3:1e-3").unwrap(),
+            vec![1e-3, 2e-3, 3e-3]
+        );
+        // No short decimal: the plain sum.
+        let third = 1.0 / 3.0;
+        assert_eq!(
+            parse_axis("d", &format!("0:1:{third}")).unwrap(),
+            vec![0.0, third, 2.0 * third, 3.0 * third]
+        );
     }
 
     #[test]

@@ -25,7 +25,9 @@ use crate::objective::MeasuredTrack;
 use crate::scenario::batch::simulate_gpu;
 use crate::scenario::{Scenario, ScenarioKind, SimulationOutput, SolverSettings, simulate};
 use crate::solver::SolverKind;
-use crate::sweep::validation::{Validation, pick, validate};
+use crate::sweep::validation::{
+    DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
+};
 use crate::sweep::{
     Candidate, CandidateResult, Grid, Shard, Status, Summary, check_coverage, run_cpu, run_gpu,
     summarize,
@@ -73,6 +75,38 @@ pub struct IdentifyRequest {
     pub csv: bool,
     pub out: PathBuf,
     pub force: bool,
+}
+
+impl IdentifyRequest {
+    /// The identification of `measured` over `grid` into `out` with the
+    /// CLI's defaults: `--backend auto`, f32 on a GPU, the job's default
+    /// solver, SPEC Table 1 for the parameters the grid does not vary, three
+    /// candidates validated, no CSV, no shard, no resume, no overwrite.
+    pub fn new(measured: impl Into<PathBuf>, grid: Grid, out: impl Into<PathBuf>) -> Self {
+        Self {
+            measured: measured.into(),
+            grid,
+            shard: None,
+            resume: false,
+            chunk_size: None,
+            backend: Backend::Auto,
+            adapter: None,
+            precision: Precision::F32,
+            solver: None,
+            base: TetherParams::default(),
+            validate: 3,
+            validate_marker_tolerance_m: DEFAULT_MARKER_TOLERANCE_M,
+            validate_j_e_tolerance: DEFAULT_J_E_TOLERANCE,
+            csv: false,
+            out: out.into(),
+            force: false,
+        }
+    }
+
+    /// Checks it, then runs it ([`prepare`], then [`Prepared::run`]).
+    pub fn run(self, hooks: Hooks<'_>) -> Result<IdentifyReport, WorkflowError> {
+        prepare(self)?.run(hooks)
+    }
 }
 
 /// What a prepared identification will do.

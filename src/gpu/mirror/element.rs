@@ -183,7 +183,9 @@ pub fn element_force<R: MirrorReal>(
 mod tests {
     use rand_chacha::ChaCha8Rng;
 
-    use super::super::kernel::{FunctionKernel, check_both_precisions, random_cases, reals, uniform};
+    use super::super::kernel::{
+        FunctionKernel, check_both_precisions, random_cases, reals, uniform,
+    };
     use super::*;
 
     /// Inputs of one element, 36 reals: l_e, t0, the section, ρ a g, the

@@ -123,8 +123,7 @@ impl FunctionKernel<'_> {
             .replace("{inputs}", &self.inputs.to_string())
             .replace("{outputs}", &self.outputs.to_string())
             .replace("{cases}", &cases.to_string());
-        let source =
-            shader::function_test_source(precision, &format!("{harness}\n{}", self.body));
+        let source = shader::function_test_source(precision, &format!("{harness}\n{}", self.body));
         let device = &gpu.device;
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {

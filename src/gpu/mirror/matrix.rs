@@ -114,10 +114,11 @@ pub fn inverse4<R: MirrorReal>(m: &Matrix4<R>) -> Matrix4<R> {
     Matrix4::from_columns(&columns)
 }
 
-
 #[cfg(test)]
 mod tests {
-    use super::super::kernel::{FunctionKernel, check_both_precisions, random_cases, reals, uniform};
+    use super::super::kernel::{
+        FunctionKernel, check_both_precisions, random_cases, reals, uniform,
+    };
     use super::super::node_blocks::pin_rows;
     use super::*;
 

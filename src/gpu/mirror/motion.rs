@@ -54,7 +54,12 @@ pub fn cos_sin_half_turn<R: MirrorReal>(theta: R) -> Vector2<R> {
 
 /// motion.wgsl's `pin_state`: the pin's displacement from its first
 /// waypoint at time t.
-pub fn pin_state<R: MirrorReal>(t: R, moves: u32, waypoints: &[R; 5], periods: &[R; 4]) -> PinState<R> {
+pub fn pin_state<R: MirrorReal>(
+    t: R,
+    moves: u32,
+    waypoints: &[R; 5],
+    periods: &[R; 4],
+) -> PinState<R> {
     let zero = lit::<R>(0.0);
     let mut out = PinState {
         position: Vector2::zeros(),
@@ -96,7 +101,9 @@ pub fn pin_state<R: MirrorReal>(t: R, moves: u32, waypoints: &[R; 5], periods: &
 
 #[cfg(test)]
 mod tests {
-    use super::super::kernel::{FunctionKernel, check_both_precisions, random_cases, reals, uniform};
+    use super::super::kernel::{
+        FunctionKernel, check_both_precisions, random_cases, reals, uniform,
+    };
     use super::*;
 
     #[test]

@@ -42,7 +42,9 @@ pub fn pin_rows<R: MirrorReal>(m: &Matrix4<R>, identity: bool) -> Matrix4<R> {
 #[cfg(test)]
 mod tests {
     use super::super::super::mass_factor::MeshMass;
-    use super::super::kernel::{FunctionKernel, check_both_precisions, random_cases, reals, uniform};
+    use super::super::kernel::{
+        FunctionKernel, check_both_precisions, random_cases, reals, uniform,
+    };
     use super::*;
 
     #[test]
