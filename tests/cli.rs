@@ -195,8 +195,9 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
     let bench_out = dir.path().join("bench.parquet");
     let bench_out = bench_out.to_str().unwrap();
     for (extra, expected) in [
-        (["--repeats", "0"], ["--repeats", "1–100"]),
-        (["--batch", "0"], ["--batch", "≥ 1"]),
+        (["--repeats", "0"], ["invalid --repeats", "1–100"]),
+        (["--batch", "0"], ["invalid --batch", "≥ 1"]),
+        (["--duration", "0"], ["invalid --duration", "> 0"]),
     ] {
         let mut args = vec!["bench", "--engines", "cpu-reference", "--out", bench_out];
         args.extend(extra);
@@ -387,13 +388,17 @@ fn linearize_rejects_bad_frequency_ranges() {
     let out = dir.path().join("lin");
     let out = out.to_str().unwrap();
     for (args, expected) in [
-        (vec!["--frequency-min", "0"], "frequency-min"),
+        (vec!["--frequency-min", "0"], "invalid --frequency-min"),
         (
             vec!["--frequency-min", "5", "--frequency-max", "1"],
-            "frequency-max",
+            "invalid --frequency-max",
         ),
-        (vec!["--frequency-points", "1"], "frequency-points"),
-        (vec!["--elements", "0"], "elements"),
+        (
+            vec!["--frequency-points", "1"],
+            "invalid --frequency-points",
+        ),
+        (vec!["--modes", "0"], "invalid --modes"),
+        (vec!["--elements", "0"], "--elements"),
         (vec!["--damping", "-1"], "--damping"),
     ] {
         let mut all = vec!["linearize", "--out", out];

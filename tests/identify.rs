@@ -194,6 +194,15 @@ fn bad_inputs_fail_before_any_simulation() {
         (vec!["--damping", "0:100:0"], "step > 0"),
         (vec!["--damping", "100:0:10"], "stop >= start"),
         (vec!["--elements", "0"], "elements"),
+        (vec!["--chunk-size", "0"], "invalid --chunk-size"),
+        (
+            vec!["--validate-marker-tolerance", "0"],
+            "invalid --validate-marker-tolerance",
+        ),
+        (
+            vec!["--validate-j-e-tolerance", "-1"],
+            "invalid --validate-j-e-tolerance",
+        ),
     ] {
         let mut all = vec!["identify", "--out", out_s];
         all.extend(args.iter().copied());

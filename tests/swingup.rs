@@ -336,6 +336,7 @@ fn cli_rejects_bad_ga_input_before_running() {
         ("--crossover-rate", "1.5", "--crossover-rate"),
         ("--waypoints", "0,0.1,0", "--waypoints"),
         ("--elements", "0", "--elements"),
+        ("--tolerance", "0", "invalid --tolerance"),
     ] {
         let out = dir.path().join(field.trim_start_matches('-'));
         // SPEC defaults otherwise: the error must come before any simulation.

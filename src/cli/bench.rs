@@ -71,6 +71,17 @@ pub fn run(args: BenchArgs) -> Result<()> {
         adapter: args.adapter.clone(),
         out: args.out.clone(),
         force: args.force,
+    })
+    .map_err(|e| {
+        super::args::name_flags(
+            e,
+            &[
+                ("elements", "--elements"),
+                ("batch", "--batch"),
+                ("repeats", "--repeats"),
+                ("duration_s", "--duration"),
+            ],
+        )
     })?;
     if let Some(why) = &prepared.no_gpu {
         eprintln!("no GPU engines: {why}");

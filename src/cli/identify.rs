@@ -167,7 +167,13 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     let prepared = prepare(request.clone()).map_err(|e| {
         name_flags(
             e,
-            &[("tip_mass_kg", "--tip-mass"), ("length_m", "--length")],
+            &[
+                ("tip_mass_kg", "--tip-mass"),
+                ("length_m", "--length"),
+                ("chunk_size", "--chunk-size"),
+                ("validate_marker_tolerance_m", "--validate-marker-tolerance"),
+                ("validate_j_e_tolerance", "--validate-j-e-tolerance"),
+            ],
         )
     })?;
     let plan = &prepared.plan;

@@ -56,6 +56,17 @@ pub fn run(args: LinearizeArgs) -> Result<()> {
         modes: args.modes,
         out: args.out.clone(),
         force: args.force,
+    })
+    .map_err(|e| {
+        name_flags(
+            e,
+            &[
+                ("frequency_min_hz", "--frequency-min"),
+                ("frequency_max_hz", "--frequency-max"),
+                ("frequency_points", "--frequency-points"),
+                ("modes", "--modes"),
+            ],
+        )
     })?;
 
     let p = &report.params;

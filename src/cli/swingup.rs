@@ -93,7 +93,7 @@ pub struct SwingupArgs {
 }
 
 /// The flags of the values `swingup` checks, by the library's field names.
-const FLAGS: [(&str, &str); 14] = [
+const FLAGS: [(&str, &str); 15] = [
     ("elements", "--elements"),
     ("damping_pa_s", "--damping"),
     ("drag_coefficient", "--drag-coefficient"),
@@ -108,6 +108,7 @@ const FLAGS: [(&str, &str); 14] = [
     ("tournament_size", "--tournament-size"),
     ("crossover_rate", "--crossover-rate"),
     ("mutation_rate", "--mutation-rate"),
+    ("tolerance_m", "--tolerance"),
 ];
 
 impl SwingupArgs {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use super::{WorkflowError, refuse_to_replace, usage};
 use crate::bench::{self, BenchRow, Peaks};
 use crate::engine::Engine;
+use crate::error::InputError;
 use crate::gpu::{Gpu, GpuError};
 use crate::io::TableFormat;
 use crate::io::table::{Column, write_columns};
@@ -66,24 +67,17 @@ pub struct BenchReport {
 pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
     for &n in &request.elements {
         if !(1..=MAX_ELEMENTS).contains(&n) {
-            return Err(WorkflowError::Usage(format!(
-                "--elements {n}: allowed 1..={MAX_ELEMENTS}"
-            )));
+            return Err(InputError::new("elements", n, format!("1..={MAX_ELEMENTS}")).into());
         }
     }
     if request.batch.contains(&0) {
-        return Err(WorkflowError::Usage("--batch: sizes must be ≥ 1".into()));
+        return Err(InputError::new("batch", 0, "a batch size ≥ 1").into());
     }
     if !(1..=100).contains(&request.repeats) {
-        return Err(WorkflowError::Usage(format!(
-            "--repeats: {} runs; allowed 1–100",
-            request.repeats
-        )));
+        return Err(InputError::new("repeats", request.repeats, "1–100 runs").into());
     }
     let scenario = bench::scenario(request.duration_s);
-    scenario
-        .validate(crate::model::TetherParams::default().length_m)
-        .map_err(|e| WorkflowError::Usage(format!("--duration: {e}")))?;
+    scenario.validate(crate::model::TetherParams::default().length_m)?;
     TableFormat::from_path(&request.out).map_err(usage)?;
     refuse_to_replace(&request.out, request.force)?;
     let wants_gpu = request

@@ -168,21 +168,18 @@ pub fn observations(scenario: &Scenario) -> usize {
 /// auto` with a hardware GPU times one candidate on the CPU.
 pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     if request.chunk_size == Some(0) {
-        return Err(WorkflowError::flag(
-            "--chunk-size",
-            crate::error::InputError::new("chunk_size", 0, "at least 1 candidate"),
-        ));
+        return Err(crate::error::InputError::new("chunk_size", 0, "at least 1 candidate").into());
     }
     let measured = read_measured(&request.measured).map_err(usage)?;
     request.base.validate()?;
-    for (flag, value) in [
+    for (field, value) in [
         (
-            "--validate-marker-tolerance",
+            "validate_marker_tolerance_m",
             request.validate_marker_tolerance_m,
         ),
-        ("--validate-j-e-tolerance", request.validate_j_e_tolerance),
+        ("validate_j_e_tolerance", request.validate_j_e_tolerance),
     ] {
-        crate::error::require_positive(flag, value)?;
+        crate::error::require_positive(field, value)?;
     }
     if request.backend == Backend::Gpu && request.solver == Some(SolverKind::Reference) {
         return Err(crate::engine::choice::ChoiceError::ReferenceOnGpu.into());

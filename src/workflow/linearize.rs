@@ -48,30 +48,30 @@ impl LinearizeRequest {
     fn validate(&self) -> Result<(), InputError> {
         if !(self.frequency_min_hz.is_finite() && self.frequency_min_hz > 0.0) {
             return Err(InputError::new(
-                "--frequency-min",
+                "frequency_min_hz",
                 self.frequency_min_hz,
                 "a frequency > 0 Hz",
             ));
         }
         if !(self.frequency_max_hz.is_finite() && self.frequency_max_hz > self.frequency_min_hz) {
             return Err(InputError::new(
-                "--frequency-max",
+                "frequency_max_hz",
                 self.frequency_max_hz,
                 format!(
-                    "a frequency above --frequency-min = {} Hz",
+                    "a frequency above the lowest one, {} Hz",
                     self.frequency_min_hz
                 ),
             ));
         }
         if !(2..=100_000).contains(&self.frequency_points) {
             return Err(InputError::new(
-                "--frequency-points",
+                "frequency_points",
                 self.frequency_points,
                 "from 2 to 100000",
             ));
         }
         if self.modes == 0 {
-            return Err(InputError::new("--modes", 0, "at least 1"));
+            return Err(InputError::new("modes", 0, "at least 1"));
         }
         Ok(())
     }

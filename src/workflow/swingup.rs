@@ -89,7 +89,7 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
     request.settings.validate()?;
     if !(request.tolerance_m > 0.0 && request.tolerance_m <= 1e-3) {
         return Err(crate::error::InputError::new(
-            "--tolerance",
+            "tolerance_m",
             request.tolerance_m,
             "a length in (0, 1e-3] m",
         )
