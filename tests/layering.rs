@@ -114,3 +114,49 @@ fn the_scan_sees_grouped_and_nested_paths() {
         .collect();
     assert_eq!(used, expected);
 }
+
+/// The CLI parses, calls one workflow and prints: no function in it grows
+/// past 80 lines (a longer one is holding workflow logic, or printing that
+/// belongs in a function of its own).
+#[test]
+fn cli_functions_stay_short() {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli"),
+        &mut files,
+    );
+    files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli.rs"));
+    files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/main.rs"));
+    let mut longest = (0, String::new());
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut i = 0;
+        while i < lines.len() {
+            let line = lines[i];
+            let indent = line.len() - line.trim_start().len();
+            let head = line.trim_start();
+            let is_fn = head.starts_with("fn ") || head.starts_with("pub fn ");
+            if is_fn && !head.ends_with(';') {
+                let close = format!("{}}}", &line[..indent]);
+                let end = (i + 1..lines.len())
+                    .find(|&j| lines[j].starts_with(&close))
+                    .unwrap_or(lines.len() - 1);
+                let length = end - i + 1;
+                if length > longest.0 {
+                    longest = (length, format!("{}:{}", file.display(), i + 1));
+                }
+                i = end;
+            }
+            i += 1;
+        }
+    }
+    assert!(longest.0 > 10, "no function found: the scan is broken");
+    assert!(
+        longest.0 < 80,
+        "{} is {} lines long; keep CLI functions under 80",
+        longest.1,
+        longest.0
+    );
+    eprintln!("longest CLI function: {} ({} lines)", longest.1, longest.0);
+}

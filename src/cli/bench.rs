@@ -61,6 +61,14 @@ fn gflops(p: Option<f64>) -> String {
     p.map_or("-".to_string(), |p| format!("{p:.1}"))
 }
 
+/// The flags of the values the bench checks, by the library's field names.
+const FLAGS: [(&str, &str); 4] = [
+    ("elements", "--elements"),
+    ("batch", "--batch"),
+    ("repeats", "--repeats"),
+    ("duration_s", "--duration"),
+];
+
 pub fn run(args: BenchArgs) -> Result<()> {
     let prepared = prepare(BenchRequest {
         elements: args.elements.clone(),
@@ -72,17 +80,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         out: args.out.clone(),
         force: args.force,
     })
-    .map_err(|e| {
-        super::args::name_flags(
-            e,
-            &[
-                ("elements", "--elements"),
-                ("batch", "--batch"),
-                ("repeats", "--repeats"),
-                ("duration_s", "--duration"),
-            ],
-        )
-    })?;
+    .map_err(|e| super::args::name_flags(e, &FLAGS))?;
     if let Some(why) = &prepared.no_gpu {
         eprintln!("no GPU engines: {why}");
     }

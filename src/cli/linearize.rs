@@ -38,6 +38,15 @@ pub struct LinearizeArgs {
     pub force: bool,
 }
 
+/// The flags of the values the linearization checks, by the library's
+/// field names.
+const FLAGS: [(&str, &str); 4] = [
+    ("frequency_min_hz", "--frequency-min"),
+    ("frequency_max_hz", "--frequency-max"),
+    ("frequency_points", "--frequency-points"),
+    ("modes", "--modes"),
+];
+
 pub fn run(args: LinearizeArgs) -> Result<()> {
     // The swing-up's defaults (tip mass 21 g): this model is for designing it.
     let mut table = Table::new();
@@ -57,17 +66,7 @@ pub fn run(args: LinearizeArgs) -> Result<()> {
         out: args.out.clone(),
         force: args.force,
     })
-    .map_err(|e| {
-        name_flags(
-            e,
-            &[
-                ("frequency_min_hz", "--frequency-min"),
-                ("frequency_max_hz", "--frequency-max"),
-                ("frequency_points", "--frequency-points"),
-                ("modes", "--modes"),
-            ],
-        )
-    })?;
+    .map_err(|e| name_flags(e, &FLAGS))?;
 
     let p = &report.params;
     let two_pi = 2.0 * std::f64::consts::PI;
