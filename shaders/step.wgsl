@@ -1,6 +1,7 @@
-// Pipeline stage "step": advances every simulation of a chunk by up to
-// `steps_per_dispatch` steps of one fixed-step scheme, and accumulates the
-// objectives at sample and frame times. One invocation is one simulation.
+// Pipeline stage "step", thread layout: advances every simulation of a chunk
+// by up to `steps_per_dispatch` steps of one fixed-step scheme, and
+// accumulates the objectives at sample and frame times. One invocation is
+// one simulation (step_workgroup.wgsl shares one among several).
 // The scheme is a pipeline constant (SEMI_IMPLICIT):
 //
 // - explicit: velocity Verlet with a predicted velocity for damping and drag
@@ -22,29 +23,11 @@
 // velocity update. So a step is 2(n+1) loop iterations.
 //
 // Needs: a precision module, MAX_NODES, SEMI_IMPLICIT, matrix.wgsl,
-// node_blocks.wgsl, element.wgsl, motion.wgsl, and the scheme's coupling module,
+// node_blocks.wgsl, element.wgsl, motion.wgsl, step_io.wgsl, and the scheme's coupling module,
 // coupling_private.wgsl or coupling_none.wgsl (src/gpu/shader.rs).
 //
 // CPU mirror, operation for operation: src/gpu/mirror/step.rs.
 
-const STATUS_RUNNING: u32 = 0u;
-const STATUS_DONE: u32 = 1u;
-const STATUS_DIVERGED: u32 = 2u;
-const NO_TRACK: u32 = 0xffffffffu;
-// The mass matrix in the mesh buffer, per mesh: a MeshMass, and for the
-// explicit scheme after it its block LU factors per node, G (inverse pivot
-// block) and E (G times the coupling to the next node), each as four
-// columns. (The factors' third block, the coupling to the previous node, is
-// the MeshMass coupling transposed.)
-const MESH_MASS_VEC4: u32 = 4u;
-const FACTOR_VEC4_PER_NODE: u32 = 8u;
-// State planes in the `state` buffer (STATE_PLANES in src/gpu/layout.rs):
-// the displacement as of the last fold, the drift since then, velocity,
-// acceleration.
-const PLANE_DISPLACEMENT: u32 = 0u;
-const PLANE_DRIFT: u32 = 1u;
-const PLANE_VELOCITY: u32 = 2u;
-const PLANE_ACCELERATION: u32 = 3u;
 // MAX_NODES, the size of the private state arrays, is prepended per
 // pipeline (src/gpu/shader.rs): the smallest of layout.rs's NODE_CAPACITIES
 // that holds the chunk, since the driver reserves private memory for every
@@ -53,92 +36,6 @@ const PLANE_ACCELERATION: u32 = 3u;
 // creation (src/gpu/device.rs): lavapipe runs a workgroup on one thread, so
 // small workgroups spread a batch over all cores there.
 override WORKGROUP_SIZE: u32 = 64u;
-
-struct DispatchParams {
-    simulations: u32,
-    steps_per_dispatch: u32,
-    // Node slots per simulation in the state buffer (max n + 1 of the chunk).
-    node_slots: u32,
-    _pad: u32,
-}
-
-struct SimControl {
-    elements: u32,
-    // Offsets into `mesh` in vec4 units: the mass factors (explicit) or mass
-    // blocks (semi-implicit), and the marker table (two vec4 per marker:
-    // shape values s1..s4, then (arc length, element, 0, 0)).
-    mass_offset: u32,
-    marker_offset: u32,
-    markers: u32,
-    total_steps: u32,
-    steps_per_sample: u32,
-    samples_per_frame: u32,
-    winch_moves: u32,
-    // Offset into `track` (vec2 units) of frame 1, or NO_TRACK.
-    track_offset: u32,
-    // 1: accumulate J_e against `measured`.
-    compare_measured: u32,
-    // Steps between folds of the drift into the displacement, besides the
-    // fold at every sample (STEPS_PER_FOLD in src/gpu/layout.rs says why).
-    steps_per_fold: u32,
-    _pad: u32,
-}
-
-// The mass matrix of a uniform mesh (MeshMass in src/gpu/mass_factor.rs):
-// each node block is a 2×2 matrix over (position, slope), row-major in a
-// vec4, times the identity over (x, y); interior nodes share one diagonal
-// block and all nodes the coupling to the next.
-struct MeshMass {
-    first: real4,
-    interior: real4,
-    last: real4,
-    coupling: real4,
-}
-
-struct SimPhysics {
-    step_s: real,
-    element_length_m: real,
-    length_m: real,
-    axial_stiffness_n: real,
-    axial_damping_n_s: real,
-    bending_stiffness_n_m2: real,
-    bending_damping_n_m2_s: real,
-    weight_per_length_n_m: real,
-    tip_weight_n: real,
-    drag_factor_kg_m3: real,
-    tangent_x: real,
-    tangent_y: real,
-    pin_x_m: real,
-    pin_y_m: real,
-    velocity_weight_s: real,
-    time_weight_m_s: real,
-    waypoints_m: array<real, 5>,
-    periods_s: array<real, 4>,
-}
-
-struct SimProgress {
-    steps_done: u32,
-    status: u32,
-    frames_done: u32,
-    _pad: u32,
-}
-
-struct SimObjectives {
-    identification_error_m2: real,
-    swingup_min_m: real,
-    swingup_time_s: real,
-    _pad: real,
-}
-
-@group(0) @binding(0) var<uniform> params: DispatchParams;
-@group(0) @binding(1) var<storage, read> controls: array<SimControl>;
-@group(0) @binding(2) var<storage, read> physics: array<SimPhysics>;
-@group(0) @binding(3) var<storage, read> mesh: array<real4>;
-@group(0) @binding(4) var<storage, read> measured: array<real2>;
-@group(0) @binding(5) var<storage, read_write> state: array<real4>;
-@group(0) @binding(6) var<storage, read_write> progress: array<SimProgress>;
-@group(0) @binding(7) var<storage, read_write> objectives: array<SimObjectives>;
-@group(0) @binding(8) var<storage, read_write> track: array<real2>;
 
 // The state of this invocation's simulation during a dispatch, loaded from
 // and stored back to `state` once per dispatch. Per step it lives here: a
@@ -153,58 +50,12 @@ var<private> drift: array<real4, MAX_NODES>;
 var<private> vel: array<real4, MAX_NODES>;
 var<private> acc: array<real4, MAX_NODES>;
 
-fn slot(plane: u32, node: u32, sim: u32) -> u32 {
-    // Simulation-minor, so that neighbouring invocations touch neighbouring
-    // addresses.
-    return (plane * params.node_slots + node) * params.simulations + sim;
-}
-
-fn mesh_matrix(base: u32) -> real4x4 {
-    return real4x4(mesh[base], mesh[base + 1u], mesh[base + 2u], mesh[base + 3u]);
-}
-
-// Explicit: G (0) or E (1) of a node.
-fn factor(c: SimControl, node: u32, which: u32) -> real4x4 {
-    return mesh_matrix(c.mass_offset + MESH_MASS_VEC4 + node * FACTOR_VEC4_PER_NODE + 4u * which);
-}
-
-fn mesh_mass(c: SimControl) -> MeshMass {
-    let base = c.mass_offset;
-    return MeshMass(mesh[base], mesh[base + 1u], mesh[base + 2u], mesh[base + 3u]);
-}
-
-// Displacements far beyond anything physical for a tether: only a
-// numerically unstable run reaches them (the CPU's TetherDynamics::check_state).
-fn exploded_position(u: real4, length_m: real) -> bool {
-    return !(abs(u.x) < 100.0 * length_m && abs(u.y) < 100.0 * length_m
-             && abs(u.z) < 100.0 && abs(u.w) < 100.0);
-}
-
-fn exploded_velocity(v: real4) -> bool {
-    return !(abs(v.x) < 1e4 && abs(v.y) < 1e4 && abs(v.z) < 1e4 && abs(v.w) < 1e4);
-}
-
 // Marker positions of a frame: J_e and the recorded track.
 fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32) {
-    let t0 = real2(ph.tangent_x, ph.tangent_y);
-    let pin = real2(ph.pin_x_m, ph.pin_y_m);
     var error: real = 0.0;
     for (var m = 0u; m < c.markers; m++) {
-        let shapes = mesh[c.marker_offset + 2u * m];
-        let place = mesh[c.marker_offset + 2u * m + 1u];
-        let element = u32(place.y);
-        let ua = disp[element];
-        let ub = disp[element + 1u];
-        let displacement = shapes.x * ua.xy + shapes.y * ua.zw + shapes.z * ub.xy + shapes.w * ub.zw;
-        let position = pin + place.x * t0 + displacement;
-        let index = (frame - 1u) * c.markers + m;
-        if (c.compare_measured == 1u) {
-            let d = measured[index] - position;
-            error += dot(d, d);
-        }
-        if (c.track_offset != NO_TRACK) {
-            track[c.track_offset + index] = position;
-        }
+        let element = marker_element(c, m);
+        error += observe_marker(c, ph, frame, m, disp[element], disp[element + 1u]);
     }
     objectives[sim].identification_error_m2 += error;
 }

@@ -8,13 +8,14 @@ mod common;
 
 use common::{cpu_on_the_same_step, params};
 
-use tether_sweep::gpu::{self, BatchOptions, Gpu, GpuError, OutcomeStatus, Precision};
+use tether_sweep::gpu::{self, BatchOptions, Gpu, GpuError, GpuLayout, OutcomeStatus, Precision};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_output, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
 use tether_sweep::solver::FixedStepScheme;
 
 const SCHEMES: [FixedStepScheme; 2] = [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit];
+const LAYOUTS: [GpuLayout; 2] = [GpuLayout::Thread, GpuLayout::Workgroup];
 
 fn open() -> Option<Gpu> {
     if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_some() {
@@ -271,12 +272,19 @@ fn the_shader_matches_its_cpu_mirror() {
     if runs_f64(&gpu) {
         precisions.push((Precision::F64, 1e-12, 1e-10, 1e-12));
     }
-    for (precision, metres, j_e_relative, j_a_relative) in precisions {
+    // Both layouts: the workgroup layout's arithmetic per simulation is the
+    // thread layout's, spread over lanes.
+    let runs = precisions
+        .into_iter()
+        .flat_map(|p| LAYOUTS.map(|layout| (p, layout)));
+    for ((precision, metres, j_e_relative, j_a_relative), layout) in runs {
         let options = BatchOptions {
             precision,
+            layout: layout.into(),
             ..Default::default()
         };
         let shader = gpu::run_batch(&gpu, &sims, Some(&measured), &options).unwrap();
+        assert!(shader.iter().all(|o| o.layout == layout));
         let mirror = gpu::mirror::run_batch(&sims, Some(&measured), precision).unwrap();
         for ((sim, g), m) in sims.iter().zip(&shader).zip(&mirror) {
             assert_eq!((g.status, g.steps), (m.status, m.steps));
@@ -306,8 +314,9 @@ fn the_shader_matches_its_cpu_mirror() {
             let j_e = j_e_moved / allowed.max(f64::MIN_POSITIVE);
             let j_a = (g.swingup_min_m / m.swingup_min_m - 1.0).abs();
             eprintln!(
-                "{} {:?} n={} D={}: markers {distance:.1e} m, J_e {:.3e} m² (moved {j_e:.1e} of its allowance), J_a,min {j_a:.1e}",
+                "{} {} layout {:?} n={} D={}: markers {distance:.1e} m, J_e {:.3e} m² (moved {j_e:.1e} of its allowance), J_a,min {j_a:.1e}",
                 precision.name(),
+                layout.name(),
                 sim.scheme,
                 sim.params.elements,
                 sim.params.damping_pa_s,

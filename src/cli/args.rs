@@ -5,7 +5,7 @@ use clap::Args;
 use toml::{Table, Value};
 
 use tether_sweep::engine::Backend;
-use tether_sweep::gpu::Precision;
+use tether_sweep::gpu::{LayoutRequest, Precision};
 use tether_sweep::workflow::WorkflowError;
 
 /// Where simulations run.
@@ -24,6 +24,12 @@ pub struct EngineArgs {
     /// GPU adapter: its index or part of its name (`tether-sweep adapters`).
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
+    /// GPU layout: `thread` (a simulation per invocation), `workgroup` (a
+    /// simulation's elements spread over a workgroup's invocations), or
+    /// `auto`: per chunk, the faster by the cost model of `gpu::cost` (the
+    /// thread layout on a CPU emulation).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub gpu_layout: LayoutRequest,
 }
 
 /// Tether options shared by the commands; each overrides SPEC Table 1.

@@ -146,6 +146,7 @@ impl IdentifyArgs {
             backend: self.engine.backend,
             adapter: self.engine.adapter.clone(),
             precision: self.engine.precision,
+            gpu_layout: self.engine.gpu_layout,
             solver: self.solver,
             base: TetherParams {
                 tip_mass_kg: self.tip_mass,

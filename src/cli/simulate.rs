@@ -152,6 +152,7 @@ impl SimulateArgs {
             backend: self.engine.backend,
             adapter: self.engine.adapter.clone(),
             precision: self.engine.precision,
+            gpu_layout: self.engine.gpu_layout,
             out: self.out.clone(),
             force: self.force,
         })
@@ -209,10 +210,12 @@ fn print_summary(request: &SimulateRequest, report: &SimulateReport, path: &Path
             step_s,
             steps,
             precision,
+            layout,
         } => println!(
-            "GPU {} ({}): step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
+            "GPU {} ({}, {} layout): step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
             scheme.name(),
-            precision.name()
+            precision.name(),
+            layout.name()
         ),
         SolverReport::Reference(s) => println!(
             "reference: {} steps ({} rejected), step {:.2e}..{:.2e} s, {} Newton iterations, {} factorizations; \

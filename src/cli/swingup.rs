@@ -171,6 +171,7 @@ pub fn run(args: SwingupArgs) -> Result<()> {
         backend: args.engine.backend,
         adapter: args.engine.adapter.clone(),
         precision: args.engine.precision,
+        gpu_layout: args.engine.gpu_layout,
         solver: args.solver,
         tolerance_m: args.tolerance,
         out: args.out.clone(),

@@ -4,13 +4,14 @@
 //! `auto` compares two estimates of the job's wall time, made from what
 //! this run can count and measure, never from a timing typed into the code:
 //!
-//! - **GPU** (thread layout: one simulation per invocation): every
-//!   simulation's element-steps on the GPU scheme are counted from the model
-//!   (its step and duration), times the flops of one element-step
-//!   (`gpu::flops`). The job takes at least its longest simulation's chain at
-//!   the rate of one invocation, and at least all the work at the device's
-//!   peak; both rates are measured by the peak stage on this adapter (one
-//!   workgroup, and a full dispatch).
+//! - **GPU**: every simulation's steps on the GPU scheme are counted from
+//!   the model (its step and duration), and `gpu::cost` turns them into the
+//!   serial chain and the occupancy of each layout (thread: a simulation per
+//!   invocation; workgroup: its elements spread over lanes). The job takes
+//!   at least its longest chain at the rate of one invocation, and at least
+//!   all the occupied lanes' work at the device's peak; both rates are
+//!   measured by the peak stage on this adapter (one workgroup, and a full
+//!   dispatch). With `--gpu-layout auto` the faster layout's estimate counts.
 //! - **CPU**: a fixed-step solver's work is counted the same way, at the
 //!   rate of one core measured here, spread over the cores; the adaptive
 //!   reference solver's work cannot be counted ahead, so one of the job's
@@ -24,6 +25,7 @@
 use std::time::Instant;
 
 use super::{Backend, Engine, gpu_scheme};
+use crate::gpu::cost::{self, GpuLayout, LayoutRequest};
 use crate::gpu::{Gpu, GpuError, Precision};
 use crate::scenario::SolverSettings;
 use crate::solver::{FixedStepScheme, SolverKind};
@@ -43,6 +45,8 @@ pub struct EngineRequest<'a> {
     pub cpu: SolverSettings,
     /// How many simulations the job runs.
     pub simulations: usize,
+    /// `--gpu-layout`.
+    pub layout: LayoutRequest,
 }
 
 /// The work of a job, counted before it runs.
@@ -74,14 +78,7 @@ impl Workload {
     }
 }
 
-/// Measured rates of the GPU [GFLOP/s of multiply-adds].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GpuRates {
-    /// One invocation alone (its dependent chains).
-    pub invocation_gflops: f64,
-    /// The whole device, filled.
-    pub device_gflops: f64,
-}
+pub use crate::gpu::cost::GpuRates;
 
 /// How the CPU's time is estimated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -93,12 +90,25 @@ pub enum CpuRate {
     SecondsPerElement(f64),
 }
 
-/// Estimated wall time [s] of `work` on the GPU engine with `scheme`.
-pub fn gpu_seconds(work: &Workload, scheme: FixedStepScheme, rates: GpuRates) -> f64 {
-    let flops = crate::gpu::flops::per_element_step(scheme) as f64;
-    let chain = work.longest_element_steps() as f64 * flops / (rates.invocation_gflops * 1e9);
-    let throughput = work.element_steps() as f64 * flops / (rates.device_gflops * 1e9);
-    chain.max(throughput)
+/// Estimated wall time [s] of `work` on the GPU engine with `scheme`, and
+/// the layout it assumes: the one asked for, or the faster (`gpu::cost`).
+pub fn gpu_seconds(
+    work: &Workload,
+    scheme: FixedStepScheme,
+    layout: LayoutRequest,
+    rates: GpuRates,
+) -> (f64, GpuLayout) {
+    match layout.fixed() {
+        Some(layout) => (
+            cost::layout_seconds(&work.simulations, scheme, layout, rates),
+            layout,
+        ),
+        None => {
+            let (layout, thread, workgroup) =
+                cost::fastest_layout(&work.simulations, scheme, rates);
+            (thread.min(workgroup), layout)
+        }
+    }
 }
 
 /// Estimated wall time [s] of `work` on `threads` CPU cores.
@@ -159,7 +169,7 @@ pub fn choose(
 ) -> Result<Choice, ChoiceError> {
     let cpu_engine = Engine::Cpu(request.cpu);
     let scheme = gpu_scheme(request.solver);
-    let gpu_engine = Engine::gpu(request.precision, scheme);
+    let gpu_engine = Engine::gpu(request.precision, scheme).with_layout(request.layout);
     let cpu_only = request.solver == Some(SolverKind::Reference);
     match request.backend {
         Backend::Cpu => Ok(Choice {
@@ -207,8 +217,8 @@ pub fn choose(
                 return Ok(cpu(format!("{} has no f64", gpu.adapter.name)));
             }
             let work = workload(scheme).map_err(ChoiceError::Estimate)?;
-            let rates = measure_gpu_rates(&gpu, request.precision)?;
-            let gpu_s = gpu_seconds(&work, scheme, rates);
+            let rates = gpu.rates(request.precision)?;
+            let (gpu_s, layout) = gpu_seconds(&work, scheme, request.layout, rates);
             let cpu_scheme = request.cpu.kind.fixed_step_scheme();
             let (cpu_rate, cpu_work) = match cpu_scheme {
                 Some(s) => (
@@ -223,9 +233,10 @@ pub fn choose(
             let threads = rayon::current_num_threads();
             let cpu_s = cpu_seconds(&cpu_work, cpu_scheme.unwrap_or(scheme), cpu_rate, threads);
             let estimates = format!(
-                "{}: GPU {} ≈ {gpu_s:.2} s (longest chain at {:.2} GFLOP/s per invocation, all work at {:.0} GFLOP/s), CPU {} solver on {threads} threads ≈ {cpu_s:.2} s",
+                "{}: GPU {}, {} layout ≈ {gpu_s:.2} s (longest chain at {:.2} GFLOP/s per invocation, all work at {:.0} GFLOP/s), CPU {} solver on {threads} threads ≈ {cpu_s:.2} s",
                 work.label,
                 gpu.adapter.name,
+                layout.name(),
                 rates.invocation_gflops,
                 rates.device_gflops,
                 request.cpu.kind.name()
@@ -241,15 +252,6 @@ pub fn choose(
             }
         }
     }
-}
-
-/// The peak stage on one workgroup and on a full dispatch.
-fn measure_gpu_rates(gpu: &Gpu, precision: Precision) -> Result<GpuRates, GpuError> {
-    use crate::gpu::engine::{measure_invocation_gflops, measure_peak_gflops};
-    Ok(GpuRates {
-        invocation_gflops: measure_invocation_gflops(gpu, precision)?,
-        device_gflops: measure_peak_gflops(gpu, precision, 3)?,
-    })
 }
 
 /// One core's f64 multiply-add rate [GFLOP/s], in about 20 ms: eight
@@ -292,11 +294,21 @@ mod tests {
         };
         // Few simulations: one invocation's chain sets the time.
         let few = work(vec![(10, 1000), (50, 1000)]);
-        let t = gpu_seconds(&few, FixedStepScheme::SemiImplicit, rates);
+        let thread = LayoutRequest::Thread;
+        let (t, _) = gpu_seconds(&few, FixedStepScheme::SemiImplicit, thread, rates);
         assert!((t - 50_000.0 * flops / 1e9).abs() < 1e-12 * t, "{t}");
+        // The workgroup layout shortens that chain; auto takes the shorter.
+        let (auto, layout) = gpu_seconds(
+            &few,
+            FixedStepScheme::SemiImplicit,
+            LayoutRequest::Auto,
+            rates,
+        );
+        assert_eq!(layout, GpuLayout::Workgroup);
+        assert!(auto < t / 3.0, "{auto} vs {t}");
         // Very many equal ones: the device's throughput does.
         let many = work(vec![(10, 1000); 100_000]);
-        let t = gpu_seconds(&many, FixedStepScheme::SemiImplicit, rates);
+        let (t, _) = gpu_seconds(&many, FixedStepScheme::SemiImplicit, thread, rates);
         assert!((t - 1e9 * flops / 1e12).abs() < 1e-9 * t, "{t}");
     }
 
@@ -328,6 +340,7 @@ mod tests {
             solver,
             cpu: SolverSettings::reference(),
             simulations: 100,
+            layout: LayoutRequest::Auto,
         };
         let never = |_: FixedStepScheme| -> Result<Workload, String> {
             panic!("nothing to count for a decided backend")

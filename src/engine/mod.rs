@@ -26,23 +26,7 @@ pub enum Backend {
     Cpu,
 }
 
-/// How the GPU engine maps simulations onto invocations. Today one layout:
-/// each invocation runs one whole simulation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GpuLayout {
-    /// One simulation per invocation, its state in the invocation's
-    /// private memory.
-    Thread,
-}
-
-impl GpuLayout {
-    pub fn name(self) -> &'static str {
-        match self {
-            GpuLayout::Thread => "thread",
-        }
-    }
-}
+pub use crate::gpu::{GpuLayout, LayoutRequest};
 
 /// An engine: a CPU solver on all cores, or the GPU engine with a precision,
 /// a fixed-step scheme and a layout.
@@ -52,7 +36,9 @@ pub enum Engine {
     Gpu {
         precision: Precision,
         scheme: FixedStepScheme,
-        layout: GpuLayout,
+        /// `--gpu-layout`: a layout, or `auto` for the cost model's per
+        /// chunk (`gpu::cost`).
+        layout: LayoutRequest,
     },
 }
 
@@ -65,12 +51,27 @@ pub struct EngineNames {
 }
 
 impl Engine {
-    /// The GPU engine with `scheme` in `precision`, in the thread layout.
+    /// The GPU engine with `scheme` in `precision`, its layout left to the
+    /// cost model.
     pub const fn gpu(precision: Precision, scheme: FixedStepScheme) -> Self {
         Engine::Gpu {
             precision,
             scheme,
-            layout: GpuLayout::Thread,
+            layout: LayoutRequest::Auto,
+        }
+    }
+
+    /// The same engine with `--gpu-layout` `layout` (no change on the CPU).
+    pub const fn with_layout(self, layout: LayoutRequest) -> Self {
+        match self {
+            Engine::Gpu {
+                precision, scheme, ..
+            } => Engine::Gpu {
+                precision,
+                scheme,
+                layout,
+            },
+            cpu => cpu,
         }
     }
 
@@ -111,7 +112,8 @@ impl Engine {
         }
     }
 
-    pub fn gpu_layout(&self) -> Option<GpuLayout> {
+    /// The layout asked for, on the GPU.
+    pub fn gpu_layout(&self) -> Option<LayoutRequest> {
         match self {
             Engine::Cpu(_) => None,
             Engine::Gpu { layout, .. } => Some(*layout),
@@ -184,12 +186,12 @@ impl Engine {
             .map(|(_, e)| *e)
     }
 
-    /// Same backend, precision, scheme and layout, whatever the CPU
-    /// solver's tolerances.
+    /// Same backend, precision and scheme, whatever the CPU solver's
+    /// tolerances or the GPU's layout.
     fn same_kind(&self, other: &Engine) -> bool {
         match (self, other) {
             (Engine::Cpu(a), Engine::Cpu(b)) => a.kind == b.kind,
-            (a, b) => a == b,
+            (a, b) => a.with_layout(LayoutRequest::Auto) == b.with_layout(LayoutRequest::Auto),
         }
     }
 }

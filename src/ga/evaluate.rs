@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::{Evaluation, GeneCoding};
 use crate::engine::Engine;
 use crate::error::InputError;
-use crate::gpu::{BatchOptions, Gpu, GpuError, OutcomeStatus, Precision, run_batch};
+use crate::gpu::{BatchOptions, Gpu, GpuError, OutcomeStatus, run_batch};
 use crate::model::TetherParams;
 use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
 use crate::scenario::{RunStatus, Scenario, ScenarioKind, SolverSettings, simulate};
@@ -96,10 +96,21 @@ impl<'a> Evaluator<'a> {
             }
             (
                 Engine::Gpu {
-                    precision, scheme, ..
+                    precision,
+                    scheme,
+                    layout,
                 },
                 Some(gpu),
-            ) => self.evaluate_gpu(problem, chromosomes, gpu, *precision, *scheme, progress),
+            ) => {
+                let options = BatchOptions {
+                    precision: *precision,
+                    layout: *layout,
+                    cancel: self.cancel,
+                    progress,
+                    ..Default::default()
+                };
+                self.evaluate_gpu(problem, chromosomes, gpu, *scheme, &options)
+            }
             (Engine::Gpu { .. }, None) => unreachable!("Evaluator::new checks the GPU"),
         }
     }
@@ -149,9 +160,8 @@ impl<'a> Evaluator<'a> {
         problem: &SwingupProblem,
         chromosomes: &[u32],
         gpu: &Gpu,
-        precision: Precision,
         scheme: FixedStepScheme,
-        progress: Option<&Progress<'_>>,
+        options: &BatchOptions,
     ) -> Result<Vec<Evaluation>, BatchError> {
         let sims = chromosomes
             .par_iter()
@@ -160,13 +170,7 @@ impl<'a> Evaluator<'a> {
                 gpu_simulation(&scenario, &problem.params, scheme, None, &self.steps)
             })
             .collect::<Result<Vec<_>, SolverError>>()?;
-        let options = BatchOptions {
-            precision,
-            cancel: self.cancel,
-            progress,
-            ..Default::default()
-        };
-        let outcomes = run_batch(gpu, &sims, None, &options)?;
+        let outcomes = run_batch(gpu, &sims, None, options)?;
         Ok(outcomes
             .iter()
             .map(|o| match o.status {
@@ -180,7 +184,7 @@ impl<'a> Evaluator<'a> {
                     t_at_min_s: None,
                     status: RunStatus::Diverged(format!(
                         "state exploded on the GPU ({}) at t = {time_s} s",
-                        precision.name()
+                        options.precision.name()
                     )),
                 },
                 OutcomeStatus::Cancelled => cancelled(),

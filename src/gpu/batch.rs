@@ -190,6 +190,8 @@ pub enum OutcomeStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuOutcome {
     pub status: OutcomeStatus,
+    /// The layout it ran in.
+    pub layout: super::cost::GpuLayout,
     pub steps: u64,
     /// J_e \[m²\] over frames 1.. (when compared).
     pub identification_error_m2: f64,
@@ -342,6 +344,18 @@ pub fn loop_iterations_per_step(elements: usize) -> u64 {
     2 * (elements as u64 + 2) + 2
 }
 
+/// Loop iterations the workgroup layout charges its busiest lane per step
+/// beyond [`loop_iterations_per_step`] (whose two node loops are that
+/// lane's forward and back substitution): the node loops of the drift and
+/// the velocity update, the two element passes and the loop over them, each
+/// loop with its exit check.
+pub fn workgroup_extra_iterations_per_step(elements: usize, lanes: u32) -> u64 {
+    let lanes = lanes.max(1) as u64;
+    let nodes = (elements as u64 + 1).div_ceil(lanes) + 1;
+    let pass = (elements as u64).div_ceil(2).div_ceil(lanes) + 1;
+    2 * nodes + 2 * pass + 3
+}
+
 /// Loop iterations charged for one frame's marker loop.
 pub fn loop_iterations_per_frame(markers: usize) -> u64 {
     markers as u64 + 2
@@ -354,20 +368,21 @@ pub fn loop_iterations_per_fold(elements: usize) -> u64 {
 }
 
 /// The most steps one dispatch may take so that no invocation exceeds
-/// `budget` loop iterations: steps · per_step + frames · per_frame +
-/// folds · per_fold ≤ budget, with at most ⌊steps / steps_per_frame⌋ + 1
+/// `budget` loop iterations: steps · (per_step + `extra_per_step`, the
+/// workgroup layout's) + frames · per_frame + folds · per_fold ≤ budget, with at most ⌊steps / steps_per_frame⌋ + 1
 /// frames and a fold every sample and every STEPS_PER_FOLD steps.
 pub fn steps_per_dispatch(
     max_elements: usize,
     max_markers: usize,
     min_steps_per_frame: u64,
     min_steps_per_sample: u64,
+    extra_per_step: u64,
     budget: u64,
 ) -> u32 {
     let per_frame = loop_iterations_per_frame(max_markers);
     let per_fold = loop_iterations_per_fold(max_elements);
     let folds_per_step = 1.0 / STEPS_PER_FOLD as f64 + 1.0 / min_steps_per_sample.max(1) as f64;
-    let per_step = loop_iterations_per_step(max_elements) as f64
+    let per_step = (loop_iterations_per_step(max_elements) + extra_per_step) as f64
         + per_frame as f64 / min_steps_per_frame.max(1) as f64
         + per_fold as f64 * folds_per_step;
     // Loading and storing the state (one loop over the nodes each), and a

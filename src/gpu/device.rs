@@ -127,6 +127,12 @@ pub enum Stage {
         node_capacity: u32,
         scheme: FixedStepScheme,
     },
+    /// Time stepping and objectives in the workgroup layout
+    /// (step_workgroup.wgsl) of `shape`.
+    StepWorkgroup {
+        shape: super::cost::WorkgroupShape,
+        scheme: FixedStepScheme,
+    },
     /// Multiply-add throughput (peak.wgsl), one of its variants.
     Peak(PeakChains),
 }
@@ -147,7 +153,7 @@ impl Stage {
     /// The stage's entry point in its WGSL file.
     fn entry_point(self) -> &'static str {
         match self {
-            Stage::Step { .. } => "main",
+            Stage::Step { .. } | Stage::StepWorkgroup { .. } => "main",
             Stage::Peak(PeakChains::Four) => "four_chains",
             Stage::Peak(PeakChains::Eight) => "eight_chains",
         }
@@ -163,6 +169,9 @@ pub struct Gpu {
     /// Simulations per workgroup on this adapter.
     pub workgroup_size: u32,
     pipelines: Mutex<HashMap<(Stage, Precision), Arc<wgpu::ComputePipeline>>>,
+    /// The peak stage's rates per precision, measured once when a layout or
+    /// backend choice first needs them (`Gpu::rates`).
+    pub(super) rates: Mutex<HashMap<Precision, super::cost::GpuRates>>,
     /// Errors wgpu reported outside an error scope, and a lost device: kept
     /// here and returned by [`Gpu::check`] rather than wgpu's default of
     /// panicking (or, for a lost device, of invalid resources later on).
@@ -252,6 +261,7 @@ impl Gpu {
             adapter: summary,
             limits,
             pipelines: Mutex::new(HashMap::new()),
+            rates: Mutex::new(HashMap::new()),
             faults,
         })
     }
@@ -273,6 +283,32 @@ impl Gpu {
             },
             precision,
         )
+    }
+
+    /// The step pipeline of `scheme` for `precision` in the workgroup layout
+    /// for simulations of `elements` elements, with its shape (at most
+    /// `max_sims` simulations per workgroup, when given).
+    pub fn step_workgroup_pipeline(
+        &self,
+        precision: Precision,
+        elements: usize,
+        scheme: FixedStepScheme,
+        max_sims: Option<u32>,
+    ) -> Result<(Arc<wgpu::ComputePipeline>, super::cost::WorkgroupShape), GpuError> {
+        let shape = super::cost::workgroup_shape(elements, precision, scheme, &self.limits)
+            .map(|s| super::cost::WorkgroupShape {
+                sims: s.sims.min(max_sims.unwrap_or(u32::MAX).max(1)),
+                ..s
+            })
+            .ok_or_else(|| GpuError::WorkgroupMemory {
+                elements,
+                precision: precision.name(),
+                scheme: scheme.name(),
+                bytes: super::cost::slot_bytes(elements as u32 + 1, precision, scheme),
+                limit: self.limits.max_compute_workgroup_storage_size,
+            })?;
+        let pipeline = self.pipeline(Stage::StepWorkgroup { shape, scheme }, precision)?;
+        Ok((pipeline, shape))
     }
 
     /// The errors the device reported since the last check, if any: a lost
@@ -323,11 +359,15 @@ impl Gpu {
                             node_capacity,
                             scheme,
                         } => shader::step_source(precision, node_capacity, scheme),
+                        Stage::StepWorkgroup { shape, scheme } => {
+                            shader::step_workgroup_source(precision, scheme, shape)
+                        }
                         Stage::Peak(_) => shader::peak_source(precision),
                     }
                     .into(),
                 ),
             });
+        let workgroup_size = [("WORKGROUP_SIZE", self.workgroup_size as f64)];
         let pipeline = self
             .device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -336,7 +376,11 @@ impl Gpu {
                 module: &module,
                 entry_point: Some(stage.entry_point()),
                 compilation_options: wgpu::PipelineCompilationOptions {
-                    constants: &[("WORKGROUP_SIZE", self.workgroup_size as f64)],
+                    // The workgroup layout's size is its shape, a constant.
+                    constants: match stage {
+                        Stage::StepWorkgroup { .. } => &[],
+                        _ => &workgroup_size,
+                    },
                     ..Default::default()
                 },
                 cache: None,

@@ -12,7 +12,9 @@ use wgpu::util::DeviceExt;
 
 use super::batch::{
     ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data, steps_per_dispatch,
+    workgroup_extra_iterations_per_step,
 };
+use super::cost::{self, GpuLayout, GpuRates, LayoutRequest};
 use super::device::PeakChains;
 use super::layout::{
     DispatchParams, FixedStepScheme, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE,
@@ -47,6 +49,12 @@ pub struct BatchOptions<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// Called with (element-steps done, element-steps in the batch).
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    /// The layout, or `Auto` for the cost model's choice per scheme
+    /// ([`cost`]).
+    pub layout: LayoutRequest,
+    /// At most this many simulations per workgroup in the workgroup layout
+    /// (besides its shape's own limits): for tests and tuning.
+    pub max_group_sims: Option<u32>,
 }
 
 impl Default for BatchOptions<'_> {
@@ -57,6 +65,8 @@ impl Default for BatchOptions<'_> {
             loop_budget: LOOP_BUDGET,
             cancel: None,
             progress: None,
+            layout: LayoutRequest::Auto,
+            max_group_sims: None,
         }
     }
 }
@@ -197,35 +207,51 @@ fn run_typed<R: Real>(
             .into());
         }
     }
-    // Compiles each scheme's largest pipeline, or fails (no f64, too many
-    // elements for the precision and scheme), before any work is done.
-    for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
-        let largest = sims
-            .iter()
-            .filter(|s| s.scheme == scheme)
-            .map(|s| s.params.elements)
-            .max();
-        if let Some(max_elements) = largest {
-            gpu.step_pipeline(options.precision, max_elements, scheme)?;
-        }
-    }
     if sims.is_empty() {
         return Ok(Vec::new());
     }
-    // A chunk runs one scheme (its pipeline's). Similar simulations side by
-    // side: the invocations of a SIMD group run in lockstep, as long as the
-    // largest n and the most steps among them.
+    let layouts = assign_layouts(gpu, sims, options)?;
+    // Compiles every pipeline the batch needs, or fails (no f64, too many
+    // elements for the precision, scheme and layout), before any work.
+    for (i, sim) in sims.iter().enumerate() {
+        match layouts[i] {
+            GpuLayout::Thread => {
+                gpu.step_pipeline(options.precision, sim.params.elements, sim.scheme)?;
+            }
+            GpuLayout::Workgroup => {
+                gpu.step_workgroup_pipeline(
+                    options.precision,
+                    sim.params.elements,
+                    sim.scheme,
+                    options.max_group_sims,
+                )?;
+            }
+        }
+    }
+    // A chunk runs one scheme in one layout (its pipeline's), and in the
+    // workgroup layout one n. Similar simulations side by side: the
+    // invocations of a SIMD group run in lockstep, as long as the largest n
+    // and the most steps among them.
     let mut order: Vec<usize> = (0..sims.len()).collect();
     order.sort_by_key(|&i| {
         let s = &sims[i];
-        (s.scheme, s.params.elements, s.total_steps)
+        (s.scheme, layouts[i], s.params.elements, s.total_steps)
     });
     let capacity = chunk_capacity(gpu, sims, options)?;
     let workgroup = gpu.workgroup_size as usize;
+    let same_pipeline = |&i: &usize, &j: &usize| {
+        sims[i].scheme == sims[j].scheme
+            && layouts[i] == layouts[j]
+            && (layouts[i] == GpuLayout::Thread
+                || sims[i].params.elements == sims[j].params.elements)
+    };
     let chunks = order
-        .chunk_by(|&i, &j| sims[i].scheme == sims[j].scheme)
-        .flat_map(|same_scheme| same_scheme.chunks(capacity))
-        .map(|chunk| spread_workgroups(chunk, workgroup));
+        .chunk_by(same_pipeline)
+        .flat_map(|group| group.chunks(capacity))
+        .map(|chunk| match layouts[chunk[0]] {
+            GpuLayout::Thread => spread_workgroups(chunk, workgroup),
+            GpuLayout::Workgroup => chunk.to_vec(),
+        });
     let total_work: u64 = sims
         .iter()
         .map(|s| s.total_steps * s.params.elements as u64)
@@ -239,10 +265,12 @@ fn run_typed<R: Real>(
     let mut outcomes: Vec<Option<GpuOutcome>> = vec![None; sims.len()];
     for chunk in chunks {
         let chunk = &chunk[..];
+        let layout = layouts[chunk[0]];
         if cancelled(options) {
             for &i in chunk {
                 outcomes[i] = Some(GpuOutcome {
                     status: OutcomeStatus::Cancelled,
+                    layout,
                     steps: 0,
                     identification_error_m2: f64::NAN,
                     swingup_min_m: f64::NAN,
@@ -253,16 +281,37 @@ fn run_typed<R: Real>(
             continue;
         }
         let members: Vec<&GpuSimulation> = chunk.iter().map(|&i| &sims[i]).collect();
-        let chunk_elements = members.iter().map(|s| s.params.elements).max();
-        let pipeline = gpu.step_pipeline(
-            options.precision,
-            chunk_elements.unwrap_or(1),
-            members[0].scheme,
-        )?;
+        let chunk_elements = members.iter().map(|s| s.params.elements).max().unwrap_or(1);
+        let scheme = members[0].scheme;
+        let dispatch = match layout {
+            GpuLayout::Thread => ChunkDispatch {
+                pipeline: gpu.step_pipeline(options.precision, chunk_elements, scheme)?,
+                sims_per_group: gpu.workgroup_size,
+                extra_per_step: 0,
+                layout,
+            },
+            GpuLayout::Workgroup => {
+                let (pipeline, shape) = gpu.step_workgroup_pipeline(
+                    options.precision,
+                    chunk_elements,
+                    scheme,
+                    options.max_group_sims,
+                )?;
+                ChunkDispatch {
+                    pipeline,
+                    sims_per_group: shape.sims,
+                    extra_per_step: workgroup_extra_iterations_per_step(
+                        chunk_elements,
+                        shape.lanes,
+                    ),
+                    layout,
+                }
+            }
+        };
         let data = chunk_data(&members)?;
         let results = run_chunk::<R>(
             gpu,
-            &pipeline,
+            &dispatch,
             &members,
             &data,
             &measured_r,
@@ -285,6 +334,87 @@ fn run_typed<R: Real>(
         .into_iter()
         .map(|o| o.expect("every simulation ran"))
         .collect())
+}
+
+/// The layout of every simulation of a batch: the one asked for, or with
+/// `Auto` the cost model's per scheme ([`cost`]), except where only the
+/// other layout holds a simulation's n. On a CPU emulation `Auto` keeps the
+/// thread layout (see [`cost`]).
+fn assign_layouts(
+    gpu: &Gpu,
+    sims: &[GpuSimulation],
+    options: &BatchOptions,
+) -> Result<Vec<GpuLayout>, GpuError> {
+    if let Some(layout) = options.layout.fixed() {
+        return Ok(vec![layout; sims.len()]);
+    }
+    let precision = options.precision;
+    let holds = |layout: GpuLayout, sim: &GpuSimulation| match layout {
+        GpuLayout::Thread => {
+            super::layout::node_capacity(sim.params.elements, precision.real_bytes(), sim.scheme)
+                .is_some()
+        }
+        GpuLayout::Workgroup => {
+            cost::workgroup_shape(sim.params.elements, precision, sim.scheme, &gpu.limits).is_some()
+        }
+    };
+    let mut preferred = [GpuLayout::Thread; 2];
+    if gpu.adapter.hardware {
+        for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
+            let work: Vec<cost::SimulationWork> = sims
+                .iter()
+                .filter(|s| s.scheme == scheme)
+                .map(|s| (s.params.elements, s.total_steps))
+                .collect();
+            if !work.is_empty() {
+                preferred[scheme as usize] =
+                    cost::fastest_layout(&work, scheme, gpu.rates(precision)?).0;
+            }
+        }
+    }
+    Ok(sims
+        .iter()
+        .map(|sim| {
+            let first = preferred[sim.scheme as usize];
+            let other = match first {
+                GpuLayout::Thread => GpuLayout::Workgroup,
+                GpuLayout::Workgroup => GpuLayout::Thread,
+            };
+            if holds(first, sim) || !holds(other, sim) {
+                first
+            } else {
+                other
+            }
+        })
+        .collect())
+}
+
+/// How a chunk is dispatched: its pipeline, the simulations one workgroup
+/// holds, and the loop iterations its busiest lane adds per step.
+struct ChunkDispatch {
+    pipeline: std::sync::Arc<wgpu::ComputePipeline>,
+    sims_per_group: u32,
+    extra_per_step: u64,
+    layout: GpuLayout,
+}
+
+impl Gpu {
+    /// The peak stage's rates in `precision` on this adapter: one
+    /// invocation's and the filled device's, measured on first use.
+    pub fn rates(&self, precision: Precision) -> Result<GpuRates, GpuError> {
+        if let Some(rates) = self.rates.lock().expect("rates lock").get(&precision) {
+            return Ok(*rates);
+        }
+        let rates = GpuRates {
+            invocation_gflops: measure_invocation_gflops(self, precision)?,
+            device_gflops: measure_peak_gflops(self, precision, 3)?,
+        };
+        self.rates
+            .lock()
+            .expect("rates lock")
+            .insert(precision, rates);
+        Ok(rates)
+    }
 }
 
 /// The order of a chunk's simulations on the device, from `sorted` (by n
@@ -320,7 +450,7 @@ fn spread_workgroups(sorted: &[usize], workgroup: usize) -> Vec<usize> {
 #[allow(clippy::too_many_arguments)]
 fn run_chunk<R: Real>(
     gpu: &Gpu,
-    pipeline: &wgpu::ComputePipeline,
+    dispatch: &ChunkDispatch,
     sims: &[&GpuSimulation],
     data: &ChunkData,
     measured: &[[R; 2]],
@@ -341,6 +471,7 @@ fn run_chunk<R: Real>(
         max_markers,
         min_steps_per_frame,
         min_steps_per_sample,
+        dispatch.extra_per_step,
         options.loop_budget,
     );
     let params = DispatchParams {
@@ -394,6 +525,7 @@ fn run_chunk<R: Real>(
         &vec![[R::from_f64(0.0); 2]; data.track_len],
         copy,
     );
+    let pipeline = &*dispatch.pipeline;
     let layout = pipeline.get_bind_group_layout(0);
     let buffers = [
         &uniform,
@@ -425,7 +557,7 @@ fn run_chunk<R: Real>(
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    let workgroups = (count as u32).div_ceil(gpu.workgroup_size);
+    let workgroups = (count as u32).div_ceil(dispatch.sims_per_group);
     let mut expected: Vec<u64> = vec![0; count];
     let mut progress = progress0;
     let mut dispatches: u32 = 1;
@@ -509,6 +641,7 @@ fn run_chunk<R: Real>(
             });
             GpuOutcome {
                 status,
+                layout: dispatch.layout,
                 steps: p.steps_done as u64,
                 identification_error_m2: o.identification_error_m2.to_f64(),
                 swingup_min_m: o.swingup_min_m.to_f64(),

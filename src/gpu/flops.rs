@@ -84,6 +84,19 @@ pub const PEAK_PER_INVOCATION: u64 = 2048 * 16 * 4 * 2;
 #[cfg(test)]
 mod tests {
     #[test]
+    fn the_parts_add_up_to_the_element_step() {
+        use super::super::layout::FixedStepScheme;
+        use super::*;
+        for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
+            assert_eq!(
+                element(scheme) + node_solve(scheme) + NODE_UPDATE,
+                per_element_step(scheme),
+                "{scheme:?}"
+            );
+        }
+    }
+
+    #[test]
     fn peak_count_matches_every_variant_of_its_shader() {
         let src = include_str!("../../shaders/peak.wgsl");
         assert!(src.contains("const PEAK_ITERATIONS: u32 = 2048u;"));
@@ -98,3 +111,34 @@ mod tests {
         }
     }
 }
+
+/// One element's own work in a step of `scheme`: its Gauss points (with the
+/// damping matrix, semi-implicit), gravity and drag. In the workgroup
+/// layout these run in parallel, one element per lane.
+pub fn element(scheme: super::layout::FixedStepScheme) -> u64 {
+    let point = match scheme {
+        super::layout::FixedStepScheme::Explicit => GAUSS_POINT,
+        super::layout::FixedStepScheme::SemiImplicit => GAUSS_POINT + GAUSS_POINT_DAMPING,
+    };
+    crate::model::element::GAUSS_POINTS as u64 * point + GRAVITY_AND_DRAG
+}
+
+/// One node's share of the block-tridiagonal solve of `scheme`: its forward
+/// substitution (semi-implicit: with the pivot's factorization) and its
+/// back substitution, without the velocity update. In the workgroup layout
+/// this is the serial chain of a step, node after node.
+pub fn node_solve(scheme: super::layout::FixedStepScheme) -> u64 {
+    let forward = match scheme {
+        super::layout::FixedStepScheme::Explicit => FORWARD,
+        super::layout::FixedStepScheme::SemiImplicit => SEMI_IMPLICIT_FORWARD,
+    };
+    forward + BACK - VELOCITY_UPDATE
+}
+
+/// The velocity update of one node (v½ + h/2 a: a product and a sum per
+/// coordinate), part of [`BACK`].
+pub const VELOCITY_UPDATE: u64 = 8;
+
+/// One node's drift and velocity update, the part of a step the workgroup
+/// layout spreads over the lanes besides the elements.
+pub const NODE_UPDATE: u64 = DRIFT + VELOCITY_UPDATE;

@@ -11,11 +11,14 @@
 //!   matrices (both schemes), and its block-tridiagonal factors (explicit).
 //! - [`batch`]: a batch of simulations in the engine's terms, and its upload.
 //! - [`engine`]: pipelines, dispatch splitting, chunking and readback.
+//! - [`cost`]: the two layouts (a simulation per invocation, or per
+//!   workgroup), their shapes and the cost model that picks one.
 //! - [`mirror`]: the CPU mirror of the step stage, operation for operation,
 //!   one file per WGSL module, each function tested against its shader.
 //! - [`flops`]: the flop count of a step, and the peak-throughput stage.
 
 pub mod batch;
+pub mod cost;
 pub mod device;
 pub mod engine;
 pub mod flops;
@@ -30,6 +33,7 @@ use crate::error::InputError;
 use crate::linalg::FactorError;
 
 pub use batch::{GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive};
+pub use cost::{GpuLayout, LayoutRequest};
 pub use device::{AdapterSummary, Gpu};
 pub use engine::{BatchOptions, run_batch};
 
@@ -93,6 +97,16 @@ pub enum GpuError {
         "a simulation needs {bytes} bytes of GPU buffers, more than the adapter's limit of {limit} bytes per buffer"
     )]
     TooLarge { bytes: u64, limit: u64 },
+    #[error(
+        "a simulation of {elements} elements needs {bytes} bytes of workgroup memory for the {scheme} scheme in {precision}, more than the adapter's {limit}: use --gpu-layout thread, fewer elements, or f32"
+    )]
+    WorkgroupMemory {
+        elements: usize,
+        precision: &'static str,
+        scheme: &'static str,
+        bytes: u64,
+        limit: u32,
+    },
     #[error(transparent)]
     Input(#[from] InputError),
     #[error(transparent)]

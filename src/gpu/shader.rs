@@ -1,6 +1,8 @@
 //! WGSL sources. A pipeline's source is the concatenation, in this order, of
 //! one precision module (`real_f32.wgsl` or `real_f64.wgsl`, which define the
-//! `real` aliases), the shared modules, and the stage's own file. Nothing else
+//! `real` aliases), the shared modules, and the stage's own file (for the
+//! step stage, `step.wgsl` in the thread layout or `step_workgroup.wgsl` in
+//! the workgroup layout, whose shape is prepended as constants). Nothing else
 //! is generated at run time but documented choices: the precision, and for
 //! the step stage the node capacity `MAX_NODES` of its private arrays (one
 //! of [`super::layout::NODE_CAPACITIES`]) and the scheme: `SEMI_IMPLICIT`,
@@ -17,7 +19,9 @@ const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
 const NODE_BLOCKS: &str = include_str!("../../shaders/node_blocks.wgsl");
 const ELEMENT: &str = include_str!("../../shaders/element.wgsl");
 const MOTION: &str = include_str!("../../shaders/motion.wgsl");
+const STEP_IO: &str = include_str!("../../shaders/step_io.wgsl");
 const STEP: &str = include_str!("../../shaders/step.wgsl");
+const STEP_WORKGROUP: &str = include_str!("../../shaders/step_workgroup.wgsl");
 const COUPLING_PRIVATE: &str = include_str!("../../shaders/coupling_private.wgsl");
 const COUPLING_NONE: &str = include_str!("../../shaders/coupling_none.wgsl");
 const PEAK: &str = include_str!("../../shaders/peak.wgsl");
@@ -56,8 +60,43 @@ pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepSc
         NODE_BLOCKS,
         ELEMENT,
         MOTION,
+        STEP_IO,
         coupling,
         STEP,
+    ]
+    .join("\n")
+}
+
+/// The source of the "step" stage in the workgroup layout of `shape`
+/// (step_workgroup.wgsl).
+pub fn step_workgroup_source(
+    precision: Precision,
+    scheme: FixedStepScheme,
+    shape: super::cost::WorkgroupShape,
+) -> String {
+    let semi_implicit = scheme == FixedStepScheme::SemiImplicit;
+    let constants = format!(
+        "// Node slots per simulation, simulations per workgroup and lanes per\n\
+         // simulation (src/gpu/cost.rs), and the scheme.\n\
+         const MAX_NODES: u32 = {}u;\n\
+         const GROUP_SIMS: u32 = {}u;\n\
+         const SIM_LANES: u32 = {}u;\n\
+         const SEMI_IMPLICIT: bool = {semi_implicit};\n\
+         const BLOCK_NODES: u32 = {}u;\n",
+        shape.nodes,
+        shape.sims,
+        shape.lanes,
+        if semi_implicit { shape.nodes } else { 1 },
+    );
+    [
+        precision_module(precision),
+        &constants,
+        MATRIX,
+        NODE_BLOCKS,
+        ELEMENT,
+        MOTION,
+        STEP_IO,
+        STEP_WORKGROUP,
     ]
     .join("\n")
 }

@@ -180,6 +180,7 @@ pub fn gpu_output(
             step_s: sim.step_s,
             steps: outcome.steps,
             precision,
+            layout: outcome.layout,
         },
         energy_j: Vec::new(),
     })
@@ -193,11 +194,13 @@ pub fn simulate_gpu(
     scheme: FixedStepScheme,
     step_s: Option<f64>,
     precision: Precision,
+    layout: gpu::LayoutRequest,
 ) -> Result<SimulationOutput, BatchError> {
     let mut sim = gpu_simulation(scenario, params, scheme, step_s, &StepCache::default())?;
     sim.record_track = true;
     let options = gpu::BatchOptions {
         precision,
+        layout,
         ..Default::default()
     };
     let outcome = gpu::run_batch(gpu, std::slice::from_ref(&sim), None, &options)?;

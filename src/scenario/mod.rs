@@ -259,6 +259,8 @@ pub enum SolverReport {
         step_s: f64,
         steps: u64,
         precision: crate::gpu::Precision,
+        /// The layout it ran in.
+        layout: crate::gpu::GpuLayout,
     },
 }
 

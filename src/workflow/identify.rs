@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::{Hooks, WorkflowError, batch, claim_output, usage};
 use crate::engine::choice::EngineRequest;
-use crate::engine::{Backend, Engine, EngineNames};
+use crate::engine::{Backend, Engine, EngineNames, LayoutRequest};
 use crate::gpu::{BatchOptions, Gpu, Precision};
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
 use crate::io::results::{BestFit, write_best_fit, write_results};
@@ -62,6 +62,8 @@ pub struct IdentifyRequest {
     pub adapter: Option<String>,
     /// The GPU's precision.
     pub precision: Precision,
+    /// The GPU's layout, or `auto` (per chunk, `gpu::cost`).
+    pub gpu_layout: LayoutRequest,
     /// `--solver`; default: reference on the CPU, semi-implicit on the GPU.
     pub solver: Option<SolverKind>,
     /// Every parameter the grid does not vary (tip mass, length, …).
@@ -92,6 +94,7 @@ impl IdentifyRequest {
             backend: Backend::Auto,
             adapter: None,
             precision: Precision::F32,
+            gpu_layout: LayoutRequest::Auto,
             solver: None,
             base: TetherParams::default(),
             validate: 3,
@@ -214,6 +217,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
                 ..Default::default()
             },
             simulations: selected.len(),
+            layout: request.gpu_layout,
         },
         &super::count(selected.len(), "drop"),
         &simulations,
@@ -403,7 +407,9 @@ impl Prepared {
             (
                 Some(gpu),
                 Engine::Gpu {
-                    precision, scheme, ..
+                    precision,
+                    scheme,
+                    layout,
                 },
             ) => run_gpu(
                 gpu,
@@ -414,6 +420,7 @@ impl Prepared {
                 &self.scenario,
                 &BatchOptions {
                     precision,
+                    layout,
                     progress: Some(report),
                     cancel: hooks.cancel,
                     ..Default::default()
@@ -452,9 +459,11 @@ impl Prepared {
             (
                 Some(g),
                 Engine::Gpu {
-                    precision, scheme, ..
+                    precision,
+                    scheme,
+                    layout,
                 },
-            ) => simulate_gpu(g, &self.scenario, params, scheme, None, precision),
+            ) => simulate_gpu(g, &self.scenario, params, scheme, None, precision, layout),
             (_, Engine::Cpu(settings)) => Ok(simulate(&self.scenario, params, &settings)?),
             (None, Engine::Gpu { .. }) => unreachable!("a GPU engine comes with its GPU"),
         };

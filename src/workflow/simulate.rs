@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::{WorkflowError, refuse_to_replace, usage};
 use crate::engine::choice::{Choice, EngineRequest};
-use crate::engine::{Backend, Engine};
+use crate::engine::{Backend, Engine, LayoutRequest};
 use crate::gpu::Precision;
 use crate::io::config::SimulationConfig;
 use crate::io::track::{track_batch, write_batch};
@@ -25,6 +25,8 @@ pub struct SimulateRequest {
     pub adapter: Option<String>,
     /// The GPU's precision.
     pub precision: Precision,
+    /// The GPU's layout, or `auto`.
+    pub gpu_layout: LayoutRequest,
     /// `.parquet` or `.csv`.
     pub out: PathBuf,
     pub force: bool,
@@ -61,6 +63,7 @@ pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
             solver: Some(solver),
             cpu: cfg.solver,
             simulations: 1,
+            layout: request.gpu_layout,
         },
         "1 simulation",
         &[(cfg.scenario.clone(), cfg.tether.clone())],
@@ -88,7 +91,9 @@ impl Prepared {
             (
                 Some(gpu),
                 Engine::Gpu {
-                    precision, scheme, ..
+                    precision,
+                    scheme,
+                    layout,
                 },
             ) => simulate_gpu(
                 gpu,
@@ -97,6 +102,7 @@ impl Prepared {
                 scheme,
                 cfg.solver.step_s,
                 precision,
+                layout,
             )
             .map_err(super::batch("simulation failed"))?,
             _ => simulate(&cfg.scenario, &cfg.tether, &cfg.solver)

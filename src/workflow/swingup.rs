@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::{Progress, WorkflowError, batch, claim_output};
 use crate::engine::choice::{Choice, EngineRequest};
-use crate::engine::{Backend, Engine};
+use crate::engine::{Backend, Engine, LayoutRequest};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{self, Evaluation, Evaluator, GaRun, GaSettings, Generation, SwingupProblem};
 use crate::gpu::Precision;
@@ -35,6 +35,8 @@ pub struct SwingupRequest {
     pub backend: Backend,
     pub adapter: Option<String>,
     pub precision: Precision,
+    /// The GPU's layout, or `auto`.
+    pub gpu_layout: LayoutRequest,
     /// `--solver`; default: reference on the CPU, semi-implicit on the GPU.
     pub solver: Option<SolverKind>,
     /// The reference solver's local error tolerance [m].
@@ -134,6 +136,7 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
             solver: request.solver,
             cpu: cpu_settings(&request),
             simulations: simulations.len(),
+            layout: request.gpu_layout,
         },
         &label,
         &simulations,
@@ -293,9 +296,11 @@ impl Prepared {
             (
                 Some(g),
                 Engine::Gpu {
-                    precision, scheme, ..
+                    precision,
+                    scheme,
+                    layout,
                 },
-            ) => simulate_gpu(g, scenario, params, scheme, None, precision)
+            ) => simulate_gpu(g, scenario, params, scheme, None, precision, layout)
                 .map_err(batch("replaying the best individual")),
             (_, Engine::Cpu(settings)) => simulate(scenario, params, &settings)
                 .map_err(super::solver("replaying the best individual")),

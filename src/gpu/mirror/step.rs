@@ -325,6 +325,9 @@ fn run_one<R: MirrorReal>(
     };
     GpuOutcome {
         status,
+        // The per-simulation arithmetic of both layouts; named as the
+        // thread layout, which it transcribes loop for loop.
+        layout: super::super::cost::GpuLayout::Thread,
         steps: steps_done as u64,
         identification_error_m2: identification_error.to_f64(),
         swingup_min_m: swingup_min.to_f64(),

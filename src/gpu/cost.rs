@@ -1,0 +1,368 @@
+//! The GPU engine's two layouts, and the one cost model that picks between
+//! them (`--gpu-layout auto`) and that `--backend auto` weighs against the
+//! CPU (`engine::choice`).
+//!
+//! - **Thread layout** (`shaders/step.wgsl`): one invocation runs one whole
+//!   simulation. Every flop of a simulation is on one serial chain, so a
+//!   job takes at least its longest simulation at one invocation's rate;
+//!   its private arrays fill the device only with tens of thousands of
+//!   simulations.
+//! - **Workgroup layout** (`shaders/step_workgroup.wgsl`): a workgroup holds
+//!   S simulations with T lanes each, the state in workgroup memory. The
+//!   elements (about 80 % of a step's flops) and the node updates are
+//!   spread over the T lanes; the block-tridiagonal solve runs node after
+//!   node on one lane. A step's serial chain is then the elements of one
+//!   lane plus n + 1 solve nodes, not n elements and n + 1 nodes.
+//!
+//! **Why one lane for the solve.** Its chain is n + 1 nodes of a 4×4
+//! inverse and three 4×4 products (`flops::node_solve`: 572 flops
+//! semi-implicit); at n = 50 that is 29k flops a step, against 2 × 3.6k for
+//! the elements when T ≥ n/2. Sharing a block's algebra over four lanes
+//! (OP-DSL/tridsolver's work-sharing Thomas) would shorten it about fourfold
+//! at the price of two or three barriers per node; block cyclic reduction
+//! to log₂(n + 1) levels would shorten it further but multiply the solve's
+//! work about tenfold, which the filled device pays for. The one-lane
+//! solve keeps the arithmetic exactly the thread layout's (the two layouts
+//! agree to rounding in f64), and the cost model below counts its chain, so
+//! the next solve can be judged against it.
+//!
+//! **The model.** Work and chains are counted in flops from the model
+//! (`gpu::flops`, each simulation's steps); the two rates come from the peak
+//! stage measured on the adapter: one invocation's ([`GpuRates::invocation_gflops`])
+//! and the filled device's ([`GpuRates::device_gflops`]). No timing is typed
+//! in. For a layout whose simulation i keeps `lanes` lanes busy along a
+//! chain of `chain_i` flops:
+//!
+//!   t = max( max_i chain_i / r_invocation ,  Σ_i lanes · chain_i / r_device )
+//!
+//! The first term is the longest simulation, the second the device full of
+//! lanes (idle ones included: a lane waiting at a barrier holds its slot).
+//! Thread layout: lanes = 1, chain_i = all of simulation i's flops.
+//! Workgroup layout: lanes = T, chain_i = steps × (per-lane element and node
+//! work + the solve's n + 1 nodes). Barriers (seven per step) are not
+//! counted: the model errs in the workgroup layout's favour by their cost.
+//!
+//! On a CPU emulation (lavapipe) `auto` takes the thread layout without
+//! estimating: lavapipe runs a workgroup's invocations on one CPU thread
+//! and switches between them at every barrier, and its "lanes" are the
+//! same SIMD lanes that the thread layout already fills. The workgroup
+//! layout runs there for testing, correctly and slowly.
+
+use serde::{Deserialize, Serialize};
+
+use super::Precision;
+use super::flops;
+use super::layout::FixedStepScheme;
+
+/// How the engine maps simulations onto invocations.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuLayout {
+    /// One simulation per invocation, its state in private memory.
+    Thread,
+    /// Several invocations per simulation, its state in workgroup memory.
+    Workgroup,
+}
+
+impl GpuLayout {
+    pub const ALL: [GpuLayout; 2] = [GpuLayout::Thread, GpuLayout::Workgroup];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuLayout::Thread => "thread",
+            GpuLayout::Workgroup => "workgroup",
+        }
+    }
+}
+
+/// What `--gpu-layout` asks for.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum LayoutRequest {
+    /// Per chunk, the layout the cost model estimates faster.
+    #[default]
+    Auto,
+    Thread,
+    Workgroup,
+}
+
+impl LayoutRequest {
+    pub fn name(self) -> &'static str {
+        match self {
+            LayoutRequest::Auto => "auto",
+            LayoutRequest::Thread => "thread",
+            LayoutRequest::Workgroup => "workgroup",
+        }
+    }
+
+    /// The layout asked for, if it is not left to the model.
+    pub fn fixed(self) -> Option<GpuLayout> {
+        match self {
+            LayoutRequest::Auto => None,
+            LayoutRequest::Thread => Some(GpuLayout::Thread),
+            LayoutRequest::Workgroup => Some(GpuLayout::Workgroup),
+        }
+    }
+}
+
+impl From<GpuLayout> for LayoutRequest {
+    fn from(layout: GpuLayout) -> Self {
+        match layout {
+            GpuLayout::Thread => LayoutRequest::Thread,
+            GpuLayout::Workgroup => LayoutRequest::Workgroup,
+        }
+    }
+}
+
+/// A workgroup-layout pipeline's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct WorkgroupShape {
+    /// Node slots per simulation (the chunk's n + 1).
+    pub nodes: u32,
+    /// Simulations per workgroup (S).
+    pub sims: u32,
+    /// Invocations per simulation (T).
+    pub lanes: u32,
+}
+
+impl WorkgroupShape {
+    pub fn invocations(&self) -> u32 {
+        self.sims * self.lanes
+    }
+}
+
+/// Invocations a workgroup aims at: two 32-wide warps (NVIDIA) or one
+/// 64-wide wavefront (AMD), so that no hardware SIMD group is left partly
+/// empty by the shape.
+pub const TARGET_INVOCATIONS: u32 = 64;
+/// The most lanes one simulation gets: a lane per element pair and pass
+/// needs n/2 of them, and the solve's chain does not shrink with more.
+pub const MAX_LANES: u32 = 32;
+
+/// Lanes for a simulation of n elements: one element per lane in each of
+/// the two element passes (⌈n/2⌉, to a power of two for the lane index
+/// arithmetic), at most [`MAX_LANES`].
+pub fn lanes_for(elements: usize) -> u32 {
+    (elements.div_ceil(2).max(1) as u32)
+        .next_power_of_two()
+        .min(MAX_LANES)
+}
+
+/// Workgroup memory of one simulation slot [bytes], as WGSL lays out
+/// step_workgroup.wgsl's arrays: five vec4 planes per node (displacement,
+/// drift, velocity, acceleration, force); per node of the semi-implicit
+/// scheme (one slot for the explicit one) a `Symmetric4` pivot (two vec4
+/// and a vec2, padded to a multiple of the vec4 alignment: 12 reals) and a
+/// 4×4 coupling; the divergence flag and the tip's velocity.
+pub fn slot_bytes(nodes: u32, precision: Precision, scheme: FixedStepScheme) -> u64 {
+    let real = precision.real_bytes();
+    let blocks = match scheme {
+        FixedStepScheme::SemiImplicit => nodes as u64,
+        FixedStepScheme::Explicit => 1,
+    };
+    nodes as u64 * 5 * 4 * real + blocks * (12 + 16) * real + 4 + 2 * real
+}
+
+/// Workgroup memory of a pipeline of `shape` [bytes]: its slots and the
+/// step count it shares (two u32).
+pub fn workgroup_bytes(
+    shape: WorkgroupShape,
+    precision: Precision,
+    scheme: FixedStepScheme,
+) -> u64 {
+    shape.sims as u64 * slot_bytes(shape.nodes, precision, scheme) + 8
+}
+
+/// The shape for simulations of `elements` elements on an adapter with
+/// `limits`, or `None` when not even one simulation's state fits its
+/// workgroup memory. S is as many simulations as the memory, the
+/// invocation limit and [`TARGET_INVOCATIONS`] allow, at least one.
+pub fn workgroup_shape(
+    elements: usize,
+    precision: Precision,
+    scheme: FixedStepScheme,
+    limits: &wgpu::Limits,
+) -> Option<WorkgroupShape> {
+    let nodes = elements as u32 + 1;
+    let max_invocations = limits
+        .max_compute_invocations_per_workgroup
+        .min(limits.max_compute_workgroup_size_x);
+    let lanes = lanes_for(elements).min(max_invocations.max(1));
+    let memory = (limits.max_compute_workgroup_storage_size as u64).saturating_sub(8);
+    let by_memory = memory / slot_bytes(nodes, precision, scheme);
+    let by_invocations = (max_invocations / lanes) as u64;
+    let by_target = (TARGET_INVOCATIONS / lanes).max(1) as u64;
+    let sims = by_memory.min(by_invocations).min(by_target);
+    (sims >= 1).then_some(WorkgroupShape {
+        nodes,
+        sims: sims as u32,
+        lanes,
+    })
+}
+
+/// Measured rates of the GPU [GFLOP/s of multiply-adds].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuRates {
+    /// One invocation alone (its dependent chains).
+    pub invocation_gflops: f64,
+    /// The whole device, filled.
+    pub device_gflops: f64,
+}
+
+/// A simulation as the model sees it: n and its steps.
+pub type SimulationWork = (usize, u64);
+
+/// Flops on one step's serial chain in the workgroup layout with `lanes`
+/// lanes: a lane's elements in each pass, its nodes' updates, and the
+/// whole solve.
+pub fn workgroup_chain_flops(elements: usize, lanes: u32, scheme: FixedStepScheme) -> u64 {
+    let lanes = lanes.max(1) as usize;
+    let even = elements.div_ceil(2);
+    let odd = elements / 2;
+    let per_lane_elements = (even.div_ceil(lanes) + odd.div_ceil(lanes)) as u64;
+    let per_lane_nodes = (elements + 1).div_ceil(lanes) as u64;
+    per_lane_elements * flops::element(scheme)
+        + per_lane_nodes * flops::NODE_UPDATE
+        + (elements as u64 + 1) * flops::node_solve(scheme)
+}
+
+/// The model's wall time [s] for `work` in `layout` (see the module doc).
+pub fn layout_seconds(
+    work: &[SimulationWork],
+    scheme: FixedStepScheme,
+    layout: GpuLayout,
+    rates: GpuRates,
+) -> f64 {
+    let (mut longest, mut occupancy) = (0.0f64, 0.0f64);
+    for &(elements, steps) in work {
+        let (lanes, per_step) = match layout {
+            GpuLayout::Thread => (1, elements as u64 * flops::per_element_step(scheme)),
+            GpuLayout::Workgroup => {
+                let lanes = lanes_for(elements);
+                (lanes, workgroup_chain_flops(elements, lanes, scheme))
+            }
+        };
+        let chain = steps as f64 * per_step as f64;
+        longest = longest.max(chain);
+        occupancy += lanes as f64 * chain;
+    }
+    (longest / (rates.invocation_gflops * 1e9)).max(occupancy / (rates.device_gflops * 1e9))
+}
+
+/// The layout the model estimates faster for `work`, with both estimates.
+pub fn fastest_layout(
+    work: &[SimulationWork],
+    scheme: FixedStepScheme,
+    rates: GpuRates,
+) -> (GpuLayout, f64, f64) {
+    let thread = layout_seconds(work, scheme, GpuLayout::Thread, rates);
+    let workgroup = layout_seconds(work, scheme, GpuLayout::Workgroup, rates);
+    let layout = if workgroup < thread {
+        GpuLayout::Workgroup
+    } else {
+        GpuLayout::Thread
+    };
+    (layout, thread, workgroup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEMI: FixedStepScheme = FixedStepScheme::SemiImplicit;
+
+    /// An H100-like pair of rates: a filled device some 10⁵ times one
+    /// invocation (numbers of that order, not a measurement).
+    const RATES: GpuRates = GpuRates {
+        invocation_gflops: 0.5,
+        device_gflops: 50_000.0,
+    };
+
+    #[test]
+    fn lanes_cover_an_element_pair_each_up_to_the_cap() {
+        assert_eq!(lanes_for(1), 1);
+        assert_eq!(lanes_for(10), 8);
+        assert_eq!(lanes_for(40), 32);
+        assert_eq!(lanes_for(64), 32);
+        assert_eq!(lanes_for(128), 32);
+    }
+
+    #[test]
+    fn shapes_pack_small_simulations_and_respect_the_limits() {
+        let limits = wgpu::Limits {
+            max_compute_workgroup_storage_size: 32768,
+            max_compute_invocations_per_workgroup: 1024,
+            max_compute_workgroup_size_x: 1024,
+            ..wgpu::Limits::default()
+        };
+        let small = workgroup_shape(10, Precision::F32, SEMI, &limits).unwrap();
+        assert_eq!((small.nodes, small.lanes, small.sims), (11, 8, 8));
+        let large = workgroup_shape(50, Precision::F32, SEMI, &limits).unwrap();
+        assert_eq!((large.lanes, large.sims), (32, 2));
+        let f64_64 = workgroup_shape(64, Precision::F64, SEMI, &limits).unwrap();
+        assert_eq!(f64_64.sims, 1);
+        assert!(workgroup_bytes(f64_64, Precision::F64, SEMI) <= 32768);
+        // 16 KiB (Vulkan's guaranteed minimum): fewer per workgroup.
+        let small_memory = wgpu::Limits {
+            max_compute_workgroup_storage_size: 16384,
+            ..limits.clone()
+        };
+        let tight = workgroup_shape(50, Precision::F32, SEMI, &small_memory).unwrap();
+        assert_eq!(tight.sims, 1);
+        assert!(workgroup_shape(64, Precision::F64, SEMI, &small_memory).is_none());
+        // Invocations: 16 lanes allowed, so one simulation of 16 lanes.
+        let narrow = wgpu::Limits {
+            max_compute_invocations_per_workgroup: 16,
+            ..limits
+        };
+        let shape = workgroup_shape(50, Precision::F32, SEMI, &narrow).unwrap();
+        assert_eq!((shape.lanes, shape.sims), (16, 1));
+    }
+
+    #[test]
+    fn the_chain_is_a_lanes_elements_and_the_whole_solve() {
+        // n = 50, 32 lanes: one element per pass, two nodes, 51 solve nodes.
+        let chain = workgroup_chain_flops(50, 32, SEMI);
+        assert_eq!(
+            chain,
+            2 * flops::element(SEMI) + 2 * flops::NODE_UPDATE + 51 * flops::node_solve(SEMI)
+        );
+        // One lane: the thread layout's work on one chain (plus the tip).
+        assert_eq!(
+            workgroup_chain_flops(50, 1, SEMI),
+            50 * flops::per_element_step(SEMI) + flops::node_solve(SEMI) + flops::NODE_UPDATE
+        );
+    }
+
+    #[test]
+    fn few_long_simulations_go_to_the_workgroup_layout_many_equal_ones_do_not() {
+        // The SPEC grid's shape: 3,535 drops, n = 10..50.
+        let spec: Vec<SimulationWork> = (0..3535)
+            .map(|i| {
+                let n = 10 * (1 + i % 5);
+                (n, 1_626 * n as u64)
+            })
+            .collect();
+        let (layout, thread, workgroup) = fastest_layout(&spec, SEMI, RATES);
+        assert_eq!(layout, GpuLayout::Workgroup, "{thread} vs {workgroup}");
+        // The landscape's: 32,768 equal swing-ups at n = 40 fill the device
+        // in either layout, and the workgroup layout's idle lanes cost.
+        let landscape = vec![(40, 100_000); 32_768];
+        let (layout, thread, workgroup) = fastest_layout(&landscape, SEMI, RATES);
+        assert_eq!(layout, GpuLayout::Thread, "{thread} vs {workgroup}");
+    }
+}
