@@ -78,6 +78,10 @@ pub const PEAKS_GFLOPS: &str = "tether_sweep.peaks_gflops";
 pub const PEAKS_AFTER_RUNS_GFLOPS: &str = "tether_sweep.peaks_after_runs_gflops";
 /// Bench: the flops counted per element-step of each scheme.
 pub const FLOPS_PER_ELEMENT_STEP: &str = "tether_sweep.flops_per_element_step";
+/// `--gpu-layout` as asked (`auto`, `thread`, `workgroup`), on the GPU.
+pub const GPU_LAYOUT_REQUESTED: &str = "tether_sweep.gpu_layout_requested";
+/// The layouts the GPU simulations ran in, with how many ran in each.
+pub const GPU_LAYOUTS_RAN: &str = "tether_sweep.gpu_layouts_ran";
 
 /// A metadata value: the JSON of `value`. The values are plain data
 /// (parameters, summaries), which always serialize.
@@ -123,6 +127,8 @@ mod tests {
             super::GA,
             super::GA_WALL_S,
             super::LANDSCAPE_WALL_S,
+            super::GPU_LAYOUT_REQUESTED,
+            super::GPU_LAYOUTS_RAN,
             super::BEST_SCENARIO,
             super::PEAKS_GFLOPS,
             super::PEAKS_AFTER_RUNS_GFLOPS,

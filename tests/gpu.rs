@@ -355,32 +355,154 @@ fn mixed_batches_and_chunks_give_each_simulation_its_own_result() {
     for s in &mut sims {
         s.record_track = true;
     }
-    let together = gpu::run_batch(&gpu, &sims, Some(&measured), &BatchOptions::default()).unwrap();
-    let chunked = gpu::run_batch(
+    for layout in LAYOUTS {
+        let options = BatchOptions {
+            layout: layout.into(),
+            ..Default::default()
+        };
+        let together = gpu::run_batch(&gpu, &sims, Some(&measured), &options).unwrap();
+        let chunked = gpu::run_batch(
+            &gpu,
+            &sims,
+            Some(&measured),
+            &BatchOptions {
+                max_chunk: Some(2),
+                ..options
+            },
+        )
+        .unwrap();
+        assert_eq!(together, chunked, "{layout:?}: chunks of 2 vs one chunk");
+        for (sim, joint) in sims.iter().zip(&together) {
+            let alone =
+                gpu::run_batch(&gpu, std::slice::from_ref(sim), Some(&measured), &options).unwrap();
+            assert_eq!(
+                &alone[0], joint,
+                "{layout:?}: n={} alone vs in the batch",
+                sim.params.elements
+            );
+        }
+    }
+}
+
+#[test]
+fn the_two_layouts_agree_and_packing_changes_nothing() {
+    let Some(gpu) = open() else { return };
+    // Mixed n, D and C_D, drops and swing-ups, both schemes.
+    let drop = short(ScenarioKind::Drop, 0.2);
+    let swingup = short(ScenarioKind::Swingup, 0.32);
+    let cache = StepCache::default();
+    let mut sims = Vec::new();
+    for scheme in SCHEMES {
+        for (i, n) in [3, 6, 6, 6, 6, 6, 9].into_iter().enumerate() {
+            let p = params(n, 500.0 * i as f64, 0.6 + 0.05 * i as f64, 0.0);
+            sims.push(gpu_simulation(&drop, &p, scheme, None, &cache).unwrap());
+        }
+        let p = params(6, 2000.0, 0.8, 0.021);
+        sims.push(gpu_simulation(&swingup, &p, scheme, None, &cache).unwrap());
+    }
+    for s in &mut sims {
+        s.record_track = true;
+    }
+    let mut precisions = vec![(Precision::F32, 1e-5)];
+    if runs_f64(&gpu) {
+        precisions.push((Precision::F64, 1e-12));
+    }
+    for (precision, metres) in precisions {
+        let run = |layout: GpuLayout, max_group_sims| {
+            let options = BatchOptions {
+                precision,
+                layout: layout.into(),
+                max_group_sims,
+                ..Default::default()
+            };
+            gpu::run_batch(&gpu, &sims, None, &options).unwrap()
+        };
+        let thread = run(GpuLayout::Thread, None);
+        let packed = run(GpuLayout::Workgroup, None);
+        // One simulation per workgroup: S = 1, the same lanes.
+        let single = run(GpuLayout::Workgroup, Some(1));
+        for (i, (t, w)) in thread.iter().zip(&packed).enumerate() {
+            assert_eq!((t.status, t.steps), (w.status, w.steps));
+            let distance = t
+                .track_m
+                .as_ref()
+                .unwrap()
+                .iter()
+                .zip(w.track_m.as_ref().unwrap())
+                .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
+                .fold(0.0, f64::max);
+            eprintln!(
+                "{} simulation {i}: thread vs workgroup layout {distance:.1e} m",
+                precision.name()
+            );
+            assert!(distance <= metres, "{}: {distance:e} m", precision.name());
+            assert!(
+                (t.swingup_min_m - w.swingup_min_m).abs() <= metres,
+                "J_a,min {} vs {}",
+                t.swingup_min_m,
+                w.swingup_min_m
+            );
+        }
+        // Neighbours in a workgroup share barriers, never values.
+        assert_eq!(packed, single, "{}: S > 1 vs S = 1", precision.name());
+    }
+}
+
+#[test]
+fn the_workgroup_layout_takes_n_64_in_f64() {
+    let Some(gpu) = open() else { return };
+    if !runs_f64(&gpu) {
+        return;
+    }
+    // The thread layout's private arrays hold n ≤ 32 in f64 semi-implicit;
+    // the workgroup layout's state is in workgroup memory.
+    let scenario = short(ScenarioKind::Drop, 0.08);
+    let p = params(64, 2000.0, 0.8, 0.0);
+    let scheme = FixedStepScheme::SemiImplicit;
+    let mut sim = gpu_simulation(&scenario, &p, scheme, None, &StepCache::default()).unwrap();
+    sim.record_track = true;
+    let options = |layout: GpuLayout| BatchOptions {
+        precision: Precision::F64,
+        layout: layout.into(),
+        ..Default::default()
+    };
+    let refused = gpu::run_batch(
         &gpu,
-        &sims,
-        Some(&measured),
+        std::slice::from_ref(&sim),
+        None,
+        &options(GpuLayout::Thread),
+    );
+    assert!(refused.is_err(), "the thread layout ran n = 64 in f64");
+    let outcome = gpu::run_batch(
+        &gpu,
+        std::slice::from_ref(&sim),
+        None,
+        &options(GpuLayout::Workgroup),
+    )
+    .unwrap();
+    let gpu_out = gpu_output(&scenario, &sim, &outcome[0], Precision::F64).unwrap();
+    let cpu = cpu_on_the_same_step(&scenario, &sim);
+    let worst = gpu_out
+        .track
+        .positions_m
+        .iter()
+        .zip(&cpu.track.positions_m)
+        .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
+        .fold(0.0, f64::max);
+    eprintln!("n = 64, f64, workgroup layout vs CPU semi-implicit: {worst:.1e} m");
+    assert!(worst < 1e-8, "{worst:e} m");
+    // Auto takes the layout that holds it.
+    let auto = gpu::run_batch(
+        &gpu,
+        std::slice::from_ref(&sim),
+        None,
         &BatchOptions {
-            max_chunk: Some(2),
+            precision: Precision::F64,
             ..Default::default()
         },
     )
     .unwrap();
-    assert_eq!(together, chunked, "chunks of 2 vs one chunk");
-    for (sim, joint) in sims.iter().zip(&together) {
-        let alone = gpu::run_batch(
-            &gpu,
-            std::slice::from_ref(sim),
-            Some(&measured),
-            &BatchOptions::default(),
-        )
-        .unwrap();
-        assert_eq!(
-            &alone[0], joint,
-            "n={} alone vs in the batch",
-            sim.params.elements
-        );
-    }
+    assert_eq!(auto[0].layout, GpuLayout::Workgroup);
 }
 
 #[test]
@@ -390,7 +512,10 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
     // each, ten times what one invocation may run on lavapipe; the
     // semi-implicit scheme's 3,600 steps are still 1.4 times that.
     let scenario = short(ScenarioKind::Drop, 0.4);
-    for scheme in SCHEMES {
+    for (scheme, layout) in SCHEMES
+        .into_iter()
+        .flat_map(|s| LAYOUTS.map(|layout| (s, layout)))
+    {
         let sim = gpu_simulation(
             &scenario,
             &params(10, 2000.0, 0.8, 0.0),
@@ -405,13 +530,11 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
             iterations > gpu::engine::MESA_LOOP_LIMIT * 5 / 4,
             "{scheme:?}: {iterations}"
         );
-        let split = gpu::run_batch(
-            &gpu,
-            std::slice::from_ref(&sim),
-            None,
-            &BatchOptions::default(),
-        )
-        .unwrap();
+        let options = BatchOptions {
+            layout: layout.into(),
+            ..Default::default()
+        };
+        let split = gpu::run_batch(&gpu, std::slice::from_ref(&sim), None, &options).unwrap();
         assert_eq!(split[0].steps, sim.total_steps);
         assert_eq!(split[0].status, OutcomeStatus::Completed);
         // The same run in one dispatch per submission, no split: a driver
@@ -423,7 +546,7 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
             None,
             &BatchOptions {
                 loop_budget: u64::MAX / 2,
-                ..Default::default()
+                ..options
             },
         );
         if gpu.adapter.driver.to_lowercase().contains("llvmpipe") {
@@ -433,7 +556,7 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
                     assert!(got < expected);
                 }
                 other => panic!(
-                    "{scheme:?}: an unsplit run on lavapipe must be caught as truncated: {other:?}"
+                    "{scheme:?}, {layout:?}: an unsplit run on lavapipe must be caught as truncated: {other:?}"
                 ),
             }
         } else {
@@ -462,16 +585,24 @@ fn an_unstable_step_diverges_alone() {
         &cache,
     )
     .unwrap();
+    // In the workgroup layout the stable and the unstable n = 6 drops share
+    // a workgroup, and its barriers.
     let batch = vec![stable.clone(), unstable, other.clone()];
-    let out = gpu::run_batch(&gpu, &batch, None, &BatchOptions::default()).unwrap();
-    assert!(
-        matches!(out[1].status, OutcomeStatus::Diverged { time_s } if time_s < 0.2),
-        "{:?}",
-        out[1].status
-    );
-    let alone = gpu::run_batch(&gpu, &[stable, other], None, &BatchOptions::default()).unwrap();
-    assert_eq!(out[0], alone[0]);
-    assert_eq!(out[2], alone[1]);
+    for layout in LAYOUTS {
+        let options = BatchOptions {
+            layout: layout.into(),
+            ..Default::default()
+        };
+        let out = gpu::run_batch(&gpu, &batch, None, &options).unwrap();
+        assert!(
+            matches!(out[1].status, OutcomeStatus::Diverged { time_s } if time_s < 0.2),
+            "{layout:?}: {:?}",
+            out[1].status
+        );
+        let alone = gpu::run_batch(&gpu, &[stable.clone(), other.clone()], None, &options).unwrap();
+        assert_eq!(out[0], alone[0], "{layout:?}");
+        assert_eq!(out[2], alone[1], "{layout:?}");
+    }
 }
 
 mod cli {
@@ -777,11 +908,16 @@ fn a_short_measured_track_is_rejected() {
 
 #[test]
 fn simulations_beyond_the_private_budget_are_refused_before_any_work() {
-    // f64 state arrays for 129 nodes lost the device on an H100; 65 ran.
-    // So the explicit scheme takes n ≤ 64 in f64 and n ≤ 128 in f32, the
-    // semi-implicit one (nearly twice the arrays per node) n ≤ 32 and
-    // n ≤ 64, and the largest n picks the smallest pipeline that holds it.
+    // Thread layout: f64 state arrays for 129 nodes lost the device on an
+    // H100; 65 ran. So the explicit scheme takes n ≤ 64 in f64 and n ≤ 128
+    // in f32, the semi-implicit one (nearly twice the arrays per node)
+    // n ≤ 32 and n ≤ 64, and the largest n picks the smallest pipeline that
+    // holds it. The workgroup layout is bounded by workgroup memory instead.
     let Some(gpu) = open() else { return };
+    let thread = BatchOptions {
+        layout: GpuLayout::Thread.into(),
+        ..Default::default()
+    };
     let scenario = short(ScenarioKind::Drop, 0.04);
     let cache = StepCache::default();
     let sim = |n| {
@@ -796,6 +932,7 @@ fn simulations_beyond_the_private_budget_are_refused_before_any_work() {
     };
     let f64_options = BatchOptions {
         precision: Precision::F64,
+        layout: GpuLayout::Thread.into(),
         ..Default::default()
     };
     if runs_f64(&gpu) {
@@ -805,7 +942,7 @@ fn simulations_beyond_the_private_budget_are_refused_before_any_work() {
             "{err}"
         );
     }
-    let err = gpu::run_batch(&gpu, &[sim(129)], None, &BatchOptions::default()).unwrap_err();
+    let err = gpu::run_batch(&gpu, &[sim(129)], None, &thread).unwrap_err();
     assert!(
         matches!(err, GpuError::Input(ref e) if e.field == "elements"),
         "{err}"
@@ -821,8 +958,7 @@ fn simulations_beyond_the_private_budget_are_refused_before_any_work() {
         .unwrap()
     };
     // An explicit n = 100 is fine in f32; a semi-implicit n = 65 is not.
-    let err =
-        gpu::run_batch(&gpu, &[sim(100), semi(65)], None, &BatchOptions::default()).unwrap_err();
+    let err = gpu::run_batch(&gpu, &[sim(100), semi(65)], None, &thread).unwrap_err();
     assert!(
         matches!(err, GpuError::Input(ref e) if e.field == "elements" && e.allowed.contains("1..=64") && e.allowed.contains("semi-implicit")),
         "{err}"
@@ -833,6 +969,24 @@ fn simulations_beyond_the_private_budget_are_refused_before_any_work() {
             matches!(err, GpuError::Input(ref e) if e.field == "elements" && e.allowed.contains("1..=32")),
             "{err}"
         );
+        // The workgroup layout: n = 128 in f64 needs more workgroup memory
+        // than any adapter in reach has (49.5 KB of the 32 KiB lavapipe
+        // and the 48 KiB an H100 offer), and says so, with the way out.
+        let err = gpu::run_batch(
+            &gpu,
+            &[semi(128)],
+            None,
+            &BatchOptions {
+                layout: GpuLayout::Workgroup.into(),
+                ..f64_options
+            },
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, GpuError::WorkgroupMemory { elements: 128, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("--gpu-layout thread"), "{err}");
     }
 }
 

@@ -32,6 +32,18 @@ pub struct EngineArgs {
     pub gpu_layout: LayoutRequest,
 }
 
+/// "thread layout: 3, workgroup layout: 12", or None when nothing ran on
+/// the GPU.
+pub fn layouts_text(counts: &std::collections::BTreeMap<&str, u64>) -> Option<String> {
+    (!counts.is_empty()).then(|| {
+        counts
+            .iter()
+            .map(|(name, n)| format!("{name} layout: {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
 /// Tether options shared by the commands; each overrides SPEC Table 1.
 #[derive(Debug, Args)]
 pub struct TetherArgs {

@@ -200,6 +200,15 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
         plan.engine.solver().name(),
         plan.engine.precision().name(),
     );
+    if let Some(layout) = plan.engine.gpu_layout() {
+        println!(
+            "GPU layout: {}",
+            match layout.fixed() {
+                Some(l) => format!("{} (--gpu-layout)", l.name()),
+                None => "auto: per chunk, by the cost model (gpu::cost)".into(),
+            }
+        );
+    }
     if plan.resumed > 0 {
         println!(
             "resuming: {} from {} saved chunks, {} to run",
@@ -221,11 +230,16 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
 }
 
 fn print_report(report: &IdentifyReport) {
+    let mut layouts = std::collections::BTreeMap::new();
+    for layout in report.results.iter().filter_map(|r| r.gpu_layout) {
+        *layouts.entry(layout.name()).or_insert(0) += 1;
+    }
     println!(
-        "{} in {:.1} s ({:.1} simulations/s)",
+        "{} in {:.1} s ({:.1} simulations/s){}",
         count(report.simulated, "simulation"),
         report.wall_s,
-        report.simulated as f64 / report.wall_s
+        report.simulated as f64 / report.wall_s,
+        super::args::layouts_text(&layouts).map_or(String::new(), |l| format!("; GPU {l}"))
     );
     if let Some(s) = &report.summary {
         print_summary(s, report.shard.is_some());

@@ -280,6 +280,9 @@ fn print_report(request: &SwingupRequest, report: &SwingupReport) {
         },
         report.ga_wall_s
     );
+    if let Some(layouts) = super::args::layouts_text(&report.gpu_layouts) {
+        println!("GPU simulations, {layouts}");
+    }
     if let Some(l) = report.landscape.as_ref().map(|l| &l.landscape) {
         if let Some(opt) = l.optimum() {
             println!(

@@ -1,6 +1,8 @@
 //! Scoring chromosomes: each becomes a swing-up (SPEC §4.2) with its winch
 //! periods, simulated on the CPU solvers (all cores) or as one GPU batch.
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
@@ -8,7 +10,7 @@ use rayon::prelude::*;
 use super::{Evaluation, GeneCoding};
 use crate::engine::Engine;
 use crate::error::InputError;
-use crate::gpu::{BatchOptions, Gpu, GpuError, OutcomeStatus, run_batch};
+use crate::gpu::{BatchOptions, Gpu, GpuError, GpuLayout, OutcomeStatus, run_batch};
 use crate::model::TetherParams;
 use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
 use crate::scenario::{RunStatus, Scenario, ScenarioKind, SolverSettings, simulate};
@@ -65,6 +67,8 @@ pub struct Evaluator<'a> {
     /// Once set, simulations not yet finished come back cancelled.
     pub cancel: Option<&'a AtomicBool>,
     steps: StepCache,
+    /// How many simulations ran in each GPU layout so far.
+    layouts_ran: Mutex<BTreeMap<GpuLayout, u64>>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -78,7 +82,18 @@ impl<'a> Evaluator<'a> {
             gpu,
             cancel: None,
             steps: StepCache::default(),
+            layouts_ran: Mutex::new(BTreeMap::new()),
         })
+    }
+
+    /// How many simulations ran in each GPU layout so far, by its name.
+    pub fn layouts_ran(&self) -> BTreeMap<&'static str, u64> {
+        self.layouts_ran
+            .lock()
+            .expect("layout count lock")
+            .iter()
+            .map(|(l, n)| (l.name(), *n))
+            .collect()
     }
 
     /// Scores `chromosomes` in one batch, in their order. `progress` is
@@ -171,6 +186,15 @@ impl<'a> Evaluator<'a> {
             })
             .collect::<Result<Vec<_>, SolverError>>()?;
         let outcomes = run_batch(gpu, &sims, None, options)?;
+        {
+            let mut ran = self.layouts_ran.lock().expect("layout count lock");
+            for o in outcomes
+                .iter()
+                .filter(|o| o.status != OutcomeStatus::Cancelled)
+            {
+                *ran.entry(o.layout).or_default() += 1;
+            }
+        }
         Ok(outcomes
             .iter()
             .map(|o| match o.status {

@@ -365,4 +365,60 @@ mod tests {
         let (layout, thread, workgroup) = fastest_layout(&landscape, SEMI, RATES);
         assert_eq!(layout, GpuLayout::Thread, "{thread} vs {workgroup}");
     }
+
+    /// Bytes of the workgroup stage's workgroup globals as naga lays them
+    /// out, after checking that the module validates.
+    fn wgsl_workgroup_bytes(
+        shape: WorkgroupShape,
+        precision: Precision,
+        scheme: FixedStepScheme,
+    ) -> u64 {
+        let src = super::super::shader::step_workgroup_source(precision, scheme, shape);
+        let module = naga::front::wgsl::parse_str(&src)
+            .unwrap_or_else(|e| panic!("{shape:?}: {}", e.emit_to_string(&src)));
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::all(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{shape:?} {scheme:?}: {}", e.emit_to_string(&src)));
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).unwrap();
+        module
+            .global_variables
+            .iter()
+            .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+            .map(|(_, g)| layouter[g.ty].size as u64)
+            .sum()
+    }
+
+    #[test]
+    fn workgroup_memory_is_what_the_shape_counts() {
+        // Every shape the engine can choose on a 32 KiB adapter, both
+        // schemes and precisions: naga's layout of the pipeline's workgroup
+        // arrays is the count the shape was chosen by, so a pipeline never
+        // asks for more than the adapter's limit.
+        let limits = wgpu::Limits {
+            max_compute_workgroup_storage_size: 32768,
+            max_compute_invocations_per_workgroup: 1024,
+            max_compute_workgroup_size_x: 1024,
+            ..wgpu::Limits::default()
+        };
+        for precision in [Precision::F32, Precision::F64] {
+            for scheme in [FixedStepScheme::Explicit, SEMI] {
+                for n in [1, 2, 7, 10, 33, 50, 64] {
+                    let Some(shape) = workgroup_shape(n, precision, scheme, &limits) else {
+                        panic!("n = {n} {precision:?} {scheme:?} has no shape");
+                    };
+                    let bytes = workgroup_bytes(shape, precision, scheme);
+                    assert!(bytes <= 32768, "{shape:?}: {bytes}");
+                    assert_eq!(
+                        wgsl_workgroup_bytes(shape, precision, scheme),
+                        bytes,
+                        "n = {n} {precision:?} {scheme:?} {shape:?}"
+                    );
+                }
+            }
+        }
+    }
 }

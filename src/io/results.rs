@@ -5,12 +5,14 @@ use std::path::Path;
 
 use super::IoError;
 use super::table::{Column, write_columns};
+use crate::gpu::GpuLayout;
 use crate::sweep::CandidateResult;
 
 /// Writes `results` with the documented schema: `elements`, `damping_pa_s`,
 /// `drag_coefficient`, `j_e_m2` (null unless ok), `status` (ok | diverged),
 /// `step_s` (null for the adaptive reference solver), `steps`, `backend`,
-/// `precision`, `solver`.
+/// `precision`, `solver`, `gpu_layout` (`thread` or `workgroup`, null on
+/// the CPU).
 pub fn write_results(
     path: &Path,
     results: &[CandidateResult],
@@ -20,6 +22,17 @@ pub fn write_results(
     metadata: &BTreeMap<String, String>,
 ) -> Result<(), IoError> {
     let rows = results.len();
+    let mut ran: BTreeMap<&str, usize> = BTreeMap::new();
+    for layout in results.iter().filter_map(|r| r.gpu_layout) {
+        *ran.entry(layout.name()).or_default() += 1;
+    }
+    let mut metadata = metadata.clone();
+    if !ran.is_empty() {
+        metadata.insert(
+            crate::metadata::GPU_LAYOUTS_RAN.into(),
+            crate::metadata::json(&ran),
+        );
+    }
     write_columns(
         path,
         vec![
@@ -56,8 +69,15 @@ pub fn write_results(
             Column::text("backend", vec![backend.to_string(); rows]),
             Column::text("precision", vec![precision.to_string(); rows]),
             Column::text("solver", vec![solver.to_string(); rows]),
+            Column::optional_text(
+                "gpu_layout",
+                results
+                    .iter()
+                    .map(|r| r.gpu_layout.map(GpuLayout::name))
+                    .collect(),
+            ),
         ],
-        metadata,
+        &metadata,
     )
 }
 
@@ -123,8 +143,15 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
             path: path.to_owned(),
             message: "missing text column `status`".into(),
         })?;
+    // Tables from before the workgroup layout have no such column.
+    let layouts = batch.column_by_name("gpu_layout").and_then(|c| {
+        c.as_any()
+            .downcast_ref::<arrow::array::StringArray>()
+            .cloned()
+    });
     (0..batch.num_rows())
         .map(|i| {
+            use arrow::array::Array;
             let status = match status.value(i) {
                 "ok" => Status::Ok,
                 "diverged" => Status::Diverged(String::new()),
@@ -146,6 +173,18 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
                 status,
                 step_s: step[i],
                 steps: steps[i] as u64,
+                gpu_layout: match layouts.as_ref().map(|l| l.is_valid(i).then(|| l.value(i))) {
+                    None | Some(None) => None,
+                    Some(Some(name)) => Some(
+                        GpuLayout::ALL
+                            .into_iter()
+                            .find(|l| l.name() == name)
+                            .ok_or_else(|| IoError::Format {
+                                path: path.to_owned(),
+                                message: format!("row {i}: unknown gpu_layout `{name}`"),
+                            })?,
+                    ),
+                },
             })
         })
         .collect()

@@ -56,6 +56,14 @@ impl Column {
             values: Arc::new(StringArray::from(values)),
         }
     }
+    /// Text with missing values (e.g. the GPU layout of a CPU run).
+    pub fn optional_text(name: &'static str, values: Vec<Option<&str>>) -> Self {
+        Self {
+            name,
+            unit: "",
+            values: Arc::new(StringArray::from(values)),
+        }
+    }
 }
 
 /// Writes columns as one Parquet table at `path`, atomically.

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::InputError;
+use crate::gpu::GpuLayout;
 use crate::model::TetherParams;
 use crate::objective::{MeasuredTrack, identification_error};
 use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
@@ -30,6 +31,8 @@ pub struct CandidateResult {
     pub step_s: Option<f64>,
     /// Steps taken.
     pub steps: u64,
+    /// The GPU layout it ran in; None on the CPU.
+    pub gpu_layout: Option<GpuLayout>,
 }
 
 /// Checks before any simulation that the measured track has every marker of
@@ -83,6 +86,7 @@ pub fn run_cpu(
                     status: Status::Cancelled,
                     step_s: None,
                     steps: 0,
+                    gpu_layout: None,
                 };
             }
             let result = run_cpu_candidate(candidate, measured, base, scenario, settings);
@@ -116,6 +120,7 @@ fn run_cpu_candidate(
                 status: Status::Ok,
                 step_s,
                 steps,
+                gpu_layout: None,
             }
         }
         Err(e) => CandidateResult {
@@ -124,6 +129,7 @@ fn run_cpu_candidate(
             status: Status::Diverged(e.to_string()),
             step_s: None,
             steps: 0,
+            gpu_layout: None,
         },
     }
 }
@@ -290,6 +296,7 @@ pub fn run_gpu(
                 status,
                 step_s: Some(sim.step_s),
                 steps: out.steps,
+                gpu_layout: Some(out.layout),
             }
         })
         .collect())
@@ -321,6 +328,7 @@ mod tests {
                 status: Status::Ok,
                 step_s: None,
                 steps: 1,
+                gpu_layout: None,
             })
             .collect();
         let s = summarize(&grid, &results, 1002).unwrap();

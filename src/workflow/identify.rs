@@ -249,6 +249,9 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     if let Some(g) = &choice.gpu {
         metadata.insert(metadata::ADAPTER.into(), json(&g.adapter));
     }
+    if let Some(layout) = engine.gpu_layout() {
+        metadata.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
+    }
     // Everything that decides the results: a resume must continue the same run.
     let run_key = json(&(
         grid,

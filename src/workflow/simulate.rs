@@ -109,7 +109,14 @@ impl Prepared {
                 .map_err(super::solver("simulation failed"))?,
         };
         let wall_s = started.elapsed().as_secs_f64();
-        let metadata = provenance(cfg, &output);
+        let mut metadata = provenance(cfg, &output);
+        if let Some(layout) = self.choice.engine.gpu_layout() {
+            metadata.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
+        }
+        if let crate::scenario::SolverReport::Gpu { layout, .. } = &output.report {
+            let ran = std::collections::BTreeMap::from([(layout.name(), 1)]);
+            metadata.insert(metadata::GPU_LAYOUTS_RAN.into(), json(&ran));
+        }
         write_batch(
             &mut self.pending,
             &track_batch(&output.track, &metadata),

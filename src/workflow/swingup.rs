@@ -84,6 +84,8 @@ pub struct SwingupReport {
     pub replayed: bool,
     pub figures: Vec<String>,
     pub wall_s: f64,
+    /// Simulations per GPU layout they ran in (empty on the CPU).
+    pub gpu_layouts: std::collections::BTreeMap<&'static str, u64>,
 }
 
 pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
@@ -188,6 +190,9 @@ impl Prepared {
             })
             .to_string(),
         );
+        if let Some(layout) = engine.gpu_layout() {
+            m.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
+        }
         if let Some(reason) = &self.choice.reason {
             m.insert(metadata::ENGINE_CHOICE.into(), reason.clone());
         }
@@ -243,6 +248,10 @@ impl Prepared {
         )?;
         let ga_wall_s = ga_started.elapsed().as_secs_f64();
         metadata.insert(metadata::GA_WALL_S.into(), format!("{ga_wall_s:.3}"));
+        let gpu_layouts = evaluator.layouts_ran();
+        if !gpu_layouts.is_empty() {
+            metadata.insert(metadata::GPU_LAYOUTS_RAN.into(), json(&gpu_layouts));
+        }
         let summary = summary_json(&run, &coding, landscape.as_ref().map(|l| &l.landscape));
         metadata.insert(metadata::SUMMARY.into(), summary.to_string());
         write_generations(&self.generations_path, &run, &coding, &metadata)?;
@@ -287,6 +296,7 @@ impl Prepared {
             replayed: replay.is_some(),
             figures,
             wall_s: started.elapsed().as_secs_f64(),
+            gpu_layouts,
         })
     }
 
@@ -322,6 +332,10 @@ impl Prepared {
         let wall_s = started.elapsed().as_secs_f64();
         let mut metadata = metadata.clone();
         metadata.insert(metadata::LANDSCAPE_WALL_S.into(), format!("{wall_s:.3}"));
+        let gpu_layouts = evaluator.layouts_ran();
+        if !gpu_layouts.is_empty() {
+            metadata.insert(metadata::GPU_LAYOUTS_RAN.into(), json(&gpu_layouts));
+        }
         let path = self.request.out.join("landscape.parquet");
         write_landscape(&path, &landscape, coding, &metadata)?;
         let cancelled = landscape.cancelled();
