@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::engine::Engine;
-use crate::gpu::{self, BatchOptions, Gpu, Precision};
+use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, Precision};
 use crate::model::TetherParams;
 use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
 use crate::scenario::{Scenario, ScenarioKind, SolverReport, simulate};
@@ -44,6 +44,27 @@ pub struct BenchRow {
     /// (each simulation's step from a modal analysis, mesh factors). The
     /// CPU solvers do the same inside their timed run.
     pub setup_s: Option<f64>,
+    /// GPU engines: the layout and its shape, with the model's numbers.
+    pub layout: Option<LayoutFacts>,
+}
+
+/// What a GPU row's layout was, and what the cost model counts for it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LayoutFacts {
+    pub layout: GpuLayout,
+    /// Simulations per workgroup (S) and invocations per simulation (T):
+    /// the adapter's workgroup size and 1 in the thread layout.
+    pub sims_per_workgroup: u32,
+    pub lanes: u32,
+    /// Workgroup memory per simulation [bytes] (0 in the thread layout,
+    /// whose state is in private memory).
+    pub workgroup_bytes_per_sim: u64,
+    /// Flops on one step's serial chain (`gpu::cost`).
+    pub chain_flops_per_step: u64,
+    /// Simulations the device runs at once by the model: its filled rate
+    /// over one invocation's (both measured), over the lanes a simulation
+    /// takes.
+    pub resident_sims: Option<f64>,
 }
 
 /// Distinct damping values in a batch. Each needs its own explicit step,
@@ -125,7 +146,44 @@ fn row(
         peak_gflops: peak.filter(|_| counted.is_some()),
         peak_fraction: gflops.zip(peak).map(|(g, p)| g / p),
         setup_s: None,
+        layout: None,
     }
+}
+
+/// The layout facts of a GPU batch of n = `elements` that ran in `layout`.
+fn layout_facts(
+    gpu: &Gpu,
+    layout: GpuLayout,
+    elements: usize,
+    precision: Precision,
+    scheme: FixedStepScheme,
+) -> Result<LayoutFacts, gpu::GpuError> {
+    let (sims, lanes, bytes, chain) = match layout {
+        GpuLayout::Thread => (
+            gpu.workgroup_size,
+            1,
+            0,
+            elements as u64 * gpu::flops::per_element_step(scheme),
+        ),
+        GpuLayout::Workgroup => {
+            let (_, shape) = gpu.step_workgroup_pipeline(precision, elements, scheme, None)?;
+            (
+                shape.sims,
+                shape.lanes,
+                gpu::cost::slot_bytes(shape.nodes, precision, scheme),
+                gpu::cost::workgroup_chain_flops(elements, shape.lanes, scheme),
+            )
+        }
+    };
+    let rates = gpu.rates(precision)?;
+    Ok(LayoutFacts {
+        layout,
+        sims_per_workgroup: sims,
+        lanes,
+        workgroup_bytes_per_sim: bytes,
+        chain_flops_per_step: chain,
+        resident_sims: Some(rates.device_gflops / rates.invocation_gflops / lanes as f64),
+    })
 }
 
 /// Runs one engine on one batch of drops of `elements` elements, `repeats`
@@ -143,7 +201,9 @@ pub fn run(
     let params = batch_params(elements, batch);
     match engine {
         Engine::Gpu {
-            precision, scheme, ..
+            precision,
+            scheme,
+            layout,
         } => {
             let gpu = gpu.ok_or(BatchError::Gpu(gpu::GpuError::NoAdapter))?;
             let cache = StepCache::default();
@@ -155,9 +215,17 @@ pub fn run(
             let setup_s = setup.elapsed().as_secs_f64();
             let options = BatchOptions {
                 precision,
+                layout,
                 ..Default::default()
             };
-            // Compile (lavapipe compiles at the first dispatch) outside the timing.
+            // The batch's layout (auto picks per batch, not per simulation),
+            // then a compile (lavapipe compiles at the first dispatch)
+            // outside the timing.
+            let ran = gpu::engine::assign_layouts(gpu, &sims, &options)?[0];
+            let options = BatchOptions {
+                layout: ran.into(),
+                ..options
+            };
             gpu::run_batch(gpu, &sims[..1], None, &options)?;
             let timed = fastest(repeats, || {
                 let out = gpu::run_batch(gpu, &sims, None, &options)?;
@@ -174,6 +242,7 @@ pub fn run(
             };
             Ok(BenchRow {
                 setup_s: Some(setup_s),
+                layout: Some(layout_facts(gpu, ran, elements, precision, scheme)?),
                 ..row(
                     engine,
                     &gpu.adapter.name,

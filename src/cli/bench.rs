@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use tether_sweep::engine::Engine;
+use tether_sweep::engine::{Engine, LayoutRequest};
 use tether_sweep::gpu::flops::{PER_ELEMENT_STEP, SEMI_IMPLICIT_PER_ELEMENT_STEP};
 use tether_sweep::workflow::bench::{BenchOutcome, BenchRequest, engine_names, prepare};
 
@@ -46,6 +46,15 @@ pub struct BenchArgs {
             .map(|name| Engine::from_bench_name(&name).expect("a listed name"))
     )]
     pub engines: Option<Vec<Engine>>,
+    /// GPU layouts, comma-separated: each GPU engine runs in each (`auto`:
+    /// the cost model's choice).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "thread,workgroup"
+    )]
+    pub gpu_layout: Vec<LayoutRequest>,
     /// GPU adapter: its index or part of its name.
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
@@ -76,6 +85,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         duration_s: args.duration,
         repeats: args.repeats,
         engines: args.engines.clone(),
+        gpu_layouts: args.gpu_layout.clone(),
         adapter: args.adapter.clone(),
         out: args.out.clone(),
         force: args.force,
@@ -98,8 +108,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
         println!("wall s: the fastest of {} runs", args.repeats);
     }
     println!(
-        "{:<21} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8}",
+        "{:<21} {:<9} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8} {:>7} {:>9} {:>10}",
         "engine",
+        "layout",
         "n",
         "batch",
         "wall s",
@@ -108,7 +119,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
         "el-steps/s",
         "GFLOP/s",
         "% peak",
-        "setup s"
+        "setup s",
+        "S×T",
+        "B/sim",
+        "chain/step"
     );
     let report = prepared.run(print_outcome)?;
     println!(
@@ -134,14 +148,16 @@ fn print_outcome(outcome: &BenchOutcome) {
             batch,
             reason,
         } => println!(
-            "{:<21} {:>4} {:>6} skipped: {reason}",
+            "{:<21} {:<9} {:>4} {:>6} skipped: {reason}",
             engine.bench_name(),
+            engine.gpu_layout().map_or("-", |l| l.name()),
             elements,
             batch
         ),
         BenchOutcome::Measured(r) => println!(
-            "{:<21} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7} {:>8}",
+            "{:<21} {:<9} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7} {:>8} {:>7} {:>9} {:>10}",
             r.engine.bench_name(),
+            r.layout.map_or("-", |l| l.layout.name()),
             r.elements,
             r.batch,
             r.wall_s,
@@ -152,6 +168,14 @@ fn print_outcome(outcome: &BenchOutcome) {
             r.peak_fraction
                 .map_or("-".into(), |f| format!("{:.1}", 100.0 * f)),
             r.setup_s.map_or("-".into(), |s| format!("{s:.3}")),
+            r.layout.map_or("-".into(), |l| format!(
+                "{}×{}",
+                l.sims_per_workgroup, l.lanes
+            )),
+            r.layout
+                .map_or("-".into(), |l| l.workgroup_bytes_per_sim.to_string()),
+            r.layout
+                .map_or("-".into(), |l| l.chain_flops_per_step.to_string()),
         ),
     }
 }

@@ -336,11 +336,12 @@ fn run_typed<R: Real>(
         .collect())
 }
 
-/// The layout of every simulation of a batch: the one asked for, or with
+/// The layout of every simulation of a batch, as [`run_batch`] will run
+/// it: the one asked for, or with
 /// `Auto` the cost model's per scheme ([`cost`]), except where only the
 /// other layout holds a simulation's n. On a CPU emulation `Auto` keeps the
 /// thread layout (see [`cost`]).
-fn assign_layouts(
+pub fn assign_layouts(
     gpu: &Gpu,
     sims: &[GpuSimulation],
     options: &BatchOptions,

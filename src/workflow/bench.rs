@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::{WorkflowError, refuse_to_replace, usage};
 use crate::bench::{self, BenchRow, Peaks};
-use crate::engine::Engine;
+use crate::engine::{Engine, LayoutRequest};
 use crate::error::InputError;
 use crate::gpu::{Gpu, GpuError};
 use crate::io::TableFormat;
@@ -26,6 +26,8 @@ pub struct BenchRequest {
     pub repeats: usize,
     /// None: every engine this machine has.
     pub engines: Option<Vec<Engine>>,
+    /// The GPU engines run once in each of these layouts.
+    pub gpu_layouts: Vec<LayoutRequest>,
     pub adapter: Option<String>,
     pub out: PathBuf,
     pub force: bool,
@@ -109,6 +111,21 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
     if engines.iter().any(Engine::is_gpu) && gpu.is_none() {
         return Err(GpuError::NoAdapter.into());
     }
+    if request.gpu_layouts.is_empty() {
+        return Err(InputError::new("gpu_layouts", "none", "at least one layout").into());
+    }
+    // Each GPU engine once per layout, the CPU engines once.
+    let engines: Vec<Engine> = engines
+        .into_iter()
+        .flat_map(|e| match e {
+            Engine::Gpu { .. } => request
+                .gpu_layouts
+                .iter()
+                .map(|&layout| e.with_layout(layout))
+                .collect::<Vec<_>>(),
+            cpu => vec![cpu],
+        })
+        .collect();
     let peaks = Peaks::measure(gpu.as_ref())?;
     Ok(Prepared {
         request,
@@ -136,21 +153,14 @@ impl Prepared {
         for &n in &request.elements {
             for &b in &request.batch {
                 for &engine in &self.engines {
-                    if let Engine::Gpu {
-                        precision, scheme, ..
-                    } = engine
-                    {
-                        let limit =
-                            crate::gpu::layout::max_gpu_elements(precision.real_bytes(), scheme);
-                        if n > limit {
-                            each(&BenchOutcome::Skipped {
-                                engine,
-                                elements: n,
-                                batch: b,
-                                reason: format!("the engine takes n ≤ {limit}"),
-                            });
-                            continue;
-                        }
+                    if let Some(reason) = self.beyond_limits(engine, n) {
+                        each(&BenchOutcome::Skipped {
+                            engine,
+                            elements: n,
+                            batch: b,
+                            reason,
+                        });
+                        continue;
                     }
                     let row = bench::run(
                         engine,
@@ -183,6 +193,36 @@ impl Prepared {
         })
     }
 
+    /// Why `engine` cannot run n elements here, if it cannot: the thread
+    /// layout's private arrays, the workgroup layout's workgroup memory.
+    fn beyond_limits(&self, engine: Engine, elements: usize) -> Option<String> {
+        let Engine::Gpu {
+            precision,
+            scheme,
+            layout,
+        } = engine
+        else {
+            return None;
+        };
+        let gpu = self.gpu.as_ref()?;
+        let thread = crate::gpu::layout::max_gpu_elements(precision.real_bytes(), scheme);
+        let workgroup =
+            crate::gpu::cost::workgroup_shape(elements, precision, scheme, &gpu.limits).is_some();
+        match layout {
+            LayoutRequest::Thread if elements > thread => {
+                Some(format!("the thread layout takes n ≤ {thread}"))
+            }
+            LayoutRequest::Workgroup if !workgroup => Some(format!(
+                "n = {elements} needs more workgroup memory than the adapter's {} bytes",
+                gpu.limits.max_compute_workgroup_storage_size
+            )),
+            LayoutRequest::Auto if elements > thread && !workgroup => {
+                Some("neither layout holds it".into())
+            }
+            _ => None,
+        }
+    }
+
     fn write(&self, rows: &[BenchRow], peaks_after: &Peaks) -> Result<(), WorkflowError> {
         let mut metadata = metadata::base();
         metadata.insert(metadata::SCENARIO.into(), json(&self.scenario));
@@ -201,6 +241,11 @@ impl Prepared {
         }
         let f64s = |f: fn(&BenchRow) -> f64| rows.iter().map(f).collect::<Vec<_>>();
         let optional = |f: fn(&BenchRow) -> Option<f64>| rows.iter().map(f).collect::<Vec<_>>();
+        let facts = |f: fn(&crate::bench::LayoutFacts) -> f64| {
+            rows.iter()
+                .map(|r| r.layout.as_ref().map(f))
+                .collect::<Vec<_>>()
+        };
         write_columns(
             &self.request.out,
             vec![
@@ -229,6 +274,35 @@ impl Prepared {
                 Column::optional_f64("peak_gflops", "GFLOP/s", optional(|r| r.peak_gflops)),
                 Column::optional_f64("peak_fraction", "1", optional(|r| r.peak_fraction)),
                 Column::optional_f64("setup_s", "s", optional(|r| r.setup_s)),
+                Column::optional_text(
+                    "gpu_layout",
+                    rows.iter()
+                        .map(|r| r.layout.map(|l| l.layout.name()))
+                        .collect(),
+                ),
+                Column::optional_f64(
+                    "sims_per_workgroup",
+                    "1",
+                    facts(|l| l.sims_per_workgroup as f64),
+                ),
+                Column::optional_f64("lanes_per_sim", "1", facts(|l| l.lanes as f64)),
+                Column::optional_f64(
+                    "workgroup_bytes_per_sim",
+                    "B",
+                    facts(|l| l.workgroup_bytes_per_sim as f64),
+                ),
+                Column::optional_f64(
+                    "chain_flops_per_step",
+                    "flop",
+                    facts(|l| l.chain_flops_per_step as f64),
+                ),
+                Column::optional_f64(
+                    "resident_sims_model",
+                    "1",
+                    rows.iter()
+                        .map(|r| r.layout.and_then(|l| l.resident_sims))
+                        .collect(),
+                ),
             ],
             &metadata,
         )?;
