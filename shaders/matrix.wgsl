@@ -82,3 +82,52 @@ fn inverse4(m: real4x4) -> real4x4 {
               (a20 * s3 - a21 * s1 + a22 * s0) * r),
     );
 }
+
+// Column c of inverse4(m), with inverse4's arithmetic for that column: the
+// workgroup layout's shared solve has four lanes form one column each.
+fn inverse4_column(m: real4x4, c: u32) -> real4 {
+    let a00 = m[0].x; let a01 = m[1].x; let a02 = m[2].x; let a03 = m[3].x;
+    let a10 = m[0].y; let a11 = m[1].y; let a12 = m[2].y; let a13 = m[3].y;
+    let a20 = m[0].z; let a21 = m[1].z; let a22 = m[2].z; let a23 = m[3].z;
+    let a30 = m[0].w; let a31 = m[1].w; let a32 = m[2].w; let a33 = m[3].w;
+    let s0 = a00 * a11 - a10 * a01;
+    let s1 = a00 * a12 - a10 * a02;
+    let s2 = a00 * a13 - a10 * a03;
+    let s3 = a01 * a12 - a11 * a02;
+    let s4 = a01 * a13 - a11 * a03;
+    let s5 = a02 * a13 - a12 * a03;
+    let c5 = a22 * a33 - a32 * a23;
+    let c4 = a21 * a33 - a31 * a23;
+    let c3 = a21 * a32 - a31 * a22;
+    let c2 = a20 * a33 - a30 * a23;
+    let c1 = a20 * a32 - a30 * a22;
+    let c0 = a20 * a31 - a30 * a21;
+    let det = s0 * c5 - s1 * c4 + s2 * c3 + s3 * c2 - s4 * c1 + s5 * c0;
+    let r = 1.0 / det;
+    switch (c) {
+        case 0u: {
+            return real4((a11 * c5 - a12 * c4 + a13 * c3) * r,
+                         (-a10 * c5 + a12 * c2 - a13 * c1) * r,
+                         (a10 * c4 - a11 * c2 + a13 * c0) * r,
+                         (-a10 * c3 + a11 * c1 - a12 * c0) * r);
+        }
+        case 1u: {
+            return real4((-a01 * c5 + a02 * c4 - a03 * c3) * r,
+                         (a00 * c5 - a02 * c2 + a03 * c1) * r,
+                         (-a00 * c4 + a01 * c2 - a03 * c0) * r,
+                         (a00 * c3 - a01 * c1 + a02 * c0) * r);
+        }
+        case 2u: {
+            return real4((a31 * s5 - a32 * s4 + a33 * s3) * r,
+                         (-a30 * s5 + a32 * s2 - a33 * s1) * r,
+                         (a30 * s4 - a31 * s2 + a33 * s0) * r,
+                         (-a30 * s3 + a31 * s1 - a32 * s0) * r);
+        }
+        default: {
+            return real4((-a21 * s5 + a22 * s4 - a23 * s3) * r,
+                         (a20 * s5 - a22 * s2 + a23 * s1) * r,
+                         (-a20 * s4 + a21 * s2 - a23 * s0) * r,
+                         (a20 * s3 - a21 * s1 + a22 * s0) * r);
+        }
+    }
+}

@@ -11,10 +11,13 @@
 //    are assigned by the first pass and completed by the second, without
 //    atomics, and every slot is the sum of the same two terms as in
 //    step.wgsl (a sum of two reals is the same either way round);
-// 3. the block-tridiagonal solve, by one lane per simulation: the forward
-//    sweep and back substitution of step.wgsl, node by node (the serial
-//    chain of a step: n + 1 pivots, each a 4×4 inverse and three 4×4
-//    products; see src/gpu/cost.rs for why one lane and what it costs);
+// 3. the block-tridiagonal solve, node by node (the serial chain of a
+//    step). Semi-implicit: four lanes share each node's factorization, a
+//    column each: the Schur complement D = A − L E, the inverse G = D⁻¹
+//    (inverse4_column), E = G U, while lane 0 forms y = G (f − L y); three
+//    barriers a node. Explicit (factors from the mesh buffer, a 4×4
+//    product a node): one lane. The back substitution is one lane's in
+//    both. src/gpu/cost.rs counts the chains and says why;
 // 4. velocities: each lane its nodes again, then folds, J_a by the lane of
 //    the tip, the frame's markers by lane 0.
 //
@@ -53,6 +56,13 @@ var<workgroup> w_acc: array<real4, GROUP_NODES>;
 var<workgroup> w_force: array<real4, GROUP_NODES>;
 var<workgroup> w_pivot: array<Symmetric4, GROUP_BLOCKS>;
 var<workgroup> w_upper: array<real4x4, GROUP_BLOCKS>;
+// Per slot: the Schur complement of the node being factored (semi-implicit
+// shared solve), and its inverse, a column per lane.
+var<workgroup> w_schur: array<real4x4, GROUP_SIMS>;
+var<workgroup> w_inverse: array<real4x4, GROUP_SIMS>;
+// The workgroup's n (every slot of a workgroup has the same), for the
+// shared solve's node loop, whose barriers need a uniform count.
+var<workgroup> w_elements: u32;
 // Per slot: set by any lane whose node exploded in this step.
 var<workgroup> w_diverged: array<atomic<u32>, GROUP_SIMS>;
 var<workgroup> w_tip_velocity: array<real2, GROUP_SIMS>;
@@ -136,57 +146,99 @@ fn element_pass(s: u32, j: u32, parity: u32, n: u32, ph: SimPhysics, pin: PinSta
     }
 }
 
-// The block-tridiagonal solve of slot s into w_acc: step.wgsl's forward
-// sweep (with node 0's pin rows and the tip's weight) and back substitution.
-fn solve(s: u32, c: SimControl, ph: SimPhysics, mass: MeshMass, pin: PinState) {
+// The node's right-hand side: its assembled force, with node 0's pin rows
+// and the tip's weight.
+fn node_force(b: u32, node: u32, n: u32, ph: SimPhysics, pin: PinState) -> real4 {
+    var f = w_force[b + node];
+    if (node == 0u) {
+        f = real4(pin.acceleration, f.zw);
+    }
+    if (node == n) {
+        f.y -= ph.tip_weight_n;
+    }
+    return f;
+}
+
+// Explicit scheme, one lane: step.wgsl's forward substitution with the
+// mesh's factors, into w_acc.
+fn forward_explicit(s: u32, c: SimControl, ph: SimPhysics, mass: MeshMass, pin: PinState) {
     let b = s * MAX_NODES;
-    let bb = s * BLOCK_NODES;
     let n = c.elements;
     var y_prev = real4(0.0);
-    var upper_prev = real4x4();
-    var e_prev = real4x4();
     for (var node = 0u; node <= n; node++) {
-        var f = w_force[b + node];
-        if (node == 0u) {
-            f = real4(pin.acceleration, f.zw);
-        }
-        var y: real4;
-        if (node == n) {
-            f.y -= ph.tip_weight_n;
-            if (SEMI_IMPLICIT) {
-                let lower = transpose(upper_prev);
-                let g = inverse4(plus_node_mass(symmetric_full(w_pivot[bb + node]), mass.last)
-                                 - lower * e_prev);
-                y = g * (f - lower * y_prev);
-            } else {
-                y = factor(c, node, 0u) * (f - coupling_transpose_times(mass.coupling, y_prev));
-            }
-        } else if (SEMI_IMPLICIT) {
-            // Block LU of M + h/2 C_D: D = A − L E_prev, L = U_prevᵀ.
-            var pivot = symmetric_full(w_pivot[bb + node]);
-            if (node == 0u) {
-                pivot = plus_node_mass(pivot, mass.first);
-            } else {
-                pivot = plus_node_mass(pivot, mass.interior);
-            }
-            let upper = plus_node_mass(w_upper[bb + node], mass.coupling);
-            var upper_rows = upper;
-            if (node == 0u) {
-                pivot = pin_rows_pivot(pivot);
-                upper_rows = pin_rows_coupling(upper);
-            }
-            let lower = transpose(upper_prev);
-            let g = inverse4(pivot - lower * e_prev);
-            y = g * (f - lower * y_prev);
-            e_prev = g * upper_rows;
-            w_upper[bb + node] = e_prev;
-            upper_prev = upper;
-        } else {
-            y = factor(c, node, 0u) * (f - coupling_transpose_times(mass.coupling, y_prev));
-        }
+        let f = node_force(b, node, n, ph, pin);
+        let y = factor(c, node, 0u) * (f - coupling_transpose_times(mass.coupling, y_prev));
         w_acc[b + node] = y;
         y_prev = y;
     }
+}
+
+// Semi-implicit scheme: step.wgsl's block LU of M + h/2 C_D node by node,
+// D = A − L E_prev with L = U_prevᵀ, G = D⁻¹, E = G U, y = G (f − L y_prev),
+// with lanes 0–3 of each slot forming one column each. Called by every
+// invocation (it holds barriers); `solving` says whether this one works.
+// E replaces the coupling in w_upper, y goes to w_acc.
+fn forward_shared(s: u32, lane: u32, live: bool, group_n: u32, c: SimControl, ph: SimPhysics,
+                  mass: MeshMass, pin: PinState) {
+    let b = s * MAX_NODES;
+    let bb = s * BLOCK_NODES;
+    let n = c.elements;
+    let solving = live && lane < 4u;
+    // Each solving lane keeps U_prev; lane 0 also y_prev.
+    var upper_prev = real4x4();
+    var y_prev = real4(0.0);
+    for (var node = 0u; node <= group_n; node++) {
+        var upper = real4x4();
+        if (solving) {
+            var pivot: real4x4;
+            if (node == n) {
+                pivot = plus_node_mass(symmetric_full(w_pivot[bb + node]), mass.last);
+            } else {
+                pivot = symmetric_full(w_pivot[bb + node]);
+                if (node == 0u) {
+                    pivot = pin_rows_pivot(plus_node_mass(pivot, mass.first));
+                } else {
+                    pivot = plus_node_mass(pivot, mass.interior);
+                }
+                upper = plus_node_mass(w_upper[bb + node], mass.coupling);
+            }
+            var e_prev = real4(0.0);
+            if (node > 0u) {
+                e_prev = w_upper[bb + node - 1u][lane];
+            }
+            w_schur[s][lane] = pivot[lane] - transpose(upper_prev) * e_prev;
+        }
+        workgroupBarrier();
+        if (solving) {
+            w_inverse[s][lane] = inverse4_column(w_schur[s], lane);
+        }
+        workgroupBarrier();
+        if (solving) {
+            let g = w_inverse[s];
+            if (lane == 0u) {
+                let f = node_force(b, node, n, ph, pin);
+                let y = g * (f - transpose(upper_prev) * y_prev);
+                w_acc[b + node] = y;
+                y_prev = y;
+            }
+            if (node < n) {
+                var upper_rows = upper;
+                if (node == 0u) {
+                    upper_rows = pin_rows_coupling(upper);
+                }
+                w_upper[bb + node][lane] = g * upper_rows[lane];
+            }
+            upper_prev = upper;
+        }
+        workgroupBarrier();
+    }
+}
+
+// The back substitution of slot s, one lane: a_k = y_k − E_k a_{k+1}.
+fn back_substitute(s: u32, c: SimControl) {
+    let b = s * MAX_NODES;
+    let bb = s * BLOCK_NODES;
+    let n = c.elements;
     var a_next = real4(0.0);
     for (var j = 0u; j <= n; j++) {
         let k = n - j;
@@ -275,6 +327,8 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
     }
     if (local == 0u) {
         atomicStore(&w_steps, 0u);
+        // Slot 0 holds a simulation in every workgroup dispatched.
+        w_elements = n;
     }
     workgroupBarrier();
     if (started) {
@@ -285,6 +339,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
         w_steps_uniform = atomicLoad(&w_steps);
     }
     let group_steps = workgroupUniformLoad(&w_steps_uniform);
+    let group_n = workgroupUniformLoad(&w_elements);
 
     var live = started;
     for (var i = 0u; i < group_steps; i++) {
@@ -305,8 +360,13 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
             }
             workgroupBarrier();
         }
+        if (SEMI_IMPLICIT) {
+            forward_shared(s, lane, live, group_n, c, ph, mass, pin);
+        } else if (live && lane == 0u) {
+            forward_explicit(s, c, ph, mass, pin);
+        }
         if (live && lane == 0u) {
-            solve(s, c, ph, mass, pin);
+            back_substitute(s, c);
         }
         workgroupBarrier();
         if (live) {

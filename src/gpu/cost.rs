@@ -11,20 +11,31 @@
 //!   S simulations with T lanes each, the state in workgroup memory. The
 //!   elements (about 80 % of a step's flops) and the node updates are
 //!   spread over the T lanes; the block-tridiagonal solve runs node after
-//!   node on one lane. A step's serial chain is then the elements of one
-//!   lane plus n + 1 solve nodes, not n elements and n + 1 nodes.
+//!   node, shared by four lanes. A step's serial chain is then the elements
+//!   of one lane plus n + 1 shared solve nodes, not n elements and n + 1
+//!   whole nodes.
 //!
-//! **Why one lane for the solve.** Its chain is n + 1 nodes of a 4×4
-//! inverse and three 4×4 products (`flops::node_solve`: 572 flops
-//! semi-implicit); at n = 50 that is 29k flops a step, against 2 × 3.6k for
-//! the elements when T ≥ n/2. Sharing a block's algebra over four lanes
-//! (OP-DSL/tridsolver's work-sharing Thomas) would shorten it about fourfold
-//! at the price of two or three barriers per node; block cyclic reduction
-//! to log₂(n + 1) levels would shorten it further but multiply the solve's
-//! work about tenfold, which the filled device pays for. The one-lane
-//! solve keeps the arithmetic exactly the thread layout's (the two layouts
-//! agree to rounding in f64), and the cost model below counts its chain, so
-//! the next solve can be judged against it.
+//! **The solve, by its critical path.** With the elements spread, the
+//! solve is what remains serial: n + 1 nodes of a 4×4 inverse and three 4×4
+//! products each.
+//! - One lane (block Thomas as the thread layout runs it): 502 flops a node
+//!   (`flops::node_solve`); at n = 50, 25.6k flops a step against 2 × 1.9k
+//!   for a lane's elements, 87 % of the chain.
+//! - Four lanes, a column of each block apiece (the work-sharing block
+//!   Thomas of László, Giles and Appleyard, OP-DSL/tridsolver): 222 flops a
+//!   node on the longest lane (`flops::SHARED_SEMI_IMPLICIT_NODE_SOLVE`),
+//!   the same total work, three barriers a node. This is the one used for
+//!   the semi-implicit scheme; the explicit scheme's solve is a
+//!   matrix-vector product a node and stays on one lane.
+//! - Block cyclic reduction: log₂(n + 1) levels instead of n + 1 nodes,
+//!   but each level factors every remaining node (about ten times the
+//!   solve's work at n = 50), which a filled device pays in full, and its
+//!   products come in another order than the CPU's and the thread
+//!   layout's. Left for when measurements show the four-lane chain still
+//!   dominating.
+//!
+//! The shared solve keeps the thread layout's arithmetic column by column,
+//! so on lavapipe the two layouts agree to the last bit.
 //!
 //! **The model.** Work and chains are counted in flops from the model
 //! (`gpu::flops`, each simulation's steps); the two rates come from the peak
@@ -153,13 +164,16 @@ pub const TARGET_INVOCATIONS: u32 = 64;
 /// needs n/2 of them, and the solve's chain does not shrink with more.
 pub const MAX_LANES: u32 = 32;
 
+/// The lanes that share a node's solve (a column of its 4×4 blocks each).
+pub const SOLVE_LANES: u32 = 4;
+
 /// Lanes for a simulation of n elements: one element per lane in each of
 /// the two element passes (⌈n/2⌉, to a power of two for the lane index
-/// arithmetic), at most [`MAX_LANES`].
+/// arithmetic), at least the [`SOLVE_LANES`] and at most [`MAX_LANES`].
 pub fn lanes_for(elements: usize) -> u32 {
-    (elements.div_ceil(2).max(1) as u32)
+    (elements.div_ceil(2) as u32)
         .next_power_of_two()
-        .min(MAX_LANES)
+        .clamp(SOLVE_LANES, MAX_LANES)
 }
 
 /// Workgroup memory of one simulation slot [bytes], as WGSL lays out
@@ -167,24 +181,25 @@ pub fn lanes_for(elements: usize) -> u32 {
 /// drift, velocity, acceleration, force); per node of the semi-implicit
 /// scheme (one slot for the explicit one) a `Symmetric4` pivot (two vec4
 /// and a vec2, padded to a multiple of the vec4 alignment: 12 reals) and a
-/// 4×4 coupling; the divergence flag and the tip's velocity.
+/// 4×4 coupling; the shared solve's two 4×4 blocks; the divergence flag and
+/// the tip's velocity.
 pub fn slot_bytes(nodes: u32, precision: Precision, scheme: FixedStepScheme) -> u64 {
     let real = precision.real_bytes();
     let blocks = match scheme {
         FixedStepScheme::SemiImplicit => nodes as u64,
         FixedStepScheme::Explicit => 1,
     };
-    nodes as u64 * 5 * 4 * real + blocks * (12 + 16) * real + 4 + 2 * real
+    nodes as u64 * 5 * 4 * real + blocks * (12 + 16) * real + 2 * 16 * real + 4 + 2 * real
 }
 
-/// Workgroup memory of a pipeline of `shape` [bytes]: its slots and the
-/// step count it shares (two u32).
+/// Workgroup memory of a pipeline of `shape` [bytes]: its slots, and the
+/// step count and n it shares (three u32).
 pub fn workgroup_bytes(
     shape: WorkgroupShape,
     precision: Precision,
     scheme: FixedStepScheme,
 ) -> u64 {
-    shape.sims as u64 * slot_bytes(shape.nodes, precision, scheme) + 8
+    shape.sims as u64 * slot_bytes(shape.nodes, precision, scheme) + 12
 }
 
 /// The shape for simulations of `elements` elements on an adapter with
@@ -201,8 +216,11 @@ pub fn workgroup_shape(
     let max_invocations = limits
         .max_compute_invocations_per_workgroup
         .min(limits.max_compute_workgroup_size_x);
-    let lanes = lanes_for(elements).min(max_invocations.max(1));
-    let memory = (limits.max_compute_workgroup_storage_size as u64).saturating_sub(8);
+    let lanes = lanes_for(elements).min(max_invocations);
+    if lanes < SOLVE_LANES {
+        return None;
+    }
+    let memory = (limits.max_compute_workgroup_storage_size as u64).saturating_sub(12);
     let by_memory = memory / slot_bytes(nodes, precision, scheme);
     let by_invocations = (max_invocations / lanes) as u64;
     let by_target = (TARGET_INVOCATIONS / lanes).max(1) as u64;
@@ -228,8 +246,12 @@ pub type SimulationWork = (usize, u64);
 
 /// Flops on one step's serial chain in the workgroup layout with `lanes`
 /// lanes: a lane's elements in each pass, its nodes' updates, and the
-/// whole solve.
+/// solve's n + 1 nodes (shared by four lanes when semi-implicit).
 pub fn workgroup_chain_flops(elements: usize, lanes: u32, scheme: FixedStepScheme) -> u64 {
+    let solve_node = match scheme {
+        FixedStepScheme::SemiImplicit => flops::SHARED_SEMI_IMPLICIT_NODE_SOLVE,
+        FixedStepScheme::Explicit => flops::node_solve(scheme),
+    };
     let lanes = lanes.max(1) as usize;
     let even = elements.div_ceil(2);
     let odd = elements / 2;
@@ -237,7 +259,7 @@ pub fn workgroup_chain_flops(elements: usize, lanes: u32, scheme: FixedStepSchem
     let per_lane_nodes = (elements + 1).div_ceil(lanes) as u64;
     per_lane_elements * flops::element(scheme)
         + per_lane_nodes * flops::NODE_UPDATE
-        + (elements as u64 + 1) * flops::node_solve(scheme)
+        + (elements as u64 + 1) * solve_node
 }
 
 /// The model's wall time [s] for `work` in `layout` (see the module doc).
@@ -294,7 +316,8 @@ mod tests {
 
     #[test]
     fn lanes_cover_an_element_pair_each_up_to_the_cap() {
-        assert_eq!(lanes_for(1), 1);
+        assert_eq!(lanes_for(1), SOLVE_LANES);
+        assert_eq!(lanes_for(8), 4);
         assert_eq!(lanes_for(10), 8);
         assert_eq!(lanes_for(40), 32);
         assert_eq!(lanes_for(64), 32);
@@ -334,18 +357,27 @@ mod tests {
     }
 
     #[test]
-    fn the_chain_is_a_lanes_elements_and_the_whole_solve() {
-        // n = 50, 32 lanes: one element per pass, two nodes, 51 solve nodes.
+    fn the_chain_is_a_lanes_elements_and_the_shared_solve() {
+        // n = 50, 32 lanes: one element per pass, two nodes, 51 solve nodes
+        // shared by four lanes.
         let chain = workgroup_chain_flops(50, 32, SEMI);
         assert_eq!(
             chain,
-            2 * flops::element(SEMI) + 2 * flops::NODE_UPDATE + 51 * flops::node_solve(SEMI)
+            2 * flops::element(SEMI)
+                + 2 * flops::NODE_UPDATE
+                + 51 * flops::SHARED_SEMI_IMPLICIT_NODE_SOLVE
         );
-        // One lane: the thread layout's work on one chain (plus the tip).
+        // The explicit solve stays on one lane: with one lane in all, the
+        // thread layout's work on one chain (plus the tip).
+        let explicit = FixedStepScheme::Explicit;
         assert_eq!(
-            workgroup_chain_flops(50, 1, SEMI),
-            50 * flops::per_element_step(SEMI) + flops::node_solve(SEMI) + flops::NODE_UPDATE
+            workgroup_chain_flops(50, 1, explicit),
+            50 * flops::per_element_step(explicit)
+                + flops::node_solve(explicit)
+                + flops::NODE_UPDATE
         );
+        // Sharing is worth its barriers: less than half the one-lane solve.
+        assert!(2 * flops::SHARED_SEMI_IMPLICIT_NODE_SOLVE < flops::node_solve(SEMI));
     }
 
     #[test]

@@ -114,6 +114,12 @@ pub fn inverse4<R: MirrorReal>(m: &Matrix4<R>) -> Matrix4<R> {
     Matrix4::from_columns(&columns)
 }
 
+/// matrix.wgsl's `inverse4_column`: column `c` of [`inverse4`], the same
+/// arithmetic.
+pub fn inverse4_column<R: MirrorReal>(m: &Matrix4<R>, c: usize) -> Vector4<R> {
+    inverse4(m).column(c).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::kernel::{
@@ -195,6 +201,37 @@ mod tests {
             &random_pivots(1),
             inverse_mirror::<f32>,
             inverse_mirror::<f64>,
+            (1e-5, 1e-13),
+        );
+    }
+
+    fn inverse_columns_mirror<R: MirrorReal>(x: &[R]) -> Vec<f64> {
+        let m = Matrix4::from_column_slice(x);
+        (0..4)
+            .flat_map(|c| reals(inverse4_column(&m, c).iter()))
+            .collect()
+    }
+
+    #[test]
+    fn inverse4_column_on_the_adapter_is_inverse4s_column() {
+        // Each column alone, as four lanes form them, against the mirror:
+        // the same arithmetic as the whole inverse, so the same tolerance.
+        let kernel = FunctionKernel {
+            name: "inverse4_column",
+            inputs: 16,
+            outputs: 16,
+            body: "fn run() {
+                let m = arg4x4(0u);
+                for (var c = 0u; c < 4u; c++) {
+                    put4(4u * c, inverse4_column(m, c));
+                }
+            }",
+        };
+        check_both_precisions(
+            &kernel,
+            &random_pivots(9),
+            inverse_columns_mirror::<f32>,
+            inverse_columns_mirror::<f64>,
             (1e-5, 1e-13),
         );
     }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# One device call (under 10 minutes on an H100): both GPU layouts on
+# hardware, and every job the layouts are for. With --small it runs the same
+# steps at toy sizes on whatever adapter this machine has (lavapipe here),
+# so the script is known to work before a GPU is lent:
+#
+#   bash benches/device/run.sh --small          # here, a few minutes
+#   device run: bash benches/device/run.sh      # carry [".devbin", ".gl"]
+#
+# Steps: the machine and adapters; `bench` of the semi-implicit scheme in
+# f32 and f64 in both layouts (n = 10, 40, 50; batches up to 8,192); the
+# default and the SPEC §6 identification grids, a default GA run and the
+# exhaustive 32,768-chromosome landscape, each with --backend auto (the
+# targets: 1 s, 3 s, 0.5 s a generation and 20 s on one H100, with auto
+# choosing the GPU); the GPU tests. Output in $OUT (default
+# /tmp/device-run): run.log and the Parquet files.
+set -uo pipefail
+small=false
+[ "${1:-}" = "--small" ] && small=true
+OUT=${OUT:-/tmp/device-run}
+mkdir -p "$OUT"
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+# On the lent machine: the Vulkan loader and glvnd from .gl/, and the
+# binaries from .devbin/ (prepare.sh makes both).
+if command -v nvidia-smi >/dev/null && [ -d .gl ]; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+fi
+if [ -d .devbin ]; then
+    (cd .devbin && for f in ./*.xz; do [ -e "$f" ] && xz -d -f "$f"; done; chmod +x ./*)
+    B=.devbin/tether-sweep
+    TESTS=.devbin/gpu-tests
+    # The test binary finds datasets and reference files by the path it
+    # was built at.
+    [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+else
+    B=target/release/tether-sweep
+    TESTS=
+fi
+[ -x "$B" ] || { echo "no binary at $B: run prepare.sh (device) or cargo build --release (here)"; exit 2; }
+if $small; then
+    bench_sizes=(--elements 4,10 --batch 1,8 --duration 0.04)
+    backend=gpu      # lavapipe: auto would choose the CPU
+    grid=(--elements 4 --damping 1000:2000:1000 --drag-coefficient 0.8)
+    spec=(--elements 4,6 --damping 0:4000:2000 --drag-coefficient 0.7,0.8)
+    ga=(--elements 6 --generations 2 --population 4 --duration 0.48)
+    landscape=(--elements 6 --bits-per-gene 1 --generations 1 --population 2 --duration 0.48)
+    limit=120
+else
+    bench_sizes=(--elements 10,40,50 --batch 1,1024,8192 --duration 0.04)
+    backend=auto
+    grid=()
+    spec=(--grid examples/spec_grid.toml)
+    ga=()
+    landscape=(--generations 1)
+    limit=0
+fi
+run() {  # name, seconds, command…
+    local name=$1 seconds=$2
+    shift 2
+    echo "=== $name"
+    [ "$limit" -gt 0 ] && seconds=$limit
+    /usr/bin/time -f "=== $name: %e s wall, %P CPU, %M KB" timeout "$seconds" "$@"
+    echo "=== $name: exit $?"
+}
+{
+date -u
+command -v nvidia-smi >/dev/null && nvidia-smi \
+    --query-gpu=name,clocks.sm,clocks.max.sm,driver_version,memory.total --format=csv
+nproc
+$B adapters
+run "bench, both layouts" 170 $B bench "${bench_sizes[@]}" \
+    --engines gpu-semi-implicit-f32,gpu-semi-implicit-f64 --gpu-layout thread,workgroup \
+    --out "$OUT/bench_layouts.parquet" --force
+run "identify, default grid" 40 $B identify --backend $backend "${grid[@]}" \
+    --out "$OUT/identify-default" --force
+run "identify, SPEC grid" 60 $B identify --backend $backend "${spec[@]}" \
+    --out "$OUT/identify-spec" --force
+run "swingup, default GA" 60 $B swingup --backend $backend "${ga[@]}" \
+    --out "$OUT/swingup-ga" --force
+run "swingup, exhaustive landscape" 120 $B swingup --backend $backend --exhaustive \
+    "${landscape[@]}" --out "$OUT/swingup-landscape" --force
+if [ -n "$TESTS" ]; then
+    run "GPU tests" 100 "$TESTS"
+else
+    echo "=== GPU tests: run here with cargo test --test gpu (no .devbin/gpu-tests)"
+fi
+} 2>&1 | tee "$OUT/run.log"
