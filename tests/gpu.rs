@@ -649,10 +649,13 @@ mod cli {
             if runs_f64(&gpu) {
                 runs.push(("f64", 1e-8));
             }
-            for (precision, tolerance) in runs {
+            let runs = runs
+                .into_iter()
+                .flat_map(|r| ["thread", "workgroup"].map(|layout| (r, layout)));
+            for ((precision, tolerance), layout) in runs {
                 let path = simulate(
                     dir.path(),
-                    &format!("{solver}-{precision}.parquet"),
+                    &format!("{solver}-{precision}-{layout}.parquet"),
                     &[
                         "--backend",
                         "gpu",
@@ -660,6 +663,8 @@ mod cli {
                         precision,
                         "--solver",
                         solver,
+                        "--gpu-layout",
+                        layout,
                     ],
                 );
                 let meta = read_parquet_metadata(&path).unwrap();
@@ -668,6 +673,11 @@ mod cli {
                     report.contains("Gpu") && report.contains(&format!("\"{solver}\"")),
                     "{report}"
                 );
+                assert!(
+                    report.contains(&format!("\"layout\":\"{layout}\"")),
+                    "{report}"
+                );
+                assert_eq!(meta["tether_sweep.gpu_layout_requested"], layout);
                 assert_eq!(read_table(&path).unwrap().num_rows(), 21 * 11);
                 let gpu_track = read_measured(&path).unwrap();
                 for f in 0..=20 {

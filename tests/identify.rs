@@ -12,7 +12,8 @@ use common::{stderr, tether_sweep as run};
 
 use tether_sweep::dataset::{GENERATOR, SynthSpec};
 use tether_sweep::engine::Backend;
-use tether_sweep::gpu::Precision;
+use tether_sweep::gpu::{GpuLayout, Precision};
+use tether_sweep::io::results::read_results;
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
@@ -73,20 +74,30 @@ fn noise_free_truth_is_recovered_on_the_gpu_with_the_cpu_argmin() {
     let measured = dir.path().join("m.parquet");
     synth(&measured, 0.0);
     let cpu = identify(&measured, &dir.path().join("cpu"), Backend::Cpu);
-    let gpu = IdentifyRequest {
-        backend: Backend::Gpu,
-        precision: Precision::F32,
-        ..IdentifyRequest::new(&measured, grid(), dir.path().join("gpu"))
-    }
-    .run(Hooks::default())
-    .unwrap();
     let best = |r: &IdentifyReport| r.summary.as_ref().unwrap().best.candidate;
-    assert!(gpu.plan.engine.is_gpu(), "{:?}", gpu.plan.engine);
-    assert_eq!(best(&gpu), TRUTH);
     assert_eq!(best(&cpu), TRUTH);
-    // The f32 sweep passed its own validation against the reference solver.
-    let validation = gpu.validation.expect("a GPU sweep is validated");
-    assert!(validation.passed, "{validation:?}");
+    for layout in GpuLayout::ALL {
+        let out = dir.path().join(layout.name());
+        let gpu = IdentifyRequest {
+            backend: Backend::Gpu,
+            precision: Precision::F32,
+            gpu_layout: layout.into(),
+            ..IdentifyRequest::new(&measured, grid(), &out)
+        }
+        .run(Hooks::default())
+        .unwrap();
+        assert!(gpu.plan.engine.is_gpu(), "{:?}", gpu.plan.engine);
+        assert_eq!(best(&gpu), TRUTH, "{layout:?}");
+        // The f32 sweep passed its own validation against the reference solver.
+        let validation = gpu.validation.expect("a GPU sweep is validated");
+        assert!(validation.passed, "{layout:?}: {validation:?}");
+        // The layout that ran, per candidate, in the table.
+        let table = read_results(&out.join("results.parquet")).unwrap();
+        assert!(
+            table.iter().all(|r| r.gpu_layout == Some(layout)),
+            "{layout:?}"
+        );
+    }
 }
 
 #[test]

@@ -104,7 +104,7 @@ pub fn elements_error(elements: usize, precision: Precision, scheme: FixedStepSc
         "elements",
         elements,
         format!(
-            "1..={} for the {} scheme on the GPU in {} (use --backend cpu for more{})",
+            "1..={} for the {} scheme on the GPU's thread layout in {} (use --gpu-layout workgroup or --backend cpu for more{})",
             layout::max_gpu_elements(precision.real_bytes(), scheme),
             scheme.name(),
             precision.name(),

@@ -81,37 +81,6 @@ pub fn per_element_step(scheme: super::layout::FixedStepScheme) -> u64 {
 /// Flops per invocation of the peak stage: 16 fma on vec4 per iteration.
 pub const PEAK_PER_INVOCATION: u64 = 2048 * 16 * 4 * 2;
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_parts_add_up_to_the_element_step() {
-        use super::super::layout::FixedStepScheme;
-        use super::*;
-        for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
-            assert_eq!(
-                element(scheme) + node_solve(scheme) + NODE_UPDATE,
-                per_element_step(scheme),
-                "{scheme:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn peak_count_matches_every_variant_of_its_shader() {
-        let src = include_str!("../../shaders/peak.wgsl");
-        assert!(src.contains("const PEAK_ITERATIONS: u32 = 2048u;"));
-        let loops: Vec<&str> = src
-            .split("i++) {")
-            .skip(1)
-            .map(|rest| rest.split('}').next().unwrap())
-            .collect();
-        assert_eq!(loops.len(), super::super::device::PeakChains::ALL.len());
-        for body in loops {
-            assert_eq!(body.matches("fma(").count(), 16, "{body}");
-        }
-    }
-}
-
 /// One element's own work in a step of `scheme`: its Gauss points (with the
 /// damping matrix, semi-implicit), gravity and drag. In the workgroup
 /// layout these run in parallel, one element per lane.
@@ -153,3 +122,34 @@ pub const VELOCITY_UPDATE: u64 = 8;
 /// One node's drift and velocity update, the part of a step the workgroup
 /// layout spreads over the lanes besides the elements.
 pub const NODE_UPDATE: u64 = DRIFT + VELOCITY_UPDATE;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_parts_add_up_to_the_element_step() {
+        use super::super::layout::FixedStepScheme;
+        use super::*;
+        for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
+            assert_eq!(
+                element(scheme) + node_solve(scheme) + NODE_UPDATE,
+                per_element_step(scheme),
+                "{scheme:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn peak_count_matches_every_variant_of_its_shader() {
+        let src = include_str!("../../shaders/peak.wgsl");
+        assert!(src.contains("const PEAK_ITERATIONS: u32 = 2048u;"));
+        let loops: Vec<&str> = src
+            .split("i++) {")
+            .skip(1)
+            .map(|rest| rest.split('}').next().unwrap())
+            .collect();
+        assert_eq!(loops.len(), super::super::device::PeakChains::ALL.len());
+        for body in loops {
+            assert_eq!(body.matches("fma(").count(), 16, "{body}");
+        }
+    }
+}

@@ -28,6 +28,7 @@ SCHEMA = {
     "backend": (pa.string(), None),
     "precision": (pa.string(), None),
     "solver": (pa.string(), None),
+    "gpu_layout": (pa.string(), None),
 }
 
 table = pq.read_table(results_path)
@@ -45,6 +46,8 @@ for key in ["tether_sweep.version", "tether_sweep.grid", "tether_sweep.measured_
 grid = json.loads(meta["tether_sweep.grid"])
 assert len(grid["elements"]) * len(grid["damping_pa_s"]) * len(grid["drag_coefficient"]) == rows
 assert set(table.column("status").to_pylist()) <= {"ok", "diverged"}
+# A CPU run: no GPU layout, as nulls.
+assert table.column("gpu_layout").null_count == rows
 
 frame = pd.read_parquet(results_path)
 assert len(frame) == rows and frame["elements"].dtype == "int32", frame.dtypes

@@ -10,6 +10,14 @@
 //! | `element.wgsl` | [`element`] |
 //! | `motion.wgsl` | [`motion`] |
 //! | `step.wgsl` (with `coupling_*.wgsl`) | [`step`] |
+//! | `step_workgroup.wgsl` | [`step`]: the same arithmetic per simulation, spread over lanes |
+//!
+//! The workgroup layout has no mirror of its own: per simulation it does
+//! [`step`]'s operations in [`step`]'s order (its only reordering, a node's
+//! force and damping block summed as b + a instead of a + b, is exact), and
+//! `tests/gpu.rs` holds it to [`step`] and to the thread layout bit for bit
+//! on lavapipe. Its phases and barriers are what it adds, and a CPU
+//! transcription of those would check nothing the GPU comparison does not.
 //!
 //! Why it exists: the GPU and the CPU explicit solver share a scheme but not
 //! a formulation (displacement form, block factors, f32), so a difference
