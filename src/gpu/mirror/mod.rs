@@ -13,8 +13,9 @@
 //! | `step_workgroup.wgsl` | [`step`]: the same arithmetic per simulation, spread over lanes |
 //!
 //! The workgroup layout has no mirror of its own: per simulation it does
-//! [`step`]'s operations in [`step`]'s order (its only reordering, a node's
-//! force and damping block summed as b + a instead of a + b, is exact), and
+//! [`step`]'s operations in [`step`]'s order, its 4×4 products column by
+//! column (a node's force and damping block summed as b + a instead of
+//! a + b, which is exact), and
 //! `tests/gpu.rs` holds it to [`step`] and to the thread layout bit for bit
 //! on lavapipe. Its phases and barriers are what it adds, and a CPU
 //! transcription of those would check nothing the GPU comparison does not.
