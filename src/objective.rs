@@ -55,16 +55,38 @@ pub enum MatchError {
 /// interval, far above the rounding of times written as text).
 const TIME_MATCH_S: f64 = 1e-6;
 
-/// Measured marker positions keyed by (time, marker index).
+/// Measured marker positions keyed by (time, marker index), and what the
+/// file says of its markers.
 #[derive(Debug, Clone, Default)]
 pub struct MeasuredTrack {
     points: HashMap<(i64, usize), [f64; 2]>,
+    /// Each marker's arc length from the pin \[m\], when the file has an `s`
+    /// column (marker j at index j).
+    pub marker_arc_lengths_m: Option<Vec<f64>>,
 }
 
 impl MeasuredTrack {
     pub fn insert(&mut self, time_s: f64, marker: usize, position_m: [f64; 2]) {
         self.points
             .insert(((time_s / TIME_MATCH_S).round() as i64, marker), position_m);
+    }
+
+    /// Rows held (one per time and marker).
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// The latest time of any row \[s\], to the matching resolution.
+    pub fn last_time_s(&self) -> Option<f64> {
+        self.points
+            .keys()
+            .map(|&(t, _)| t)
+            .max()
+            .map(|t| t as f64 * TIME_MATCH_S)
     }
 
     pub fn get(&self, time_s: f64, marker: usize) -> Option<[f64; 2]> {

@@ -316,3 +316,171 @@ fn validation_figures_csv_checksum_and_plot() {
     let o = run(&["plot", dir.path().join("nothing").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A researcher's own drop: another tether, a 30 fps camera, seven
+/// unevenly spaced markers, a 30° release from an offset pin, 1 s filmed.
+/// The config gives the tether and the release; the markers come from the
+/// file's `s` column and the duration from its last frame.
+#[test]
+fn a_researchers_own_drop_is_identified_from_a_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let tether = TetherParams {
+        length_m: 0.5,
+        thickness_m: 0.0025,
+        youngs_modulus_pa: 8e6,
+        density_kg_m3: 1000.0,
+        ..TRUTH.params(&TetherParams::default())
+    };
+    let fps = 30.0;
+    let scenario = Scenario {
+        duration_s: 1.0,
+        frame_interval_s: 1.0 / fps,
+        marker_arc_lengths_m: vec![0.0, 0.05, 0.12, 0.2, 0.31, 0.4, 0.5],
+        initial_angle_deg: 30.0,
+        pin_m: [0.1, 0.2],
+        ..Scenario::new(ScenarioKind::Drop, tether.length_m)
+    };
+    let measured = dir.path().join("filmed.parquet");
+    synth::run(&SynthRequest {
+        spec: SynthSpec {
+            scenario,
+            tether,
+            noise_std_m: 0.0,
+            seed: 1,
+            tolerance_m: 1e-10,
+            generator: GENERATOR,
+        },
+        command: "tests/identify.rs".into(),
+        out: measured.clone(),
+        force: false,
+    })
+    .unwrap();
+    let config = dir.path().join("experiment.toml");
+    let write_config = |extra: &str| {
+        std::fs::write(
+            &config,
+            format!(
+                "[tether]\nlength_m = 0.5\nthickness_m = 0.0025\nyoungs_modulus_pa = 8e6\ndensity_kg_m3 = 1000.0\n\
+                 [settings]\ninitial_angle_deg = 30.0\npin_m = [0.1, 0.2]\nframe_interval_s = {}\n{extra}",
+                1.0 / fps
+            ),
+        )
+        .unwrap();
+    };
+    let identify = |out: &str| {
+        run(&[
+            "identify",
+            "--measured",
+            measured.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--elements",
+            "6",
+            "--damping",
+            "1000:3000:1000",
+            "--drag-coefficient",
+            "0.7,0.8,0.9",
+            "--backend",
+            "cpu",
+            "--out",
+            dir.path().join(out).to_str().unwrap(),
+        ])
+    };
+    write_config("");
+    let o = identify("ok");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("best: n =   6, D =  2000.0 Pa·s, C_D = 0.800"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("7 markers at s = [0.0, 0.05, 0.12, 0.2, 0.31, 0.4, 0.5] m"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("to 1 s"), "{stdout}");
+    assert!(!stdout.contains("warning"), "{stdout}");
+    let results = dir.path().join("ok/results.parquet");
+    let meta = read_parquet_metadata(&results).unwrap();
+    let tether: serde_json::Value = serde_json::from_str(&meta["tether_sweep.tether"]).unwrap();
+    assert_eq!(tether["thickness_m"], 0.0025);
+    let scenario: serde_json::Value = serde_json::from_str(&meta["tether_sweep.scenario"]).unwrap();
+    assert_eq!(scenario["initial_angle_deg"], 30.0);
+    assert_eq!(scenario["duration_s"], 1.0);
+    // Markers that disagree with the file's, an unknown key, a solver key:
+    // exit 2, named, nothing written.
+    for (extra, expected) in [
+        (
+            "marker_arc_lengths_m = [0.0, 0.1, 0.2, 0.3, 0.4, 0.45, 0.5]\n",
+            "marker_arc_lengths_m (in ",
+        ),
+        ("camera_fps = 30\n", "camera_fps"),
+    ] {
+        write_config(extra);
+        let o = identify("bad");
+        assert_eq!(o.status.code(), Some(2), "{extra}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{extra}: {}", stderr(&o));
+        assert!(stderr(&o).contains("experiment.toml"), "{}", stderr(&o));
+        assert!(!dir.path().join("bad").exists());
+    }
+    std::fs::write(&config, "solver = \"explicit\"\n").unwrap();
+    let o = identify("bad");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("`solver`"), "{}", stderr(&o));
+}
+
+/// Rows the experiment does not compare (a frame between two of its frames,
+/// a marker it does not have) are counted and reported, not dropped
+/// without a word.
+#[test]
+fn rows_that_are_not_compared_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("m.csv");
+    let o = run(&[
+        "dataset",
+        "synth",
+        "--elements",
+        "4",
+        "--noise",
+        "0",
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut text = std::fs::read_to_string(&csv).unwrap();
+    let header = text.lines().next().unwrap().to_string();
+    let columns: Vec<&str> = header.split(',').collect();
+    // An extra frame at t = 0.02 s for marker 0 (at the pin, s = 0).
+    let row: Vec<&str> = columns
+        .iter()
+        .map(|c| match *c {
+            "t" => "0.02",
+            "x" | "y" | "s" | "marker" => "0",
+            other => panic!("unexpected column {other}"),
+        })
+        .collect();
+    text.push_str(&row.join(","));
+    text.push('\n');
+    std::fs::write(&csv, text).unwrap();
+    let o = run(&[
+        "identify",
+        "--measured",
+        csv.to_str().unwrap(),
+        "--elements",
+        "4",
+        "--damping",
+        "2000",
+        "--drag-coefficient",
+        "0.8",
+        "--backend",
+        "cpu",
+        "--out",
+        dir.path().join("id").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("warning: 1 row of") && stdout.contains("not compared"),
+        "{stdout}"
+    );
+}

@@ -9,14 +9,18 @@ use clap::Args;
 use super::UsageError;
 use super::args::{EngineArgs, name_flags};
 use super::progress::{Progress, interrupt_flag};
+use toml::{Table, Value};
+
+use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::model::TetherParams;
+use tether_sweep::scenario::{Scenario, ScenarioKind};
 use tether_sweep::solver::SolverKind;
 use tether_sweep::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation,
 };
 use tether_sweep::sweep::{CandidateResult, Grid, Shard, Summary};
 use tether_sweep::workflow::identify::{
-    IdentifyReport, IdentifyRequest, check_outcome, prepare, shipped_dataset,
+    IdentifyReport, IdentifyRequest, Plan, check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Hooks, WorkflowError, count};
 
@@ -78,12 +82,21 @@ pub struct IdentifyArgs {
     pub solver: Option<SolverKind>,
     #[command(flatten)]
     pub engine: EngineArgs,
-    /// Tip mass of every candidate [kg], ≥ 0 (not identified).
-    #[arg(long, value_name = "KG", default_value_t = 0.0)]
-    pub tip_mass: f64,
-    /// Tether length of every candidate [m], > 0 (not identified).
-    #[arg(long, value_name = "M", default_value_t = 0.6)]
-    pub length: f64,
+    /// The experiment, as `simulate --config` takes it: [tether] (every
+    /// SPEC Table 1 parameter) and [settings] (initial_angle_deg, pin_m,
+    /// frame_interval_s, marker_arc_lengths_m) of a drop. The grid's axes
+    /// and the flags below override it; the duration is the measured file's
+    /// last frame, the markers its `s` column when it has one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Tip mass of every candidate [kg], ≥ 0 (not identified). [default: the
+    /// config's, else 0]
+    #[arg(long, value_name = "KG")]
+    pub tip_mass: Option<f64>,
+    /// Tether length of every candidate [m], > 0 (not identified). [default:
+    /// the config's, else 0.6]
+    #[arg(long, value_name = "M")]
+    pub length: Option<f64>,
     /// After a sweep on the GPU or the CPU explicit solver, re-run the best
     /// candidate and the best of up to K−1 other n on the f64 reference
     /// solver and fail if they disagree beyond the tolerances; 0: skip.
@@ -137,6 +150,7 @@ impl IdentifyArgs {
             None => Shard::from_slurm(|name| std::env::var(name).ok())
                 .map_err(|e| UsageError(e.to_string()))?,
         };
+        let (base, scenario, marker_arc_lengths_m) = self.experiment()?;
         Ok(IdentifyRequest {
             measured: self.measured.clone().unwrap_or_else(shipped_dataset),
             grid,
@@ -148,11 +162,9 @@ impl IdentifyArgs {
             precision: self.engine.precision,
             gpu_layout: self.engine.gpu_layout,
             solver: self.solver,
-            base: TetherParams {
-                tip_mass_kg: self.tip_mass,
-                length_m: self.length,
-                ..TetherParams::default()
-            },
+            base,
+            scenario,
+            marker_arc_lengths_m,
             validate: self.validate,
             validate_marker_tolerance_m: self.validate_marker_tolerance,
             validate_j_e_tolerance: self.validate_j_e_tolerance,
@@ -163,21 +175,116 @@ impl IdentifyArgs {
     }
 }
 
+/// The keys `identify --config` reads; the solver's are its `--solver`.
+const CONFIG_KEYS: [&str; 3] = ["scenario", "tether", "settings"];
+
+impl IdentifyArgs {
+    /// The tether and drop from `--config` and the flags: (the tether,
+    /// the scenario when a config gave one, the marker arc lengths when it
+    /// gave them).
+    fn experiment(&self) -> Result<(TetherParams, Option<Scenario>, Option<Vec<f64>>)> {
+        let mut flags = Table::new();
+        for (key, value) in [("tip_mass_kg", self.tip_mass), ("length_m", self.length)] {
+            if let Some(v) = value {
+                flags.insert(key.into(), Value::Float(v));
+            }
+        }
+        let Some(path) = &self.config else {
+            let base = TetherParams {
+                tip_mass_kg: self.tip_mass.unwrap_or(0.0),
+                length_m: self.length.unwrap_or(TetherParams::default().length_m),
+                ..TetherParams::default()
+            };
+            return Ok((base, None, None));
+        };
+        let mut table = config::read_table(path).map_err(|e| UsageError(e.to_string()))?;
+        if let Some(key) = table.keys().find(|k| !CONFIG_KEYS.contains(&k.as_str())) {
+            return Err(UsageError(format!(
+                "{}: `{key}` is not an identify setting: the config gives the experiment ({}), and --solver the solver",
+                path.display(),
+                CONFIG_KEYS.join(", ")
+            ))
+            .into());
+        }
+        let settings = table
+            .entry("settings")
+            .or_insert_with(|| Value::Table(Table::new()));
+        let Some(settings) = settings.as_table_mut() else {
+            return Err(
+                UsageError(format!("{}: [settings] must be a table", path.display())).into(),
+            );
+        };
+        if settings.contains_key("duration_s") {
+            return Err(UsageError(format!(
+                "{}: `duration_s` is not an identify setting: the simulations run to the measured file's last frame",
+                path.display()
+            ))
+            .into());
+        }
+        // A placeholder the workflow replaces with the file's last frame;
+        // one frame, so that the config's own checks pass.
+        let frame = settings
+            .get("frame_interval_s")
+            .cloned()
+            .unwrap_or(Value::Float(
+                Scenario::new(ScenarioKind::Drop, 1.0).frame_interval_s,
+            ));
+        settings.insert("duration_s".into(), frame);
+        let markers_given = settings.contains_key("marker_arc_lengths_m");
+        let mut overrides = Table::new();
+        overrides.insert("tether".into(), Value::Table(flags.clone()));
+        config::merge(&mut table, overrides);
+        let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {
+            match e {
+                ConfigError::Input(input) => {
+                    let flag = [("tip_mass_kg", "--tip-mass"), ("length_m", "--length")]
+                        .into_iter()
+                        .find(|(key, _)| *key == input.field && flags.contains_key(*key));
+                    let named = match flag {
+                        Some((_, flag)) => flag.to_string(),
+                        None => format!("{} (in {})", input.field, path.display()),
+                    };
+                    WorkflowError::flag(&named, input).into()
+                }
+                other => UsageError(format!("{}: {other}", path.display())).into(),
+            }
+        })?;
+        let markers = markers_given.then(|| cfg.scenario.marker_arc_lengths_m.clone());
+        Ok((cfg.tether, Some(cfg.scenario), markers))
+    }
+}
+
 pub fn run(args: IdentifyArgs) -> Result<()> {
     let request = args.request()?;
-    let prepared = prepare(request.clone()).map_err(|e| {
-        name_flags(
-            e,
-            &[
-                ("tip_mass_kg", "--tip-mass"),
-                ("length_m", "--length"),
-                ("chunk_size", "--chunk-size"),
-                ("validate_marker_tolerance_m", "--validate-marker-tolerance"),
-                ("validate_j_e_tolerance", "--validate-j-e-tolerance"),
-            ],
-        )
-    })?;
-    let plan = &prepared.plan;
+    let in_config = args
+        .config
+        .as_ref()
+        .map(|path| format!("marker_arc_lengths_m (in {})", path.display()));
+    let mut flags = vec![
+        ("tip_mass_kg", "--tip-mass"),
+        ("length_m", "--length"),
+        ("chunk_size", "--chunk-size"),
+        ("validate_marker_tolerance_m", "--validate-marker-tolerance"),
+        ("validate_j_e_tolerance", "--validate-j-e-tolerance"),
+    ];
+    if let Some(named) = &in_config {
+        flags.push(("marker_arc_lengths_m", named.as_str()));
+    }
+    let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
+    print_plan(&request, &prepared.plan, args.config.is_some());
+    let progress = Progress::new("simulations");
+    let report = |done: u64, total: u64| progress.report(done, total);
+    let result = prepared.run(Hooks {
+        progress: Some(&report),
+        cancel: Some(interrupt_flag()),
+    });
+    progress.finish();
+    let report = result?;
+    print_report(&report);
+    Ok(check_outcome(&report)?)
+}
+
+fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     if let Some(reason) = &plan.engine_reason {
         eprintln!("{reason}");
     }
@@ -200,6 +307,28 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
         plan.engine.solver().name(),
         plan.engine.precision().name(),
     );
+    let s = &plan.scenario;
+    if from_config {
+        println!(
+            "experiment: released at {}° from the pin at ({}, {}) m, {} at s = {:?} m, frames every {} s to {} s",
+            s.initial_angle_deg,
+            s.pin_m[0],
+            s.pin_m[1],
+            count(s.marker_arc_lengths_m.len(), "marker"),
+            s.marker_arc_lengths_m,
+            s.frame_interval_s,
+            s.duration_s
+        );
+    }
+    if plan.unused_rows > 0 {
+        println!(
+            "warning: {} of {} are not compared: their times are off the frame grid of {} s or their markers beyond the experiment's {}",
+            count(plan.unused_rows, "row"),
+            request.measured.display(),
+            s.frame_interval_s,
+            s.marker_arc_lengths_m.len()
+        );
+    }
     if let Some(layout) = plan.engine.gpu_layout() {
         println!(
             "GPU layout: {}",
@@ -217,16 +346,6 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
             plan.to_run
         );
     }
-    let progress = Progress::new("simulations");
-    let report = |done: u64, total: u64| progress.report(done, total);
-    let result = prepared.run(Hooks {
-        progress: Some(&report),
-        cancel: Some(interrupt_flag()),
-    });
-    progress.finish();
-    let report = result?;
-    print_report(&report);
-    Ok(check_outcome(&report)?)
 }
 
 fn print_report(report: &IdentifyReport) {

@@ -181,7 +181,41 @@ pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
         }
         measured.insert(t[i], marker[i] as usize, [x[i], y[i]]);
     }
+    if batch.column_by_name("s").is_some() {
+        let s = f64_column(&batch, "s", path)?;
+        measured.marker_arc_lengths_m = Some(marker_arc_lengths(&marker, &s, path)?);
+    }
     Ok(measured)
+}
+
+/// Each marker's arc length from an `s` column: one value per marker index
+/// (to 1e-9 m), the indices 0, 1, … without a gap.
+fn marker_arc_lengths(marker: &[f64], s: &[f64], path: &Path) -> Result<Vec<f64>, IoError> {
+    let format = |message: String| IoError::Format {
+        path: path.to_owned(),
+        message,
+    };
+    let mut by_marker: BTreeMap<usize, f64> = BTreeMap::new();
+    for (i, (&m, &arc)) in marker.iter().zip(s).enumerate() {
+        if !arc.is_finite() {
+            return Err(format(format!("column `s` is not finite in row {i}")));
+        }
+        let first = *by_marker.entry(m as usize).or_insert(arc);
+        if (first - arc).abs() > 1e-9 {
+            return Err(format(format!(
+                "column `s` gives marker {} two arc lengths, {first} and {arc} m (row {i}): one marker, one place on the tether",
+                m as usize
+            )));
+        }
+    }
+    let arcs: Vec<f64> = by_marker.values().copied().collect();
+    if by_marker.keys().enumerate().any(|(i, &m)| i != m) {
+        return Err(format(format!(
+            "markers must be numbered 0, 1, … without a gap; the file has {:?}",
+            by_marker.keys().collect::<Vec<_>>()
+        )));
+    }
+    Ok(arcs)
 }
 
 /// Reads the key-value metadata of a Parquet file.

@@ -15,6 +15,7 @@ use std::time::Instant;
 use super::{Hooks, WorkflowError, batch, claim_output, usage};
 use crate::engine::choice::EngineRequest;
 use crate::engine::{Backend, Engine, EngineNames, LayoutRequest};
+use crate::error::InputError;
 use crate::gpu::{BatchOptions, Gpu, Precision};
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
 use crate::io::results::{BestFit, write_best_fit, write_results};
@@ -68,6 +69,15 @@ pub struct IdentifyRequest {
     pub solver: Option<SolverKind>,
     /// Every parameter the grid does not vary (tip mass, length, …).
     pub base: TetherParams,
+    /// The filmed drop (release angle, pin, frame interval, marker arc
+    /// lengths), from a config; None: SPEC §4.1's. Whichever it is, its
+    /// duration becomes the measured file's last frame, and its markers
+    /// the file's `s` column where the file has one.
+    pub scenario: Option<Scenario>,
+    /// Marker arc lengths the user gave [m] (a config's
+    /// `marker_arc_lengths_m`): they override the scenario's and must
+    /// agree with the file's `s` column.
+    pub marker_arc_lengths_m: Option<Vec<f64>>,
     /// Candidates re-run on the reference solver after a sweep on another
     /// solver; 0 skips the check.
     pub validate: usize,
@@ -97,6 +107,8 @@ impl IdentifyRequest {
             gpu_layout: LayoutRequest::Auto,
             solver: None,
             base: TetherParams::default(),
+            scenario: None,
+            marker_arc_lengths_m: None,
             validate: 3,
             validate_marker_tolerance_m: DEFAULT_MARKER_TOLERANCE_M,
             validate_j_e_tolerance: DEFAULT_J_E_TOLERANCE,
@@ -128,6 +140,11 @@ pub struct Plan {
     /// Why `--backend auto` chose the engine.
     pub engine_reason: Option<String>,
     pub table_path: PathBuf,
+    /// Rows of the measured file that no frame and marker of the experiment
+    /// compares (times off its frame grid, markers beyond its own).
+    pub unused_rows: usize,
+    /// The experiment compared: frames, markers, duration.
+    pub scenario: Scenario,
 }
 
 /// An identification ready to run.
@@ -161,6 +178,70 @@ pub struct IdentifyReport {
     pub out: PathBuf,
 }
 
+/// The drop the candidates are compared in: the request's scenario (or
+/// SPEC's), with the measured file's markers and its last frame as the
+/// duration.
+fn experiment(
+    request: &IdentifyRequest,
+    measured: &MeasuredTrack,
+) -> Result<Scenario, WorkflowError> {
+    let mut scenario = request
+        .scenario
+        .clone()
+        .unwrap_or_else(|| Scenario::new(ScenarioKind::Drop, request.base.length_m));
+    if scenario.kind != ScenarioKind::Drop {
+        return Err(InputError::new(
+            "scenario",
+            format!("{:?}", scenario.kind).to_lowercase(),
+            "drop: identify compares a released tether's drop",
+        )
+        .into());
+    }
+    let file_arcs = measured.marker_arc_lengths_m.as_ref();
+    match (&request.marker_arc_lengths_m, file_arcs) {
+        (Some(given), Some(file))
+            if given.len() != file.len()
+                || given.iter().zip(file).any(|(a, b)| (a - b).abs() > 1e-6) =>
+        {
+            return Err(InputError::new(
+                "marker_arc_lengths_m",
+                format!("{given:?}"),
+                format!("the measured file's markers, whose `s` column says {file:?} m (to 1 µm)"),
+            )
+            .into());
+        }
+        (Some(given), _) => scenario.marker_arc_lengths_m = given.clone(),
+        (None, Some(file)) => scenario.marker_arc_lengths_m = file.clone(),
+        (None, None) => {}
+    }
+    let last = measured.last_time_s().unwrap_or(0.0);
+    let frames = last / scenario.frame_interval_s;
+    if last <= 0.0 || (frames - frames.round()).abs() > 1e-6 * frames.max(1.0) {
+        return Err(InputError::new(
+            "measured",
+            format!("a last frame at t = {last} s"),
+            format!(
+                "frames after t = 0 on the frame grid of {} s (set frame_interval_s in the config's [settings] to the camera's)",
+                scenario.frame_interval_s
+            ),
+        )
+        .into());
+    }
+    scenario.duration_s = frames.round() * scenario.frame_interval_s;
+    scenario.validate(request.base.length_m)?;
+    Ok(scenario)
+}
+
+/// Rows of `measured` that frames 0.. and the markers of `scenario` compare.
+fn compared_rows(measured: &MeasuredTrack, scenario: &Scenario) -> usize {
+    (0..=scenario.frame_count())
+        .flat_map(|p| {
+            let t = p as f64 * scenario.frame_interval_s;
+            (0..scenario.marker_arc_lengths_m.len()).filter(move |&j| measured.get(t, j).is_some())
+        })
+        .count()
+}
+
 /// Compared coordinates of a drop: 2 per marker and frame after t = 0.
 pub fn observations(scenario: &Scenario) -> usize {
     2 * scenario.frame_count() * scenario.marker_arc_lengths_m.len()
@@ -188,8 +269,9 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         return Err(crate::engine::choice::ChoiceError::ReferenceOnGpu.into());
     }
     let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
-    let scenario = Scenario::new(ScenarioKind::Drop, request.base.length_m);
+    let scenario = experiment(&request, &measured)?;
     check_coverage(&measured, &scenario).map_err(usage)?;
+    let unused_rows = measured.len() - compared_rows(&measured, &scenario);
     let shard = request.shard;
     let (table_dir, table_name) = match &shard {
         Some(s) => (request.out.join(s.directory()), "part.parquet"),
@@ -282,6 +364,8 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         adapter: choice.gpu.as_ref().map(|g| g.adapter.name.clone()),
         engine_reason: choice.reason,
         table_path,
+        unused_rows,
+        scenario: scenario.clone(),
     };
     Ok(Prepared {
         request,
