@@ -82,6 +82,8 @@ pub const FLOPS_PER_ELEMENT_STEP: &str = "tether_sweep.flops_per_element_step";
 pub const GPU_LAYOUT_REQUESTED: &str = "tether_sweep.gpu_layout_requested";
 /// The layouts the GPU simulations ran in, with how many ran in each.
 pub const GPU_LAYOUTS_RAN: &str = "tether_sweep.gpu_layouts_ran";
+/// Identify: why the data may not be the experiment, when a check says so.
+pub const PLAUSIBILITY: &str = "tether_sweep.plausibility";
 
 /// A metadata value: the JSON of `value`. The values are plain data
 /// (parameters, summaries), which always serialize.
@@ -129,6 +131,7 @@ mod tests {
             super::LANDSCAPE_WALL_S,
             super::GPU_LAYOUT_REQUESTED,
             super::GPU_LAYOUTS_RAN,
+            super::PLAUSIBILITY,
             super::BEST_SCENARIO,
             super::PEAKS_GFLOPS,
             super::PEAKS_AFTER_RUNS_GFLOPS,

@@ -484,3 +484,98 @@ fn rows_that_are_not_compared_are_reported() {
         "{stdout}"
     );
 }
+
+/// Data that cannot be this experiment is said to be so before any
+/// simulation (millimetres, a mirrored release), and `--allow-implausible`
+/// sweeps anyway, with the best fit's misfit flagged.
+#[test]
+fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("m.csv");
+    let o = run(&[
+        "dataset",
+        "synth",
+        "--elements",
+        "4",
+        "--noise",
+        "0",
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<String> = text
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .map(String::from)
+        .collect();
+    let column = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let (x, y) = (column("x"), column("y"));
+    let transformed = |f: &dyn Fn(f64, f64) -> (f64, f64)| {
+        let mut out = vec![header.join(",")];
+        for line in text.lines().skip(1) {
+            let mut cells: Vec<String> = line.split(',').map(String::from).collect();
+            let (a, b) = f(cells[x].parse().unwrap(), cells[y].parse().unwrap());
+            cells[x] = a.to_string();
+            cells[y] = b.to_string();
+            out.push(cells.join(","));
+        }
+        out.join("\n") + "\n"
+    };
+    let identify = |file: &Path, out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "identify",
+            "--measured",
+            file.to_str().unwrap(),
+            "--elements",
+            "4",
+            "--damping",
+            "2000",
+            "--drag-coefficient",
+            "0.8",
+            "--backend",
+            "cpu",
+            "--out",
+        ];
+        let out = dir.path().join(out);
+        args.push(out.to_str().unwrap());
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let millimetres = |a: f64, b: f64| (1000.0 * a, 1000.0 * b);
+    let mirrored = |a: f64, b: f64| (-a, b);
+    let cases: [(&str, &dyn Fn(f64, f64) -> (f64, f64)); 2] =
+        [("millimetres", &millimetres), ("mirrored", &mirrored)];
+    for (name, f) in cases {
+        let file = dir.path().join(format!("{name}.csv"));
+        std::fs::write(&file, transformed(f)).unwrap();
+        let o = identify(&file, name, &[]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("the measured frame at t = 0 is") && err.contains("--allow-implausible"),
+            "{name}: {err}"
+        );
+        assert!(!dir.path().join(name).exists(), "{name} wrote output");
+    }
+    let mirrored = dir.path().join("mirrored.csv");
+    let o = identify(&mirrored, "anyway", &["--allow-implausible"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("warning: the measured frame at t = 0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("warning: the best candidate misses the data"),
+        "{stdout}"
+    );
+    let meta = read_parquet_metadata(&dir.path().join("anyway/results.parquet")).unwrap();
+    assert!(meta.contains_key("tether_sweep.plausibility"));
+    // The data as made: no warning.
+    let o = identify(&csv, "fine", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
+}

@@ -20,7 +20,7 @@ use tether_sweep::sweep::validation::{
 };
 use tether_sweep::sweep::{CandidateResult, Grid, Shard, Summary};
 use tether_sweep::workflow::identify::{
-    IdentifyReport, IdentifyRequest, Plan, check_outcome, prepare, shipped_dataset,
+    IdentifyReport, IdentifyRequest, Plan, Plausibility, check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Hooks, WorkflowError, count};
 
@@ -108,6 +108,11 @@ pub struct IdentifyArgs {
     /// Largest relative J_e deviation the validation accepts.
     #[arg(long, value_name = "R", default_value_t = DEFAULT_J_E_TOLERANCE)]
     pub validate_j_e_tolerance: f64,
+    /// Sweep even when the measured frame at t = 0 is more than 10 % of the
+    /// tether's length from the experiment's initial shape (by default an
+    /// error: other units, mirrored axes, another length or release angle).
+    #[arg(long)]
+    pub allow_implausible: bool,
     /// Also write the results as CSV beside the Parquet table (no metadata:
     /// CSV has nowhere to keep it).
     #[arg(long)]
@@ -168,6 +173,7 @@ impl IdentifyArgs {
             validate: self.validate,
             validate_marker_tolerance_m: self.validate_marker_tolerance,
             validate_j_e_tolerance: self.validate_j_e_tolerance,
+            allow_implausible: self.allow_implausible,
             csv: self.csv,
             out: self.out.clone(),
             force: self.force,
@@ -320,6 +326,11 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
             s.duration_s
         );
     }
+    if let Some(offset) = plan.start
+        && offset.rms_m > Plausibility::START_WARNING * request.base.length_m
+    {
+        println!("warning: {}", offset.describe(s));
+    }
     if plan.unused_rows > 0 {
         println!(
             "warning: {} of {} are not compared: their times are off the frame grid of {} s or their markers beyond the experiment's {}",
@@ -362,6 +373,9 @@ fn print_report(report: &IdentifyReport) {
     );
     if let Some(s) = &report.summary {
         print_summary(s, report.shard.is_some());
+    }
+    if let Some(w) = &report.fit_warning {
+        println!("warning: {w}");
     }
     if let Some(v) = &report.validation {
         print_validation(v);

@@ -83,6 +83,9 @@ pub struct IdentifyRequest {
     pub validate: usize,
     pub validate_marker_tolerance_m: f64,
     pub validate_j_e_tolerance: f64,
+    /// Sweep even when the measured first frame is far from the
+    /// experiment's initial shape ([`Plausibility`]).
+    pub allow_implausible: bool,
     /// Also write results.csv.
     pub csv: bool,
     pub out: PathBuf,
@@ -112,6 +115,7 @@ impl IdentifyRequest {
             validate: 3,
             validate_marker_tolerance_m: DEFAULT_MARKER_TOLERANCE_M,
             validate_j_e_tolerance: DEFAULT_J_E_TOLERANCE,
+            allow_implausible: false,
             csv: false,
             out: out.into(),
             force: false,
@@ -145,6 +149,78 @@ pub struct Plan {
     pub unused_rows: usize,
     /// The experiment compared: frames, markers, duration.
     pub scenario: Scenario,
+    /// How far the measured first frame is from the initial shape.
+    pub start: Option<StartOffset>,
+}
+
+/// How far the measured frame at t = 0 is from the experiment's initial
+/// shape (straight, from the pin at the release angle, its markers at
+/// their arc lengths).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct StartOffset {
+    /// RMS over the markers [m].
+    pub rms_m: f64,
+    /// The marker farthest off, and by how much [m].
+    pub worst_marker: usize,
+    pub worst_m: f64,
+    pub markers: usize,
+}
+
+/// The thresholds of the plausibility checks, as fractions of the tether's
+/// length L. Marker noise is a fraction of a millimetre and L is tens of
+/// centimetres, so a first frame 1 % of L off the initial shape is worth a
+/// look, and 10 % (6 cm for SPEC's tether) is another experiment: other
+/// units, mirrored axes, another length or release angle. A best fit that
+/// misses the data by an RMS of 5 % of L is no fit of this experiment.
+pub struct Plausibility;
+
+impl Plausibility {
+    pub const START_WARNING: f64 = 0.01;
+    pub const START_ERROR: f64 = 0.10;
+    pub const FIT_WARNING: f64 = 0.05;
+}
+
+/// The measured frame at t = 0 against the initial shape, over the
+/// markers it has; None without such a frame.
+pub fn start_offset(measured: &MeasuredTrack, scenario: &Scenario) -> Option<StartOffset> {
+    let direction = scenario.drop_direction();
+    let offsets: Vec<(usize, f64)> = scenario
+        .marker_arc_lengths_m
+        .iter()
+        .enumerate()
+        .filter_map(|(j, &s)| {
+            let m = measured.get(0.0, j)?;
+            let initial = [
+                scenario.pin_m[0] + s * direction[0],
+                scenario.pin_m[1] + s * direction[1],
+            ];
+            Some((j, (m[0] - initial[0]).hypot(m[1] - initial[1])))
+        })
+        .collect();
+    let (worst_marker, worst_m) = offsets.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let rms_m = (offsets.iter().map(|(_, d)| d * d).sum::<f64>() / offsets.len() as f64).sqrt();
+    Some(StartOffset {
+        rms_m,
+        worst_marker,
+        worst_m,
+        markers: offsets.len(),
+    })
+}
+
+impl StartOffset {
+    /// The finding in words, for a warning or an error.
+    pub fn describe(&self, scenario: &Scenario) -> String {
+        format!(
+            "the measured frame at t = 0 is {:.4} m RMS over {} markers (marker {}: {:.4} m) from the experiment's initial shape (straight from the pin at ({}, {}) m, released at {}°): data in other units, mirrored axes, another length or release angle?",
+            self.rms_m,
+            self.markers,
+            self.worst_marker,
+            self.worst_m,
+            scenario.pin_m[0],
+            scenario.pin_m[1],
+            scenario.initial_angle_deg
+        )
+    }
 }
 
 /// An identification ready to run.
@@ -176,6 +252,9 @@ pub struct IdentifyReport {
     pub figures: Option<Vec<String>>,
     pub shard: Option<Shard>,
     pub out: PathBuf,
+    /// Set when the best fit misses the data by more than
+    /// [`Plausibility::FIT_WARNING`] of the tether's length.
+    pub fit_warning: Option<String>,
 }
 
 /// The drop the candidates are compared in: the request's scenario (or
@@ -272,6 +351,19 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     let scenario = experiment(&request, &measured)?;
     check_coverage(&measured, &scenario).map_err(usage)?;
     let unused_rows = measured.len() - compared_rows(&measured, &scenario);
+    let start = start_offset(&measured, &scenario);
+    let length_m = request.base.length_m;
+    if let Some(offset) = start
+        && offset.rms_m > Plausibility::START_ERROR * length_m
+        && !request.allow_implausible
+    {
+        return Err(WorkflowError::Usage(format!(
+            "{}; that is more than {} % of the tether's {} m, so no candidate can fit (pass --allow-implausible to sweep anyway)",
+            offset.describe(&scenario),
+            100.0 * Plausibility::START_ERROR,
+            length_m
+        )));
+    }
     let shard = request.shard;
     let (table_dir, table_name) = match &shard {
         Some(s) => (request.out.join(s.directory()), "part.parquet"),
@@ -366,6 +458,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         table_path,
         unused_rows,
         scenario: scenario.clone(),
+        start,
     };
     Ok(Prepared {
         request,
@@ -435,6 +528,20 @@ impl Prepared {
         if let Some(s) = &summary {
             self.metadata.insert(metadata::SUMMARY.into(), json(s));
         }
+        let length_m = self.request.base.length_m;
+        let fit_warning = summary.as_ref().and_then(|s| {
+            let sigma = s.confidence.sigma2_m2.sqrt();
+            (sigma > Plausibility::FIT_WARNING * length_m).then(|| {
+                format!(
+                    "the best candidate misses the data by σ ≈ {sigma:.4} m RMS a coordinate, more than {} % of the tether's {length_m} m: the data may not be this experiment (units, axes, length, release, markers)",
+                    100.0 * Plausibility::FIT_WARNING
+                )
+            })
+        });
+        if let Some(w) = &fit_warning {
+            self.metadata
+                .insert(metadata::PLAUSIBILITY.into(), w.clone());
+        }
         let (validation, best_reference) = self.validate(summary.as_ref())?;
         let request = &self.request;
         let table_path = self.plan.table_path.clone();
@@ -479,6 +586,7 @@ impl Prepared {
             figures,
             shard: request.shard,
             out: request.out.clone(),
+            fit_warning,
         };
         Ok(report)
     }
