@@ -11,6 +11,9 @@ const STATUS_RUNNING: u32 = 0u;
 const STATUS_DONE: u32 = 1u;
 const STATUS_DIVERGED: u32 = 2u;
 const NO_TRACK: u32 = 0xffffffffu;
+// A measured sample the measurement lacks (an occluded marker) holds 1e30
+// in both coordinates (MISSING_SAMPLE_M in src/gpu/layout.rs); J_e skips it.
+const MISSING_SAMPLE_ABOVE: real = 1e29;
 // The mass matrix in the mesh buffer, per mesh: a MeshMass, and for the
 // explicit scheme after it its block LU factors per node, G (inverse pivot
 // block) and E (G times the coupling to the next node), each as four
@@ -155,7 +158,7 @@ fn observe_marker(c: SimControl, ph: SimPhysics, frame: u32, m: u32, ua: real4, 
     let position = pin + place.x * t0 + displacement;
     let index = (frame - 1u) * c.markers + m;
     var error: real = 0.0;
-    if (c.compare_measured == 1u) {
+    if (c.compare_measured == 1u && abs(measured[index].x) < MISSING_SAMPLE_ABOVE) {
         let d = measured[index] - position;
         error = dot(d, d);
     }

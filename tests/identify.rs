@@ -188,8 +188,8 @@ fn bad_inputs_fail_before_any_simulation() {
     std::fs::write(&bad_csv, "t,marker,x\n0.04,0,1.0\n").unwrap();
     let partial = dir.path().join("partial.csv");
     std::fs::write(&partial, "t,marker,x,y\n0.04,0,0.0,0.0\n").unwrap();
-    let nan = dir.path().join("nan.csv");
-    std::fs::write(&nan, "t,marker,x,y\n0.04,0,NaN,0.0\n").unwrap();
+    let infinite = dir.path().join("inf.csv");
+    std::fs::write(&infinite, "t,marker,x,y\n0.04,0,inf,0.0\n").unwrap();
     let out_s = out.to_str().unwrap();
     for (args, expected) in [
         (
@@ -198,9 +198,9 @@ fn bad_inputs_fail_before_any_simulation() {
         ),
         (
             vec!["--measured", partial.to_str().unwrap()],
-            "no marker 1 at t = 0.0400",
+            "1 of the 11 marker positions J_e compares",
         ),
-        (vec!["--measured", nan.to_str().unwrap()], "non-finite"),
+        (vec!["--measured", infinite.to_str().unwrap()], "infinite"),
         (vec!["--measured", "/no/such.parquet"], "cannot read"),
         (vec!["--damping", "0:100:0"], "step > 0"),
         (vec!["--damping", "100:0:10"], "stop >= start"),
@@ -546,8 +546,8 @@ fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
     };
     let millimetres = |a: f64, b: f64| (1000.0 * a, 1000.0 * b);
     let mirrored = |a: f64, b: f64| (-a, b);
-    let cases: [(&str, &dyn Fn(f64, f64) -> (f64, f64)); 2] =
-        [("millimetres", &millimetres), ("mirrored", &mirrored)];
+    type Transform<'a> = &'a dyn Fn(f64, f64) -> (f64, f64);
+    let cases: [(&str, Transform); 2] = [("millimetres", &millimetres), ("mirrored", &mirrored)];
     for (name, f) in cases {
         let file = dir.path().join(format!("{name}.csv"));
         std::fs::write(&file, transformed(f)).unwrap();
@@ -578,4 +578,69 @@ fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
     let o = identify(&csv, "fine", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
+}
+
+/// Occluded markers (NaN, an empty cell) and dropped rows are skipped,
+/// counted, and left out of the observations; the truth is still found.
+#[test]
+fn occluded_and_absent_samples_are_skipped_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("m.csv");
+    let o = run(&[
+        "dataset",
+        "synth",
+        "--elements",
+        "4",
+        "--damping",
+        "2000",
+        "--drag-coefficient",
+        "0.8",
+        "--noise",
+        "0",
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let x = header.iter().position(|c| *c == "x").unwrap();
+    let occlude = |line: &mut String, value: &str| {
+        let mut cells: Vec<String> = line.split(',').map(String::from).collect();
+        cells[x] = value.into();
+        *line = cells.join(",");
+    };
+    // Rows 1.. are frame-major, 11 markers a frame: frame 5's markers 3 and
+    // 4 occluded (NaN, empty), and two rows of frame 20 dropped.
+    occlude(&mut lines[5 * 11 + 3 + 1], "NaN");
+    occlude(&mut lines[5 * 11 + 4 + 1], "");
+    lines.remove(20 * 11 + 7 + 1);
+    lines.remove(20 * 11 + 2 + 1);
+    std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
+    let o = run(&[
+        "identify",
+        "--measured",
+        csv.to_str().unwrap(),
+        "--elements",
+        "4",
+        "--damping",
+        "1000:3000:1000",
+        "--drag-coefficient",
+        "0.8",
+        "--backend",
+        "cpu",
+        "--out",
+        dir.path().join("id").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("4 samples of the 550 marker positions J_e compares are not in the file (2 with an empty or NaN position)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("N = 1092"), "{stdout}");
+    assert!(
+        stdout.contains("best: n =   4, D =  2000.0 Pa·s, C_D = 0.800"),
+        "{stdout}"
+    );
 }

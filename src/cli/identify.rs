@@ -331,6 +331,15 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     {
         println!("warning: {}", offset.describe(s));
     }
+    let missing = plan.coverage.missing();
+    if missing > 0 {
+        println!(
+            "{} of the {} marker positions J_e compares are not in the file ({} with an empty or NaN position): skipped",
+            count(missing, "sample"),
+            plan.coverage.expected,
+            plan.occluded_rows
+        );
+    }
     if plan.unused_rows > 0 {
         println!(
             "warning: {} of {} are not compared: their times are off the frame grid of {} s or their markers beyond the experiment's {}",

@@ -23,6 +23,11 @@ pub const STATUS_DONE: u32 = 1;
 pub const STATUS_DIVERGED: u32 = 2;
 /// `SimControl::track_offset` when no track is recorded.
 pub const NO_TRACK: u32 = u32::MAX;
+/// Both coordinates of a measured sample the measurement lacks (an
+/// occluded marker), in the `measured` buffer: far beyond any position, and
+/// within f32. step_io.wgsl skips a sample whose x is at least
+/// `MISSING_SAMPLE_ABOVE` (1e29) in magnitude.
+pub const MISSING_SAMPLE_M: f64 = 1e30;
 /// vec4 entries of the mass matrix, per mesh: the four 2×2 matrices of a
 /// uniform mesh's blocks (`mass_factor::MeshMass`). The semi-implicit scheme
 /// factors M + h/2 C_D(q) from them itself, every step.

@@ -36,6 +36,7 @@ pub use batch::{GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive};
 pub use cost::{GpuLayout, LayoutRequest};
 pub use device::{AdapterSummary, Gpu};
 pub use engine::{BatchOptions, run_batch};
+pub use layout::MISSING_SAMPLE_M;
 
 /// Floating-point precision of the shaders.
 #[derive(

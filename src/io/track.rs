@@ -134,8 +134,23 @@ pub fn read_table(path: &Path) -> Result<RecordBatch, IoError> {
     arrow::compute::concat_batches(&schema, &batches).map_err(|e| fmt_err(&e))
 }
 
-/// A column converted to f64, or an error naming it.
+/// A column converted to f64, or an error naming it: every value finite.
 fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, IoError> {
+    column_values(batch, name, path, false)
+}
+
+/// A column converted to f64, with empty values and NaN as NaN (a marker the
+/// camera did not see); infinities are still an error.
+fn f64_column_with_gaps(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, IoError> {
+    column_values(batch, name, path, true)
+}
+
+fn column_values(
+    batch: &RecordBatch,
+    name: &str,
+    path: &Path,
+    gaps: bool,
+) -> Result<Vec<f64>, IoError> {
     let err = |message: String| IoError::Format {
         path: path.to_owned(),
         message,
@@ -149,13 +164,29 @@ fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, 
         .as_any()
         .downcast_ref::<Float64Array>()
         .expect("cast to Float64 gives Float64Array");
-    if values.null_count() > 0 {
+    if values.null_count() > 0 && !gaps {
         return Err(err(format!("column `{name}` has empty values")));
     }
-    let out: Vec<f64> = values.values().to_vec();
-    if let Some(row) = out.iter().position(|v| !v.is_finite()) {
+    let out: Vec<f64> = (0..values.len())
+        .map(|i| {
+            if values.is_valid(i) {
+                values.value(i)
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
+    let bad = |v: &f64| {
+        if gaps {
+            v.is_infinite()
+        } else {
+            !v.is_finite()
+        }
+    };
+    if let Some(row) = out.iter().position(bad) {
         return Err(err(format!(
-            "column `{name}` has a non-finite value in row {row}"
+            "column `{name}` has a{} value in row {row}",
+            if gaps { "n infinite" } else { " non-finite" }
         )));
     }
     Ok(out)
@@ -166,8 +197,10 @@ pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
     let batch = read_table(path)?;
     let t = f64_column(&batch, "t", path)?;
     let marker = f64_column(&batch, "marker", path)?;
-    let x = f64_column(&batch, "x", path)?;
-    let y = f64_column(&batch, "y", path)?;
+    // An occluded marker: x or y empty or NaN. Its row is counted, not
+    // compared.
+    let x = f64_column_with_gaps(&batch, "x", path)?;
+    let y = f64_column_with_gaps(&batch, "y", path)?;
     let mut measured = MeasuredTrack::default();
     for i in 0..t.len() {
         if marker[i] < 0.0 || marker[i].fract() != 0.0 {
@@ -179,7 +212,11 @@ pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
                 ),
             });
         }
-        measured.insert(t[i], marker[i] as usize, [x[i], y[i]]);
+        if x[i].is_nan() || y[i].is_nan() {
+            measured.occluded_rows += 1;
+        } else {
+            measured.insert(t[i], marker[i] as usize, [x[i], y[i]]);
+        }
     }
     if batch.column_by_name("s").is_some() {
         let s = f64_column(&batch, "s", path)?;

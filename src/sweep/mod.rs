@@ -35,29 +35,67 @@ pub struct CandidateResult {
     pub gpu_layout: Option<GpuLayout>,
 }
 
-/// Checks before any simulation that the measured track has every marker of
-/// every frame that J_e compares (frames after t = 0).
-pub fn check_coverage(measured: &MeasuredTrack, scenario: &Scenario) -> Result<(), InputError> {
-    let frames = scenario.frame_count();
-    for p in 1..=frames {
-        let t = p as f64 * scenario.frame_interval_s;
-        for j in 0..scenario.marker_arc_lengths_m.len() {
-            if measured.get(t, j).is_none() {
-                return Err(InputError::new(
-                    "measured",
-                    format!("no marker {j} at t = {t:.4} s"),
-                    format!(
-                        "a track with markers 0..{} at every frame t = {}, {}, …, {} s",
-                        scenario.marker_arc_lengths_m.len() - 1,
-                        scenario.frame_interval_s,
-                        2.0 * scenario.frame_interval_s,
-                        scenario.duration_s
-                    ),
-                ));
-            }
-        }
+/// What J_e compares: every marker of every frame after t = 0, less the
+/// samples the measurement lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Coverage {
+    /// Frames after t = 0 × markers.
+    pub expected: usize,
+    /// Of those, the samples the measured file has.
+    pub compared: usize,
+}
+
+impl Coverage {
+    /// Samples skipped: occluded markers, dropped frames.
+    pub fn missing(&self) -> usize {
+        self.expected - self.compared
     }
-    Ok(())
+
+    /// Compared coordinates: two per sample.
+    pub fn observations(&self) -> usize {
+        2 * self.compared
+    }
+}
+
+/// Counts the samples J_e compares, and refuses a measurement that has
+/// fewer than half of them: with so many missing, its frames or markers
+/// are not the experiment's (another frame rate, other marker numbers),
+/// and J_e would compare little.
+pub fn check_coverage(
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+) -> Result<Coverage, InputError> {
+    let markers = scenario.marker_arc_lengths_m.len();
+    let frames = scenario.frame_count();
+    let compared = (1..=frames)
+        .map(|p| {
+            let t = p as f64 * scenario.frame_interval_s;
+            (0..markers)
+                .filter(|&j| measured.get(t, j).is_some())
+                .count()
+        })
+        .sum();
+    let coverage = Coverage {
+        expected: frames * markers,
+        compared,
+    };
+    if 2 * coverage.compared < coverage.expected {
+        return Err(InputError::new(
+            "measured",
+            format!(
+                "{} of the {} marker positions J_e compares",
+                coverage.compared, coverage.expected
+            ),
+            format!(
+                "at least half of markers 0..{} at the frames t = {}, {}, …, {} s (check the frame interval and the marker numbers)",
+                markers - 1,
+                scenario.frame_interval_s,
+                2.0 * scenario.frame_interval_s,
+                scenario.duration_s
+            ),
+        ));
+    }
+    Ok(coverage)
 }
 
 /// Runs `candidates` on the CPU, all cores, and scores them. `base` gives
@@ -112,8 +150,7 @@ fn run_cpu_candidate(
                 | SolverReport::Gpu { step_s, steps, .. } => (Some(step_s), steps),
                 SolverReport::Reference(s) => (None, s.steps),
             };
-            let j_e = identification_error(measured, &out.track)
-                .expect("coverage is checked before the sweep");
+            let j_e = identification_error(measured, &out.track);
             CandidateResult {
                 candidate,
                 j_e_m2: Some(j_e),
@@ -269,10 +306,11 @@ pub fn run_gpu(
     for p in 1..=frames {
         let t = p as f64 * scenario.frame_interval_s;
         for j in 0..scenario.marker_arc_lengths_m.len() {
+            // A sample the measurement lacks: the shader skips it.
             measured_frames.push(
                 measured
                     .get(t, j)
-                    .expect("coverage is checked before the sweep"),
+                    .unwrap_or([crate::gpu::MISSING_SAMPLE_M; 2]),
             );
         }
     }

@@ -89,8 +89,7 @@ pub fn validate(
     let mut candidates = Vec::new();
     let mut references = Vec::new();
     for (r, (reference, engine)) in picked.iter().zip(runs) {
-        let j_reference = identification_error(measured, &reference.track)
-            .expect("coverage is checked before the sweep");
+        let j_reference = identification_error(measured, &reference.track);
         let j_sweep = r.j_e_m2.expect("picked candidates finished");
         // Relative to J_e, but never to less than what marker differences at
         // the marker tolerance make of it: near a noise-free truth J_e is

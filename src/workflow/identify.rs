@@ -30,8 +30,8 @@ use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
 use crate::sweep::{
-    Candidate, CandidateResult, Grid, Shard, Status, Summary, check_coverage, run_cpu, run_gpu,
-    summarize,
+    Candidate, CandidateResult, Coverage, Grid, Shard, Status, Summary, check_coverage, run_cpu,
+    run_gpu, summarize,
 };
 
 /// The shipped synthetic measured drop, as the repository names it.
@@ -151,6 +151,10 @@ pub struct Plan {
     pub scenario: Scenario,
     /// How far the measured first frame is from the initial shape.
     pub start: Option<StartOffset>,
+    /// The samples J_e compares, and those it skips.
+    pub coverage: Coverage,
+    /// Rows of the file with an empty or NaN position (occluded markers).
+    pub occluded_rows: usize,
 }
 
 /// How far the measured frame at t = 0 is from the experiment's initial
@@ -321,9 +325,10 @@ fn compared_rows(measured: &MeasuredTrack, scenario: &Scenario) -> usize {
         .count()
 }
 
-/// Compared coordinates of a drop: 2 per marker and frame after t = 0.
-pub fn observations(scenario: &Scenario) -> usize {
-    2 * scenario.frame_count() * scenario.marker_arc_lengths_m.len()
+/// Compared coordinates of a drop: 2 per sample of a marker at a frame
+/// after t = 0 that the measurement has.
+pub fn observations(measured: &MeasuredTrack, scenario: &Scenario) -> usize {
+    check_coverage(measured, scenario).map_or(0, |c| c.observations())
 }
 
 /// Checks the request, claims the output, opens the saved chunks and
@@ -349,7 +354,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     }
     let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
     let scenario = experiment(&request, &measured)?;
-    check_coverage(&measured, &scenario).map_err(usage)?;
+    let coverage = check_coverage(&measured, &scenario).map_err(usage)?;
     let unused_rows = measured.len() - compared_rows(&measured, &scenario);
     let start = start_offset(&measured, &scenario);
     let length_m = request.base.length_m;
@@ -459,6 +464,8 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         unused_rows,
         scenario: scenario.clone(),
         start,
+        coverage,
+        occluded_rows: measured.occluded_rows,
     };
     Ok(Prepared {
         request,
@@ -524,7 +531,11 @@ impl Prepared {
         results.sort_by_key(|r| grid.index_of(&r.candidate));
         self.metadata
             .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
-        let summary = summarize(&self.request.grid, &results, observations(&self.scenario));
+        let summary = summarize(
+            &self.request.grid,
+            &results,
+            observations(&self.measured, &self.scenario),
+        );
         if let Some(s) = &summary {
             self.metadata.insert(metadata::SUMMARY.into(), json(s));
         }

@@ -206,7 +206,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         .clone()
         .unwrap_or_else(|| request.dir.join("_summary"));
     let results_path = claim_output(&out, "results.parquet", request.force)?;
-    let summary = summarize(&grid, &results, observations(&scenario));
+    let summary = summarize(&grid, &results, observations(&measured, &scenario));
     let mut metadata = first.metadata.clone();
     for key in [
         metadata::SHARD,
