@@ -84,6 +84,9 @@ pub const GPU_LAYOUT_REQUESTED: &str = "tether_sweep.gpu_layout_requested";
 pub const GPU_LAYOUTS_RAN: &str = "tether_sweep.gpu_layouts_ran";
 /// Identify: why the data may not be the experiment, when a check says so.
 pub const PLAUSIBILITY: &str = "tether_sweep.plausibility";
+/// Identify: the refined optimum (values, standard errors, J_e, σ,
+/// covariance).
+pub const REFINED: &str = "tether_sweep.refined";
 
 /// A metadata value: the JSON of `value`. The values are plain data
 /// (parameters, summaries), which always serialize.
@@ -132,6 +135,7 @@ mod tests {
             super::GPU_LAYOUT_REQUESTED,
             super::GPU_LAYOUTS_RAN,
             super::PLAUSIBILITY,
+            super::REFINED,
             super::BEST_SCENARIO,
             super::PEAKS_GFLOPS,
             super::PEAKS_AFTER_RUNS_GFLOPS,

@@ -644,3 +644,82 @@ fn occluded_and_absent_samples_are_skipped_and_counted() {
         "{stdout}"
     );
 }
+
+/// The refined optimum: from the grid's best, Levenberg–Marquardt on the
+/// reference solver finds an off-grid truth (noise-free), and with noise
+/// its standard errors cover the truth.
+#[test]
+fn the_refined_optimum_finds_an_off_grid_truth_with_standard_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = Candidate {
+        elements: 6,
+        damping_pa_s: 2300.0,
+        drag_coefficient: 0.77,
+    };
+    // The grid of identify() here: D 1000..3000 by 500, C_D 0.7..0.9 by 0.1.
+    for (noise_std_m, seed) in [(0.0, 1), (0.0004, 7)] {
+        let measured = dir.path().join(format!("m{seed}.parquet"));
+        let tether = truth.params(&TetherParams::default());
+        synth::run(&SynthRequest {
+            spec: SynthSpec {
+                scenario: Scenario::new(ScenarioKind::Drop, tether.length_m),
+                tether,
+                noise_std_m,
+                seed,
+                tolerance_m: 1e-10,
+                generator: GENERATOR,
+            },
+            command: "tests/identify.rs".into(),
+            out: measured.clone(),
+            force: false,
+        })
+        .unwrap();
+        let out = dir.path().join(format!("id{seed}"));
+        let report = identify(&measured, &out, Backend::Cpu);
+        let refined = report.refined.expect("refined by default");
+        let value = |name: &str| {
+            refined
+                .parameters
+                .iter()
+                .find(|p| p.parameter == name)
+                .unwrap()
+                .clone()
+        };
+        let (d, c) = (value("damping_pa_s"), value("drag_coefficient"));
+        eprintln!(
+            "noise {noise_std_m}: D = {} ± {}, C_D = {} ± {} (grid best {}, {}), {} simulations",
+            d.value,
+            d.standard_error,
+            c.value,
+            c.standard_error,
+            d.grid_best,
+            c.grid_best,
+            refined.simulations
+        );
+        if noise_std_m == 0.0 {
+            assert!((d.value - 2300.0).abs() < 10.0, "D = {}", d.value);
+            assert!((c.value - 0.77).abs() < 1e-4, "C_D = {}", c.value);
+        } else {
+            assert!(
+                (d.value - 2300.0).abs() < 2.0 * d.standard_error,
+                "D = {} ± {}",
+                d.value,
+                d.standard_error
+            );
+            assert!(
+                (c.value - 0.77).abs() < 2.0 * c.standard_error,
+                "C_D = {} ± {}",
+                c.value,
+                c.standard_error
+            );
+            assert!(refined.undetermined.is_none(), "{:?}", refined.undetermined);
+        }
+        // refined.parquet: a row per parameter, named as results.parquet's columns.
+        let table = read_table(&out.join("refined.parquet")).unwrap();
+        assert_eq!(table.num_rows(), 2);
+        assert_eq!(
+            common::text_column(&table, "parameter"),
+            vec!["damping_pa_s", "drag_coefficient"]
+        );
+    }
+}

@@ -15,6 +15,7 @@ use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
 use tether_sweep::solver::SolverKind;
+use tether_sweep::sweep::refine::Refined;
 use tether_sweep::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation,
 };
@@ -108,6 +109,11 @@ pub struct IdentifyArgs {
     /// Largest relative J_e deviation the validation accepts.
     #[arg(long, value_name = "R", default_value_t = DEFAULT_J_E_TOLERANCE)]
     pub validate_j_e_tolerance: f64,
+    /// Skip the refined optimum: by default the best candidate's D and C_D
+    /// (each when the grid varies it) are refined by Levenberg–Marquardt on
+    /// the reference solver, with standard errors, into refined.parquet.
+    #[arg(long)]
+    pub no_refine: bool,
     /// Sweep even when the measured frame at t = 0 is more than 10 % of the
     /// tether's length from the experiment's initial shape (by default an
     /// error: other units, mirrored axes, another length or release angle).
@@ -174,6 +180,7 @@ impl IdentifyArgs {
             validate_marker_tolerance_m: self.validate_marker_tolerance,
             validate_j_e_tolerance: self.validate_j_e_tolerance,
             allow_implausible: self.allow_implausible,
+            refine: !self.no_refine,
             csv: self.csv,
             out: self.out.clone(),
             force: self.force,
@@ -386,6 +393,9 @@ fn print_report(report: &IdentifyReport) {
     if let Some(w) = &report.fit_warning {
         println!("warning: {w}");
     }
+    if let Some(r) = &report.refined {
+        print_refined(r);
+    }
     if let Some(v) = &report.validation {
         print_validation(v);
     }
@@ -406,6 +416,40 @@ fn print_report(report: &IdentifyReport) {
                 None => String::new(),
             }
         ),
+    }
+}
+
+fn print_refined(r: &Refined) {
+    let values: Vec<String> = r
+        .parameters
+        .iter()
+        .map(|p| {
+            format!(
+                "{} = {:.6} ± {:.2e}{}",
+                p.parameter,
+                p.value,
+                p.standard_error,
+                if p.at_bound {
+                    " (on the grid's bound)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect();
+    println!(
+        "refined at n = {} (Levenberg–Marquardt on the reference solver, {} iterations, {} simulations): {}; J_e = {:.6e} m², σ ≈ {:.2} mm{}",
+        r.elements,
+        r.iterations,
+        r.simulations,
+        values.join(", "),
+        r.j_e_m2,
+        r.sigma_m * 1e3,
+        r.correlation
+            .map_or(String::new(), |c| format!(", correlation {c:.2}"))
+    );
+    if let Some(why) = &r.undetermined {
+        println!("  ← not determined by the data: {why}");
     }
 }
 

@@ -245,6 +245,38 @@ pub fn write_best_fit(
     )
 }
 
+/// Writes the refined optimum: one row per refined parameter, `parameter`
+/// (its column in results.parquet), `value`, `standard_error`,
+/// `grid_best`, `at_bound`, with J_e, σ and the covariance in `metadata`.
+pub fn write_refined(
+    path: &Path,
+    refined: &crate::sweep::refine::Refined,
+    metadata: &BTreeMap<String, String>,
+) -> Result<(), IoError> {
+    let p = &refined.parameters;
+    write_columns(
+        path,
+        vec![
+            Column::text(
+                "parameter",
+                p.iter().map(|r| r.parameter.to_string()).collect(),
+            ),
+            Column::f64("value", "", p.iter().map(|r| r.value).collect()),
+            Column::f64(
+                "standard_error",
+                "",
+                p.iter().map(|r| r.standard_error).collect(),
+            ),
+            Column::f64("grid_best", "", p.iter().map(|r| r.grid_best).collect()),
+            Column::text(
+                "at_bound",
+                p.iter().map(|r| r.at_bound.to_string()).collect(),
+            ),
+        ],
+        metadata,
+    )
+}
+
 pub fn read_best_fit(path: &Path) -> Result<BestFit, IoError> {
     let batch = super::track::read_table(path)?;
     let col = |name: &str| -> Result<Vec<f64>, IoError> {

@@ -3,6 +3,7 @@
 //! what the J_e surface says about how well each parameter is determined.
 
 pub mod grid;
+pub mod refine;
 pub mod shard;
 pub mod validation;
 

@@ -18,7 +18,7 @@ use crate::engine::{Backend, Engine, EngineNames, LayoutRequest};
 use crate::error::InputError;
 use crate::gpu::{BatchOptions, Gpu, Precision};
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
-use crate::io::results::{BestFit, write_best_fit, write_results};
+use crate::io::results::{BestFit, write_best_fit, write_refined, write_results};
 use crate::io::track::read_measured;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
@@ -26,6 +26,7 @@ use crate::objective::MeasuredTrack;
 use crate::scenario::batch::simulate_gpu;
 use crate::scenario::{Scenario, ScenarioKind, SimulationOutput, SolverSettings, simulate};
 use crate::solver::SolverKind;
+use crate::sweep::refine::{Refined, refine};
 use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
@@ -83,6 +84,10 @@ pub struct IdentifyRequest {
     pub validate: usize,
     pub validate_marker_tolerance_m: f64,
     pub validate_j_e_tolerance: f64,
+    /// After the grid, refine the best candidate's continuous axes by
+    /// Levenberg–Marquardt on the reference solver (`sweep::refine`) and
+    /// write refined.parquet.
+    pub refine: bool,
     /// Sweep even when the measured first frame is far from the
     /// experiment's initial shape ([`Plausibility`]).
     pub allow_implausible: bool,
@@ -116,6 +121,7 @@ impl IdentifyRequest {
             validate_marker_tolerance_m: DEFAULT_MARKER_TOLERANCE_M,
             validate_j_e_tolerance: DEFAULT_J_E_TOLERANCE,
             allow_implausible: false,
+            refine: true,
             csv: false,
             out: out.into(),
             force: false,
@@ -259,6 +265,8 @@ pub struct IdentifyReport {
     /// Set when the best fit misses the data by more than
     /// [`Plausibility::FIT_WARNING`] of the tether's length.
     pub fit_warning: Option<String>,
+    /// The refined optimum (not for a shard, or with `refine` off).
+    pub refined: Option<Refined>,
 }
 
 /// The drop the candidates are compared in: the request's scenario (or
@@ -553,6 +561,22 @@ impl Prepared {
             self.metadata
                 .insert(metadata::PLAUSIBILITY.into(), w.clone());
         }
+        let refined = match (&summary, &self.request.shard) {
+            (Some(s), None) if self.request.refine => refine(
+                &self.request.grid,
+                &s.best.candidate,
+                &self.measured,
+                &self.scenario,
+                &self.request.base,
+                &SolverSettings::reference(),
+            )
+            .map_err(super::solver("refining the best candidate"))?,
+            _ => None,
+        };
+        if let Some(r) = &refined {
+            self.metadata.insert(metadata::REFINED.into(), json(r));
+            write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
+        }
         let (validation, best_reference) = self.validate(summary.as_ref())?;
         let request = &self.request;
         let table_path = self.plan.table_path.clone();
@@ -598,6 +622,7 @@ impl Prepared {
             shard: request.shard,
             out: request.out.clone(),
             fit_warning,
+            refined,
         };
         Ok(report)
     }

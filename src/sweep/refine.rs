@@ -1,0 +1,297 @@
+//! The refined optimum: from the grid's best candidate, a local
+//! Levenberg–Marquardt fit of the continuous grid axes (D and C_D, each when
+//! the grid varies it; n stays the best's) to the measured marker
+//! coordinates, on the reference solver, bounded by the grid's range, with
+//! standard errors and the correlation from the Gauss–Newton covariance.
+//!
+//! Written here rather than taken from the `levenberg-marquardt` crate: its
+//! releases build on other nalgebra versions than this crate's, and two
+//! parameters need a 2×2 solve, not a general trust-region code. The
+//! Jacobian is by central differences, each a simulation, run in parallel.
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{Candidate, Grid};
+use crate::model::TetherParams;
+use crate::objective::MeasuredTrack;
+use crate::scenario::{Scenario, SolverSettings, simulate};
+use crate::solver::SolverError;
+
+/// One refined parameter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefinedParameter {
+    /// Its column in results.parquet (`damping_pa_s`, `drag_coefficient`).
+    pub parameter: &'static str,
+    pub value: f64,
+    /// From the Gauss–Newton covariance σ² (JᵀJ)⁻¹.
+    pub standard_error: f64,
+    pub grid_best: f64,
+    /// On the grid's bound: the data may want it beyond the range searched.
+    pub at_bound: bool,
+}
+
+/// The refined optimum.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Refined {
+    /// n, kept at the grid's best.
+    pub elements: usize,
+    pub parameters: Vec<RefinedParameter>,
+    /// J_e at the refined values [m²].
+    pub j_e_m2: f64,
+    /// Compared coordinates and σ = √(J_e / (N − p)) [m].
+    pub observations: usize,
+    pub sigma_m: f64,
+    /// σ² (JᵀJ)⁻¹ in the parameters' order.
+    pub covariance: Vec<Vec<f64>>,
+    /// Correlation of the first two parameters, when there are two.
+    pub correlation: Option<f64>,
+    pub iterations: usize,
+    pub simulations: usize,
+    /// Why a parameter is not determined by the data, if one is not: a
+    /// near-singular JᵀJ, or an estimate on a bound.
+    pub undetermined: Option<String>,
+}
+
+/// The continuous axes of `grid`: (column, its values).
+fn axes(grid: &Grid) -> Vec<(&'static str, &[f64])> {
+    [
+        ("damping_pa_s", grid.damping_pa_s.as_slice()),
+        ("drag_coefficient", grid.drag_coefficient.as_slice()),
+    ]
+    .into_iter()
+    .filter(|(_, values)| values.len() > 1)
+    .collect()
+}
+
+fn with_values(best: &Candidate, names: &[&'static str], p: &[f64]) -> Candidate {
+    let mut c = *best;
+    for (name, &v) in names.iter().zip(p) {
+        match *name {
+            "damping_pa_s" => c.damping_pa_s = v,
+            _ => c.drag_coefficient = v,
+        }
+    }
+    c
+}
+
+/// The measured minus simulated coordinates of every compared sample.
+fn residuals(
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+    params: &TetherParams,
+    settings: &SolverSettings,
+) -> Result<Vec<f64>, SolverError> {
+    let track = simulate(scenario, params, settings)?.track;
+    let mut r = Vec::new();
+    for (f, &t) in track.times_s.iter().enumerate() {
+        if t <= 0.0 {
+            continue;
+        }
+        for j in 0..track.markers() {
+            if let Some(m) = measured.get(t, j) {
+                let s = track.at(f, j);
+                r.push(m[0] - s[0]);
+                r.push(m[1] - s[1]);
+            }
+        }
+    }
+    Ok(r)
+}
+
+/// Refines `best` (the grid's best candidate) over the grid's continuous
+/// axes; None when the grid has none.
+pub fn refine(
+    grid: &Grid,
+    best: &Candidate,
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+    base: &TetherParams,
+    settings: &SolverSettings,
+) -> Result<Option<Refined>, SolverError> {
+    let axes = axes(grid);
+    if axes.is_empty() {
+        return Ok(None);
+    }
+    let names: Vec<&'static str> = axes.iter().map(|(n, _)| *n).collect();
+    let bounds: Vec<(f64, f64)> = axes
+        .iter()
+        .map(|(_, v)| {
+            (
+                v.iter().copied().fold(f64::INFINITY, f64::min),
+                v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
+        })
+        .collect();
+    // A hundredth of each axis's range: far above the solver's error in
+    // the markers it moves, far below the scale J_e curves on.
+    let steps: Vec<f64> = bounds.iter().map(|(lo, hi)| 1e-2 * (hi - lo)).collect();
+    let grid_best: Vec<f64> = names
+        .iter()
+        .map(|n| match *n {
+            "damping_pa_s" => best.damping_pa_s,
+            _ => best.drag_coefficient,
+        })
+        .collect();
+    let clamp = |p: &[f64]| -> Vec<f64> {
+        p.iter()
+            .zip(&bounds)
+            .map(|(v, (lo, hi))| v.clamp(*lo, *hi))
+            .collect()
+    };
+    let run = |p: &[f64]| {
+        residuals(
+            measured,
+            scenario,
+            &with_values(best, &names, p).params(base),
+            settings,
+        )
+    };
+    let mut simulations = 0usize;
+    let k = names.len();
+    // Central differences: points p ± h e_i (one-sided at a bound).
+    let jacobian = |p: &[f64], simulations: &mut usize| -> Result<Vec<Vec<f64>>, SolverError> {
+        let columns: Vec<Vec<f64>> = (0..k)
+            .into_par_iter()
+            .map(|i| {
+                let mut up = p.to_vec();
+                let mut down = p.to_vec();
+                up[i] = (p[i] + steps[i]).min(bounds[i].1);
+                down[i] = (p[i] - steps[i]).max(bounds[i].0);
+                let (ru, rd) = (run(&up)?, run(&down)?);
+                let width = up[i] - down[i];
+                // r = m − s, so ∂s/∂p = −∂r/∂p.
+                Ok(ru.iter().zip(&rd).map(|(a, b)| -(a - b) / width).collect())
+            })
+            .collect::<Result<_, SolverError>>()?;
+        *simulations += 2 * k;
+        Ok(columns)
+    };
+    let normal = |columns: &[Vec<f64>], r: &[f64]| {
+        let jtj = nalgebra::DMatrix::from_fn(k, k, |a, b| {
+            columns[a]
+                .iter()
+                .zip(&columns[b])
+                .map(|(x, y)| x * y)
+                .sum::<f64>()
+        });
+        let jtr = nalgebra::DVector::from_fn(k, |a, _| {
+            columns[a].iter().zip(r).map(|(x, y)| x * y).sum::<f64>()
+        });
+        (jtj, jtr)
+    };
+    let cost = |r: &[f64]| r.iter().map(|x| x * x).sum::<f64>();
+
+    let mut p = grid_best.clone();
+    let mut r = run(&p)?;
+    simulations += 1;
+    let mut j_e = cost(&r);
+    let mut lambda: f64 = 1e-3;
+    let mut iterations = 0;
+    for _ in 0..30 {
+        iterations += 1;
+        let columns = jacobian(&p, &mut simulations)?;
+        let (jtj, jtr) = normal(&columns, &r);
+        let mut improved = false;
+        for _ in 0..8 {
+            let mut damped = jtj.clone();
+            for d in 0..k {
+                damped[(d, d)] += lambda * jtj[(d, d)].max(f64::MIN_POSITIVE);
+            }
+            let Some(delta) = damped.lu().solve(&jtr) else {
+                lambda *= 10.0;
+                continue;
+            };
+            let trial = clamp(
+                &p.iter()
+                    .zip(delta.iter())
+                    .map(|(a, b)| a + b)
+                    .collect::<Vec<_>>(),
+            );
+            let r_trial = run(&trial)?;
+            simulations += 1;
+            let j_trial = cost(&r_trial);
+            if j_trial < j_e {
+                let moved = trial
+                    .iter()
+                    .zip(&p)
+                    .zip(&steps)
+                    .any(|((a, b), h)| (a - b).abs() > 1e-3 * h);
+                let gain = (j_e - j_trial) / j_e.max(f64::MIN_POSITIVE);
+                p = trial;
+                r = r_trial;
+                j_e = j_trial;
+                lambda = (lambda / 3.0).max(1e-9);
+                improved = moved && gain > 1e-9;
+                break;
+            }
+            lambda *= 4.0;
+        }
+        if !improved {
+            break;
+        }
+    }
+    // The covariance at the refined values.
+    let columns = jacobian(&p, &mut simulations)?;
+    let (jtj, _) = normal(&columns, &r);
+    let observations = r.len();
+    let sigma2 = j_e / (observations.saturating_sub(k).max(1)) as f64;
+    let eigen = jtj.clone().symmetric_eigen().eigenvalues;
+    let (small, large) = eigen
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(s, l), &e| (s.min(e), l.max(e)));
+    let singular = !(small > 1e-12 * large);
+    let covariance = jtj
+        .try_inverse()
+        .filter(|_| !singular)
+        .map(|inv| inv * sigma2);
+    let at_bound: Vec<bool> = p
+        .iter()
+        .zip(&bounds)
+        .map(|(v, (lo, hi))| (v - lo).abs() < 1e-9 * (hi - lo) || (hi - v).abs() < 1e-9 * (hi - lo))
+        .collect();
+    let parameters: Vec<RefinedParameter> = (0..k)
+        .map(|i| RefinedParameter {
+            parameter: names[i],
+            value: p[i],
+            standard_error: covariance.as_ref().map_or(f64::NAN, |c| c[(i, i)].sqrt()),
+            grid_best: grid_best[i],
+            at_bound: at_bound[i],
+        })
+        .collect();
+    let undetermined = if singular {
+        Some(format!(
+            "JᵀJ is near singular (eigenvalues {small:.3e} and {large:.3e}): the data do not determine these parameters apart"
+        ))
+    } else if let Some(i) = at_bound.iter().position(|&b| b) {
+        Some(format!(
+            "{} = {} is on the grid's bound: the data may want it beyond the range searched",
+            names[i], p[i]
+        ))
+    } else {
+        None
+    };
+    let correlation = covariance
+        .as_ref()
+        .filter(|_| k == 2)
+        .map(|c| c[(0, 1)] / (c[(0, 0)] * c[(1, 1)]).sqrt());
+    Ok(Some(Refined {
+        elements: best.elements,
+        parameters,
+        j_e_m2: j_e,
+        observations,
+        sigma_m: sigma2.sqrt(),
+        covariance: covariance.map_or_else(
+            || vec![vec![f64::NAN; k]; k],
+            |c| {
+                (0..k)
+                    .map(|a| (0..k).map(|b| c[(a, b)]).collect())
+                    .collect()
+            },
+        ),
+        correlation,
+        iterations,
+        simulations,
+        undetermined,
+    }))
+}
