@@ -240,7 +240,8 @@ pub fn refine(
     let (small, large) = eigen
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(s, l), &e| (s.min(e), l.max(e)));
-    let singular = !(small > 1e-12 * large);
+    // NaN eigenvalues (a broken Jacobian) count as singular too.
+    let singular = small.is_nan() || small <= 1e-12 * large;
     let covariance = jtj
         .try_inverse()
         .filter(|_| !singular)
@@ -263,13 +264,13 @@ pub fn refine(
         Some(format!(
             "JᵀJ is near singular (eigenvalues {small:.3e} and {large:.3e}): the data do not determine these parameters apart"
         ))
-    } else if let Some(i) = at_bound.iter().position(|&b| b) {
-        Some(format!(
-            "{} = {} is on the grid's bound: the data may want it beyond the range searched",
-            names[i], p[i]
-        ))
     } else {
-        None
+        at_bound.iter().position(|&b| b).map(|i| {
+            format!(
+                "{} = {} is on the grid's bound: the data may want it beyond the range searched",
+                names[i], p[i]
+            )
+        })
     };
     let correlation = covariance
         .as_ref()
