@@ -401,8 +401,13 @@ fn print_report(report: &IdentifyReport) {
     }
     match &report.figures {
         Some(f) => println!(
-            "wrote {}, best_fit.parquet and figures {} (.svg, .png)",
+            "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
             report.table_path.display(),
+            if report.refined.is_some() {
+                ", refined.parquet"
+            } else {
+                ""
+            },
             f.join(", ")
         ),
         None => println!(
