@@ -367,7 +367,7 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
         )
         .unwrap();
     };
-    let identify = |out: &str| {
+    let identify_on = |out: &str, backend: &str| {
         run(&[
             "identify",
             "--measured",
@@ -381,12 +381,23 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
             "--drag-coefficient",
             "0.7,0.8,0.9",
             "--backend",
-            "cpu",
+            backend,
             "--out",
             dir.path().join(out).to_str().unwrap(),
         ])
     };
+    let identify = |out: &str| identify_on(out, "cpu");
     write_config("");
+    // The same experiment on the GPU (lavapipe in CI): the same best.
+    if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_none() {
+        let o = identify_on("gpu", "gpu");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains("best: n =   6, D =  2000.0 Pa·s, C_D = 0.800"),
+            "{stdout}"
+        );
+    }
     let o = identify("ok");
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
