@@ -47,9 +47,14 @@ pub fn surface(results: &[CandidateResult]) -> Option<Heatmap> {
             .expect("from the same rows");
         values[iy * damping.len() + ix] = r.j_e_m2.map(f64::log10);
     }
+    let diverged = if values.iter().any(Option::is_none) {
+        "; grey: diverged"
+    } else {
+        ""
+    };
     Some(Heatmap {
         title: format!(
-            "J_e over (D, C_D) at n = {n}; best D = {} Pa·s, C_D = {:.3}; grey: diverged",
+            "J_e over (D, C_D) at n = {n}; best D = {} Pa·s, C_D = {:.3}{diverged}",
             best.candidate.damping_pa_s, best.candidate.drag_coefficient
         ),
         x_label: "D [Pa·s]".into(),
@@ -59,6 +64,103 @@ pub fn surface(results: &[CandidateResult]) -> Option<Heatmap> {
         y_values: drag,
         values,
         marker: Some((best.candidate.damping_pa_s, best.candidate.drag_coefficient)),
+    })
+}
+
+/// What the identification found beyond the table, for the figures: the
+/// confidence region's J_e threshold and the refined values, read from the
+/// results' metadata (so `plot DIR` draws them too).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Annotations {
+    pub threshold_m2: Option<f64>,
+    /// (results column, refined value).
+    pub refined: Vec<(String, f64)>,
+}
+
+impl Annotations {
+    pub fn from_metadata(metadata: &std::collections::BTreeMap<String, String>) -> Self {
+        let parse = |key: &str| {
+            metadata
+                .get(key)
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+        };
+        let threshold_m2 =
+            parse(crate::metadata::SUMMARY).and_then(|s| s["confidence"]["threshold_m2"].as_f64());
+        let refined = parse(crate::metadata::REFINED)
+            .and_then(|r| {
+                r["parameters"].as_array().map(|ps| {
+                    ps.iter()
+                        .filter_map(|p| {
+                            Some((p["parameter"].as_str()?.to_string(), p["value"].as_f64()?))
+                        })
+                        .collect()
+                })
+            })
+            .unwrap_or_default();
+        Self {
+            threshold_m2,
+            refined,
+        }
+    }
+}
+
+/// J_e against one continuous axis at the best n, minimized over the other
+/// axis, with the confidence region's threshold and the refined value: how
+/// sharply the data pin that parameter down. None unless the axis varies.
+pub fn profile(
+    results: &[CandidateResult],
+    column: &str,
+    annotations: &Annotations,
+) -> Option<Panels> {
+    let best = best(results)?;
+    let n = best.candidate.elements;
+    let value = |r: &CandidateResult| match column {
+        "damping_pa_s" => r.candidate.damping_pa_s,
+        _ => r.candidate.drag_coefficient,
+    };
+    let at_n: Vec<&CandidateResult> = results
+        .iter()
+        .filter(|r| r.candidate.elements == n)
+        .collect();
+    let axis = sorted_unique(at_n.iter().map(|r| value(r)));
+    if axis.len() < 2 {
+        return None;
+    }
+    let points: Vec<(f64, f64)> = axis
+        .iter()
+        .filter_map(|&x| {
+            at_n.iter()
+                .filter(|r| value(r) == x)
+                .filter_map(|r| r.j_e_m2)
+                .min_by(f64::total_cmp)
+                .map(|j| (x, j))
+        })
+        .collect();
+    let mut series = vec![Series::new("min J_e over the other axis", points)];
+    if let Some(threshold) = annotations.threshold_m2 {
+        let mut line = Series::new(
+            "≈95 % confidence threshold",
+            vec![(axis[0], threshold), (axis[axis.len() - 1], threshold)],
+        );
+        line.faint = true;
+        series.push(line);
+    }
+    let mut marks = vec![("grid best".to_string(), value(best))];
+    if let Some((_, v)) = annotations.refined.iter().find(|(c, _)| c == column) {
+        marks.push(("refined".to_string(), *v));
+    }
+    let (label, unit) = match column {
+        "damping_pa_s" => ("D", " [Pa·s]"),
+        _ => ("C_D", ""),
+    };
+    Some(Panels {
+        title: format!("J_e against {label} at n = {n}, minimized over the other axis"),
+        x_label: format!("{label}{unit}"),
+        panels: vec![Panel {
+            y_label: "J_e [m²]".into(),
+            series,
+            marks,
+        }],
     })
 }
 
@@ -118,17 +220,28 @@ pub fn shapes(fit: &BestFit, label: &str, count: usize) -> Snapshots {
     }
 }
 
-/// Draws the figures the data allow into `dir`: `surface`, `per_elements`,
+/// Draws the figures the data allow into `dir`: `surface`, a profile per
+/// continuous axis (`profile_damping`, `profile_drag`), `per_elements`,
 /// and `shapes` when a best fit is given. Returns the names drawn.
 pub fn save_all(
     dir: &Path,
     results: &[CandidateResult],
     fit: Option<&BestFit>,
+    annotations: &Annotations,
 ) -> Result<Vec<String>, PlotError> {
     let mut written = Vec::new();
     if let Some(s) = surface(results) {
         save(&dir.join("surface"), &s)?;
         written.push("surface".to_string());
+    }
+    for (column, name) in [
+        ("damping_pa_s", "profile_damping"),
+        ("drag_coefficient", "profile_drag"),
+    ] {
+        if let Some(p) = profile(results, column, annotations) {
+            save(&dir.join(name), &p)?;
+            written.push(name.to_string());
+        }
     }
     save(&dir.join("per_elements"), &per_elements(results))?;
     written.push("per_elements".to_string());
@@ -141,4 +254,105 @@ pub fn save_all(
         written.push("shapes".to_string());
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::{Candidate, Grid, Status};
+
+    fn results(diverged: Option<usize>) -> Vec<CandidateResult> {
+        Grid::parse("10", "0:1000:250", "0.7,0.8")
+            .unwrap()
+            .candidates()
+            .into_iter()
+            .enumerate()
+            .map(|(i, candidate): (usize, Candidate)| {
+                let ok = Some(i) != diverged;
+                CandidateResult {
+                    candidate,
+                    j_e_m2: ok.then(|| {
+                        1.0 + ((candidate.damping_pa_s - 500.0) / 250.0).powi(2)
+                            + 10.0 * (candidate.drag_coefficient - 0.8).abs()
+                    }),
+                    status: if ok {
+                        Status::Ok
+                    } else {
+                        Status::Diverged("test".into())
+                    },
+                    step_s: None,
+                    steps: 1,
+                    gpu_layout: None,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_surface_mentions_divergence_only_when_there_was_some() {
+        assert!(!surface(&results(None)).unwrap().title.contains("diverged"));
+        assert!(
+            surface(&results(Some(3)))
+                .unwrap()
+                .title
+                .contains("grey: diverged")
+        );
+    }
+
+    #[test]
+    fn a_profile_minimizes_over_the_other_axis_and_marks_the_refined_value() {
+        let annotations = Annotations {
+            threshold_m2: Some(2.5),
+            refined: vec![("damping_pa_s".into(), 510.0)],
+        };
+        let p = profile(&results(None), "damping_pa_s", &annotations).unwrap();
+        let panel = &p.panels[0];
+        // Five D values, each at its best C_D (0.8): 1 + ((D − 500)/250)².
+        assert_eq!(
+            panel.series[0].points,
+            vec![
+                (0.0, 5.0),
+                (250.0, 2.0),
+                (500.0, 1.0),
+                (750.0, 2.0),
+                (1000.0, 5.0)
+            ]
+        );
+        assert_eq!(panel.series[1].points, vec![(0.0, 2.5), (1000.0, 2.5)]);
+        assert_eq!(
+            panel.marks,
+            vec![
+                ("grid best".to_string(), 500.0),
+                ("refined".to_string(), 510.0)
+            ]
+        );
+        // One C_D value fewer than two: no profile of an axis that does not vary.
+        let one = Grid::parse("10", "0:1000:250", "0.8").unwrap();
+        let flat: Vec<CandidateResult> = results(None)
+            .into_iter()
+            .filter(|r| one.index_of(&r.candidate).is_some())
+            .collect();
+        assert!(profile(&flat, "drag_coefficient", &annotations).is_none());
+    }
+
+    #[test]
+    fn annotations_come_from_the_metadata_the_workflow_writes() {
+        let metadata = std::collections::BTreeMap::from([
+            (
+                crate::metadata::SUMMARY.to_string(),
+                r#"{"confidence":{"threshold_m2":2.5e-4}}"#.to_string(),
+            ),
+            (
+                crate::metadata::REFINED.to_string(),
+                r#"{"parameters":[{"parameter":"drag_coefficient","value":0.8001}]}"#.to_string(),
+            ),
+        ]);
+        let a = Annotations::from_metadata(&metadata);
+        assert_eq!(a.threshold_m2, Some(2.5e-4));
+        assert_eq!(a.refined, vec![("drag_coefficient".to_string(), 0.8001)]);
+        assert_eq!(
+            Annotations::from_metadata(&Default::default()),
+            Annotations::default()
+        );
+    }
 }

@@ -38,6 +38,29 @@ pub struct Panels {
     pub panels: Vec<Panel>,
 }
 
+/// Tick labels with as many digits as the axis's range needs to tell its
+/// ticks apart (a J_e profile spans 2.65e-4 to 2.82e-4 m²: three digits of
+/// "0.00027" are not enough), in scientific notation for very small or
+/// large values.
+fn tick_format(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
+    let magnitude = lo.abs().max(hi.abs());
+    let span = (hi - lo)
+        .abs()
+        .max(magnitude * 1e-12)
+        .max(f64::MIN_POSITIVE);
+    let scientific = magnitude > 0.0 && !(1e-2..1e5).contains(&magnitude);
+    // Significant digits: the span's first digit and one more.
+    let digits = ((magnitude / span).log10().ceil().max(0.0) as usize + 2).min(8);
+    move |v: &f64| {
+        if scientific {
+            format!("{:.*e}", digits.saturating_sub(1), v)
+        } else {
+            let decimals = (digits as f64 - magnitude.log10().floor() - 1.0).max(0.0) as usize;
+            format!("{:.*}", decimals.min(8), v)
+        }
+    }
+}
+
 fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
         .filter(|v| v.is_finite())
@@ -77,10 +100,12 @@ impl Figure for Panels {
                 .y_label_area_size(80)
                 .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
                 .map_err(msg)?;
+            let y_format = tick_format(y_lo, y_hi);
             chart
                 .configure_mesh()
                 .x_desc(self.x_label.as_str())
                 .y_desc(panel.y_label.as_str())
+                .y_label_formatter(&y_format)
                 .label_style((FONT_FAMILY, 15))
                 .draw()
                 .map_err(msg)?;

@@ -605,6 +605,7 @@ impl Prepared {
                     &request.out,
                     &results,
                     Some(&fit),
+                    &crate::plot::identify::Annotations::from_metadata(&self.metadata),
                 )?)
             }
             _ => None,

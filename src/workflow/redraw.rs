@@ -29,7 +29,10 @@ pub fn run(dir: &Path) -> Result<RedrawReport, WorkflowError> {
     } else {
         None
     };
-    let figures = crate::plot::identify::save_all(dir, &results, fit.as_ref())?;
+    let annotations = crate::plot::identify::Annotations::from_metadata(
+        &crate::io::track::read_parquet_metadata(&results_path)?,
+    );
+    let figures = crate::plot::identify::save_all(dir, &results, fit.as_ref(), &annotations)?;
     Ok(RedrawReport {
         figures,
         candidates: results.len(),

@@ -251,7 +251,8 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         )));
     };
     write_best_fit(&out.join("best_fit.parquet"), &fit, &metadata)?;
-    let figures = crate::plot::identify::save_all(&out, &results, Some(&fit))?;
+    let annotations = crate::plot::identify::Annotations::from_metadata(&metadata);
+    let figures = crate::plot::identify::save_all(&out, &results, Some(&fit), &annotations)?;
     Ok(SummarizeReport {
         shards: count,
         results,
