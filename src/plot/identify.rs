@@ -220,9 +220,41 @@ pub fn shapes(fit: &BestFit, label: &str, count: usize) -> Snapshots {
     }
 }
 
+/// The best fit's misfit against time: the RMS over the markers of each
+/// frame's distance from the measurement, and the largest, in mm. A
+/// systematic drift shows here where the shapes cannot show it.
+pub fn residuals(fit: &BestFit) -> Panels {
+    let times = sorted_unique(fit.times_s.iter().copied());
+    let (mut rms, mut worst) = (Vec::new(), Vec::new());
+    for &t in &times {
+        let distances: Vec<f64> = (0..fit.times_s.len())
+            .filter(|&r| fit.times_s[r] == t)
+            .map(|r| {
+                let (m, f) = (fit.measured_m[r], fit.fitted_m[r]);
+                1e3 * (m[0] - f[0]).hypot(m[1] - f[1])
+            })
+            .collect();
+        let mean_square = distances.iter().map(|d| d * d).sum::<f64>() / distances.len() as f64;
+        rms.push((t, mean_square.sqrt()));
+        worst.push((t, distances.iter().copied().fold(0.0, f64::max)));
+    }
+    let mut largest = Series::new("largest over the markers", worst);
+    largest.faint = true;
+    Panels {
+        title: "Best fit against the measurement, frame by frame".into(),
+        x_label: "t [s]".into(),
+        panels: vec![Panel {
+            y_label: "distance [mm]".into(),
+            series: vec![Series::new("RMS over the markers", rms), largest],
+            marks: Vec::new(),
+        }],
+    }
+}
+
 /// Draws the figures the data allow into `dir`: `surface`, a profile per
 /// continuous axis (`profile_damping`, `profile_drag`), `per_elements`,
-/// and `shapes` when a best fit is given. Returns the names drawn.
+/// and `shapes` and `residuals` when a best fit is given. Returns the names
+/// drawn.
 pub fn save_all(
     dir: &Path,
     results: &[CandidateResult],
@@ -252,6 +284,8 @@ pub fn save_all(
         );
         save(&dir.join("shapes"), &shapes(fit, &label, 6))?;
         written.push("shapes".to_string());
+        save(&dir.join("residuals"), &residuals(fit))?;
+        written.push("residuals".to_string());
     }
     Ok(written)
 }
@@ -333,6 +367,23 @@ mod tests {
             .filter(|r| one.index_of(&r.candidate).is_some())
             .collect();
         assert!(profile(&flat, "drag_coefficient", &annotations).is_none());
+    }
+
+    #[test]
+    fn residuals_are_each_frames_rms_and_largest_distance_in_mm() {
+        let fit = BestFit {
+            times_s: vec![0.04, 0.04, 0.08, 0.08],
+            markers: vec![0, 1, 0, 1],
+            measured_m: vec![[0.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 0.0]],
+            fitted_m: vec![[0.003, 0.004], [1.0, 0.0], [0.001, 0.0], [1.0, 0.001]],
+        };
+        let p = residuals(&fit);
+        let rms = &p.panels[0].series[0].points;
+        let largest = &p.panels[0].series[1].points;
+        // Frame 0.04: distances 5 mm and 0; frame 0.08: 1 mm and 1 mm.
+        assert!((rms[0].1 - (12.5f64).sqrt()).abs() < 1e-9, "{rms:?}");
+        assert!((rms[1].1 - 1.0).abs() < 1e-9, "{rms:?}");
+        assert!((largest[0].1 - 5.0).abs() < 1e-9 && (largest[1].1 - 1.0).abs() < 1e-9);
     }
 
     #[test]

@@ -208,7 +208,8 @@ impl Figure for Snapshots {
                     shape
                         .points
                         .iter()
-                        .map(|&p| Cross::new(p, 5, BLACK.mix(shade).stroke_width(2))),
+                        // The measured markers in their instant's colour.
+                        .map(|&p| Cross::new(p, 5, color.stroke_width(2))),
                 )
                 .map_err(msg)?;
             let mut dots = vec![Circle::new(shape.pin, 4, PALETTE[1].mix(shade).filled())];
