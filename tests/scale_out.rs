@@ -101,6 +101,7 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
             dir: sharded.clone(),
             measured: None,
             out: None,
+            refine: true,
             force: false,
         })
     };
@@ -123,6 +124,22 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
     assert_eq!(merged.shards, 3);
     assert_eq!(results(&merged.results_path), whole, "row for row");
     assert_eq!(Some(merged.summary), single_report.summary);
+    // The merge refines as the single run does, to the same values (its
+    // scenario and tether come back from the parts' metadata, and the
+    // reference solver's sums round alike to about 1e-13).
+    let (m, s) = (merged.refined.unwrap(), single_report.refined.unwrap());
+    for (a, b) in m.parameters.iter().zip(&s.parameters) {
+        assert_eq!(a.parameter, b.parameter);
+        assert!(
+            (a.value - b.value).abs() <= 1e-9 * b.value.abs(),
+            "{a:?} vs {b:?}"
+        );
+        assert!(
+            (a.standard_error - b.standard_error).abs() <= 1e-6 * b.standard_error,
+            "{a:?} vs {b:?}"
+        );
+    }
+    assert!(sharded.join("_summary/refined.parquet").exists());
     for file in [
         "best_fit.parquet",
         "surface.svg",

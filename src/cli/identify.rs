@@ -424,7 +424,7 @@ fn print_report(report: &IdentifyReport) {
     }
 }
 
-fn print_refined(r: &Refined) {
+pub fn print_refined(r: &Refined) {
     let values: Vec<String> = r
         .parameters
         .iter()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::identify::{print_summary, print_validation};
+use super::identify::{print_refined, print_summary, print_validation};
 use tether_sweep::workflow::count;
 use tether_sweep::workflow::summarize::{SummarizeRequest, check_outcome, run as summarize};
 
@@ -23,6 +23,10 @@ pub struct SummarizeArgs {
     /// readers of DIR from taking it for data).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Skip the refined optimum (refined.parquet), as `identify
+    /// --no-refine` does.
+    #[arg(long)]
+    pub no_refine: bool,
     /// Replace an existing merged results.parquet.
     #[arg(long)]
     pub force: bool,
@@ -33,6 +37,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         dir: args.dir.clone(),
         measured: args.measured,
         out: args.out,
+        refine: !args.no_refine,
         force: args.force,
     })?;
     let e = &report.engine;
@@ -46,12 +51,20 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         e.precision
     );
     print_summary(&report.summary, false);
+    if let Some(r) = &report.refined {
+        print_refined(r);
+    }
     for v in &report.validations {
         print_validation(v);
     }
     println!(
-        "wrote {}, best_fit.parquet and figures {} (.svg, .png)",
+        "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
         report.results_path.display(),
+        if report.refined.is_some() {
+            ", refined.parquet"
+        } else {
+            ""
+        },
         report.figures.join(", ")
     );
     Ok(check_outcome(&report)?)

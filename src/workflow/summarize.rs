@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use super::identify::{best_fit_run, engine_names, observations};
 use super::{WorkflowError, claim_output, usage};
 use crate::engine::EngineNames;
-use crate::io::results::{BestFit, read_results, write_best_fit, write_results};
+use crate::io::results::{BestFit, read_results, write_best_fit, write_refined, write_results};
 use crate::io::track::read_parquet_metadata;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::scenario::Scenario;
+use crate::sweep::refine::{Refined, refine};
 use crate::sweep::validation::Validation;
 use crate::sweep::{CandidateResult, Grid, Shard, Summary, summarize};
 
@@ -24,6 +25,9 @@ pub struct SummarizeRequest {
     pub measured: Option<PathBuf>,
     /// Default `DIR/_summary`.
     pub out: Option<PathBuf>,
+    /// Refine the merged best candidate, as a single run does
+    /// (`sweep::refine`), into refined.parquet.
+    pub refine: bool,
     pub force: bool,
 }
 
@@ -37,6 +41,7 @@ pub struct SummarizeReport {
     pub validations: Vec<Validation>,
     pub results_path: PathBuf,
     pub figures: Vec<String>,
+    pub refined: Option<Refined>,
 }
 
 /// One shard's part: where it is, its metadata and its rows.
@@ -226,6 +231,21 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     if !validations.is_empty() {
         metadata.insert(metadata::SHARD_VALIDATIONS.into(), json(&validations));
     }
+    let refined = match &summary {
+        Some(s) if request.refine => refine(
+            &grid,
+            &s.best.candidate,
+            &measured,
+            &scenario,
+            &base,
+            &crate::scenario::SolverSettings::reference(),
+        )
+        .map_err(super::solver("refining the best candidate"))?,
+        _ => None,
+    };
+    if let Some(r) = &refined {
+        metadata.insert(metadata::REFINED.into(), json(r));
+    }
     let fit = match &summary {
         Some(s) => {
             metadata.insert(metadata::SUMMARY.into(), json(s));
@@ -251,6 +271,9 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         )));
     };
     write_best_fit(&out.join("best_fit.parquet"), &fit, &metadata)?;
+    if let Some(r) = &refined {
+        write_refined(&out.join("refined.parquet"), r, &metadata)?;
+    }
     let annotations = crate::plot::identify::Annotations::from_metadata(&metadata);
     let figures = crate::plot::identify::save_all(&out, &results, Some(&fit), &annotations)?;
     Ok(SummarizeReport {
@@ -261,6 +284,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         validations,
         results_path,
         figures,
+        refined,
     })
 }
 
