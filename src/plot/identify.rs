@@ -183,7 +183,10 @@ pub fn per_elements(results: &[CandidateResult]) -> Panels {
         x_label: "n (elements)".into(),
         panels: vec![Panel {
             y_label: "min J_e [m²]".into(),
-            series: vec![Series::new("min over (D, C_D)", points)],
+            series: vec![Series {
+                dots: true,
+                ..Series::new("min over (D, C_D)", points)
+            }],
             marks: Vec::new(),
         }],
     }

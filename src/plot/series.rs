@@ -12,6 +12,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Drawn thin and pale: a reference line rather than a result.
     pub faint: bool,
+    /// Each point also drawn as a dot: a few values, each a result.
+    pub dots: bool,
 }
 
 impl Series {
@@ -20,6 +22,7 @@ impl Series {
             name: name.into(),
             points,
             faint: false,
+            dots: false,
         }
     }
 }
@@ -56,7 +59,13 @@ fn tick_format(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
             format!("{:.*e}", digits.saturating_sub(1), v)
         } else {
             let decimals = (digits as f64 - magnitude.log10().floor() - 1.0).max(0.0) as usize;
-            format!("{:.*}", decimals.min(8), v)
+            // 10, not 10.0; 0.85, not 0.850.
+            let text = format!("{:.*}", decimals.min(8), v);
+            if text.contains('.') {
+                text.trim_end_matches('0').trim_end_matches('.').to_string()
+            } else {
+                text
+            }
         }
     }
 }
@@ -101,10 +110,12 @@ impl Figure for Panels {
                 .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
                 .map_err(msg)?;
             let y_format = tick_format(y_lo, y_hi);
+            let x_format = tick_format(x_lo, x_hi);
             chart
                 .configure_mesh()
                 .x_desc(self.x_label.as_str())
                 .y_desc(panel.y_label.as_str())
+                .x_label_formatter(&x_format)
                 .y_label_formatter(&y_format)
                 .label_style((FONT_FAMILY, 15))
                 .draw()
@@ -129,6 +140,11 @@ impl Figure for Panels {
                     .map_err(msg)?
                     .label(s.name.as_str())
                     .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+                if s.dots {
+                    chart
+                        .draw_series(s.points.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                        .map_err(msg)?;
+                }
             }
             draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
