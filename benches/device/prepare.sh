@@ -7,17 +7,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release
-test_binary=$(cargo test --release --no-run --test gpu --message-format=json 2>/dev/null \
-    | python3 -c 'import json, sys
+# The GPU integration tests and the library's unit tests (which run each
+# shared WGSL function on the adapter against its CPU mirror).
+test_binary() {
+    cargo test --release --no-run "$@" --message-format=json 2>/dev/null \
+        | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "gpu":
-        print(m["executable"])')
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"])'
+}
+gpu_tests=$(test_binary --test gpu)
+lib_tests=$(test_binary --lib)
 rm -rf .devbin && mkdir -p .devbin
 cp target/release/tether-sweep .devbin/tether-sweep
-cp "$test_binary" .devbin/gpu-tests
-strip .devbin/tether-sweep .devbin/gpu-tests
-xz -T0 .devbin/tether-sweep .devbin/gpu-tests
+cp "$gpu_tests" .devbin/gpu-tests
+cp "$lib_tests" .devbin/lib-tests
+strip .devbin/tether-sweep .devbin/gpu-tests .devbin/lib-tests
+xz -T0 .devbin/tether-sweep .devbin/gpu-tests .devbin/lib-tests
 mkdir -p .gl
 (cd .gl && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 du -sh .devbin .gl

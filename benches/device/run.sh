@@ -68,19 +68,22 @@ command -v nvidia-smi >/dev/null && nvidia-smi \
     --query-gpu=name,clocks.sm,clocks.max.sm,driver_version,memory.total --format=csv
 nproc
 $B adapters
-run "bench, both layouts" 170 $B bench "${bench_sizes[@]}" \
+run "bench, both layouts" 150 $B bench "${bench_sizes[@]}" \
     --engines gpu-semi-implicit-f32,gpu-semi-implicit-f64 --gpu-layout thread,workgroup \
     --out "$OUT/bench_layouts.parquet" --force
 run "identify, default grid" 40 $B identify --backend $backend "${grid[@]}" \
     --out "$OUT/identify-default" --force
-run "identify, SPEC grid" 60 $B identify --backend $backend "${spec[@]}" \
+run "identify, SPEC grid" 120 $B identify --backend $backend "${spec[@]}" \
     --out "$OUT/identify-spec" --force
-run "swingup, default GA" 60 $B swingup --backend $backend "${ga[@]}" \
+run "swingup, default GA" 40 $B swingup --backend $backend "${ga[@]}" \
     --out "$OUT/swingup-ga" --force
 run "swingup, exhaustive landscape" 120 $B swingup --backend $backend --exhaustive \
     "${landscape[@]}" --out "$OUT/swingup-landscape" --force
 if [ -n "$TESTS" ]; then
-    run "GPU tests" 100 "$TESTS"
+    run "GPU tests" 80 "$TESTS"
+    # Each shared WGSL function against its CPU mirror, on this adapter's
+    # compiler (which may fuse multiply-adds the mirror rounds twice).
+    run "shader function tests" 30 .devbin/lib-tests gpu::mirror --nocapture
 else
     echo "=== GPU tests: run here with cargo test --test gpu (no .devbin/gpu-tests)"
 fi
