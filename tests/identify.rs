@@ -725,6 +725,21 @@ fn the_refined_optimum_finds_an_off_grid_truth_with_standard_errors() {
             );
             assert!(refined.undetermined.is_none(), "{:?}", refined.undetermined);
         }
+        // best_fit.parquet carries the refined fit beside the grid's best;
+        // without noise it is the closer of the two.
+        let fit = tether_sweep::io::results::read_best_fit(&out.join("best_fit.parquet")).unwrap();
+        let refined_m = fit.refined_m.as_ref().expect("the refined fit's columns");
+        assert_eq!(refined_m.len(), fit.fitted_m.len());
+        if noise_std_m == 0.0 {
+            let misfit = |track: &[[f64; 2]]| -> f64 {
+                track
+                    .iter()
+                    .zip(&fit.measured_m)
+                    .map(|(a, b)| (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2))
+                    .sum()
+            };
+            assert!(misfit(refined_m) < misfit(&fit.fitted_m) * 1e-3);
+        }
         // refined.parquet: a row per parameter, named as results.parquet's columns.
         let table = read_table(&out.join("refined.parquet")).unwrap();
         assert_eq!(table.num_rows(), 2);

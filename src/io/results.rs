@@ -199,6 +199,8 @@ pub struct BestFit {
     pub markers: Vec<usize>,
     pub measured_m: Vec<[f64; 2]>,
     pub fitted_m: Vec<[f64; 2]>,
+    /// The refined optimum's markers at the same rows, when refined.
+    pub refined_m: Option<Vec<[f64; 2]>>,
 }
 
 impl BestFit {
@@ -210,6 +212,7 @@ impl BestFit {
             markers: Vec::new(),
             measured_m: Vec::new(),
             fitted_m: Vec::new(),
+            refined_m: None,
         };
         for (f, &t) in fitted.times_s.iter().enumerate() {
             for j in 0..fitted.markers() {
@@ -223,8 +226,29 @@ impl BestFit {
         }
         fit
     }
+
+    /// Adds the refined optimum's track (the same frames and markers).
+    pub fn with_refined(mut self, refined: &crate::track::Track) -> Self {
+        let frame = |t: f64| {
+            refined
+                .times_s
+                .iter()
+                .position(|&r| (r - t).abs() < 1e-9)
+                .expect("the refined run has the best fit's frames")
+        };
+        self.refined_m = Some(
+            self.times_s
+                .iter()
+                .zip(&self.markers)
+                .map(|(&t, &j)| refined.at(frame(t), j))
+                .collect(),
+        );
+        self
+    }
 }
 
+/// Writes the best fit: `t`, `marker`, `x_measured`, `y_measured`,
+/// `x_fit`, `y_fit`, and when refined `x_refined`, `y_refined`.
 pub fn write_best_fit(
     path: &Path,
     fit: &BestFit,
@@ -240,7 +264,15 @@ pub fn write_best_fit(
             Column::f64("y_measured", "m", coordinate(&fit.measured_m, 1)),
             Column::f64("x_fit", "m", coordinate(&fit.fitted_m, 0)),
             Column::f64("y_fit", "m", coordinate(&fit.fitted_m, 1)),
-        ],
+        ]
+        .into_iter()
+        .chain(fit.refined_m.iter().flat_map(|r| {
+            [
+                Column::f64("x_refined", "m", coordinate(r, 0)),
+                Column::f64("y_refined", "m", coordinate(r, 1)),
+            ]
+        }))
+        .collect(),
         metadata,
     )
 }
@@ -288,5 +320,9 @@ pub fn read_best_fit(path: &Path) -> Result<BestFit, IoError> {
         markers: col("marker")?.into_iter().map(|m| m as usize).collect(),
         measured_m: pair(col("x_measured")?, col("y_measured")?),
         fitted_m: pair(col("x_fit")?, col("y_fit")?),
+        refined_m: match batch.column_by_name("x_refined") {
+            Some(_) => Some(pair(col("x_refined")?, col("y_refined")?)),
+            None => None,
+        },
     })
 }

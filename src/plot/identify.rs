@@ -202,7 +202,11 @@ pub fn shapes(fit: &BestFit, label: &str, count: usize) -> Snapshots {
         .collect();
     chosen.dedup();
     Snapshots {
-        title: format!("Measured markers (×) and the best fit ({label})"),
+        title: if fit.refined_m.is_some() {
+            format!("Measured markers (×), the best fit ({label}) and the refined fit (dashed)")
+        } else {
+            format!("Measured markers (×) and the best fit ({label})")
+        },
         shapes: chosen
             .into_iter()
             .map(|t| {
@@ -217,6 +221,9 @@ pub fn shapes(fit: &BestFit, label: &str, count: usize) -> Snapshots {
                     pin: line.first().copied().unwrap_or((0.0, 0.0)),
                     points: rows.iter().map(|&r| xy(fit.measured_m[r])).collect(),
                     line,
+                    dashed: fit.refined_m.as_ref().map_or_else(Vec::new, |refined| {
+                        rows.iter().map(|&r| xy(refined[r])).collect()
+                    }),
                 }
             })
             .collect(),
@@ -379,6 +386,7 @@ mod tests {
             markers: vec![0, 1, 0, 1],
             measured_m: vec![[0.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 0.0]],
             fitted_m: vec![[0.003, 0.004], [1.0, 0.0], [0.001, 0.0], [1.0, 0.001]],
+            refined_m: None,
         };
         let p = residuals(&fit);
         let rms = &p.panels[0].series[0].points;

@@ -159,6 +159,8 @@ pub struct Shape {
     pub line: Vec<(f64, f64)>,
     /// Measured points of the same instant, drawn as crosses.
     pub points: Vec<(f64, f64)>,
+    /// A second shape of the same instant drawn dashed (empty: none).
+    pub dashed: Vec<(f64, f64)>,
     /// The pin or winch, drawn as a dot.
     pub pin: (f64, f64),
 }
@@ -219,6 +221,16 @@ impl Figure for Snapshots {
                 .legend(move |(x, y)| {
                     PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
                 });
+            if !shape.dashed.is_empty() {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        shape.dashed.iter().copied(),
+                        6,
+                        4,
+                        color.stroke_width(1),
+                    ))
+                    .map_err(msg)?;
+            }
             chart
                 .draw_series(
                     shape

@@ -147,6 +147,7 @@ pub fn snapshots(scenario: &Scenario, track: &Track, until_s: f64, count: usize)
                     label: format!("t = {t:.2} s"),
                     line: frame_points(track, f),
                     points: Vec::new(),
+                    dashed: Vec::new(),
                     pin: (w[0], w[1]),
                 }
             })

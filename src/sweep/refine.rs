@@ -53,6 +53,15 @@ pub struct Refined {
     pub undetermined: Option<String>,
 }
 
+impl Refined {
+    /// `best` with the refined values.
+    pub fn candidate(&self, best: &Candidate) -> Candidate {
+        let names: Vec<&'static str> = self.parameters.iter().map(|p| p.parameter).collect();
+        let values: Vec<f64> = self.parameters.iter().map(|p| p.value).collect();
+        with_values(best, &names, &values)
+    }
+}
+
 /// The continuous axes of `grid`: (column, its values).
 fn axes(grid: &Grid) -> Vec<(&'static str, &[f64])> {
     [

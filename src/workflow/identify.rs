@@ -599,7 +599,13 @@ impl Prepared {
                     Some(r) => r,
                     None => best_fit_run(s, &request.base, &self.scenario)?,
                 };
-                let fit = BestFit::new(&self.measured, &reference.track);
+                let fit = best_fit_with_refined(
+                    BestFit::new(&self.measured, &reference.track),
+                    s,
+                    refined.as_ref(),
+                    &request.base,
+                    &self.scenario,
+                )?;
                 write_best_fit(&request.out.join("best_fit.parquet"), &fit, &self.metadata)?;
                 Some(crate::plot::identify::save_all(
                     &request.out,
@@ -726,6 +732,29 @@ pub fn best_fit_run(
         &SolverSettings::reference(),
     )
     .map_err(super::solver("best-fit run on the reference solver failed"))
+}
+
+/// The best fit, with the refined optimum's track beside it when refined.
+pub fn best_fit_with_refined(
+    fit: BestFit,
+    s: &Summary,
+    refined: Option<&Refined>,
+    base: &TetherParams,
+    scenario: &Scenario,
+) -> Result<BestFit, WorkflowError> {
+    let Some(r) = refined else {
+        return Ok(fit);
+    };
+    let track = simulate(
+        scenario,
+        &r.candidate(&s.best.candidate).params(base),
+        &SolverSettings::reference(),
+    )
+    .map_err(super::solver(
+        "refined-fit run on the reference solver failed",
+    ))?
+    .track;
+    Ok(fit.with_refined(&track))
 }
 
 /// Checks a finished identification's outcome: every candidate diverged,

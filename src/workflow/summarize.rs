@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::identify::{best_fit_run, engine_names, observations};
+use super::identify::{best_fit_run, best_fit_with_refined, engine_names, observations};
 use super::{WorkflowError, claim_output, usage};
 use crate::engine::EngineNames;
 use crate::io::results::{BestFit, read_results, write_best_fit, write_refined, write_results};
@@ -249,10 +249,13 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     let fit = match &summary {
         Some(s) => {
             metadata.insert(metadata::SUMMARY.into(), json(s));
-            Some(BestFit::new(
-                &measured,
-                &best_fit_run(s, &base, &scenario)?.track,
-            ))
+            Some(best_fit_with_refined(
+                BestFit::new(&measured, &best_fit_run(s, &base, &scenario)?.track),
+                s,
+                refined.as_ref(),
+                &base,
+                &scenario,
+            )?)
         }
         None => None,
     };
