@@ -442,9 +442,13 @@ pub fn print_refined(r: &Refined) {
             )
         })
         .collect();
+    let mut tried = r.elements_tried.clone();
+    tried.sort_unstable();
+    let tried: Vec<String> = tried.iter().map(|n| n.to_string()).collect();
     println!(
-        "refined at n = {} (Levenberg–Marquardt on the reference solver, {} iterations, {} simulations): {}; J_e = {:.6e} m², σ ≈ {:.2} mm{}",
+        "refined at n = {} (Levenberg–Marquardt on the reference solver from the grid's best at n = {}, those within the confidence threshold; {} iterations, {} simulations): {}; J_e = {:.6e} m², σ ≈ {:.2} mm{}",
         r.elements,
+        tried.join(", "),
         r.iterations,
         r.simulations,
         values.join(", "),

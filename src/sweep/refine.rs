@@ -26,6 +26,7 @@ pub struct RefinedParameter {
     pub value: f64,
     /// From the Gauss–Newton covariance σ² (JᵀJ)⁻¹.
     pub standard_error: f64,
+    /// The grid's best value at the refined n: where the refinement began.
     pub grid_best: f64,
     /// On the grid's bound: the data may want it beyond the range searched.
     pub at_bound: bool,
@@ -34,8 +35,10 @@ pub struct RefinedParameter {
 /// The refined optimum.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Refined {
-    /// n, kept at the grid's best.
+    /// n: the grid's, of the refinement kept.
     pub elements: usize,
+    /// The n refined (see [`refine_best`]); the one kept is `elements`.
+    pub elements_tried: Vec<usize>,
     pub parameters: Vec<RefinedParameter>,
     /// J_e at the refined values [m²].
     pub j_e_m2: f64,
@@ -54,11 +57,15 @@ pub struct Refined {
 }
 
 impl Refined {
-    /// `best` with the refined values.
+    /// The refined candidate: its n, its refined values, and `best`'s for
+    /// the axes not refined.
     pub fn candidate(&self, best: &Candidate) -> Candidate {
         let names: Vec<&'static str> = self.parameters.iter().map(|p| p.parameter).collect();
         let values: Vec<f64> = self.parameters.iter().map(|p| p.value).collect();
-        with_values(best, &names, &values)
+        Candidate {
+            elements: self.elements,
+            ..with_values(best, &names, &values)
+        }
     }
 }
 
@@ -106,6 +113,47 @@ fn residuals(
         }
     }
     Ok(r)
+}
+
+/// Refines the best candidate of every n whose grid J_e lies within the
+/// confidence region's threshold (the grid's best always), and keeps the
+/// refinement with the smallest J_e. A coarse grid can favour the wrong n
+/// (its best (D, C_D) point happens to lie closer), and the refined J_e of
+/// each n is the fair comparison; n far outside the region is not worth
+/// its simulations.
+pub fn refine_best(
+    grid: &Grid,
+    summary: &super::Summary,
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+    base: &TetherParams,
+    settings: &SolverSettings,
+) -> Result<Option<Refined>, SolverError> {
+    let threshold = summary.confidence.threshold_m2;
+    let mut starts = vec![summary.best.candidate];
+    starts.extend(
+        summary
+            .best_per_elements
+            .iter()
+            .filter(|r| r.candidate != summary.best.candidate)
+            .filter(|r| r.j_e_m2.is_some_and(|j| j <= threshold))
+            .map(|r| r.candidate),
+    );
+    let mut best: Option<Refined> = None;
+    let mut simulations = 0;
+    for start in &starts {
+        if let Some(r) = refine(grid, start, measured, scenario, base, settings)? {
+            simulations += r.simulations;
+            if best.as_ref().is_none_or(|b| r.j_e_m2 < b.j_e_m2) {
+                best = Some(r);
+            }
+        }
+    }
+    Ok(best.map(|b| Refined {
+        simulations,
+        elements_tried: starts.iter().map(|c| c.elements).collect(),
+        ..b
+    }))
 }
 
 /// Refines `best` (the grid's best candidate) over the grid's continuous
@@ -287,6 +335,7 @@ pub fn refine(
         .map(|c| c[(0, 1)] / (c[(0, 0)] * c[(1, 1)]).sqrt());
     Ok(Some(Refined {
         elements: best.elements,
+        elements_tried: vec![best.elements],
         parameters,
         j_e_m2: j_e,
         observations,

@@ -26,7 +26,7 @@ use crate::objective::MeasuredTrack;
 use crate::scenario::batch::simulate_gpu;
 use crate::scenario::{Scenario, ScenarioKind, SimulationOutput, SolverSettings, simulate};
 use crate::solver::SolverKind;
-use crate::sweep::refine::{Refined, refine};
+use crate::sweep::refine::{Refined, refine_best};
 use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
@@ -562,9 +562,9 @@ impl Prepared {
                 .insert(metadata::PLAUSIBILITY.into(), w.clone());
         }
         let refined = match (&summary, &self.request.shard) {
-            (Some(s), None) if self.request.refine => refine(
+            (Some(s), None) if self.request.refine => refine_best(
                 &self.request.grid,
-                &s.best.candidate,
+                s,
                 &self.measured,
                 &self.scenario,
                 &self.request.base,

@@ -12,7 +12,7 @@ use crate::io::track::read_parquet_metadata;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::scenario::Scenario;
-use crate::sweep::refine::{Refined, refine};
+use crate::sweep::refine::{Refined, refine_best};
 use crate::sweep::validation::Validation;
 use crate::sweep::{CandidateResult, Grid, Shard, Summary, summarize};
 
@@ -232,9 +232,9 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         metadata.insert(metadata::SHARD_VALIDATIONS.into(), json(&validations));
     }
     let refined = match &summary {
-        Some(s) if request.refine => refine(
+        Some(s) if request.refine => refine_best(
             &grid,
-            &s.best.candidate,
+            s,
             &measured,
             &scenario,
             &base,
