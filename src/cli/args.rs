@@ -26,7 +26,7 @@ pub struct EngineArgs {
     pub adapter: Option<String>,
     /// GPU layout: `thread` (a simulation per invocation), `workgroup` (a
     /// simulation's elements spread over a workgroup's invocations), or
-    /// `auto`: per chunk, the faster by the cost model of `gpu::cost` (the
+    /// `auto`: for each batch and scheme, the faster by the cost model of `gpu::cost` (the
     /// thread layout on a CPU emulation).
     #[arg(long, value_enum, default_value = "auto")]
     pub gpu_layout: LayoutRequest,

@@ -361,7 +361,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
             "GPU layout: {}",
             match layout.fixed() {
                 Some(l) => format!("{} (--gpu-layout)", l.name()),
-                None => "auto: per chunk, by the cost model (gpu::cost)".into(),
+                None => "auto: for each batch and scheme, by the cost model (gpu::cost)".into(),
             }
         );
     }

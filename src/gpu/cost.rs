@@ -104,7 +104,8 @@ impl GpuLayout {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum LayoutRequest {
-    /// Per chunk, the layout the cost model estimates faster.
+    /// For each batch and scheme, the layout the cost model estimates
+    /// faster.
     #[default]
     Auto,
     Thread,

@@ -64,7 +64,7 @@ pub struct IdentifyRequest {
     pub adapter: Option<String>,
     /// The GPU's precision.
     pub precision: Precision,
-    /// The GPU's layout, or `auto` (per chunk, `gpu::cost`).
+    /// The GPU's layout, or `auto` (for each batch and scheme, `gpu::cost`).
     pub gpu_layout: LayoutRequest,
     /// `--solver`; default: reference on the CPU, semi-implicit on the GPU.
     pub solver: Option<SolverKind>,
