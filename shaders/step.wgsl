@@ -79,14 +79,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let t0 = real2(ph.tangent_x, ph.tangent_y);
     let sec = Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
                       ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
-    let steps_per_frame = c.steps_per_sample * c.samples_per_frame;
-    // Steps since the last sample, fold and frame, counted rather than
-    // taken modulo every step: lavapipe has no vector integer division and
-    // divides lane by lane (three divisions a step took about 4 % of an
-    // n = 10 step's time).
-    var since_sample = prog.steps_done % c.steps_per_sample;
-    var since_fold = prog.steps_done % c.steps_per_fold;
-    var since_frame = prog.steps_done % steps_per_frame;
+    var clock = start_clock(c, prog.steps_done);
     let end = min(c.total_steps, prog.steps_done + params.steps_per_dispatch);
     for (var k = 0u; k <= n; k++) {
         disp[k] = state[slot(PLANE_DISPLACEMENT, k, sim)];
@@ -218,37 +211,18 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         prog.steps_done = steps;
 
-        since_sample += 1u;
-        since_fold += 1u;
-        since_frame += 1u;
-        let sample = since_sample == c.steps_per_sample;
-        if (sample) {
-            since_sample = 0u;
-        }
-        let fold = since_fold == c.steps_per_fold;
-        if (fold) {
-            since_fold = 0u;
-        }
-        if (sample || fold) {
+        let due = tick(&clock, c);
+        if (due.sample || due.fold) {
             for (var k = 0u; k <= n; k++) {
                 disp[k] += drift[k];
                 drift[k] = real4(0.0);
             }
         }
-        if (sample) {
-            // J_a = |W − r_tip| + k1 |ṙ_tip| + k2 t (SPEC §5), relative to the
-            // reference pin: W − r_tip = pin displacement − (L t0 + u_tip).
-            let u_tip = disp[n].xy;
-            let gap = pin.position - (ph.length_m * t0 + u_tip);
-            let j_a = length(gap) + ph.velocity_weight_s * length(tip_velocity) + ph.time_weight_m_s * t;
-            if (j_a < objectives[sim].swingup_min_m) {
-                objectives[sim].swingup_min_m = j_a;
-                objectives[sim].swingup_time_s = t;
-            }
+        if (due.sample) {
+            observe_swingup(sim, ph, pin.position, disp[n].xy, tip_velocity, t);
         }
-        if (since_frame == steps_per_frame) {
-            since_frame = 0u;
-            let frame = steps / steps_per_frame;
+        if (due.frame) {
+            let frame = steps / clock.steps_per_frame;
             observe_frame(sim, c, ph, frame);
             prog.frames_done = frame;
         }

@@ -301,18 +301,11 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
     let n = c.elements;
     let h = ph.step_s;
     let half = 0.5 * h;
-    let t0 = real2(ph.tangent_x, ph.tangent_y);
-    var since_sample = 0u;
-    var since_fold = 0u;
-    var since_frame = 0u;
-    var steps_per_frame = 1u;
+    var clock: StepClock;
     var end = 0u;
     var mass: MeshMass;
     if (started) {
-        steps_per_frame = c.steps_per_sample * c.samples_per_frame;
-        since_sample = prog.steps_done % c.steps_per_sample;
-        since_fold = prog.steps_done % c.steps_per_fold;
-        since_frame = prog.steps_done % steps_per_frame;
+        clock = start_clock(c, prog.steps_done);
         end = min(c.total_steps, prog.steps_done + params.steps_per_dispatch);
         mass = mesh_mass(c);
         for (var k = lane; k <= n; k += SIM_LANES) {
@@ -380,35 +373,17 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
                 prog.status = STATUS_DIVERGED;
                 live = false;
             } else {
-                since_sample += 1u;
-                since_fold += 1u;
-                since_frame += 1u;
-                let sample = since_sample == c.steps_per_sample;
-                if (sample) {
-                    since_sample = 0u;
-                }
-                let fold = since_fold == c.steps_per_fold;
-                if (fold) {
-                    since_fold = 0u;
-                }
-                if (sample || fold) {
+                let due = tick(&clock, c);
+                if (due.sample || due.fold) {
                     fold_nodes(s, lane, n);
                 }
                 // The tip's lane folded the tip and wrote its velocity.
-                if (sample && lane == n % SIM_LANES) {
-                    let u_tip = w_disp[b + n].xy;
-                    let gap = pin.position - (ph.length_m * t0 + u_tip);
-                    let j_a = length(gap) + ph.velocity_weight_s * length(w_tip_velocity[s])
-                              + ph.time_weight_m_s * t;
-                    if (j_a < objectives[sim].swingup_min_m) {
-                        objectives[sim].swingup_min_m = j_a;
-                        objectives[sim].swingup_time_s = t;
-                    }
+                if (due.sample && lane == n % SIM_LANES) {
+                    observe_swingup(sim, ph, pin.position, w_disp[b + n].xy, w_tip_velocity[s], t);
                 }
-                frame_due = since_frame == steps_per_frame;
+                frame_due = due.frame;
                 if (frame_due) {
-                    since_frame = 0u;
-                    prog.frames_done = steps / steps_per_frame;
+                    prog.frames_done = steps / clock.steps_per_frame;
                 }
             }
         }

@@ -26,6 +26,10 @@ const COUPLING_PRIVATE: &str = include_str!("../../shaders/coupling_private.wgsl
 const COUPLING_NONE: &str = include_str!("../../shaders/coupling_none.wgsl");
 const PEAK: &str = include_str!("../../shaders/peak.wgsl");
 
+/// The modules of shared functions, in the order every step stage (and a
+/// test kernel) concatenates them.
+const SHARED_FUNCTIONS: [&str; 4] = [MATRIX, NODE_BLOCKS, ELEMENT, MOTION];
+
 fn precision_module(precision: Precision) -> &'static str {
     match precision {
         Precision::F32 => REAL_F32,
@@ -53,18 +57,12 @@ pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepSc
     } else {
         COUPLING_NONE
     };
-    [
-        precision_module(precision),
-        &constants,
-        MATRIX,
-        NODE_BLOCKS,
-        ELEMENT,
-        MOTION,
-        STEP_IO,
-        coupling,
-        STEP,
-    ]
-    .join("\n")
+    [precision_module(precision), &constants]
+        .into_iter()
+        .chain(SHARED_FUNCTIONS)
+        .chain([STEP_IO, coupling, STEP])
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The source of the "step" stage in the workgroup layout of `shape`
@@ -88,17 +86,12 @@ pub fn step_workgroup_source(
         shape.lanes,
         if semi_implicit { shape.nodes } else { 1 },
     );
-    [
-        precision_module(precision),
-        &constants,
-        MATRIX,
-        NODE_BLOCKS,
-        ELEMENT,
-        MOTION,
-        STEP_IO,
-        STEP_WORKGROUP,
-    ]
-    .join("\n")
+    [precision_module(precision), &constants]
+        .into_iter()
+        .chain(SHARED_FUNCTIONS)
+        .chain([STEP_IO, STEP_WORKGROUP])
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The shared modules of the step stage, with the semi-implicit scheme's
@@ -106,16 +99,12 @@ pub fn step_workgroup_source(
 /// function on many inputs (`src/gpu/mirror/kernel.rs`).
 #[cfg(test)]
 pub(crate) fn function_test_source(precision: Precision, kernel: &str) -> String {
-    [
-        precision_module(precision),
-        "const SEMI_IMPLICIT: bool = true;",
-        MATRIX,
-        NODE_BLOCKS,
-        ELEMENT,
-        MOTION,
-        kernel,
-    ]
-    .join("\n")
+    [precision_module(precision), "const SEMI_IMPLICIT: bool = true;"]
+        .into_iter()
+        .chain(SHARED_FUNCTIONS)
+        .chain([kernel])
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The source of the "peak" stage (multiply-add throughput).
