@@ -190,31 +190,39 @@ impl Plausibility {
     pub const FIT_WARNING: f64 = 0.05;
 }
 
-/// The measured frame at t = 0 against the initial shape, over the
-/// markers it has; None without such a frame.
-pub fn start_offset(measured: &MeasuredTrack, scenario: &Scenario) -> Option<StartOffset> {
-    let direction = scenario.drop_direction();
+/// The measured frame at t = 0 against the initial shape that every
+/// candidate starts from (the scenario's initial state of `tether`), over
+/// the markers the frame has; None without such a frame.
+pub fn start_offset(
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+    tether: &TetherParams,
+) -> Result<Option<StartOffset>, WorkflowError> {
+    let tether = crate::model::Tether::new(tether.clone())?;
+    let (q0, _) = scenario
+        .initial_state(&tether)
+        .map_err(super::solver("the initial shape"))?;
     let offsets: Vec<(usize, f64)> = scenario
         .marker_arc_lengths_m
         .iter()
         .enumerate()
         .filter_map(|(j, &s)| {
             let m = measured.get(0.0, j)?;
-            let initial = [
-                scenario.pin_m[0] + s * direction[0],
-                scenario.pin_m[1] + s * direction[1],
-            ];
+            let initial = tether.point(&q0, s);
             Some((j, (m[0] - initial[0]).hypot(m[1] - initial[1])))
         })
         .collect();
-    let (worst_marker, worst_m) = offsets.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let Some((worst_marker, worst_m)) = offsets.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1))
+    else {
+        return Ok(None);
+    };
     let rms_m = (offsets.iter().map(|(_, d)| d * d).sum::<f64>() / offsets.len() as f64).sqrt();
-    Some(StartOffset {
+    Ok(Some(StartOffset {
         rms_m,
         worst_marker,
         worst_m,
         markers: offsets.len(),
-    })
+    }))
 }
 
 impl StartOffset {
@@ -323,16 +331,6 @@ fn experiment(
     Ok(scenario)
 }
 
-/// Rows of `measured` that frames 0.. and the markers of `scenario` compare.
-fn compared_rows(measured: &MeasuredTrack, scenario: &Scenario) -> usize {
-    (0..=scenario.frame_count())
-        .flat_map(|p| {
-            let t = p as f64 * scenario.frame_interval_s;
-            (0..scenario.marker_arc_lengths_m.len()).filter(move |&j| measured.get(t, j).is_some())
-        })
-        .count()
-}
-
 /// Compared coordinates of a drop: 2 per sample of a marker at a frame
 /// after t = 0 that the measurement has.
 pub fn observations(measured: &MeasuredTrack, scenario: &Scenario) -> usize {
@@ -363,8 +361,12 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
     let scenario = experiment(&request, &measured)?;
     let coverage = check_coverage(&measured, &scenario).map_err(usage)?;
-    let unused_rows = measured.len() - compared_rows(&measured, &scenario);
-    let start = start_offset(&measured, &scenario);
+    // Rows used: the compared samples, and frame 0's (the start check's).
+    let frame_zero = (0..scenario.marker_arc_lengths_m.len())
+        .filter(|&j| measured.get(0.0, j).is_some())
+        .count();
+    let unused_rows = measured.len() - coverage.compared - frame_zero;
+    let start = start_offset(&measured, &scenario, &request.base)?;
     let length_m = request.base.length_m;
     if let Some(offset) = start
         && offset.rms_m > Plausibility::START_ERROR * length_m
@@ -542,7 +544,7 @@ impl Prepared {
         let summary = summarize(
             &self.request.grid,
             &results,
-            observations(&self.measured, &self.scenario),
+            self.plan.coverage.observations(),
         );
         if let Some(s) = &summary {
             self.metadata.insert(metadata::SUMMARY.into(), json(s));
