@@ -25,9 +25,11 @@ pub const STATUS_DIVERGED: u32 = 2;
 pub const NO_TRACK: u32 = u32::MAX;
 /// Both coordinates of a measured sample the measurement lacks (an
 /// occluded marker), in the `measured` buffer: far beyond any position, and
-/// within f32. step_io.wgsl skips a sample whose x is at least
-/// `MISSING_SAMPLE_ABOVE` (1e29) in magnitude.
+/// within f32.
 pub const MISSING_SAMPLE_M: f64 = 1e30;
+/// step_io.wgsl's MISSING_SAMPLE_ABOVE: J_e skips a measured sample whose x
+/// is at least this in magnitude (the test below holds the two equal).
+pub const MISSING_SAMPLE_ABOVE_M: f64 = 1e29;
 /// vec4 entries of the mass matrix, per mesh: the four 2×2 matrices of a
 /// uniform mesh's blocks (`mass_factor::MeshMass`). The semi-implicit scheme
 /// factors M + h/2 C_D(q) from them itself, every step.
@@ -432,6 +434,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_missing_sample_threshold_is_the_shaders() {
+        let src = step_source(
+            Precision::F64,
+            NODE_CAPACITIES[0],
+            FixedStepScheme::Explicit,
+        );
+        let module = naga::front::wgsl::parse_str(&src).expect("WGSL parses");
+        let (_, constant) = module
+            .constants
+            .iter()
+            .find(|(_, c)| c.name.as_deref() == Some("MISSING_SAMPLE_ABOVE"))
+            .expect("step_io.wgsl declares MISSING_SAMPLE_ABOVE");
+        let value = match module.global_expressions[constant.init] {
+            naga::Expression::Literal(naga::Literal::F64(v)) => v,
+            naga::Expression::Literal(naga::Literal::AbstractFloat(v)) => v,
+            ref other => panic!("not a literal: {other:?}"),
+        };
+        assert_eq!(value, MISSING_SAMPLE_ABOVE_M);
+        assert!(MISSING_SAMPLE_M >= MISSING_SAMPLE_ABOVE_M && MISSING_SAMPLE_M < f32::MAX as f64);
     }
 
     #[test]

@@ -99,12 +99,15 @@ pub fn step_workgroup_source(
 /// function on many inputs (`src/gpu/mirror/kernel.rs`).
 #[cfg(test)]
 pub(crate) fn function_test_source(precision: Precision, kernel: &str) -> String {
-    [precision_module(precision), "const SEMI_IMPLICIT: bool = true;"]
-        .into_iter()
-        .chain(SHARED_FUNCTIONS)
-        .chain([kernel])
-        .collect::<Vec<_>>()
-        .join("\n")
+    [
+        precision_module(precision),
+        "const SEMI_IMPLICIT: bool = true;",
+    ]
+    .into_iter()
+    .chain(SHARED_FUNCTIONS)
+    .chain([kernel])
+    .collect::<Vec<_>>()
+    .join("\n")
 }
 
 /// The source of the "peak" stage (multiply-add throughput).

@@ -6,7 +6,8 @@ use rayon::prelude::*;
 
 use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data};
 use super::super::layout::{
-    FACTOR_VEC4_PER_NODE, FixedStepScheme, MESH_MASS_VEC4, NO_TRACK, SimControl, SimPhysics,
+    FACTOR_VEC4_PER_NODE, FixedStepScheme, MESH_MASS_VEC4, MISSING_SAMPLE_ABOVE_M, NO_TRACK,
+    SimControl, SimPhysics,
 };
 use super::super::{GpuError, Precision};
 use super::element::{ElementDamping, ElementState, Section, element_force};
@@ -305,9 +306,10 @@ fn run_one<R: MirrorReal>(
                 let displacement = combine(shapes, ua, ub);
                 let position = pin0 + t0 * *arc + displacement;
                 let index = (frame - 1) * markers.len() + m;
-                // step_io.wgsl's MISSING_SAMPLE_ABOVE: a sample the
-                // measurement lacks.
-                if c.compare_measured == 1 && measured[index].x.abs() < lit::<R>(1e29) {
+                // A sample the measurement lacks is skipped.
+                if c.compare_measured == 1
+                    && measured[index].x.abs() < lit::<R>(MISSING_SAMPLE_ABOVE_M)
+                {
                     let d = measured[index] - position;
                     error += d.dot(&d);
                 }
