@@ -6,9 +6,11 @@
 
 mod common;
 
-use common::{cpu_on_the_same_step, params};
+use common::{cpu_on_the_same_step, largest_distance, params};
 
-use tether_sweep::gpu::{self, BatchOptions, Gpu, GpuError, GpuLayout, OutcomeStatus, Precision};
+use tether_sweep::gpu::{
+    self, BatchOptions, Gpu, GpuError, GpuLayout, LayoutRequest, OutcomeStatus, Precision,
+};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_output, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
@@ -66,23 +68,30 @@ fn compare(
     precision: Precision,
     scheme: FixedStepScheme,
 ) -> (f64, f64) {
+    compare_in(gpu, scenario, p, precision, scheme, LayoutRequest::Auto)
+}
+
+/// [`compare`] in `layout`.
+fn compare_in(
+    gpu: &Gpu,
+    scenario: &Scenario,
+    p: &TetherParams,
+    precision: Precision,
+    scheme: FixedStepScheme,
+    layout: LayoutRequest,
+) -> (f64, f64) {
     let mut sim = gpu_simulation(scenario, p, scheme, None, &StepCache::default()).unwrap();
     sim.record_track = true;
     let options = BatchOptions {
         precision,
+        layout,
         ..Default::default()
     };
     let outcome = gpu::run_batch(gpu, std::slice::from_ref(&sim), None, &options).unwrap();
     let gpu_out = gpu_output(scenario, &sim, &outcome[0], precision).unwrap();
     let cpu = cpu_on_the_same_step(scenario, &sim);
     assert_eq!(gpu_out.track.times_s.len(), cpu.track.times_s.len());
-    let worst = gpu_out
-        .track
-        .positions_m
-        .iter()
-        .zip(&cpu.track.positions_m)
-        .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
-        .fold(0.0, f64::max);
+    let worst = largest_distance(&gpu_out.track.positions_m, &cpu.track.positions_m);
     let ja = match (gpu_out.swingup, cpu.swingup) {
         (Some(g), Some(c)) => (g.j_a_min / c.j_a_min - 1.0).abs(),
         _ => 0.0,
@@ -297,14 +306,8 @@ fn the_shader_matches_its_cpu_mirror() {
         let mirror = gpu::mirror::run_batch(&sims, Some(&measured), precision).unwrap();
         for ((sim, g), m) in sims.iter().zip(&shader).zip(&mirror) {
             assert_eq!((g.status, g.steps), (m.status, m.steps));
-            let distance = g
-                .track_m
-                .as_ref()
-                .unwrap()
-                .iter()
-                .zip(m.track_m.as_ref().unwrap())
-                .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
-                .fold(0.0, f64::max);
+            let distance =
+                largest_distance(g.track_m.as_ref().unwrap(), m.track_m.as_ref().unwrap());
             // Relative, or what the marker deviations allow where that is
             // more: J_e = Σ|d|² over P observations may move by at most
             // 2·√(P·J_e)·δ + P·δ² (Cauchy–Schwarz). That matters near a fit,
@@ -432,14 +435,8 @@ fn the_two_layouts_agree_and_packing_changes_nothing() {
         let single = run(GpuLayout::Workgroup, Some(1));
         for (i, (t, w)) in thread.iter().zip(&packed).enumerate() {
             assert_eq!((t.status, t.steps), (w.status, w.steps));
-            let distance = t
-                .track_m
-                .as_ref()
-                .unwrap()
-                .iter()
-                .zip(w.track_m.as_ref().unwrap())
-                .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
-                .fold(0.0, f64::max);
+            let distance =
+                largest_distance(t.track_m.as_ref().unwrap(), w.track_m.as_ref().unwrap());
             eprintln!(
                 "{} simulation {i}: thread vs workgroup layout {distance:.1e} m",
                 precision.name()
@@ -468,36 +465,26 @@ fn the_workgroup_layout_takes_n_64_in_f64() {
     let scenario = short(ScenarioKind::Drop, 0.08);
     let p = params(64, 2000.0, 0.8, 0.0);
     let scheme = FixedStepScheme::SemiImplicit;
-    let mut sim = gpu_simulation(&scenario, &p, scheme, None, &StepCache::default()).unwrap();
-    sim.record_track = true;
-    let options = |layout: GpuLayout| BatchOptions {
-        precision: Precision::F64,
-        layout: layout.into(),
-        ..Default::default()
-    };
+    let sim = gpu_simulation(&scenario, &p, scheme, None, &StepCache::default()).unwrap();
     let refused = gpu::run_batch(
         &gpu,
         std::slice::from_ref(&sim),
         None,
-        &options(GpuLayout::Thread),
+        &BatchOptions {
+            precision: Precision::F64,
+            layout: LayoutRequest::Thread,
+            ..Default::default()
+        },
     );
     assert!(refused.is_err(), "the thread layout ran n = 64 in f64");
-    let outcome = gpu::run_batch(
+    let (worst, _) = compare_in(
         &gpu,
-        std::slice::from_ref(&sim),
-        None,
-        &options(GpuLayout::Workgroup),
-    )
-    .unwrap();
-    let gpu_out = gpu_output(&scenario, &sim, &outcome[0], Precision::F64).unwrap();
-    let cpu = cpu_on_the_same_step(&scenario, &sim);
-    let worst = gpu_out
-        .track
-        .positions_m
-        .iter()
-        .zip(&cpu.track.positions_m)
-        .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
-        .fold(0.0, f64::max);
+        &scenario,
+        &p,
+        Precision::F64,
+        scheme,
+        LayoutRequest::Workgroup,
+    );
     eprintln!("n = 64, f64, workgroup layout vs CPU semi-implicit: {worst:.1e} m");
     assert!(worst < 1e-8, "{worst:e} m");
     // Auto takes the layout that holds it.

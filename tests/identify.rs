@@ -63,6 +63,33 @@ fn identify(measured: &Path, out: &Path, backend: Backend) -> IdentifyReport {
     .unwrap()
 }
 
+/// `tether-sweep identify` of `measured` on the CPU at the truth's n and
+/// C_D over `damping`, into `out`, with `extra` flags.
+fn identify_cli(
+    measured: &Path,
+    out: &Path,
+    damping: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "identify",
+        "--measured",
+        measured.to_str().unwrap(),
+        "--elements",
+        "6",
+        "--damping",
+        damping,
+        "--drag-coefficient",
+        "0.8",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 #[test]
 fn noise_free_truth_is_recovered_on_the_gpu_with_the_cpu_argmin() {
     // Fails without an adapter, like tests/gpu.rs: CI installs lavapipe.
@@ -282,12 +309,7 @@ fn validation_figures_csv_checksum_and_plot() {
     let fit = tether_sweep::io::results::read_best_fit(&out.join("best_fit.parquet")).unwrap();
     // Frames 1..50 of 11 markers (and frame 0 where the measurement has it).
     assert!(fit.times_s.len() >= 550, "{}", fit.times_s.len());
-    let worst = fit
-        .measured_m
-        .iter()
-        .zip(&fit.fitted_m)
-        .map(|(m, f)| (m[0] - f[0]).hypot(m[1] - f[1]))
-        .fold(0.0, f64::max);
+    let worst = common::largest_distance(&fit.measured_m, &fit.fitted_m);
     assert!(
         worst < 5e-3,
         "best fit within a few noise σ of the data: {worst}"
@@ -447,17 +469,7 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
 fn rows_that_are_not_compared_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("m.csv");
-    let o = run(&[
-        "dataset",
-        "synth",
-        "--elements",
-        "4",
-        "--noise",
-        "0",
-        "--out",
-        csv.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    synth(&csv, 0.0);
     let mut text = std::fs::read_to_string(&csv).unwrap();
     let header = text.lines().next().unwrap().to_string();
     let columns: Vec<&str> = header.split(',').collect();
@@ -473,21 +485,7 @@ fn rows_that_are_not_compared_are_reported() {
     text.push_str(&row.join(","));
     text.push('\n');
     std::fs::write(&csv, text).unwrap();
-    let o = run(&[
-        "identify",
-        "--measured",
-        csv.to_str().unwrap(),
-        "--elements",
-        "4",
-        "--damping",
-        "2000",
-        "--drag-coefficient",
-        "0.8",
-        "--backend",
-        "cpu",
-        "--out",
-        dir.path().join("id").to_str().unwrap(),
-    ]);
+    let o = identify_cli(&csv, &dir.path().join("id"), "2000", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -503,17 +501,7 @@ fn rows_that_are_not_compared_are_reported() {
 fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("m.csv");
-    let o = run(&[
-        "dataset",
-        "synth",
-        "--elements",
-        "4",
-        "--noise",
-        "0",
-        "--out",
-        csv.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    synth(&csv, 0.0);
     let text = std::fs::read_to_string(&csv).unwrap();
     let header: Vec<String> = text
         .lines()
@@ -536,24 +524,7 @@ fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
         out.join("\n") + "\n"
     };
     let identify = |file: &Path, out: &str, extra: &[&str]| {
-        let mut args = vec![
-            "identify",
-            "--measured",
-            file.to_str().unwrap(),
-            "--elements",
-            "4",
-            "--damping",
-            "2000",
-            "--drag-coefficient",
-            "0.8",
-            "--backend",
-            "cpu",
-            "--out",
-        ];
-        let out = dir.path().join(out);
-        args.push(out.to_str().unwrap());
-        args.extend_from_slice(extra);
-        run(&args)
+        identify_cli(file, &dir.path().join(out), "2000", extra)
     };
     let millimetres = |a: f64, b: f64| (1000.0 * a, 1000.0 * b);
     let mirrored = |a: f64, b: f64| (-a, b);
@@ -597,21 +568,7 @@ fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
 fn occluded_and_absent_samples_are_skipped_and_counted() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("m.csv");
-    let o = run(&[
-        "dataset",
-        "synth",
-        "--elements",
-        "4",
-        "--damping",
-        "2000",
-        "--drag-coefficient",
-        "0.8",
-        "--noise",
-        "0",
-        "--out",
-        csv.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    synth(&csv, 0.0);
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     let header: Vec<&str> = lines[0].split(',').collect();
@@ -628,21 +585,7 @@ fn occluded_and_absent_samples_are_skipped_and_counted() {
     lines.remove(20 * 11 + 7 + 1);
     lines.remove(20 * 11 + 2 + 1);
     std::fs::write(&csv, lines.join("\n") + "\n").unwrap();
-    let o = run(&[
-        "identify",
-        "--measured",
-        csv.to_str().unwrap(),
-        "--elements",
-        "4",
-        "--damping",
-        "1000:3000:1000",
-        "--drag-coefficient",
-        "0.8",
-        "--backend",
-        "cpu",
-        "--out",
-        dir.path().join("id").to_str().unwrap(),
-    ]);
+    let o = identify_cli(&csv, &dir.path().join("id"), "1000:3000:1000", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -651,7 +594,7 @@ fn occluded_and_absent_samples_are_skipped_and_counted() {
     );
     assert!(stdout.contains("N = 1092"), "{stdout}");
     assert!(
-        stdout.contains("best: n =   4, D =  2000.0 Pa·s, C_D = 0.800"),
+        stdout.contains("best: n =   6, D =  2000.0 Pa·s, C_D = 0.800"),
         "{stdout}"
     );
 }

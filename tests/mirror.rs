@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cpu_on_the_same_step, params};
+use common::{cpu_on_the_same_step, largest_distance, params};
 use tether_sweep::gpu::batch::chunk_data;
 use tether_sweep::gpu::{GpuOutcome, GpuSimulation, Precision, mirror};
 use tether_sweep::model::TetherParams;
@@ -18,14 +18,6 @@ fn recorded(scenario: &Scenario, p: &TetherParams, scheme: FixedStepScheme) -> G
     let mut sim = gpu_simulation(scenario, p, scheme, None, &StepCache::default()).unwrap();
     sim.record_track = true;
     sim
-}
-
-fn largest_distance(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x[0] - y[0]).hypot(x[1] - y[1]))
-        .fold(0.0, f64::max)
 }
 
 #[test]

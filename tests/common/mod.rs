@@ -86,3 +86,13 @@ pub fn cpu_on_the_same_step(
     )
     .unwrap()
 }
+
+/// The largest distance between corresponding points of two tracks [m].
+#[allow(dead_code)] // not every test crate compares tracks
+pub fn largest_distance(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x[0] - y[0]).hypot(x[1] - y[1]))
+        .fold(0.0, f64::max)
+}
