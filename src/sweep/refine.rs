@@ -60,33 +60,66 @@ impl Refined {
     /// The refined candidate: its n, its refined values, and `best`'s for
     /// the axes not refined.
     pub fn candidate(&self, best: &Candidate) -> Candidate {
-        let names: Vec<&'static str> = self.parameters.iter().map(|p| p.parameter).collect();
-        let values: Vec<f64> = self.parameters.iter().map(|p| p.value).collect();
-        Candidate {
+        let mut c = Candidate {
             elements: self.elements,
-            ..with_values(best, &names, &values)
+            ..*best
+        };
+        for p in &self.parameters {
+            let axis = Axis::ALL
+                .into_iter()
+                .find(|a| a.column() == p.parameter)
+                .expect("a refined parameter is an axis");
+            axis.set(&mut c, p.value);
+        }
+        c
+    }
+}
+
+/// A continuous grid axis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Axis {
+    Damping,
+    Drag,
+}
+
+impl Axis {
+    const ALL: [Axis; 2] = [Axis::Damping, Axis::Drag];
+
+    /// Its column in results.parquet.
+    fn column(self) -> &'static str {
+        match self {
+            Axis::Damping => "damping_pa_s",
+            Axis::Drag => "drag_coefficient",
+        }
+    }
+
+    fn values(self, grid: &Grid) -> &[f64] {
+        match self {
+            Axis::Damping => &grid.damping_pa_s,
+            Axis::Drag => &grid.drag_coefficient,
+        }
+    }
+
+    fn get(self, c: &Candidate) -> f64 {
+        match self {
+            Axis::Damping => c.damping_pa_s,
+            Axis::Drag => c.drag_coefficient,
+        }
+    }
+
+    fn set(self, c: &mut Candidate, value: f64) {
+        match self {
+            Axis::Damping => c.damping_pa_s = value,
+            Axis::Drag => c.drag_coefficient = value,
         }
     }
 }
 
-/// The continuous axes of `grid`: (column, its values).
-fn axes(grid: &Grid) -> Vec<(&'static str, &[f64])> {
-    [
-        ("damping_pa_s", grid.damping_pa_s.as_slice()),
-        ("drag_coefficient", grid.drag_coefficient.as_slice()),
-    ]
-    .into_iter()
-    .filter(|(_, values)| values.len() > 1)
-    .collect()
-}
-
-fn with_values(best: &Candidate, names: &[&'static str], p: &[f64]) -> Candidate {
+/// `best` with the `axes` set to `p`.
+fn with_values(best: &Candidate, axes: &[Axis], p: &[f64]) -> Candidate {
     let mut c = *best;
-    for (name, &v) in names.iter().zip(p) {
-        match *name {
-            "damping_pa_s" => c.damping_pa_s = v,
-            _ => c.drag_coefficient = v,
-        }
+    for (axis, &v) in axes.iter().zip(p) {
+        axis.set(&mut c, v);
     }
     c
 }
@@ -166,14 +199,18 @@ pub fn refine(
     base: &TetherParams,
     settings: &SolverSettings,
 ) -> Result<Option<Refined>, SolverError> {
-    let axes = axes(grid);
+    // The continuous axes the grid varies.
+    let axes: Vec<Axis> = Axis::ALL
+        .into_iter()
+        .filter(|a| a.values(grid).len() > 1)
+        .collect();
     if axes.is_empty() {
         return Ok(None);
     }
-    let names: Vec<&'static str> = axes.iter().map(|(n, _)| *n).collect();
     let bounds: Vec<(f64, f64)> = axes
         .iter()
-        .map(|(_, v)| {
+        .map(|a| {
+            let v = a.values(grid);
             (
                 v.iter().copied().fold(f64::INFINITY, f64::min),
                 v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
@@ -183,13 +220,7 @@ pub fn refine(
     // A hundredth of each axis's range: far above the solver's error in
     // the markers it moves, far below the scale J_e curves on.
     let steps: Vec<f64> = bounds.iter().map(|(lo, hi)| 1e-2 * (hi - lo)).collect();
-    let grid_best: Vec<f64> = names
-        .iter()
-        .map(|n| match *n {
-            "damping_pa_s" => best.damping_pa_s,
-            _ => best.drag_coefficient,
-        })
-        .collect();
+    let grid_best: Vec<f64> = axes.iter().map(|a| a.get(best)).collect();
     let clamp = |p: &[f64]| -> Vec<f64> {
         p.iter()
             .zip(&bounds)
@@ -200,12 +231,12 @@ pub fn refine(
         residuals(
             measured,
             scenario,
-            &with_values(best, &names, p).params(base),
+            &with_values(best, &axes, p).params(base),
             settings,
         )
     };
     let mut simulations = 0usize;
-    let k = names.len();
+    let k = axes.len();
     // Central differences: points p ± h e_i (one-sided at a bound).
     let jacobian = |p: &[f64], simulations: &mut usize| -> Result<Vec<Vec<f64>>, SolverError> {
         let columns: Vec<Vec<f64>> = (0..k)
@@ -310,7 +341,7 @@ pub fn refine(
         .collect();
     let parameters: Vec<RefinedParameter> = (0..k)
         .map(|i| RefinedParameter {
-            parameter: names[i],
+            parameter: axes[i].column(),
             value: p[i],
             standard_error: covariance.as_ref().map_or(f64::NAN, |c| c[(i, i)].sqrt()),
             grid_best: grid_best[i],
@@ -325,7 +356,8 @@ pub fn refine(
         at_bound.iter().position(|&b| b).map(|i| {
             format!(
                 "{} = {} is on the grid's bound: the data may want it beyond the range searched",
-                names[i], p[i]
+                axes[i].column(),
+                p[i]
             )
         })
     };
