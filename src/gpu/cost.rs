@@ -22,7 +22,7 @@
 //!   (`flops::node_solve`); at n = 50, 25.6k flops a step against 2 × 1.9k
 //!   for a lane's elements, 87 % of the chain.
 //! - Four lanes, a column of each block apiece (the work-sharing block
-//!   Thomas of László, Giles and Appleyard, OP-DSL/tridsolver): 222 flops a
+//!   Thomas of László, Giles and Appleyard, OP-DSL/tridsolver): 212 flops a
 //!   node on the longest lane (`flops::SHARED_SEMI_IMPLICIT_NODE_SOLVE`),
 //!   the same total work, three barriers a node. This is the one used for
 //!   the semi-implicit scheme; the explicit scheme's solve is a

@@ -106,14 +106,16 @@ pub fn node_solve(scheme: super::layout::FixedStepScheme) -> u64 {
 
 /// One node of the semi-implicit solve as the workgroup layout shares it
 /// over four lanes (step_workgroup.wgsl's `forward_shared`), on the longest
-/// lane: the pivot and coupling blocks (10 + 8 + 8, formed by every lane),
+/// lane: the pivot's and the coupling's mass entries (8 + 8, by every lane;
+/// the two elements' damping blocks were summed in the element passes, and
+/// are counted in [`element`]'s lanes' work there),
 /// a column of D = A − L E (28 + 4), a column of the inverse (the twelve
 /// minors 36, the determinant 11 and its reciprocal 1, four cofactors of
 /// three products and two sums, scaled, 24), then lane 0's
 /// y = G (f − L y) (28 + 4 + 28; the other lanes' column of E = G U, 28, is
 /// shorter), and the back substitution, which stays on one lane
 /// (28 + 4).
-pub const SHARED_SEMI_IMPLICIT_NODE_SOLVE: u64 = 26 + 32 + 72 + 60 + 32;
+pub const SHARED_SEMI_IMPLICIT_NODE_SOLVE: u64 = 16 + 32 + 72 + 60 + 32;
 
 /// The velocity update of one node (v½ + h/2 a: a product and a sum per
 /// coordinate), part of [`BACK`].
