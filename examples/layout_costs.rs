@@ -24,8 +24,9 @@ fn grid_work(grid: &Grid, cache: &StepCache) -> Vec<SimulationWork> {
     grid.candidates()
         .iter()
         .map(|c| {
-            let sim = gpu_simulation(&scenario, &c.params(&base), SCHEME, None, cache)
-                .expect("a valid candidate");
+            let (tether, scenario) = c.experiment(&base, &scenario);
+            let sim =
+                gpu_simulation(&scenario, &tether, SCHEME, None, cache).expect("a valid candidate");
             (sim.params.elements, sim.total_steps)
         })
         .collect()

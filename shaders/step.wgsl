@@ -50,12 +50,16 @@ var<private> drift: array<real4, MAX_NODES>;
 var<private> vel: array<real4, MAX_NODES>;
 var<private> acc: array<real4, MAX_NODES>;
 
-// Marker positions of a frame: J_e and the recorded track.
-fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32) {
+// Marker positions of the simulation's `frame`-th frame, `back_s` before
+// the end of the step just taken: J_e and the recorded track.
+fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32, back_s: real) {
     var error: real = 0.0;
     for (var m = 0u; m < c.markers; m++) {
-        let element = marker_element(c, m);
-        error += observe_marker(c, ph, frame, m, disp[element], disp[element + 1u]);
+        let a = marker_element(c, m);
+        let b = a + 1u;
+        let ua = expand_back(disp[a] + drift[a], vel[a], acc[a], back_s);
+        let ub = expand_back(disp[b] + drift[b], vel[b], acc[b], back_s);
+        error += observe_marker(c, ph, frame, m, ua, ub);
     }
     objectives[sim].identification_error_m2 += error;
 }
@@ -80,6 +84,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let sec = Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
                       ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
     var clock = start_clock(c, prog.steps_done);
+    var next_frame = frame_step(c, prog.frames_done);
     let end = min(c.total_steps, prog.steps_done + params.steps_per_dispatch);
     for (var k = 0u; k <= n; k++) {
         disp[k] = state[slot(PLANE_DISPLACEMENT, k, sim)];
@@ -221,10 +226,17 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         if (due.sample) {
             observe_swingup(sim, ph, pin.position, disp[n].xy, tip_velocity, t);
         }
-        if (due.frame) {
-            let frame = steps / clock.steps_per_frame;
-            observe_frame(sim, c, ph, frame);
-            prog.frames_done = frame;
+        // Every frame that falls within this step (frames closer than a
+        // step share one).
+        if (steps == next_frame) {
+            loop {
+                observe_frame(sim, c, ph, prog.frames_done, frame_back[c.frame_offset + prog.frames_done]);
+                prog.frames_done += 1u;
+                next_frame = frame_step(c, prog.frames_done);
+                if (next_frame != steps) {
+                    break;
+                }
+            }
         }
     }
     for (var k = 0u; k <= n; k++) {

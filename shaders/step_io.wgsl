@@ -46,16 +46,19 @@ struct SimControl {
     markers: u32,
     total_steps: u32,
     steps_per_sample: u32,
-    samples_per_frame: u32,
+    // Frames this simulation samples (those after its release).
+    frames: u32,
     winch_moves: u32,
-    // Offset into `track` (vec2 units) of frame 1, or NO_TRACK.
+    // Offset into `track` (vec2 units) of its first frame, or NO_TRACK.
     track_offset: u32,
-    // 1: accumulate J_e against `measured`.
-    compare_measured: u32,
+    // Offset into `measured` (vec2 units) of its first frame, or NO_TRACK:
+    // then J_e is not accumulated.
+    measured_offset: u32,
     // Steps between folds of the drift into the displacement, besides the
     // fold at every sample (STEPS_PER_FOLD in src/gpu/layout.rs says why).
     steps_per_fold: u32,
-    _pad: u32,
+    // Offset of its first frame in `frame_steps` and `frame_back`.
+    frame_offset: u32,
 }
 
 // The mass matrix of a uniform mesh (MeshMass in src/gpu/mass_factor.rs):
@@ -113,6 +116,10 @@ struct SimObjectives {
 @group(0) @binding(6) var<storage, read_write> progress: array<SimProgress>;
 @group(0) @binding(7) var<storage, read_write> objectives: array<SimObjectives>;
 @group(0) @binding(8) var<storage, read_write> track: array<real2>;
+// Per frame of a simulation (FrameDue in src/scheme.rs): the step at whose
+// end it is sampled, and how long before that end it lies [s].
+@group(0) @binding(9) var<storage, read> frame_steps: array<u32>;
+@group(0) @binding(10) var<storage, read> frame_back: array<real>;
 
 fn slot(plane: u32, node: u32, sim: u32) -> u32 {
     // Simulation-minor, so that neighbouring invocations touch neighbouring
@@ -146,9 +153,10 @@ fn exploded_velocity(v: real4) -> bool {
 }
 
 
-// One marker of a frame: its position from the displacements `ua`, `ub` of
-// its element's nodes, written to the track when one is recorded; returns
-// its squared distance from the measured position (0 when not compared).
+// One marker of a frame (the simulation's `frame`-th, from 0): its
+// position from the displacements `ua`, `ub` of its element's nodes at the
+// frame's time, written to the track when one is recorded; returns its
+// squared distance from the measured position (0 when not compared).
 fn observe_marker(c: SimControl, ph: SimPhysics, frame: u32, m: u32, ua: real4, ub: real4) -> real {
     let t0 = real2(ph.tangent_x, ph.tangent_y);
     let pin = real2(ph.pin_x_m, ph.pin_y_m);
@@ -156,11 +164,14 @@ fn observe_marker(c: SimControl, ph: SimPhysics, frame: u32, m: u32, ua: real4, 
     let place = mesh[c.marker_offset + 2u * m + 1u];
     let displacement = shapes.x * ua.xy + shapes.y * ua.zw + shapes.z * ub.xy + shapes.w * ub.zw;
     let position = pin + place.x * t0 + displacement;
-    let index = (frame - 1u) * c.markers + m;
+    let index = frame * c.markers + m;
     var error: real = 0.0;
-    if (c.compare_measured == 1u && abs(measured[index].x) < MISSING_SAMPLE_ABOVE) {
-        let d = measured[index] - position;
-        error = dot(d, d);
+    if (c.measured_offset != NO_TRACK) {
+        let sample = measured[c.measured_offset + index];
+        if (abs(sample.x) < MISSING_SAMPLE_ABOVE) {
+            let d = sample - position;
+            error = dot(d, d);
+        }
     }
     if (c.track_offset != NO_TRACK) {
         track[c.track_offset + index] = position;
@@ -168,53 +179,61 @@ fn observe_marker(c: SimControl, ph: SimPhysics, frame: u32, m: u32, ua: real4, 
     return error;
 }
 
+// A node's displacement `back_s` before the end of the step that holds a
+// frame, from its displacement, velocity and acceleration at that end
+// (FrameDue in src/scheme.rs): exactly `u` on the step grid (back_s = 0).
+fn expand_back(u: real4, v: real4, a: real4, back_s: real) -> real4 {
+    return u - back_s * v + (0.5 * back_s * back_s) * a;
+}
+
+// The step at whose end the simulation's `frame`-th frame falls, or
+// NO_FRAME past its last.
+const NO_FRAME: u32 = 0xffffffffu;
+fn frame_step(c: SimControl, frame: u32) -> u32 {
+    if (frame < c.frames) {
+        return frame_steps[c.frame_offset + frame];
+    }
+    return NO_FRAME;
+}
+
 // The element a marker lies on (its node a).
 fn marker_element(c: SimControl, m: u32) -> u32 {
     return u32(mesh[c.marker_offset + 2u * m + 1u].y);
 }
 
-// A simulation's step counters since its last sample, fold and frame,
-// counted rather than taken modulo every step: lavapipe has no vector
-// integer division and divides lane by lane (three divisions a step took
-// about 4 % of an n = 10 step's time).
+// A simulation's step counters since its last sample and fold, counted
+// rather than taken modulo every step: lavapipe has no vector integer
+// division and divides lane by lane (three divisions a step took about 4 %
+// of an n = 10 step's time). Frames come from the frame table instead
+// (frame_step), since they fall wherever the measured file puts them.
 struct StepClock {
     since_sample: u32,
     since_fold: u32,
-    since_frame: u32,
-    steps_per_frame: u32,
 }
 
 // What a step just completed: a sample (J_a, and a fold), a fold of the
-// drift, a frame (markers).
+// drift.
 struct Ticks {
     sample: bool,
     fold: bool,
-    frame: bool,
 }
 
 // The clock of a simulation that has done `steps_done` steps.
 fn start_clock(c: SimControl, steps_done: u32) -> StepClock {
-    let steps_per_frame = c.steps_per_sample * c.samples_per_frame;
-    return StepClock(steps_done % c.steps_per_sample, steps_done % c.steps_per_fold,
-                     steps_done % steps_per_frame, steps_per_frame);
+    return StepClock(steps_done % c.steps_per_sample, steps_done % c.steps_per_fold);
 }
 
 // Advances the clock by one step and says what falls due.
 fn tick(clock: ptr<function, StepClock>, c: SimControl) -> Ticks {
     (*clock).since_sample += 1u;
     (*clock).since_fold += 1u;
-    (*clock).since_frame += 1u;
     let due = Ticks((*clock).since_sample == c.steps_per_sample,
-                    (*clock).since_fold == c.steps_per_fold,
-                    (*clock).since_frame == (*clock).steps_per_frame);
+                    (*clock).since_fold == c.steps_per_fold);
     if (due.sample) {
         (*clock).since_sample = 0u;
     }
     if (due.fold) {
         (*clock).since_fold = 0u;
-    }
-    if (due.frame) {
-        (*clock).since_frame = 0u;
     }
     return due;
 }

@@ -273,6 +273,20 @@ fn finish_nodes(s: u32, lane: u32, n: u32, half: real, pin: PinState) {
     }
 }
 
+// step.wgsl's observe_frame, from slot `s`'s nodes.
+fn observe_frame(sim: u32, s: u32, c: SimControl, ph: SimPhysics, frame: u32, back_s: real) {
+    let base = s * MAX_NODES;
+    var error: real = 0.0;
+    for (var m = 0u; m < c.markers; m++) {
+        let a = base + marker_element(c, m);
+        let b = a + 1u;
+        let ua = expand_back(w_disp[a] + w_drift[a], w_vel[a], w_acc[a], back_s);
+        let ub = expand_back(w_disp[b] + w_drift[b], w_vel[b], w_acc[b], back_s);
+        error += observe_marker(c, ph, frame, m, ua, ub);
+    }
+    objectives[sim].identification_error_m2 += error;
+}
+
 fn fold_nodes(s: u32, lane: u32, n: u32) {
     let b = s * MAX_NODES;
     for (var k = lane; k <= n; k += SIM_LANES) {
@@ -302,10 +316,12 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
     let h = ph.step_s;
     let half = 0.5 * h;
     var clock: StepClock;
+    var next_frame = NO_FRAME;
     var end = 0u;
     var mass: MeshMass;
     if (started) {
         clock = start_clock(c, prog.steps_done);
+        next_frame = frame_step(c, prog.frames_done);
         end = min(c.total_steps, prog.steps_done + params.steps_per_dispatch);
         mass = mesh_mass(c);
         for (var k = lane; k <= n; k += SIM_LANES) {
@@ -381,21 +397,24 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
                 if (due.sample && lane == n % SIM_LANES) {
                     observe_swingup(sim, ph, pin.position, w_disp[b + n].xy, w_tip_velocity[s], t);
                 }
-                frame_due = due.frame;
-                if (frame_due) {
-                    prog.frames_done = steps / clock.steps_per_frame;
-                }
+                frame_due = steps == next_frame;
             }
         }
         workgroupBarrier();
-        if (frame_due && lane == 0u) {
-            var error: real = 0.0;
-            for (var m = 0u; m < c.markers; m++) {
-                let element = marker_element(c, m);
-                error += observe_marker(c, ph, prog.frames_done, m,
-                                        w_disp[b + element], w_disp[b + element + 1u]);
+        // Every frame within this step, by lane 0; every lane keeps the
+        // count.
+        if (frame_due) {
+            loop {
+                if (lane == 0u) {
+                    observe_frame(sim, s, c, ph, prog.frames_done,
+                                  frame_back[c.frame_offset + prog.frames_done]);
+                }
+                prog.frames_done += 1u;
+                next_frame = frame_step(c, prog.frames_done);
+                if (next_frame != steps) {
+                    break;
+                }
             }
-            objectives[sim].identification_error_m2 += error;
         }
         // The frame's reads before the next step's writes.
         workgroupBarrier();

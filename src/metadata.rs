@@ -87,6 +87,9 @@ pub const PLAUSIBILITY: &str = "tether_sweep.plausibility";
 /// Identify: the refined optimum (values, standard errors, J_e, σ,
 /// covariance).
 pub const REFINED: &str = "tether_sweep.refined";
+/// Identify: the surface figure's two axes (`--surface`), as a JSON array
+/// of their results columns.
+pub const SURFACE_AXES: &str = "tether_sweep.surface_axes";
 
 /// A metadata value: the JSON of `value`. The values are plain data
 /// (parameters, summaries), which always serialize.

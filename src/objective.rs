@@ -47,6 +47,7 @@ impl SwingupObjective {
 /// Times are matched by value to this resolution (1 µs: far below any frame
 /// interval, far above the rounding of times written as text).
 const TIME_MATCH_S: f64 = 1e-6;
+const TICKS_PER_S: f64 = 1e6;
 
 /// Measured marker positions keyed by (time, marker index), and what the
 /// file says of its markers.
@@ -82,7 +83,18 @@ impl MeasuredTrack {
             .keys()
             .map(|&(t, _)| t)
             .max()
-            .map(|t| t as f64 * TIME_MATCH_S)
+            .map(|t| t as f64 / TICKS_PER_S)
+    }
+
+    /// The distinct times of its rows, increasing \[s\], to the matching
+    /// resolution.
+    pub fn times_s(&self) -> Vec<f64> {
+        let mut keys: Vec<i64> = self.points.keys().map(|&(t, _)| t).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        // A division by 1e6 (exact) gives the double nearest the decimal
+        // time, as the file wrote it: 0.04 s, not 0.04 + 7e-18.
+        keys.into_iter().map(|t| t as f64 / TICKS_PER_S).collect()
     }
 
     pub fn get(&self, time_s: f64, marker: usize) -> Option<[f64; 2]> {

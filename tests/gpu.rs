@@ -59,6 +59,22 @@ fn short(kind: ScenarioKind, duration_s: f64) -> Scenario {
     }
 }
 
+/// A filmed drop (SPEC §4.1): frames at 30 fps, every third 3 µs late,
+/// and the release 0.02 s after the first frame, so no frame but the first
+/// falls on a step.
+fn filmed(frames: usize) -> Scenario {
+    let times: Vec<f64> = (0..frames)
+        .map(|p| p as f64 / 30.0 + if p % 3 == 1 { 3e-6 } else { 0.0 })
+        .collect();
+    let release = 0.02;
+    Scenario {
+        duration_s: times[frames - 1] - release,
+        frame_times_s: Some(times),
+        release_time_s: release,
+        ..Scenario::new(ScenarioKind::Drop, 0.6)
+    }
+}
+
 /// Max marker distance between the GPU run of `scheme` and the CPU solver of
 /// that scheme on the GPU's step, and the relative difference of J_a,min.
 fn compare(
@@ -113,6 +129,36 @@ fn f32_and_f64_drop_match_the_cpu_fixed_step_solvers() {
                 let (err64, _) = compare(&gpu, &scenario, &p, Precision::F64, scheme);
                 eprintln!("{scheme:?} drop n={n} D={d} C_D={cd}: f64 {err64:.2e} m");
                 assert!(err64 < 1e-8, "{scheme:?} f64 n={n} D={d}: {err64:e} m");
+            }
+        }
+    }
+}
+
+#[test]
+fn frames_between_steps_and_a_release_match_the_cpu_in_both_layouts() {
+    let Some(gpu) = open() else { return };
+    // Each frame is sampled within its step by the scheme's own expansion,
+    // on the GPU as on the CPU: the tracks agree as they do on the step
+    // grid, and the frames up to the release show the held shape on both.
+    let scenario = filmed(10);
+    let p = params(6, 1000.0, 0.8, 0.0);
+    let mut precisions = vec![(Precision::F32, 1e-4)];
+    if runs_f64(&gpu) {
+        precisions.push((Precision::F64, 1e-8));
+    }
+    for scheme in SCHEMES {
+        for layout in LAYOUTS {
+            for &(precision, tolerance) in &precisions {
+                let (err, _) = compare_in(&gpu, &scenario, &p, precision, scheme, layout.into());
+                eprintln!(
+                    "{scheme:?} {} {}: filmed drop {err:.2e} m",
+                    layout.name(),
+                    precision.name()
+                );
+                assert!(
+                    err < tolerance,
+                    "{scheme:?} {layout:?} {precision:?}: {err:e} m"
+                );
             }
         }
     }
@@ -269,6 +315,17 @@ fn the_shader_matches_its_cpu_mirror() {
     sims.extend(semi_implicit);
     let swingup = short(ScenarioKind::Swingup, 1.12);
     for scheme in SCHEMES {
+        // Frames between steps and a release, recorded.
+        sims.push(
+            gpu_simulation(
+                &filmed(8),
+                &params(5, 800.0, 0.7, 0.0),
+                scheme,
+                None,
+                &StepCache::default(),
+            )
+            .unwrap(),
+        );
         sims.push(
             gpu_simulation(
                 &swingup,
@@ -548,6 +605,11 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
         if gpu.adapter.driver.to_lowercase().contains("llvmpipe") {
             match unsplit {
                 Err(GpuError::Truncated { expected, got, .. }) => {
+                    eprintln!(
+                        "{scheme:?}, {layout:?}, n = {}: an undivided dispatch stopped after {got} steps, {:.2} loop iterations a step",
+                        sim.params.elements,
+                        gpu::engine::MESA_LOOP_LIMIT as f64 / got as f64
+                    );
                     assert_eq!(expected, sim.total_steps);
                     assert!(got < expected);
                 }

@@ -248,6 +248,63 @@ fn assert_second_order(damping: f64, steps: [f64; 3], scheme: fn(Option<f64>) ->
     }
 }
 
+/// `drop_run`'s tether filmed at 30 fps from t = 0 to 0.4 s with the
+/// release at 0.02 s: no frame after the first falls on a step of any of
+/// the steps below.
+fn filmed_run(damping: f64, settings: SolverSettings) -> tether_sweep::scenario::SimulationOutput {
+    let params = TetherParams {
+        elements: 4,
+        damping_pa_s: damping,
+        drag_coefficient: 0.8,
+        ..Default::default()
+    };
+    let times: Vec<f64> = (0..=12).map(|p| p as f64 / 30.0).collect();
+    let scenario = Scenario {
+        duration_s: 0.4 - 0.02,
+        frame_times_s: Some(times),
+        release_time_s: 0.02,
+        ..Scenario::new(ScenarioKind::Drop, params.length_m)
+    };
+    simulate(&scenario, &params, &settings).unwrap()
+}
+
+#[test]
+fn frames_between_steps_converge_at_second_order() {
+    // Sampled within its step by the scheme's own expansion, a frame keeps
+    // the scheme's order; read at the nearest step instead, it would be off
+    // by up to h/2 times the tip's speed, an error of first order (ratio 2).
+    let tight = filmed_run(
+        500.0,
+        SolverSettings {
+            kind: SolverKind::Reference,
+            reference: ReferenceOptions {
+                tolerance_m: 1e-13,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    // The frame before the release shows the held shape: straight at 45°
+    // from the pin at the origin.
+    assert_eq!(tight.track.times_s.len(), 13);
+    let d = 45f64.to_radians();
+    for (j, &s) in tight.track.marker_arc_lengths_m.iter().enumerate() {
+        let p = tight.track.at(0, j);
+        assert!((p[0] - s * d.sin()).abs() < 1e-15 && (p[1] + s * d.cos()).abs() < 1e-15);
+    }
+    for scheme in [explicit, semi_implicit] {
+        let errors: Vec<f64> = [2e-4, 1e-4, 5e-5]
+            .iter()
+            .map(|&h| max_track_difference(&filmed_run(500.0, scheme(Some(h))).track, &tight.track))
+            .collect();
+        eprintln!("filmed errors {errors:?}");
+        for w in errors.windows(2) {
+            let ratio = w[0] / w[1];
+            assert!((3.3..4.7).contains(&ratio), "errors {errors:?}");
+        }
+    }
+}
+
 #[test]
 fn explicit_converges_to_reference_at_second_order() {
     // Steps near the stability limit (≈ 2.2e-4 s) so the explicit error stays

@@ -57,8 +57,22 @@ pub struct IdentifyArgs {
         allow_hyphen_values = true
     )]
     pub drag_coefficient: String,
+    /// A grid axis over any parameter, NAME=AXIS (repeatable): NAME is
+    /// elements, damping_pa_s, drag_coefficient (the flags above) or a
+    /// number of the config's [tether] or [settings]: length_m, width_m,
+    /// thickness_m, youngs_modulus_pa, density_kg_m3, air_density_kg_m3,
+    /// gravity_m_s2, tip_mass_kg, initial_angle_deg, release_time_s, pin_x_m,
+    /// pin_y_m; AXIS as for --damping. results.parquet gets a column per
+    /// axis, named as here.
+    #[arg(long = "axis", value_name = "NAME=AXIS", allow_hyphen_values = true)]
+    pub axes: Vec<String>,
+    /// The surface figure's two axes, A,B (any two of the grid's).
+    /// [default: damping_pa_s,drag_coefficient]
+    #[arg(long, value_name = "A,B")]
+    pub surface: Option<String>,
     /// The grid from a TOML file instead: keys elements, damping and
-    /// drag_coefficient, each an axis string or an array of numbers
+    /// drag_coefficient, each an axis string or an array of numbers, and
+    /// any parameter axes under the parameter's name
     /// (examples/spec_grid.toml is SPEC §6's grid).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["elements", "damping", "drag_coefficient"])]
     pub grid: Option<PathBuf>,
@@ -114,7 +128,7 @@ pub struct IdentifyArgs {
     /// the reference solver, with standard errors, into refined.parquet.
     #[arg(long)]
     pub no_refine: bool,
-    /// Sweep even when the measured frame at t = 0 is more than 10 % of the
+    /// Sweep even when the measured first frame (before the release) is more than 10 % of the
     /// tether's length from the experiment's initial shape (by default an
     /// error: other units, mirrored axes, another length or release angle).
     #[arg(long)]
@@ -156,6 +170,30 @@ impl IdentifyArgs {
                 })?
             }
         };
+        let mut grid = grid;
+        for text in &self.axes {
+            let Some((name, axis)) = text.split_once('=') else {
+                return Err(UsageError(format!(
+                    "--axis '{text}': give NAME=AXIS, e.g. --axis release_time_s=0:0.03:0.005"
+                ))
+                .into());
+            };
+            grid = grid
+                .with_axis(name, axis)
+                .map_err(|e| WorkflowError::flag("--axis", e))?;
+        }
+        let surface_axes = match &self.surface {
+            Some(text) => match text.split_once(',') {
+                Some((a, b)) => Some([a.trim().to_string(), b.trim().to_string()]),
+                None => {
+                    return Err(UsageError(format!(
+                        "--surface '{text}': give two axes A,B, e.g. --surface damping_pa_s,release_time_s"
+                    ))
+                    .into());
+                }
+            },
+            None => None,
+        };
         let shard = match &self.shard {
             Some(text) => Some(Shard::parse(text).map_err(|e| WorkflowError::flag("--shard", e))?),
             None => Shard::from_slurm(|name| std::env::var(name).ok())
@@ -180,6 +218,7 @@ impl IdentifyArgs {
             validate_marker_tolerance_m: self.validate_marker_tolerance,
             validate_j_e_tolerance: self.validate_j_e_tolerance,
             allow_implausible: self.allow_implausible,
+            surface_axes,
             refine: !self.no_refine,
             csv: self.csv,
             out: self.out.clone(),
@@ -269,19 +308,31 @@ impl IdentifyArgs {
 
 pub fn run(args: IdentifyArgs) -> Result<()> {
     let request = args.request()?;
-    let in_config = args
-        .config
-        .as_ref()
-        .map(|path| format!("marker_arc_lengths_m (in {})", path.display()));
+    let in_config = |key: &str| {
+        args.config
+            .as_ref()
+            .map(|path| format!("{key} (in {})", path.display()))
+    };
+    let (markers_in_config, release_in_config) = (
+        in_config("marker_arc_lengths_m"),
+        in_config("release_time_s"),
+    );
     let mut flags = vec![
         ("tip_mass_kg", "--tip-mass"),
         ("length_m", "--length"),
         ("chunk_size", "--chunk-size"),
         ("validate_marker_tolerance_m", "--validate-marker-tolerance"),
         ("validate_j_e_tolerance", "--validate-j-e-tolerance"),
+        ("surface", "--surface"),
     ];
-    if let Some(named) = &in_config {
-        flags.push(("marker_arc_lengths_m", named.as_str()));
+    let axis_source = match &args.grid {
+        Some(path) => format!("a parameter axis (--axis, or --grid {})", path.display()),
+        None => "--axis".to_string(),
+    };
+    flags.push(("axis", axis_source.as_str()));
+    if let (Some(markers), Some(release)) = (&markers_in_config, &release_in_config) {
+        flags.push(("marker_arc_lengths_m", markers.as_str()));
+        flags.push(("release_time_s", release.as_str()));
     }
     let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
     print_plan(&request, &prepared.plan, args.config.is_some());
@@ -303,11 +354,15 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     }
     let grid = &request.grid;
     println!(
-        "identify: {} (n: {} values, D: {}, C_D: {}){} against {} | {}, {} solver, {}",
+        "identify: {} (n: {} values, D: {}, C_D: {}{}){} against {} | {}, {} solver, {}",
         count(grid.len(), "candidate"),
         grid.elements.len(),
         grid.damping_pa_s.len(),
         grid.drag_coefficient.len(),
+        grid.parameters
+            .iter()
+            .map(|a| format!(", {}: {}", a.parameter, a.values.len()))
+            .collect::<String>(),
         match &request.shard {
             Some(s) => format!(", shard {s}: {}", plan.selected),
             None => String::new(),
@@ -322,16 +377,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     );
     let s = &plan.scenario;
     if from_config {
-        println!(
-            "experiment: released at {}° from the pin at ({}, {}) m, {} at s = {:?} m, frames every {} s to {} s",
-            s.initial_angle_deg,
-            s.pin_m[0],
-            s.pin_m[1],
-            count(s.marker_arc_lengths_m.len(), "marker"),
-            s.marker_arc_lengths_m,
-            s.frame_interval_s,
-            s.duration_s
-        );
+        print_experiment(s);
     }
     if let Some(offset) = plan.start
         && offset.rms_m > Plausibility::START_WARNING * request.base.length_m
@@ -349,11 +395,11 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     }
     if plan.unused_rows > 0 {
         println!(
-            "warning: {} of {} are not compared: their times are off the frame grid of {} s or their markers beyond the experiment's {}",
+            "warning: {} of {} are not compared: their markers are beyond the experiment's {} (markers 0..{})",
             count(plan.unused_rows, "row"),
             request.measured.display(),
-            s.frame_interval_s,
-            s.marker_arc_lengths_m.len()
+            s.marker_arc_lengths_m.len(),
+            s.marker_arc_lengths_m.len().saturating_sub(1)
         );
     }
     if let Some(layout) = plan.engine.gpu_layout() {
@@ -373,6 +419,23 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
             plan.to_run
         );
     }
+}
+
+/// The experiment a config describes, as compared.
+fn print_experiment(s: &Scenario) {
+    let times = s.frame_times_s();
+    println!(
+        "experiment: released at {}° from the pin at ({}, {}) m at t = {} s, {} at s = {:?} m, {} from t = {} to {} s",
+        s.initial_angle_deg,
+        s.pin_m[0],
+        s.pin_m[1],
+        s.release_time_s,
+        count(s.marker_arc_lengths_m.len(), "marker"),
+        s.marker_arc_lengths_m,
+        count(times.len(), "frame"),
+        times.first().copied().unwrap_or(0.0),
+        times.last().copied().unwrap_or(0.0),
+    );
 }
 
 fn print_report(report: &IdentifyReport) {
@@ -464,8 +527,14 @@ pub fn print_refined(r: &Refined) {
 
 pub fn print_summary(s: &Summary, shard_only: bool) {
     let show = |r: &CandidateResult| {
+        let parameters: String = r
+            .candidate
+            .parameters
+            .iter()
+            .map(|(p, v)| format!(", {p} = {v}"))
+            .collect();
         format!(
-            "n = {:>3}, D = {:>7.1} Pa·s, C_D = {:.3}: J_e = {:.6e} m²",
+            "n = {:>3}, D = {:>7.1} Pa·s, C_D = {:.3}{parameters}: J_e = {:.6e} m²",
             r.candidate.elements,
             r.candidate.damping_pa_s,
             r.candidate.drag_coefficient,
@@ -510,6 +579,15 @@ pub fn print_summary(s: &Summary, shard_only: bool) {
         c.drag_coefficient.1,
         flag(c.drag_at_grid_edge)
     );
+    for p in &c.parameters {
+        let (lo, hi) = p.range;
+        let unit = p.parameter.unit();
+        println!(
+            "  {} in [{lo}, {hi}] {unit}{}",
+            p.parameter,
+            flag(p.at_grid_edge)
+        );
+    }
     if s.diverged > 0 {
         println!(
             "{} diverged (status = diverged, no J_e)",

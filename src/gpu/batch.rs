@@ -5,13 +5,14 @@
 use super::GpuError;
 use super::layout::{
     FACTOR_VEC4_PER_NODE, FixedStepScheme, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES,
-    MESH_MASS_VEC4, NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
+    MESH_MASS_VEC4, NO_FRAME, NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
 };
 use super::mass_factor::{self, MeshMass};
 use crate::error::InputError;
 use crate::model::element::{SectionConstants, shape};
 use crate::model::tether::{NODE_DOFS, straight_configuration};
 use crate::model::{Tether, TetherParams};
+use crate::scheme::FrameDue;
 
 /// The prescribed motion of node 0.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +45,8 @@ pub struct GpuSimulation {
     pub step_s: f64,
     pub total_steps: u64,
     pub steps_per_sample: u64,
-    pub samples_per_frame: u64,
+    /// The frames it samples, in order: where each falls on its step grid.
+    pub frames: Vec<FrameDue>,
     pub marker_arc_lengths_m: Vec<f64>,
     /// k1 \[s\], k2 [m/s] of J_a.
     pub objective_weights: [f64; 2],
@@ -52,17 +54,36 @@ pub struct GpuSimulation {
     pub initial_swingup_m: f64,
     /// Accumulate J_e against the batch's measured track.
     pub compare_measured: bool,
+    /// The measured frame (an index into the batch's measured frames, each
+    /// a row of every marker) that its first frame is compared with.
+    pub measured_first_frame: usize,
     /// Read back marker positions at every frame.
     pub record_track: bool,
 }
 
 impl GpuSimulation {
     pub fn frames(&self) -> u64 {
-        self.total_steps / self.steps_per_frame()
+        self.frames.len() as u64
     }
 
-    pub fn steps_per_frame(&self) -> u64 {
-        self.steps_per_sample * self.samples_per_frame
+    /// The fewest steps between two steps that hold frames (from the start
+    /// for the first), and the most frames one step holds: what a dispatch's
+    /// loop budget must allow for.
+    pub fn frame_spacing(&self) -> (u64, u64) {
+        let mut fewest = u64::MAX;
+        let mut most = 0u64;
+        let (mut last, mut run) = (0u64, 0u64);
+        for f in &self.frames {
+            if f.step == last && run > 0 {
+                run += 1;
+            } else {
+                fewest = fewest.min(f.step - last);
+                run = 1;
+            }
+            last = f.step;
+            most = most.max(run);
+        }
+        (fewest.max(1), most)
     }
 
     /// The reference (straight, unstretched) coordinates.
@@ -94,15 +115,30 @@ impl GpuSimulation {
                 return Err(InputError::new(name, v.len(), format!("{dofs} coordinates")).into());
             }
         }
-        let steps_ok = |x: u64| (1..=u32::MAX as u64).contains(&x);
-        if !steps_ok(self.total_steps)
-            || !steps_ok(self.steps_per_sample)
-            || !steps_ok(self.steps_per_frame())
-        {
+        let steps_ok = |x: u64| (1..NO_FRAME as u64).contains(&x);
+        if !steps_ok(self.total_steps) || !steps_ok(self.steps_per_sample) {
             return Err(InputError::new(
                 "total_steps",
                 self.total_steps,
-                format!("1 to {} steps per simulation on the GPU", u32::MAX),
+                format!("1 to {} steps per simulation on the GPU", NO_FRAME - 1),
+            )
+            .into());
+        }
+        if let Some(w) = self.frames.windows(2).find(|w| w[1].step < w[0].step) {
+            return Err(InputError::new(
+                "frames",
+                format!("a frame at step {} after one at {}", w[1].step, w[0].step),
+                format!("frames in order, at steps 1..={}", self.total_steps),
+            )
+            .into());
+        }
+        if let (Some(first), Some(last)) = (self.frames.first(), self.frames.last())
+            && (first.step == 0 || last.step > self.total_steps)
+        {
+            return Err(InputError::new(
+                "frames",
+                format!("steps {}..{}", first.step, last.step),
+                format!("frames at steps 1..={}", self.total_steps),
             )
             .into());
         }
@@ -217,6 +253,10 @@ pub struct ChunkData {
     pub state: Vec<[f64; 4]>,
     /// vec2 entries of the recorded tracks.
     pub track_len: usize,
+    /// Every simulation's frames in order ([`FrameDue`]): the step, and the
+    /// time before its end \[s\].
+    pub frame_steps: Vec<u32>,
+    pub frame_back_s: Vec<f64>,
 }
 
 /// Builds the arrays for the simulations `sims` (one chunk, one scheme).
@@ -243,6 +283,8 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
     let mut physics = Vec::with_capacity(count);
     let mut state = vec![[0.0; 4]; STATE_PLANES * node_slots * count];
     let mut track_len = 0usize;
+    let mut frame_steps = Vec::new();
+    let mut frame_back_s = Vec::new();
     for (i, sim) in sims.iter().enumerate() {
         sim.validate()?;
         let key = sim.mesh_key();
@@ -296,16 +338,22 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
             markers: sim.marker_arc_lengths_m.len() as u32,
             total_steps: sim.total_steps as u32,
             steps_per_sample: sim.steps_per_sample as u32,
-            samples_per_frame: sim.samples_per_frame as u32,
+            frames: sim.frames.len() as u32,
             winch_moves: match &sim.drive {
                 PinDrive::Fixed => 0,
                 PinDrive::Winch { periods_s, .. } => periods_s.len() as u32,
             },
             track_offset,
-            compare_measured: sim.compare_measured as u32,
+            measured_offset: if sim.compare_measured {
+                (sim.measured_first_frame * sim.marker_arc_lengths_m.len()) as u32
+            } else {
+                NO_TRACK
+            },
             steps_per_fold: STEPS_PER_FOLD,
-            _pad: 0,
+            frame_offset: frame_steps.len() as u32,
         });
+        frame_steps.extend(sim.frames.iter().map(|f| f.step as u32));
+        frame_back_s.extend(sim.frames.iter().map(|f| f.back_s));
         physics.push(sim.physics());
         let reference = sim.reference_q();
         let planes: [Vec<f64>; STATE_PLANES] = [
@@ -331,17 +379,21 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
         mesh,
         state,
         track_len,
+        frame_steps,
+        frame_back_s,
     })
 }
 
 /// Loop iterations the step shader is charged per step of a simulation with
 /// n elements: the drift/force/forward loop and the back loop over n + 1
-/// nodes each, plus the step loop. Measured on lavapipe (Mesa 22.3): a step
-/// is charged exactly 2n + 6, i.e. every loop's final exit check counts as an
-/// iteration, and the step loop counts twice (`tests/gpu.rs` finds where an
-/// undivided dispatch stops).
+/// nodes each, plus the step loop, plus the loop over a step's frames.
+/// Measured on lavapipe (Mesa 22.3): a step is charged exactly 2n + 8, i.e.
+/// every loop's final exit check counts as an iteration, the step loop
+/// counts twice, and so does the frame loop, although a step enters it only
+/// when a frame falls in it (2n + 6 before there was one; `tests/gpu.rs`
+/// finds where an undivided dispatch stops).
 pub fn loop_iterations_per_step(elements: usize) -> u64 {
-    2 * (elements as u64 + 2) + 2
+    2 * (elements as u64 + 2) + 4
 }
 
 /// Loop iterations the workgroup layout charges its busiest lane per step
@@ -356,9 +408,10 @@ pub fn workgroup_extra_iterations_per_step(elements: usize, lanes: u32) -> u64 {
     2 * nodes + 2 * pass + 3
 }
 
-/// Loop iterations charged for one frame's marker loop.
+/// Loop iterations charged for one frame: its marker loop, and its turn
+/// of the loop over the frames of a step.
 pub fn loop_iterations_per_frame(markers: usize) -> u64 {
-    markers as u64 + 2
+    markers as u64 + 4
 }
 
 /// Loop iterations charged for one fold of the drift into the displacement
@@ -369,25 +422,29 @@ pub fn loop_iterations_per_fold(elements: usize) -> u64 {
 
 /// The most steps one dispatch may take so that no invocation exceeds
 /// `budget` loop iterations: steps · (per_step + `extra_per_step`, the
-/// workgroup layout's) + frames · per_frame + folds · per_fold ≤ budget, with at most ⌊steps / steps_per_frame⌋ + 1
-/// frames and a fold every sample and every STEPS_PER_FOLD steps.
+/// workgroup layout's) + frames · per_frame + folds · per_fold ≤ budget.
+/// Frame steps are at least `frame_spacing.0` steps apart and hold at most
+/// `frame_spacing.1` frames each ([`GpuSimulation::frame_spacing`]), so
+/// `steps` steps hold at most (⌊steps / spacing⌋ + 1) · most frames; a
+/// fold falls every sample and every STEPS_PER_FOLD steps.
 pub fn steps_per_dispatch(
     max_elements: usize,
     max_markers: usize,
-    min_steps_per_frame: u64,
+    frame_spacing: (u64, u64),
     min_steps_per_sample: u64,
     extra_per_step: u64,
     budget: u64,
 ) -> u32 {
+    let (spacing, most) = frame_spacing;
     let per_frame = loop_iterations_per_frame(max_markers);
     let per_fold = loop_iterations_per_fold(max_elements);
     let folds_per_step = 1.0 / STEPS_PER_FOLD as f64 + 1.0 / min_steps_per_sample.max(1) as f64;
     let per_step = (loop_iterations_per_step(max_elements) + extra_per_step) as f64
-        + per_frame as f64 / min_steps_per_frame.max(1) as f64
+        + (most * per_frame) as f64 / spacing.max(1) as f64
         + per_fold as f64 * folds_per_step;
     // Loading and storing the state (one loop over the nodes each), and a
-    // frame and two folds that the rates above may round away.
-    let per_dispatch = per_frame + 2 * per_fold + 2 * (max_elements as u64 + 2);
+    // step's frames and two folds that the rates above may round away.
+    let per_dispatch = most * per_frame + 2 * per_fold + 2 * (max_elements as u64 + 2);
     let room = budget.saturating_sub(per_dispatch) as f64;
     ((room / per_step).floor() as u64).clamp(1, u32::MAX as u64) as u32
 }

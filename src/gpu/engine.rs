@@ -194,15 +194,13 @@ fn run_typed<R: Real>(
 ) -> Result<Vec<GpuOutcome>, GpuError> {
     let measured_len = measured.map_or(0, |m| m.len());
     for sim in sims.iter().filter(|s| s.compare_measured) {
-        let needed = sim.frames() as usize * sim.marker_arc_lengths_m.len();
+        let frames = sim.measured_first_frame + sim.frames() as usize;
+        let needed = frames * sim.marker_arc_lengths_m.len();
         if measured_len < needed {
             return Err(crate::error::InputError::new(
                 "measured",
                 format!("{measured_len} marker positions"),
-                format!(
-                    "at least {needed} (every marker of frames 1..{})",
-                    sim.frames()
-                ),
+                format!("at least {needed} (every marker of {frames} frames)"),
             )
             .into());
         }
@@ -465,12 +463,15 @@ fn run_chunk<R: Real>(
         .map(|s| s.marker_arc_lengths_m.len())
         .max()
         .unwrap_or(0);
-    let min_steps_per_frame = sims.iter().map(|s| s.steps_per_frame()).min().unwrap_or(1);
+    let frame_spacing = sims
+        .iter()
+        .map(|s| s.frame_spacing())
+        .fold((u64::MAX, 0), |(a, b), (c, d)| (a.min(c), b.max(d)));
     let min_steps_per_sample = sims.iter().map(|s| s.steps_per_sample).min().unwrap_or(1);
     let per_dispatch = steps_per_dispatch(
         max_elements,
         max_markers,
-        min_steps_per_frame,
+        frame_spacing,
         min_steps_per_sample,
         dispatch.extra_per_step,
         options.loop_budget,
@@ -526,6 +527,9 @@ fn run_chunk<R: Real>(
         &vec![[R::from_f64(0.0); 2]; data.track_len],
         copy,
     );
+    let frame_steps_buf = storage(gpu, "frame steps", &data.frame_steps, none);
+    let frame_back: Vec<R> = data.frame_back_s.iter().map(|&b| R::from_f64(b)).collect();
+    let frame_back_buf = storage(gpu, "frame back", &frame_back, none);
     let pipeline = &*dispatch.pipeline;
     let layout = pipeline.get_bind_group_layout(0);
     let buffers = [
@@ -538,6 +542,8 @@ fn run_chunk<R: Real>(
         &progress_buf,
         &objectives_buf,
         &track_buf,
+        &frame_steps_buf,
+        &frame_back_buf,
     ];
     let entries: Vec<wgpu::BindGroupEntry> = buffers
         .iter()

@@ -21,8 +21,12 @@ pub const CPU_EMULATION_WORKGROUP_SIZE: u32 = 8;
 pub const STATUS_RUNNING: u32 = 0;
 pub const STATUS_DONE: u32 = 1;
 pub const STATUS_DIVERGED: u32 = 2;
-/// `SimControl::track_offset` when no track is recorded.
+/// `SimControl::track_offset` when no track is recorded, and
+/// `measured_offset` when J_e is not accumulated.
 pub const NO_TRACK: u32 = u32::MAX;
+/// step_io.wgsl's `frame_step` past a simulation's last frame: never a step
+/// (a simulation takes fewer than u32::MAX).
+pub const NO_FRAME: u32 = u32::MAX;
 /// Both coordinates of a measured sample the measurement lacks (an
 /// occluded marker), in the `measured` buffer: far beyond any position, and
 /// within f32.
@@ -128,12 +132,12 @@ pub struct SimControl {
     pub markers: u32,
     pub total_steps: u32,
     pub steps_per_sample: u32,
-    pub samples_per_frame: u32,
+    pub frames: u32,
     pub winch_moves: u32,
     pub track_offset: u32,
-    pub compare_measured: u32,
+    pub measured_offset: u32,
     pub steps_per_fold: u32,
-    pub _pad: u32,
+    pub frame_offset: u32,
 }
 
 #[repr(C)]
@@ -301,8 +305,8 @@ mod tests {
                 p,
                 "SimControl",
                 rust_layout!(SimControl; elements, mass_offset, marker_offset, markers,
-                    total_steps, steps_per_sample, samples_per_frame, winch_moves,
-                    track_offset, compare_measured, steps_per_fold, _pad),
+                    total_steps, steps_per_sample, frames, winch_moves,
+                    track_offset, measured_offset, steps_per_fold, frame_offset),
             );
             check(
                 p,
@@ -361,6 +365,7 @@ mod tests {
                 ("STATUS_DONE: u32 = ", STATUS_DONE.to_string() + "u"),
                 ("STATUS_DIVERGED: u32 = ", STATUS_DIVERGED.to_string() + "u"),
                 ("NO_TRACK: u32 = ", "0xffffffffu".to_string()),
+                ("NO_FRAME: u32 = ", format!("{NO_FRAME:#x}u")),
                 (
                     "FACTOR_VEC4_PER_NODE: u32 = ",
                     FACTOR_VEC4_PER_NODE.to_string() + "u",

@@ -57,6 +57,7 @@ struct ScenarioSettings {
     marker_arc_lengths_m: Option<Vec<f64>>,
     pin_m: Option<[f64; 2]>,
     initial_angle_deg: Option<f64>,
+    release_time_s: Option<f64>,
     winch_periods_s: Option<Vec<f64>>,
     winch_amplitude_m: Option<f64>,
     winch_waypoints_m: Option<Vec<f64>>,
@@ -164,6 +165,7 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
         marker_arc_lengths_m,
         pin_m,
         initial_angle_deg,
+        release_time_s,
         objective_interval_s,
         objective_weights
     );

@@ -9,7 +9,8 @@ use crate::gpu::GpuLayout;
 use crate::sweep::CandidateResult;
 
 /// Writes `results` with the documented schema: `elements`, `damping_pa_s`,
-/// `drag_coefficient`, `j_e_m2` (null unless ok), `status` (ok | diverged),
+/// `drag_coefficient`, one column per parameter axis named as the parameter
+/// (`release_time_s`, `youngs_modulus_pa`, …), `j_e_m2` (null unless ok), `status` (ok | diverged),
 /// `step_s` (null for the adaptive reference solver), `steps`, `backend`,
 /// `precision`, `solver`, `gpu_layout` (`thread` or `workgroup`, null on
 /// the CPU).
@@ -33,52 +34,74 @@ pub fn write_results(
             crate::metadata::json(&ran),
         );
     }
-    write_columns(
-        path,
-        vec![
-            Column::i32(
-                "elements",
-                results
-                    .iter()
-                    .map(|r| r.candidate.elements as i32)
-                    .collect(),
-            ),
+    let parameter_columns: Vec<Column> = results
+        .first()
+        .map(|r| {
+            r.candidate
+                .parameters
+                .iter()
+                .map(|(p, _)| p)
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| {
             Column::f64(
-                "damping_pa_s",
-                "Pa*s",
-                results.iter().map(|r| r.candidate.damping_pa_s).collect(),
-            ),
-            Column::f64(
-                "drag_coefficient",
-                "1",
+                p.name(),
+                p.unit(),
                 results
                     .iter()
-                    .map(|r| r.candidate.drag_coefficient)
+                    .map(|r| r.candidate.parameters.get(p).unwrap_or(f64::NAN))
                     .collect(),
-            ),
-            Column::optional_f64("j_e_m2", "m^2", results.iter().map(|r| r.j_e_m2).collect()),
-            Column::text(
-                "status",
-                results
-                    .iter()
-                    .map(|r| r.status.name().to_string())
-                    .collect(),
-            ),
-            Column::optional_f64("step_s", "s", results.iter().map(|r| r.step_s).collect()),
-            Column::i64("steps", results.iter().map(|r| r.steps as i64).collect()),
-            Column::text("backend", vec![backend.to_string(); rows]),
-            Column::text("precision", vec![precision.to_string(); rows]),
-            Column::text("solver", vec![solver.to_string(); rows]),
-            Column::optional_text(
-                "gpu_layout",
-                results
-                    .iter()
-                    .map(|r| r.gpu_layout.map(GpuLayout::name))
-                    .collect(),
-            ),
-        ],
-        &metadata,
-    )
+            )
+        })
+        .collect();
+    let mut columns = vec![
+        Column::i32(
+            "elements",
+            results
+                .iter()
+                .map(|r| r.candidate.elements as i32)
+                .collect(),
+        ),
+        Column::f64(
+            "damping_pa_s",
+            "Pa*s",
+            results.iter().map(|r| r.candidate.damping_pa_s).collect(),
+        ),
+        Column::f64(
+            "drag_coefficient",
+            "1",
+            results
+                .iter()
+                .map(|r| r.candidate.drag_coefficient)
+                .collect(),
+        ),
+    ];
+    columns.extend(parameter_columns);
+    columns.extend([
+        Column::optional_f64("j_e_m2", "m^2", results.iter().map(|r| r.j_e_m2).collect()),
+        Column::text(
+            "status",
+            results
+                .iter()
+                .map(|r| r.status.name().to_string())
+                .collect(),
+        ),
+        Column::optional_f64("step_s", "s", results.iter().map(|r| r.step_s).collect()),
+        Column::i64("steps", results.iter().map(|r| r.steps as i64).collect()),
+        Column::text("backend", vec![backend.to_string(); rows]),
+        Column::text("precision", vec![precision.to_string(); rows]),
+        Column::text("solver", vec![solver.to_string(); rows]),
+        Column::optional_text(
+            "gpu_layout",
+            results
+                .iter()
+                .map(|r| r.gpu_layout.map(GpuLayout::name))
+                .collect(),
+        ),
+    ]);
+    write_columns(path, columns, &metadata)
 }
 
 /// A named column of `batch` as f64 (nulls as None), or a format error.
@@ -129,6 +152,15 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
     let elements = required(col("elements")?, "elements", path)?;
     let damping = required(col("damping_pa_s")?, "damping_pa_s", path)?;
     let drag = required(col("drag_coefficient")?, "drag_coefficient", path)?;
+    // The parameter axes: the columns named as a parameter, in the
+    // table's order (the grid's).
+    let parameters: Vec<(crate::sweep::Parameter, Vec<f64>)> = batch
+        .schema()
+        .fields()
+        .iter()
+        .filter_map(|f| crate::sweep::Parameter::parse(f.name()).ok())
+        .map(|p| Ok((p, required(col(p.name())?, p.name(), path)?)))
+        .collect::<Result<_, IoError>>()?;
     let j_e = col("j_e_m2")?;
     let step = col("step_s")?;
     let steps = required(col("steps")?, "steps", path)?;
@@ -163,12 +195,12 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
                     });
                 }
             };
+            let mut candidate = Candidate::new(elements[i] as usize, damping[i], drag[i]);
+            for (p, values) in &parameters {
+                candidate.parameters.set(*p, values[i]);
+            }
             Ok(CandidateResult {
-                candidate: Candidate {
-                    elements: elements[i] as usize,
-                    damping_pa_s: damping[i],
-                    drag_coefficient: drag[i],
-                },
+                candidate,
                 j_e_m2: j_e[i],
                 status,
                 step_s: step[i],

@@ -202,6 +202,10 @@ pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
     let x = f64_column_with_gaps(&batch, "x", path)?;
     let y = f64_column_with_gaps(&batch, "y", path)?;
     let mut measured = MeasuredTrack::default();
+    // Each marker's latest time so far and its row: a marker's rows go
+    // forward in time, one per frame. A clock that jumps back, or a row
+    // repeated, would otherwise replace a sample without a word.
+    let mut latest: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
     for i in 0..t.len() {
         if marker[i] < 0.0 || marker[i].fract() != 0.0 {
             return Err(IoError::Format {
@@ -212,6 +216,25 @@ pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
                 ),
             });
         }
+        if !t[i].is_finite() {
+            return Err(IoError::Format {
+                path: path.to_owned(),
+                message: format!("column `t` must hold finite times; row {i} has {}", t[i]),
+            });
+        }
+        let m = marker[i] as usize;
+        if let Some(&(before, row)) = latest.get(&m)
+            && t[i] <= before
+        {
+            return Err(IoError::Format {
+                path: path.to_owned(),
+                message: format!(
+                    "the times of marker {m} go backwards or repeat: row {i} has t = {} s after row {row}'s {before} s (each marker's rows in time order, one per frame)",
+                    t[i]
+                ),
+            });
+        }
+        latest.insert(m, (t[i], i));
         if x[i].is_nan() || y[i].is_nan() {
             measured.occluded_rows += 1;
         } else {

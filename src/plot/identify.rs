@@ -25,45 +25,107 @@ fn best(results: &[CandidateResult]) -> Option<&CandidateResult> {
         .min_by(|a, b| a.j_e_m2.unwrap().total_cmp(&b.j_e_m2.unwrap()))
 }
 
-/// log10 J_e over (D, C_D) at the best n (Fig. 5).
-pub fn surface(results: &[CandidateResult]) -> Option<Heatmap> {
-    let best = best(results)?;
-    let n = best.candidate.elements;
-    let at_n: Vec<&CandidateResult> = results
+/// An axis's symbol and unit for a figure's labels.
+fn axis_label(name: &str) -> (String, String) {
+    let (symbol, unit) = match name {
+        "elements" => ("n", ""),
+        "damping_pa_s" => ("D", "Pa·s"),
+        "drag_coefficient" => ("C_D", ""),
+        other => match crate::sweep::Parameter::parse(other) {
+            Ok(p) => (p.name(), p.unit()),
+            Err(_) => (other, ""),
+        },
+    };
+    (symbol.to_string(), unit.to_string())
+}
+
+/// "symbol [unit]", or the symbol alone.
+fn axis_title(name: &str) -> String {
+    match axis_label(name) {
+        (symbol, unit) if unit.is_empty() => symbol,
+        (symbol, unit) => format!("{symbol} [{unit}]"),
+    }
+}
+
+/// The candidates a figure over `axes` draws: those at the best n, unless
+/// n is one of the axes.
+fn at_best_n<'a>(
+    results: &'a [CandidateResult],
+    best: &CandidateResult,
+    axes: &[&str],
+) -> Vec<&'a CandidateResult> {
+    results
         .iter()
-        .filter(|r| r.candidate.elements == n)
-        .collect();
-    let damping = sorted_unique(at_n.iter().map(|r| r.candidate.damping_pa_s));
-    let drag = sorted_unique(at_n.iter().map(|r| r.candidate.drag_coefficient));
-    let mut values = vec![None; damping.len() * drag.len()];
-    for r in &at_n {
-        let ix = damping
-            .iter()
-            .position(|&d| d == r.candidate.damping_pa_s)
-            .expect("from the same rows");
-        let iy = drag
-            .iter()
-            .position(|&c| c == r.candidate.drag_coefficient)
-            .expect("from the same rows");
-        values[iy * damping.len() + ix] = r.j_e_m2.map(f64::log10);
+        .filter(|r| axes.contains(&"elements") || r.candidate.elements == best.candidate.elements)
+        .collect()
+}
+
+/// The axes the surface figure shows by default: D and C_D (the paper's
+/// Fig. 5).
+pub const DEFAULT_SURFACE_AXES: [&str; 2] = ["damping_pa_s", "drag_coefficient"];
+
+/// log10 J_e over two axes (by default (D, C_D), the paper's Fig. 5) at the
+/// best n, each cell the smallest J_e over the grid's other axes. None
+/// when the results lack an axis.
+pub fn surface(results: &[CandidateResult], axes: [&str; 2]) -> Option<Heatmap> {
+    let best = best(results)?;
+    let [x_axis, y_axis] = axes;
+    let (bx, by) = (best.candidate.value(x_axis)?, best.candidate.value(y_axis)?);
+    let rows = at_best_n(results, best, &axes);
+    let xs = sorted_unique(rows.iter().filter_map(|r| r.candidate.value(x_axis)));
+    let ys = sorted_unique(rows.iter().filter_map(|r| r.candidate.value(y_axis)));
+    // A cell: the smallest J_e over the other axes; None (grey) when every
+    // candidate in it diverged.
+    let mut values: Vec<Option<f64>> = vec![None; xs.len() * ys.len()];
+    for r in &rows {
+        let (Some(x), Some(y)) = (r.candidate.value(x_axis), r.candidate.value(y_axis)) else {
+            continue;
+        };
+        let ix = xs.iter().position(|&v| v == x).expect("from the same rows");
+        let iy = ys.iter().position(|&v| v == y).expect("from the same rows");
+        let cell = &mut values[iy * xs.len() + ix];
+        if let Some(j) = r.j_e_m2.map(f64::log10) {
+            *cell = Some(cell.map_or(j, |c| c.min(j)));
+        }
     }
     let diverged = if values.iter().any(Option::is_none) {
         "; grey: diverged"
     } else {
         ""
     };
+    let others = if best.candidate.parameters.is_empty() && !axes.contains(&"elements") {
+        String::new()
+    } else {
+        ", min over the other axes".to_string()
+    };
+    let (x_symbol, x_unit) = axis_label(x_axis);
+    let (y_symbol, y_unit) = axis_label(y_axis);
+    let n_text = if axes.contains(&"elements") {
+        String::new()
+    } else {
+        format!(" at n = {}", best.candidate.elements)
+    };
     Some(Heatmap {
         title: format!(
-            "J_e over (D, C_D) at n = {n}; best D = {} Pa·s, C_D = {:.3}{diverged}",
-            best.candidate.damping_pa_s, best.candidate.drag_coefficient
+            "J_e over ({x_symbol}, {y_symbol}){n_text}{others}; best {x_symbol} = {bx}{}, {y_symbol} = {by}{}{diverged}",
+            if x_unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {x_unit}")
+            },
+            if y_unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {y_unit}")
+            },
         ),
-        x_label: "D [Pa·s]".into(),
-        y_label: "C_D".into(),
+        x_label: axis_title(x_axis),
+        y_label: axis_title(y_axis),
         value_label: "log10 J_e [m²]".into(),
-        x_values: damping,
-        y_values: drag,
+        x_values: xs,
+        y_values: ys,
         values,
-        marker: Some((best.candidate.damping_pa_s, best.candidate.drag_coefficient)),
+        marker: Some((bx, by)),
     })
 }
 
@@ -75,6 +137,8 @@ pub struct Annotations {
     pub threshold_m2: Option<f64>,
     /// (results column, refined value).
     pub refined: Vec<(String, f64)>,
+    /// The surface figure's axes (`--surface`); None: [`DEFAULT_SURFACE_AXES`].
+    pub surface_axes: Option<[String; 2]>,
 }
 
 impl Annotations {
@@ -97,15 +161,19 @@ impl Annotations {
                 })
             })
             .unwrap_or_default();
+        let surface_axes = metadata
+            .get(crate::metadata::SURFACE_AXES)
+            .and_then(|text| serde_json::from_str::<[String; 2]>(text).ok());
         Self {
             threshold_m2,
             refined,
+            surface_axes,
         }
     }
 }
 
 /// J_e against one continuous axis at the best n, minimized over the other
-/// axis, with the confidence region's threshold and the refined value: how
+/// axes, with the confidence region's threshold and the refined value: how
 /// sharply the data pin that parameter down. None unless the axis varies.
 pub fn profile(
     results: &[CandidateResult],
@@ -114,15 +182,8 @@ pub fn profile(
 ) -> Option<Panels> {
     let best = best(results)?;
     let n = best.candidate.elements;
-    let value = |r: &CandidateResult| match column {
-        "damping_pa_s" => r.candidate.damping_pa_s,
-        _ => r.candidate.drag_coefficient,
-    };
-    let at_n: Vec<&CandidateResult> = results
-        .iter()
-        .filter(|r| r.candidate.elements == n)
-        .collect();
-    let axis = sorted_unique(at_n.iter().map(|r| value(r)));
+    let at_n = at_best_n(results, best, &[column]);
+    let axis = sorted_unique(at_n.iter().filter_map(|r| r.candidate.value(column)));
     if axis.len() < 2 {
         return None;
     }
@@ -130,13 +191,13 @@ pub fn profile(
         .iter()
         .filter_map(|&x| {
             at_n.iter()
-                .filter(|r| value(r) == x)
+                .filter(|r| r.candidate.value(column) == Some(x))
                 .filter_map(|r| r.j_e_m2)
                 .min_by(f64::total_cmp)
                 .map(|j| (x, j))
         })
         .collect();
-    let mut series = vec![Series::new("min J_e over the other axis", points)];
+    let mut series = vec![Series::new("min J_e over the other axes", points)];
     if let Some(threshold) = annotations.threshold_m2 {
         let mut line = Series::new(
             "≈95 % confidence threshold",
@@ -145,17 +206,14 @@ pub fn profile(
         line.faint = true;
         series.push(line);
     }
-    let mut marks = vec![("grid best".to_string(), value(best))];
+    let mut marks = vec![("grid best".to_string(), best.candidate.value(column)?)];
     if let Some((_, v)) = annotations.refined.iter().find(|(c, _)| c == column) {
         marks.push(("refined".to_string(), *v));
     }
-    let (label, unit) = match column {
-        "damping_pa_s" => ("D", " [Pa·s]"),
-        _ => ("C_D", ""),
-    };
+    let (label, _) = axis_label(column);
     Some(Panels {
-        title: format!("J_e against {label} at n = {n}, minimized over the other axis"),
-        x_label: format!("{label}{unit}"),
+        title: format!("J_e against {label} at n = {n}, minimized over the other axes"),
+        x_label: axis_title(column),
         panels: vec![Panel {
             y_label: "J_e [m²]".into(),
             series,
@@ -272,17 +330,31 @@ pub fn save_all(
     annotations: &Annotations,
 ) -> Result<Vec<String>, PlotError> {
     let mut written = Vec::new();
-    if let Some(s) = surface(results) {
+    let axes = match &annotations.surface_axes {
+        Some([a, b]) => [a.as_str(), b.as_str()],
+        None => DEFAULT_SURFACE_AXES,
+    };
+    if let Some(s) = surface(results, axes) {
         save(&dir.join("surface"), &s)?;
         written.push("surface".to_string());
     }
-    for (column, name) in [
-        ("damping_pa_s", "profile_damping"),
-        ("drag_coefficient", "profile_drag"),
-    ] {
+    let mut profiles = vec![
+        ("damping_pa_s", "profile_damping".to_string()),
+        ("drag_coefficient", "profile_drag".to_string()),
+    ];
+    if let Some(first) = results.first() {
+        profiles.extend(
+            first
+                .candidate
+                .parameters
+                .iter()
+                .map(|(p, _)| (p.name(), format!("profile_{}", p.name()))),
+        );
+    }
+    for (column, name) in profiles {
         if let Some(p) = profile(results, column, annotations) {
-            save(&dir.join(name), &p)?;
-            written.push(name.to_string());
+            save(&dir.join(&name), &p)?;
+            written.push(name);
         }
     }
     save(&dir.join("per_elements"), &per_elements(results))?;
@@ -334,9 +406,14 @@ mod tests {
 
     #[test]
     fn the_surface_mentions_divergence_only_when_there_was_some() {
-        assert!(!surface(&results(None)).unwrap().title.contains("diverged"));
         assert!(
-            surface(&results(Some(3)))
+            !surface(&results(None), DEFAULT_SURFACE_AXES)
+                .unwrap()
+                .title
+                .contains("diverged")
+        );
+        assert!(
+            surface(&results(Some(3)), DEFAULT_SURFACE_AXES)
                 .unwrap()
                 .title
                 .contains("grey: diverged")
@@ -348,6 +425,7 @@ mod tests {
         let annotations = Annotations {
             threshold_m2: Some(2.5),
             refined: vec![("damping_pa_s".into(), 510.0)],
+            surface_axes: None,
         };
         let p = profile(&results(None), "damping_pa_s", &annotations).unwrap();
         let panel = &p.panels[0];

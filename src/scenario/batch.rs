@@ -12,7 +12,19 @@ use super::{
 use crate::gpu::{self, GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::SwingupObjective;
+use crate::scheme::frame_due;
 use crate::solver::{FixedStepScheme, SolverError, TetherDynamics};
+
+/// Frames that J_e compares (file time > 0) but that the model shows still
+/// held (at or before the release): the host scores them, and a GPU
+/// simulation's first frame is the measured frame after them.
+pub fn held_compared_frames(scenario: &Scenario) -> usize {
+    scenario
+        .frame_times_s()
+        .iter()
+        .filter(|&&t| t > 0.0 && scenario.model_time_s(t) <= 0.0)
+        .count()
+}
 
 /// Memo of fixed steps: the step depends on the scheme, the mesh, the
 /// material and the initial state, not on the drag coefficient (drag is zero
@@ -120,20 +132,30 @@ pub fn gpu_simulation(
         initial_a: a0,
         scheme,
         step_s: step,
-        total_steps: steps_per_sample * scenario.sample_count() as u64,
+        total_steps: match scenario.kind {
+            ScenarioKind::Drop => frame_due(scenario.duration_s, step).step,
+            ScenarioKind::Swingup => steps_per_sample * scenario.sample_count() as u64,
+        },
         steps_per_sample,
-        samples_per_frame: scenario.samples_per_frame() as u64,
+        frames: scenario
+            .frame_times_s()
+            .into_iter()
+            .map(|t| scenario.model_time_s(t))
+            .filter(|&t| t > 0.0)
+            .map(|t| frame_due(t, step))
+            .collect(),
         marker_arc_lengths_m: scenario.marker_arc_lengths_m.clone(),
         objective_weights: scenario.objective_weights,
         initial_swingup_m,
         compare_measured: false,
+        measured_first_frame: held_compared_frames(scenario),
         record_track: false,
     })
 }
 
-/// The outcome of a GPU run as the CPU driver reports one: frame 0 from the
-/// initial state, the rest from the engine's track. `energy_j` is empty: the
-/// engine does not read back whole states.
+/// The outcome of a GPU run as the CPU driver reports one: the frames up to
+/// the release from the initial state, the rest from the engine's track.
+/// `energy_j` is empty: the engine does not read back whole states.
 pub fn gpu_output(
     scenario: &Scenario,
     sim: &GpuSimulation,
@@ -152,18 +174,21 @@ pub fn gpu_output(
     }
     let tether = Tether::new(sim.params.clone())?;
     let markers = &sim.marker_arc_lengths_m;
-    let mut positions_m: Vec<[f64; 2]> = markers
+    let times_s = scenario.frame_times_s();
+    let held = times_s
         .iter()
-        .map(|&s| tether.point(&sim.initial_q, s))
-        .collect();
+        .filter(|&&t| scenario.model_time_s(t) <= 0.0)
+        .count();
+    let mut positions_m: Vec<[f64; 2]> = Vec::with_capacity(times_s.len() * markers.len());
+    for _ in 0..held {
+        positions_m.extend(markers.iter().map(|&s| tether.point(&sim.initial_q, s)));
+    }
     if let Some(track) = &outcome.track_m {
         positions_m.extend_from_slice(track);
     }
     let frames = positions_m.len() / markers.len();
     let track = Track {
-        times_s: (0..frames)
-            .map(|f| f as f64 * scenario.frame_interval_s)
-            .collect(),
+        times_s: times_s[..frames.min(times_s.len())].to_vec(),
         marker_arc_lengths_m: markers.clone(),
         positions_m,
     };

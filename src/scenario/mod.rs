@@ -36,9 +36,22 @@ pub enum ScenarioKind {
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub kind: ScenarioKind,
+    /// Simulated time from the release \[s\].
     pub duration_s: f64,
-    /// Interval between recorded frames \[s\].
+    /// Interval between recorded frames \[s\]; with `frame_times_s`, the
+    /// nominal one, which the automatic step divides.
     pub frame_interval_s: f64,
+    /// The frames' times on the file's clock \[s\] when they are not every
+    /// `frame_interval_s` from 0: a measured file's own (30 fps, jittered,
+    /// uneven). Increasing, from 0 on; the last is the release plus the
+    /// duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_times_s: Option<Vec<f64>>,
+    /// The release on the file's clock \[s\] (SPEC §4.1): a frame at time t
+    /// shows the model at t − release_time_s, and one before the release the
+    /// held initial shape.
+    #[serde(default)]
+    pub release_time_s: f64,
     /// Arc lengths of the markers \[m\]; SPEC: 11 points at j L/10.
     pub marker_arc_lengths_m: Vec<f64>,
     /// Drop: the pin's position \[m\].
@@ -69,6 +82,8 @@ impl Scenario {
                 ScenarioKind::Swingup => 3.0,
             },
             frame_interval_s: 0.04,
+            frame_times_s: None,
+            release_time_s: 0.0,
             marker_arc_lengths_m: (0..=10).map(|j| j as f64 * length_m / 10.0).collect(),
             pin_m: [0.0, 0.0],
             initial_angle_deg: 45.0,
@@ -102,7 +117,85 @@ impl Scenario {
 
     /// Frames after t = 0 (the run records one more, at t = 0).
     pub fn frame_count(&self) -> usize {
-        (self.duration_s / self.frame_interval_s).round() as usize
+        self.frame_times_s().len().saturating_sub(1)
+    }
+
+    /// The frames' times on the file's clock \[s\]: `frame_times_s`, or
+    /// every `frame_interval_s` from 0 to the release plus the duration.
+    pub fn frame_times_s(&self) -> Vec<f64> {
+        if let Some(times) = &self.frame_times_s {
+            return times.clone();
+        }
+        let last = self.release_time_s + self.duration_s;
+        let count = (last / self.frame_interval_s + 1e-9).floor() as usize;
+        (0..=count)
+            .map(|p| p as f64 * self.frame_interval_s)
+            .collect()
+    }
+
+    /// The release time and the frame times: a drop's release from 0 on,
+    /// before its last frame; frame times increasing from 0 on, the last
+    /// the release plus the duration. The swing-up keeps the winch's clock.
+    fn validate_clock(&self) -> Result<(), InputError> {
+        let release = self.release_time_s;
+        if self.kind == ScenarioKind::Swingup {
+            if release != 0.0 || self.frame_times_s.is_some() {
+                return Err(InputError::new(
+                    "release_time_s",
+                    release,
+                    "0 and frames every frame_interval_s for the swing-up (its clock is the winch's)",
+                ));
+            }
+            return Ok(());
+        }
+        if !(release.is_finite() && release >= 0.0) {
+            return Err(InputError::new(
+                "release_time_s",
+                release,
+                "a time >= 0 s on the measured file's clock",
+            ));
+        }
+        let Some(times) = &self.frame_times_s else {
+            return Ok(());
+        };
+        let Some(&last) = times.last() else {
+            return Err(InputError::new("frame_times_s", "[]", "at least one frame"));
+        };
+        if let Some(w) = times.windows(2).find(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater)) {
+            return Err(InputError::new(
+                "frame_times_s",
+                format!("{} s after {} s", w[1], w[0]),
+                "increasing times",
+            ));
+        }
+        if !(times[0].is_finite() && times[0] >= 0.0 && last.is_finite()) {
+            return Err(InputError::new(
+                "frame_times_s",
+                times[0],
+                "finite times from 0 s on",
+            ));
+        }
+        if release >= last {
+            return Err(InputError::new(
+                "release_time_s",
+                release,
+                format!("a time before the last frame, {last} s"),
+            ));
+        }
+        if (last - release - self.duration_s).abs() > 1e-9 * last.max(1.0) {
+            return Err(InputError::new(
+                "duration_s",
+                self.duration_s,
+                format!("the last frame less the release, {} s", last - release),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The model time of a frame at `file_time_s`: the time since the
+    /// release, 0 before it (the held initial shape).
+    pub fn model_time_s(&self, file_time_s: f64) -> f64 {
+        (file_time_s - self.release_time_s).max(0.0)
     }
 
     /// Samples between two frames.
@@ -111,6 +204,9 @@ impl Scenario {
     }
 
     pub fn validate(&self, length_m: f64) -> Result<(), InputError> {
+        // The clock first: a release at the last frame leaves no duration,
+        // and says so better than the duration can.
+        self.validate_clock()?;
         require_positive("duration_s", self.duration_s)?;
         require_positive("frame_interval_s", self.frame_interval_s)?;
         require_positive("objective_interval_s", self.objective_interval_s)?;
@@ -129,7 +225,7 @@ impl Scenario {
                 ),
             ));
         }
-        if !whole(self.duration_s / self.frame_interval_s) {
+        if self.frame_times_s.is_none() && !whole(self.duration_s / self.frame_interval_s) {
             return Err(InputError::new(
                 "duration_s",
                 self.duration_s,
@@ -287,6 +383,17 @@ impl Stepper {
             Stepper::Reference(s) => s.advance_to(t),
         }
     }
+    /// The state at `t`, which may fall between a fixed step's steps
+    /// ([`FixedStepSolver::sample_at`]).
+    fn sample_at(&mut self, t: f64) -> Result<(Vec<f64>, Vec<f64>), SolverError> {
+        match self {
+            Stepper::FixedStep(s) => s.sample_at(t),
+            Stepper::Reference(s) => {
+                s.advance_to(t)?;
+                Ok((s.positions().to_vec(), s.velocities().to_vec()))
+            }
+        }
+    }
     fn state(&self) -> (&[f64], &[f64]) {
         match self {
             Stepper::FixedStep(s) => (s.positions(), s.velocities()),
@@ -385,6 +492,7 @@ pub fn simulate(
     let (q0, v0) = scenario.initial_state(&tether)?;
     let dynamics = TetherDynamics::new(tether.clone(), scenario.motion())?;
     let sample = scenario.sample_interval_s();
+    let held = (q0.clone(), v0.clone());
     let mut stepper = match settings.kind.fixed_step_scheme() {
         Some(scheme) => {
             let step = fixed_step(scheme, settings.step_s, &tether, &q0, sample)?;
@@ -409,6 +517,32 @@ pub fn simulate(
     let mut energy = Vec::new();
     let mut objective = (scenario.kind == ScenarioKind::Swingup)
         .then(|| SwingupObjective::new(scenario.objective_weights));
+    let mut record = |t: f64, q: &[f64], v: &[f64]| {
+        track.times_s.push(t);
+        track
+            .positions_m
+            .extend(markers.iter().map(|&s| tether.point(q, s)));
+        energy.push(tether.total_energy(q, v));
+    };
+    if scenario.kind == ScenarioKind::Drop {
+        // Frames at the file's times: held before the release, sampled
+        // within a step after it.
+        for t in scenario.frame_times_s() {
+            let model_t = scenario.model_time_s(t);
+            let (q, v) = if model_t > 0.0 {
+                stepper.sample_at(model_t)?
+            } else {
+                held.clone()
+            };
+            record(t, &q, &v);
+        }
+        return Ok(SimulationOutput {
+            track,
+            swingup: None,
+            report: stepper.report(),
+            energy_j: energy,
+        });
+    }
     let motion = scenario.motion();
     let samples_per_frame = scenario.samples_per_frame();
     for sample_index in 0..=scenario.sample_count() {
@@ -427,11 +561,7 @@ pub fn simulate(
             );
         }
         if sample_index % samples_per_frame == 0 {
-            track.times_s.push(t);
-            track
-                .positions_m
-                .extend(markers.iter().map(|&s| tether.point(q, s)));
-            energy.push(tether.total_energy(q, v));
+            record(t, q, v);
         }
     }
     Ok(SimulationOutput {

@@ -7,6 +7,7 @@ use super::semi_implicit::semi_implicit_step;
 use super::{SolverError, SolverKind, TetherDynamics};
 
 pub use crate::scheme::FixedStepScheme;
+use crate::scheme::{expand_back, frame_due};
 
 impl From<FixedStepScheme> for SolverKind {
     /// The solver a user names to run this scheme on the CPU.
@@ -84,6 +85,29 @@ impl FixedStepSolver {
 
     pub fn velocities(&self) -> &[f64] {
         &self.v
+    }
+
+    /// Positions and velocities at `time_s` (at or after the start, not
+    /// before the step the solver is at): the solver steps to the end of
+    /// the step that holds `time_s` and expands back from there
+    /// ([`crate::scheme::FrameDue`]), as the GPU engine samples a frame.
+    pub fn sample_at(&mut self, time_s: f64) -> Result<(Vec<f64>, Vec<f64>), SolverError> {
+        if time_s <= self.start_s {
+            return Ok((self.q.clone(), self.v.clone()));
+        }
+        let due = frame_due(time_s - self.start_s, self.step_s);
+        if due.step > self.steps {
+            self.advance_to(self.start_s + due.step as f64 * self.step_s)?;
+        }
+        let b = due.back_s;
+        if b == 0.0 {
+            return Ok((self.q.clone(), self.v.clone()));
+        }
+        let q = (0..self.q.len())
+            .map(|i| expand_back(self.q[i], self.v[i], self.a[i], b))
+            .collect();
+        let v = self.v.iter().zip(&self.a).map(|(v, a)| v - b * a).collect();
+        Ok((q, v))
     }
 
     /// Advances to `target_s`, which must be a whole number of steps ahead

@@ -1,10 +1,18 @@
-//! Identification grids over (n, D, C_D): axes given as `start:stop:step`
-//! (inclusive) or comma lists.
+//! Identification grids over (n, D, C_D) and any further parameters
+//! ([`Parameter`]): axes given as `start:stop:step` (inclusive) or comma
+//! lists.
 
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
+use super::parameter::Parameter;
 use crate::error::InputError;
+use crate::model::TetherParams;
 use crate::model::params::MAX_ELEMENTS;
+use crate::scenario::Scenario;
+
+/// Most parameter axes a grid may have besides n, D and C_D.
+pub const MAX_PARAMETER_AXES: usize = 4;
 
 /// Largest number of candidates in one grid (far above SPEC §6's 3,535).
 pub const MAX_CANDIDATES: usize = 10_000_000;
@@ -68,6 +76,34 @@ fn range_values(start: f64, step: f64, count: usize) -> Vec<f64> {
         .collect()
 }
 
+/// An axis of element counts: whole numbers from 1 to MAX_ELEMENTS.
+fn parse_elements(field: &str, text: &str) -> Result<Vec<usize>, InputError> {
+    parse_axis(field, text)?
+        .iter()
+        .map(|&v| {
+            if v.fract() == 0.0 && (1.0..=MAX_ELEMENTS as f64).contains(&v) {
+                Ok(v as usize)
+            } else {
+                Err(InputError::new(
+                    field,
+                    v,
+                    format!("whole numbers from 1 to {MAX_ELEMENTS}"),
+                ))
+            }
+        })
+        .collect()
+}
+
+/// An axis of D or C_D. Out-of-range values are the user's mistake, not
+/// simulations that diverged: they are rejected before anything runs.
+fn parse_non_negative(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
+    let values = parse_axis(field, text)?;
+    match values.iter().find(|v| **v < 0.0) {
+        Some(&v) => Err(InputError::new(field, v, "values >= 0")),
+        None => Ok(values),
+    }
+}
+
 /// x × 10^places as an integer, when x is the double nearest a decimal of
 /// that many places.
 fn decimal(x: f64, places: u32) -> Option<f64> {
@@ -76,12 +112,63 @@ fn decimal(x: f64, places: u32) -> Option<f64> {
     (scaled.abs() < 2f64.powi(53) && scaled / scale == x).then_some(scaled)
 }
 
-/// The cartesian product of the three axes.
+/// The cartesian product of the axes: n, D, C_D, then the parameter axes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Grid {
     pub elements: Vec<usize>,
     pub damping_pa_s: Vec<f64>,
     pub drag_coefficient: Vec<f64>,
+    /// Axes over further parameters, in the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parameters: Vec<ParameterAxis>,
+}
+
+/// An axis over a [`Parameter`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParameterAxis {
+    pub parameter: Parameter,
+    pub values: Vec<f64>,
+}
+
+/// A candidate's values on its grid's parameter axes, in the grid's order.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ParameterValues([Option<(Parameter, f64)>; MAX_PARAMETER_AXES]);
+
+impl ParameterValues {
+    pub const NONE: Self = Self([None; MAX_PARAMETER_AXES]);
+
+    pub fn iter(&self) -> impl Iterator<Item = (Parameter, f64)> + '_ {
+        self.0.iter().map_while(|x| *x)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0[0].is_none()
+    }
+
+    pub fn get(&self, parameter: Parameter) -> Option<f64> {
+        self.iter().find(|(p, _)| *p == parameter).map(|(_, v)| v)
+    }
+
+    /// Sets `parameter` (which must be one of its axes, or a new one while
+    /// there is room).
+    pub fn set(&mut self, parameter: Parameter, value: f64) {
+        let slot = self
+            .0
+            .iter()
+            .position(|x| x.is_none_or(|(p, _)| p == parameter))
+            .expect("at most MAX_PARAMETER_AXES parameter axes");
+        self.0[slot] = Some((parameter, value));
+    }
+}
+
+impl Serialize for ParameterValues {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for (p, v) in self.iter() {
+            map.serialize_entry(p.name(), &v)?;
+        }
+        map.end()
+    }
 }
 
 /// One grid point.
@@ -90,63 +177,151 @@ pub struct Candidate {
     pub elements: usize,
     pub damping_pa_s: f64,
     pub drag_coefficient: f64,
+    /// Its values on the grid's parameter axes.
+    #[serde(skip_serializing_if = "ParameterValues::is_empty")]
+    pub parameters: ParameterValues,
 }
 
 impl Candidate {
-    /// `base` with this candidate's n, D and C_D.
-    pub fn params(&self, base: &crate::model::TetherParams) -> crate::model::TetherParams {
-        crate::model::TetherParams {
+    /// A candidate of a grid without parameter axes.
+    pub const fn new(elements: usize, damping_pa_s: f64, drag_coefficient: f64) -> Self {
+        Self {
+            elements,
+            damping_pa_s,
+            drag_coefficient,
+            parameters: ParameterValues::NONE,
+        }
+    }
+
+    /// The tether and the experiment of this candidate: `base` and
+    /// `scenario` with its values set.
+    pub fn setup(&self, base: &TetherParams, scenario: &mut Scenario) -> TetherParams {
+        let mut tether = TetherParams {
             elements: self.elements,
             damping_pa_s: self.damping_pa_s,
             drag_coefficient: self.drag_coefficient,
             ..base.clone()
+        };
+        for (p, v) in self.parameters.iter() {
+            p.set(v, &mut tether, scenario);
         }
+        tether
+    }
+
+    /// Its value on the axis named `name` (`elements`, `damping_pa_s`,
+    /// `drag_coefficient` or a parameter), if it has that axis.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        match name {
+            "elements" => Some(self.elements as f64),
+            "damping_pa_s" => Some(self.damping_pa_s),
+            "drag_coefficient" => Some(self.drag_coefficient),
+            _ => self
+                .parameters
+                .iter()
+                .find(|(p, _)| p.name() == name)
+                .map(|(_, v)| v),
+        }
+    }
+
+    /// [`Candidate::setup`] into a copy of `scenario`.
+    pub fn experiment(&self, base: &TetherParams, scenario: &Scenario) -> (TetherParams, Scenario) {
+        let mut scenario = scenario.clone();
+        let tether = self.setup(base, &mut scenario);
+        (tether, scenario)
     }
 }
 
 impl Grid {
     pub fn parse(elements: &str, damping: &str, drag: &str) -> Result<Self, InputError> {
-        let n = parse_axis("elements", elements)?;
-        let elements = n
-            .iter()
-            .map(|&v| {
-                if v.fract() == 0.0 && (1.0..=MAX_ELEMENTS as f64).contains(&v) {
-                    Ok(v as usize)
-                } else {
-                    Err(InputError::new(
-                        "elements",
-                        v,
-                        format!("whole numbers from 1 to {MAX_ELEMENTS}"),
-                    ))
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        // Out-of-range values are the user's mistake, not simulations that
-        // diverged: reject them before anything runs.
-        let non_negative = |field: &str, values: Vec<f64>| match values.iter().find(|v| **v < 0.0) {
-            Some(&v) => Err(InputError::new(field, v, "values >= 0")),
-            None => Ok(values),
-        };
-        let grid = Self {
-            elements,
-            damping_pa_s: non_negative("damping", parse_axis("damping", damping)?)?,
-            drag_coefficient: non_negative(
-                "drag-coefficient",
-                parse_axis("drag-coefficient", drag)?,
-            )?,
-        };
-        if grid.len() > MAX_CANDIDATES {
-            return Err(InputError::new(
-                "grid",
-                grid.len(),
-                format!("at most {MAX_CANDIDATES} candidates"),
-            ));
+        Self {
+            elements: parse_elements("elements", elements)?,
+            damping_pa_s: parse_non_negative("damping", damping)?,
+            drag_coefficient: parse_non_negative("drag-coefficient", drag)?,
+            parameters: Vec::new(),
         }
-        Ok(grid)
+        .checked_size()
+    }
+
+    fn checked_size(self) -> Result<Self, InputError> {
+        let len = self.parameters.iter().map(|a| a.values.len()).try_fold(
+            self.elements.len() * self.damping_pa_s.len() * self.drag_coefficient.len(),
+            |n, k| n.checked_mul(k),
+        );
+        match len {
+            Some(len) if len <= MAX_CANDIDATES => Ok(self),
+            _ => Err(InputError::new(
+                "grid",
+                len.map_or("too many".to_string(), |l| l.to_string()),
+                format!("at most {MAX_CANDIDATES} candidates"),
+            )),
+        }
+    }
+
+    /// This grid with the axis `name = text` (`--axis NAME=AXIS`): `elements`,
+    /// `damping_pa_s` or `drag_coefficient` replace that axis; any other
+    /// [`Parameter`] adds one (once each, at most [`MAX_PARAMETER_AXES`]).
+    /// Whether its values suit the experiment is the workflow's check.
+    pub fn with_axis(mut self, name: &str, text: &str) -> Result<Self, InputError> {
+        let name = name.trim();
+        match name {
+            "elements" => self.elements = parse_elements(name, text)?,
+            "damping_pa_s" => self.damping_pa_s = parse_non_negative(name, text)?,
+            "drag_coefficient" => self.drag_coefficient = parse_non_negative(name, text)?,
+            _ => {
+                let parameter = Parameter::parse(name)?;
+                if self.parameters.iter().any(|a| a.parameter == parameter) {
+                    return Err(InputError::new(
+                        "axis",
+                        format!("'{name}' twice"),
+                        "each parameter on one axis",
+                    ));
+                }
+                if self.parameters.len() == MAX_PARAMETER_AXES {
+                    return Err(InputError::new(
+                        "axis",
+                        format!("'{name}'"),
+                        format!("at most {MAX_PARAMETER_AXES} axes besides n, D and C_D"),
+                    ));
+                }
+                self.parameters.push(ParameterAxis {
+                    parameter,
+                    values: parse_axis(name, text)?,
+                });
+            }
+        }
+        self.checked_size()
+    }
+
+    /// The values of the axis named `name` (`elements`, `damping_pa_s`,
+    /// `drag_coefficient` or a parameter axis), if the grid has it.
+    pub fn axis_values(&self, name: &str) -> Option<Vec<f64>> {
+        match name {
+            "elements" => Some(self.elements.iter().map(|&n| n as f64).collect()),
+            "damping_pa_s" => Some(self.damping_pa_s.clone()),
+            "drag_coefficient" => Some(self.drag_coefficient.clone()),
+            _ => self
+                .parameters
+                .iter()
+                .find(|a| a.parameter.name() == name)
+                .map(|a| a.values.clone()),
+        }
+    }
+
+    /// Every axis's name, n, D and C_D first.
+    pub fn axis_names(&self) -> Vec<&'static str> {
+        let mut names = vec!["elements", "damping_pa_s", "drag_coefficient"];
+        names.extend(self.parameters.iter().map(|a| a.parameter.name()));
+        names
     }
 
     pub fn len(&self) -> usize {
-        self.elements.len() * self.damping_pa_s.len() * self.drag_coefficient.len()
+        self.parameters
+            .iter()
+            .map(|a| a.values.len())
+            .product::<usize>()
+            * self.elements.len()
+            * self.damping_pa_s.len()
+            * self.drag_coefficient.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -154,13 +329,15 @@ impl Grid {
     }
 
     /// Reads a TOML grid file: the three axes under the keys `elements`,
-    /// `damping` and `drag_coefficient`, each an axis string as on the
+    /// `damping` and `drag_coefficient`, and any parameter axes under the
+    /// parameter's name ([`Parameter`]), each an axis string as on the
     /// command line (`"0:10000:100"`) or an array of numbers:
     ///
     /// ```toml
     /// elements = [10, 20, 30, 40, 50]
     /// damping = "0:10000:100"        # Pa·s
     /// drag_coefficient = "0.6:0.9:0.05"
+    /// release_time_s = "0:0.03:0.005"
     /// ```
     pub fn from_toml(text: &str) -> Result<Self, InputError> {
         #[derive(Deserialize)]
@@ -170,28 +347,37 @@ impl Grid {
             Values(Vec<f64>),
         }
         #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
         struct GridFile {
             elements: Axis,
             damping: Axis,
             drag_coefficient: Axis,
+            #[serde(flatten)]
+            parameters: std::collections::BTreeMap<String, Axis>,
         }
         let file: GridFile = toml::from_str(text).map_err(|e| {
             InputError::new(
                 "grid",
                 e.message(),
-                "a TOML file with the keys elements, damping and drag_coefficient, each an axis string (\"0:10000:100\") or an array of numbers",
+                "a TOML file with the keys elements, damping and drag_coefficient, and any parameter axes by name, each an axis string (\"0:10000:100\") or an array of numbers",
             )
         })?;
         let text = |axis: Axis| match axis {
             Axis::Text(t) => t,
             Axis::Values(v) => v.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
         };
-        Self::parse(
+        let mut grid = Self::parse(
             &text(file.elements),
             &text(file.damping),
             &text(file.drag_coefficient),
-        )
+        )?;
+        for (name, axis) in file.parameters {
+            Parameter::parse(&name).map_err(|e| InputError {
+                field: "grid".into(),
+                ..e
+            })?;
+            grid = grid.with_axis(&name, &text(axis))?;
+        }
+        Ok(grid)
     }
 
     /// The position of `candidate` in [`Grid::candidates`], if it is a grid point.
@@ -208,22 +394,40 @@ impl Grid {
             .drag_coefficient
             .iter()
             .position(|&c| c == candidate.drag_coefficient)?;
-        Some((n * self.damping_pa_s.len() + d) * self.drag_coefficient.len() + c)
+        let mut index = (n * self.damping_pa_s.len() + d) * self.drag_coefficient.len() + c;
+        if candidate.parameters.iter().count() != self.parameters.len() {
+            return None;
+        }
+        for axis in &self.parameters {
+            let value = candidate.parameters.get(axis.parameter)?;
+            let i = axis.values.iter().position(|&v| v == value)?;
+            index = index * axis.values.len() + i;
+        }
+        Some(index)
     }
 
-    /// Candidates in (n, D, C_D) order, C_D fastest.
+    /// Candidates in (n, D, C_D, parameter axes…) order, the last axis
+    /// fastest.
     pub fn candidates(&self) -> Vec<Candidate> {
         let mut out = Vec::with_capacity(self.len());
         for &elements in &self.elements {
             for &damping_pa_s in &self.damping_pa_s {
                 for &drag_coefficient in &self.drag_coefficient {
-                    out.push(Candidate {
-                        elements,
-                        damping_pa_s,
-                        drag_coefficient,
-                    });
+                    out.push(Candidate::new(elements, damping_pa_s, drag_coefficient));
                 }
             }
+        }
+        for axis in &self.parameters {
+            out = out
+                .into_iter()
+                .flat_map(|c| {
+                    axis.values.iter().map(move |&v| {
+                        let mut c = c;
+                        c.parameters.set(axis.parameter, v);
+                        c
+                    })
+                })
+                .collect();
         }
         out
     }

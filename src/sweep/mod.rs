@@ -3,6 +3,7 @@
 //! what the J_e surface says about how well each parameter is determined.
 
 pub mod grid;
+pub mod parameter;
 pub mod refine;
 pub mod shard;
 pub mod validation;
@@ -13,11 +14,12 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::InputError;
-use crate::gpu::GpuLayout;
+use crate::gpu::{GpuLayout, GpuSimulation};
 use crate::model::TetherParams;
 use crate::objective::{MeasuredTrack, identification_error};
 use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
-pub use grid::{Candidate, Grid};
+pub use grid::{Candidate, Grid, ParameterAxis, ParameterValues};
+pub use parameter::Parameter;
 pub use shard::Shard;
 
 pub use crate::scenario::RunStatus as Status;
@@ -67,10 +69,11 @@ pub fn check_coverage(
     scenario: &Scenario,
 ) -> Result<Coverage, InputError> {
     let markers = scenario.marker_arc_lengths_m.len();
-    let frames = scenario.frame_count();
-    let compared = (1..=frames)
-        .map(|p| {
-            let t = p as f64 * scenario.frame_interval_s;
+    let times = compared_frame_times_s(scenario);
+    let frames = times.len();
+    let compared = times
+        .iter()
+        .map(|&t| {
             (0..markers)
                 .filter(|&j| measured.get(t, j).is_some())
                 .count()
@@ -88,15 +91,24 @@ pub fn check_coverage(
                 coverage.compared, coverage.expected
             ),
             format!(
-                "at least half of markers 0..{} at the frames t = {}, {}, …, {} s (check the frame interval and the marker numbers)",
+                "at least half of markers 0..{} at the {frames} frames t = {} … {} s (check the frame interval and the marker numbers)",
                 markers - 1,
-                scenario.frame_interval_s,
-                2.0 * scenario.frame_interval_s,
-                scenario.duration_s
+                times.first().copied().unwrap_or(0.0),
+                times.last().copied().unwrap_or(0.0),
             ),
         ));
     }
     Ok(coverage)
+}
+
+/// The times of the frames J_e compares, on the file's clock: every frame
+/// after t = 0 (SPEC §5; the frame at t = 0 is the known initial shape).
+pub fn compared_frame_times_s(scenario: &Scenario) -> Vec<f64> {
+    scenario
+        .frame_times_s()
+        .into_iter()
+        .filter(|&t| t > 0.0)
+        .collect()
 }
 
 /// Runs `candidates` on the CPU, all cores, and scores them. `base` gives
@@ -144,7 +156,8 @@ fn run_cpu_candidate(
     scenario: &Scenario,
     settings: &SolverSettings,
 ) -> CandidateResult {
-    match simulate(scenario, &candidate.params(base), settings) {
+    let (tether, scenario) = candidate.experiment(base, scenario);
+    match simulate(&scenario, &tether, settings) {
         Ok(out) => {
             let (step_s, steps) = match out.report {
                 SolverReport::FixedStep { step_s, steps, .. }
@@ -192,6 +205,17 @@ pub struct Confidence {
     /// data do not pin the parameter down within the grid).
     pub damping_at_grid_edge: bool,
     pub drag_at_grid_edge: bool,
+    /// The region's extent on each parameter axis.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parameters: Vec<ParameterRange>,
+}
+
+/// The confidence region's extent on a parameter axis.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParameterRange {
+    pub parameter: Parameter,
+    pub range: (f64, f64),
+    pub at_grid_edge: bool,
 }
 
 /// χ² quantile with 2 degrees of freedom at probability p: −2 ln(1 − p).
@@ -238,7 +262,7 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
         .filter(|r| r.candidate.elements == best.candidate.elements)
         .filter(|r| r.j_e_m2.is_some_and(|j| j <= threshold))
         .collect();
-    let range = |f: fn(&Candidate) -> f64| {
+    let range = |f: &dyn Fn(&Candidate) -> f64| {
         inside
             .iter()
             .map(|r| f(&r.candidate))
@@ -246,8 +270,8 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
                 (lo.min(v), hi.max(v))
             })
     };
-    let damping = range(|c| c.damping_pa_s);
-    let drag = range(|c| c.drag_coefficient);
+    let damping = range(&|c| c.damping_pa_s);
+    let drag = range(&|c| c.drag_coefficient);
     let at_edge = |(lo, hi): (f64, f64), axis: &[f64]| {
         let (min, max) = axis
             .iter()
@@ -266,6 +290,19 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
             drag_coefficient: drag,
             damping_at_grid_edge: at_edge(damping, &grid.damping_pa_s),
             drag_at_grid_edge: at_edge(drag, &grid.drag_coefficient),
+            parameters: grid
+                .parameters
+                .iter()
+                .map(|axis| {
+                    let p = axis.parameter;
+                    let range = range(&|c| c.parameters.get(p).unwrap_or(f64::NAN));
+                    ParameterRange {
+                        parameter: p,
+                        range,
+                        at_grid_edge: at_edge(range, &axis.values),
+                    }
+                })
+                .collect(),
         },
         best,
         best_per_elements,
@@ -297,15 +334,16 @@ pub fn run_gpu(
     let sims = candidates
         .par_iter()
         .map(|c| {
-            let mut sim = gpu_simulation(scenario, &c.params(base), scheme, None, &cache)?;
+            let (tether, scenario) = c.experiment(base, scenario);
+            let mut sim = gpu_simulation(&scenario, &tether, scheme, None, &cache)?;
             sim.compare_measured = true;
-            Ok(sim)
+            let held = held_error_m2(measured, &scenario, &sim);
+            Ok((sim, held))
         })
         .collect::<Result<Vec<_>, crate::solver::SolverError>>()?;
-    let frames = scenario.frame_count();
+    let (sims, held): (Vec<GpuSimulation>, Vec<f64>) = sims.into_iter().unzip();
     let mut measured_frames = Vec::new();
-    for p in 1..=frames {
-        let t = p as f64 * scenario.frame_interval_s;
+    for t in compared_frame_times_s(scenario) {
         for j in 0..scenario.marker_arc_lengths_m.len() {
             // A sample the measurement lacks: the shader skips it.
             measured_frames.push(
@@ -319,8 +357,8 @@ pub fn run_gpu(
     let outcomes = run_batch(gpu, &sims, Some(&measured_frames), options)?;
     Ok(candidates
         .iter()
-        .zip(sims.iter().zip(&outcomes))
-        .map(|(&candidate, (sim, out))| {
+        .zip(sims.iter().zip(&outcomes).zip(&held))
+        .map(|(&candidate, ((sim, out), held))| {
             let status = match out.status {
                 OutcomeStatus::Completed => Status::Ok,
                 OutcomeStatus::Diverged { time_s } => Status::Diverged(format!(
@@ -331,7 +369,7 @@ pub fn run_gpu(
             };
             CandidateResult {
                 candidate,
-                j_e_m2: (status == Status::Ok).then_some(out.identification_error_m2),
+                j_e_m2: (status == Status::Ok).then(|| out.identification_error_m2 + held),
                 status,
                 step_s: Some(sim.step_s),
                 steps: out.steps,
@@ -339,6 +377,34 @@ pub fn run_gpu(
             }
         })
         .collect())
+}
+
+/// J_e over the compared frames at which the model is still held (at or
+/// before the release), which the host scores from the initial shape.
+fn held_error_m2(measured: &MeasuredTrack, scenario: &Scenario, sim: &GpuSimulation) -> f64 {
+    let held: Vec<f64> = compared_frame_times_s(scenario)
+        .into_iter()
+        .filter(|&t| scenario.model_time_s(t) <= 0.0)
+        .collect();
+    if held.is_empty() {
+        return 0.0;
+    }
+    let Ok(tether) = crate::model::Tether::new(sim.params.clone()) else {
+        return f64::NAN;
+    };
+    let shape: Vec<[f64; 2]> = scenario
+        .marker_arc_lengths_m
+        .iter()
+        .map(|&s| tether.point(&sim.initial_q, s))
+        .collect();
+    held.iter()
+        .flat_map(|&t| {
+            shape.iter().enumerate().filter_map(move |(j, p)| {
+                let m = measured.get(t, j)?;
+                Some((m[0] - p[0]).powi(2) + (m[1] - p[1]).powi(2))
+            })
+        })
+        .sum()
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The refined optimum: from the grid's best candidate, a local
-//! Levenberg–Marquardt fit of the continuous grid axes (D and C_D, each when
-//! the grid varies it; n stays the best's) to the measured marker
+//! Levenberg–Marquardt fit of the continuous grid axes (D, C_D and the
+//! parameter axes, each when the grid varies it; n stays the best's) to the
+//! measured marker
 //! coordinates, on the reference solver, bounded by the grid's range, with
 //! standard errors and the correlation from the Gauss–Newton covariance.
 //!
@@ -12,7 +13,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{Candidate, Grid};
+use super::{Candidate, Grid, Parameter};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
 use crate::scenario::{Scenario, SolverSettings, simulate};
@@ -21,7 +22,8 @@ use crate::solver::SolverError;
 /// One refined parameter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RefinedParameter {
-    /// Its column in results.parquet (`damping_pa_s`, `drag_coefficient`).
+    /// Its column in results.parquet (`damping_pa_s`, `drag_coefficient`,
+    /// a parameter's name).
     pub parameter: &'static str,
     pub value: f64,
     /// From the Gauss–Newton covariance σ² (JᵀJ)⁻¹.
@@ -65,11 +67,9 @@ impl Refined {
             ..*best
         };
         for p in &self.parameters {
-            let axis = Axis::ALL
-                .into_iter()
-                .find(|a| a.column() == p.parameter)
-                .expect("a refined parameter is an axis");
-            axis.set(&mut c, p.value);
+            Axis::named(p.parameter)
+                .expect("a refined parameter is an axis")
+                .set(&mut c, p.value);
         }
         c
     }
@@ -80,37 +80,50 @@ impl Refined {
 enum Axis {
     Damping,
     Drag,
+    Parameter(Parameter),
 }
 
 impl Axis {
-    const ALL: [Axis; 2] = [Axis::Damping, Axis::Drag];
+    /// The grid's continuous axes, in its order, each when it varies.
+    fn varied(grid: &Grid) -> Vec<Axis> {
+        let mut axes = vec![Axis::Damping, Axis::Drag];
+        axes.extend(grid.parameters.iter().map(|a| Axis::Parameter(a.parameter)));
+        axes.retain(|a| a.values(grid).len() > 1);
+        axes
+    }
+
+    /// The axis whose column is `column`.
+    fn named(column: &str) -> Option<Axis> {
+        match column {
+            "damping_pa_s" => Some(Axis::Damping),
+            "drag_coefficient" => Some(Axis::Drag),
+            other => Parameter::parse(other).ok().map(Axis::Parameter),
+        }
+    }
 
     /// Its column in results.parquet.
     fn column(self) -> &'static str {
         match self {
             Axis::Damping => "damping_pa_s",
             Axis::Drag => "drag_coefficient",
+            Axis::Parameter(p) => p.name(),
         }
     }
 
-    fn values(self, grid: &Grid) -> &[f64] {
-        match self {
-            Axis::Damping => &grid.damping_pa_s,
-            Axis::Drag => &grid.drag_coefficient,
-        }
+    fn values(self, grid: &Grid) -> Vec<f64> {
+        grid.axis_values(self.column()).unwrap_or_default()
     }
 
     fn get(self, c: &Candidate) -> f64 {
-        match self {
-            Axis::Damping => c.damping_pa_s,
-            Axis::Drag => c.drag_coefficient,
-        }
+        c.value(self.column())
+            .expect("the candidate is on the grid")
     }
 
     fn set(self, c: &mut Candidate, value: f64) {
         match self {
             Axis::Damping => c.damping_pa_s = value,
             Axis::Drag => c.drag_coefficient = value,
+            Axis::Parameter(p) => c.parameters.set(p, value),
         }
     }
 }
@@ -200,10 +213,7 @@ pub fn refine(
     settings: &SolverSettings,
 ) -> Result<Option<Refined>, SolverError> {
     // The continuous axes the grid varies.
-    let axes: Vec<Axis> = Axis::ALL
-        .into_iter()
-        .filter(|a| a.values(grid).len() > 1)
-        .collect();
+    let axes = Axis::varied(grid);
     if axes.is_empty() {
         return Ok(None);
     }
@@ -228,12 +238,8 @@ pub fn refine(
             .collect()
     };
     let run = |p: &[f64]| {
-        residuals(
-            measured,
-            scenario,
-            &with_values(best, &axes, p).params(base),
-            settings,
-        )
+        let (tether, scenario) = with_values(best, &axes, p).experiment(base, scenario);
+        residuals(measured, &scenario, &tether, settings)
     };
     let mut simulations = 0usize;
     let k = axes.len();
@@ -324,16 +330,22 @@ pub fn refine(
     let (jtj, _) = normal(&columns, &r);
     let observations = r.len();
     let sigma2 = j_e / (observations.saturating_sub(k).max(1)) as f64;
-    let eigen = jtj.clone().symmetric_eigen().eigenvalues;
+    // Near-singular is judged on JᵀJ scaled to unit diagonal (the columns'
+    // correlation matrix): the parameters' units differ by orders of
+    // magnitude (D in Pa·s moves a marker by ~1e-7 m per unit, a release
+    // time by ~1 m per second), and only collinearity, or a column of
+    // zeros, leaves a direction undetermined.
+    let scale: Vec<f64> = (0..k).map(|i| jtj[(i, i)].sqrt()).collect();
+    let scaled = nalgebra::DMatrix::from_fn(k, k, |a, b| jtj[(a, b)] / (scale[a] * scale[b]));
+    let eigen = scaled.clone().symmetric_eigen().eigenvalues;
     let (small, large) = eigen
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(s, l), &e| (s.min(e), l.max(e)));
-    // NaN eigenvalues (a broken Jacobian) count as singular too.
-    let singular = small.is_nan() || small <= 1e-12 * large;
-    let covariance = jtj
-        .try_inverse()
-        .filter(|_| !singular)
-        .map(|inv| inv * sigma2);
+    // NaN eigenvalues (a zero column, a broken Jacobian) count as singular.
+    let singular = small.is_nan() || small <= 1e-10 * large;
+    let covariance = scaled.try_inverse().filter(|_| !singular).map(|inv| {
+        nalgebra::DMatrix::from_fn(k, k, |a, b| sigma2 * inv[(a, b)] / (scale[a] * scale[b]))
+    });
     let at_bound: Vec<bool> = p
         .iter()
         .zip(&bounds)
@@ -350,7 +362,7 @@ pub fn refine(
         .collect();
     let undetermined = if singular {
         Some(format!(
-            "JᵀJ is near singular (eigenvalues {small:.3e} and {large:.3e}): the data do not determine these parameters apart"
+            "JᵀJ is near singular (its correlation matrix's eigenvalues {small:.3e} and {large:.3e}): the data do not determine these parameters apart"
         ))
     } else {
         at_bound.iter().position(|&b| b).map(|i| {

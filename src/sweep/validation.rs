@@ -72,7 +72,7 @@ pub fn validate(
     base: &TetherParams,
     scenario: &Scenario,
     measured: &MeasuredTrack,
-    rerun: &(dyn Fn(&TetherParams) -> Result<SimulationOutput, BatchError> + Sync),
+    rerun: &(dyn Fn(&TetherParams, &Scenario) -> Result<SimulationOutput, BatchError> + Sync),
     marker_tolerance_m: f64,
     j_e_tolerance: f64,
 ) -> Result<(Validation, Vec<SimulationOutput>), BatchError> {
@@ -80,9 +80,9 @@ pub fn validate(
     let runs = picked
         .par_iter()
         .map(|r| {
-            let params = r.candidate.params(base);
-            let reference = simulate(scenario, &params, &SolverSettings::reference())?;
-            let engine = rerun(&params)?;
+            let (params, scenario) = r.candidate.experiment(base, scenario);
+            let reference = simulate(&scenario, &params, &SolverSettings::reference())?;
+            let engine = rerun(&params, &scenario)?;
             Ok((reference, engine))
         })
         .collect::<Result<Vec<_>, BatchError>>()?;

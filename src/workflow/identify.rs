@@ -91,6 +91,8 @@ pub struct IdentifyRequest {
     /// Sweep even when the measured first frame is far from the
     /// experiment's initial shape ([`Plausibility`]).
     pub allow_implausible: bool,
+    /// The surface figure's two axes (results columns); None: D and C_D.
+    pub surface_axes: Option<[String; 2]>,
     /// Also write results.csv.
     pub csv: bool,
     pub out: PathBuf,
@@ -121,6 +123,7 @@ impl IdentifyRequest {
             validate_marker_tolerance_m: DEFAULT_MARKER_TOLERANCE_M,
             validate_j_e_tolerance: DEFAULT_J_E_TOLERANCE,
             allow_implausible: false,
+            surface_axes: None,
             refine: true,
             csv: false,
             out: out.into(),
@@ -151,7 +154,7 @@ pub struct Plan {
     pub engine_reason: Option<String>,
     pub table_path: PathBuf,
     /// Rows of the measured file that no frame and marker of the experiment
-    /// compares (times off its frame grid, markers beyond its own).
+    /// compares (markers beyond its own; every frame is compared).
     pub unused_rows: usize,
     /// The experiment compared: frames, markers, duration.
     pub scenario: Scenario,
@@ -163,11 +166,13 @@ pub struct Plan {
     pub occluded_rows: usize,
 }
 
-/// How far the measured frame at t = 0 is from the experiment's initial
+/// How far the measured first frame, before the release, is from the experiment's initial
 /// shape (straight, from the pin at the release angle, its markers at
 /// their arc lengths).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct StartOffset {
+    /// The frame's time on the file's clock \[s\].
+    pub time_s: f64,
     /// RMS over the markers [m].
     pub rms_m: f64,
     /// The marker farthest off, and by how much [m].
@@ -190,14 +195,23 @@ impl Plausibility {
     pub const FIT_WARNING: f64 = 0.05;
 }
 
-/// The measured frame at t = 0 against the initial shape that every
-/// candidate starts from (the scenario's initial state of `tether`), over
-/// the markers the frame has; None without such a frame.
+/// The measured first frame, when it is at or before the release, against
+/// the initial shape that every candidate starts from (the scenario's
+/// initial state of `tether`), over the markers the frame has; None without
+/// such a frame.
 pub fn start_offset(
     measured: &MeasuredTrack,
     scenario: &Scenario,
     tether: &TetherParams,
 ) -> Result<Option<StartOffset>, WorkflowError> {
+    let Some(time_s) = scenario
+        .frame_times_s()
+        .first()
+        .copied()
+        .filter(|&t| scenario.model_time_s(t) <= 0.0)
+    else {
+        return Ok(None);
+    };
     let tether = crate::model::Tether::new(tether.clone())?;
     let (q0, _) = scenario
         .initial_state(&tether)
@@ -207,7 +221,7 @@ pub fn start_offset(
         .iter()
         .enumerate()
         .filter_map(|(j, &s)| {
-            let m = measured.get(0.0, j)?;
+            let m = measured.get(time_s, j)?;
             let initial = tether.point(&q0, s);
             Some((j, (m[0] - initial[0]).hypot(m[1] - initial[1])))
         })
@@ -218,6 +232,7 @@ pub fn start_offset(
     };
     let rms_m = (offsets.iter().map(|(_, d)| d * d).sum::<f64>() / offsets.len() as f64).sqrt();
     Ok(Some(StartOffset {
+        time_s,
         rms_m,
         worst_marker,
         worst_m,
@@ -229,7 +244,8 @@ impl StartOffset {
     /// The finding in words, for a warning or an error.
     pub fn describe(&self, scenario: &Scenario) -> String {
         format!(
-            "the measured frame at t = 0 is {:.4} m RMS over {} markers (marker {}: {:.4} m) from the experiment's initial shape (straight from the pin at ({}, {}) m, released at {}°): data in other units, mirrored axes, another length or release angle?",
+            "the measured frame at t = {} s, before the release, is {:.4} m RMS over {} markers (marker {}: {:.4} m) from the experiment's initial shape (straight from the pin at ({}, {}) m, released at {}°): data in other units, mirrored axes, another length or release angle?",
+            self.time_s,
             self.rms_m,
             self.markers,
             self.worst_marker,
@@ -313,22 +329,82 @@ fn experiment(
         (None, Some(file)) => scenario.marker_arc_lengths_m = file.clone(),
         (None, None) => {}
     }
-    let last = measured.last_time_s().unwrap_or(0.0);
-    let frames = last / scenario.frame_interval_s;
-    if last <= 0.0 || (frames - frames.round()).abs() > 1e-6 * frames.max(1.0) {
+    // The file's own frames, wherever they fall (SPEC §4.1).
+    let times = measured.times_s();
+    let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
+        return Err(InputError::new("measured", "no rows", "a measured track").into());
+    };
+    if first < 0.0 {
         return Err(InputError::new(
             "measured",
-            format!("a last frame at t = {last} s"),
-            format!(
-                "frames after t = 0 on the frame grid of {} s (set frame_interval_s in the config's [settings] to the camera's)",
-                scenario.frame_interval_s
-            ),
+            format!("a frame at t = {first} s"),
+            "times from 0 s on (shift the file's clock; the release is release_time_s on it)",
         )
         .into());
     }
-    scenario.duration_s = frames.round() * scenario.frame_interval_s;
+    if last <= scenario.release_time_s {
+        return Err(InputError::new(
+            "release_time_s",
+            scenario.release_time_s,
+            format!("a time before the measured file's last frame, t = {last} s"),
+        )
+        .into());
+    }
+    scenario.duration_s = last - scenario.release_time_s;
+    scenario.frame_times_s = Some(times);
     scenario.validate(request.base.length_m)?;
     Ok(scenario)
+}
+
+/// Every value of every parameter axis, set in the experiment, must make a
+/// valid tether and drop: a length that holds the markers, a release before
+/// the last frame, … Checked per value, before anything runs.
+fn check_parameter_axes(
+    grid: &Grid,
+    base: &TetherParams,
+    scenario: &Scenario,
+) -> Result<(), WorkflowError> {
+    for axis in &grid.parameters {
+        for &value in &axis.values {
+            let (mut tether, mut experiment) = (base.clone(), scenario.clone());
+            axis.parameter.set(value, &mut tether, &mut experiment);
+            tether
+                .validate()
+                .and_then(|()| experiment.validate(tether.length_m))
+                .map_err(|e| {
+                    InputError::new(
+                        "axis",
+                        format!("{}={value}", axis.parameter),
+                        format!("values that make a valid experiment: {e}"),
+                    )
+                })?;
+        }
+    }
+    Ok(())
+}
+
+/// The surface figure's axes must be two different axes of the grid.
+fn check_surface_axes(grid: &Grid, axes: &[String; 2]) -> Result<(), WorkflowError> {
+    let names = grid.axis_names();
+    for axis in axes {
+        if !names.contains(&axis.as_str()) {
+            return Err(InputError::new(
+                "surface",
+                format!("'{axis}'"),
+                format!("two of the grid's axes: {}", names.join(", ")),
+            )
+            .into());
+        }
+    }
+    if axes[0] == axes[1] {
+        return Err(InputError::new(
+            "surface",
+            format!("'{}' twice", axes[0]),
+            "two different axes",
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// Compared coordinates of a drop: 2 per sample of a marker at a frame
@@ -360,11 +436,22 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     }
     let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
     let scenario = experiment(&request, &measured)?;
+    check_parameter_axes(&request.grid, &request.base, &scenario)?;
+    if let Some(axes) = &request.surface_axes {
+        check_surface_axes(&request.grid, axes)?;
+    }
     let coverage = check_coverage(&measured, &scenario).map_err(usage)?;
     // Rows used: the compared samples, and frame 0's (the start check's).
-    let frame_zero = (0..scenario.marker_arc_lengths_m.len())
-        .filter(|&j| measured.get(0.0, j).is_some())
-        .count();
+    let frame_zero = scenario
+        .frame_times_s()
+        .iter()
+        .filter(|&&t| t <= 0.0)
+        .map(|&t| {
+            (0..scenario.marker_arc_lengths_m.len())
+                .filter(|&j| measured.get(t, j).is_some())
+                .count()
+        })
+        .sum::<usize>();
     let unused_rows = measured.len() - coverage.compared - frame_zero;
     let start = start_offset(&measured, &scenario, &request.base)?;
     let length_m = request.base.length_m;
@@ -393,7 +480,10 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         .collect();
     let simulations: Vec<(Scenario, TetherParams)> = selected
         .iter()
-        .map(|&i| (scenario.clone(), candidates[i].params(&request.base)))
+        .map(|&i| {
+            let (tether, scenario) = candidates[i].experiment(&request.base, &scenario);
+            (scenario, tether)
+        })
         .collect();
     let choice = super::choose_engine(
         EngineRequest {
@@ -420,6 +510,9 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
 
     let mut metadata = metadata::base();
     metadata.insert(metadata::GRID.into(), json(grid));
+    if let Some(axes) = &request.surface_axes {
+        metadata.insert(metadata::SURFACE_AXES.into(), json(axes));
+    }
     if let Some(s) = &shard {
         metadata.insert(metadata::SHARD.into(), s.to_string());
     }
@@ -695,7 +788,7 @@ impl Prepared {
             return Ok((None, None));
         }
         let gpu = self.gpu.as_ref();
-        let rerun = |params: &TetherParams| match (gpu, engine) {
+        let rerun = |params: &TetherParams, scenario: &Scenario| match (gpu, engine) {
             (
                 Some(g),
                 Engine::Gpu {
@@ -703,8 +796,8 @@ impl Prepared {
                     scheme,
                     layout,
                 },
-            ) => simulate_gpu(g, &self.scenario, params, scheme, None, precision, layout),
-            (_, Engine::Cpu(settings)) => Ok(simulate(&self.scenario, params, &settings)?),
+            ) => simulate_gpu(g, scenario, params, scheme, None, precision, layout),
+            (_, Engine::Cpu(settings)) => Ok(simulate(scenario, params, &settings)?),
             (None, Engine::Gpu { .. }) => unreachable!("a GPU engine comes with its GPU"),
         };
         let (v, references) = validate(
@@ -728,12 +821,9 @@ pub fn best_fit_run(
     base: &TetherParams,
     scenario: &Scenario,
 ) -> Result<SimulationOutput, WorkflowError> {
-    simulate(
-        scenario,
-        &s.best.candidate.params(base),
-        &SolverSettings::reference(),
-    )
-    .map_err(super::solver("best-fit run on the reference solver failed"))
+    let (tether, scenario) = s.best.candidate.experiment(base, scenario);
+    simulate(&scenario, &tether, &SolverSettings::reference())
+        .map_err(super::solver("best-fit run on the reference solver failed"))
 }
 
 /// The best fit, with the refined optimum's track beside it when refined.
@@ -747,15 +837,12 @@ pub fn best_fit_with_refined(
     let Some(r) = refined else {
         return Ok(fit);
     };
-    let track = simulate(
-        scenario,
-        &r.candidate(&s.best.candidate).params(base),
-        &SolverSettings::reference(),
-    )
-    .map_err(super::solver(
-        "refined-fit run on the reference solver failed",
-    ))?
-    .track;
+    let (tether, scenario) = r.candidate(&s.best.candidate).experiment(base, scenario);
+    let track = simulate(&scenario, &tether, &SolverSettings::reference())
+        .map_err(super::solver(
+            "refined-fit run on the reference solver failed",
+        ))?
+        .track;
     Ok(fit.with_refined(&track))
 }
 

@@ -147,7 +147,13 @@ fn run_one<R: MirrorReal>(
         bending_stiffness: ph.bending_stiffness_n_m2,
         bending_damping: ph.bending_damping_n_m2_s,
     };
-    let steps_per_frame = c.steps_per_sample * c.samples_per_frame;
+    let frame_table = c.frame_offset as usize..(c.frame_offset + c.frames) as usize;
+    let frame_steps = &data.frame_steps[frame_table.clone()];
+    let frame_back: Vec<R> = data.frame_back_s[frame_table]
+        .iter()
+        .map(|&b| lit(b))
+        .collect();
+    let mut frames_done = 0usize;
     let mut identification_error: R = lit(0.0);
     let mut swingup_min: R = lit(sim.initial_swingup_m);
     let mut swingup_time: R = lit(0.0);
@@ -298,26 +304,34 @@ fn run_one<R: MirrorReal>(
                 swingup_time = t;
             }
         }
-        if steps % steps_per_frame == 0 {
-            let frame = (steps / steps_per_frame) as usize;
+        // Every frame within this step.
+        while frame_steps.get(frames_done) == Some(&steps) {
+            let frame = frames_done;
+            let back = frame_back[frame];
+            let at_frame = |k: usize| {
+                let u = disp[k] + drift[k];
+                u - vel[k] * back + acc[k] * (lit::<R>(0.5) * back * back)
+            };
             let mut error: R = lit(0.0);
             for (m, (shapes, arc, element)) in markers.iter().enumerate() {
-                let (ua, ub) = (&disp[*element], &disp[*element + 1]);
-                let displacement = combine(shapes, ua, ub);
+                let (ua, ub) = (at_frame(*element), at_frame(*element + 1));
+                let displacement = combine(shapes, &ua, &ub);
                 let position = pin0 + t0 * *arc + displacement;
-                let index = (frame - 1) * markers.len() + m;
+                let index = frame * markers.len() + m;
                 // A sample the measurement lacks is skipped.
-                if c.compare_measured == 1
-                    && measured[index].x.abs() < lit::<R>(MISSING_SAMPLE_ABOVE_M)
-                {
-                    let d = measured[index] - position;
-                    error += d.dot(&d);
+                if c.measured_offset != NO_TRACK {
+                    let sample = measured[c.measured_offset as usize + index];
+                    if sample.x.abs() < lit::<R>(MISSING_SAMPLE_ABOVE_M) {
+                        let d = sample - position;
+                        error += d.dot(&d);
+                    }
                 }
                 if c.track_offset != NO_TRACK {
                     track.push([position.x.to_f64(), position.y.to_f64()]);
                 }
             }
             identification_error += error;
+            frames_done += 1;
         }
     }
     let status = if diverged {
