@@ -808,6 +808,17 @@ fn a_filmed_drop_with_an_unknown_release_is_identified_and_refined() {
     // One column per axis, named as in the config.
     let results = read_results(&out.join("results.parquet")).unwrap();
     assert_eq!(results.len(), 112);
+    // Read back, each row is its grid point (what --resume and summarize
+    // rely on).
+    let grid = Grid::parse("6", "1000:4000:1000", "0.7:0.85:0.05")
+        .and_then(|g| g.with_axis("release_time_s", "0:0.03:0.005"))
+        .unwrap();
+    let mut indices: Vec<usize> = results
+        .iter()
+        .map(|r| grid.index_of(&r.candidate).expect("a grid point"))
+        .collect();
+    indices.sort_unstable();
+    assert_eq!(indices, (0..112).collect::<Vec<_>>());
     let table = read_table(&out.join("results.parquet")).unwrap();
     let release = common::f64_column(&table, "release_time_s");
     assert_eq!(release[..3], [0.0, 0.005, 0.01]);

@@ -5,9 +5,14 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
+use toml::{Table, Value};
+
+use super::UsageError;
 use tether_sweep::dataset::{GENERATOR, SynthSpec};
+use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
+use tether_sweep::workflow::WorkflowError;
 use tether_sweep::workflow::synth::{SynthRequest, run as synthesize};
 
 #[derive(Debug, Subcommand)]
@@ -33,11 +38,11 @@ pub struct SynthArgs {
     #[arg(long, value_name = "CD", default_value_t = 0.8)]
     pub drag_coefficient: f64,
     /// Point mass at the free end [kg], ≥ 0.
-    #[arg(long, value_name = "KG", default_value_t = 0.0)]
-    pub tip_mass: f64,
+    #[arg(long, value_name = "KG")]
+    pub tip_mass: Option<f64>,
     /// Tether length L [m], > 0.
-    #[arg(long, value_name = "M", default_value_t = 0.6)]
-    pub length: f64,
+    #[arg(long, value_name = "M")]
+    pub length: Option<f64>,
     /// Leave the rotary-inertia term ρ I ∫ S_xᵀ S_x ds out of the mass matrix.
     #[arg(long)]
     pub no_rotary_inertia: bool,
@@ -53,23 +58,76 @@ pub struct SynthArgs {
     /// Output file (.parquet or .csv).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// A filmed drop of your own, as `simulate --config` takes it:
+    /// [tether] (every SPEC Table 1 parameter) and [settings] (pin_m,
+    /// initial_angle_deg, marker_arc_lengths_m, release_time_s, and
+    /// frame_times_s or frame_interval_s with duration_s). The flags above
+    /// set n, D, C_D and override the tip mass and length.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Replace an existing output file.
     #[arg(long)]
     pub force: bool,
 }
 
-pub fn run_synth(args: SynthArgs) -> Result<()> {
-    let tether = TetherParams {
-        elements: args.elements,
-        damping_pa_s: args.damping,
-        drag_coefficient: args.drag_coefficient,
-        tip_mass_kg: args.tip_mass,
-        length_m: args.length,
-        rotary_inertia: !args.no_rotary_inertia,
-        ..TetherParams::default()
+/// The drop to synthesize: the config's, or SPEC's, with the flags' tether.
+fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario)> {
+    let mut flags = Table::new();
+    flags.insert("elements".into(), Value::Integer(args.elements as i64));
+    flags.insert("damping_pa_s".into(), Value::Float(args.damping));
+    flags.insert(
+        "drag_coefficient".into(),
+        Value::Float(args.drag_coefficient),
+    );
+    flags.insert(
+        "rotary_inertia".into(),
+        Value::Boolean(!args.no_rotary_inertia),
+    );
+    for (key, value) in [("tip_mass_kg", args.tip_mass), ("length_m", args.length)] {
+        if let Some(v) = value {
+            flags.insert(key.into(), Value::Float(v));
+        }
+    }
+    let mut table = match &args.config {
+        Some(path) => config::read_table(path).map_err(|e| UsageError(e.to_string()))?,
+        None => Table::new(),
     };
+    let mut overrides = Table::new();
+    overrides.insert("tether".into(), Value::Table(flags));
+    config::merge(&mut table, overrides);
+    // An invalid value named as the user gave it: the flag that set it,
+    // else the key and the config file.
+    let by_flag = |field: &str| match field {
+        "tip_mass_kg" => args.tip_mass.is_some(),
+        "length_m" => args.length.is_some(),
+        other => super::args::TETHER_FLAGS.iter().any(|(k, _)| *k == other),
+    };
+    let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {
+        match (e, &args.config) {
+            (ConfigError::Input(input), Some(path)) if !by_flag(&input.field) => {
+                let field = format!("{} (in {})", input.field, path.display());
+                WorkflowError::flag(&field, input).into()
+            }
+            (ConfigError::Input(input), _) => {
+                super::args::name_flags(WorkflowError::Input(input), &super::args::TETHER_FLAGS)
+                    .into()
+            }
+            (other, _) => UsageError(other.to_string()).into(),
+        }
+    })?;
+    if cfg.scenario.kind != ScenarioKind::Drop {
+        return Err(UsageError(
+            "dataset synth makes a drop: scenario = \"drop\" (the default)".into(),
+        )
+        .into());
+    }
+    Ok((cfg.tether, cfg.scenario))
+}
+
+pub fn run_synth(args: SynthArgs) -> Result<()> {
+    let (tether, scenario) = experiment(&args)?;
     let spec = SynthSpec {
-        scenario: Scenario::new(ScenarioKind::Drop, tether.length_m),
+        scenario,
         tether,
         noise_std_m: args.noise,
         seed: args.seed,

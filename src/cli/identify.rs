@@ -266,12 +266,14 @@ impl IdentifyArgs {
                 UsageError(format!("{}: [settings] must be a table", path.display())).into(),
             );
         };
-        if settings.contains_key("duration_s") {
-            return Err(UsageError(format!(
-                "{}: `duration_s` is not an identify setting: the simulations run to the measured file's last frame",
-                path.display()
-            ))
-            .into());
+        for key in ["duration_s", "frame_times_s"] {
+            if settings.contains_key(key) {
+                return Err(UsageError(format!(
+                    "{}: `{key}` is not an identify setting: the frames are the measured file's, and the simulations run to its last",
+                    path.display()
+                ))
+                .into());
+            }
         }
         // A placeholder the workflow replaces with the file's last frame;
         // one frame, so that the config's own checks pass.

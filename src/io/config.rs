@@ -14,6 +14,8 @@
 //!
 //! [settings]                  # scenario settings; defaults: SPEC §4
 //! duration_s = 3.0
+//! # release_time_s = 0.02     # drop: the release on the frames' clock
+//! # frame_times_s = [0.0, 0.0333, 0.0667]   # drop: frames at these times
 //! winch_periods_s = [0.5, 0.4, 0.6]
 //! winch_amplitude_m = 0.2
 //! ```
@@ -58,6 +60,7 @@ struct ScenarioSettings {
     pin_m: Option<[f64; 2]>,
     initial_angle_deg: Option<f64>,
     release_time_s: Option<f64>,
+    frame_times_s: Option<Vec<f64>>,
     winch_periods_s: Option<Vec<f64>>,
     winch_amplitude_m: Option<f64>,
     winch_waypoints_m: Option<Vec<f64>>,
@@ -169,6 +172,16 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
         objective_interval_s,
         objective_weights
     );
+    // Frames at given times (a filmed drop's): the duration runs from the
+    // release to the last, unless given (then they must agree).
+    if let Some(times) = s.frame_times_s {
+        if s.duration_s.is_none()
+            && let Some(&last) = times.last()
+        {
+            scenario.duration_s = last - scenario.release_time_s;
+        }
+        scenario.frame_times_s = Some(times);
+    }
     if s.winch_waypoints_m.is_some() && s.winch_amplitude_m.is_some() {
         return Err(ConfigError::Schema(
             "give either winch_waypoints_m or winch_amplitude_m, not both".into(),

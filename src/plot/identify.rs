@@ -67,7 +67,11 @@ pub const DEFAULT_SURFACE_AXES: [&str; 2] = ["damping_pa_s", "drag_coefficient"]
 /// log10 J_e over two axes (by default (D, C_D), the paper's Fig. 5) at the
 /// best n, each cell the smallest J_e over the grid's other axes. None
 /// when the results lack an axis.
-pub fn surface(results: &[CandidateResult], axes: [&str; 2]) -> Option<Heatmap> {
+pub fn surface(
+    results: &[CandidateResult],
+    axes: [&str; 2],
+    threshold_m2: Option<f64>,
+) -> Option<Heatmap> {
     let best = best(results)?;
     let [x_axis, y_axis] = axes;
     let (bx, by) = (best.candidate.value(x_axis)?, best.candidate.value(y_axis)?);
@@ -93,6 +97,11 @@ pub fn surface(results: &[CandidateResult], axes: [&str; 2]) -> Option<Heatmap> 
     } else {
         ""
     };
+    let region = if threshold_m2.is_some() {
+        "; white: ≈95 % confidence region"
+    } else {
+        ""
+    };
     let others = if best.candidate.parameters.is_empty() && !axes.contains(&"elements") {
         String::new()
     } else {
@@ -107,7 +116,7 @@ pub fn surface(results: &[CandidateResult], axes: [&str; 2]) -> Option<Heatmap> 
     };
     Some(Heatmap {
         title: format!(
-            "J_e over ({x_symbol}, {y_symbol}){n_text}{others}; best {x_symbol} = {bx}{}, {y_symbol} = {by}{}{diverged}",
+            "J_e over ({x_symbol}, {y_symbol}){n_text}{others}; best {x_symbol} = {bx}{}, {y_symbol} = {by}{}{region}{diverged}",
             if x_unit.is_empty() {
                 String::new()
             } else {
@@ -126,6 +135,7 @@ pub fn surface(results: &[CandidateResult], axes: [&str; 2]) -> Option<Heatmap> 
         y_values: ys,
         values,
         marker: Some((bx, by)),
+        region_at_most: threshold_m2.map(f64::log10),
     })
 }
 
@@ -334,7 +344,7 @@ pub fn save_all(
         Some([a, b]) => [a.as_str(), b.as_str()],
         None => DEFAULT_SURFACE_AXES,
     };
-    if let Some(s) = surface(results, axes) {
+    if let Some(s) = surface(results, axes, annotations.threshold_m2) {
         save(&dir.join("surface"), &s)?;
         written.push("surface".to_string());
     }
@@ -407,13 +417,13 @@ mod tests {
     #[test]
     fn the_surface_mentions_divergence_only_when_there_was_some() {
         assert!(
-            !surface(&results(None), DEFAULT_SURFACE_AXES)
+            !surface(&results(None), DEFAULT_SURFACE_AXES, None)
                 .unwrap()
                 .title
                 .contains("diverged")
         );
         assert!(
-            surface(&results(Some(3)), DEFAULT_SURFACE_AXES)
+            surface(&results(Some(3)), DEFAULT_SURFACE_AXES, None)
                 .unwrap()
                 .title
                 .contains("grey: diverged")

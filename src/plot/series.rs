@@ -264,6 +264,9 @@ pub struct Heatmap {
     pub values: Vec<Option<f64>>,
     /// A point to ring (the optimum).
     pub marker: Option<(f64, f64)>,
+    /// Outline the cells whose value is at most this (a confidence
+    /// region's boundary, in the values' units).
+    pub region_at_most: Option<f64>,
 }
 
 /// Viridis, sampled at five points and interpolated linearly.
@@ -350,6 +353,41 @@ impl Figure for Heatmap {
                 Rectangle::new([(xe[ix], ye[iy]), (xe[ix + 1], ye[iy + 1])], color.filled())
             }))
             .map_err(msg)?;
+        if let Some(limit) = self.region_at_most {
+            // The region's boundary: each edge between a cell inside and
+            // one outside (or the map's border).
+            let inside =
+                |ix: usize, iy: usize| self.values[iy * nx + ix].is_some_and(|v| v <= limit);
+            let ny = self.y_values.len();
+            let mut edges_out = Vec::new();
+            for iy in 0..ny {
+                for ix in 0..nx {
+                    if !inside(ix, iy) {
+                        continue;
+                    }
+                    let (x0, x1, y0, y1) = (xe[ix], xe[ix + 1], ye[iy], ye[iy + 1]);
+                    if ix == 0 || !inside(ix - 1, iy) {
+                        edges_out.push([(x0, y0), (x0, y1)]);
+                    }
+                    if ix + 1 == nx || !inside(ix + 1, iy) {
+                        edges_out.push([(x1, y0), (x1, y1)]);
+                    }
+                    if iy == 0 || !inside(ix, iy - 1) {
+                        edges_out.push([(x0, y0), (x1, y0)]);
+                    }
+                    if iy + 1 == ny || !inside(ix, iy + 1) {
+                        edges_out.push([(x0, y1), (x1, y1)]);
+                    }
+                }
+            }
+            chart
+                .draw_series(
+                    edges_out
+                        .into_iter()
+                        .map(|e| PathElement::new(e.to_vec(), WHITE.stroke_width(3))),
+                )
+                .map_err(msg)?;
+        }
         if let Some(p) = self.marker {
             chart
                 .draw_series([

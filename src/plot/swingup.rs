@@ -188,6 +188,7 @@ pub fn landscape(landscape: &Landscape, coding: &GeneCoding, best: u32) -> Heatm
         y_values: axis,
         values,
         marker: Some((periods[0], periods[1])),
+        region_at_most: None,
     }
 }
 

@@ -507,6 +507,53 @@ mod tests {
     }
 
     #[test]
+    fn parameter_axes_multiply_the_grid_and_index_every_candidate() {
+        let grid = Grid::parse("10", "0,500", "0.8")
+            .and_then(|g| g.with_axis("release_time_s", "0:0.02:0.01"))
+            .and_then(|g| g.with_axis("youngs_modulus_pa", "8e6,9.4e6"))
+            .unwrap();
+        assert_eq!(grid.len(), 2 * 3 * 2);
+        let candidates = grid.candidates();
+        assert_eq!(candidates.len(), 12);
+        for (i, c) in candidates.iter().enumerate() {
+            assert_eq!(grid.index_of(c), Some(i));
+        }
+        // The last axis fastest, in the order given.
+        assert_eq!(candidates[1].value("youngs_modulus_pa"), Some(9.4e6));
+        assert_eq!(candidates[2].value("release_time_s"), Some(0.01));
+        assert_eq!(candidates[6].value("damping_pa_s"), Some(500.0));
+        // A candidate without the grid's parameter values is not its point.
+        assert_eq!(grid.index_of(&Candidate::new(10, 0.0, 0.8)), None);
+        // The short forms' axes by name; the TOML file takes the same names.
+        let g = Grid::parse("10", "0", "0.8")
+            .and_then(|g| g.with_axis("damping_pa_s", "0:1000:500"))
+            .unwrap();
+        assert_eq!(g.damping_pa_s, vec![0.0, 500.0, 1000.0]);
+        let t = Grid::from_toml(
+            "elements = [10]\ndamping = \"0,500\"\ndrag_coefficient = [0.8]\nrelease_time_s = \"0:0.02:0.01\"\nyoungs_modulus_pa = [8e6, 9.4e6]\n",
+        )
+        .unwrap();
+        assert_eq!(t.len(), grid.len());
+        for (e, field) in [
+            (
+                Grid::parse("10", "0", "0.8")
+                    .unwrap()
+                    .with_axis("youngs", "1"),
+                "axis",
+            ),
+            (grid.clone().with_axis("release_time_s", "0"), "axis"),
+            (
+                Grid::from_toml(
+                    "elements = [10]\ndamping = \"0\"\ndrag_coefficient = [0.8]\nsteps = 3\n",
+                ),
+                "grid",
+            ),
+        ] {
+            assert_eq!(e.unwrap_err().field, field);
+        }
+    }
+
+    #[test]
     fn bad_axes_name_the_field() {
         for (text, needle) in [
             ("0:10:0", "step > 0"),

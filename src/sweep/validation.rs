@@ -22,6 +22,9 @@ pub struct ValidatedCandidate {
     pub elements: usize,
     pub damping_pa_s: f64,
     pub drag_coefficient: f64,
+    /// Its values on the grid's parameter axes, by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub parameters: std::collections::BTreeMap<String, f64>,
     pub j_e_sweep_m2: f64,
     pub j_e_reference_m2: f64,
     /// |J_e,sweep − J_e,reference| / max(J_e,reference, P·tol²), P the
@@ -101,6 +104,12 @@ pub fn validate(
             elements: r.candidate.elements,
             damping_pa_s: r.candidate.damping_pa_s,
             drag_coefficient: r.candidate.drag_coefficient,
+            parameters: r
+                .candidate
+                .parameters
+                .iter()
+                .map(|(p, v)| (p.name().to_string(), v))
+                .collect(),
             j_e_sweep_m2: j_sweep,
             j_e_reference_m2: j_reference,
             j_e_relative_deviation: (j_sweep - j_reference).abs() / j_reference.max(j_floor),
