@@ -31,23 +31,30 @@ fn tether_of(c: &Candidate) -> TetherParams {
     c.experiment(&TetherParams::default(), &spec).0
 }
 
-fn synth(out: &Path, noise_std_m: f64) {
-    let tether = tether_of(&TRUTH);
-    let spec = SynthSpec {
-        scenario: Scenario::new(ScenarioKind::Drop, tether.length_m),
-        tether,
-        noise_std_m,
-        seed: 2010,
-        tolerance_m: 1e-10,
-        generator: GENERATOR,
-    };
+/// Synthesizes `scenario` for `tether` with `noise_std_m` of noise into
+/// `out` (the shipped dataset's generator and tolerance).
+fn synth_drop(scenario: Scenario, tether: TetherParams, noise_std_m: f64, seed: u64, out: &Path) {
     synth::run(&SynthRequest {
-        spec,
+        spec: SynthSpec {
+            scenario,
+            tether,
+            noise_std_m,
+            seed,
+            tolerance_m: 1e-10,
+            generator: GENERATOR,
+        },
         command: "tests/identify.rs".into(),
         out: out.to_path_buf(),
         force: false,
     })
     .unwrap();
+}
+
+/// SPEC's drop of [`TRUTH`].
+fn synth(out: &Path, noise_std_m: f64) {
+    let tether = tether_of(&TRUTH);
+    let scenario = Scenario::new(ScenarioKind::Drop, tether.length_m);
+    synth_drop(scenario, tether, noise_std_m, 2010, out);
 }
 
 /// n = 6, D = 1000..3000 by 500, C_D = 0.7..0.9 by 0.1: the truth in the
@@ -385,20 +392,7 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
         ..Scenario::new(ScenarioKind::Drop, tether.length_m)
     };
     let measured = dir.path().join("filmed.parquet");
-    synth::run(&SynthRequest {
-        spec: SynthSpec {
-            scenario,
-            tether,
-            noise_std_m: 0.0,
-            seed: 1,
-            tolerance_m: 1e-10,
-            generator: GENERATOR,
-        },
-        command: "tests/identify.rs".into(),
-        out: measured.clone(),
-        force: false,
-    })
-    .unwrap();
+    synth_drop(scenario, tether, 0.0, 1, &measured);
     let config = dir.path().join("experiment.toml");
     let write_config = |extra: &str| {
         std::fs::write(
@@ -637,20 +631,13 @@ fn the_refined_optimum_finds_an_off_grid_truth_with_standard_errors() {
     for (noise_std_m, seed) in [(0.0, 1), (0.0004, 7)] {
         let measured = dir.path().join(format!("m{seed}.parquet"));
         let tether = tether_of(&truth);
-        synth::run(&SynthRequest {
-            spec: SynthSpec {
-                scenario: Scenario::new(ScenarioKind::Drop, tether.length_m),
-                tether,
-                noise_std_m,
-                seed,
-                tolerance_m: 1e-10,
-                generator: GENERATOR,
-            },
-            command: "tests/identify.rs".into(),
-            out: measured.clone(),
-            force: false,
-        })
-        .unwrap();
+        synth_drop(
+            Scenario::new(ScenarioKind::Drop, tether.length_m),
+            tether,
+            noise_std_m,
+            seed,
+            &measured,
+        );
         let out = dir.path().join(format!("id{seed}"));
         let report = identify(&measured, &out, Backend::Cpu);
         let refined = report.refined.expect("refined by default");
@@ -744,20 +731,7 @@ fn filmed_experiment(dir: &Path, seed: u64) -> (std::path::PathBuf, std::path::P
         ..Scenario::new(ScenarioKind::Drop, tether.length_m)
     };
     let measured = dir.join(format!("filmed{seed}.parquet"));
-    synth::run(&SynthRequest {
-        spec: SynthSpec {
-            scenario,
-            tether,
-            noise_std_m: 0.0004,
-            seed,
-            tolerance_m: 1e-10,
-            generator: GENERATOR,
-        },
-        command: "tests/identify.rs".into(),
-        out: measured.clone(),
-        force: false,
-    })
-    .unwrap();
+    synth_drop(scenario, tether, 0.0004, seed, &measured);
     let config = dir.join("filmed.toml");
     std::fs::write(
         &config,

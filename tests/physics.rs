@@ -218,20 +218,7 @@ fn explicit_agrees_with_reference_on_the_spec_drop() {
 /// Errors of `scheme` at `steps` against a tight reference on a 0.4-s drop
 /// at n = 4 each halve the step's error by four: second order.
 fn assert_second_order(damping: f64, steps: [f64; 3], scheme: fn(Option<f64>) -> SolverSettings) {
-    let tight = drop_run(
-        4,
-        damping,
-        0.8,
-        SolverSettings {
-            kind: SolverKind::Reference,
-            reference: ReferenceOptions {
-                tolerance_m: 1e-13,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        0.4,
-    );
+    let tight = drop_run(4, damping, 0.8, reference_at(1e-13), 0.4);
     let errors: Vec<f64> = steps
         .iter()
         .map(|&h| {
@@ -241,6 +228,11 @@ fn assert_second_order(damping: f64, steps: [f64; 3], scheme: fn(Option<f64>) ->
             )
         })
         .collect();
+    assert_halving_quarters(&errors);
+}
+
+/// Each halving of the step divides the error by about four.
+fn assert_halving_quarters(errors: &[f64]) {
     eprintln!("errors {errors:?}");
     for w in errors.windows(2) {
         let ratio = w[0] / w[1];
@@ -273,17 +265,7 @@ fn frames_between_steps_converge_at_second_order() {
     // Sampled within its step by the scheme's own expansion, a frame keeps
     // the scheme's order; read at the nearest step instead, it would be off
     // by up to h/2 times the tip's speed, an error of first order (ratio 2).
-    let tight = filmed_run(
-        500.0,
-        SolverSettings {
-            kind: SolverKind::Reference,
-            reference: ReferenceOptions {
-                tolerance_m: 1e-13,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-    );
+    let tight = filmed_run(500.0, reference_at(1e-13));
     // The frame before the release shows the held shape: straight at 45°
     // from the pin at the origin.
     assert_eq!(tight.track.times_s.len(), 13);
@@ -297,11 +279,7 @@ fn frames_between_steps_converge_at_second_order() {
             .iter()
             .map(|&h| max_track_difference(&filmed_run(500.0, scheme(Some(h))).track, &tight.track))
             .collect();
-        eprintln!("filmed errors {errors:?}");
-        for w in errors.windows(2) {
-            let ratio = w[0] / w[1];
-            assert!((3.3..4.7).contains(&ratio), "errors {errors:?}");
-        }
+        assert_halving_quarters(&errors);
     }
 }
 
@@ -451,10 +429,15 @@ fn semi_implicit(step: Option<f64>) -> SolverSettings {
 }
 
 fn tight_reference() -> SolverSettings {
+    reference_at(1e-10)
+}
+
+/// The reference solver at a local error tolerance of `tolerance_m`.
+fn reference_at(tolerance_m: f64) -> SolverSettings {
     SolverSettings {
         kind: SolverKind::Reference,
         reference: ReferenceOptions {
-            tolerance_m: 1e-10,
+            tolerance_m,
             ..Default::default()
         },
         ..Default::default()

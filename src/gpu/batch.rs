@@ -229,12 +229,12 @@ pub struct GpuOutcome {
     /// The layout it ran in.
     pub layout: super::cost::GpuLayout,
     pub steps: u64,
-    /// J_e \[m²\] over frames 1.. (when compared).
+    /// J_e \[m²\] over its frames (when compared).
     pub identification_error_m2: f64,
     /// J_a,min \[m\] and its time \[s\].
     pub swingup_min_m: f64,
     pub swingup_time_s: f64,
-    /// Marker positions of frames 1.. (frame-major), when recorded.
+    /// Marker positions of its frames (those after the release, frame-major), when recorded.
     pub track_m: Option<Vec<[f64; 2]>>,
 }
 

@@ -72,8 +72,9 @@ impl Default for BatchOptions<'_> {
 }
 
 /// Runs every simulation of `sims` on `gpu`. `measured` holds the measured
-/// marker positions of frames 1.. (frame-major) for the simulations that
-/// compare against it.
+/// marker positions of the compared frames (frame-major) for the
+/// simulations that compare against it; each starts at its
+/// `measured_first_frame`.
 pub fn run_batch(
     gpu: &Gpu,
     sims: &[GpuSimulation],
