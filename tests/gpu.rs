@@ -1082,3 +1082,58 @@ fn f64_semi_implicit_fills_its_largest_pipeline() {
     eprintln!("SemiImplicit drop n=32 D=3000: f64 {err64:.2e} m");
     assert!(err64 < 1e-12, "f64 n=32: {err64:e} m");
 }
+
+#[test]
+fn a_release_axis_shares_one_gpu_simulation_and_scores_each_value_as_alone() {
+    let Some(gpu) = open() else { return };
+    // Candidates that differ only in the release time run as one recorded
+    // simulation, scored per release on the host; alone, each accumulates
+    // J_e on the device. The two must agree.
+    let scenario = filmed(10);
+    let base = TetherParams::default();
+    let truth = simulate(
+        &scenario,
+        &params(6, 1000.0, 0.8, 0.0),
+        &SolverSettings::reference(),
+    )
+    .unwrap();
+    let measured = tether_sweep::objective::MeasuredTrack::from_track(&truth.track);
+    let candidates = tether_sweep::sweep::Grid::parse("6", "800", "0.7")
+        .and_then(|g| g.with_axis("release_time_s", "0,0.013,0.03"))
+        .unwrap()
+        .candidates();
+    let mut precisions = vec![(Precision::F32, 1e-3)];
+    if runs_f64(&gpu) {
+        precisions.push((Precision::F64, 1e-10));
+    }
+    for (precision, relative) in precisions {
+        let options = BatchOptions {
+            precision,
+            ..Default::default()
+        };
+        let run = |c: &[tether_sweep::sweep::Candidate]| {
+            tether_sweep::sweep::run_gpu(
+                &gpu,
+                FixedStepScheme::SemiImplicit,
+                c,
+                &measured,
+                &base,
+                &scenario,
+                &options,
+            )
+            .unwrap()
+        };
+        let shared = run(&candidates);
+        for (c, s) in candidates.iter().zip(&shared) {
+            let alone = run(std::slice::from_ref(c)).remove(0);
+            let (a, b) = (s.j_e_m2.unwrap(), alone.j_e_m2.unwrap());
+            eprintln!(
+                "{} release {:?}: shared {a:.6e}, alone {b:.6e}",
+                precision.name(),
+                c.value("release_time_s")
+            );
+            assert!(b > 1e-6, "{b}");
+            assert!((a / b - 1.0).abs() < relative, "{a} against {b}");
+        }
+    }
+}

@@ -445,13 +445,23 @@ fn print_report(report: &IdentifyReport) {
     for layout in report.results.iter().filter_map(|r| r.gpu_layout) {
         *layouts.entry(layout.name()).or_insert(0) += 1;
     }
-    println!(
-        "{} in {:.1} s ({:.1} simulations/s){}",
-        count(report.simulated, "simulation"),
-        report.wall_s,
-        report.simulated as f64 / report.wall_s,
-        super::args::layouts_text(&layouts).map_or(String::new(), |l| format!("; GPU {l}"))
-    );
+    let rate = report.simulations as f64 / report.wall_s;
+    let layouts =
+        super::args::layouts_text(&layouts).map_or(String::new(), |l| format!("; GPU {l}"));
+    if report.simulations == report.simulated {
+        println!(
+            "{} in {:.1} s ({rate:.1} simulations/s){layouts}",
+            count(report.simulated, "simulation"),
+            report.wall_s,
+        );
+    } else {
+        println!(
+            "{} in {:.1} s by {} (candidates that differ only in the release time share one; {rate:.1} simulations/s){layouts}",
+            count(report.simulated, "candidate"),
+            report.wall_s,
+            count(report.simulations, "simulation"),
+        );
+    }
     if let Some(s) = &report.summary {
         print_summary(s, report.shard.is_some());
     }

@@ -259,7 +259,8 @@ impl Grid {
 
     /// This grid with the axis `name = text` (`--axis NAME=AXIS`): `elements`,
     /// `damping_pa_s` or `drag_coefficient` replace that axis; any other
-    /// [`Parameter`] adds one (once each, at most [`MAX_PARAMETER_AXES`]).
+    /// [`Parameter`] adds one (once each, at most [`MAX_PARAMETER_AXES`]),
+    /// after the others but before a release-time axis, which stays last.
     /// Whether its values suit the experiment is the workflow's check.
     pub fn with_axis(mut self, name: &str, text: &str) -> Result<Self, InputError> {
         let name = name.trim();
@@ -283,10 +284,20 @@ impl Grid {
                         format!("at most {MAX_PARAMETER_AXES} axes besides n, D and C_D"),
                     ));
                 }
-                self.parameters.push(ParameterAxis {
+                let axis = ParameterAxis {
                     parameter,
                     values: parse_axis(name, text)?,
-                });
+                };
+                // The release time innermost, whatever the order given: its
+                // values then sit side by side in the candidates' order (and
+                // in a chunk), where they share one simulation
+                // (`sweep::release`).
+                let at = self
+                    .parameters
+                    .iter()
+                    .position(|a| a.parameter == Parameter::ReleaseTimeS)
+                    .unwrap_or(self.parameters.len());
+                self.parameters.insert(at, axis);
             }
         }
         self.checked_size()
@@ -305,6 +316,15 @@ impl Grid {
                 .find(|a| a.parameter.name() == name)
                 .map(|a| a.values.clone()),
         }
+    }
+
+    /// Candidates in a row of the candidates' order that differ only in the
+    /// release time: the release axis's length (1 without one).
+    pub fn release_run(&self) -> usize {
+        self.parameters
+            .last()
+            .filter(|a| a.parameter == Parameter::ReleaseTimeS)
+            .map_or(1, |a| a.values.len())
     }
 
     /// Every axis's name, n, D and C_D first.
@@ -518,9 +538,15 @@ mod tests {
         for (i, c) in candidates.iter().enumerate() {
             assert_eq!(grid.index_of(c), Some(i));
         }
-        // The last axis fastest, in the order given.
-        assert_eq!(candidates[1].value("youngs_modulus_pa"), Some(9.4e6));
-        assert_eq!(candidates[2].value("release_time_s"), Some(0.01));
+        // The last axis fastest, in the order given, but the release time
+        // innermost.
+        assert_eq!(
+            grid.axis_names()[3..],
+            ["youngs_modulus_pa", "release_time_s"]
+        );
+        assert_eq!(grid.release_run(), 3);
+        assert_eq!(candidates[1].value("release_time_s"), Some(0.01));
+        assert_eq!(candidates[3].value("youngs_modulus_pa"), Some(9.4e6));
         assert_eq!(candidates[6].value("damping_pa_s"), Some(500.0));
         // A candidate without the grid's parameter values is not its point.
         assert_eq!(grid.index_of(&Candidate::new(10, 0.0, 0.8)), None);

@@ -5,6 +5,7 @@
 pub mod grid;
 pub mod parameter;
 pub mod refine;
+pub mod release;
 pub mod shard;
 pub mod validation;
 
@@ -36,6 +37,28 @@ pub struct CandidateResult {
     pub steps: u64,
     /// The GPU layout it ran in; None on the CPU.
     pub gpu_layout: Option<GpuLayout>,
+}
+
+impl CandidateResult {
+    /// A candidate stopped before it started.
+    pub fn cancelled(candidate: Candidate) -> Self {
+        Self {
+            candidate,
+            j_e_m2: None,
+            status: Status::Cancelled,
+            step_s: None,
+            steps: 0,
+            gpu_layout: None,
+        }
+    }
+
+    /// A candidate whose simulation failed (`reason`).
+    pub fn diverged(candidate: Candidate, reason: String) -> Self {
+        Self {
+            status: Status::Diverged(reason),
+            ..Self::cancelled(candidate)
+        }
+    }
 }
 
 /// What J_e compares: every marker of every frame after t = 0, less the
@@ -112,8 +135,10 @@ pub fn compared_frame_times_s(scenario: &Scenario) -> Vec<f64> {
 }
 
 /// Runs `candidates` on the CPU, all cores, and scores them. `base` gives
-/// every parameter the grid does not vary. Results come back in the order
-/// of `candidates`; `progress` advances by one per finished candidate.
+/// every parameter the grid does not vary. Candidates that differ only in
+/// the release time share one simulation ([`release`]). Results come back
+/// in the order of `candidates`; `progress` advances by one per finished
+/// candidate.
 pub fn run_cpu(
     candidates: &[Candidate],
     measured: &MeasuredTrack,
@@ -125,28 +150,84 @@ pub fn run_cpu(
 ) -> Vec<CandidateResult> {
     let done = AtomicU64::new(0);
     let total = candidates.len() as u64;
-    candidates
+    let groups = release::group_by_release(candidates);
+    let finished: Vec<Vec<(usize, CandidateResult)>> = groups
         .par_iter()
-        .map(|&candidate| {
+        .map(|group| {
+            let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
             // Between simulations is the CPU's stopping point: what has not
             // started comes back cancelled.
-            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                return CandidateResult {
-                    candidate,
-                    j_e_m2: None,
-                    status: Status::Cancelled,
-                    step_s: None,
-                    steps: 0,
-                    gpu_layout: None,
-                };
-            }
-            let result = run_cpu_candidate(candidate, measured, base, scenario, settings);
+            let results = if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                members
+                    .iter()
+                    .map(|&c| CandidateResult::cancelled(c))
+                    .collect()
+            } else if let [candidate] = members[..] {
+                vec![run_cpu_candidate(
+                    candidate, measured, base, scenario, settings,
+                )]
+            } else {
+                run_cpu_release_group(&members, measured, base, scenario, settings)
+            };
             if let Some(report) = progress {
-                report(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+                let n = group.len() as u64;
+                report(done.fetch_add(n, Ordering::Relaxed) + n, total);
             }
-            result
+            group.iter().copied().zip(results).collect()
         })
+        .collect();
+    let mut ordered: Vec<Option<CandidateResult>> = vec![None; candidates.len()];
+    for (i, r) in finished.into_iter().flatten() {
+        ordered[i] = Some(r);
+    }
+    ordered
+        .into_iter()
+        .map(|r| r.expect("every candidate is in one group"))
         .collect()
+}
+
+/// One simulation for a release group ([`release`]), each member scored
+/// from it.
+fn run_cpu_release_group(
+    members: &[Candidate],
+    measured: &MeasuredTrack,
+    base: &TetherParams,
+    scenario: &Scenario,
+    settings: &SolverSettings,
+) -> Vec<CandidateResult> {
+    let (tether, shared) = release::shared_experiment(members, base, scenario);
+    match simulate(&shared, &tether, settings) {
+        Ok(out) => {
+            let (step_s, steps) = solver_steps(&out.report);
+            members
+                .iter()
+                .map(|&candidate| CandidateResult {
+                    candidate,
+                    j_e_m2: Some(release::member_error(
+                        &candidate, base, scenario, measured, &out.track,
+                    )),
+                    status: Status::Ok,
+                    step_s,
+                    steps,
+                    gpu_layout: None,
+                })
+                .collect()
+        }
+        Err(e) => members
+            .iter()
+            .map(|&candidate| CandidateResult::diverged(candidate, e.to_string()))
+            .collect(),
+    }
+}
+
+/// A run's step (None for the adaptive reference solver) and step count.
+fn solver_steps(report: &SolverReport) -> (Option<f64>, u64) {
+    match *report {
+        SolverReport::FixedStep { step_s, steps, .. } | SolverReport::Gpu { step_s, steps, .. } => {
+            (Some(step_s), steps)
+        }
+        SolverReport::Reference(s) => (None, s.steps),
+    }
 }
 
 fn run_cpu_candidate(
@@ -159,11 +240,7 @@ fn run_cpu_candidate(
     let (tether, scenario) = candidate.experiment(base, scenario);
     match simulate(&scenario, &tether, settings) {
         Ok(out) => {
-            let (step_s, steps) = match out.report {
-                SolverReport::FixedStep { step_s, steps, .. }
-                | SolverReport::Gpu { step_s, steps, .. } => (Some(step_s), steps),
-                SolverReport::Reference(s) => (None, s.steps),
-            };
+            let (step_s, steps) = solver_steps(&out.report);
             let j_e = identification_error(measured, &out.track);
             CandidateResult {
                 candidate,
@@ -174,14 +251,7 @@ fn run_cpu_candidate(
                 gpu_layout: None,
             }
         }
-        Err(e) => CandidateResult {
-            candidate,
-            j_e_m2: None,
-            status: Status::Diverged(e.to_string()),
-            step_s: None,
-            steps: 0,
-            gpu_layout: None,
-        },
+        Err(e) => CandidateResult::diverged(candidate, e.to_string()),
     }
 }
 
@@ -314,10 +384,12 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
 }
 
 /// Runs `candidates` on the GPU engine in one batch (chunked by the
-/// engine) with `scheme`, J_e accumulated on the device; results in their
-/// order. The step of each candidate comes from the model, as on the CPU.
-/// `options` carries the precision, the progress callback and the cancel
-/// flag.
+/// engine) with `scheme`; results in their order. The step of each
+/// candidate comes from the model, as on the CPU. A candidate alone
+/// accumulates J_e on the device; candidates that differ only in the
+/// release time share one simulation ([`release`]), whose recorded track
+/// the host scores for each. `options` carries the precision, the progress
+/// callback and the cancel flag.
 #[allow(clippy::too_many_arguments)]
 pub fn run_gpu(
     gpu: &crate::gpu::Gpu,
@@ -329,19 +401,32 @@ pub fn run_gpu(
     options: &crate::gpu::BatchOptions,
 ) -> Result<Vec<CandidateResult>, crate::scenario::batch::BatchError> {
     use crate::gpu::{OutcomeStatus, run_batch};
-    use crate::scenario::batch::{StepCache, gpu_simulation};
+    use crate::scenario::batch::{StepCache, gpu_output, gpu_simulation};
     let cache = StepCache::default();
-    let sims = candidates
+    let groups = release::group_by_release(candidates);
+    // Per group: its simulation, the shared experiment of a release group,
+    // and the J_e of a lone candidate's held frames.
+    let planned = groups
         .par_iter()
-        .map(|c| {
-            let (tether, scenario) = c.experiment(base, scenario);
-            let mut sim = gpu_simulation(&scenario, &tether, scheme, None, &cache)?;
-            sim.compare_measured = true;
-            let held = held_error_m2(measured, &scenario, &sim);
-            Ok((sim, held))
+        .map(|group| {
+            if let [i] = group[..] {
+                let (tether, scenario) = candidates[i].experiment(base, scenario);
+                let mut sim = gpu_simulation(&scenario, &tether, scheme, None, &cache)?;
+                sim.compare_measured = true;
+                let held = held_error_m2(measured, &scenario, &sim);
+                return Ok((sim, None, held));
+            }
+            let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
+            let (tether, shared) = release::shared_experiment(&members, base, scenario);
+            let mut sim = gpu_simulation(&shared, &tether, scheme, None, &cache)?;
+            sim.record_track = true;
+            Ok((sim, Some(shared), 0.0))
         })
         .collect::<Result<Vec<_>, crate::solver::SolverError>>()?;
-    let (sims, held): (Vec<GpuSimulation>, Vec<f64>) = sims.into_iter().unzip();
+    let (sims, scoring): (Vec<GpuSimulation>, Vec<(Option<Scenario>, f64)>) = planned
+        .into_iter()
+        .map(|(sim, shared, held)| (sim, (shared, held)))
+        .unzip();
     let mut measured_frames = Vec::new();
     for t in compared_frame_times_s(scenario) {
         for j in 0..scenario.marker_arc_lengths_m.len() {
@@ -355,27 +440,41 @@ pub fn run_gpu(
     }
     let precision = options.precision;
     let outcomes = run_batch(gpu, &sims, Some(&measured_frames), options)?;
-    Ok(candidates
-        .iter()
-        .zip(sims.iter().zip(&outcomes).zip(&held))
-        .map(|(&candidate, ((sim, out), held))| {
-            let status = match out.status {
-                OutcomeStatus::Completed => Status::Ok,
-                OutcomeStatus::Diverged { time_s } => Status::Diverged(format!(
-                    "state exploded on the GPU ({}) at t = {time_s} s",
-                    precision.name()
-                )),
-                OutcomeStatus::Cancelled => Status::Cancelled,
-            };
-            CandidateResult {
+    let mut ordered: Vec<Option<CandidateResult>> = vec![None; candidates.len()];
+    for (((group, sim), (shared, held)), out) in
+        groups.iter().zip(&sims).zip(&scoring).zip(&outcomes)
+    {
+        let status = match out.status {
+            OutcomeStatus::Completed => Status::Ok,
+            OutcomeStatus::Diverged { time_s } => Status::Diverged(format!(
+                "state exploded on the GPU ({}) at t = {time_s} s",
+                precision.name()
+            )),
+            OutcomeStatus::Cancelled => Status::Cancelled,
+        };
+        let track = match (shared, &status) {
+            (Some(shared), Status::Ok) => Some(gpu_output(shared, sim, out, precision)?.track),
+            _ => None,
+        };
+        for &i in group {
+            let candidate = candidates[i];
+            let j_e_m2 = (status == Status::Ok).then(|| match &track {
+                Some(track) => release::member_error(&candidate, base, scenario, measured, track),
+                None => out.identification_error_m2 + held,
+            });
+            ordered[i] = Some(CandidateResult {
                 candidate,
-                j_e_m2: (status == Status::Ok).then(|| out.identification_error_m2 + held),
-                status,
+                j_e_m2,
+                status: status.clone(),
                 step_s: Some(sim.step_s),
                 steps: out.steps,
                 gpu_layout: Some(out.layout),
-            }
-        })
+            });
+        }
+    }
+    Ok(ordered
+        .into_iter()
+        .map(|r| r.expect("every candidate is in one group"))
         .collect())
 }
 

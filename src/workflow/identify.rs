@@ -278,8 +278,12 @@ pub struct IdentifyReport {
     /// None when every candidate diverged.
     pub summary: Option<Summary>,
     pub validation: Option<Validation>,
-    /// Simulations run by this invocation, and their wall time [s].
+    /// Candidates scored by this invocation, and their wall time [s].
     pub simulated: usize,
+    /// Simulations those took: fewer than the candidates when a
+    /// release-time axis shares one among its values
+    /// (`sweep::release`).
+    pub simulations: usize,
     pub wall_s: f64,
     pub table_path: PathBuf,
     /// The figures drawn (not for a shard).
@@ -589,9 +593,14 @@ impl Prepared {
     pub fn run(mut self, hooks: Hooks<'_>) -> Result<IdentifyReport, WorkflowError> {
         let request = &self.request;
         let engine = self.plan.engine;
-        let chunk_size = request.chunk_size.unwrap_or(match &self.gpu {
-            Some(_) => 1024,
-            None => 16 * rayon::current_num_threads(),
+        // The default in whole runs of a release axis, whose values share
+        // one simulation when they share a chunk.
+        let chunk_size = request.chunk_size.unwrap_or_else(|| {
+            let size = match &self.gpu {
+                Some(_) => 1024,
+                None => 16 * rayon::current_num_threads(),
+            };
+            size.next_multiple_of(request.grid.release_run())
         });
         let names = engine.names();
         let started = Instant::now();
@@ -600,6 +609,7 @@ impl Prepared {
         let resumed = results.len();
         let mut finished_here = 0u64;
         let mut interrupted = false;
+        let mut simulations = 0usize;
         for chunk in self.todo.chunks(chunk_size) {
             let offset = finished_here;
             let report = |done: u64, of: u64| {
@@ -618,6 +628,7 @@ impl Prepared {
                 &self.metadata,
             )?;
             finished_here += chunk.len() as u64;
+            simulations += crate::sweep::release::group_by_release(chunk).len();
             results.extend(finished);
         }
         let wall_s = started.elapsed().as_secs_f64();
@@ -715,6 +726,7 @@ impl Prepared {
         let report = IdentifyReport {
             plan: self.plan.clone(),
             simulated: results.len() - resumed,
+            simulations,
             results,
             summary,
             validation,

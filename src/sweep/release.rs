@@ -1,0 +1,148 @@
+//! A release-time axis only shifts the comparison: candidates that differ
+//! in nothing but `release_time_s` simulate the same motion from the same
+//! held start, each compared at the file's frames less its own release. So
+//! such a group shares one simulation, sampled at every model time any of
+//! its members compares, and each member's J_e is scored from it.
+//!
+//! Sampling is the solvers' own at any time (a fixed step's expansion
+//! within the step, the reference solver landing on it), so a member's
+//! positions are those of its own simulation: to the last bit on a fixed
+//! step (the step does not depend on the frames), to the reference
+//! solver's tolerance on it (more targets, other step sizes).
+
+use std::collections::HashMap;
+
+use super::{Candidate, Parameter, compared_frame_times_s};
+use crate::model::TetherParams;
+use crate::objective::MeasuredTrack;
+use crate::scenario::Scenario;
+use crate::track::Track;
+
+/// `candidates` grouped by everything but the release time, each group in
+/// the candidates' order, the groups in the order of their first member:
+/// indices into `candidates`. Without a release axis every group is one.
+pub fn group_by_release(candidates: &[Candidate]) -> Vec<Vec<usize>> {
+    let key = |c: &Candidate| {
+        let mut c = *c;
+        if c.parameters.get(Parameter::ReleaseTimeS).is_some() {
+            c.parameters.set(Parameter::ReleaseTimeS, 0.0);
+        }
+        format!("{c:?}")
+    };
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (i, c) in candidates.iter().enumerate() {
+        let g = *index.entry(key(c)).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
+}
+
+/// The simulation a group shares: its first member's tether and experiment,
+/// released at 0 on a clock whose frames are 0 and every model time after
+/// the release that any member compares.
+pub fn shared_experiment(
+    members: &[Candidate],
+    base: &TetherParams,
+    scenario: &Scenario,
+) -> (TetherParams, Scenario) {
+    let (tether, mut shared) = members[0].experiment(base, scenario);
+    let mut times: Vec<f64> = members
+        .iter()
+        .flat_map(|m| {
+            let (_, own) = m.experiment(base, scenario);
+            compared_frame_times_s(&own)
+                .into_iter()
+                .map(move |t| own.model_time_s(t))
+                .filter(|&t| t > 0.0)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    times.push(0.0);
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    shared.release_time_s = 0.0;
+    shared.duration_s = *times.last().expect("holds 0");
+    shared.frame_times_s = Some(times);
+    (tether, shared)
+}
+
+/// J_e of `member` (SPEC §5) from the track of its group's shared
+/// simulation ([`shared_experiment`]): each compared frame at its model
+/// time, the held shape (the track's frame at 0) before the release.
+pub fn member_error(
+    member: &Candidate,
+    base: &TetherParams,
+    scenario: &Scenario,
+    measured: &MeasuredTrack,
+    shared: &Track,
+) -> f64 {
+    let (_, own) = member.experiment(base, scenario);
+    let frame_of: HashMap<u64, usize> = shared
+        .times_s
+        .iter()
+        .enumerate()
+        .map(|(f, t)| (t.to_bits(), f))
+        .collect();
+    let mut sum = 0.0;
+    for t in compared_frame_times_s(&own) {
+        let model_t = own.model_time_s(t);
+        let f = frame_of[&model_t.max(0.0).to_bits()];
+        for j in 0..shared.markers() {
+            if let Some(m) = measured.get(t, j) {
+                let s = shared.at(f, j);
+                sum += (m[0] - s[0]).powi(2) + (m[1] - s[1]).powi(2);
+            }
+        }
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{ScenarioKind, SolverSettings, simulate};
+    use crate::solver::SolverKind;
+    use crate::sweep::Grid;
+
+    #[test]
+    fn a_release_group_shares_one_simulation_and_scores_each_member_as_its_own() {
+        let grid = Grid::parse("4", "500,1000", "0.8")
+            .and_then(|g| g.with_axis("release_time_s", "0,0.013,0.03"))
+            .unwrap();
+        let candidates = grid.candidates();
+        let groups = group_by_release(&candidates);
+        assert_eq!(groups, vec![vec![0, 1, 2], vec![3, 4, 5]]);
+        let base = TetherParams::default();
+        let times: Vec<f64> = (0..=6).map(|p| p as f64 / 30.0).collect();
+        let scenario = Scenario {
+            duration_s: 0.2,
+            frame_times_s: Some(times),
+            ..Scenario::new(ScenarioKind::Drop, base.length_m)
+        };
+        // Measured: another candidate's drop, so that J_e is not zero.
+        let (truth_tether, truth_scenario) =
+            Candidate::new(4, 700.0, 0.5).experiment(&base, &scenario);
+        let settings = SolverSettings {
+            kind: SolverKind::SemiImplicit,
+            ..Default::default()
+        };
+        let truth = simulate(&truth_scenario, &truth_tether, &settings).unwrap();
+        let measured = MeasuredTrack::from_track(&truth.track);
+        let members: Vec<Candidate> = groups[1].iter().map(|&i| candidates[i]).collect();
+        let (tether, shared) = shared_experiment(&members, &base, &scenario);
+        let track = simulate(&shared, &tether, &settings).unwrap().track;
+        for m in &members {
+            let (own_tether, own) = m.experiment(&base, &scenario);
+            let alone = simulate(&own, &own_tether, &settings).unwrap();
+            let j_alone = crate::objective::identification_error(&measured, &alone.track);
+            let j_shared = member_error(m, &base, &scenario, &measured, &track);
+            assert!(j_alone > 1e-8, "{j_alone}");
+            // The same fixed step and the same sampling: the same bits.
+            assert_eq!(j_shared, j_alone, "{m:?}");
+        }
+    }
+}
