@@ -1119,6 +1119,7 @@ fn a_release_axis_shares_one_gpu_simulation_and_scores_each_value_as_alone() {
                 &measured,
                 &base,
                 &scenario,
+                &tether_sweep::scenario::batch::StepCache::default(),
                 &options,
             )
             .unwrap()

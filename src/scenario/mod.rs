@@ -66,14 +66,14 @@ pub struct Scenario {
     pub objective_weights: [f64; 2],
 }
 
-/// SPEC §4.2's default winch periods: those of the independent reference run
-/// quoted in SPEC §8.
 /// serde: leave out a release at 0 (SPEC's experiment), so that the
 /// records of runs and files made before it existed read the same.
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
+/// SPEC §4.2's default winch periods: those of the independent reference run
+/// quoted in SPEC §8.
 pub const DEFAULT_WINCH_PERIODS_S: [f64; 3] = [0.5, 0.4, 0.6];
 pub const DEFAULT_WINCH_AMPLITUDE_M: f64 = 0.2;
 pub const SWINGUP_TIP_MASS_KG: f64 = 0.021;

@@ -389,7 +389,8 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
 /// accumulates J_e on the device; candidates that differ only in the
 /// release time share one simulation ([`release`]), whose recorded track
 /// the host scores for each. `options` carries the precision, the progress
-/// callback and the cancel flag.
+/// callback and the cancel flag; `steps` may hold steps chosen before
+/// (while choosing the engine).
 #[allow(clippy::too_many_arguments)]
 pub fn run_gpu(
     gpu: &crate::gpu::Gpu,
@@ -398,11 +399,11 @@ pub fn run_gpu(
     measured: &MeasuredTrack,
     base: &TetherParams,
     scenario: &Scenario,
+    steps: &crate::scenario::batch::StepCache,
     options: &crate::gpu::BatchOptions,
 ) -> Result<Vec<CandidateResult>, crate::scenario::batch::BatchError> {
     use crate::gpu::{OutcomeStatus, run_batch};
-    use crate::scenario::batch::{StepCache, gpu_output, gpu_simulation};
-    let cache = StepCache::default();
+    use crate::scenario::batch::{gpu_output, gpu_simulation};
     let groups = release::group_by_release(candidates);
     // Per group: its simulation, the shared experiment of a release group,
     // and the J_e of a lone candidate's held frames.
@@ -411,14 +412,14 @@ pub fn run_gpu(
         .map(|group| {
             if let [i] = group[..] {
                 let (tether, scenario) = candidates[i].experiment(base, scenario);
-                let mut sim = gpu_simulation(&scenario, &tether, scheme, None, &cache)?;
+                let mut sim = gpu_simulation(&scenario, &tether, scheme, None, steps)?;
                 sim.compare_measured = true;
                 let held = held_error_m2(measured, &scenario, &sim);
                 return Ok((sim, None, held));
             }
             let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
             let (tether, shared) = release::shared_experiment(&members, base, scenario);
-            let mut sim = gpu_simulation(&shared, &tether, scheme, None, &cache)?;
+            let mut sim = gpu_simulation(&shared, &tether, scheme, None, steps)?;
             sim.record_track = true;
             Ok((sim, Some(shared), 0.0))
         })

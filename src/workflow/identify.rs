@@ -23,7 +23,7 @@ use crate::io::track::read_measured;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
-use crate::scenario::batch::simulate_gpu;
+use crate::scenario::batch::{StepCache, simulate_gpu};
 use crate::scenario::{Scenario, ScenarioKind, SimulationOutput, SolverSettings, simulate};
 use crate::solver::SolverKind;
 use crate::sweep::refine::{Refined, refine_best};
@@ -268,6 +268,8 @@ pub struct Prepared {
     done: Vec<CandidateResult>,
     todo: Vec<Candidate>,
     metadata: Metadata,
+    /// The steps chosen while choosing the engine, reused by the GPU run.
+    steps: StepCache,
 }
 
 /// What an identification found and wrote.
@@ -482,13 +484,20 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     let selected: Vec<usize> = (0..grid.len())
         .filter(|&i| shard.is_none_or(|s| s.contains(i)))
         .collect();
-    let simulations: Vec<(Scenario, TetherParams)> = selected
-        .iter()
-        .map(|&i| {
-            let (tether, scenario) = candidates[i].experiment(&request.base, &scenario);
-            (scenario, tether)
-        })
-        .collect();
+    // The simulations the run will make: one per release group.
+    let selected_candidates: Vec<Candidate> = selected.iter().map(|&i| candidates[i]).collect();
+    let simulations: Vec<(Scenario, TetherParams)> =
+        crate::sweep::release::group_by_release(&selected_candidates)
+            .iter()
+            .map(|group| {
+                let members: Vec<Candidate> =
+                    group.iter().map(|&i| selected_candidates[i]).collect();
+                let (tether, shared) =
+                    crate::sweep::release::shared_experiment(&members, &request.base, &scenario);
+                (shared, tether)
+            })
+            .collect();
+    let steps = StepCache::default();
     let choice = super::choose_engine(
         EngineRequest {
             backend: request.backend,
@@ -502,8 +511,9 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
             simulations: selected.len(),
             layout: request.gpu_layout,
         },
-        &super::count(selected.len(), "drop"),
+        &super::count(simulations.len(), "drop"),
         &simulations,
+        &steps,
     )?;
     let engine = choice.engine;
     let names = engine.names();
@@ -584,6 +594,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         done,
         todo,
         metadata,
+        steps,
     })
 }
 
@@ -763,6 +774,7 @@ impl Prepared {
                 &self.measured,
                 base,
                 &self.scenario,
+                &self.steps,
                 &BatchOptions {
                     precision,
                     layout,

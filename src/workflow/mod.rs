@@ -233,19 +233,20 @@ pub fn refuse_to_replace(path: &Path, force: bool) -> Result<(), WorkflowError> 
 
 /// Chooses the engine of a job whose simulations are `scenarios` ×
 /// `params` pairs: the counting and the CPU probe that `engine::choice`
-/// asks for, from the job's own simulations.
+/// asks for, from the job's own simulations. The steps chosen for the
+/// counting are kept in `steps`, for the run to reuse.
 pub(crate) fn choose_engine(
     request: EngineRequest<'_>,
     label: &str,
     simulations: &[(Scenario, TetherParams)],
+    steps: &StepCache,
 ) -> Result<Choice, WorkflowError> {
     let workload = |scheme: FixedStepScheme| -> Result<Workload, String> {
         use rayon::prelude::*;
-        let cache = StepCache::default();
         let counted = simulations
             .par_iter()
             .map(|(scenario, params)| {
-                gpu_simulation(scenario, params, scheme, None, &cache)
+                gpu_simulation(scenario, params, scheme, None, steps)
                     .map(|sim| (params.elements, sim.total_steps))
             })
             .collect::<Result<Vec<_>, _>>()

@@ -142,6 +142,7 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
         },
         &label,
         &simulations,
+        &crate::scenario::batch::StepCache::default(),
     )?;
     Ok(Prepared {
         request,
