@@ -77,15 +77,6 @@ impl MeasuredTrack {
         self.points.is_empty()
     }
 
-    /// The latest time of any row \[s\], to the matching resolution.
-    pub fn last_time_s(&self) -> Option<f64> {
-        self.points
-            .keys()
-            .map(|&(t, _)| t)
-            .max()
-            .map(|t| t as f64 / TICKS_PER_S)
-    }
-
     /// The distinct times of its rows, increasing \[s\], to the matching
     /// resolution.
     pub fn times_s(&self) -> Vec<f64> {
@@ -119,19 +110,34 @@ impl MeasuredTrack {
 /// is the known initial shape and is left out, and so is every sample the
 /// measurement lacks (an occluded marker, a dropped frame).
 pub fn identification_error(measured: &MeasuredTrack, simulated: &Track) -> f64 {
-    let mut sum = 0.0;
-    for (f, &t) in simulated.times_s.iter().enumerate() {
-        if t <= 0.0 {
-            continue;
-        }
-        for j in 0..simulated.markers() {
-            if let Some(m) = measured.get(t, j) {
-                let s = simulated.at(f, j);
-                sum += (m[0] - s[0]).powi(2) + (m[1] - s[1]).powi(2);
-            }
-        }
-    }
-    sum
+    let markers = simulated.markers();
+    simulated
+        .times_s
+        .iter()
+        .enumerate()
+        .filter(|&(_, &t)| t > 0.0)
+        .map(|(f, &t)| {
+            frame_error(
+                measured,
+                t,
+                &simulated.positions_m[f * markers..][..markers],
+            )
+        })
+        .sum()
+}
+
+/// One frame's part of J_e: the squared distances between the measured
+/// markers at `time_s` and `positions` (marker j at index j), over the
+/// markers the measurement has \[m²\].
+pub fn frame_error(measured: &MeasuredTrack, time_s: f64, positions: &[[f64; 2]]) -> f64 {
+    positions
+        .iter()
+        .enumerate()
+        .filter_map(|(j, s)| {
+            let m = measured.get(time_s, j)?;
+            Some((m[0] - s[0]).powi(2) + (m[1] - s[1]).powi(2))
+        })
+        .sum()
 }
 
 #[cfg(test)]

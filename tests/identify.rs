@@ -50,6 +50,32 @@ fn synth_drop(scenario: Scenario, tether: TetherParams, noise_std_m: f64, seed: 
     .unwrap();
 }
 
+/// `identify --config` of a researcher's experiment at n = 6 on `backend`,
+/// with the grid's other axes in `grid`.
+fn identify_experiment(
+    measured: &Path,
+    config: &Path,
+    out: &Path,
+    backend: &str,
+    grid: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "identify",
+        "--measured",
+        measured.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--elements",
+        "6",
+        "--backend",
+        backend,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(grid);
+    run(&args)
+}
+
 /// SPEC's drop of [`TRUTH`].
 fn synth(out: &Path, noise_std_m: f64) {
     let tether = tether_of(&TRUTH);
@@ -406,23 +432,13 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
         .unwrap();
     };
     let identify_on = |out: &str, backend: &str| {
-        run(&[
-            "identify",
-            "--measured",
-            measured.to_str().unwrap(),
-            "--config",
-            config.to_str().unwrap(),
-            "--elements",
-            "6",
+        let grid = [
             "--damping",
             "1000:3000:1000",
             "--drag-coefficient",
             "0.7,0.8,0.9",
-            "--backend",
-            backend,
-            "--out",
-            dir.path().join(out).to_str().unwrap(),
-        ])
+        ];
+        identify_experiment(&measured, &config, &dir.path().join(out), backend, &grid)
     };
     let identify = |out: &str| identify_on(out, "cpu");
     write_config("");
@@ -748,14 +764,7 @@ fn a_filmed_drop_with_an_unknown_release_is_identified_and_refined() {
     let (measured, config) = filmed_experiment(dir.path(), 3);
     let identify_on = |out: &str, backend: &str| {
         let out = dir.path().join(out);
-        let o = run(&[
-            "identify",
-            "--measured",
-            measured.to_str().unwrap(),
-            "--config",
-            config.to_str().unwrap(),
-            "--elements",
-            "6",
+        let grid = [
             "--damping",
             "1000:4000:1000",
             "--drag-coefficient",
@@ -764,11 +773,8 @@ fn a_filmed_drop_with_an_unknown_release_is_identified_and_refined() {
             "release_time_s=0:0.03:0.005",
             "--surface",
             "damping_pa_s,release_time_s",
-            "--backend",
-            backend,
-            "--out",
-            out.to_str().unwrap(),
-        ]);
+        ];
+        let o = identify_experiment(&measured, &config, &out, backend, &grid);
         assert!(o.status.success(), "{backend}: {}", stderr(&o));
         (String::from_utf8_lossy(&o.stdout).into_owned(), out)
     };

@@ -121,11 +121,6 @@ impl Scenario {
         (self.duration_s / self.sample_interval_s()).round() as usize
     }
 
-    /// Frames after t = 0 (the run records one more, at t = 0).
-    pub fn frame_count(&self) -> usize {
-        self.frame_times_s().len().saturating_sub(1)
-    }
-
     /// The frames' times on the file's clock \[s\]: `frame_times_s`, or
     /// every `frame_interval_s` from 0 to the release plus the duration.
     pub fn frame_times_s(&self) -> Vec<f64> {

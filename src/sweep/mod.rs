@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::error::InputError;
 use crate::gpu::{GpuLayout, GpuSimulation};
 use crate::model::TetherParams;
-use crate::objective::{MeasuredTrack, identification_error};
+use crate::objective::{MeasuredTrack, frame_error, identification_error};
 use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
 pub use grid::{Candidate, Grid, ParameterAxis, ParameterValues};
 pub use parameter::Parameter;
@@ -414,7 +414,7 @@ pub fn run_gpu(
                 let (tether, scenario) = candidates[i].experiment(base, scenario);
                 let mut sim = gpu_simulation(&scenario, &tether, scheme, None, steps)?;
                 sim.compare_measured = true;
-                let held = held_error_m2(measured, &scenario, &sim);
+                let held = held_error_m2(measured, &scenario, &sim)?;
                 return Ok((sim, None, held));
             }
             let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
@@ -481,30 +481,25 @@ pub fn run_gpu(
 
 /// J_e over the compared frames at which the model is still held (at or
 /// before the release), which the host scores from the initial shape.
-fn held_error_m2(measured: &MeasuredTrack, scenario: &Scenario, sim: &GpuSimulation) -> f64 {
+fn held_error_m2(
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+    sim: &GpuSimulation,
+) -> Result<f64, crate::solver::SolverError> {
     let held: Vec<f64> = compared_frame_times_s(scenario)
         .into_iter()
         .filter(|&t| scenario.model_time_s(t) <= 0.0)
         .collect();
     if held.is_empty() {
-        return 0.0;
+        return Ok(0.0);
     }
-    let Ok(tether) = crate::model::Tether::new(sim.params.clone()) else {
-        return f64::NAN;
-    };
+    let tether = crate::model::Tether::new(sim.params.clone())?;
     let shape: Vec<[f64; 2]> = scenario
         .marker_arc_lengths_m
         .iter()
         .map(|&s| tether.point(&sim.initial_q, s))
         .collect();
-    held.iter()
-        .flat_map(|&t| {
-            shape.iter().enumerate().filter_map(move |(j, p)| {
-                let m = measured.get(t, j)?;
-                Some((m[0] - p[0]).powi(2) + (m[1] - p[1]).powi(2))
-            })
-        })
-        .sum()
+    Ok(held.iter().map(|&t| frame_error(measured, t, &shape)).sum())
 }
 
 #[cfg(test)]

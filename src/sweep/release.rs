@@ -8,13 +8,15 @@
 //! within the step, the reference solver landing on it), so a member's
 //! positions are those of its own simulation: to the last bit on a fixed
 //! step (the step does not depend on the frames), to the reference
-//! solver's tolerance on it (more targets, other step sizes).
+//! solver's tolerance on it (more targets, other step sizes). A member's
+//! `steps` in results.parquet are the shared simulation's: to the latest
+//! model time any member compares.
 
 use std::collections::HashMap;
 
 use super::{Candidate, Parameter, compared_frame_times_s};
 use crate::model::TetherParams;
-use crate::objective::MeasuredTrack;
+use crate::objective::{MeasuredTrack, frame_error};
 use crate::scenario::Scenario;
 use crate::track::Track;
 
@@ -87,18 +89,14 @@ pub fn member_error(
         .enumerate()
         .map(|(f, t)| (t.to_bits(), f))
         .collect();
-    let mut sum = 0.0;
-    for t in compared_frame_times_s(&own) {
-        let model_t = own.model_time_s(t);
-        let f = frame_of[&model_t.max(0.0).to_bits()];
-        for j in 0..shared.markers() {
-            if let Some(m) = measured.get(t, j) {
-                let s = shared.at(f, j);
-                sum += (m[0] - s[0]).powi(2) + (m[1] - s[1]).powi(2);
-            }
-        }
-    }
-    sum
+    let markers = shared.markers();
+    compared_frame_times_s(&own)
+        .into_iter()
+        .map(|t| {
+            let f = frame_of[&own.model_time_s(t).to_bits()];
+            frame_error(measured, t, &shared.positions_m[f * markers..][..markers])
+        })
+        .sum()
 }
 
 #[cfg(test)]
