@@ -1,4 +1,4 @@
-//! Wall time of one 2-s SPEC drop (n = 40, D = 2000 Pa·s, C_D = 0.8) on each
+//! Wall time of one 2-s drop of the paper (n = 40, D = 2000 Pa·s, C_D = 0.8) on each
 //! CPU solver, single-threaded. The target: the reference solver at
 //! least 5× faster than Exudyn 1.13.6's generalized-α on the same machine
 //! (see BENCHMARKS.md for both numbers and how Exudyn was timed).

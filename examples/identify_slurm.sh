@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPEC §6's full identification grid as a Slurm job array: one shard per
+# The paper's full identification grid (docs/model.md §6) as a Slurm job array: one shard per
 # task, each writing sweep/shard=K/part.parquet, then one summarize.
 #
 #   jobs=$(sbatch --parsable examples/identify_slurm.sh)
@@ -20,7 +20,7 @@
 #SBATCH --output=tether-identify-%A_%a.out
 set -euo pipefail
 
-args=(identify --grid examples/spec_grid.toml --backend auto --out sweep)
+args=(identify --grid examples/paper_grid.toml --backend auto --out sweep)
 # After a requeue the shard's saved chunks are there to resume from.
 if [ -d "sweep/shard=$((SLURM_ARRAY_TASK_ID - ${SLURM_ARRAY_TASK_MIN:-0}))/.chunks" ]; then
     args+=(--resume)

@@ -50,7 +50,7 @@ fn main() {
     };
     let cache = StepCache::default();
     let default_grid = Grid::parse("10:50:10", "0:5000:250", "0.6:0.9:0.05").unwrap();
-    let spec_grid = Grid::parse("10:50:10", "0:10000:100", "0.6:0.9:0.05").unwrap();
+    let paper_grid = Grid::parse("10:50:10", "0:10000:100", "0.6:0.9:0.05").unwrap();
     // The swing-up GA's default tether: n = 40, 21 g tip, 3 s; every
     // chromosome takes the same step on the semi-implicit scheme.
     let swingup = Scenario {
@@ -71,7 +71,7 @@ fn main() {
             "default identification grid (735)",
             grid_work(&default_grid, &cache),
         ),
-        ("SPEC §6 grid (3,535)", grid_work(&spec_grid, &cache)),
+        ("paper's grid (3,535)", grid_work(&paper_grid, &cache)),
         ("one GA generation (10 swing-ups)", vec![swing; 10]),
         ("landscape (32,768 swing-ups)", vec![swing; 32_768]),
     ];

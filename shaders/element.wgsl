@@ -1,8 +1,8 @@
-// One planar ANCF cable element (SPEC §2) in displacement form: the forces of
+// One planar ANCF cable element (docs/model.md §2) in displacement form: the forces of
 // element (a, b) from the displacements u and velocities v of its two nodes,
 // each packed as vec4 (x, y, x', y'). The reference configuration is the
 // straight, unstretched tether with unit tangent t0, so r_x = t0 + u_x and
-// r_xx = u_xx; the strain is formed from u without cancellation (SPEC §8):
+// r_xx = u_xx; the strain is formed from u without cancellation (docs/model.md §8):
 // |r_x|² − 1 = 2 t0·u_x + |u_x|².
 //
 // Mirrors ElementKernel::add_internal_force and add_drag in
@@ -124,7 +124,7 @@ fn element_force(
     le: real, t0: real2, sec: Section, weight_per_length: real, drag_factor: real,
     s: ElementState, d: ptr<function, ElementDamping>, damping_scale: real,
 ) -> ElementForce {
-    // Gravity (SPEC §2, paper eq. 11), weight_per_length = ρ_t a g.
+    // Gravity (docs/model.md §2, paper eq. 11), weight_per_length = ρ_t a g.
     let wg = weight_per_length * le;
     var f = ElementForce(real4(0.0, -0.5 * wg, 0.0, -wg * le / 12.0),
                          real4(0.0, -0.5 * wg, 0.0, wg * le / 12.0));
@@ -134,7 +134,7 @@ fn element_force(
     add_gauss_point(&f, d, 0.5, 0.28444444444444444, le, t0, sec, s, damping_scale);
     add_gauss_point(&f, d, 0.7692346550528416, 0.23931433524968324, le, t0, sec, s, damping_scale);
     add_gauss_point(&f, d, 0.953089922969332, 0.11846344252809454, le, t0, sec, s, damping_scale);
-    // Air drag (SPEC §2, corrected): mean nodal velocity, projected lengths
+    // Air drag (docs/model.md §2, corrected): mean nodal velocity, projected lengths
     // of the chord (reference chord le·t0 plus the displacement difference).
     let chord = le * t0 + s.ub.xy - s.ua.xy;
     let vmean = 0.5 * (s.drag_va.xy + s.drag_vb.xy);

@@ -1,6 +1,6 @@
 // The prescribed motion of node 0 as a displacement from its reference
 // position: at rest (the drop's pin) or half-cosine winch moves along x
-// (SPEC §4.2). Mirrors WinchMotion in src/scenario/winch.rs.
+// (docs/model.md §4.2). Mirrors WinchMotion in src/scenario/winch.rs.
 //
 // cos and sin come from polynomials, not the builtins: WGSL has no f64
 // trigonometry, and Vulkan allows the f32 builtins an absolute error of 2⁻¹¹,

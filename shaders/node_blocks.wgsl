@@ -1,7 +1,7 @@
 // A node's 4×4 blocks from the compact forms the step stage keeps: the
 // mesh's mass matrix as 2×2 matrices over (position, slope) times the
 // identity over (x, y) (MeshMass in src/gpu/mass_factor.rs), and node 0's
-// rows with its prescribed coordinates (x, y) replaced (SPEC §3). Separate
+// rows with its prescribed coordinates (x, y) replaced (docs/model.md §3). Separate
 // from step.wgsl, which holds the bindings, so that a test kernel can run
 // each function alone (src/gpu/mirror/node_blocks.rs mirrors them).
 //

@@ -17,7 +17,7 @@
 //
 // In both, node 0's prescribed rows are replaced by identity rows (their
 // right-hand side is the pin's acceleration), so the solve is exactly
-// A_dd q̈_d = f_d − A_dr q̈_r (SPEC §3) as on the CPU. The force of element
+// A_dd q̈_d = f_d − A_dr q̈_r (docs/model.md §3) as on the CPU. The force of element
 // k−1 completes node k−1, whose forward substitution runs in the same loop
 // iteration; the back substitution runs node by node and finishes the
 // velocity update. So a step is 2(n+1) loop iterations.

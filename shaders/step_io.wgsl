@@ -238,7 +238,7 @@ fn tick(clock: ptr<function, StepClock>, c: SimControl) -> Ticks {
     return due;
 }
 
-// J_a = |W − r_tip| + k1 |ṙ_tip| + k2 t (SPEC §5), relative to the reference
+// J_a = |W − r_tip| + k1 |ṙ_tip| + k2 t (docs/model.md §5), relative to the reference
 // pin: W − r_tip = pin displacement − (L t0 + u_tip); kept in `objectives`
 // when it is the smallest yet.
 fn observe_swingup(sim: u32, ph: SimPhysics, pin_position: real2, u_tip: real2,

@@ -274,7 +274,7 @@ pub fn run(
                     .collect::<Result<Vec<u64>, _>>()
                     .map(|steps| steps.iter().sum())
             })?;
-            let device = format!("CPU, {} threads", rayon::current_num_threads());
+            let device = Engine::cpu_device_name();
             Ok(row(
                 engine,
                 &device,

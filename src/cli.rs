@@ -43,7 +43,7 @@ pub enum Command {
     /// into one results table, summary, best fit and figures.
     Summarize(summarize::SummarizeArgs),
     /// Design the swing-up winch trajectory with the genetic algorithm of
-    /// SPEC §7 (J_a,min fitness), optionally scoring every chromosome
+    /// docs/model.md §7 (J_a,min fitness), optionally scoring every chromosome
     /// (--exhaustive) to rank the GA's answer. Parquet tables and figures.
     #[command(allow_negative_numbers = true)]
     Swingup(swingup::SwingupArgs),

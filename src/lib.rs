@@ -10,8 +10,34 @@
 //! The binary (`src/main.rs`, `src/cli.rs`, `src/cli/`) parses, calls one
 //! workflow and prints; `tests/layering.rs` holds the order.
 //!
-//! The authoritative definition of the physics is `SPEC.md` of the project's
-//! shared folder; the doc comments cite its sections.
+//! The model (the tether, its experiments and objectives) is defined in
+//! `docs/model.md`; the doc comments cite its sections as `docs/model.md §N`.
+//!
+//! Every job the command line runs is a library function with a typed
+//! request and report. The main job, from Rust:
+//!
+//! ```no_run
+//! use tether_sweep::sweep::Grid;
+//! use tether_sweep::workflow::Hooks;
+//! use tether_sweep::workflow::identify::IdentifyRequest;
+//!
+//! // n = 40, 50; D from 0 to 5000 Pa·s; C_D from 0.6 to 0.9.
+//! let grid = Grid::parse("40,50", "0:5000:250", "0.6:0.9:0.05")?;
+//! let request = IdentifyRequest::new("datasets/drop_synthetic.parquet", grid, "identify-results");
+//! let report = request.run(Hooks::default())?;
+//! if let Some(summary) = &report.summary {
+//!     let best = &summary.best;
+//!     println!("best: n = {}, D = {} Pa·s, C_D = {}: J_e = {:?} m²",
+//!         best.candidate.elements, best.candidate.damping_pa_s,
+//!         best.candidate.drag_coefficient, best.j_e_m2);
+//! }
+//! if let Some(refined) = &report.refined {
+//!     for p in &refined.parameters {
+//!         println!("{} = {} ± {}", p.parameter, p.value, p.standard_error);
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod bench;
 pub mod dataset;

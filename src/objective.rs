@@ -1,4 +1,4 @@
-//! The objectives of SPEC §5: J_e for identification, J_a,min for swing-up.
+//! The objectives of docs/model.md §5: J_e for identification, J_a,min for swing-up.
 
 use std::collections::HashMap;
 
@@ -106,7 +106,7 @@ impl MeasuredTrack {
 }
 
 /// J_e = Σ over frames with t > 0 and all markers of the squared distance
-/// between measured and simulated positions \[m²\] (SPEC §5, eq. 25). Frame 0
+/// between measured and simulated positions \[m²\] (docs/model.md §5, eq. 25). Frame 0
 /// is the known initial shape and is left out, and so is every sample the
 /// measurement lacks (an occluded marker, a dropped frame).
 pub fn identification_error(measured: &MeasuredTrack, simulated: &Track) -> f64 {

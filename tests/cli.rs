@@ -333,7 +333,7 @@ fn linearize_writes_tables_and_plots() {
         out_dir.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    // SPEC §8: ω₁ = 4.8638 rad/s for the bare tether.
+    // docs/model.md §8: ω₁ = 4.8638 rad/s for the bare tether.
     let modes = read_table(&out_dir.join("modes.parquet")).unwrap();
     let omega = modes
         .column_by_name("omega_rad_s")

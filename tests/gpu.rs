@@ -59,7 +59,7 @@ fn short(kind: ScenarioKind, duration_s: f64) -> Scenario {
     }
 }
 
-/// A filmed drop (SPEC §4.1): frames at 30 fps, every third 3 µs late,
+/// A filmed drop (docs/model.md §4.1): frames at 30 fps, every third 3 µs late,
 /// and the release 0.02 s after the first frame, so no frame but the first
 /// falls on a step.
 fn filmed(frames: usize) -> Scenario {
@@ -184,8 +184,8 @@ fn f32_holds_a_damped_two_second_drop_to_a_tenth_of_a_millimetre() {
 #[test]
 fn f32_and_f64_swingup_match_the_cpu_fixed_step_solvers() {
     let Some(gpu) = open() else { return };
-    // Up to just past SPEC's capture time (1.02 s): beyond it the slack
-    // tether amplifies any difference (SPEC §8).
+    // Up to just past the paper's capture time (1.02 s): beyond it the slack
+    // tether amplifies any difference (docs/model.md §8).
     let scenario = short(ScenarioKind::Swingup, 1.12);
     for scheme in SCHEMES {
         for (n, d, cd) in [(4, 2000.0, 0.8), (10, 1000.0, 0.0)] {

@@ -25,7 +25,7 @@ use tether_sweep::workflow::{Hooks, synth};
 /// The truth every synthetic drop here is made from.
 const TRUTH: Candidate = Candidate::new(6, 2000.0, 0.8);
 
-/// SPEC Table 1's tether with a candidate's n, D and C_D.
+/// docs/model.md §1's tether with a candidate's n, D and C_D.
 fn tether_of(c: &Candidate) -> TetherParams {
     let spec = Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m);
     c.experiment(&TetherParams::default(), &spec).0
@@ -76,7 +76,7 @@ fn identify_experiment(
     run(&args)
 }
 
-/// SPEC's drop of [`TRUTH`].
+/// The paper's drop of [`TRUTH`].
 fn synth(out: &Path, noise_std_m: f64) {
     let tether = tether_of(&TRUTH);
     let scenario = Scenario::new(ScenarioKind::Drop, tether.length_m);
@@ -280,6 +280,15 @@ fn bad_inputs_fail_before_any_simulation() {
         (vec!["--axis", "release_time_s=0:3:1"], "release_time_s=2"),
         (vec!["--axis", "length_m=0.3,0.6"], "marker_arc_lengths_m"),
         (vec!["--axis", "release_time_s"], "give NAME=AXIS"),
+        // A flag the axis would silently override.
+        (
+            vec!["--length", "0.7", "--axis", "length_m=0.6,0.7"],
+            "--length 0.7 beside a grid axis over length_m",
+        ),
+        (
+            vec!["--tip-mass", "0.01", "--axis", "tip_mass_kg=0,0.01"],
+            "--tip-mass 0.01 beside a grid axis over tip_mass_kg",
+        ),
         (
             vec!["--surface", "damping_pa_s,youngs_modulus_pa"],
             "invalid --surface = 'youngs_modulus_pa'",
@@ -460,7 +469,7 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("7 markers at s = [0.0, 0.05, 0.12, 0.2, 0.31, 0.4, 0.5] m"),
+        stdout.contains("7 markers at s = [0, 0.05, 0.12, 0.2, 0.31, 0.4, 0.5] m"),
         "{stdout}"
     );
     assert!(stdout.contains("to 1 s"), "{stdout}");
@@ -494,7 +503,7 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
     assert!(stderr(&o).contains("`solver`"), "{}", stderr(&o));
 }
 
-/// A frame wherever the file puts it is compared (SPEC §4.1), and the
+/// A frame wherever the file puts it is compared (docs/model.md §4.1), and the
 /// markers it lacks are counted and reported, not dropped without a word.
 #[test]
 fn a_frame_between_frames_is_compared_and_its_gaps_reported() {
@@ -716,10 +725,15 @@ fn the_refined_optimum_finds_an_off_grid_truth_with_standard_errors() {
             common::text_column(&table, "parameter"),
             vec!["damping_pa_s", "drag_coefficient"]
         );
+        // A boolean, so that `r[r.at_bound]` filters (text "false" is truthy).
+        assert_eq!(
+            table.column_by_name("at_bound").unwrap().data_type(),
+            &arrow::datatypes::DataType::Boolean
+        );
     }
 }
 
-/// The filmed experiment of issue 18, small: a tether other than SPEC's,
+/// The filmed experiment of issue 18, small: a tether other than the paper's,
 /// filmed at 30 fps (a few frames 3 µs late), seven unevenly spaced
 /// markers, released at 30° from an offset pin 0.017 s after the file's
 /// first frame; the truth (D = 2300 Pa·s, C_D = 0.77) off the grid and

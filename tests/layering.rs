@@ -160,3 +160,104 @@ fn cli_functions_stay_short() {
     );
     eprintln!("longest CLI function: {} ({} lines)", longest.1, longest.0);
 }
+
+/// The repository's text files, for the checks on what they cite: every
+/// file under the checkout except build output, git's own, the device
+/// tool's carried folders, binary data and logs (a run's output, kept as
+/// it was printed).
+fn repository_text_files() -> Vec<std::path::PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.is_dir() {
+                if ![
+                    ".git",
+                    "target",
+                    ".devbin",
+                    ".gl",
+                    "identify-results",
+                    "out",
+                ]
+                .contains(&name.as_str())
+                {
+                    walk(&path, out);
+                }
+            } else if !name.ends_with(".log") && std::fs::read_to_string(&path).is_ok() {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(Path::new(env!("CARGO_MANIFEST_DIR")), &mut files);
+    files
+}
+
+/// The numbers of the sections `docs/model.md` defines ("## 4." gives "4",
+/// "### 4.1" gives "4.1").
+fn model_sections() -> BTreeSet<String> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/model.md"))
+        .expect("docs/model.md defines the model");
+    text.lines()
+        .filter_map(|line| line.strip_prefix("## ").or(line.strip_prefix("### ")))
+        .filter_map(|heading| heading.split_whitespace().next())
+        .map(|number| number.trim_end_matches('.').to_string())
+        .filter(|number| number.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .collect()
+}
+
+/// The model is defined in the repository: no file cites a specification a
+/// clone does not contain, and every `docs/model.md §N` citation names a
+/// section the page has.
+#[test]
+fn the_model_is_cited_from_the_repository() {
+    let sections = model_sections();
+    assert!(
+        ["1", "2", "3", "4.1", "4.2", "5", "8", "9"]
+            .iter()
+            .all(|s| sections.contains(*s)),
+        "docs/model.md's sections: {sections:?}"
+    );
+    let this_file = Path::new(env!("CARGO_MANIFEST_DIR")).join(file!());
+    let mut stale = Vec::new();
+    let mut citations = 0;
+    for file in repository_text_files() {
+        if file == this_file {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let cites_spec = line
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|word| word == "SPEC");
+            if cites_spec {
+                stale.push(format!("{}:{}: {line}", file.display(), number + 1));
+            }
+            for (at, _) in line.match_indices("docs/model.md §") {
+                let rest = &line[at + "docs/model.md §".len()..];
+                let section: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
+                let section = section.trim_end_matches('.');
+                if section.is_empty() {
+                    // The form itself, `docs/model.md §N`.
+                    continue;
+                }
+                citations += 1;
+                if !sections.contains(section) {
+                    stale.push(format!(
+                        "{}:{}: cites docs/model.md §{section}, which it does not have",
+                        file.display(),
+                        number + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        citations > 50,
+        "only {citations} citations found: is the scan broken?"
+    );
+    assert!(stale.is_empty(), "{}", stale.join("\n"));
+}

@@ -1,5 +1,5 @@
 //! The linearized input–output model against the nonlinear reference solver
-//! and SPEC §8's frequencies.
+//! and docs/model.md §8's frequencies.
 
 use std::f64::consts::PI;
 use std::sync::Arc;
@@ -123,7 +123,7 @@ fn nonlinear_response_either_side_of_first_resonance_matches_the_linear_model() 
 
 #[test]
 fn highest_frequencies_match_spec_table() {
-    // SPEC §8: straight, unstressed, pinned tether; within 1 %.
+    // docs/model.md §8: straight, unstressed, pinned tether; within 1 %.
     for (n, expected) in [(10, 1.60e4), (20, 3.16e4), (40, 6.04e4), (50, 7.31e4)] {
         let t = Tether::new(TetherParams {
             elements: n,

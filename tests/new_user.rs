@@ -166,7 +166,7 @@ fn progress_reaches_a_log_that_is_not_a_terminal() {
         .unwrap();
     assert!(result.status.success(), "{}", stderr(&result));
     assert!(
-        stderr(&result).contains("progress: 1/1 simulations"),
+        stderr(&result).contains("progress: 1/1 candidates"),
         "{}",
         stderr(&result)
     );
@@ -207,5 +207,133 @@ fn the_auto_notice_is_one_short_line_and_counts_are_singular_for_one() {
     assert!(
         !out.contains("1 candidates") && !out.contains("1 simulations"),
         "{out}"
+    );
+}
+
+/// The console blocks of README.md and docs/*.md that run a command: (the
+/// file, the command's arguments, the lines it is shown printing).
+fn console_blocks() -> Vec<(String, Vec<String>, Vec<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        files.push(entry.unwrap().path());
+    }
+    let mut blocks = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            if line != "```console" {
+                continue;
+            }
+            let body: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            let mut body = body.into_iter();
+            let Some(first) = body.next().and_then(|l| l.strip_prefix("$ tether-sweep ")) else {
+                continue;
+            };
+            // A command continued over lines with a trailing backslash.
+            let mut command = first.trim_end().to_string();
+            while let Some(head) = command.strip_suffix('\\') {
+                command = format!("{head} {}", body.next().unwrap_or("").trim());
+            }
+            let args = command.split_whitespace().map(String::from).collect();
+            let printed = body.map(String::from).collect();
+            blocks.push((file.display().to_string(), args, printed));
+        }
+    }
+    blocks
+}
+
+/// A line that reports a wall time: compared with its numbers masked.
+fn reports_a_time(line: &str) -> bool {
+    line.contains(" s wall")
+        || line.contains("simulations/s")
+        || line.rsplit(" | ").next().is_some_and(|last| {
+            last.strip_suffix(" s")
+                .is_some_and(|n| n.parse::<f64>().is_ok())
+        })
+}
+
+fn numbers_masked(line: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in line.chars() {
+        let numeric = c.is_ascii_digit() || (in_number && (c == '.' || c == 'e' || c == '-'));
+        if numeric && !in_number {
+            out.push('#');
+        }
+        if !numeric {
+            out.push(c);
+        }
+        in_number = numeric;
+    }
+    out
+}
+
+/// The documented console output is what the binary prints now, for the
+/// cheap examples: one drop and one swing-up (`simulate`), the linear
+/// model (`linearize`) and the filmed worked example (`identify`). Lines
+/// that report a wall time are compared with their numbers masked; `...`
+/// stands for lines left out.
+#[test]
+fn the_documented_examples_print_what_the_docs_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut ran = 0;
+    for (file, mut args, printed) in console_blocks() {
+        let cheap = matches!(args[0].as_str(), "simulate" | "linearize")
+            || args.iter().any(|a| a == "examples/filmed_experiment.toml");
+        if !cheap {
+            continue;
+        }
+        let out_at = args.iter().position(|a| a == "--out").unwrap() + 1;
+        let out = dir.path().join(format!("{ran}-{}", args[out_at]));
+        let prefix = format!("{}/{ran}-", dir.path().display());
+        args[out_at] = out.display().to_string();
+        let result = binary()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            result.status.success(),
+            "{file}: {args:?}: {}",
+            stderr(&result)
+        );
+        let actual: Vec<String> = stdout(&result)
+            .lines()
+            .map(|l| l.replace(&prefix, ""))
+            .collect();
+        for line in printed.iter().filter(|l| l.as_str() != "...") {
+            let found = if reports_a_time(line) {
+                let masked = numbers_masked(line);
+                actual.iter().any(|a| numbers_masked(a) == masked)
+            } else {
+                actual.contains(line)
+            };
+            assert!(
+                found,
+                "{file}: `tether-sweep {}` no longer prints\n  {line}\nit prints:\n{}",
+                args.join(" "),
+                actual.join("\n")
+            );
+        }
+        ran += 1;
+    }
+    // docs/simulate.md's two, docs/linearize.md's and docs/identify.md's filmed example.
+    assert!(ran >= 4, "only {ran} documented examples found");
+}
+
+#[test]
+fn a_wall_time_is_masked_and_nothing_else() {
+    assert!(reports_a_time(
+        "explicit: step 1.6142e-5 s, 123900 steps, 0.454 s wall"
+    ));
+    assert!(reports_a_time("linearized about … | 0.781 s"));
+    assert!(!reports_a_time(
+        "tip (marker 10) at t = 2.000 s: x = -0.346971 m"
+    ));
+    assert_eq!(
+        numbers_masked("686 candidates in 0.8 s (115.6 simulations/s)"),
+        "# candidates in # s (# simulations/s)"
     );
 }

@@ -1,5 +1,5 @@
-//! The model and the CPU solvers against exact solutions (SPEC §8), the
-//! independent reference force vectors (SPEC §2) and each other.
+//! The model and the CPU solvers against exact solutions (docs/model.md §8), the
+//! independent reference force vectors (docs/model.md §2) and each other.
 
 use std::sync::Arc;
 
@@ -72,7 +72,7 @@ fn reference_force_vectors_and_mass_matrices_match() {
 
 #[test]
 fn static_stretch_matches_exact_solution() {
-    // SPEC §8: the tip hangs g ρ_t L²/(2E) (+ m g L/(E a)) below L.
+    // docs/model.md §8: the tip hangs g ρ_t L²/(2E) (+ m g L/(E a)) below L.
     for n in [3, 10, 40] {
         for tip_mass in [0.0, 0.021] {
             let t = tether(n, 0.0, 0.0, tip_mass);
@@ -96,7 +96,7 @@ fn static_stretch_matches_exact_solution() {
 
 #[test]
 fn lowest_frequency_about_hanging_equilibrium() {
-    // SPEC §8: ω₁ = 4.8638 rad/s (0.05 %), within 0.2 % of the heavy chain's 4.8595.
+    // docs/model.md §8: ω₁ = 4.8638 rad/s (0.05 %), within 0.2 % of the heavy chain's 4.8595.
     for n in [10, 20] {
         let t = tether(n, 0.0, 0.0, 0.0);
         let q = hanging_equilibrium(&t, [0.0, 0.0]).unwrap();
@@ -388,7 +388,7 @@ fn step_beyond_the_stability_limit_diverges_and_is_reported() {
 
 #[test]
 fn swingup_objective_matches_the_independent_reference_run() {
-    // SPEC §8: winch periods 0.5, 0.4, 0.6 s, A = 0.2 m, D = 2000, no drag:
+    // docs/model.md §8: winch periods 0.5, 0.4, 0.6 s, A = 0.2 m, D = 2000, no drag:
     // J_a,min = 0.5593 at t ≈ 1.02 s (n = 10 and 40 alike). Both CPU solvers.
     let params = TetherParams {
         elements: 10,
@@ -453,7 +453,7 @@ fn steps_and_step(out: &tether_sweep::scenario::SimulationOutput) -> (u64, f64) 
 
 #[test]
 fn semi_implicit_damping_frees_the_step_from_d_n_squared() {
-    // The SPEC drop at n = 10: the semi-implicit step is bounded by
+    // The paper's drop at n = 10: the semi-implicit step is bounded by
     // elasticity alone, the explicit one by the damping of the highest
     // axial modes; the track meets the explicit scheme's 1e-5 m bound.
     let semi = drop_run(10, 2000.0, 0.8, semi_implicit(None), 2.0);

@@ -1,5 +1,5 @@
 //! The swing-up design (issue 5): chromosome mapping and winch motion
-//! against SPEC, the GA through the CLI, the GPU engine's J_a,min against
+//! against docs/model.md, the GA through the CLI, the GPU engine's J_a,min against
 //! the CPU explicit solver, and a reduced exhaustive landscape against a
 //! brute-force loop. GPU parts need an adapter (lavapipe in CI) unless
 //! TETHER_SWEEP_SKIP_GPU_TESTS is set.
@@ -85,14 +85,14 @@ fn chromosomes_map_to_spec_periods_and_winch_motion() {
         coding: GeneCoding::default(),
     };
     problem.validate().unwrap();
-    // SPEC §7: T_i = (1.0 − 0.25) x_i / 31 + 0.25, genes of 5 bits, gene 1 first.
+    // docs/model.md §7: T_i = (1.0 − 0.25) x_i / 31 + 0.25, genes of 5 bits, gene 1 first.
     let chromosome = 0b01101_00010_11111;
     let expected = [13.0, 2.0, 31.0].map(|x: f64| 0.75 * x / 31.0 + 0.25);
     let scenario = problem.scenario_for(chromosome);
     for (t, e) in scenario.winch.periods_s.iter().zip(expected) {
         assert!((t - e).abs() < 1e-15, "{t} vs {e}");
     }
-    // SPEC §4.2: half-cosine moves 0 → −A → +A → 0, at rest afterwards.
+    // docs/model.md §4.2: half-cosine moves 0 → −A → +A → 0, at rest afterwards.
     let w = &scenario.winch;
     let (t1, t2, t3) = (expected[0], expected[1], expected[2]);
     let a = 0.2;
@@ -134,19 +134,26 @@ fn gpu_f32_scores_a_batch_like_the_cpu_solver_of_its_scheme() {
     let Some(gpu) = gpu() else { return };
     let problem = reduced();
     let chromosomes = [0u32, 1, 7, 21, 42, 63];
+    // Progress counts chromosomes on either engine (the GPU counts
+    // element-steps, which once reached the terminal as "chromosomes").
+    let last = std::sync::Mutex::new((0u64, 0u64));
+    let progress = |done: u64, of: u64| *last.lock().unwrap() = (done, of);
+    let n = chromosomes.len() as u64;
     for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
         let on_gpu = Evaluator::new(Engine::gpu(Precision::F32, scheme), Some(&gpu))
             .unwrap()
-            .evaluate(&problem, &chromosomes, None)
+            .evaluate(&problem, &chromosomes, Some(&progress))
             .unwrap();
+        assert_eq!(*last.lock().unwrap(), (n, n), "GPU progress");
         let cpu = SolverSettings {
             kind: SolverKind::from(scheme),
             ..Default::default()
         };
         let on_cpu = Evaluator::new(Engine::Cpu(cpu), None)
             .unwrap()
-            .evaluate(&problem, &chromosomes, None)
+            .evaluate(&problem, &chromosomes, Some(&progress))
             .unwrap();
+        assert_eq!(*last.lock().unwrap(), (n, n), "CPU progress");
         for ((c, g), e) in chromosomes.iter().zip(&on_gpu).zip(&on_cpu) {
             let (g, e) = (g.j_a_min_m.unwrap(), e.j_a_min_m.unwrap());
             let relative = (g / e - 1.0).abs();
@@ -307,7 +314,7 @@ fn cli_exhaustive_ranks_the_ga_answer() {
         .to_vec();
     let best = argmin(&j);
     assert_eq!(rank[best], 1);
-    // Rows are in chromosome order with the SPEC mapping.
+    // Rows are in chromosome order with docs/model.md §7's mapping.
     let coding = GeneCoding {
         bits_per_gene: 2,
         ..Default::default()
@@ -339,7 +346,7 @@ fn cli_rejects_bad_ga_input_before_running() {
         ("--tolerance", "0", "invalid --tolerance"),
     ] {
         let out = dir.path().join(field.trim_start_matches('-'));
-        // SPEC defaults otherwise: the error must come before any simulation.
+        // The paper's defaults (docs/model.md) otherwise: the error must come before any simulation.
         let args = [
             "swingup",
             "--backend",

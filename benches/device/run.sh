@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (under 10 minutes on an H100): both GPU layouts on
+# One device call (under 10 minutes on an H100; 2026-11-24: about 3): both GPU layouts on
 # hardware, and every job the layouts are for. With --small it runs the same
 # steps at toy sizes on whatever adapter this machine has (lavapipe here),
 # so the script is known to work before a GPU is lent:
@@ -9,11 +9,13 @@
 #
 # Steps: the machine and adapters; `bench` of the semi-implicit scheme in
 # f32 and f64 in both layouts (n = 10, 40, 50; batches up to 8,192); the
-# default and the SPEC §6 identification grids, a default GA run and the
-# exhaustive 32,768-chromosome landscape, each with --backend auto (the
-# targets: 1 s, 3 s, 0.5 s a generation and 20 s on one H100, with auto
-# choosing the GPU); the GPU tests. Output in $OUT (default
-# /tmp/device-run): run.log and the Parquet files.
+# default and the paper's identification grid (docs/model.md §6), a default
+# GA run and the exhaustive 32,768-chromosome landscape, each with
+# --backend auto (the targets: 1 s, 3 s, 0.5 s a generation and 20 s on one
+# H100, with auto choosing the GPU); both grids again in the thread layout
+# and the GA on the GPU, to check auto's choices; the GPU tests and the
+# shader function tests. Output in $OUT (default /tmp/device-run): run.log,
+# bench_layouts.parquet and outputs.tar.gz (every run's folder).
 set -uo pipefail
 small=false
 [ "${1:-}" = "--small" ] && small=true
@@ -29,9 +31,11 @@ if [ -d .devbin ]; then
     (cd .devbin && for f in ./*.xz; do [ -e "$f" ] && xz -d -f "$f"; done; chmod +x ./*)
     B=.devbin/tether-sweep
     TESTS=.devbin/gpu-tests
-    # The test binary finds datasets and reference files by the path it
-    # was built at.
+    # The test binary finds datasets, reference files and the CLI binary
+    # (CARGO_BIN_EXE_tether-sweep, target/release/) by the paths it was
+    # built at.
     [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+    mkdir -p target/release && cp "$B" target/release/tether-sweep
 else
     B=target/release/tether-sweep
     TESTS=
@@ -41,7 +45,7 @@ if $small; then
     bench_sizes=(--elements 4,10 --batch 1,8 --duration 0.04)
     backend=gpu      # lavapipe: auto would choose the CPU
     grid=(--elements 4 --damping 1000:2000:1000 --drag-coefficient 0.8)
-    spec=(--elements 4,6 --damping 0:4000:2000 --drag-coefficient 0.7,0.8)
+    paper=(--elements 4,6 --damping 0:4000:2000 --drag-coefficient 0.7,0.8)
     ga=(--elements 6 --generations 2 --population 4 --duration 0.48)
     landscape=(--elements 6 --bits-per-gene 1 --generations 1 --population 2 --duration 0.48)
     limit=120
@@ -49,7 +53,7 @@ else
     bench_sizes=(--elements 10,40,50 --batch 1,1024,8192 --duration 0.04)
     backend=auto
     grid=()
-    spec=(--grid examples/spec_grid.toml)
+    paper=(--grid examples/paper_grid.toml)
     ga=()
     landscape=(--generations 1)
     limit=0
@@ -68,16 +72,24 @@ command -v nvidia-smi >/dev/null && nvidia-smi \
     --query-gpu=name,clocks.sm,clocks.max.sm,driver_version,memory.total --format=csv
 nproc
 $B adapters
-run "bench, both layouts" 150 $B bench "${bench_sizes[@]}" \
+run "bench, both layouts" 60 $B bench "${bench_sizes[@]}" \
     --engines gpu-semi-implicit-f32,gpu-semi-implicit-f64 --gpu-layout thread,workgroup \
     --out "$OUT/bench_layouts.parquet" --force
 run "identify, default grid" 40 $B identify --backend $backend "${grid[@]}" \
     --out "$OUT/identify-default" --force
-run "identify, SPEC grid" 120 $B identify --backend $backend "${spec[@]}" \
-    --out "$OUT/identify-spec" --force
+run "identify, paper's grid" 60 $B identify --backend $backend "${paper[@]}" \
+    --out "$OUT/identify-paper" --force
+# The same sweeps in the layout the cost model did not choose, without the
+# refinement and validation (the sweep's own time): is its choice right?
+run "identify, default grid, thread layout" 30 $B identify --backend gpu --gpu-layout thread \
+    "${grid[@]}" --no-refine --validate 0 --out "$OUT/identify-default-thread" --force
+run "identify, paper's grid, thread layout" 60 $B identify --backend gpu --gpu-layout thread \
+    "${paper[@]}" --no-refine --validate 0 --out "$OUT/identify-paper-thread" --force
 run "swingup, default GA" 40 $B swingup --backend $backend "${ga[@]}" \
     --out "$OUT/swingup-ga" --force
-run "swingup, exhaustive landscape" 120 $B swingup --backend $backend --exhaustive \
+run "swingup, default GA on the GPU" 40 $B swingup --backend gpu "${ga[@]}" \
+    --out "$OUT/swingup-ga-gpu" --force
+run "swingup, exhaustive landscape" 60 $B swingup --backend $backend --exhaustive \
     "${landscape[@]}" --out "$OUT/swingup-landscape" --force
 if [ -n "$TESTS" ]; then
     run "GPU tests" 80 "$TESTS"
@@ -88,3 +100,6 @@ else
     echo "=== GPU tests: run here with cargo test --test gpu (no .devbin/gpu-tests)"
 fi
 } 2>&1 | tee "$OUT/run.log"
+# The device tool brings back eight files: the runs' folders travel as one
+# archive.
+(cd "$OUT" && tar czf outputs.tar.gz identify-* swingup-* && rm -rf identify-* swingup-*)

@@ -1,5 +1,5 @@
 """Drop-scenario marker tracks from Exudyn's ObjectANCFCable2D: an independent
-implementation with the same strain and curvature as SPEC §2.
+implementation with the same strain and curvature as docs/model.md §2.
 
 Exudyn's cable has no rotary-inertia term and no air drag, so these tracks
 are for rotary_inertia = false and C_D = 0. Its implicit generalized-α solver
@@ -33,7 +33,7 @@ from exudyn.itemInterface import (
     SensorBody,
 )
 
-# SPEC Table 1
+# docs/model.md §1
 L, B, H = 0.6, 0.020, 0.002
 E, RHO, G = 9.4e6, 920.0, 9.8
 AREA, INERTIA = B * H, B * H**3 / 12.0

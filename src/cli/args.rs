@@ -17,7 +17,7 @@ pub struct EngineArgs {
     /// (lavapipe); `cpu`: CPU only.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: Backend,
-    /// GPU precision: `f32` (displacement form, SPEC §8) or `f64` (needs the
+    /// GPU precision: `f32` (displacement form, docs/model.md §8) or `f64` (needs the
     /// adapter's SHADER_F64).
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: Precision,
@@ -44,7 +44,41 @@ pub fn layouts_text(counts: &std::collections::BTreeMap<&str, u64>) -> Option<St
     })
 }
 
-/// Tether options shared by the commands; each overrides SPEC Table 1.
+/// A number with the digits it carries: binary rounding is dropped
+/// (`0.42`, not `0.42000000000000004`, for 0.6 × 0.7), twelve significant
+/// digits kept.
+pub fn number(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let rounded: f64 = format!("{x:.11e}").parse().unwrap_or(x);
+    rounded.to_string()
+}
+
+/// Numbers as a list: `[0, 0.1, 0.42]`.
+pub fn numbers(xs: &[f64]) -> String {
+    format!(
+        "[{}]",
+        xs.iter().map(|&x| number(x)).collect::<Vec<_>>().join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_carry_their_digits_not_binary_rounding() {
+        assert_eq!(number(0.6 * 0.7), "0.42");
+        assert_eq!(number(0.1 + 0.2), "0.3");
+        assert_eq!(number(1e-7), "0.0000001");
+        assert_eq!(number(2300.0), "2300");
+        assert_eq!(number(0.019971234), "0.019971234");
+        assert_eq!(numbers(&[0.0, 0.42000000000000004]), "[0, 0.42]");
+    }
+}
+
+/// Tether options shared by the commands; each overrides docs/model.md §1.
 #[derive(Debug, Args)]
 pub struct TetherArgs {
     /// Number of ANCF elements n (1..=1024). [default: 10]

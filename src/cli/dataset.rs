@@ -17,7 +17,7 @@ use tether_sweep::workflow::synth::{SynthRequest, run as synthesize};
 
 #[derive(Debug, Subcommand)]
 pub enum DatasetCommand {
-    /// Simulate the SPEC drop with the reference solver on a fine mesh and add
+    /// Simulate the paper's drop with the reference solver on a fine mesh and add
     /// seeded Gaussian marker noise: a "measured" track with known truth.
     /// Defaults: n = 80, D = 2000 Pa·s, C_D = 0.8, noise 0.5 mm, seed 2010.
     #[command(allow_negative_numbers = true)]
@@ -59,7 +59,7 @@ pub struct SynthArgs {
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// A filmed drop of your own, as `simulate --config` takes it:
-    /// [tether] (every SPEC Table 1 parameter) and [settings] (pin_m,
+    /// [tether] (every docs/model.md §1 parameter) and [settings] (pin_m,
     /// initial_angle_deg, marker_arc_lengths_m, release_time_s, and
     /// frame_times_s or frame_interval_s with duration_s). The flags above
     /// set n, D, C_D and override the tip mass and length.
@@ -70,7 +70,7 @@ pub struct SynthArgs {
     pub force: bool,
 }
 
-/// The drop to synthesize: the config's, or SPEC's, with the flags' tether.
+/// The drop to synthesize: the config's, or the paper's, with the flags' tether.
 fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario)> {
     let mut flags = Table::new();
     flags.insert("elements".into(), Value::Integer(args.elements as i64));

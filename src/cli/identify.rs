@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::UsageError;
-use super::args::{EngineArgs, name_flags};
+use super::args::{EngineArgs, name_flags, number, numbers};
 use super::progress::{Progress, interrupt_flag};
 use toml::{Table, Value};
 
@@ -19,7 +19,7 @@ use tether_sweep::sweep::refine::Refined;
 use tether_sweep::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation,
 };
-use tether_sweep::sweep::{CandidateResult, Grid, Shard, Summary};
+use tether_sweep::sweep::{CandidateResult, Grid, Parameter, Shard, Summary};
 use tether_sweep::workflow::identify::{
     IdentifyReport, IdentifyRequest, Plan, Plausibility, check_outcome, prepare, shipped_dataset,
 };
@@ -41,7 +41,7 @@ pub struct IdentifyArgs {
     )]
     pub elements: String,
     /// Damping D [Pa·s]: start:stop:step (inclusive) or a comma list.
-    /// SPEC §6's full axis is 0:10000:100.
+    /// The paper's full axis is 0:10000:100.
     #[arg(
         long,
         value_name = "AXIS",
@@ -73,7 +73,7 @@ pub struct IdentifyArgs {
     /// The grid from a TOML file instead: keys elements, damping and
     /// drag_coefficient, each an axis string or an array of numbers, and
     /// any parameter axes under the parameter's name
-    /// (examples/spec_grid.toml is SPEC §6's grid).
+    /// (examples/paper_grid.toml is the paper's grid, docs/model.md §6).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["elements", "damping", "drag_coefficient"])]
     pub grid: Option<PathBuf>,
     /// Run only shard K of N (interleaved: candidate i belongs to shard
@@ -98,10 +98,11 @@ pub struct IdentifyArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
     /// The experiment, as `simulate --config` takes it: [tether] (every
-    /// SPEC Table 1 parameter) and [settings] (initial_angle_deg, pin_m,
-    /// frame_interval_s, marker_arc_lengths_m) of a drop. The grid's axes
-    /// and the flags below override it; the duration is the measured file's
-    /// last frame, the markers its `s` column when it has one.
+    /// docs/model.md §1 parameter) and [settings] (initial_angle_deg, pin_m,
+    /// release_time_s, marker_arc_lengths_m) of a drop. The grid's axes
+    /// and the flags below override it; the frames are the measured file's
+    /// own (a frame_interval_s is not needed), the duration runs to its
+    /// last frame, and the markers are its `s` column when it has one.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Tip mass of every candidate [kg], ≥ 0 (not identified). [default: the
@@ -137,8 +138,11 @@ pub struct IdentifyArgs {
     /// CSV has nowhere to keep it).
     #[arg(long)]
     pub csv: bool,
-    /// Output directory: results.parquet, best_fit.parquet and the figures
-    /// surface, per_elements and shapes (SVG and PNG); with --shard only
+    /// Output directory: results.parquet (every candidate's J_e),
+    /// best_fit.parquet (the best candidate's and the refined tracks),
+    /// refined.parquet (the refined optimum with standard errors) and the
+    /// figures surface, profile_NAME (one per continuous axis),
+    /// per_elements, shapes and residuals (SVG and PNG); with --shard only
     /// DIR/shard=K/part.parquet.
     #[arg(long, value_name = "DIR", default_value = "identify-results")]
     pub out: PathBuf,
@@ -182,6 +186,7 @@ impl IdentifyArgs {
                 .with_axis(name, axis)
                 .map_err(|e| WorkflowError::flag("--axis", e))?;
         }
+        self.refuse_flags_beside_their_axes(&grid)?;
         let surface_axes = match &self.surface {
             Some(text) => match text.split_once(',') {
                 Some((a, b)) => Some([a.trim().to_string(), b.trim().to_string()]),
@@ -224,6 +229,28 @@ impl IdentifyArgs {
             out: self.out.clone(),
             force: self.force,
         })
+    }
+}
+
+impl IdentifyArgs {
+    /// A flag beside an axis over the same parameter would be silently
+    /// overridden by the axis: say so instead.
+    fn refuse_flags_beside_their_axes(&self, grid: &Grid) -> Result<()> {
+        for (flag, value, parameter) in [
+            ("--length", self.length, Parameter::LengthM),
+            ("--tip-mass", self.tip_mass, Parameter::TipMassKg),
+        ] {
+            if let Some(value) = value
+                && grid.parameters.iter().any(|a| a.parameter == parameter)
+            {
+                return Err(UsageError(format!(
+                    "{flag} {value} beside a grid axis over {}: the axis sets it for every candidate; give one or the other",
+                    parameter.name()
+                ))
+                .into());
+            }
+        }
+        Ok(())
     }
 }
 
@@ -338,7 +365,8 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     }
     let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
     print_plan(&request, &prepared.plan, args.config.is_some());
-    let progress = Progress::new("simulations");
+    // Candidates, not simulations: a release axis's values share one.
+    let progress = Progress::new("candidates");
     let report = |done: u64, total: u64| progress.report(done, total);
     let result = prepared.run(Hooks {
         progress: Some(&report),
@@ -372,7 +400,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         request.measured.display(),
         match &plan.adapter {
             Some(name) => format!("GPU {name}"),
-            None => format!("CPU, {} threads", rayon::current_num_threads()),
+            None => tether_sweep::engine::Engine::cpu_device_name(),
         },
         plan.engine.solver().name(),
         plan.engine.precision().name(),
@@ -427,16 +455,16 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
 fn print_experiment(s: &Scenario) {
     let times = s.frame_times_s();
     println!(
-        "experiment: released at {}° from the pin at ({}, {}) m at t = {} s, {} at s = {:?} m, {} from t = {} to {} s",
-        s.initial_angle_deg,
-        s.pin_m[0],
-        s.pin_m[1],
-        s.release_time_s,
+        "experiment: released at {}° from the pin at ({}, {}) m at t = {} s, {} at s = {} m, {} from t = {} to {} s",
+        number(s.initial_angle_deg),
+        number(s.pin_m[0]),
+        number(s.pin_m[1]),
+        number(s.release_time_s),
         count(s.marker_arc_lengths_m.len(), "marker"),
-        s.marker_arc_lengths_m,
+        numbers(&s.marker_arc_lengths_m),
         count(times.len(), "frame"),
-        times.first().copied().unwrap_or(0.0),
-        times.last().copied().unwrap_or(0.0),
+        number(times.first().copied().unwrap_or(0.0)),
+        number(times.last().copied().unwrap_or(0.0)),
     );
 }
 

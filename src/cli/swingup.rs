@@ -1,4 +1,4 @@
-//! `tether-sweep swingup`: GA design of the winch trajectory (SPEC §7), with
+//! `tether-sweep swingup`: GA design of the winch trajectory (docs/model.md §7), with
 //! the exhaustive landscape on request (the work is
 //! `tether_sweep::workflow::swingup`).
 
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::args::{EngineArgs, name_flags};
+use super::args::{EngineArgs, name_flags, number, numbers};
 use super::progress::{Progress, interrupt_flag};
 use tether_sweep::ga::{Evaluation, GaSettings, GeneCoding, Generation, SwingupProblem};
 use tether_sweep::model::TetherParams;
@@ -219,12 +219,12 @@ fn print_header(request: &SwingupRequest, prepared: &tether_sweep::workflow::swi
     let p = &problem.params;
     let engine = prepared.choice().engine;
     println!(
-        "swingup: n = {}, D = {} Pa·s, C_D = {}, tip mass = {} kg | waypoints {:?} m | {} bits ({} chromosomes), T in [{}, {}] s | {:.2} s horizon | {}, {} solver, {}",
+        "swingup: n = {}, D = {} Pa·s, C_D = {}, tip mass = {} kg | waypoints {} m | {} bits ({} chromosomes), T in [{}, {}] s | {:.2} s horizon | {}, {} solver, {}",
         p.elements,
-        p.damping_pa_s,
-        p.drag_coefficient,
-        p.tip_mass_kg,
-        problem.scenario.winch.waypoints_m,
+        number(p.damping_pa_s),
+        number(p.drag_coefficient),
+        number(p.tip_mass_kg),
+        numbers(&problem.scenario.winch.waypoints_m),
         coding.bits(),
         coding.space_size(),
         coding.period_min_s,
@@ -232,7 +232,7 @@ fn print_header(request: &SwingupRequest, prepared: &tether_sweep::workflow::swi
         problem.scenario.duration_s,
         match prepared.choice().adapter_name() {
             Some(name) => format!("GPU {name}"),
-            None => format!("CPU, {} threads", rayon::current_num_threads()),
+            None => tether_sweep::engine::Engine::cpu_device_name(),
         },
         engine.solver().name(),
         engine.precision().name()

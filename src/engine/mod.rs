@@ -128,6 +128,15 @@ impl Engine {
         }
     }
 
+    /// The CPU as a device on a terminal or in a table: `CPU, 2 threads`
+    /// (`CPU, 1 thread` where rayon runs one).
+    pub fn cpu_device_name() -> String {
+        match rayon::current_num_threads() {
+            1 => "CPU, 1 thread".to_string(),
+            threads => format!("CPU, {threads} threads"),
+        }
+    }
+
     /// One line for a terminal: `CPU reference solver, f64`.
     pub fn describe(&self) -> String {
         match self {

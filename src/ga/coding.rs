@@ -1,4 +1,4 @@
-//! The chromosome of SPEC §7: three genes of `bits_per_gene` bits, gene i
+//! The chromosome of docs/model.md §7: three genes of `bits_per_gene` bits, gene i
 //! mapped linearly onto the winch period T_i ∈ [period_min_s, period_max_s].
 
 use serde::{Deserialize, Serialize};
@@ -23,7 +23,7 @@ pub struct GeneCoding {
 }
 
 impl Default for GeneCoding {
-    /// SPEC §7: 5 bits a gene, T ∈ [0.25, 1.0] s.
+    /// docs/model.md §7: 5 bits a gene, T ∈ [0.25, 1.0] s.
     fn default() -> Self {
         Self {
             bits_per_gene: 5,
@@ -74,7 +74,7 @@ impl GeneCoding {
         1u64 << self.bits()
     }
 
-    /// Largest gene value, 2^b − 1 (31 for SPEC's 5 bits).
+    /// Largest gene value, 2^b − 1 (31 for the paper's 5 bits).
     pub fn gene_max(&self) -> u32 {
         (1u32 << self.bits_per_gene) - 1
     }
@@ -92,7 +92,7 @@ impl GeneCoding {
             .fold(0, |c, &x| (c << self.bits_per_gene) | (x & self.gene_max()))
     }
 
-    /// T_i = (T_max − T_min) x_i / (2^b − 1) + T_min (SPEC §7).
+    /// T_i = (T_max − T_min) x_i / (2^b − 1) + T_min (docs/model.md §7).
     pub fn period_s(&self, gene: u32) -> f64 {
         (self.period_max_s - self.period_min_s) * gene as f64 / self.gene_max() as f64
             + self.period_min_s

@@ -1,4 +1,4 @@
-//! Scoring chromosomes: each becomes a swing-up (SPEC §4.2) with its winch
+//! Scoring chromosomes: each becomes a swing-up (docs/model.md §4.2) with its winch
 //! periods, simulated on the CPU solvers (all cores) or as one GPU batch.
 
 use std::collections::BTreeMap;
@@ -56,7 +56,7 @@ impl SwingupProblem {
     }
 }
 
-/// A progress callback: (work done, work in the batch).
+/// A progress callback: (chromosomes scored, chromosomes in the batch).
 pub type Progress<'a> = dyn Fn(u64, u64) + Sync + 'a;
 
 /// Scores chromosomes on an engine: the CPU solvers, one simulation per
@@ -97,8 +97,8 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Scores `chromosomes` in one batch, in their order. `progress` is
-    /// called with (work done, work in the batch): simulations on the CPU,
-    /// element-steps on the GPU.
+    /// called with (chromosomes scored, chromosomes in the batch) on either
+    /// engine (on the GPU, in proportion to the element-steps done).
     pub fn evaluate(
         &self,
         problem: &SwingupProblem,
@@ -117,11 +117,19 @@ impl<'a> Evaluator<'a> {
                 },
                 Some(gpu),
             ) => {
+                // The GPU counts element-steps; the caller counts chromosomes.
+                let count = chromosomes.len() as u64;
+                let in_chromosomes = |done: u64, of: u64| {
+                    if let Some(report) = progress {
+                        let scored = count as u128 * done as u128 / of.max(1) as u128;
+                        report(scored as u64, count);
+                    }
+                };
                 let options = BatchOptions {
                     precision: *precision,
                     layout: *layout,
                     cancel: self.cancel,
-                    progress,
+                    progress: progress.map(|_| &in_chromosomes as &Progress<'_>),
                     ..Default::default()
                 };
                 self.evaluate_gpu(problem, chromosomes, gpu, *scheme, &options)

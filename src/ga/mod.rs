@@ -1,4 +1,4 @@
-//! Swing-up design by genetic algorithm (SPEC §7) and by exhaustive search
+//! Swing-up design by genetic algorithm (docs/model.md §7) and by exhaustive search
 //! over the whole chromosome space.
 //!
 //! The operators, all drawn from one ChaCha8 generator seeded by the user, so
@@ -46,7 +46,7 @@ pub struct GaSettings {
 }
 
 impl Default for GaSettings {
-    /// SPEC §7's population of 10; 30 generations (the paper converged
+    /// docs/model.md §7's population of 10; 30 generations (the paper converged
     /// after 17).
     fn default() -> Self {
         Self {

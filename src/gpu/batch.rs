@@ -19,7 +19,7 @@ use crate::scheme::FrameDue;
 pub enum PinDrive {
     /// The pin stays at its reference position.
     Fixed,
-    /// Half-cosine moves along x through `waypoints_m` (SPEC §4.2); the
+    /// Half-cosine moves along x through `waypoints_m` (docs/model.md §4.2); the
     /// reference pin is at the first waypoint.
     Winch {
         waypoints_m: Vec<f64>,
@@ -28,7 +28,7 @@ pub enum PinDrive {
 }
 
 /// One simulation for the engine. The state is carried as the displacement
-/// from a straight, unstretched reference configuration (SPEC §8): from
+/// from a straight, unstretched reference configuration (docs/model.md §8): from
 /// `pin_m` along the unit `tangent`.
 #[derive(Debug, Clone)]
 pub struct GpuSimulation {

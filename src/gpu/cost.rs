@@ -383,7 +383,7 @@ mod tests {
 
     #[test]
     fn few_long_simulations_go_to_the_workgroup_layout_many_equal_ones_do_not() {
-        // The SPEC grid's shape: 3,535 drops, n = 10..50.
+        // The paper's grid's shape: 3,535 drops, n = 10..50.
         let spec: Vec<SimulationWork> = (0..3535)
             .map(|i| {
                 let n = 10 * (1 + i % 5);

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! where A, L, U are the diagonal, sub- and super-diagonal blocks. Solving
-//! the modified system is exactly M_dd q̈_d = f_d − M_dr q̈_r (SPEC §3): the
+//! the modified system is exactly M_dd q̈_d = f_d − M_dr q̈_r (docs/model.md §3): the
 //! identity rows give q̈_r, and L_1 carries M_dr into the dynamic rows.
 //!
 //! The explicit shader reads G and E per node; B_k = L_k is the same for
@@ -94,7 +94,7 @@ pub fn factor(mass: &BandedMatrix, elements: usize) -> Result<Vec<NodeFactors>, 
 /// slope) times the 2×2 identity over (x, y): the element mass
 /// ρ_t a ∫ SᵀS + ρ_t I ∫ S_xᵀS_x, with S = [s1 I, s2 I, s3 I, s4 I], couples
 /// x only with x and y only with y, with the same weights, and the tip mass
-/// adds the same amount to x and y. And the elements are equal (SPEC §2), so
+/// adds the same amount to x and y. And the elements are equal (docs/model.md §2), so
 /// every interior node has the same diagonal block and every node the same
 /// coupling to the next; only the two end nodes differ (one element each, and
 /// the tip mass at node n). Each 2×2 matrix is stored row-major (k00, k01,

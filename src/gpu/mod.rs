@@ -44,7 +44,7 @@ pub use layout::MISSING_SAMPLE_M;
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
-    /// Single precision, in displacement form (SPEC §8).
+    /// Single precision, in displacement form (docs/model.md §8).
     F32,
     /// Double precision; needs the adapter's SHADER_F64.
     F64,

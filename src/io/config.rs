@@ -6,13 +6,13 @@
 //! # step_s = 1e-5             # explicit step; default: chosen from the model
 //! # tolerance_m = 1e-9        # reference solver's local error tolerance
 //!
-//! [tether]                    # any field of TetherParams; defaults: SPEC Table 1
+//! [tether]                    # any field of TetherParams; defaults: docs/model.md §1
 //! elements = 10
 //! damping_pa_s = 2000.0
 //! drag_coefficient = 0.8
 //! # tip_mass_kg defaults to 0 for the drop and 0.021 for the swing-up
 //!
-//! [settings]                  # scenario settings; defaults: SPEC §4
+//! [settings]                  # scenario settings; defaults: docs/model.md §4
 //! duration_s = 3.0
 //! # release_time_s = 0.02     # drop: the release on the frames' clock
 //! # frame_times_s = [0.0, 0.0333, 0.0667]   # drop: frames at these times
@@ -50,7 +50,7 @@ pub enum ConfigError {
     Input(#[from] InputError),
 }
 
-/// Scenario settings; each overrides the scenario's SPEC default.
+/// Scenario settings; each overrides the scenario's default (docs/model.md §4).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScenarioSettings {

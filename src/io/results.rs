@@ -332,10 +332,7 @@ pub fn write_refined(
                 p.iter().map(|r| r.standard_error).collect(),
             ),
             Column::f64("grid_best", "", p.iter().map(|r| r.grid_best).collect()),
-            Column::text(
-                "at_bound",
-                p.iter().map(|r| r.at_bound.to_string()).collect(),
-            ),
+            Column::boolean("at_bound", p.iter().map(|r| r.at_bound).collect()),
         ],
         metadata,
     )

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    Array, ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
 };
 use arrow::datatypes::{Field, Schema};
 
@@ -47,6 +47,15 @@ impl Column {
             name,
             unit: "1",
             values: Arc::new(Int64Array::from(values)),
+        }
+    }
+    /// Booleans as Arrow's boolean type, so that readers filter with them
+    /// (`r[r.at_bound]` in pandas) instead of comparing text.
+    pub fn boolean(name: &'static str, values: Vec<bool>) -> Self {
+        Self {
+            name,
+            unit: "",
+            values: Arc::new(BooleanArray::from(values)),
         }
     }
     pub fn text(name: &'static str, values: Vec<String>) -> Self {

@@ -1,4 +1,4 @@
-//! One planar ANCF cable element (SPEC §2): shape functions, quadrature,
+//! One planar ANCF cable element (docs/model.md §2): shape functions, quadrature,
 //! mass, gravity, internal (elastic + Kelvin–Voigt) force, air drag, and their
 //! exact derivatives.
 //!
@@ -13,7 +13,7 @@
 use super::params::TetherParams;
 
 /// Gauss–Legendre points used for the elastic and damping integrals (and for
-/// the mass matrix, which they integrate exactly). SPEC §2 asks for at least
+/// the mass matrix, which they integrate exactly). docs/model.md §2 asks for at least
 /// five because the forces are not polynomial; the GPU shaders use the same
 /// rule so that CPU and GPU differ by precision only.
 pub const GAUSS_POINTS: usize = 5;
@@ -141,7 +141,7 @@ impl SectionKinematics {
     pub fn new(p: Vec2, c: Vec2, pd: Vec2, cd: Vec2) -> Self {
         let g = dot(p, p);
         let stretch = g.sqrt();
-        // ε = |r_x| − 1 written without cancellation near |r_x| = 1 (SPEC §8).
+        // ε = |r_x| − 1 written without cancellation near |r_x| = 1 (docs/model.md §8).
         let strain = (g - 1.0) / (stretch + 1.0);
         let strain_p = [p[0] / stretch, p[1] / stretch];
         let strain_rate = dot(strain_p, pd);
@@ -462,13 +462,13 @@ impl ElementKernel {
     }
 
     /// Consistent load vectors of a uniform unit force along x and along y on
-    /// the element: [½, 0, l/12, 0, ½, 0, −l/12, 0] and its y twin (SPEC §2).
+    /// the element: [½, 0, l/12, 0, ½, 0, −l/12, 0] and its y twin (docs/model.md §2).
     fn uniform_load_weights(&self) -> [f64; 4] {
         let le = self.length_m;
         [0.5, le / 12.0, 0.5, -le / 12.0]
     }
 
-    /// Air drag Q_Dx + Q_Dy (SPEC §2, corrected), added into `out`.
+    /// Air drag Q_Dx + Q_Dy (docs/model.md §2, corrected), added into `out`.
     pub fn add_drag(&self, e: &ElementVector, ed: &ElementVector, out: &mut ElementVector) {
         if self.drag_factor == 0.0 {
             return;

@@ -1,4 +1,4 @@
-//! Physics of the planar ANCF tether in f64 (SPEC §1–3): parameters, the
+//! Physics of the planar ANCF tether in f64 (docs/model.md §1–3): parameters, the
 //! element, the assembled tether and the motion prescribed at node 0.
 
 pub mod element;
@@ -8,7 +8,7 @@ pub mod tether;
 pub use params::TetherParams;
 pub use tether::Tether;
 
-/// Position, velocity and acceleration of node 0 at time t (SPEC §3). The
+/// Position, velocity and acceleration of node 0 at time t (docs/model.md §3). The
 /// solvers impose it through the rheonomic partition, so it needs analytic
 /// derivatives, not finite differences.
 pub trait PinMotion: Send + Sync {

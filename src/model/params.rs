@@ -1,4 +1,4 @@
-//! Material, geometry and load parameters of the tether (SPEC §1, §2).
+//! Material, geometry and load parameters of the tether (docs/model.md §1, §2).
 
 use serde::{Deserialize, Serialize};
 
@@ -9,7 +9,7 @@ use crate::error::{InputError, require_non_negative, require_positive};
 /// choose the explicit step.
 pub const MAX_ELEMENTS: usize = 1024;
 
-/// Every physical input of one tether. Defaults are SPEC Table 1 with no
+/// Every physical input of one tether. Defaults are docs/model.md §1 with no
 /// damping, no drag and no tip mass.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -29,7 +29,7 @@ pub struct TetherParams {
     pub drag_coefficient: f64,
     /// Point mass at the free end (node n).
     pub tip_mass_kg: f64,
-    /// Include ρ_t I ∫ S_xᵀ S_x ds in the mass matrix (SPEC §2).
+    /// Include ρ_t I ∫ S_xᵀ S_x ds in the mass matrix (docs/model.md §2).
     pub rotary_inertia: bool,
 }
 

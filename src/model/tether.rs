@@ -1,5 +1,5 @@
 //! The assembled tether: global mass matrix, generalized forces and tangents,
-//! energies and material points (SPEC §2).
+//! energies and material points (docs/model.md §2).
 //!
 //! Coordinates are node-major, q = [x_0, y_0, x'_0, y'_0, …, x_n, y_n, x'_n, y'_n],
 //! 4(n+1) of them; element k owns q[4k .. 4k+8].
@@ -16,7 +16,7 @@ pub const HALF_BANDWIDTH: usize = 7;
 /// Coordinates per node (x, y, x', y').
 pub const NODE_DOFS: usize = 4;
 
-/// Node 0's position (x_0, y_0) is prescribed (SPEC §3); these many leading
+/// Node 0's position (x_0, y_0) is prescribed (docs/model.md §3); these many leading
 /// coordinates are not dynamic.
 pub const PRESCRIBED_DOFS: usize = 2;
 
@@ -99,7 +99,7 @@ impl Tether {
             .expect("a range of 8 coordinates")
     }
 
-    /// f = Q − F_a − F_D + Q_D over all coordinates (SPEC §2, eq. 24's right side).
+    /// f = Q − F_a − F_D + Q_D over all coordinates (docs/model.md §2, eq. 24's right side).
     pub fn generalized_force(&self, q: &[f64], qd: &[f64], f: &mut [f64]) {
         self.generalized_force_split(q, qd, qd, f);
     }

@@ -47,6 +47,26 @@ fn axis_title(name: &str) -> String {
     }
 }
 
+/// The symbols of the axes that vary among `results`, besides `shown`:
+/// what a figure minimized over.
+fn other_axes(results: &[&CandidateResult], shown: &[&str]) -> Vec<String> {
+    let Some(first) = results.first() else {
+        return Vec::new();
+    };
+    let names = ["elements", "damping_pa_s", "drag_coefficient"]
+        .into_iter()
+        .chain(first.candidate.parameters.iter().map(|(p, _)| p.name()));
+    names
+        .filter(|name| !shown.contains(name))
+        .filter(|name| {
+            let mut values = results.iter().filter_map(|r| r.candidate.value(name));
+            let first = values.next();
+            values.any(|v| Some(v) != first)
+        })
+        .map(|name| axis_label(name).0)
+        .collect()
+}
+
 /// The candidates a figure over `axes` draws: those at the best n, unless
 /// n is one of the axes.
 fn at_best_n<'a>(
@@ -64,9 +84,10 @@ fn at_best_n<'a>(
 /// Fig. 5).
 pub const DEFAULT_SURFACE_AXES: [&str; 2] = ["damping_pa_s", "drag_coefficient"];
 
-/// log10 J_e over two axes (by default (D, C_D), the paper's Fig. 5) at the
-/// best n, each cell the smallest J_e over the grid's other axes. None
-/// when the results lack an axis.
+/// J_e over two axes (by default (D, C_D), the paper's Fig. 5) at the best
+/// n, each cell the smallest J_e over the grid's other axes, coloured by
+/// its height above the minimum in units of the confidence threshold's
+/// (log10 J_e without a threshold). None when the results lack an axis.
 pub fn surface(
     results: &[CandidateResult],
     axes: [&str; 2],
@@ -88,10 +109,26 @@ pub fn surface(
         let ix = xs.iter().position(|&v| v == x).expect("from the same rows");
         let iy = ys.iter().position(|&v| v == y).expect("from the same rows");
         let cell = &mut values[iy * xs.len() + ix];
-        if let Some(j) = r.j_e_m2.map(f64::log10) {
+        if let Some(j) = r.j_e_m2 {
             *cell = Some(cell.map_or(j, |c| c.min(j)));
         }
     }
+    // Coloured by log10 J_e, the drag's steep walls span decades and the
+    // region's structure within one row is a single shade. Measured from
+    // the minimum in units of the threshold's height instead, with
+    // log10(1 + u): 0 at the best, log10 2 on the region's edge, and the
+    // far walls compressed.
+    let j_min = values
+        .iter()
+        .flatten()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let height = threshold_m2.map(|t| t - j_min).filter(|h| *h > 0.0);
+    let colour = |j: f64| match height {
+        Some(h) => (1.0 + (j - j_min) / h).log10(),
+        None => j.log10(),
+    };
+    let values: Vec<Option<f64>> = values.into_iter().map(|v| v.map(colour)).collect();
     let diverged = if values.iter().any(Option::is_none) {
         "; grey: diverged"
     } else {
@@ -130,12 +167,15 @@ pub fn surface(
         ),
         x_label: axis_title(x_axis),
         y_label: axis_title(y_axis),
-        value_label: "log10 J_e [m²]".into(),
+        value_label: match height {
+            Some(_) => "log10(1 + (J_e − J_min)/(threshold − J_min))".into(),
+            None => "log10 J_e [m²]".into(),
+        },
         x_values: xs,
         y_values: ys,
         values,
         marker: Some((bx, by)),
-        region_at_most: threshold_m2.map(f64::log10),
+        region_at_most: threshold_m2.map(colour),
     })
 }
 
@@ -207,29 +247,115 @@ pub fn profile(
                 .map(|j| (x, j))
         })
         .collect();
-    let mut series = vec![Series::new("min J_e over the other axes", points)];
-    if let Some(threshold) = annotations.threshold_m2 {
+    let others = other_axes(&at_n, &[column]);
+    let curve_name = if others.is_empty() {
+        "J_e".to_string()
+    } else {
+        format!("min J_e over {}", others.join(", "))
+    };
+    let (label, unit) = axis_label(column);
+    let unit = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    };
+    let grid_best = best.candidate.value(column)?;
+    let mut marks = vec![(format!("grid best {label} = {grid_best}{unit}"), grid_best)];
+    if let Some((_, v)) = annotations.refined.iter().find(|(c, _)| c == column) {
+        marks.push((
+            format!("refined {label} = {}{unit}", significant(*v, 5)),
+            *v,
+        ));
+    }
+    let threshold = |threshold: f64| {
         let mut line = Series::new(
             "≈95 % confidence threshold",
             vec![(axis[0], threshold), (axis[axis.len() - 1], threshold)],
         );
         line.faint = true;
-        series.push(line);
+        line
+    };
+    let mut panels = vec![Panel {
+        y_label: "J_e [m²]".into(),
+        series: vec![Series::new(curve_name.clone(), points.clone())],
+        marks: marks.clone(),
+    }];
+    if let Some(t) = annotations.threshold_m2 {
+        panels[0].series.push(threshold(t));
+        // Where the curve spans far more than the threshold's height above
+        // its minimum (a release time's steep walls), the threshold lies on
+        // the axis: a second panel shows the minimum's neighbourhood.
+        let j_min = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let j_max = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+        let height = t - j_min;
+        if height > 0.0 && j_max - j_min > ZOOM_BEYOND_THRESHOLDS * height {
+            panels.push(Panel {
+                y_label: "J_e [m²], near the minimum".into(),
+                series: vec![
+                    Series::new(
+                        curve_name,
+                        clip_above(&points, j_min + ZOOM_THRESHOLDS * height),
+                    ),
+                    threshold(t),
+                ],
+                marks,
+            });
+        }
     }
-    let mut marks = vec![("grid best".to_string(), best.candidate.value(column)?)];
-    if let Some((_, v)) = annotations.refined.iter().find(|(c, _)| c == column) {
-        marks.push(("refined".to_string(), *v));
-    }
-    let (label, _) = axis_label(column);
     Some(Panels {
-        title: format!("J_e against {label} at n = {n}, minimized over the other axes"),
+        title: format!(
+            "J_e against {label} at n = {n}{}",
+            if others.is_empty() {
+                String::new()
+            } else {
+                format!(", minimized over {}", others.join(", "))
+            }
+        ),
         x_label: axis_title(column),
-        panels: vec![Panel {
-            y_label: "J_e [m²]".into(),
-            series,
-            marks,
-        }],
+        panels,
     })
+}
+
+/// `value` to `digits` significant digits (1982.4, 0.80008).
+fn significant(value: f64, digits: i32) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return value.to_string();
+    }
+    let decimals = (digits - 1 - value.abs().log10().floor() as i32).max(0) as usize;
+    format!("{value:.decimals$}")
+}
+
+/// A profile gets a zoomed panel when it rises more than this many
+/// threshold heights (threshold − J_min) above its minimum…
+const ZOOM_BEYOND_THRESHOLDS: f64 = 20.0;
+/// …and that panel shows this many threshold heights above the minimum.
+const ZOOM_THRESHOLDS: f64 = 3.0;
+
+/// The polyline `points` where its y is at most `limit`: crossings are
+/// interpolated onto the limit, and a point with y = NaN breaks the line
+/// where it leaves.
+fn clip_above(points: &[(f64, f64)], limit: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let crossing = |a: (f64, f64), b: (f64, f64)| {
+        let f = (limit - a.1) / (b.1 - a.1);
+        (a.0 + f * (b.0 - a.0), limit)
+    };
+    for (k, &p) in points.iter().enumerate() {
+        let inside = p.1 <= limit;
+        if let Some(&q) = k.checked_sub(1).map(|j| &points[j]) {
+            let was_inside = q.1 <= limit;
+            if was_inside && !inside {
+                out.push(crossing(q, p));
+                out.push((p.0, f64::NAN));
+            } else if !was_inside && inside {
+                out.push(crossing(q, p));
+            }
+        }
+        if inside {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// The smallest J_e for each n (Fig. 6).
@@ -246,6 +372,7 @@ pub fn per_elements(results: &[CandidateResult]) -> Panels {
                 .map(|j| (n, j))
         })
         .collect();
+    let others = other_axes(&results.iter().collect::<Vec<_>>(), &["elements"]);
     Panels {
         title: "Smallest J_e for each number of elements".into(),
         x_label: "n (elements)".into(),
@@ -253,7 +380,7 @@ pub fn per_elements(results: &[CandidateResult]) -> Panels {
             y_label: "min J_e [m²]".into(),
             series: vec![Series {
                 dots: true,
-                ..Series::new("min over (D, C_D)", points)
+                ..Series::new(format!("min over {}", others.join(", ")), points)
             }],
             marks: Vec::new(),
         }],
@@ -370,10 +497,16 @@ pub fn save_all(
     save(&dir.join("per_elements"), &per_elements(results))?;
     written.push("per_elements".to_string());
     if let (Some(fit), Some(b)) = (fit, best(results)) {
-        let label = format!(
-            "n = {}, D = {} Pa·s, C_D = {:.3}",
+        let label = std::iter::once(format!(
+            "n = {}, D = {} Pa·s, C_D = {}",
             b.candidate.elements, b.candidate.damping_pa_s, b.candidate.drag_coefficient
-        );
+        ))
+        .chain(b.candidate.parameters.iter().map(|(p, v)| {
+            let (symbol, unit) = axis_label(p.name());
+            format!("{symbol} = {v} {unit}")
+        }))
+        .collect::<Vec<_>>()
+        .join(", ");
         save(&dir.join("shapes"), &shapes(fit, &label, 6))?;
         written.push("shapes".to_string());
         save(&dir.join("residuals"), &residuals(fit))?;
@@ -454,9 +587,32 @@ mod tests {
         assert_eq!(
             panel.marks,
             vec![
-                ("grid best".to_string(), 500.0),
-                ("refined".to_string(), 510.0)
+                ("grid best D = 500 Pa·s".to_string(), 500.0),
+                ("refined D = 510.00 Pa·s".to_string(), 510.0)
             ]
+        );
+        // The curve rises 4 threshold heights: one panel shows it all.
+        assert_eq!(p.panels.len(), 1);
+        assert_eq!(p.title, "J_e against D at n = 10, minimized over C_D");
+        // A threshold 0.1 above the minimum, which the curve exceeds 40
+        // times: a second panel shows 3 heights above the minimum, the
+        // curve cut where it leaves.
+        let steep = Annotations {
+            threshold_m2: Some(1.1),
+            ..annotations.clone()
+        };
+        let p = profile(&results(None), "damping_pa_s", &steep).unwrap();
+        assert_eq!(p.panels.len(), 2);
+        let zoomed = &p.panels[1].series[0].points;
+        assert!(
+            zoomed
+                .iter()
+                .filter(|q| q.1.is_finite())
+                .all(|q| q.1 <= 1.3 + 1e-12)
+        );
+        assert!(
+            zoomed.iter().any(|q| q.0 == 500.0 && q.1 == 1.0),
+            "{zoomed:?}"
         );
         // One C_D value fewer than two: no profile of an axis that does not vary.
         let one = Grid::parse("10", "0:1000:250", "0.8").unwrap();
@@ -465,6 +621,52 @@ mod tests {
             .filter(|r| one.index_of(&r.candidate).is_some())
             .collect();
         assert!(profile(&flat, "drag_coefficient", &annotations).is_none());
+    }
+
+    #[test]
+    fn clipping_interpolates_the_crossings_and_breaks_the_line() {
+        let points = [(0.0, 3.0), (1.0, 1.0), (2.0, 3.0), (3.0, 1.0)];
+        let clipped = clip_above(&points, 2.0);
+        assert_eq!(clipped[0], (0.5, 2.0));
+        assert_eq!(clipped[1], (1.0, 1.0));
+        assert_eq!(clipped[2], (1.5, 2.0));
+        assert!(clipped[3].1.is_nan());
+        assert_eq!(&clipped[4..], &[(2.5, 2.0), (3.0, 1.0)]);
+        assert_eq!(significant(1982.367618, 5), "1982.4");
+        assert_eq!(significant(0.800082, 5), "0.80008");
+    }
+
+    #[test]
+    fn the_surface_measures_from_the_minimum_in_threshold_heights() {
+        // J_e = 1 + ((D − 500)/250)² + 10 |C_D − 0.8|: minimum 1 at
+        // (500, 0.8); threshold 2 (one height above it).
+        let s = surface(&results(None), DEFAULT_SURFACE_AXES, Some(2.0)).unwrap();
+        let value = |d: f64, c: f64| {
+            let ix = s.x_values.iter().position(|&x| x == d).unwrap();
+            let iy = s.y_values.iter().position(|&y| y == c).unwrap();
+            s.values[iy * s.x_values.len() + ix].unwrap()
+        };
+        assert_eq!(value(500.0, 0.8), 0.0);
+        // (250, 0.8): J = 2, on the region's edge, log10(1 + 1).
+        assert!((value(250.0, 0.8) - 2f64.log10()).abs() < 1e-12);
+        assert!((s.region_at_most.unwrap() - 2f64.log10()).abs() < 1e-12);
+        // Without a threshold: log10 J_e.
+        let plain = surface(&results(None), DEFAULT_SURFACE_AXES, None).unwrap();
+        assert_eq!(plain.region_at_most, None);
+        assert!(plain.values.iter().flatten().any(|&v| v == 0.0));
+    }
+
+    #[test]
+    fn long_titles_are_wrapped_inside_the_figure() {
+        let long = "J_e over (damping_pa_s, release_time_s) at n = 50, min over the other axes; \
+                    best D = 2000 Pa·s, release_time_s = 0.02 s; white: ≈95 % confidence region; \
+                    grey: diverged";
+        let mut heatmap = surface(&results(Some(3)), DEFAULT_SURFACE_AXES, Some(2.0)).unwrap();
+        heatmap.title = long.into();
+        crate::plot::tests::assert_title_fits(&heatmap);
+        let mut panels = per_elements(&results(None));
+        panels.title = long.into();
+        crate::plot::tests::assert_title_fits(&panels);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use nalgebra::Complex;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{FONT_FAMILY, Figure, PALETTE, draw_legend, msg};
+use super::{FONT_FAMILY, Figure, PALETTE, draw_legend, msg, titled};
 
 /// Magnitude and phase of winch-to-output gains against frequency, with the
 /// natural frequencies marked.
@@ -37,7 +37,7 @@ impl Figure for BodePlot {
         for (name, _) in &silent {
             title.push_str(&format!("; {name}: no linear response"));
         }
-        let root = root.titled(&title, (FONT_FAMILY, 20)).map_err(msg)?;
+        let root = titled(root, &title)?;
         let (top, bottom) = root.split_vertically(440);
         let f_min = self.frequencies_hz.first().copied().unwrap_or(0.1);
         let f_max = self.frequencies_hz.last().copied().unwrap_or(100.0);
@@ -125,8 +125,8 @@ impl Figure for ModeShapePlot {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let all = self.modes.iter().flat_map(|(_, p)| p.iter());
         let (y_min, y_max) = all.fold((0.0f64, 0.0f64), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (FONT_FAMILY, 20))
+        let root = titled(root, &self.title)?;
+        let mut chart = ChartBuilder::on(&root)
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(60)

@@ -4,11 +4,13 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{FONT_FAMILY, Figure, PALETTE, draw_legend, msg};
+use super::{FONT_FAMILY, Figure, PALETTE, draw_legend, msg, titled};
 
 /// One line of a panel.
 pub struct Series {
     pub name: String,
+    /// The line's points; a point with a non-finite y breaks the line there
+    /// (the parts of a curve that leave a zoomed panel).
     pub points: Vec<(f64, f64)>,
     /// Drawn thin and pale: a reference line rather than a result.
     pub faint: bool,
@@ -89,7 +91,7 @@ impl Figure for Panels {
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
-        let root = root.titled(&self.title, (FONT_FAMILY, 20)).map_err(msg)?;
+        let root = titled(root, &self.title)?;
         let areas = root.split_evenly((self.panels.len(), 1));
         let (x_lo, x_hi) = range(
             self.panels
@@ -120,10 +122,20 @@ impl Figure for Panels {
                 .label_style((FONT_FAMILY, 15))
                 .draw()
                 .map_err(msg)?;
-            for (label, x) in &panel.marks {
-                let style = ShapeStyle::from(&BLACK.mix(0.4)).stroke_width(1);
-                chart
-                    .draw_series(LineSeries::new([(*x, y_lo), (*x, y_hi)], style))
+            // Each mark in a colour of its own after the series' (two marks
+            // at one x, a grid's best and its refinement, stay apart: the
+            // second is dashed over the first), so the legend tells them
+            // apart.
+            for (k, (label, x)) in panel.marks.iter().enumerate() {
+                let color = PALETTE[(panel.series.len() + k) % PALETTE.len()];
+                let style = color.stroke_width(2);
+                let line = [(*x, y_lo), (*x, y_hi)];
+                let drawn = if k % 2 == 0 {
+                    chart.draw_series(LineSeries::new(line, style))
+                } else {
+                    chart.draw_series(DashedLineSeries::new(line, 8, 6, style))
+                };
+                drawn
                     .map_err(msg)?
                     .label(label.as_str())
                     .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
@@ -135,14 +147,29 @@ impl Figure for Panels {
                 } else {
                     color.stroke_width(2)
                 };
-                chart
-                    .draw_series(LineSeries::new(s.points.iter().copied(), style))
-                    .map_err(msg)?
-                    .label(s.name.as_str())
-                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+                for (piece, points) in s
+                    .points
+                    .split(|p| !p.1.is_finite())
+                    .filter(|piece| !piece.is_empty())
+                    .enumerate()
+                {
+                    let drawn = chart
+                        .draw_series(LineSeries::new(points.iter().copied(), style))
+                        .map_err(msg)?;
+                    if piece == 0 {
+                        drawn
+                            .label(s.name.as_str())
+                            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+                    }
+                }
                 if s.dots {
                     chart
-                        .draw_series(s.points.iter().map(|&p| Circle::new(p, 4, color.filled())))
+                        .draw_series(
+                            s.points
+                                .iter()
+                                .filter(|p| p.1.is_finite())
+                                .map(|&p| Circle::new(p, 4, color.filled())),
+                        )
                         .map_err(msg)?;
                 }
             }
@@ -193,8 +220,8 @@ impl Figure for Snapshots {
         let scale = ((x_hi - x_lo) / w).max((y_hi - y_lo) / h);
         let (xc, yc) = ((x_lo + x_hi) / 2.0, (y_lo + y_hi) / 2.0);
         let (xr, yr) = (scale * w / 2.0, scale * h / 2.0);
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (FONT_FAMILY, 20))
+        let root = titled(root, &self.title)?;
+        let mut chart = ChartBuilder::on(&root)
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(60)
@@ -312,7 +339,7 @@ impl Figure for Heatmap {
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
-        let root = root.titled(&self.title, (FONT_FAMILY, 20)).map_err(msg)?;
+        let root = titled(root, &self.title)?;
         let (map_area, bar_area) = root.split_horizontally(860);
         let (lo, hi) = self
             .values
@@ -334,11 +361,16 @@ impl Figure for Heatmap {
             .y_label_area_size(70)
             .build_cartesian_2d(xe[0]..xe[xe.len() - 1], ye[0]..ye[ye.len() - 1])
             .map_err(msg)?;
+        // 500, not 500.0; 0.85, not 0.850.
+        let x_format = tick_format(xe[0], xe[xe.len() - 1]);
+        let y_format = tick_format(ye[0], ye[ye.len() - 1]);
         chart
             .configure_mesh()
             .disable_mesh()
             .x_desc(self.x_label.as_str())
             .y_desc(self.y_label.as_str())
+            .x_label_formatter(&x_format)
+            .y_label_formatter(&y_format)
             .label_style((FONT_FAMILY, 15))
             .draw()
             .map_err(msg)?;

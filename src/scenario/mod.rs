@@ -1,4 +1,4 @@
-//! The experiments of SPEC §4 and the driver that runs one simulation of
+//! The experiments of docs/model.md §4 and the driver that runs one simulation of
 //! them with a chosen CPU solver, sampling marker tracks and the swing-up
 //! objective at exact sample times.
 
@@ -25,9 +25,9 @@ pub use winch::WinchMotion;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ScenarioKind {
-    /// Identification drop: released from 45°, pinned (SPEC §4.1).
+    /// Identification drop: released from 45°, pinned (docs/model.md §4.1).
     Drop,
-    /// Swing-up: winch-driven, from the hanging equilibrium (SPEC §4.2).
+    /// Swing-up: winch-driven, from the hanging equilibrium (docs/model.md §4.2).
     Swingup,
 }
 
@@ -47,12 +47,12 @@ pub struct Scenario {
     /// duration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame_times_s: Option<Vec<f64>>,
-    /// The release on the file's clock \[s\] (SPEC §4.1): a frame at time t
+    /// The release on the file's clock \[s\] (docs/model.md §4.1): a frame at time t
     /// shows the model at t − release_time_s, and one before the release the
     /// held initial shape.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub release_time_s: f64,
-    /// Arc lengths of the markers \[m\]; SPEC: 11 points at j L/10.
+    /// Arc lengths of the markers \[m\]; docs/model.md §4.1: 11 points at j L/10.
     pub marker_arc_lengths_m: Vec<f64>,
     /// Drop: the pin's position \[m\].
     pub pin_m: [f64; 2],
@@ -62,24 +62,24 @@ pub struct Scenario {
     pub winch: WinchMotion,
     /// Swing-up: interval at which J_a is evaluated \[s\].
     pub objective_interval_s: f64,
-    /// Swing-up: weights k1 \[s\] and k2 [m/s] of J_a (SPEC §5).
+    /// Swing-up: weights k1 \[s\] and k2 [m/s] of J_a (docs/model.md §5).
     pub objective_weights: [f64; 2],
 }
 
-/// serde: leave out a release at 0 (SPEC's experiment), so that the
+/// serde: leave out a release at 0 (the paper's experiment), so that the
 /// records of runs and files made before it existed read the same.
 fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
-/// SPEC §4.2's default winch periods: those of the independent reference run
-/// quoted in SPEC §8.
+/// docs/model.md §4.2's default winch periods: those of the independent reference run
+/// quoted in docs/model.md §8.
 pub const DEFAULT_WINCH_PERIODS_S: [f64; 3] = [0.5, 0.4, 0.6];
 pub const DEFAULT_WINCH_AMPLITUDE_M: f64 = 0.2;
 pub const SWINGUP_TIP_MASS_KG: f64 = 0.021;
 
 impl Scenario {
-    /// SPEC's defaults for a tether of length `length_m`.
+    /// The paper's defaults for a tether of length `length_m`.
     pub fn new(kind: ScenarioKind, length_m: f64) -> Self {
         Self {
             kind,
@@ -281,7 +281,7 @@ impl Scenario {
         [angle.sin(), -angle.cos()]
     }
 
-    /// Initial coordinates and velocities (SPEC §4.1, §4.2).
+    /// Initial coordinates and velocities (docs/model.md §4.1, §4.2).
     pub fn initial_state(&self, tether: &Tether) -> Result<(Vec<f64>, Vec<f64>), SolverError> {
         let q = match self.kind {
             ScenarioKind::Drop => tether.straight_configuration(self.pin_m, self.drop_direction()),
@@ -318,7 +318,7 @@ impl RunStatus {
 pub struct SolverSettings {
     pub kind: SolverKind,
     /// Step of the fixed-step schemes (explicit, semi-implicit); None
-    /// chooses it from the model (SPEC §8).
+    /// chooses it from the model (docs/model.md §8).
     pub step_s: Option<f64>,
     pub reference: ReferenceOptions,
 }

@@ -1,4 +1,4 @@
-//! The swing-up winch (SPEC §4.2): half-cosine moves through waypoints.
+//! The swing-up winch (docs/model.md §4.2): half-cosine moves through waypoints.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,7 @@ pub struct WinchMotion {
 }
 
 impl WinchMotion {
-    /// SPEC §4.2's waypoints 0, −A, +A, 0 with the given periods.
+    /// docs/model.md §4.2's waypoints 0, −A, +A, 0 with the given periods.
     pub fn spec(amplitude_m: f64, periods_s: [f64; 3]) -> Self {
         Self {
             waypoints_m: Self::spec_waypoints(amplitude_m),
@@ -33,7 +33,7 @@ impl WinchMotion {
         }
     }
 
-    /// SPEC §4.2's waypoints for amplitude A: 0, −A, +A, 0.
+    /// docs/model.md §4.2's waypoints for amplitude A: 0, −A, +A, 0.
     pub fn spec_waypoints(amplitude_m: f64) -> Vec<f64> {
         vec![0.0, -amplitude_m, amplitude_m, 0.0]
     }

@@ -1,5 +1,5 @@
 //! Static equilibrium f_d(q, 0) = 0 by Newton's method with the analytic
-//! tangent stiffness (SPEC §4.2: the swing-up's initial state).
+//! tangent stiffness (docs/model.md §4.2: the swing-up's initial state).
 
 use super::{SolverError, length_weights};
 use crate::linalg::BandedMatrix;
@@ -15,7 +15,7 @@ const MAX_ITERATIONS: usize = 50;
 /// The unstretched start would not do: without tension nothing resists a
 /// rigid rotation about the pin and the tangent stiffness is singular. So the
 /// start carries the linear-elastic stretch of the weight below each node
-/// (SPEC §8's exact solution for a straight hanging tether), and Newton
+/// (docs/model.md §8's exact solution for a straight hanging tether), and Newton
 /// polishes it to the nonlinear strain measure.
 pub fn hanging_equilibrium(tether: &Tether, pin: [f64; 2]) -> Result<Vec<f64>, SolverError> {
     let p = tether.params();

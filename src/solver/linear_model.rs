@@ -1,7 +1,7 @@
 //! The linearized input–output model about the hanging equilibrium (Jonker,
 //! van Dijk & Aarts, linearised I/O of flexible multibody systems): small
 //! variations δq_d of the dynamic coordinates driven by the winch position
-//! u = δx_0 through the rheonomic partition of SPEC §3,
+//! u = δx_0 through the rheonomic partition of docs/model.md §3,
 //!
 //! ```text
 //! M δq̈ + C δq̇ + K δq = −(m_u ü + c_u u̇ + k_u u)

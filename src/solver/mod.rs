@@ -99,7 +99,7 @@ pub trait SecondOrderSystem {
 }
 
 /// The tether with node 0 driven by a pin motion: M_dd q̈_d = f_d − M_dr q̈_r
-/// (SPEC §3). The dynamic mass block is factored once.
+/// (docs/model.md §3). The dynamic mass block is factored once.
 pub struct TetherDynamics {
     tether: Tether,
     motion: Arc<dyn PinMotion>,

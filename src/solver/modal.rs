@@ -1,6 +1,6 @@
 //! Linearization about a state at rest: natural frequencies, damping ratios
 //! and mode shapes of M δq̈ + C δq̇ + K δq = 0 on the dynamic coordinates, and
-//! the explicit step that follows from them (SPEC §8).
+//! the explicit step that follows from them (docs/model.md §8).
 //!
 //! The modes are those of the undamped pair (K, M); each mode's damping ratio
 //! is its modal damping φᵀCφ / (2ω) with φ mass-normalised. Kelvin–Voigt
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn highest_frequency_and_step_limits_match_spec_table() {
-        // SPEC §8: ω_max and the Δt limits for D = 0, 2000, 10000. SPEC's limits
+        // docs/model.md §8: ω_max and the Δt limits for D = 0, 2000, 10000. Its limits
         // are those of central differences with lagged damping,
         // (2/ω)(√(1+ζ²) − ζ), which is first order in the damping force. This
         // scheme predicts the damping velocity to stay second order, and pays

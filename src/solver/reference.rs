@@ -1,7 +1,7 @@
 //! The reference solver: generalized-α (Chung & Hulbert 1993, in the form of
 //! Arnold & Brüls 2007) with Newton's method on the banded iteration matrix
 //! and local error control. Implicit, so the damping stiffness that limits the
-//! explicit step (SPEC §8) does not limit it: the step follows accuracy alone.
+//! explicit step (docs/model.md §8) does not limit it: the step follows accuracy alone.
 //!
 //! Per step, with true accelerations ä and algorithmic accelerations a:
 //!

@@ -1,6 +1,6 @@
 //! The semi-implicit scheme: the explicit scheme with its Kelvin–Voigt
 //! damping force taken at the end of the step, so that the damping of the
-//! highest axial modes, which bounds the explicit step like D n² (SPEC §8),
+//! highest axial modes, which bounds the explicit step like D n² (docs/model.md §8),
 //! no longer bounds this one. Per step:
 //!
 //! ```text

@@ -14,7 +14,7 @@ use crate::scenario::Scenario;
 /// Most parameter axes a grid may have besides n, D and C_D.
 pub const MAX_PARAMETER_AXES: usize = 4;
 
-/// Largest number of candidates in one grid (far above SPEC §6's 3,535).
+/// Largest number of candidates in one grid (far above docs/model.md §6's 3,535).
 pub const MAX_CANDIDATES: usize = 10_000_000;
 
 /// Parses one axis. `start:stop:step` includes `stop` when it lies on the
@@ -466,7 +466,7 @@ mod tests {
         assert_eq!(parse_axis("n", "10,30").unwrap(), vec![10.0, 30.0]);
         assert_eq!(parse_axis("n", "5").unwrap(), vec![5.0]);
         let g = Grid::parse("10:50:10", "0:10000:100", "0.6:0.9:0.05").unwrap();
-        assert_eq!(g.len(), 3535, "SPEC §6");
+        assert_eq!(g.len(), 3535, "docs/model.md §6");
     }
 
     #[test]

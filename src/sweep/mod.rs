@@ -1,5 +1,5 @@
 //! Identification sweeps: every candidate (n, D, C_D) of a grid simulated on
-//! the drop and scored by J_e against a measured track (SPEC §5, §6), and
+//! the drop and scored by J_e against a measured track (docs/model.md §5, §6), and
 //! what the J_e surface says about how well each parameter is determined.
 
 pub mod grid;
@@ -125,7 +125,7 @@ pub fn check_coverage(
 }
 
 /// The times of the frames J_e compares, on the file's clock: every frame
-/// after t = 0 (SPEC §5; the frame at t = 0 is the known initial shape).
+/// after t = 0 (docs/model.md §5; the frame at t = 0 is the known initial shape).
 pub fn compared_frame_times_s(scenario: &Scenario) -> Vec<f64> {
     scenario
         .frame_times_s()

@@ -72,7 +72,7 @@ pub fn shared_experiment(
     (tether, shared)
 }
 
-/// J_e of `member` (SPEC §5) from the track of its group's shared
+/// J_e of `member` (docs/model.md §5) from the track of its group's shared
 /// simulation ([`shared_experiment`]): each compared frame at its model
 /// time, the held shape (the track's frame at 0) before the release.
 pub fn member_error(

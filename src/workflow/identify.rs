@@ -71,7 +71,7 @@ pub struct IdentifyRequest {
     /// Every parameter the grid does not vary (tip mass, length, …).
     pub base: TetherParams,
     /// The filmed drop (release angle, pin, frame interval, marker arc
-    /// lengths), from a config; None: SPEC §4.1's. Whichever it is, its
+    /// lengths), from a config; None: docs/model.md §4.1's. Whichever it is, its
     /// duration becomes the measured file's last frame, and its markers
     /// the file's `s` column where the file has one.
     pub scenario: Option<Scenario>,
@@ -102,7 +102,7 @@ pub struct IdentifyRequest {
 impl IdentifyRequest {
     /// The identification of `measured` over `grid` into `out` with the
     /// CLI's defaults: `--backend auto`, f32 on a GPU, the job's default
-    /// solver, SPEC Table 1 for the parameters the grid does not vary, three
+    /// solver, docs/model.md §1 for the parameters the grid does not vary, three
     /// candidates validated, no CSV, no shard, no resume, no overwrite.
     pub fn new(measured: impl Into<PathBuf>, grid: Grid, out: impl Into<PathBuf>) -> Self {
         Self {
@@ -184,7 +184,7 @@ pub struct StartOffset {
 /// The thresholds of the plausibility checks, as fractions of the tether's
 /// length L. Marker noise is a fraction of a millimetre and L is tens of
 /// centimetres, so a first frame 1 % of L off the initial shape is worth a
-/// look, and 10 % (6 cm for SPEC's tether) is another experiment: other
+/// look, and 10 % (6 cm for the paper's tether) is another experiment: other
 /// units, mirrored axes, another length or release angle. A best fit that
 /// misses the data by an RMS of 5 % of L is no fit of this experiment.
 pub struct Plausibility;
@@ -300,7 +300,7 @@ pub struct IdentifyReport {
 }
 
 /// The drop the candidates are compared in: the request's scenario (or
-/// SPEC's), with the measured file's markers and its last frame as the
+/// the paper's), with the measured file's markers and its last frame as the
 /// duration.
 fn experiment(
     request: &IdentifyRequest,
@@ -335,7 +335,7 @@ fn experiment(
         (None, Some(file)) => scenario.marker_arc_lengths_m = file.clone(),
         (None, None) => {}
     }
-    // The file's own frames, wherever they fall (SPEC §4.1).
+    // The file's own frames, wherever they fall (docs/model.md §4.1).
     let times = measured.times_s();
     let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
         return Err(InputError::new("measured", "no rows", "a measured track").into());

@@ -1,4 +1,4 @@
-//! The swing-up design: the genetic algorithm of SPEC §7 over the winch
+//! The swing-up design: the genetic algorithm of docs/model.md §7 over the winch
 //! periods, scored by J_a,min, optionally after scoring every chromosome
 //! (the exhaustive landscape) to rank the GA's answer; the best individual
 //! replayed with its track; tables and figures.

@@ -1,4 +1,4 @@
-//! A synthetic measured drop: the SPEC drop on the reference solver with
+//! A synthetic measured drop: the paper's drop on the reference solver with
 //! seeded marker noise, a "measured" track with known truth (the shipped
 //! dataset is one).
 

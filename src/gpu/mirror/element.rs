@@ -190,7 +190,7 @@ mod tests {
 
     /// Inputs of one element, 36 reals: l_e, t0, the section, ρ a g, the
     /// drag factor, the damping scale h/2, the six state vectors, and a
-    /// Gauss point (ξ, weight). Scales are the tether's (SPEC Table 1: E a ≈
+    /// Gauss point (ξ, weight). Scales are the tether's (docs/model.md §1: E a ≈
     /// 376 N, E I ≈ 1.3e-4 N m²) widened, the damping up to D = 5000 Pa s;
     /// the element bent and stretched by random angles and strains, so that
     /// every term of the force counts.

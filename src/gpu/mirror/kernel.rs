@@ -233,9 +233,76 @@ pub(super) fn assert_agree(
     );
 }
 
+/// How much further from the exact value an adapter's f32 output may be
+/// than the f32 mirror's own rounding in the same case (see
+/// [`assert_as_accurate`]).
+const F32_ROUNDING_FACTOR: f64 = 4.0;
+
+/// For f32, where an adapter may round differently from the mirror (a
+/// compiler that fuses a multiply-add the mirror rounds twice, as NVIDIA's
+/// does): fails unless each output that differs from the mirror by more
+/// than `relative` (of the case's scale, as in [`assert_agree`]) is still
+/// as close to the exact value, the f64 mirror on the same rounded inputs,
+/// as the f32 mirror is, within [`F32_ROUNDING_FACTOR`] times the mirror's
+/// largest rounding error in that case. In an ill-conditioned case (a
+/// strain of 1e-8 formed from coordinates of 1) both roundings are far
+/// from each other and from the exact value; a transcription error (a
+/// wrong sign, a wrong coefficient) is far from the exact value in any
+/// case.
+fn assert_as_accurate(
+    name: &str,
+    cases: &[Vec<f64>],
+    adapter: &[Vec<f64>],
+    mirror: &[Vec<f64>],
+    exact: &[Vec<f64>],
+    relative: f64,
+) {
+    let mut worst = (0.0f64, 0usize, 0usize, 0.0f64);
+    let mut rounding_judged = 0;
+    for (case, ((got, want), exact)) in adapter.iter().zip(mirror).zip(exact).enumerate() {
+        let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let mirror_rounding = want
+            .iter()
+            .zip(exact)
+            .fold(0.0f64, |m, (w, e)| m.max((w - e).abs()));
+        let allowed = relative * scale;
+        for (k, (g, e)) in got.iter().zip(exact).enumerate() {
+            let from_mirror = (g - want[k]).abs();
+            if from_mirror <= allowed {
+                continue;
+            }
+            rounding_judged += 1;
+            let excess = (g - e).abs() / (F32_ROUNDING_FACTOR * mirror_rounding).max(allowed);
+            if excess.is_nan() || excess > worst.0 {
+                let excess = if excess.is_nan() {
+                    f64::INFINITY
+                } else {
+                    excess
+                };
+                worst = (excess, case, k, mirror_rounding);
+            }
+        }
+    }
+    let (excess, case, k, mirror_rounding) = worst;
+    assert!(
+        excess <= 1.0,
+        "{name} (f32): the adapter is {excess:.2} times further from the exact value than          {F32_ROUNDING_FACTOR} times the mirror's own rounding ({mirror_rounding:.3e}) at output {k}          of case {case}: adapter {}, mirror {}, exact {}; inputs {:?}",
+        adapter[case][k],
+        mirror[case][k],
+        exact[case][k],
+        cases[case]
+    );
+    eprintln!(
+        "{name} (f32): {} cases, {rounding_judged} outputs beyond {relative:.0e} of the mirror          judged by their distance from the exact value (worst {excess:.2} of the allowance)",
+        cases.len()
+    );
+}
+
 /// Runs `kernel` in both precisions on `cases` and compares each with
 /// `mirror_f32` / `mirror_f64` (the mirror in that precision, fed the same
-/// inputs rounded alike) within `relative_f32` / `relative_f64`.
+/// inputs rounded alike) within `relative_f32` / `relative_f64`; in f32,
+/// outputs beyond `relative_f32` are judged against the exact value
+/// instead ([`assert_as_accurate`]).
 pub(super) fn check_both_precisions(
     kernel: &FunctionKernel,
     cases: &[Vec<f64>],
@@ -248,14 +315,11 @@ pub(super) fn check_both_precisions(
             .iter()
             .map(|c| mirror_f32(&c.iter().map(|&x| x as f32).collect::<Vec<_>>()))
             .collect();
-        assert_agree(
-            kernel.name,
-            Precision::F32,
-            cases,
-            &adapter,
-            &mirror,
-            relative_f32,
-        );
+        let exact: Vec<Vec<f64>> = cases
+            .iter()
+            .map(|c| mirror_f64(&c.iter().map(|&x| x as f32 as f64).collect::<Vec<_>>()))
+            .collect();
+        assert_as_accurate(kernel.name, cases, &adapter, &mirror, &exact, relative_f32);
     }
     if let Some(adapter) = kernel.run(Precision::F64, cases) {
         let mirror: Vec<Vec<f64>> = cases.iter().map(|c| mirror_f64(c)).collect();
@@ -274,4 +338,46 @@ pub(super) fn check_both_precisions(
 /// f64.
 pub(super) fn reals<'a, R: super::MirrorReal>(values: impl IntoIterator<Item = &'a R>) -> Vec<f64> {
     values.into_iter().map(|x| x.to_f64()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Case 0 is ill-conditioned: the f32 mirror is 1e-3 off the exact
+    /// value, so an adapter rounding otherwise may be too. Case 1 is well
+    /// conditioned: the mirror is exact to 1e-7.
+    type Cases = Vec<Vec<f64>>;
+
+    /// (inputs, f32 mirror, exact).
+    fn cases() -> (Cases, Cases, Cases) {
+        let inputs = vec![vec![0.0], vec![1.0]];
+        let mirror = vec![vec![1.001, 2.0], vec![1.0, 2.0000001]];
+        let exact = vec![vec![1.0, 2.0], vec![1.0, 2.0]];
+        (inputs, mirror, exact)
+    }
+
+    #[test]
+    fn another_rounding_of_an_ill_conditioned_case_passes() {
+        let (inputs, mirror, exact) = cases();
+        let adapter = vec![vec![0.998, 2.0], vec![1.0, 2.0]];
+        assert_as_accurate("test", &inputs, &adapter, &mirror, &exact, 1e-5);
+    }
+
+    #[test]
+    #[should_panic(expected = "further from the exact value")]
+    fn an_error_in_a_well_conditioned_case_fails() {
+        let (inputs, mirror, exact) = cases();
+        // 1e-4 off where the mirror rounds to 1e-7: a transcription error.
+        let adapter = vec![vec![1.0, 2.0], vec![1.0, 2.0002]];
+        assert_as_accurate("test", &inputs, &adapter, &mirror, &exact, 1e-5);
+    }
+
+    #[test]
+    #[should_panic(expected = "further from the exact value")]
+    fn a_nan_fails() {
+        let (inputs, mirror, exact) = cases();
+        let adapter = vec![vec![f64::NAN, 2.0], vec![1.0, 2.0]];
+        assert_as_accurate("test", &inputs, &adapter, &mirror, &exact, 1e-5);
+    }
 }
