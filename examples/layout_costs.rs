@@ -1,15 +1,17 @@
 //! The GPU cost model's predictions (`tether_sweep::gpu::cost`) for the
-//! jobs the workgroup layout is for, on a device whose two rates are given:
-//! one invocation's and the filled device's multiply-add rate [GFLOP/s].
+//! jobs the workgroup layout is for, on a device whose rates are given:
+//! one invocation's and the filled device's [GFLOP/s], the same for both
+//! layouts or each layout's.
 //!
-//!     cargo run --release --example layout_costs -- 1.25 55000
+//!     cargo run --release --example layout_costs -- 1.5 4900 0.36 5000
 //!
-//! (1.25 GFLOP/s is what one H100 invocation reached on the thread layout's
-//! explicit step, 1.2e6 element-steps/s of 1,043 flops; 55,000 its measured
-//! f32 peak; BENCHMARKS.md, 2026-11-22.) Each job's simulations are counted
-//! from the model as the engine would run them on the semi-implicit scheme.
+//! (The semi-implicit step on an H100, BENCHMARKS.md, 2026-11-24: the
+//! thread layout's chain at 1.5 GFLOP/s and 4,900 filled with 8,192 drops
+//! at n = 50; the workgroup layout's chain at 0.36 GFLOP/s and its lanes at
+//! 5,000.) Each job's simulations are counted from the model as the engine
+//! would run them on the semi-implicit scheme, as one batch.
 
-use tether_sweep::gpu::cost::{self, GpuLayout, GpuRates, SimulationWork};
+use tether_sweep::gpu::cost::{self, GpuLayout, GpuRates, LayoutRates, SimulationWork};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind};
@@ -35,18 +37,24 @@ fn grid_work(grid: &Grid, cache: &StepCache) -> Vec<SimulationWork> {
 fn main() {
     let args: Vec<f64> = std::env::args()
         .skip(1)
-        .map(|a| {
-            a.parse()
-                .expect("two numbers: invocation and device GFLOP/s")
-        })
+        .map(|a| a.parse().expect("numbers: GFLOP/s"))
         .collect();
-    let [invocation_gflops, device_gflops] = args[..] else {
-        eprintln!("usage: layout_costs INVOCATION_GFLOPS DEVICE_GFLOPS");
-        std::process::exit(2);
-    };
-    let rates = GpuRates {
+    let rate = |invocation_gflops, device_gflops| GpuRates {
         invocation_gflops,
         device_gflops,
+    };
+    let rates = match args[..] {
+        [i, d] => LayoutRates::same(rate(i, d)),
+        [ti, td, wi, wd] => LayoutRates {
+            thread: rate(ti, td),
+            workgroup: rate(wi, wd),
+        },
+        _ => {
+            eprintln!(
+                "usage: layout_costs INVOCATION_GFLOPS DEVICE_GFLOPS, or per layout: THREAD_INVOCATION THREAD_DEVICE WORKGROUP_INVOCATION WORKGROUP_DEVICE"
+            );
+            std::process::exit(2);
+        }
     };
     let cache = StepCache::default();
     let default_grid = Grid::parse("10:50:10", "0:5000:250", "0.6:0.9:0.05").unwrap();
@@ -75,9 +83,7 @@ fn main() {
         ("one GA generation (10 swing-ups)", vec![swing; 10]),
         ("landscape (32,768 swing-ups)", vec![swing; 32_768]),
     ];
-    println!(
-        "rates: one invocation {invocation_gflops} GFLOP/s, device {device_gflops} GFLOP/s; semi-implicit scheme"
-    );
+    println!("rates [GFLOP/s]: {rates:?}; semi-implicit scheme");
     println!(
         "{:<36} {:>12} {:>12} {:>10}",
         "job", "thread [s]", "workgroup [s]", "auto"
@@ -86,7 +92,7 @@ fn main() {
         let (auto, thread, workgroup) = cost::fastest_layout(&work, SCHEME, rates);
         debug_assert_eq!(
             thread,
-            cost::layout_seconds(&work, SCHEME, GpuLayout::Thread, rates)
+            cost::layout_seconds(&work, SCHEME, GpuLayout::Thread, rates.thread)
         );
         println!(
             "{name:<36} {thread:>12.2} {workgroup:>12.2} {:>10}",

@@ -1138,3 +1138,30 @@ fn a_release_axis_shares_one_gpu_simulation_and_scores_each_value_as_alone() {
         }
     }
 }
+
+/// `--backend auto`'s cost model measures each layout's rates on the step
+/// pipeline itself; the rates are physical (below the adapter's measured
+/// multiply-add peak: a unit slip of 1e9 or a noisy difference of two
+/// timings would not be) and kept for the engine's own layout choice.
+#[test]
+fn the_cost_model_is_calibrated_on_the_step_pipelines() {
+    let Some(gpu) = open() else { return };
+    let scheme = FixedStepScheme::SemiImplicit;
+    let rates = tether_sweep::engine::choice::calibrate_layouts(&gpu, Precision::F32, scheme, 4, 8)
+        .unwrap();
+    let peak = gpu.rates(Precision::F32).unwrap();
+    for layout in [GpuLayout::Thread, GpuLayout::Workgroup] {
+        let r = rates.get(layout);
+        eprintln!("{layout:?}: {r:?} (peak stage {peak:?})");
+        assert!(
+            r.invocation_gflops > 0.0 && r.device_gflops > 0.0,
+            "{layout:?}: {r:?}"
+        );
+        assert!(
+            r.invocation_gflops <= 2.0 * peak.device_gflops
+                && r.device_gflops <= 2.0 * peak.device_gflops,
+            "{layout:?}: {r:?} beyond the peak {peak:?}"
+        );
+    }
+    assert_eq!(gpu.layout_rates(Precision::F32, scheme).unwrap(), rates);
+}

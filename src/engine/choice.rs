@@ -9,9 +9,14 @@
 //!   serial chain and the occupancy of each layout (thread: a simulation per
 //!   invocation; workgroup: its elements spread over lanes). The job takes
 //!   at least its longest chain at the rate of one invocation, and at least
-//!   all the occupied lanes' work at the device's peak; both rates are
-//!   measured by the peak stage on this adapter (one workgroup, and a full
-//!   dispatch). With `--gpu-layout auto` the faster layout's estimate counts.
+//!   all the occupied lanes' work at the device's rate filled. Both rates
+//!   are measured on this adapter, per layout, on the step pipeline itself
+//!   ([`calibrate_layouts`]: short drops of the job's largest n, one alone
+//!   and as many as the job runs at once), because the peak stage's
+//!   multiply-add chains ran 4× faster than a workgroup step's chain and
+//!   the whole device 10–40× faster than either layout fills it (H100,
+//!   2026-11-24). With `--gpu-layout auto` the faster layout's estimate
+//!   counts, and the engine's own layout choice uses the same rates.
 //! - **CPU**: a fixed-step solver's work is counted the same way, at the
 //!   rate of one core measured here, spread over the cores; the adaptive
 //!   reference solver's work cannot be counted ahead, so one of the job's
@@ -25,9 +30,12 @@
 use std::time::Instant;
 
 use super::{Backend, Engine, gpu_scheme};
-use crate::gpu::cost::{self, GpuLayout, LayoutRequest};
-use crate::gpu::{Gpu, GpuError, Precision};
-use crate::scenario::SolverSettings;
+use crate::gpu::cost::{self, GpuLayout, LayoutRates, LayoutRequest};
+use crate::gpu::engine::layout_holds;
+use crate::gpu::{BatchOptions, Gpu, GpuError, Precision, run_batch};
+use crate::model::TetherParams;
+use crate::scenario::batch::{StepCache, gpu_simulation};
+use crate::scenario::{Scenario, ScenarioKind, SolverSettings};
 use crate::solver::{FixedStepScheme, SolverKind};
 
 /// What a job asks for.
@@ -54,8 +62,12 @@ pub struct EngineRequest<'a> {
 pub struct Workload {
     /// What the job is, for the reason line: "735 drops".
     pub label: String,
-    /// Per simulation: (elements n, steps on the fixed-step scheme).
+    /// Per simulation, in the order the job runs them: (elements n, steps
+    /// on the fixed-step scheme).
     pub simulations: Vec<(usize, u64)>,
+    /// How many simulations the job hands the engine at once (its chunks,
+    /// run one after another); `usize::MAX`: all.
+    pub chunk: usize,
 }
 
 impl Workload {
@@ -96,17 +108,30 @@ pub fn gpu_seconds(
     work: &Workload,
     scheme: FixedStepScheme,
     layout: LayoutRequest,
-    rates: GpuRates,
+    rates: LayoutRates,
 ) -> (f64, GpuLayout) {
+    let chunks = || work.simulations.chunks(work.chunk.max(1));
+    let in_layout = |layout: GpuLayout| -> f64 {
+        chunks()
+            .map(|chunk| cost::layout_seconds(chunk, scheme, layout, rates.get(layout)))
+            .sum()
+    };
     match layout.fixed() {
-        Some(layout) => (
-            cost::layout_seconds(&work.simulations, scheme, layout, rates),
-            layout,
-        ),
+        Some(layout) => (in_layout(layout), layout),
         None => {
-            let (layout, thread, workgroup) =
-                cost::fastest_layout(&work.simulations, scheme, rates);
-            (thread.min(workgroup), layout)
+            // The engine chooses per chunk, as here.
+            let (mut seconds, mut workgroup_chunks) = (0.0, 0);
+            for chunk in chunks() {
+                let (layout, thread, workgroup) = cost::fastest_layout(chunk, scheme, rates);
+                seconds += thread.min(workgroup);
+                workgroup_chunks += usize::from(layout == GpuLayout::Workgroup);
+            }
+            let most = if 2 * workgroup_chunks >= chunks().count() {
+                GpuLayout::Workgroup
+            } else {
+                GpuLayout::Thread
+            };
+            (seconds, most)
         }
     }
 }
@@ -217,8 +242,15 @@ pub fn choose(
                 return Ok(cpu(format!("{} has no f64", gpu.adapter.name)));
             }
             let work = workload(scheme).map_err(ChoiceError::Estimate)?;
-            let rates = gpu.rates(request.precision)?;
-            let (gpu_s, layout) = gpu_seconds(&work, scheme, request.layout, rates);
+            let largest = work.simulations.iter().map(|s| s.0).max().unwrap_or(1);
+            let batch = work
+                .simulations
+                .len()
+                .min(work.chunk)
+                .clamp(1, PROBE_BATCH_MAX);
+            let all_rates = calibrate_layouts(&gpu, request.precision, scheme, largest, batch)?;
+            let (gpu_s, layout) = gpu_seconds(&work, scheme, request.layout, all_rates);
+            let rates = all_rates.get(layout);
             let cpu_scheme = request.cpu.kind.fixed_step_scheme();
             let (cpu_rate, cpu_work) = match cpu_scheme {
                 Some(s) => (
@@ -233,7 +265,7 @@ pub fn choose(
             let threads = rayon::current_num_threads();
             let cpu_s = cpu_seconds(&cpu_work, cpu_scheme.unwrap_or(scheme), cpu_rate, threads);
             let estimates = format!(
-                "{}: GPU {}, {} layout ≈ {gpu_s:.2} s (longest chain at {:.2} GFLOP/s per invocation, all work at {:.0} GFLOP/s), CPU {} solver on {threads} threads ≈ {cpu_s:.2} s",
+                "{}: GPU {}, {} layout ≈ {gpu_s:.2} s (its step measured at n = {largest}: a chain at {:.2} GFLOP/s, {batch} at once at {:.0} GFLOP/s), CPU {} solver on {threads} threads ≈ {cpu_s:.2} s",
                 work.label,
                 gpu.adapter.name,
                 layout.name(),
@@ -252,6 +284,114 @@ pub fn choose(
             }
         }
     }
+}
+
+/// The calibration drops' duration and frame interval [s]: 163
+/// semi-implicit steps at n = 50, so that measuring costs a small part of
+/// a job, and enough that a submission's fixed cost is a few per cent of a
+/// lone drop's time.
+const PROBE_DURATION_S: f64 = 0.004;
+/// How often the longer calibration drop may double (to 32 times the
+/// short one's duration: 5,200 steps at n = 50).
+const PROBE_DOUBLINGS: u32 = 5;
+
+/// The most drops in the filled measurement, the landscape's count: an
+/// H100 fills better the more it is given (thread layout at n = 40: 2.2 %
+/// of its peak with 1,024 drops, 7.7 % with 8,192); a job with fewer is
+/// measured at its own count.
+pub const PROBE_BATCH_MAX: usize = 32_768;
+
+/// The cost model's rates of each layout that can run drops of `elements`
+/// elements on `gpu`, measured on the step pipeline itself: one drop alone
+/// gives the chain's rate (a step's counted chain over a step's wall time),
+/// `batch` drops at once the device's (their counted lanes × chains over a
+/// step's wall time). A step's wall time is the difference between drops
+/// of two durations. A layout that cannot hold the drop keeps the peak
+/// stage's rates. They are kept in `gpu` for the engine's own layout
+/// choice.
+pub fn calibrate_layouts(
+    gpu: &Gpu,
+    precision: Precision,
+    scheme: FixedStepScheme,
+    elements: usize,
+    batch: usize,
+) -> Result<LayoutRates, ChoiceError> {
+    let drop = |duration_s: f64| {
+        let mut scenario = Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m);
+        scenario.duration_s = duration_s;
+        scenario.frame_interval_s = PROBE_DURATION_S;
+        scenario
+    };
+    // The identification's typical candidate; its step, like every drop's
+    // on the semi-implicit scheme, is set by elasticity.
+    let params = TetherParams {
+        elements,
+        damping_pa_s: 2000.0,
+        drag_coefficient: 0.8,
+        ..TetherParams::default()
+    };
+    let steps = StepCache::default();
+    let calibration = |duration_s: f64| {
+        gpu_simulation(&drop(duration_s), &params, scheme, None, &steps)
+            .map_err(|e| ChoiceError::Estimate(format!("a calibration drop: {e}")))
+    };
+    let short = calibration(PROBE_DURATION_S)?;
+    let longer = (1..=PROBE_DOUBLINGS)
+        .map(|k| calibration(PROBE_DURATION_S * (1u32 << k) as f64))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut rates = LayoutRates::same(gpu.rates(precision)?);
+    for layout in GpuLayout::ALL {
+        if !layout_holds(gpu, layout, &short, precision) {
+            continue;
+        }
+        let options = BatchOptions {
+            precision,
+            layout: layout.into(),
+            ..Default::default()
+        };
+        // The first run compiles the pipeline.
+        run_batch(gpu, std::slice::from_ref(&short), None, &options)?;
+        let timed = |sim: &crate::gpu::GpuSimulation, count: usize| -> Result<f64, ChoiceError> {
+            let sims = vec![sim.clone(); count];
+            let started = Instant::now();
+            run_batch(gpu, &sims, None, &options)?;
+            Ok(started.elapsed().as_secs_f64())
+        };
+        // A step's time is the difference between two durations, without a
+        // batch's fixed cost (buffers, uploads, read back), which made the
+        // landscape's estimate 18 times its measured time. The longer
+        // doubles until its steps take at least as long as the short run in
+        // all (a difference within the timing's noise gave rates a
+        // million times too high); at the last doubling, the longer run's
+        // whole time per step, fixed cost included, bounds it.
+        let per_step = |count: usize| -> Result<f64, ChoiceError> {
+            let short_s = timed(&short, count)?;
+            let mut last = (short_s, &short);
+            for long in &longer {
+                let long_s = timed(long, count)?;
+                if long_s >= 2.0 * short_s {
+                    let extra = long.total_steps.saturating_sub(short.total_steps).max(1);
+                    return Ok((long_s - short_s) / extra as f64);
+                }
+                last = (long_s, long);
+            }
+            let (long_s, long) = last;
+            Ok(long_s / long.total_steps.max(1) as f64)
+        };
+        let lone_s = per_step(1)?;
+        let many_s = per_step(batch)?;
+        let (chain, _) = cost::chain_and_occupancy(&[(elements, 1)], scheme, layout);
+        let (_, occupancy) = cost::chain_and_occupancy(&vec![(elements, 1); batch], scheme, layout);
+        rates.set(
+            layout,
+            GpuRates {
+                invocation_gflops: chain / lone_s / 1e9,
+                device_gflops: occupancy / many_s / 1e9,
+            },
+        );
+    }
+    gpu.set_layout_rates(precision, scheme, rates);
+    Ok(rates)
 }
 
 /// One core's f64 multiply-add rate [GFLOP/s], in about 20 ms: eight
@@ -282,16 +422,17 @@ mod tests {
         Workload {
             label: "test".into(),
             simulations,
+            chunk: usize::MAX,
         }
     }
 
     #[test]
     fn the_gpu_estimate_is_the_longest_chain_or_the_whole_work() {
         let flops = crate::gpu::flops::per_element_step(FixedStepScheme::SemiImplicit) as f64;
-        let rates = GpuRates {
+        let rates = LayoutRates::same(GpuRates {
             invocation_gflops: 1.0,
             device_gflops: 1000.0,
-        };
+        });
         // Few simulations: one invocation's chain sets the time.
         let few = work(vec![(10, 1000), (50, 1000)]);
         let thread = LayoutRequest::Thread;

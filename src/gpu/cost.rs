@@ -38,20 +38,30 @@
 //! so on lavapipe the two layouts agree to the last bit.
 //!
 //! **The model.** Work and chains are counted in flops from the model
-//! (`gpu::flops`, each simulation's steps); the two rates come from the peak
-//! stage measured on the adapter: one invocation's ([`GpuRates::invocation_gflops`])
-//! and the filled device's ([`GpuRates::device_gflops`]). No timing is typed
-//! in. For a layout whose simulation i keeps `lanes` lanes busy along a
-//! chain of `chain_i` flops:
+//! (`gpu::flops`, each simulation's steps); the two rates of each layout
+//! are measured on the adapter: one invocation's chain
+//! ([`GpuRates::invocation_gflops`]) and the filled device's
+//! ([`GpuRates::device_gflops`]), on the step pipelines themselves where
+//! `engine::choice::calibrate_layouts` ran ([`LayoutRates`]), else by the
+//! peak stage's multiply-add chains. No timing is typed in. For a layout
+//! whose simulation i keeps `lanes` lanes busy along a chain of `chain_i`
+//! flops:
 //!
 //!   t = max( max_i chain_i / r_invocation ,  Σ_i lanes · chain_i / r_device )
+//!
+//! over the simulations the engine runs together: a batch in the thread
+//! layout, each n of a batch in the workgroup layout (one pipeline per n,
+//! run one after another, so their times add), and a job's batches (its
+//! chunks) one after another.
 //!
 //! The first term is the longest simulation, the second the device full of
 //! lanes (idle ones included: a lane waiting at a barrier holds its slot).
 //! Thread layout: lanes = 1, chain_i = all of simulation i's flops.
 //! Workgroup layout: lanes = T, chain_i = steps × (per-lane element and node
-//! work + the solve's n + 1 nodes). Barriers (seven per step) are not
-//! counted: the model errs in the workgroup layout's favour by their cost.
+//! work + the solve's n + 1 nodes). Barriers (seven per step) and
+//! workgroup-memory traffic are not counted as flops: rates measured on
+//! the step pipeline include them (on an H100 they take three quarters of
+//! a workgroup step), the peak stage's do not.
 //!
 //! On a CPU emulation (lavapipe) `auto` takes the thread layout without
 //! estimating: lavapipe runs a workgroup's invocations on one CPU thread
@@ -242,6 +252,39 @@ pub struct GpuRates {
     pub device_gflops: f64,
 }
 
+/// The rates of each layout. Measured on the step pipelines themselves
+/// where `engine::choice` calibrated them (`Gpu::layout_rates`); else the
+/// peak stage's, the same for both.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayoutRates {
+    pub thread: GpuRates,
+    pub workgroup: GpuRates,
+}
+
+impl LayoutRates {
+    /// The same rates for both layouts (the peak stage's).
+    pub fn same(rates: GpuRates) -> Self {
+        Self {
+            thread: rates,
+            workgroup: rates,
+        }
+    }
+
+    pub fn get(&self, layout: GpuLayout) -> GpuRates {
+        match layout {
+            GpuLayout::Thread => self.thread,
+            GpuLayout::Workgroup => self.workgroup,
+        }
+    }
+
+    pub fn set(&mut self, layout: GpuLayout, rates: GpuRates) {
+        match layout {
+            GpuLayout::Thread => self.thread = rates,
+            GpuLayout::Workgroup => self.workgroup = rates,
+        }
+    }
+}
+
 /// A simulation as the model sees it: n and its steps.
 pub type SimulationWork = (usize, u64);
 
@@ -263,13 +306,37 @@ pub fn workgroup_chain_flops(elements: usize, lanes: u32, scheme: FixedStepSchem
         + (elements as u64 + 1) * solve_node
 }
 
-/// The model's wall time [s] for `work` in `layout` (see the module doc).
+/// The model's wall time [s] for `work`, one batch handed to the engine,
+/// in `layout` (see the module doc). The engine runs the workgroup layout
+/// one n after another (a pipeline per n), so there the groups' times add
+/// up; the thread layout runs every n in one dispatch.
 pub fn layout_seconds(
     work: &[SimulationWork],
     scheme: FixedStepScheme,
     layout: GpuLayout,
     rates: GpuRates,
 ) -> f64 {
+    let seconds = |group: &[SimulationWork]| {
+        let (longest, occupancy) = chain_and_occupancy(group, scheme, layout);
+        (longest / (rates.invocation_gflops * 1e9)).max(occupancy / (rates.device_gflops * 1e9))
+    };
+    match layout {
+        GpuLayout::Thread => seconds(work),
+        GpuLayout::Workgroup => {
+            let mut sorted = work.to_vec();
+            sorted.sort_by_key(|w| w.0);
+            sorted.chunk_by(|a, b| a.0 == b.0).map(seconds).sum()
+        }
+    }
+}
+
+/// The model's two counts for `work` in `layout` [flops]: the longest
+/// simulation's serial chain, and all simulations' lanes × chains.
+pub fn chain_and_occupancy(
+    work: &[SimulationWork],
+    scheme: FixedStepScheme,
+    layout: GpuLayout,
+) -> (f64, f64) {
     let (mut longest, mut occupancy) = (0.0f64, 0.0f64);
     for &(elements, steps) in work {
         let (lanes, per_step) = match layout {
@@ -283,17 +350,17 @@ pub fn layout_seconds(
         longest = longest.max(chain);
         occupancy += lanes as f64 * chain;
     }
-    (longest / (rates.invocation_gflops * 1e9)).max(occupancy / (rates.device_gflops * 1e9))
+    (longest, occupancy)
 }
 
 /// The layout the model estimates faster for `work`, with both estimates.
 pub fn fastest_layout(
     work: &[SimulationWork],
     scheme: FixedStepScheme,
-    rates: GpuRates,
+    rates: LayoutRates,
 ) -> (GpuLayout, f64, f64) {
-    let thread = layout_seconds(work, scheme, GpuLayout::Thread, rates);
-    let workgroup = layout_seconds(work, scheme, GpuLayout::Workgroup, rates);
+    let thread = layout_seconds(work, scheme, GpuLayout::Thread, rates.thread);
+    let workgroup = layout_seconds(work, scheme, GpuLayout::Workgroup, rates.workgroup);
     let layout = if workgroup < thread {
         GpuLayout::Workgroup
     } else {
@@ -390,12 +457,13 @@ mod tests {
                 (n, 1_626 * n as u64)
             })
             .collect();
-        let (layout, thread, workgroup) = fastest_layout(&spec, SEMI, RATES);
+        let (layout, thread, workgroup) = fastest_layout(&spec, SEMI, LayoutRates::same(RATES));
         assert_eq!(layout, GpuLayout::Workgroup, "{thread} vs {workgroup}");
         // The landscape's: 32,768 equal swing-ups at n = 40 fill the device
         // in either layout, and the workgroup layout's idle lanes cost.
         let landscape = vec![(40, 100_000); 32_768];
-        let (layout, thread, workgroup) = fastest_layout(&landscape, SEMI, RATES);
+        let (layout, thread, workgroup) =
+            fastest_layout(&landscape, SEMI, LayoutRates::same(RATES));
         assert_eq!(layout, GpuLayout::Thread, "{thread} vs {workgroup}");
     }
 

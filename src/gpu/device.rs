@@ -172,6 +172,10 @@ pub struct Gpu {
     /// The peak stage's rates per precision, measured once when a layout or
     /// backend choice first needs them (`Gpu::rates`).
     pub(super) rates: Mutex<HashMap<Precision, super::cost::GpuRates>>,
+    /// Each layout's rates measured on the step pipeline of a scheme
+    /// (`engine::choice::calibrate_layouts`), which the cost model prefers
+    /// to the peak stage's.
+    pub(super) layout_rates: Mutex<HashMap<(Precision, FixedStepScheme), super::cost::LayoutRates>>,
     /// Errors wgpu reported outside an error scope, and a lost device: kept
     /// here and returned by [`Gpu::check`] rather than wgpu's default of
     /// panicking (or, for a lost device, of invalid resources later on).
@@ -262,6 +266,7 @@ impl Gpu {
             limits,
             pipelines: Mutex::new(HashMap::new()),
             rates: Mutex::new(HashMap::new()),
+            layout_rates: Mutex::new(HashMap::new()),
             faults,
         })
     }

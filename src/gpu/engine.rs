@@ -349,15 +349,7 @@ pub fn assign_layouts(
         return Ok(vec![layout; sims.len()]);
     }
     let precision = options.precision;
-    let holds = |layout: GpuLayout, sim: &GpuSimulation| match layout {
-        GpuLayout::Thread => {
-            super::layout::node_capacity(sim.params.elements, precision.real_bytes(), sim.scheme)
-                .is_some()
-        }
-        GpuLayout::Workgroup => {
-            cost::workgroup_shape(sim.params.elements, precision, sim.scheme, &gpu.limits).is_some()
-        }
-    };
+    let holds = |layout: GpuLayout, sim: &GpuSimulation| layout_holds(gpu, layout, sim, precision);
     let mut preferred = [GpuLayout::Thread; 2];
     if gpu.adapter.hardware {
         for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
@@ -368,7 +360,7 @@ pub fn assign_layouts(
                 .collect();
             if !work.is_empty() {
                 preferred[scheme as usize] =
-                    cost::fastest_layout(&work, scheme, gpu.rates(precision)?).0;
+                    cost::fastest_layout(&work, scheme, gpu.layout_rates(precision, scheme)?).0;
             }
         }
     }
@@ -414,6 +406,61 @@ impl Gpu {
             .expect("rates lock")
             .insert(precision, rates);
         Ok(rates)
+    }
+
+    /// The cost model's rates for `scheme` in `precision`: each layout's as
+    /// measured on its step pipeline, once [`Gpu::set_layout_rates`] has
+    /// them, else the peak stage's for both. The peak stage's multiply-add
+    /// chains run 4× faster than the workgroup layout's steps (barriers and
+    /// workgroup memory) and the whole device 10–40× faster than either
+    /// layout fills it (BENCHMARKS.md, H100, 2026-11-24).
+    pub fn layout_rates(
+        &self,
+        precision: Precision,
+        scheme: FixedStepScheme,
+    ) -> Result<cost::LayoutRates, GpuError> {
+        let calibrated = self
+            .layout_rates
+            .lock()
+            .expect("layout rates lock")
+            .get(&(precision, scheme))
+            .copied();
+        match calibrated {
+            Some(rates) => Ok(rates),
+            None => Ok(cost::LayoutRates::same(self.rates(precision)?)),
+        }
+    }
+
+    /// Keeps `rates`, measured on the step pipelines, for the cost model.
+    pub fn set_layout_rates(
+        &self,
+        precision: Precision,
+        scheme: FixedStepScheme,
+        rates: cost::LayoutRates,
+    ) {
+        self.layout_rates
+            .lock()
+            .expect("layout rates lock")
+            .insert((precision, scheme), rates);
+    }
+}
+
+/// Whether `layout` can run `sim` in `precision` on `gpu`: the thread
+/// layout's private arrays, or a workgroup's memory, hold its nodes.
+pub fn layout_holds(
+    gpu: &Gpu,
+    layout: GpuLayout,
+    sim: &GpuSimulation,
+    precision: Precision,
+) -> bool {
+    match layout {
+        GpuLayout::Thread => {
+            super::layout::node_capacity(sim.params.elements, precision.real_bytes(), sim.scheme)
+                .is_some()
+        }
+        GpuLayout::Workgroup => {
+            cost::workgroup_shape(sim.params.elements, precision, sim.scheme, &gpu.limits).is_some()
+        }
     }
 }
 

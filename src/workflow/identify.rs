@@ -513,6 +513,8 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         },
         &super::count(simulations.len(), "drop"),
         &simulations,
+        // A chunk's candidates, a release axis's values sharing a drop.
+        (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / request.grid.release_run()).max(1),
         &steps,
     )?;
     let engine = choice.engine;
@@ -598,6 +600,15 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     })
 }
 
+/// Candidates in a GPU chunk, each saved before the next starts: enough
+/// that a chunk fills a GPU in the thread layout (an H100 holds about
+/// 2,000 invocations per multiprocessor), few enough that an interrupted
+/// run loses seconds.
+pub const GPU_CHUNK_CANDIDATES: usize = 1024;
+/// Candidates per CPU thread in a chunk: enough that the threads share the
+/// slow candidates (low D, large n), few enough that Ctrl-C saves often.
+pub const CPU_CHUNK_CANDIDATES_PER_THREAD: usize = 16;
+
 impl Prepared {
     /// Runs the candidates still to run, chunk by chunk (each chunk saved
     /// before the next starts), then summarizes, validates and writes.
@@ -608,8 +619,8 @@ impl Prepared {
         // one simulation when they share a chunk.
         let chunk_size = request.chunk_size.unwrap_or_else(|| {
             let size = match &self.gpu {
-                Some(_) => 1024,
-                None => 16 * rayon::current_num_threads(),
+                Some(_) => GPU_CHUNK_CANDIDATES,
+                None => CPU_CHUNK_CANDIDATES_PER_THREAD * rayon::current_num_threads(),
             };
             size.next_multiple_of(request.grid.release_run())
         });

@@ -67,6 +67,7 @@ pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
         },
         "1 simulation",
         &[(cfg.scenario.clone(), cfg.tether.clone())],
+        usize::MAX,
         &crate::scenario::batch::StepCache::default(),
     )?;
     // Claim the output before simulating: an unwritable path fails at once.

@@ -142,6 +142,7 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
         },
         &label,
         &simulations,
+        usize::MAX,
         &crate::scenario::batch::StepCache::default(),
     )?;
     Ok(Prepared {
