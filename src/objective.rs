@@ -60,6 +60,8 @@ pub struct MeasuredTrack {
     /// Rows whose position is empty or NaN (an occluded marker): read, not
     /// held.
     pub occluded_rows: usize,
+    /// The markers of those rows.
+    pub occluded_markers: std::collections::BTreeSet<usize>,
 }
 
 impl MeasuredTrack {
@@ -86,6 +88,17 @@ impl MeasuredTrack {
         // A division by 1e6 (exact) gives the double nearest the decimal
         // time, as the file wrote it: 0.04 s, not 0.04 + 7e-18.
         keys.into_iter().map(|t| t as f64 / TICKS_PER_S).collect()
+    }
+
+    /// Markers 0.. up to the highest the file names (occluded rows count:
+    /// their marker exists).
+    pub fn marker_count(&self) -> usize {
+        self.points
+            .keys()
+            .map(|&(_, j)| j + 1)
+            .chain(self.occluded_markers.iter().map(|&j| j + 1))
+            .max()
+            .unwrap_or(0)
     }
 
     pub fn get(&self, time_s: f64, marker: usize) -> Option<[f64; 2]> {

@@ -249,11 +249,32 @@ fn bad_inputs_fail_before_any_simulation() {
     let bad_csv = dir.path().join("bad.csv");
     std::fs::write(&bad_csv, "t,marker,x\n0.04,0,1.0\n").unwrap();
     let partial = dir.path().join("partial.csv");
-    std::fs::write(&partial, "t,marker,x,y\n0.04,0,0.0,0.0\n").unwrap();
+    // Eleven markers, ten of them lost in the one frame.
+    let lost: String = (1..11).map(|j| format!("0.04,{j},,\n")).collect();
+    std::fs::write(&partial, format!("t,marker,x,y\n0.04,0,0.0,0.0\n{lost}")).unwrap();
     let infinite = dir.path().join("inf.csv");
     std::fs::write(&infinite, "t,marker,x,y\n0.04,0,inf,0.0\n").unwrap();
     let backwards = dir.path().join("backwards.csv");
     std::fs::write(&backwards, "t,marker,x,y\n0.08,0,0,0\n0.04,0,0,0\n").unwrap();
+    // A film whose clock starts at 3.2 s, and one of six markers with no
+    // `s` column: neither is the default experiment.
+    let rows = |times: &[f64], markers: usize| -> String {
+        let mut text = String::from("t,marker,x,y\n");
+        for t in times {
+            for j in 0..markers {
+                text.push_str(&format!(
+                    "{t},{j},{},{}\n",
+                    0.01 * j as f64,
+                    -0.05 * j as f64
+                ));
+            }
+        }
+        text
+    };
+    let late = dir.path().join("late.csv");
+    std::fs::write(&late, rows(&[3.2, 3.24, 3.28], 11)).unwrap();
+    let six = dir.path().join("six.csv");
+    std::fs::write(&six, rows(&[0.04, 0.08], 6)).unwrap();
     let out_s = out.to_str().unwrap();
     for (args, expected) in [
         (
@@ -265,6 +286,14 @@ fn bad_inputs_fail_before_any_simulation() {
             "1 of the 11 marker positions J_e compares",
         ),
         (vec!["--measured", infinite.to_str().unwrap()], "infinite"),
+        (
+            vec!["--measured", late.to_str().unwrap()],
+            "invalid release_time_s = not given: must be the release on the measured file's clock, which starts at t = 3.2 s",
+        ),
+        (
+            vec!["--measured", six.to_str().unwrap()],
+            "the measured file's 6 markers (0..5)",
+        ),
         (vec!["--measured", "/no/such.parquet"], "cannot read"),
         (
             vec!["--measured", backwards.to_str().unwrap()],
@@ -597,7 +626,7 @@ fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("warning: the best candidate misses the data"),
+        stdout.contains("warning (--allow-implausible): the best candidate misses the data"),
         "{stdout}"
     );
     let meta = read_parquet_metadata(&dir.path().join("anyway/results.parquet")).unwrap();
@@ -606,6 +635,34 @@ fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
     let o = identify(&csv, "fine", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!String::from_utf8_lossy(&o.stdout).contains("warning"));
+    // A clock that starts at 1 s with a release axis around it: the first
+    // frame is before the axis's latest release, so it is checked too (it
+    // once went unchecked, and millimetres swept to exit 0).
+    let t = column("t");
+    let shifted = |text: &str| -> String {
+        let mut lines = text.lines();
+        let mut out = vec![lines.next().unwrap().to_string()];
+        for line in lines {
+            let mut cells: Vec<String> = line.split(',').map(String::from).collect();
+            cells[t] = (cells[t].parse::<f64>().unwrap() + 1.0).to_string();
+            out.push(cells.join(","));
+        }
+        out.join("\n") + "\n"
+    };
+    let release_axis = ["--axis", "release_time_s=0.98:1.02:0.02"];
+    let late_mm = dir.path().join("late_mm.csv");
+    std::fs::write(&late_mm, shifted(&transformed(&millimetres))).unwrap();
+    let o = identify(&late_mm, "late_mm", &release_axis);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the measured frame at t = 1 s, before the release, is"),
+        "{}",
+        stderr(&o)
+    );
+    let late = dir.path().join("late.csv");
+    std::fs::write(&late, shifted(&text)).unwrap();
+    let o = identify(&late, "late", &release_axis);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 /// Occluded markers (NaN, an empty cell) and dropped rows are skipped,
@@ -879,4 +936,59 @@ fn a_filmed_drop_with_an_unknown_release_is_identified_and_refined() {
         };
         assert_eq!(best_line(&gpu_stdout), best_line(&stdout), "{gpu_stdout}");
     }
+}
+
+/// A best fit that misses the data by more than 5 % of the tether's length
+/// is no answer: here the paper's drop written in millimetres, without its
+/// first frame (so the start check cannot see it). Exit code 4, the results
+/// written and marked; `--allow-implausible` accepts them with exit 0.
+#[test]
+fn an_implausible_best_fit_exits_4_with_the_results_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let metres = dir.path().join("drop.parquet");
+    synth(&metres, 0.0);
+    let table = read_table(&metres).unwrap();
+    let t = common::f64_column(&table, "t");
+    let marker = table
+        .column_by_name("marker")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow::array::Int32Array>()
+        .expect("markers are Int32")
+        .values()
+        .to_vec();
+    let (x, y) = (
+        common::f64_column(&table, "x"),
+        common::f64_column(&table, "y"),
+    );
+    let mut csv = String::from("t,marker,x,y\n");
+    for i in (0..t.len()).filter(|&i| t[i] > 0.0) {
+        csv.push_str(&format!(
+            "{},{},{},{}\n",
+            t[i],
+            marker[i],
+            1e3 * x[i],
+            1e3 * y[i]
+        ));
+    }
+    let millimetres = dir.path().join("drop_mm.csv");
+    std::fs::write(&millimetres, csv).unwrap();
+    let quick = ["--no-refine", "--validate", "0"];
+    let out = dir.path().join("mm");
+    let o = identify_cli(&millimetres, &out, "2000", &quick);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("implausible"), "{}", stderr(&o));
+    let metadata = read_parquet_metadata(&out.join("results.parquet")).unwrap();
+    assert!(
+        metadata["tether_sweep.plausibility"].contains("misses the data"),
+        "{metadata:?}"
+    );
+    let accepted = dir.path().join("accepted");
+    let mut flags = quick.to_vec();
+    flags.push("--allow-implausible");
+    let o = identify_cli(&millimetres, &accepted, "2000", &flags);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The file in metres is plausible: exit 0 without the flag.
+    let o = identify_cli(&metres, &dir.path().join("m"), "2000", &quick);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -129,9 +129,12 @@ pub struct IdentifyArgs {
     /// the reference solver, with standard errors, into refined.parquet.
     #[arg(long)]
     pub no_refine: bool,
-    /// Sweep even when the measured first frame (before the release) is more than 10 % of the
-    /// tether's length from the experiment's initial shape (by default an
-    /// error: other units, mirrored axes, another length or release angle).
+    /// Sweep even when the measured first frame (before the release) is
+    /// more than 10 % of the tether's length from every initial shape the
+    /// grid can make (by default an error, exit code 2: other units,
+    /// mirrored axes, another length or release angle), and exit 0 when
+    /// the best fit misses the data by more than 5 % of the length (by
+    /// default exit code 4, the results written and marked implausible).
     #[arg(long)]
     pub allow_implausible: bool,
     /// Also write the results as CSV beside the Parquet table (no metadata:
@@ -493,8 +496,12 @@ fn print_report(report: &IdentifyReport) {
     if let Some(s) = &report.summary {
         print_summary(s, report.shard.is_some());
     }
-    if let Some(w) = &report.fit_warning {
-        println!("warning: {w}");
+    if let Some(w) = report
+        .fit_warning
+        .as_ref()
+        .filter(|_| report.implausible_allowed)
+    {
+        println!("warning (--allow-implausible): {w}");
     }
     if let Some(r) = &report.refined {
         print_refined(r);

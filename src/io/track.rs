@@ -237,6 +237,7 @@ pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
         latest.insert(m, (t[i], i));
         if x[i].is_nan() || y[i].is_nan() {
             measured.occluded_rows += 1;
+            measured.occluded_markers.insert(m);
         } else {
             measured.insert(t[i], marker[i] as usize, [x[i], y[i]]);
         }

@@ -240,6 +240,68 @@ pub fn start_offset(
     }))
 }
 
+/// Initial shapes the start check compares with at most: the product of
+/// the shaping axes' values (beyond it, the base experiment's alone).
+const MAX_START_SHAPES: usize = 4096;
+
+/// The start check for every experiment the grid can make. The measured
+/// first frame shows the held initial shape if it is at or before the
+/// latest release time the run uses (the config's, or a release axis's
+/// largest value: a clock starting after 0 is then checked too); the
+/// offset reported is the smallest over the values of the axes that move
+/// that shape (angle, pin, length), so that only data no candidate can
+/// start from is refused.
+fn start_offset_over_axes(
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+    base: &TetherParams,
+    grid: &Grid,
+) -> Result<Option<StartOffset>, WorkflowError> {
+    use crate::sweep::Parameter;
+    let values = |p: Parameter| {
+        grid.parameters
+            .iter()
+            .find(|a| a.parameter == p)
+            .map_or_else(|| vec![p.get(base, scenario)], |a| a.values.clone())
+    };
+    let latest_release = values(Parameter::ReleaseTimeS)
+        .into_iter()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (mut tether, mut latest) = (base.clone(), scenario.clone());
+    Parameter::ReleaseTimeS.set(latest_release, &mut tether, &mut latest);
+    let mut experiments = vec![(tether, latest)];
+    for p in [
+        Parameter::InitialAngleDeg,
+        Parameter::PinXM,
+        Parameter::PinYM,
+        Parameter::LengthM,
+    ] {
+        let vs = values(p);
+        if vs.len() < 2 || experiments.len() * vs.len() > MAX_START_SHAPES {
+            continue;
+        }
+        experiments = experiments
+            .into_iter()
+            .flat_map(|(t, s)| {
+                vs.iter().map(move |&v| {
+                    let (mut t, mut s) = (t.clone(), s.clone());
+                    p.set(v, &mut t, &mut s);
+                    (t, s)
+                })
+            })
+            .collect();
+    }
+    let mut closest: Option<StartOffset> = None;
+    for (tether, experiment) in &experiments {
+        if let Some(offset) = start_offset(measured, experiment, tether)?
+            && closest.as_ref().is_none_or(|c| offset.rms_m < c.rms_m)
+        {
+            closest = Some(offset);
+        }
+    }
+    Ok(closest)
+}
+
 impl StartOffset {
     /// The finding in words, for a warning or an error.
     pub fn describe(&self, scenario: &Scenario) -> String {
@@ -295,6 +357,8 @@ pub struct IdentifyReport {
     /// Set when the best fit misses the data by more than
     /// [`Plausibility::FIT_WARNING`] of the tether's length.
     pub fit_warning: Option<String>,
+    /// `--allow-implausible`: a fit warning does not fail the run.
+    pub implausible_allowed: bool,
     /// The refined optimum (not for a shard, or with `refine` off).
     pub refined: Option<Refined>,
 }
@@ -356,10 +420,74 @@ fn experiment(
         )
         .into());
     }
+    check_clock(&scenario, &request.grid, &times)?;
+    check_marker_count(measured, &scenario, request.marker_arc_lengths_m.is_some())?;
     scenario.duration_s = last - scenario.release_time_s;
     scenario.frame_times_s = Some(times);
     scenario.validate(request.base.length_m)?;
     Ok(scenario)
+}
+
+/// A film whose clock starts more than a frame interval after 0 was not
+/// released at its t = 0: without a release time (or an axis over it)
+/// every candidate would be compared from the wrong instant, and the sweep
+/// would still find a best one.
+fn check_clock(scenario: &Scenario, grid: &Grid, times: &[f64]) -> Result<(), WorkflowError> {
+    let has_release_axis = grid
+        .parameters
+        .iter()
+        .any(|a| a.parameter == crate::sweep::Parameter::ReleaseTimeS);
+    if scenario.release_time_s != 0.0 || has_release_axis {
+        return Ok(());
+    }
+    let mut intervals: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    intervals.sort_by(f64::total_cmp);
+    let (Some(&first), Some(&interval)) = (times.first(), intervals.get(intervals.len() / 2))
+    else {
+        return Ok(());
+    };
+    if first > interval * (1.0 + 1e-6) {
+        return Err(InputError::new(
+            "release_time_s",
+            "not given",
+            format!(
+                "the release on the measured file's clock, which starts at t = {first} s, more than a frame interval ({interval} s) after 0: set release_time_s in [settings] of --config, or give it an axis (--axis release_time_s=START:STOP:STEP)"
+            ),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The file's markers must be the experiment's: a file with other markers
+/// than the default eleven, and neither an `s` column nor
+/// marker_arc_lengths_m to say where they sit, would be matched to the
+/// wrong arc lengths. A config that lists fewer markers than the file has
+/// says which to use.
+fn check_marker_count(
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+    markers_given: bool,
+) -> Result<(), WorkflowError> {
+    let in_file = measured.marker_count();
+    let in_experiment = scenario.marker_arc_lengths_m.len();
+    let described = markers_given || measured.marker_arc_lengths_m.is_some();
+    if in_file != in_experiment && !(described && in_file > in_experiment) {
+        return Err(InputError::new(
+            "marker_arc_lengths_m",
+            if described {
+                format!("{in_experiment} markers")
+            } else {
+                format!("not given (the default {in_experiment} at s = j L/10)")
+            },
+            format!(
+                "the measured file's {in_file} markers (0..{}): give their arc lengths as marker_arc_lengths_m in [settings] of --config, or an `s` column in the file",
+                in_file.saturating_sub(1)
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// Every value of every parameter axis, set in the experiment, must make a
@@ -459,7 +587,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         })
         .sum::<usize>();
     let unused_rows = measured.len() - coverage.compared - frame_zero;
-    let start = start_offset(&measured, &scenario, &request.base)?;
+    let start = start_offset_over_axes(&measured, &scenario, &request.base, &request.grid)?;
     let length_m = request.base.length_m;
     if let Some(offset) = start
         && offset.rms_m > Plausibility::START_ERROR * length_m
@@ -758,6 +886,7 @@ impl Prepared {
             shard: request.shard,
             out: request.out.clone(),
             fit_warning,
+            implausible_allowed: self.request.allow_implausible,
             refined,
         };
         Ok(report)
@@ -882,7 +1011,9 @@ pub fn best_fit_with_refined(
 }
 
 /// Checks a finished identification's outcome: every candidate diverged,
-/// or the validation failed, is an error after the files are written.
+/// the validation failed, or (unless allowed) the best fit misses the data
+/// by more than [`Plausibility::FIT_WARNING`] of the tether's length, is an
+/// error after the files are written.
 pub fn check_outcome(report: &IdentifyReport) -> Result<(), WorkflowError> {
     if report.summary.is_none() {
         return Err(WorkflowError::Failed(format!(
@@ -905,6 +1036,17 @@ pub fn check_outcome(report: &IdentifyReport) -> Result<(), WorkflowError> {
             } else {
                 ""
             }
+        )));
+    }
+    if let Some(warning) = report
+        .fit_warning
+        .as_ref()
+        .filter(|_| !report.implausible_allowed)
+    {
+        return Err(WorkflowError::Implausible(format!(
+            "implausible: {warning}. The results are written to {} and marked so in their metadata ({}); --allow-implausible accepts them",
+            report.out.display(),
+            metadata::PLAUSIBILITY
         )));
     }
     Ok(())

@@ -91,6 +91,11 @@ pub enum WorkflowError {
     /// the validation failed): exit code 1, after the files are written.
     #[error("{0}")]
     Failed(String),
+    /// The results are written, but the best fit misses the data by more
+    /// than this experiment allows (other units, axes or clock): exit
+    /// code 4, unless the user accepted it.
+    #[error("{0}")]
+    Implausible(String),
 }
 
 impl WorkflowError {
@@ -136,6 +141,7 @@ impl WorkflowError {
                 }
             }
             WorkflowError::Plot(_) | WorkflowError::Failed(_) => 1,
+            WorkflowError::Implausible(_) => 4,
         }
     }
 
@@ -324,6 +330,7 @@ mod tests {
         assert_eq!(WorkflowError::Usage("x".into()).exit_code(), 2);
         assert_eq!(WorkflowError::Interrupted("x".into()).exit_code(), 130);
         assert_eq!(WorkflowError::Failed("x".into()).exit_code(), 1);
+        assert_eq!(WorkflowError::Implausible("x".into()).exit_code(), 4);
         assert_eq!(WorkflowError::Gpu(GpuError::NoAdapter).exit_code(), 2);
         let flagged = WorkflowError::flag("--length", InputError::new("length_m", -1, "> 0"));
         assert_eq!(flagged.exit_code(), 2);
