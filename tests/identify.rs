@@ -275,6 +275,20 @@ fn bad_inputs_fail_before_any_simulation() {
     std::fs::write(&late, rows(&[3.2, 3.24, 3.28], 11)).unwrap();
     let six = dir.path().join("six.csv");
     std::fs::write(&six, rows(&[0.04, 0.08], 6)).unwrap();
+    // As spreadsheets and trackers write them: `;` separators, decimal
+    // commas, a tab-separated file, a folder, a marker labelled `A`.
+    let semicolons = dir.path().join("semicolons.csv");
+    std::fs::write(&semicolons, "t;marker;x;y\n0,04;0;0;0\n").unwrap();
+    let decimal_commas = dir.path().join("commas.csv");
+    std::fs::write(&decimal_commas, "t,marker,x,y\n0,04,0,0,0\n").unwrap();
+    let tsv = dir.path().join("track.tsv");
+    std::fs::write(&tsv, "t\tmarker\tx\ty\n0.04\t0\t0\t0\n").unwrap();
+    let labelled = dir.path().join("labelled.csv");
+    std::fs::write(&labelled, "t,marker,x,y\n0.04,A,0,0\n").unwrap();
+    // Spaces after the commas are read: this one fails later, for its
+    // one marker, not for a missing column.
+    let spaced = dir.path().join("spaced.csv");
+    std::fs::write(&spaced, "t, marker, x, y\n0.04, 0, 0.0, 0.0\n").unwrap();
     let out_s = out.to_str().unwrap();
     for (args, expected) in [
         (
@@ -286,6 +300,34 @@ fn bad_inputs_fail_before_any_simulation() {
             "1 of the 11 marker positions J_e compares",
         ),
         (vec!["--measured", infinite.to_str().unwrap()], "infinite"),
+        (
+            vec!["--measured", semicolons.to_str().unwrap()],
+            "is separated by semicolons: write the file with commas",
+        ),
+        (
+            vec!["--measured", decimal_commas.to_str().unwrap()],
+            "line 2 has 5 cells against the header's 4 (`0,04,0,0,0`): decimal commas?",
+        ),
+        (
+            vec!["--measured", tsv.to_str().unwrap()],
+            "must end in .parquet or .csv",
+        ),
+        (
+            vec!["--measured", dir.path().to_str().unwrap()],
+            "is a directory",
+        ),
+        (
+            vec!["--measured", labelled.to_str().unwrap()],
+            "column `marker` holds `A` in row 0, which is not a number",
+        ),
+        (
+            vec!["--measured", spaced.to_str().unwrap()],
+            "the measured file's 1 markers",
+        ),
+        (
+            vec!["--axis", "length_m=nan"],
+            "invalid --axis length_m = 'nan'",
+        ),
         (
             vec!["--measured", late.to_str().unwrap()],
             "invalid release_time_s = not given: must be the release on the measured file's clock, which starts at t = 3.2 s",

@@ -157,39 +157,7 @@ pub struct IdentifyArgs {
 
 impl IdentifyArgs {
     fn request(&self) -> Result<IdentifyRequest> {
-        let grid = match &self.grid {
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    UsageError(format!("cannot read --grid {}: {e}", path.display()))
-                })?;
-                Grid::from_toml(&text)
-                    .map_err(|e| UsageError(format!("--grid {}: {e}", path.display())))?
-            }
-            None => {
-                Grid::parse(&self.elements, &self.damping, &self.drag_coefficient).map_err(|e| {
-                    let flag = match e.field.as_str() {
-                        "damping" => "--damping",
-                        "drag-coefficient" => "--drag-coefficient",
-                        "elements" => "--elements",
-                        _ => "grid",
-                    };
-                    WorkflowError::flag(flag, e)
-                })?
-            }
-        };
-        let mut grid = grid;
-        for text in &self.axes {
-            let Some((name, axis)) = text.split_once('=') else {
-                return Err(UsageError(format!(
-                    "--axis '{text}': give NAME=AXIS, e.g. --axis release_time_s=0:0.03:0.005"
-                ))
-                .into());
-            };
-            grid = grid
-                .with_axis(name, axis)
-                .map_err(|e| WorkflowError::flag("--axis", e))?;
-        }
-        self.refuse_flags_beside_their_axes(&grid)?;
+        let grid = self.grid()?;
         let surface_axes = match &self.surface {
             Some(text) => match text.split_once(',') {
                 Some((a, b)) => Some([a.trim().to_string(), b.trim().to_string()]),
@@ -233,9 +201,50 @@ impl IdentifyArgs {
             force: self.force,
         })
     }
-}
 
-impl IdentifyArgs {
+    /// The grid of `--grid` or the axis flags, with every `--axis`.
+    fn grid(&self) -> Result<Grid> {
+        let grid = match &self.grid {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    UsageError(format!("cannot read --grid {}: {e}", path.display()))
+                })?;
+                Grid::from_toml(&text)
+                    .map_err(|e| UsageError(format!("--grid {}: {e}", path.display())))?
+            }
+            None => {
+                Grid::parse(&self.elements, &self.damping, &self.drag_coefficient).map_err(|e| {
+                    let flag = match e.field.as_str() {
+                        "damping" => "--damping",
+                        "drag-coefficient" => "--drag-coefficient",
+                        "elements" => "--elements",
+                        _ => "grid",
+                    };
+                    WorkflowError::flag(flag, e)
+                })?
+            }
+        };
+        let mut grid = grid;
+        for text in &self.axes {
+            let Some((name, axis)) = text.split_once('=') else {
+                return Err(UsageError(format!(
+                    "--axis '{text}': give NAME=AXIS, e.g. --axis release_time_s=0:0.03:0.005"
+                ))
+                .into());
+            };
+            // `--axis length_m`, not `--axis`, when a value is wrong.
+            grid = grid.with_axis(name, axis).map_err(|e| {
+                let flag = match e.field.as_str() {
+                    "axis" => "--axis".to_string(),
+                    field => format!("--axis {field}"),
+                };
+                WorkflowError::flag(&flag, e)
+            })?;
+        }
+        self.refuse_flags_beside_their_axes(&grid)?;
+        Ok(grid)
+    }
+
     /// A flag beside an axis over the same parameter would be silently
     /// overridden by the axis: say so instead.
     fn refuse_flags_beside_their_axes(&self, grid: &Grid) -> Result<()> {

@@ -35,7 +35,9 @@ pub enum IoError {
     },
     #[error("{path}: {message}")]
     Format { path: PathBuf, message: String },
-    #[error("invalid out = {path}: must end in .parquet or .csv")]
+    #[error(
+        "{path}: a table's file name must end in .parquet or .csv (tab-separated and spreadsheet files are neither read nor written)"
+    )]
     UnknownExtension { path: PathBuf },
 }
 
@@ -80,6 +82,12 @@ pub enum TableFormat {
 
 impl TableFormat {
     pub fn from_path(path: &Path) -> Result<Self, IoError> {
+        if path.is_dir() {
+            return Err(IoError::Format {
+                path: path.to_owned(),
+                message: "is a directory: give a table file (.parquet or .csv)".into(),
+            });
+        }
         match path
             .extension()
             .and_then(|e| e.to_str())

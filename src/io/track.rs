@@ -115,13 +115,19 @@ pub fn read_table(path: &Path) -> Result<RecordBatch, IoError> {
             .collect::<Result<_, _>>()
             .map_err(|e| fmt_err(&e))?,
         TableFormat::Csv => {
+            drop(file);
+            let text = std::fs::read_to_string(path).map_err(|error| IoError::Read {
+                path: path.to_owned(),
+                error,
+            })?;
+            let text = comma_separated(&text).map_err(|m| fmt_err(&m))?;
             let csv_format = arrow::csv::reader::Format::default().with_header(true);
             let (schema, _) = csv_format
-                .infer_schema(std::fs::File::open(path).map_err(|e| fmt_err(&e))?, None)
+                .infer_schema(std::io::Cursor::new(text.as_bytes()), None)
                 .map_err(|e| fmt_err(&e))?;
             arrow::csv::ReaderBuilder::new(Arc::new(schema))
                 .with_format(csv_format)
-                .build(file)
+                .build(std::io::Cursor::new(text.as_bytes()))
                 .map_err(|e| fmt_err(&e))?
                 .collect::<Result<_, _>>()
                 .map_err(|e| fmt_err(&e))?
@@ -132,6 +138,46 @@ pub fn read_table(path: &Path) -> Result<RecordBatch, IoError> {
         .map(|b| b.schema())
         .ok_or_else(|| fmt_err(&"the table has no rows"))?;
     arrow::compute::concat_batches(&schema, &batches).map_err(|e| fmt_err(&e))
+}
+
+/// A CSV as spreadsheets and trackers write it, made plain: every cell
+/// trimmed (`t, marker, x` names the columns `t`, `marker`, `x`). Files
+/// the reader would misread are refused with what to change: `;` or tab
+/// separators, and rows with more cells than the header (decimal commas,
+/// `0,04`). A file with quoted cells is left as it is.
+fn comma_separated(text: &str) -> Result<String, String> {
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or("");
+    for (separator, name) in [(';', "semicolons"), ('\t', "tabs")] {
+        if header.contains(separator) && !header.contains(',') {
+            return Err(format!(
+                "the header `{}` is separated by {name}: write the file with commas between cells and points as decimal marks (a spreadsheet's \"CSV (comma delimited)\" export with an English number format)",
+                header.trim()
+            ));
+        }
+    }
+    if text.contains('"') {
+        return Ok(text.to_string());
+    }
+    let cells = header.split(',').count();
+    let mut out = String::with_capacity(text.len());
+    for (row, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let trimmed: Vec<&str> = line.split(',').map(str::trim).collect();
+        if trimmed.len() > cells {
+            return Err(format!(
+                "line {} has {} cells against the header's {cells} (`{}`): decimal commas? write points as decimal marks (0.04, not 0,04)",
+                row + 1,
+                trimmed.len(),
+                line.trim()
+            ));
+        }
+        out.push_str(&trimmed.join(","));
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 /// A column converted to f64, or an error naming it: every value finite.
@@ -158,6 +204,25 @@ fn column_values(
     let column = batch
         .column_by_name(name)
         .ok_or_else(|| err(format!("missing column `{name}` (need t, marker, x, y)")))?;
+    // Text where numbers belong: name the first cell that is not one (a
+    // marker labelled `A`, a unit in the cell), rather than the empty
+    // values a cast would leave.
+    if let Some(text) = column.as_any().downcast_ref::<arrow::array::StringArray>()
+        && let Some((row, cell)) = text
+            .iter()
+            .enumerate()
+            .filter_map(|(row, cell)| Some((row, cell?)))
+            .find(|(_, cell)| !cell.is_empty() && cell.parse::<f64>().is_err())
+    {
+        return Err(err(format!(
+            "column `{name}` holds `{cell}` in row {row}, which is not a number{}",
+            if name == "marker" {
+                " (markers are numbered 0, 1, …)"
+            } else {
+                ""
+            }
+        )));
+    }
     let converted =
         cast(column, &DataType::Float64).map_err(|e| err(format!("column `{name}`: {e}")))?;
     let values = converted

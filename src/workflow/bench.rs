@@ -4,12 +4,11 @@
 
 use std::path::PathBuf;
 
-use super::{WorkflowError, refuse_to_replace, usage};
+use super::{WorkflowError, refuse_to_replace};
 use crate::bench::{self, BenchRow, Peaks};
 use crate::engine::{Engine, LayoutRequest};
 use crate::error::InputError;
 use crate::gpu::{Gpu, GpuError};
-use crate::io::TableFormat;
 use crate::io::table::{Column, write_columns};
 use crate::metadata::{self, json};
 use crate::model::params::MAX_ELEMENTS;
@@ -80,7 +79,7 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
     }
     let scenario = bench::scenario(request.duration_s);
     scenario.validate(crate::model::TetherParams::default().length_m)?;
-    TableFormat::from_path(&request.out).map_err(usage)?;
+    super::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
     let wants_gpu = request
         .engines

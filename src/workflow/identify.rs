@@ -554,7 +554,8 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     if request.chunk_size == Some(0) {
         return Err(crate::error::InputError::new("chunk_size", 0, "at least 1 candidate").into());
     }
-    let measured = read_measured(&request.measured).map_err(usage)?;
+    let measured = read_measured(&request.measured)
+        .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))?;
     request.base.validate()?;
     for (field, value) in [
         (

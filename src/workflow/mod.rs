@@ -225,6 +225,12 @@ pub fn claim_output(dir: &Path, main_file: &str, force: bool) -> Result<PathBuf,
     Ok(path)
 }
 
+/// The table format `--out` names by its extension, or an error that says
+/// so (before any simulation).
+pub(crate) fn output_format(path: &Path) -> Result<crate::io::TableFormat, WorkflowError> {
+    crate::io::TableFormat::from_path(path).map_err(|e| WorkflowError::Usage(format!("--out {e}")))
+}
+
 /// Every command's rule for an existing output: replaced only with
 /// `--force`.
 pub fn refuse_to_replace(path: &Path, force: bool) -> Result<(), WorkflowError> {

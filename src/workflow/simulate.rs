@@ -9,9 +9,9 @@ use super::{WorkflowError, refuse_to_replace, usage};
 use crate::engine::choice::{Choice, EngineRequest};
 use crate::engine::{Backend, Engine, LayoutRequest};
 use crate::gpu::Precision;
+use crate::io::PendingFile;
 use crate::io::config::SimulationConfig;
 use crate::io::track::{track_batch, write_batch};
-use crate::io::{PendingFile, TableFormat};
 use crate::metadata::{self, Metadata, json};
 use crate::scenario::batch::simulate_gpu;
 use crate::scenario::{SimulationOutput, simulate};
@@ -51,7 +51,7 @@ pub struct Prepared {
 }
 
 pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
-    TableFormat::from_path(&request.out).map_err(usage)?;
+    super::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
     let cfg = &request.config;
     let solver = cfg.solver.kind;

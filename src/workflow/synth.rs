@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use super::{WorkflowError, refuse_to_replace, usage};
 use crate::dataset::{SynthSpec, synthesize};
+use crate::io::PendingFile;
 use crate::io::track::{track_batch, write_batch};
-use crate::io::{PendingFile, TableFormat};
 use crate::metadata::{self, json};
 use crate::track::Track;
 
@@ -31,7 +31,7 @@ pub struct SynthReport {
 pub fn run(request: &SynthRequest) -> Result<SynthReport, WorkflowError> {
     let spec = &request.spec;
     spec.validate()?;
-    TableFormat::from_path(&request.out).map_err(usage)?;
+    super::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
     let mut pending = PendingFile::create(&request.out).map_err(usage)?;
     let started = Instant::now();
