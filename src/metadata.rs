@@ -84,6 +84,10 @@ pub const GPU_LAYOUT_REQUESTED: &str = "tether_sweep.gpu_layout_requested";
 pub const GPU_LAYOUTS_RAN: &str = "tether_sweep.gpu_layouts_ran";
 /// Identify: why the data may not be the experiment, when a check says so.
 pub const PLAUSIBILITY: &str = "tether_sweep.plausibility";
+/// Identify, in best_fit.parquet: the samples far beyond the noise from
+/// the fit (`Outlier`: time, marker, distance), a lost marker written as a
+/// number or a tracking jump.
+pub const OUTLIERS: &str = "tether_sweep.outliers";
 /// Identify: the refined optimum (values, standard errors, J_e, σ,
 /// covariance).
 pub const REFINED: &str = "tether_sweep.refined";
@@ -138,6 +142,7 @@ mod tests {
             super::GPU_LAYOUT_REQUESTED,
             super::GPU_LAYOUTS_RAN,
             super::PLAUSIBILITY,
+            super::OUTLIERS,
             super::REFINED,
             super::BEST_SCENARIO,
             super::PEAKS_GFLOPS,

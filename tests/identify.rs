@@ -1034,3 +1034,61 @@ fn an_implausible_best_fit_exits_4_with_the_results_marked() {
     let o = identify_cli(&metres, &dir.path().join("m"), "2000", &quick);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// A tracker's lost-marker code written as a position ("0,0") is no noise:
+/// the samples far beyond σ from the best fit are listed with their time
+/// and marker, on the terminal and in best_fit.parquet's metadata.
+#[test]
+fn samples_far_from_the_best_fit_are_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("drop.csv");
+    synth(&csv, 0.0005);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (t, marker, x, y) = (column("t"), column("marker"), column("x"), column("y"));
+    let lost: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let mut cells: Vec<String> = line.split(',').map(String::from).collect();
+            let at = |s: &str, v: f64| s.parse::<f64>().is_ok_and(|p| (p - v).abs() < 1e-9);
+            if at(&cells[marker], 10.0) && (at(&cells[t], 1.0) || at(&cells[t], 1.4)) {
+                cells[x] = "0".into();
+                cells[y] = "0".into();
+            }
+            cells.join(",")
+        })
+        .collect();
+    let with_lost = dir.path().join("lost.csv");
+    std::fs::write(&with_lost, lost.join("\n") + "\n").unwrap();
+    let out = dir.path().join("out");
+    let o = identify_cli(
+        &with_lost,
+        &out,
+        "1000:3000:1000",
+        &["--no-refine", "--validate", "0"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("warning: 2 samples more than"), "{stdout}");
+    assert!(
+        stdout.contains("t = 1 s marker 10") && stdout.contains("t = 1.4 s marker 10"),
+        "{stdout}"
+    );
+    let metadata = read_parquet_metadata(&out.join("best_fit.parquet")).unwrap();
+    let listed: serde_json::Value =
+        serde_json::from_str(&metadata["tether_sweep.outliers"]).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+    // The same film as made: nothing listed.
+    let o = identify_cli(
+        &csv,
+        &dir.path().join("clean"),
+        "1000:3000:1000",
+        &["--no-refine", "--validate", "0"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("σ ("),
+        "outliers listed in clean data"
+    );
+}

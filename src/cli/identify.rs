@@ -21,7 +21,8 @@ use tether_sweep::sweep::validation::{
 };
 use tether_sweep::sweep::{CandidateResult, Grid, Parameter, Shard, Summary};
 use tether_sweep::workflow::identify::{
-    IdentifyReport, IdentifyRequest, Plan, Plausibility, check_outcome, prepare, shipped_dataset,
+    IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Plan, Plausibility,
+    check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Hooks, WorkflowError, count};
 
@@ -512,6 +513,7 @@ fn print_report(report: &IdentifyReport) {
     {
         println!("warning (--allow-implausible): {w}");
     }
+    print_outliers(report);
     if let Some(r) = &report.refined {
         print_refined(r);
     }
@@ -541,6 +543,42 @@ fn print_report(report: &IdentifyReport) {
             }
         ),
     }
+}
+
+/// Samples far beyond the noise from the best fit, ten at most by name.
+fn print_outliers(report: &IdentifyReport) {
+    const LISTED: usize = 10;
+    let Some(first) = report.outliers.first() else {
+        return;
+    };
+    let listed: Vec<String> = report
+        .outliers
+        .iter()
+        .take(LISTED)
+        .map(|o| {
+            format!(
+                "t = {} s marker {} ({:.1} mm)",
+                number(o.time_s),
+                o.marker,
+                1e3 * o.distance_m
+            )
+        })
+        .collect();
+    println!(
+        "warning: {} more than {:.2} mm ({} σ, at least {} % of the tether's length) from the best fit, up to {:.1} mm (a lost marker written as a number, a tracking jump?): {}{}; all in best_fit.parquet's metadata ({})",
+        count(report.outliers.len(), "sample"),
+        1e3 * report.outlier_limit_m,
+        OUTLIER_SIGMAS,
+        100.0 * OUTLIER_FLOOR_OF_LENGTH,
+        1e3 * first.distance_m,
+        listed.join(", "),
+        if report.outliers.len() > LISTED {
+            ", …"
+        } else {
+            ""
+        },
+        tether_sweep::metadata::OUTLIERS
+    );
 }
 
 pub fn print_refined(r: &Refined) {

@@ -359,6 +359,10 @@ pub struct IdentifyReport {
     pub fit_warning: Option<String>,
     /// `--allow-implausible`: a fit warning does not fail the run.
     pub implausible_allowed: bool,
+    /// Samples far beyond the noise from the best fit ([`find_outliers`]).
+    pub outliers: Vec<Outlier>,
+    /// The distance beyond which they are listed [m] ([`outlier_limit_m`]).
+    pub outlier_limit_m: f64,
     /// The refined optimum (not for a shard, or with `refine` off).
     pub refined: Option<Refined>,
 }
@@ -850,6 +854,7 @@ impl Prepared {
         }
         // A shard's part is all it writes: its best is only a shard's best,
         // and anything else under DIR would break reading DIR as one dataset.
+        let (mut outliers, mut outlier_limit) = (Vec::new(), f64::NAN);
         let figures = match (&summary, &request.shard) {
             (Some(s), None) => {
                 let reference = match best_reference {
@@ -863,6 +868,13 @@ impl Prepared {
                     &request.base,
                     &self.scenario,
                 )?;
+                outlier_limit =
+                    outlier_limit_m(s.confidence.sigma2_m2.sqrt(), request.base.length_m);
+                outliers = find_outliers(&fit, outlier_limit);
+                if !outliers.is_empty() {
+                    self.metadata
+                        .insert(metadata::OUTLIERS.into(), json(&outliers));
+                }
                 write_best_fit(&request.out.join("best_fit.parquet"), &fit, &self.metadata)?;
                 Some(crate::plot::identify::save_all(
                     &request.out,
@@ -889,6 +901,8 @@ impl Prepared {
             fit_warning,
             implausible_allowed: self.request.allow_implausible,
             refined,
+            outliers,
+            outlier_limit_m: outlier_limit,
         };
         Ok(report)
     }
@@ -1009,6 +1023,52 @@ pub fn best_fit_with_refined(
         ))?
         .track;
     Ok(fit.with_refined(&track))
+}
+
+/// A measured sample far from the best fit.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Outlier {
+    pub time_s: f64,
+    pub marker: usize,
+    /// Its distance from the fit [m].
+    pub distance_m: f64,
+}
+
+/// How many noise levels σ (of one coordinate) a sample's distance from the
+/// best fit may reach before it is listed: Gaussian marker noise exceeds
+/// 5σ in distance with probability e^(−12.5) ≈ 4e-6 a sample, so a
+/// thousand-sample film lists none by chance, while a tracker's lost-marker
+/// code written as a position, or a jump to another marker, stands out.
+pub const OUTLIER_SIGMAS: f64 = 5.0;
+/// …and at least this fraction of the tether's length: where the data fit
+/// to a fraction of a micrometre (a synthetic film without noise), the
+/// model's own discretization is not Gaussian and passes 5σ; a lost marker
+/// or a jump is millimetres to decimetres.
+pub const OUTLIER_FLOOR_OF_LENGTH: f64 = 1e-3;
+
+/// The distance [m] beyond which a sample is listed: [`OUTLIER_SIGMAS`] σ
+/// and [`OUTLIER_FLOOR_OF_LENGTH`] of the tether's length.
+pub fn outlier_limit_m(sigma_m: f64, length_m: f64) -> f64 {
+    (OUTLIER_SIGMAS * sigma_m).max(OUTLIER_FLOOR_OF_LENGTH * length_m)
+}
+
+/// The samples of `fit` (the refined fit where there is one) farther than
+/// `limit_m` from it, farthest first.
+pub fn find_outliers(fit: &BestFit, limit_m: f64) -> Vec<Outlier> {
+    let fitted = fit.refined_m.as_ref().unwrap_or(&fit.fitted_m);
+    let mut outliers: Vec<Outlier> = (0..fit.times_s.len())
+        .filter_map(|r| {
+            let (m, f) = (fit.measured_m[r], fitted[r]);
+            let distance_m = (m[0] - f[0]).hypot(m[1] - f[1]);
+            (distance_m > limit_m).then_some(Outlier {
+                time_s: fit.times_s[r],
+                marker: fit.markers[r],
+                distance_m,
+            })
+        })
+        .collect();
+    outliers.sort_by(|a, b| b.distance_m.total_cmp(&a.distance_m));
+    outliers
 }
 
 /// Checks a finished identification's outcome: every candidate diverged,
