@@ -454,6 +454,32 @@ mod tests {
     }
 
     #[test]
+    fn a_jobs_chunks_run_one_after_another() {
+        let rates = LayoutRates::same(GpuRates {
+            invocation_gflops: 1.0,
+            device_gflops: 1e9,
+        });
+        let whole = work(vec![(50, 1000); 4]);
+        let (once, _) = gpu_seconds(
+            &whole,
+            FixedStepScheme::SemiImplicit,
+            LayoutRequest::Thread,
+            rates,
+        );
+        let halves = Workload { chunk: 2, ..whole };
+        let (twice, _) = gpu_seconds(
+            &halves,
+            FixedStepScheme::SemiImplicit,
+            LayoutRequest::Thread,
+            rates,
+        );
+        assert!(
+            (twice - 2.0 * once).abs() < 1e-12 * twice,
+            "{twice} vs {once}"
+        );
+    }
+
+    #[test]
     fn the_cpu_estimate_spreads_over_threads_but_not_one_simulation() {
         let w = work(vec![(10, 0), (10, 0), (20, 0), (40, 0)]);
         let probe = CpuRate::SecondsPerElement(0.01);

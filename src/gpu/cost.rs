@@ -449,6 +449,25 @@ mod tests {
     }
 
     #[test]
+    fn the_workgroup_layouts_n_groups_run_one_after_another() {
+        // Two drops the device holds at once: the thread layout's time is
+        // the longer chain, the workgroup layout's both chains (a pipeline
+        // per n), as the engine dispatches them.
+        let work = [(10, 1000), (50, 1000)];
+        let chain = |n: usize, layout| chain_and_occupancy(&[(n, 1000)], SEMI, layout).0;
+        let seconds = |flops: f64| flops / (RATES.invocation_gflops * 1e9);
+        let thread = layout_seconds(&work, SEMI, GpuLayout::Thread, RATES);
+        assert_eq!(thread, seconds(chain(50, GpuLayout::Thread)));
+        let workgroup = layout_seconds(&work, SEMI, GpuLayout::Workgroup, RATES);
+        let both =
+            seconds(chain(10, GpuLayout::Workgroup)) + seconds(chain(50, GpuLayout::Workgroup));
+        assert!(
+            (workgroup - both).abs() < 1e-12 * both,
+            "{workgroup} vs {both}"
+        );
+    }
+
+    #[test]
     fn few_long_simulations_go_to_the_workgroup_layout_many_equal_ones_do_not() {
         // The paper's grid's shape: 3,535 drops, n = 10..50.
         let spec: Vec<SimulationWork> = (0..3535)

@@ -241,7 +241,8 @@ pub fn start_offset(
 }
 
 /// Initial shapes the start check compares with at most: the product of
-/// the shaping axes' values (beyond it, the base experiment's alone).
+/// the shaping axes' values (an axis that would pass it stays at its base
+/// value).
 const MAX_START_SHAPES: usize = 4096;
 
 /// The start check for every experiment the grid can make. The measured
