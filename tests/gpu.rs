@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cpu_on_the_same_step, largest_distance, params};
+use common::{cpu_on_the_same_step, largest_distance, open_gpu as open, params};
 
 use tether_sweep::gpu::{
     self, BatchOptions, Gpu, GpuError, GpuLayout, LayoutRequest, OutcomeStatus, Precision,
@@ -18,19 +18,6 @@ use tether_sweep::solver::FixedStepScheme;
 
 const SCHEMES: [FixedStepScheme; 2] = [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit];
 const LAYOUTS: [GpuLayout; 2] = [GpuLayout::Thread, GpuLayout::Workgroup];
-
-fn open() -> Option<Gpu> {
-    if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_some() {
-        eprintln!("GPU tests skipped (TETHER_SWEEP_SKIP_GPU_TESTS)");
-        return None;
-    }
-    let gpu = Gpu::open(None).expect(
-        "a GPU adapter (CI installs lavapipe: apt-get install mesa-vulkan-drivers); \
-         set TETHER_SWEEP_SKIP_GPU_TESTS=1 to skip",
-    );
-    eprintln!("adapter: {}", gpu.adapter);
-    Some(gpu)
-}
 
 /// Whether the f64 half of a test runs. An adapter without SHADER_F64 fails
 /// the test, so that a missing half never reads as a pass, unless

@@ -128,8 +128,7 @@ fn identify_cli(
 #[test]
 fn noise_free_truth_is_recovered_on_the_gpu_with_the_cpu_argmin() {
     // Fails without an adapter, like tests/gpu.rs: CI installs lavapipe.
-    if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_some() {
-        eprintln!("skipped (TETHER_SWEEP_SKIP_GPU_TESTS)");
+    if !common::gpu_tests_run("this test") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -523,7 +522,7 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
     let identify = |out: &str| identify_on(out, "cpu");
     write_config("");
     // The same experiment on the GPU (lavapipe in CI): the same best.
-    if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_none() {
+    if common::gpu_tests_run("its GPU half") {
         let o = identify_on("gpu", "gpu");
         assert!(o.status.success(), "{}", stderr(&o));
         let stdout = String::from_utf8_lossy(&o.stdout);
@@ -967,7 +966,7 @@ fn a_filmed_drop_with_an_unknown_release_is_identified_and_refined() {
         assert!(out.join(format!("{figure}.svg")).exists(), "{figure}");
     }
     // The same experiment on the GPU (lavapipe in CI): the same best.
-    if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_none() {
+    if common::gpu_tests_run("its GPU half") {
         let (gpu_stdout, _) = identify_on("gpu", "gpu");
         // The candidate, not its J_e (another solver's, in f32).
         let best_line = |text: &str| {

@@ -8,25 +8,15 @@ mod common;
 
 use std::path::Path;
 
-use common::{f64_column, i32_column, stderr, tether_sweep, text_column};
+use common::{f64_column, i32_column, open_gpu as gpu, stderr, tether_sweep, text_column};
 use tether_sweep::engine::Engine;
 use tether_sweep::ga::evaluate::Landscape;
 use tether_sweep::ga::{Evaluator, GeneCoding, SwingupProblem};
-use tether_sweep::gpu::{Gpu, Precision};
+use tether_sweep::gpu::Precision;
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
 use tether_sweep::model::{PinMotion, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
 use tether_sweep::solver::{FixedStepScheme, SolverKind};
-
-fn gpu() -> Option<Gpu> {
-    if std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_some() {
-        eprintln!("GPU tests skipped (TETHER_SWEEP_SKIP_GPU_TESTS)");
-        return None;
-    }
-    Some(Gpu::open(None).expect(
-        "a GPU adapter (apt-get install mesa-vulkan-drivers); set TETHER_SWEEP_SKIP_GPU_TESTS=1 to skip",
-    ))
-}
 
 /// A swing-up CI can afford: n = 4, 2 bits a gene (64 chromosomes), 1.2 s
 /// (the captures of this configuration happen before 1 s).

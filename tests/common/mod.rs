@@ -96,3 +96,31 @@ pub fn largest_distance(a: &[[f64; 2]], b: &[[f64; 2]]) -> f64 {
         .map(|(x, y)| (x[0] - y[0]).hypot(x[1] - y[1]))
         .fold(0.0, f64::max)
 }
+
+/// Whether the GPU halves of the tests run: always, unless
+/// TETHER_SWEEP_SKIP_GPU_TESTS says to skip them (and then the skip is
+/// printed). Without it a test that needs an adapter fails when there is
+/// none, because a silently skipped GPU test proves nothing.
+#[allow(dead_code)] // not every test crate has GPU halves
+pub fn gpu_tests_run(what: &str) -> bool {
+    let run = std::env::var_os("TETHER_SWEEP_SKIP_GPU_TESTS").is_none();
+    if !run {
+        eprintln!("{what} skipped (TETHER_SWEEP_SKIP_GPU_TESTS)");
+    }
+    run
+}
+
+/// The adapter wgpu chooses, for a test that needs one; None when
+/// [`gpu_tests_run`] says to skip.
+#[allow(dead_code)]
+pub fn open_gpu() -> Option<tether_sweep::gpu::Gpu> {
+    if !gpu_tests_run("GPU tests") {
+        return None;
+    }
+    let gpu = tether_sweep::gpu::Gpu::open(None).expect(
+        "a GPU adapter (CI installs lavapipe: apt-get install mesa-vulkan-drivers); \
+         set TETHER_SWEEP_SKIP_GPU_TESTS=1 to skip",
+    );
+    eprintln!("adapter: {}", gpu.adapter);
+    Some(gpu)
+}
