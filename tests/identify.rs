@@ -76,6 +76,30 @@ fn identify_experiment(
     run(&args)
 }
 
+/// `text`, a CSV with a header, with each data row's cells passed to
+/// `edit`, which finds a cell by its column's name; a row for which `edit`
+/// returns false is left out. Films rewritten as trackers and users would
+/// write them.
+fn edit_csv(text: &str, edit: impl Fn(&mut [String], &dyn Fn(&str) -> usize) -> bool) -> String {
+    let mut lines = text.lines();
+    let header = lines.next().expect("a header");
+    let names: Vec<&str> = header.split(',').collect();
+    let column = |name: &str| {
+        names
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("column {name}"))
+    };
+    let mut out = vec![header.to_string()];
+    for line in lines {
+        let mut cells: Vec<String> = line.split(',').map(String::from).collect();
+        if edit(&mut cells, &column) {
+            out.push(cells.join(","));
+        }
+    }
+    out.join("\n") + "\n"
+}
+
 /// The paper's drop of [`TRUTH`].
 fn synth(out: &Path, noise_std_m: f64) {
     let tether = tether_of(&TRUTH);
@@ -618,25 +642,14 @@ fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
     let csv = dir.path().join("m.csv");
     synth(&csv, 0.0);
     let text = std::fs::read_to_string(&csv).unwrap();
-    let header: Vec<String> = text
-        .lines()
-        .next()
-        .unwrap()
-        .split(',')
-        .map(String::from)
-        .collect();
-    let column = |name: &str| header.iter().position(|c| c == name).unwrap();
-    let (x, y) = (column("x"), column("y"));
     let transformed = |f: &dyn Fn(f64, f64) -> (f64, f64)| {
-        let mut out = vec![header.join(",")];
-        for line in text.lines().skip(1) {
-            let mut cells: Vec<String> = line.split(',').map(String::from).collect();
+        edit_csv(&text, |cells, column| {
+            let (x, y) = (column("x"), column("y"));
             let (a, b) = f(cells[x].parse().unwrap(), cells[y].parse().unwrap());
             cells[x] = a.to_string();
             cells[y] = b.to_string();
-            out.push(cells.join(","));
-        }
-        out.join("\n") + "\n"
+            true
+        })
     };
     let identify = |file: &Path, out: &str, extra: &[&str]| {
         identify_cli(file, &dir.path().join(out), "2000", extra)
@@ -679,16 +692,12 @@ fn data_that_cannot_be_the_experiment_is_refused_with_the_numbers() {
     // A clock that starts at 1 s with a release axis around it: the first
     // frame is before the axis's latest release, so it is checked too (it
     // once went unchecked, and millimetres swept to exit 0).
-    let t = column("t");
-    let shifted = |text: &str| -> String {
-        let mut lines = text.lines();
-        let mut out = vec![lines.next().unwrap().to_string()];
-        for line in lines {
-            let mut cells: Vec<String> = line.split(',').map(String::from).collect();
+    let shifted = |text: &str| {
+        edit_csv(text, |cells, column| {
+            let t = column("t");
             cells[t] = (cells[t].parse::<f64>().unwrap() + 1.0).to_string();
-            out.push(cells.join(","));
-        }
-        out.join("\n") + "\n"
+            true
+        })
     };
     let release_axis = ["--axis", "release_time_s=0.98:1.02:0.02"];
     let late_mm = dir.path().join("late_mm.csv");
@@ -986,32 +995,15 @@ fn a_filmed_drop_with_an_unknown_release_is_identified_and_refined() {
 #[test]
 fn an_implausible_best_fit_exits_4_with_the_results_marked() {
     let dir = tempfile::tempdir().unwrap();
-    let metres = dir.path().join("drop.parquet");
+    let metres = dir.path().join("drop.csv");
     synth(&metres, 0.0);
-    let table = read_table(&metres).unwrap();
-    let t = common::f64_column(&table, "t");
-    let marker = table
-        .column_by_name("marker")
-        .unwrap()
-        .as_any()
-        .downcast_ref::<arrow::array::Int32Array>()
-        .expect("markers are Int32")
-        .values()
-        .to_vec();
-    let (x, y) = (
-        common::f64_column(&table, "x"),
-        common::f64_column(&table, "y"),
-    );
-    let mut csv = String::from("t,marker,x,y\n");
-    for i in (0..t.len()).filter(|&i| t[i] > 0.0) {
-        csv.push_str(&format!(
-            "{},{},{},{}\n",
-            t[i],
-            marker[i],
-            1e3 * x[i],
-            1e3 * y[i]
-        ));
-    }
+    let text = std::fs::read_to_string(&metres).unwrap();
+    let csv = edit_csv(&text, |cells, column| {
+        for c in [column("x"), column("y")] {
+            cells[c] = (1e3 * cells[c].parse::<f64>().unwrap()).to_string();
+        }
+        cells[column("t")].parse::<f64>().unwrap() > 0.0
+    });
     let millimetres = dir.path().join("drop_mm.csv");
     std::fs::write(&millimetres, csv).unwrap();
     let quick = ["--no-refine", "--validate", "0"];
@@ -1032,6 +1024,33 @@ fn an_implausible_best_fit_exits_4_with_the_results_marked() {
     // The file in metres is plausible: exit 0 without the flag.
     let o = identify_cli(&metres, &dir.path().join("m"), "2000", &quick);
     assert!(o.status.success(), "{}", stderr(&o));
+    // In shards, no shard sees the whole fit: `summarize` judges it.
+    let sharded = dir.path().join("sharded");
+    for shard in ["0/2", "1/2"] {
+        let mut flags = quick.to_vec();
+        flags.extend(["--shard", shard]);
+        let o = identify_cli(&millimetres, &sharded, "1000,2000", &flags);
+        assert!(o.status.success(), "shard {shard}: {}", stderr(&o));
+    }
+    let summarize = |extra: &[&str]| {
+        let mut args = vec![
+            "summarize",
+            sharded.to_str().unwrap(),
+            "--no-refine",
+            "--force",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let o = summarize(&[]);
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    let merged = read_parquet_metadata(&sharded.join("_summary/results.parquet")).unwrap();
+    assert!(
+        merged.contains_key("tether_sweep.plausibility"),
+        "{merged:?}"
+    );
+    let o = summarize(&["--allow-implausible"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 /// A tracker's lost-marker code written as a position ("0,0") is no noise:
@@ -1043,23 +1062,17 @@ fn samples_far_from_the_best_fit_are_listed() {
     let csv = dir.path().join("drop.csv");
     synth(&csv, 0.0005);
     let text = std::fs::read_to_string(&csv).unwrap();
-    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
-    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
-    let (t, marker, x, y) = (column("t"), column("marker"), column("x"), column("y"));
-    let lost: Vec<String> = text
-        .lines()
-        .map(|line| {
-            let mut cells: Vec<String> = line.split(',').map(String::from).collect();
-            let at = |s: &str, v: f64| s.parse::<f64>().is_ok_and(|p| (p - v).abs() < 1e-9);
-            if at(&cells[marker], 10.0) && (at(&cells[t], 1.0) || at(&cells[t], 1.4)) {
-                cells[x] = "0".into();
-                cells[y] = "0".into();
-            }
-            cells.join(",")
-        })
-        .collect();
+    let lost = edit_csv(&text, |cells, column| {
+        let at = |c: usize, v: f64| (cells[c].parse::<f64>().unwrap() - v).abs() < 1e-9;
+        let t = column("t");
+        if at(column("marker"), 10.0) && (at(t, 1.0) || at(t, 1.4)) {
+            cells[column("x")] = "0".into();
+            cells[column("y")] = "0".into();
+        }
+        true
+    });
     let with_lost = dir.path().join("lost.csv");
-    std::fs::write(&with_lost, lost.join("\n") + "\n").unwrap();
+    std::fs::write(&with_lost, lost).unwrap();
     let out = dir.path().join("out");
     let o = identify_cli(
         &with_lost,

@@ -102,6 +102,7 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
             measured: None,
             out: None,
             refine: true,
+            allow_implausible: false,
             force: false,
         })
     };

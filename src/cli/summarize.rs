@@ -27,6 +27,11 @@ pub struct SummarizeArgs {
     /// --no-refine` does.
     #[arg(long)]
     pub no_refine: bool,
+    /// Exit 0 when the merged best fit misses the data by more than 5 % of
+    /// the tether's length (by default exit code 4, the results written and
+    /// marked implausible), as `identify --allow-implausible`.
+    #[arg(long)]
+    pub allow_implausible: bool,
     /// Replace an existing merged results.parquet.
     #[arg(long)]
     pub force: bool,
@@ -38,6 +43,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         measured: args.measured,
         out: args.out,
         refine: !args.no_refine,
+        allow_implausible: args.allow_implausible,
         force: args.force,
     })?;
     let e = &report.engine;
@@ -56,6 +62,13 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     }
     for v in &report.validations {
         print_validation(v);
+    }
+    if let Some(w) = report
+        .fit_warning
+        .as_ref()
+        .filter(|_| report.implausible_allowed)
+    {
+        println!("warning (--allow-implausible): {w}");
     }
     println!(
         "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",

@@ -100,26 +100,25 @@ pub fn write_batch(
 /// Reads a table (Parquet or CSV by extension) into one record batch.
 pub fn read_table(path: &Path) -> Result<RecordBatch, IoError> {
     let format = TableFormat::from_path(path)?;
-    let file = std::fs::File::open(path).map_err(|source| IoError::Read {
+    let read_err = |error| IoError::Read {
         path: path.to_owned(),
-        error: source,
-    })?;
+        error,
+    };
     let fmt_err = |e: &dyn std::fmt::Display| IoError::Format {
         path: path.to_owned(),
         message: e.to_string(),
     };
     let batches: Vec<RecordBatch> = match format {
-        TableFormat::Parquet => ParquetRecordBatchReaderBuilder::try_new(file)
-            .and_then(|b| b.build())
-            .map_err(|e| fmt_err(&e))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| fmt_err(&e))?,
+        TableFormat::Parquet => {
+            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(path).map_err(read_err)?)
+                .and_then(|b| b.build())
+                .map_err(|e| fmt_err(&e))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| fmt_err(&e))?
+        }
         TableFormat::Csv => {
-            drop(file);
-            let text = std::fs::read_to_string(path).map_err(|error| IoError::Read {
-                path: path.to_owned(),
-                error,
-            })?;
+            // Read whole: cleaned (`comma_separated`) before arrow sees it.
+            let text = std::fs::read_to_string(path).map_err(read_err)?;
             let text = comma_separated(&text).map_err(|m| fmt_err(&m))?;
             let csv_format = arrow::csv::reader::Format::default().with_header(true);
             let (schema, _) = csv_format

@@ -121,6 +121,30 @@ mod tests {
     use crate::solver::SolverKind;
     use crate::sweep::Grid;
 
+    /// Each member's J_e from the group's shared simulation and from its
+    /// own, with `settings`: (member, shared, alone).
+    fn shared_and_alone(
+        members: &[Candidate],
+        base: &TetherParams,
+        scenario: &Scenario,
+        measured: &MeasuredTrack,
+        settings: &SolverSettings,
+    ) -> Vec<(Candidate, f64, f64)> {
+        let (tether, shared) = shared_experiment(members, base, scenario);
+        let track = simulate(&shared, &tether, settings).unwrap().track;
+        members
+            .iter()
+            .map(|m| {
+                let (own_tether, own) = m.experiment(base, scenario);
+                let alone = simulate(&own, &own_tether, settings).unwrap();
+                let j_alone = crate::objective::identification_error(measured, &alone.track);
+                let j_shared = member_error(m, base, scenario, measured, &track);
+                assert!(j_alone > 1e-8, "{m:?}: {j_alone}");
+                (*m, j_shared, j_alone)
+            })
+            .collect()
+    }
+
     #[test]
     fn a_release_group_shares_one_simulation_and_scores_each_member_as_its_own() {
         let grid = Grid::parse("4", "500,1000", "0.8")
@@ -146,14 +170,9 @@ mod tests {
         let truth = simulate(&truth_scenario, &truth_tether, &settings).unwrap();
         let measured = MeasuredTrack::from_track(&truth.track);
         let members: Vec<Candidate> = groups[1].iter().map(|&i| candidates[i]).collect();
-        let (tether, shared) = shared_experiment(&members, &base, &scenario);
-        let track = simulate(&shared, &tether, &settings).unwrap().track;
-        for m in &members {
-            let (own_tether, own) = m.experiment(&base, &scenario);
-            let alone = simulate(&own, &own_tether, &settings).unwrap();
-            let j_alone = crate::objective::identification_error(&measured, &alone.track);
-            let j_shared = member_error(m, &base, &scenario, &measured, &track);
-            assert!(j_alone > 1e-8, "{j_alone}");
+        for (m, j_shared, j_alone) in
+            shared_and_alone(&members, &base, &scenario, &measured, &settings)
+        {
             // The same fixed step and the same sampling: the same bits.
             assert_eq!(j_shared, j_alone, "{m:?}");
         }
@@ -178,14 +197,13 @@ mod tests {
             frame_times_s: Some(times),
             ..Scenario::new(ScenarioKind::Drop, base.length_m)
         };
-        let (tether, shared) = shared_experiment(&members, &base, &scenario);
+        let (_, shared) = shared_experiment(&members, &base, &scenario);
         let samples = shared.frame_times_s.clone().unwrap();
         assert!(
             samples.windows(2).all(|w| w[1] - w[0] > SAME_SAMPLE_S),
             "{samples:?}"
         );
         let settings = SolverSettings::reference();
-        let track = simulate(&shared, &tether, &settings).unwrap().track;
         // Measured: another drop released at 1 s, on the file's clock.
         let (truth_tether, truth) = members[1].experiment(&base, &scenario);
         let truth_tether = TetherParams {
@@ -194,12 +212,9 @@ mod tests {
         };
         let measured =
             MeasuredTrack::from_track(&simulate(&truth, &truth_tether, &settings).unwrap().track);
-        for m in &members {
-            let (own_tether, own) = m.experiment(&base, &scenario);
-            let alone = simulate(&own, &own_tether, &settings).unwrap();
-            let j_alone = crate::objective::identification_error(&measured, &alone.track);
-            let j_shared = member_error(m, &base, &scenario, &measured, &track);
-            assert!(j_alone > 1e-8, "{m:?}: {j_alone}");
+        for (m, j_shared, j_alone) in
+            shared_and_alone(&members, &base, &scenario, &measured, &settings)
+        {
             // Within the reference solver's tolerance of the lone run (its
             // steps differ: more targets): positions within 1e-8 m move
             // J_e by at most 2 √(J_e N) 1e-8 over N compared coordinates.

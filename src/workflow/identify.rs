@@ -810,15 +810,12 @@ impl Prepared {
             self.metadata.insert(metadata::SUMMARY.into(), json(s));
         }
         let length_m = self.request.base.length_m;
-        let fit_warning = summary.as_ref().and_then(|s| {
-            let sigma = s.confidence.sigma2_m2.sqrt();
-            (sigma > Plausibility::FIT_WARNING * length_m).then(|| {
-                format!(
-                    "the best candidate misses the data by σ ≈ {sigma:.4} m RMS a coordinate, more than {} % of the tether's {length_m} m: the data may not be this experiment (units, axes, length, release, markers)",
-                    100.0 * Plausibility::FIT_WARNING
-                )
-            })
-        });
+        // A shard's best is only its part's (the good candidates may all
+        // be in another shard): `summarize` judges the merged fit.
+        let fit_warning = summary
+            .as_ref()
+            .filter(|_| self.request.shard.is_none())
+            .and_then(|s| fit_warning(s, length_m));
         if let Some(w) = &fit_warning {
             self.metadata
                 .insert(metadata::PLAUSIBILITY.into(), w.clone());
@@ -1026,6 +1023,36 @@ pub fn best_fit_with_refined(
     Ok(fit.with_refined(&track))
 }
 
+/// Why the best fit is no fit of this experiment, when it misses the data
+/// by more than [`Plausibility::FIT_WARNING`] of the tether's length (RMS
+/// a coordinate).
+pub fn fit_warning(summary: &Summary, length_m: f64) -> Option<String> {
+    let sigma = summary.confidence.sigma2_m2.sqrt();
+    (sigma > Plausibility::FIT_WARNING * length_m).then(|| {
+        format!(
+            "the best candidate misses the data by σ ≈ {sigma:.4} m RMS a coordinate, more than {} % of the tether's {length_m} m: the data may not be this experiment (units, axes, length, release, markers)",
+            100.0 * Plausibility::FIT_WARNING
+        )
+    })
+}
+
+/// The error a run ends with when `fit_warning` is set and not allowed:
+/// exit code 4, the results in `out` kept and marked.
+pub fn implausible(
+    fit_warning: Option<&String>,
+    allowed: bool,
+    out: &Path,
+) -> Result<(), WorkflowError> {
+    match fit_warning {
+        Some(warning) if !allowed => Err(WorkflowError::Implausible(format!(
+            "implausible: {warning}. The results are written to {} and marked so in their metadata ({}); --allow-implausible accepts them",
+            out.display(),
+            metadata::PLAUSIBILITY
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// A measured sample far from the best fit.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Outlier {
@@ -1100,18 +1127,11 @@ pub fn check_outcome(report: &IdentifyReport) -> Result<(), WorkflowError> {
             }
         )));
     }
-    if let Some(warning) = report
-        .fit_warning
-        .as_ref()
-        .filter(|_| !report.implausible_allowed)
-    {
-        return Err(WorkflowError::Implausible(format!(
-            "implausible: {warning}. The results are written to {} and marked so in their metadata ({}); --allow-implausible accepts them",
-            report.out.display(),
-            metadata::PLAUSIBILITY
-        )));
-    }
-    Ok(())
+    implausible(
+        report.fit_warning.as_ref(),
+        report.implausible_allowed,
+        &report.out,
+    )
 }
 
 /// The grid's axes, which a sweep's tether record leaves null: every

@@ -28,6 +28,9 @@ pub struct SummarizeRequest {
     /// Refine the merged best candidate, as a single run does
     /// (`sweep::refine`), into refined.parquet.
     pub refine: bool,
+    /// A best fit that misses the data by more than 5 % of the tether's
+    /// length does not fail the merge (`identify --allow-implausible`).
+    pub allow_implausible: bool,
     pub force: bool,
 }
 
@@ -42,6 +45,11 @@ pub struct SummarizeReport {
     pub results_path: PathBuf,
     pub figures: Vec<String>,
     pub refined: Option<Refined>,
+    /// Why the merged best fit is no fit of this experiment, if it is not
+    /// (`identify::fit_warning`).
+    pub fit_warning: Option<String>,
+    pub implausible_allowed: bool,
+    pub out: PathBuf,
 }
 
 /// One shard's part: where it is, its metadata and its rows.
@@ -246,6 +254,14 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     if let Some(r) = &refined {
         metadata.insert(metadata::REFINED.into(), json(r));
     }
+    // As a single run judges its best fit: the shards could not (each saw
+    // only its part).
+    let fit_warning = summary
+        .as_ref()
+        .and_then(|s| super::identify::fit_warning(s, base.length_m));
+    if let Some(w) = &fit_warning {
+        metadata.insert(metadata::PLAUSIBILITY.into(), w.clone());
+    }
     let fit = match &summary {
         Some(s) => {
             metadata.insert(metadata::SUMMARY.into(), json(s));
@@ -288,11 +304,15 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         results_path,
         figures,
         refined,
+        fit_warning,
+        implausible_allowed: request.allow_implausible,
+        out,
     })
 }
 
-/// A merge whose shards' validations failed is an error after the files
-/// are written.
+/// A merge whose shards' validations failed, or (unless allowed) whose
+/// best fit misses the data as no fit of this experiment can, is an error
+/// after the files are written.
 pub fn check_outcome(report: &SummarizeReport) -> Result<(), WorkflowError> {
     if report.validations.iter().any(|v| !v.passed) {
         return Err(WorkflowError::Failed(format!(
@@ -300,5 +320,9 @@ pub fn check_outcome(report: &SummarizeReport) -> Result<(), WorkflowError> {
             metadata::SHARD_VALIDATIONS
         )));
     }
-    Ok(())
+    super::identify::implausible(
+        report.fit_warning.as_ref(),
+        report.implausible_allowed,
+        &report.out,
+    )
 }
