@@ -11,7 +11,8 @@
 //! 5,000.) Each job's simulations are counted from the model as the engine
 //! would run them on the semi-implicit scheme, as one batch.
 
-use tether_sweep::gpu::cost::{self, GpuLayout, GpuRates, LayoutRates, SimulationWork};
+use tether_sweep::gpu::GpuLayout;
+use tether_sweep::gpu::cost::{self, GpuRates, LayoutRates, SimulationWork};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind};

@@ -29,7 +29,7 @@
 // CPU mirror, operation for operation: src/gpu/mirror/step.rs.
 
 // MAX_NODES, the size of the private state arrays, is prepended per
-// pipeline (src/gpu/shader.rs): the smallest of layout.rs's NODE_CAPACITIES
+// pipeline (src/gpu/shader.rs): the smallest of abi.rs's NODE_CAPACITIES
 // that holds the chunk, since the driver reserves private memory for every
 // thread the GPU can hold.
 // Invocations (simulations) per workgroup, set per adapter at pipeline

@@ -1,5 +1,5 @@
 // The step stages' shared half: the structs and bindings of a chunk (the
-// `#[repr(C)]` twins are in src/gpu/layout.rs), and the helpers both
+// `#[repr(C)]` twins are in src/gpu/abi.rs), and the helpers both
 // layouts use to read the mesh buffer and to detect an explosion. The thread
 // layout (step.wgsl) keeps a simulation's state in one invocation's private
 // arrays; the workgroup layout (step_workgroup.wgsl) in workgroup memory
@@ -12,7 +12,7 @@ const STATUS_DONE: u32 = 1u;
 const STATUS_DIVERGED: u32 = 2u;
 const NO_TRACK: u32 = 0xffffffffu;
 // A measured sample the measurement lacks (an occluded marker) holds 1e30
-// in both coordinates (MISSING_SAMPLE_M in src/gpu/layout.rs); J_e skips it.
+// in both coordinates (MISSING_SAMPLE_M in src/gpu/abi.rs); J_e skips it.
 const MISSING_SAMPLE_ABOVE: real = 1e29;
 // The mass matrix in the mesh buffer, per mesh: a MeshMass, and for the
 // explicit scheme after it its block LU factors per node, G (inverse pivot
@@ -21,7 +21,7 @@ const MISSING_SAMPLE_ABOVE: real = 1e29;
 // the MeshMass coupling transposed.)
 const MESH_MASS_VEC4: u32 = 4u;
 const FACTOR_VEC4_PER_NODE: u32 = 8u;
-// State planes in the `state` buffer (STATE_PLANES in src/gpu/layout.rs):
+// State planes in the `state` buffer (STATE_PLANES in src/gpu/abi.rs):
 // the displacement as of the last fold, the drift since then, velocity,
 // acceleration.
 const PLANE_DISPLACEMENT: u32 = 0u;
@@ -55,7 +55,7 @@ struct SimControl {
     // then J_e is not accumulated.
     measured_offset: u32,
     // Steps between folds of the drift into the displacement, besides the
-    // fold at every sample (STEPS_PER_FOLD in src/gpu/layout.rs says why).
+    // fold at every sample (STEPS_PER_FOLD in src/gpu/abi.rs says why).
     steps_per_fold: u32,
     // Offset of its first frame in `frame_steps` and `frame_back`.
     frame_offset: u32,

@@ -13,7 +13,7 @@ use serde::Serialize;
 /// otherwise).
 pub type Metadata = BTreeMap<String, String>;
 
-/// Engine version (`CARGO_PKG_VERSION`), plain text.
+/// EngineKind version (`CARGO_PKG_VERSION`), plain text.
 pub const VERSION: &str = "tether_sweep.version";
 /// Units of the columns: JSON object column → unit.
 pub const UNITS: &str = "tether_sweep.units";
@@ -35,7 +35,7 @@ pub const COMMAND: &str = "tether_sweep.command";
 pub const LINEARIZATION: &str = "tether_sweep.linearization";
 /// The state space's states, inputs, outputs and matrix shapes.
 pub const STATESPACE: &str = "tether_sweep.statespace";
-/// The engine that ran the simulations (`Engine`).
+/// The engine that ran the simulations (`EngineKind`).
 pub const ENGINE: &str = "tether_sweep.engine";
 /// The GPU adapter that ran them (`AdapterSummary`).
 pub const ADAPTER: &str = "tether_sweep.adapter";

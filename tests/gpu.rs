@@ -8,6 +8,7 @@ mod common;
 
 use common::{cpu_on_the_same_step, largest_distance, open_gpu as open, params};
 
+use tether_sweep::engine::EngineKind;
 use tether_sweep::gpu::{
     self, BatchOptions, Gpu, GpuError, GpuLayout, LayoutRequest, OutcomeStatus, Precision,
 };
@@ -258,7 +259,7 @@ fn j_e_on_the_gpu_matches_the_cpu() {
         };
         let outcomes = gpu::run_batch(&gpu, &sims, Some(&measured), &options).unwrap();
         for (sim, out) in sims.iter().zip(&outcomes) {
-            assert_eq!(out.status, OutcomeStatus::Completed);
+            assert_eq!(out.status, OutcomeStatus::Ok);
             let cpu = cpu_on_the_same_step(&scenario, sim);
             let j_cpu = tether_sweep::objective::identification_error(&measured_track, &cpu.track);
             let rel = (out.identification_error_m2 / j_cpu - 1.0).abs();
@@ -347,7 +348,7 @@ fn the_shader_matches_its_cpu_mirror() {
         };
         let shader = gpu::run_batch(&gpu, &sims, Some(&measured), &options).unwrap();
         assert!(shader.iter().all(|o| o.layout == layout));
-        let mirror = gpu::mirror::run_batch(&sims, Some(&measured), precision).unwrap();
+        let mirror = gpu::mirror::mirror_batch(&sims, Some(&measured), precision).unwrap();
         for ((sim, g), m) in sims.iter().zip(&shader).zip(&mirror) {
             assert_eq!((g.status, g.steps), (m.status, m.steps));
             let distance =
@@ -567,7 +568,7 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
         let iterations = sim.total_steps
             * tether_sweep::gpu::batch::loop_iterations_per_step(sim.params.elements);
         assert!(
-            iterations > gpu::engine::MESA_LOOP_LIMIT * 5 / 4,
+            iterations > gpu::dispatch::MESA_LOOP_LIMIT * 5 / 4,
             "{scheme:?}: {iterations}"
         );
         let options = BatchOptions {
@@ -576,7 +577,7 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
         };
         let split = gpu::run_batch(&gpu, std::slice::from_ref(&sim), None, &options).unwrap();
         assert_eq!(split[0].steps, sim.total_steps);
-        assert_eq!(split[0].status, OutcomeStatus::Completed);
+        assert_eq!(split[0].status, OutcomeStatus::Ok);
         // The same run in one dispatch per submission, no split: a driver
         // with a loop limit stops early and the counters must say so. (A
         // driver without one, a real GPU, runs it through.)
@@ -595,7 +596,7 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
                     eprintln!(
                         "{scheme:?}, {layout:?}, n = {}: an undivided dispatch stopped after {got} steps, {:.2} loop iterations a step",
                         sim.params.elements,
-                        gpu::engine::MESA_LOOP_LIMIT as f64 / got as f64
+                        gpu::dispatch::MESA_LOOP_LIMIT as f64 / got as f64
                     );
                     assert_eq!(expected, sim.total_steps);
                     assert!(got < expected);
@@ -871,7 +872,7 @@ fn cancelling_keeps_what_finished() {
     )
     .unwrap();
     let finished: Vec<usize> = (0..sims.len())
-        .filter(|&i| out[i].status == OutcomeStatus::Completed)
+        .filter(|&i| out[i].status == OutcomeStatus::Ok)
         .collect();
     assert!(
         !finished.is_empty() && finished.len() < sims.len(),
@@ -1093,23 +1094,15 @@ fn a_release_axis_shares_one_gpu_simulation_and_scores_each_value_as_alone() {
     if runs_f64(&gpu) {
         precisions.push((Precision::F64, 1e-10));
     }
+    let gpu = std::sync::Arc::new(gpu);
     for (precision, relative) in precisions {
-        let options = BatchOptions {
-            precision,
-            ..Default::default()
-        };
+        let engine = tether_sweep::engine::Engine::new(
+            EngineKind::gpu(precision, FixedStepScheme::SemiImplicit),
+            gpu.clone(),
+        );
         let run = |c: &[tether_sweep::sweep::Candidate]| {
-            tether_sweep::sweep::run_gpu(
-                &gpu,
-                FixedStepScheme::SemiImplicit,
-                c,
-                &measured,
-                &base,
-                &scenario,
-                &tether_sweep::scenario::batch::StepCache::default(),
-                &options,
-            )
-            .unwrap()
+            tether_sweep::sweep::run(&engine, c, &measured, &base, &scenario, Default::default())
+                .unwrap()
         };
         let shared = run(&candidates);
         for (c, s) in candidates.iter().zip(&shared) {

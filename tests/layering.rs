@@ -8,13 +8,20 @@ use std::path::Path;
 /// Layers, lowest first; a module may use its own layer's module and the
 /// layers before it, never a sibling of its own layer.
 const LAYERS: &[&[&str]] = &[
-    &["error", "metadata", "linalg", "scheme", "track"],
+    &[
+        "error",
+        "metadata",
+        "linalg",
+        "least_squares",
+        "scheme",
+        "track",
+    ],
     &["model"],
     &["solver", "gpu"],
     &["objective"],
     &["scenario"],
     &["engine"],
-    &["sweep", "ga", "dataset", "bench"],
+    &["sweep", "ga", "dataset", "throughput"],
     &["io"],
     &["plot"],
     &["workflow"],
@@ -115,6 +122,37 @@ fn the_scan_sees_grouped_and_nested_paths() {
     assert_eq!(used, expected);
 }
 
+/// Every function in `files` with its length in lines and where it starts,
+/// found by its head (`fn`, `pub fn`, `pub(crate) fn`, `const fn`, …) and
+/// the closing brace at the head's indentation.
+fn function_lengths(files: &[std::path::PathBuf]) -> Vec<(usize, String)> {
+    let mut lengths = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut i = 0;
+        while i < lines.len() {
+            let line = lines[i];
+            let indent = line.len() - line.trim_start().len();
+            let mut head = line.trim_start();
+            for prefix in ["pub(crate) ", "pub(super) ", "pub ", "const ", "unsafe "] {
+                head = head.strip_prefix(prefix).unwrap_or(head);
+            }
+            if head.starts_with("fn ") && !head.ends_with(';') {
+                let close = format!("{}}}", &line[..indent]);
+                let end = (i + 1..lines.len())
+                    .find(|&j| lines[j].starts_with(&close))
+                    .unwrap_or(lines.len() - 1);
+                lengths.push((end - i + 1, format!("{}:{}", file.display(), i + 1)));
+                i = end;
+            }
+            i += 1;
+        }
+    }
+    lengths.sort();
+    lengths
+}
+
 /// The CLI parses, calls one workflow and prints: no function in it grows
 /// past 80 lines (a longer one is holding workflow logic, or printing that
 /// belongs in a function of its own).
@@ -127,30 +165,7 @@ fn cli_functions_stay_short() {
     );
     files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli.rs"));
     files.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/main.rs"));
-    let mut longest = (0, String::new());
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        let mut i = 0;
-        while i < lines.len() {
-            let line = lines[i];
-            let indent = line.len() - line.trim_start().len();
-            let head = line.trim_start();
-            let is_fn = head.starts_with("fn ") || head.starts_with("pub fn ");
-            if is_fn && !head.ends_with(';') {
-                let close = format!("{}}}", &line[..indent]);
-                let end = (i + 1..lines.len())
-                    .find(|&j| lines[j].starts_with(&close))
-                    .unwrap_or(lines.len() - 1);
-                let length = end - i + 1;
-                if length > longest.0 {
-                    longest = (length, format!("{}:{}", file.display(), i + 1));
-                }
-                i = end;
-            }
-            i += 1;
-        }
-    }
+    let longest = function_lengths(&files).pop().expect("functions");
     assert!(longest.0 > 10, "no function found: the scan is broken");
     assert!(
         longest.0 < 80,
@@ -159,6 +174,30 @@ fn cli_functions_stay_short() {
         longest.0
     );
     eprintln!("longest CLI function: {} ({} lines)", longest.1, longest.0);
+}
+
+/// No function in the library or the binary is over 100 lines: one that
+/// is holds parts that deserve names of their own.
+#[test]
+fn no_function_is_over_100_lines() {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let lengths = function_lengths(&files);
+    assert!(
+        lengths.len() > 500,
+        "{} functions: the scan is broken",
+        lengths.len()
+    );
+    let long: Vec<&(usize, String)> = lengths.iter().filter(|(n, _)| *n > 100).collect();
+    assert!(long.is_empty(), "functions over 100 lines: {long:?}");
+    let longest = lengths.last().expect("functions");
+    assert!(
+        longest.0 > 50,
+        "the longest is {longest:?}: the scan is broken"
+    );
 }
 
 /// The repository's text files, for the checks on what they cite: every
@@ -260,4 +299,36 @@ fn the_model_is_cited_from_the_repository() {
         "only {citations} citations found: is the scan broken?"
     );
     assert!(stale.is_empty(), "{}", stale.join("\n"));
+}
+
+/// The engine runs every batch: no module above `engine` (and none beside
+/// `gpu` below it) calls the GPU's batch runner itself, so a workflow
+/// cannot run a GPU batch that the engine's choice, its step cache and its
+/// scoring do not see.
+#[test]
+fn only_the_engine_runs_gpu_batches() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut callers = Vec::new();
+    let mut seen = 0;
+    for file in &files {
+        let relative = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let text = std::fs::read_to_string(file).unwrap();
+        let calls = text.matches("run_batch(").count();
+        seen += calls;
+        let allowed = relative.starts_with("gpu/") || relative.starts_with("engine/");
+        if calls > 0 && !allowed {
+            callers.push(relative);
+        }
+    }
+    assert!(seen > 0, "no call of run_batch found: the scan is broken");
+    assert!(
+        callers.is_empty(),
+        "run_batch called outside engine/ and gpu/: {callers:?}"
+    );
 }

@@ -45,7 +45,7 @@ fn f64_mirror_matches_the_cpu_fixed_step_solvers() {
     {
         let sim = recorded(scenario, p, scheme);
         let mirror =
-            &mirror::run_batch(std::slice::from_ref(&sim), None, Precision::F64).unwrap()[0];
+            &mirror::mirror_batch(std::slice::from_ref(&sim), None, Precision::F64).unwrap()[0];
         let cpu = cpu_on_the_same_step(scenario, &sim);
         let markers = sim.marker_arc_lengths_m.len();
         // The CPU track starts with frame 0, the engine's with frame 1.
@@ -71,7 +71,7 @@ fn f64_mirror_matches_the_cpu_fixed_step_solvers() {
 /// between the two tracks.
 fn f64_and_f32(sim: &GpuSimulation) -> (GpuOutcome, f64) {
     let run = |precision| {
-        mirror::run_batch(std::slice::from_ref(sim), None, precision)
+        mirror::mirror_batch(std::slice::from_ref(sim), None, precision)
             .unwrap()
             .remove(0)
     };

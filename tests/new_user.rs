@@ -337,3 +337,31 @@ fn a_wall_time_is_masked_and_nothing_else() {
         "# candidates in # s (# simulations/s)"
     );
 }
+
+/// The default run's block is printed whole in docs/identify.md and
+/// abbreviated in the README (up to the best candidate, "…", then from the
+/// confidence region on), both written by scripts/default_run_block.py from
+/// one run: a hand edit of one that the other lacks fails here.
+#[test]
+fn the_readme_shows_the_guides_default_run_abbreviated() {
+    let blocks = console_blocks();
+    let default_run = |file: &str| -> Vec<String> {
+        blocks
+            .iter()
+            .find(|(f, args, _)| f.ends_with(file) && args == &["identify"])
+            .unwrap_or_else(|| panic!("{file} shows no `$ tether-sweep identify` block"))
+            .2
+            .clone()
+    };
+    let whole = default_run("docs/identify.md");
+    let readme = default_run("README.md");
+    let best = whole.iter().position(|l| l.starts_with("best: ")).unwrap();
+    let region = whole.iter().position(|l| l.starts_with("≈95 %")).unwrap();
+    let mut expected = whole[..=best].to_vec();
+    expected.push("…".to_string());
+    expected.extend_from_slice(&whole[region..]);
+    assert_eq!(
+        readme, expected,
+        "README.md's default run is not docs/identify.md's abbreviated: run python3 scripts/default_run_block.py"
+    );
+}

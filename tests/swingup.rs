@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use common::{f64_column, i32_column, open_gpu as gpu, stderr, tether_sweep, text_column};
-use tether_sweep::engine::Engine;
+use tether_sweep::engine::{Engine, EngineKind};
 use tether_sweep::ga::evaluate::Landscape;
 use tether_sweep::ga::{Evaluator, GeneCoding, SwingupProblem};
 use tether_sweep::gpu::Precision;
@@ -122,6 +122,7 @@ fn chromosomes_map_to_spec_periods_and_winch_motion() {
 #[test]
 fn gpu_f32_scores_a_batch_like_the_cpu_solver_of_its_scheme() {
     let Some(gpu) = gpu() else { return };
+    let gpu = std::sync::Arc::new(gpu);
     let problem = reduced();
     let chromosomes = [0u32, 1, 7, 21, 42, 63];
     // Progress counts chromosomes on either engine (the GPU counts
@@ -130,8 +131,8 @@ fn gpu_f32_scores_a_batch_like_the_cpu_solver_of_its_scheme() {
     let progress = |done: u64, of: u64| *last.lock().unwrap() = (done, of);
     let n = chromosomes.len() as u64;
     for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
-        let on_gpu = Evaluator::new(Engine::gpu(Precision::F32, scheme), Some(&gpu))
-            .unwrap()
+        let engine = Engine::new(EngineKind::gpu(Precision::F32, scheme), gpu.clone());
+        let on_gpu = Evaluator::new(engine)
             .evaluate(&problem, &chromosomes, Some(&progress))
             .unwrap();
         assert_eq!(*last.lock().unwrap(), (n, n), "GPU progress");
@@ -139,8 +140,7 @@ fn gpu_f32_scores_a_batch_like_the_cpu_solver_of_its_scheme() {
             kind: SolverKind::from(scheme),
             ..Default::default()
         };
-        let on_cpu = Evaluator::new(Engine::Cpu(cpu), None)
-            .unwrap()
+        let on_cpu = Evaluator::new(Engine::cpu(cpu))
             .evaluate(&problem, &chromosomes, Some(&progress))
             .unwrap();
         assert_eq!(*last.lock().unwrap(), (n, n), "CPU progress");
@@ -161,12 +161,14 @@ fn exhaustive_landscape_equals_brute_force_and_the_ga_finds_its_optimum() {
     let truth = brute_force(&problem);
     let best = argmin(&truth);
     // The landscape on the GPU engine where there is one, else on the CPU.
-    let device = gpu();
-    let engine = match &device {
-        Some(_) => Engine::gpu(Precision::F32, FixedStepScheme::SemiImplicit),
-        None => Engine::Cpu(explicit()),
+    let engine = match gpu() {
+        Some(device) => Engine::new(
+            EngineKind::gpu(Precision::F32, FixedStepScheme::SemiImplicit),
+            std::sync::Arc::new(device),
+        ),
+        None => Engine::cpu(explicit()),
     };
-    let evaluator = Evaluator::new(engine, device.as_ref()).unwrap();
+    let evaluator = Evaluator::new(engine);
     let landscape = Landscape::compute(&problem, &evaluator, None).unwrap();
     assert_eq!(landscape.evaluations.len(), 64);
     for (c, (e, t)) in landscape.evaluations.iter().zip(&truth).enumerate() {

@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use tether_sweep::engine::{Engine, LayoutRequest};
+use tether_sweep::engine::{EngineKind, LayoutRequest};
 use tether_sweep::gpu::flops::{PER_ELEMENT_STEP, SEMI_IMPLICIT_PER_ELEMENT_STEP};
 use tether_sweep::workflow::bench::{BenchOutcome, BenchRequest, engine_names, prepare};
 
@@ -43,9 +43,9 @@ pub struct BenchArgs {
         long,
         value_delimiter = ',',
         value_parser = PossibleValuesParser::new(engine_names())
-            .map(|name| Engine::from_bench_name(&name).expect("a listed name"))
+            .map(|name| EngineKind::from_bench_name(&name).expect("a listed name"))
     )]
-    pub engines: Option<Vec<Engine>>,
+    pub engines: Option<Vec<EngineKind>>,
     /// GPU layouts, comma-separated: each GPU engine runs in each (`auto`:
     /// the cost model's choice).
     #[arg(

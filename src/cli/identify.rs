@@ -413,7 +413,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         request.measured.display(),
         match &plan.adapter {
             Some(name) => format!("GPU {name}"),
-            None => tether_sweep::engine::Engine::cpu_device_name(),
+            None => tether_sweep::engine::EngineKind::cpu_device_name(),
         },
         plan.engine.solver().name(),
         plan.engine.precision().name(),

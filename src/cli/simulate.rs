@@ -165,7 +165,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     if let Some(reason) = prepared.choice().reason.as_deref() {
         eprintln!("{reason}");
     }
-    if let Some(adapter) = prepared.choice().adapter_name() {
+    if let Some(adapter) = prepared.choice().engine.adapter_name() {
         println!("GPU: {adapter} ({})", request.precision.name());
     }
     print_header(&request);

@@ -217,7 +217,7 @@ fn print_header(request: &SwingupRequest, prepared: &tether_sweep::workflow::swi
     let problem = &request.problem;
     let coding = &problem.coding;
     let p = &problem.params;
-    let engine = prepared.choice().engine;
+    let engine = prepared.choice().engine.kind();
     println!(
         "swingup: n = {}, D = {} Pa·s, C_D = {}, tip mass = {} kg | waypoints {} m | {} bits ({} chromosomes), T in [{}, {}] s | {:.2} s horizon | {}, {} solver, {}",
         p.elements,
@@ -230,9 +230,9 @@ fn print_header(request: &SwingupRequest, prepared: &tether_sweep::workflow::swi
         coding.period_min_s,
         coding.period_max_s,
         problem.scenario.duration_s,
-        match prepared.choice().adapter_name() {
+        match prepared.choice().engine.adapter_name() {
             Some(name) => format!("GPU {name}"),
-            None => tether_sweep::engine::Engine::cpu_device_name(),
+            None => tether_sweep::engine::EngineKind::cpu_device_name(),
         },
         engine.solver().name(),
         engine.precision().name()

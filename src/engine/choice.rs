@@ -1,4 +1,4 @@
-//! `--backend auto|gpu|cpu` → an [`Engine`], an open GPU when the engine
+//! `--backend auto|gpu|cpu` → an [`EngineKind`], an open GPU when the engine
 //! needs one, and the reason to print. The one place that decides.
 //!
 //! `auto` compares two estimates of the job's wall time, made from what
@@ -27,11 +27,13 @@
 //! these same cores, so it cannot beat the CPU solvers), or a CPU-only
 //! solver, the CPU is chosen without measuring.
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Backend, Engine, gpu_scheme};
-use crate::gpu::cost::{self, GpuLayout, LayoutRates, LayoutRequest};
-use crate::gpu::engine::layout_holds;
+use super::{Backend, Engine, EngineKind, gpu_scheme};
+use crate::gpu::cost::{self, LayoutRates};
+use crate::gpu::dispatch::layout_holds;
+use crate::gpu::layout::{GpuLayout, LayoutRequest};
 use crate::gpu::{BatchOptions, Gpu, GpuError, Precision, run_batch};
 use crate::model::TetherParams;
 use crate::scenario::batch::{StepCache, gpu_simulation};
@@ -154,19 +156,11 @@ pub fn cpu_seconds(work: &Workload, scheme: FixedStepScheme, rate: CpuRate, thre
     }
 }
 
-/// The decision: the engine, the GPU it runs on (if any), and a line for the
-/// user (None when the flags named the backend).
+/// The decision: the engine, with the GPU it runs on (if any), and a line
+/// for the user (None when the flags named the backend).
 pub struct Choice {
     pub engine: Engine,
-    pub gpu: Option<Gpu>,
     pub reason: Option<String>,
-}
-
-impl Choice {
-    /// The open adapter's name, when the GPU runs.
-    pub fn adapter_name(&self) -> Option<&str> {
-        self.gpu.as_ref().map(|g| g.adapter.name.as_str())
-    }
 }
 
 /// Why a choice failed: the GPU was asked for and cannot be had, or a
@@ -192,26 +186,22 @@ pub fn choose(
     workload: impl Fn(FixedStepScheme) -> Result<Workload, String>,
     probe: impl FnOnce(&SolverSettings) -> Result<f64, String>,
 ) -> Result<Choice, ChoiceError> {
-    let cpu_engine = Engine::Cpu(request.cpu);
     let scheme = gpu_scheme(request.solver);
-    let gpu_engine = Engine::gpu(request.precision, scheme).with_layout(request.layout);
+    let gpu_engine = EngineKind::gpu(request.precision, scheme).with_layout(request.layout);
     let cpu_only = request.solver == Some(SolverKind::Reference);
     match request.backend {
         Backend::Cpu => Ok(Choice {
-            engine: cpu_engine,
-            gpu: None,
+            engine: Engine::cpu(request.cpu),
             reason: None,
         }),
         Backend::Gpu if cpu_only => Err(ChoiceError::ReferenceOnGpu),
         Backend::Gpu => Ok(Choice {
-            engine: gpu_engine,
-            gpu: Some(Gpu::open(request.adapter)?),
+            engine: Engine::new(gpu_engine, Arc::new(Gpu::open(request.adapter)?)),
             reason: None,
         }),
         Backend::Auto => {
             let cpu = |reason: String| Choice {
-                engine: cpu_engine,
-                gpu: None,
+                engine: Engine::cpu(request.cpu),
                 reason: Some(format!("backend auto: CPU ({reason})")),
             };
             if cpu_only {
@@ -275,8 +265,7 @@ pub fn choose(
             );
             if gpu_s < cpu_s {
                 Ok(Choice {
-                    engine: gpu_engine,
-                    gpu: Some(gpu),
+                    engine: Engine::new(gpu_engine, Arc::new(gpu)),
                     reason: Some(format!("backend auto: GPU ({estimates})")),
                 })
             } else {
@@ -514,15 +503,18 @@ mod tests {
         };
         let no_probe = |_: &SolverSettings| -> Result<f64, String> { panic!("no probe") };
         let c = choose(request(Backend::Cpu, None), never, no_probe).unwrap();
-        assert!(c.gpu.is_none() && c.reason.is_none());
-        assert_eq!(c.engine, Engine::Cpu(SolverSettings::reference()));
+        assert!(c.engine.gpu().is_none() && c.reason.is_none());
+        assert_eq!(
+            c.engine.kind(),
+            EngineKind::Cpu(SolverSettings::reference())
+        );
         let c = choose(
             request(Backend::Auto, Some(SolverKind::Reference)),
             never,
             no_probe,
         )
         .unwrap();
-        assert!(c.gpu.is_none());
+        assert!(c.engine.gpu().is_none());
         assert!(
             c.reason
                 .unwrap()

@@ -1,4 +1,4 @@
-//! Where and how a job's simulations run: one [`Engine`] type for every job
+//! Where and how a job's simulations run: one [`EngineKind`] type for every job
 //! (simulate, identify, the swing-up GA and its landscape, bench), and the
 //! one place ([`choice`]) that turns `--backend auto|gpu|cpu` into an
 //! engine with the reason it prints.
@@ -7,6 +7,7 @@
 //! solver's settings or a GPU scheme), below the workflows that use it.
 
 pub mod choice;
+pub mod run;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,11 +28,12 @@ pub enum Backend {
 }
 
 pub use crate::gpu::{GpuLayout, LayoutRequest};
+pub use run::{Engine, Outcome, Prepared, RunHooks, Simulation};
 
 /// An engine: a CPU solver on all cores, or the GPU engine with a precision,
 /// a fixed-step scheme and a layout.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Engine {
+pub enum EngineKind {
     Cpu(SolverSettings),
     Gpu {
         precision: Precision,
@@ -50,11 +52,11 @@ pub struct EngineNames {
     pub solver: String,
 }
 
-impl Engine {
+impl EngineKind {
     /// The GPU engine with `scheme` in `precision`, its layout left to the
     /// cost model.
     pub const fn gpu(precision: Precision, scheme: FixedStepScheme) -> Self {
-        Engine::Gpu {
+        EngineKind::Gpu {
             precision,
             scheme,
             layout: LayoutRequest::Auto,
@@ -64,9 +66,9 @@ impl Engine {
     /// The same engine with `--gpu-layout` `layout` (no change on the CPU).
     pub const fn with_layout(self, layout: LayoutRequest) -> Self {
         match self {
-            Engine::Gpu {
+            EngineKind::Gpu {
                 precision, scheme, ..
-            } => Engine::Gpu {
+            } => EngineKind::Gpu {
                 precision,
                 scheme,
                 layout,
@@ -77,7 +79,7 @@ impl Engine {
 
     /// The CPU running `kind` with its default settings.
     pub const fn cpu(kind: SolverKind) -> Self {
-        Engine::Cpu(SolverSettings {
+        EngineKind::Cpu(SolverSettings {
             kind,
             step_s: None,
             reference: crate::solver::ReferenceOptions::DEFAULT,
@@ -85,38 +87,46 @@ impl Engine {
     }
 
     pub fn is_gpu(&self) -> bool {
-        matches!(self, Engine::Gpu { .. })
+        matches!(self, EngineKind::Gpu { .. })
     }
 
     /// `cpu` or `gpu`.
     pub fn backend_name(&self) -> &'static str {
         match self {
-            Engine::Cpu(_) => "cpu",
-            Engine::Gpu { .. } => "gpu",
+            EngineKind::Cpu(_) => "cpu",
+            EngineKind::Gpu { .. } => "gpu",
         }
     }
 
     /// The arithmetic: f64 on the CPU.
     pub fn precision(&self) -> Precision {
         match self {
-            Engine::Cpu(_) => Precision::F64,
-            Engine::Gpu { precision, .. } => *precision,
+            EngineKind::Cpu(_) => Precision::F64,
+            EngineKind::Gpu { precision, .. } => *precision,
         }
     }
 
     /// The solver, as the CPU names the GPU's schemes too.
     pub fn solver(&self) -> SolverKind {
         match self {
-            Engine::Cpu(settings) => settings.kind,
-            Engine::Gpu { scheme, .. } => SolverKind::from(*scheme),
+            EngineKind::Cpu(settings) => settings.kind,
+            EngineKind::Gpu { scheme, .. } => SolverKind::from(*scheme),
+        }
+    }
+
+    /// The fixed-step scheme, on the GPU.
+    pub fn gpu_scheme(&self) -> Option<FixedStepScheme> {
+        match self {
+            EngineKind::Cpu(_) => None,
+            EngineKind::Gpu { scheme, .. } => Some(*scheme),
         }
     }
 
     /// The layout asked for, on the GPU.
     pub fn gpu_layout(&self) -> Option<LayoutRequest> {
         match self {
-            Engine::Cpu(_) => None,
-            Engine::Gpu { layout, .. } => Some(*layout),
+            EngineKind::Cpu(_) => None,
+            EngineKind::Gpu { layout, .. } => Some(*layout),
         }
     }
 
@@ -140,8 +150,8 @@ impl Engine {
     /// One line for a terminal: `CPU reference solver, f64`.
     pub fn describe(&self) -> String {
         match self {
-            Engine::Cpu(s) => format!("CPU {} solver, f64", s.kind.name()),
-            Engine::Gpu {
+            EngineKind::Cpu(s) => format!("CPU {} solver, f64", s.kind.name()),
+            EngineKind::Gpu {
                 precision,
                 scheme,
                 layout,
@@ -156,26 +166,29 @@ impl Engine {
 
     /// The engines `bench --engines` names, with their names, in the
     /// order the bench runs them.
-    pub const BENCH: [(&'static str, Engine); 7] = [
+    pub const BENCH: [(&'static str, EngineKind); 7] = [
         (
             "gpu-f32",
-            Engine::gpu(Precision::F32, FixedStepScheme::Explicit),
+            EngineKind::gpu(Precision::F32, FixedStepScheme::Explicit),
         ),
         (
             "gpu-semi-implicit-f32",
-            Engine::gpu(Precision::F32, FixedStepScheme::SemiImplicit),
+            EngineKind::gpu(Precision::F32, FixedStepScheme::SemiImplicit),
         ),
         (
             "gpu-f64",
-            Engine::gpu(Precision::F64, FixedStepScheme::Explicit),
+            EngineKind::gpu(Precision::F64, FixedStepScheme::Explicit),
         ),
         (
             "gpu-semi-implicit-f64",
-            Engine::gpu(Precision::F64, FixedStepScheme::SemiImplicit),
+            EngineKind::gpu(Precision::F64, FixedStepScheme::SemiImplicit),
         ),
-        ("cpu-explicit", Engine::cpu(SolverKind::Explicit)),
-        ("cpu-semi-implicit", Engine::cpu(SolverKind::SemiImplicit)),
-        ("cpu-reference", Engine::cpu(SolverKind::Reference)),
+        ("cpu-explicit", EngineKind::cpu(SolverKind::Explicit)),
+        (
+            "cpu-semi-implicit",
+            EngineKind::cpu(SolverKind::SemiImplicit),
+        ),
+        ("cpu-reference", EngineKind::cpu(SolverKind::Reference)),
     ];
 
     /// The engine's name in `bench` (`gpu-semi-implicit-f32`, …).
@@ -197,9 +210,9 @@ impl Engine {
 
     /// Same backend, precision and scheme, whatever the CPU solver's
     /// tolerances or the GPU's layout.
-    fn same_kind(&self, other: &Engine) -> bool {
+    fn same_kind(&self, other: &EngineKind) -> bool {
         match (self, other) {
-            (Engine::Cpu(a), Engine::Cpu(b)) => a.kind == b.kind,
+            (EngineKind::Cpu(a), EngineKind::Cpu(b)) => a.kind == b.kind,
             (a, b) => a.with_layout(LayoutRequest::Auto) == b.with_layout(LayoutRequest::Auto),
         }
     }
@@ -219,16 +232,16 @@ mod tests {
 
     #[test]
     fn bench_names_round_trip_and_are_distinct() {
-        for (name, engine) in Engine::BENCH {
+        for (name, engine) in EngineKind::BENCH {
             assert_eq!(engine.bench_name(), name);
-            assert_eq!(Engine::from_bench_name(name), Some(engine));
+            assert_eq!(EngineKind::from_bench_name(name), Some(engine));
         }
-        assert_eq!(Engine::from_bench_name("gpu"), None);
+        assert_eq!(EngineKind::from_bench_name("gpu"), None);
     }
 
     #[test]
     fn names_are_the_results_table_columns() {
-        let cpu = Engine::cpu(SolverKind::Reference).names();
+        let cpu = EngineKind::cpu(SolverKind::Reference).names();
         assert_eq!(
             (
                 cpu.backend.as_str(),
@@ -237,7 +250,7 @@ mod tests {
             ),
             ("cpu", "f64", "reference")
         );
-        let gpu = Engine::gpu(Precision::F32, FixedStepScheme::SemiImplicit).names();
+        let gpu = EngineKind::gpu(Precision::F32, FixedStepScheme::SemiImplicit).names();
         assert_eq!(
             (
                 gpu.backend.as_str(),

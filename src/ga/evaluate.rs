@@ -3,18 +3,17 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use rayon::prelude::*;
 
 use super::{Evaluation, GeneCoding};
-use crate::engine::Engine;
+use crate::engine::{Engine, RunHooks, Simulation};
 use crate::error::InputError;
-use crate::gpu::{BatchOptions, Gpu, GpuError, GpuLayout, OutcomeStatus, run_batch};
+use crate::gpu::GpuLayout;
 use crate::model::TetherParams;
-use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
-use crate::scenario::{RunStatus, Scenario, ScenarioKind, SolverSettings, simulate};
-use crate::solver::{FixedStepScheme, SolverError};
+use crate::scenario::batch::BatchError;
+use crate::scenario::{RunStatus, Scenario, ScenarioKind};
 
 /// The design problem: a tether, a swing-up scenario whose winch periods the
 /// chromosome sets, and the chromosome's coding.
@@ -63,27 +62,20 @@ pub type Progress<'a> = dyn Fn(u64, u64) + Sync + 'a;
 /// core at a time, or the GPU engine, a generation as one batch.
 pub struct Evaluator<'a> {
     pub engine: Engine,
-    gpu: Option<&'a Gpu>,
     /// Once set, simulations not yet finished come back cancelled.
     pub cancel: Option<&'a AtomicBool>,
-    steps: StepCache,
     /// How many simulations ran in each GPU layout so far.
     layouts_ran: Mutex<BTreeMap<GpuLayout, u64>>,
 }
 
-impl<'a> Evaluator<'a> {
-    /// An evaluator on `engine`; a GPU engine needs the open `gpu`.
-    pub fn new(engine: Engine, gpu: Option<&'a Gpu>) -> Result<Self, GpuError> {
-        if engine.is_gpu() && gpu.is_none() {
-            return Err(GpuError::NoAdapter);
-        }
-        Ok(Self {
+impl Evaluator<'_> {
+    /// An evaluator on `engine`.
+    pub fn new(engine: Engine) -> Self {
+        Self {
             engine,
-            gpu,
             cancel: None,
-            steps: StepCache::default(),
             layouts_ran: Mutex::new(BTreeMap::new()),
-        })
+        }
     }
 
     /// How many simulations ran in each GPU layout so far, by its name.
@@ -105,131 +97,33 @@ impl<'a> Evaluator<'a> {
         chromosomes: &[u32],
         progress: Option<&Progress<'_>>,
     ) -> Result<Vec<Evaluation>, BatchError> {
-        match (&self.engine, self.gpu) {
-            (Engine::Cpu(settings), _) => {
-                Ok(self.evaluate_cpu(problem, chromosomes, settings, progress))
-            }
-            (
-                Engine::Gpu {
-                    precision,
-                    scheme,
-                    layout,
-                },
-                Some(gpu),
-            ) => {
-                // The GPU counts element-steps; the caller counts chromosomes.
-                let count = chromosomes.len() as u64;
-                let in_chromosomes = |done: u64, of: u64| {
-                    if let Some(report) = progress {
-                        let scored = count as u128 * done as u128 / of.max(1) as u128;
-                        report(scored as u64, count);
-                    }
-                };
-                let options = BatchOptions {
-                    precision: *precision,
-                    layout: *layout,
-                    cancel: self.cancel,
-                    progress: progress.map(|_| &in_chromosomes as &Progress<'_>),
-                    ..Default::default()
-                };
-                self.evaluate_gpu(problem, chromosomes, gpu, *scheme, &options)
-            }
-            (Engine::Gpu { .. }, None) => unreachable!("Evaluator::new checks the GPU"),
-        }
-    }
-
-    fn evaluate_cpu(
-        &self,
-        problem: &SwingupProblem,
-        chromosomes: &[u32],
-        settings: &SolverSettings,
-        progress: Option<&Progress<'_>>,
-    ) -> Vec<Evaluation> {
-        let done = AtomicU64::new(0);
-        let total = chromosomes.len() as u64;
-        chromosomes
+        let simulations: Vec<Simulation> = chromosomes
             .par_iter()
-            .map(|&c| {
-                // Between simulations is the CPU's only stopping point.
-                if self.cancel.is_some_and(|f| f.load(Ordering::Relaxed)) {
-                    return cancelled();
-                }
-                let result = simulate(&problem.scenario_for(c), &problem.params, settings);
-                if let Some(report) = progress {
-                    report(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-                }
-                match result {
-                    Ok(out) => {
-                        let objective = out.swingup.expect("a swing-up reports J_a");
-                        Evaluation {
-                            j_a_min_m: Some(objective.j_a_min),
-                            t_at_min_s: Some(objective.t_at_min_s),
-                            status: RunStatus::Ok,
-                        }
-                    }
-                    Err(SolverError::Cancelled) => cancelled(),
-                    Err(e) => Evaluation {
-                        j_a_min_m: None,
-                        t_at_min_s: None,
-                        status: RunStatus::Diverged(e.to_string()),
-                    },
-                }
+            .map(|&c| Simulation {
+                scenario: problem.scenario_for(c),
+                params: problem.params.clone(),
+                keep_track: false,
             })
-            .collect()
-    }
-
-    fn evaluate_gpu(
-        &self,
-        problem: &SwingupProblem,
-        chromosomes: &[u32],
-        gpu: &Gpu,
-        scheme: FixedStepScheme,
-        options: &BatchOptions,
-    ) -> Result<Vec<Evaluation>, BatchError> {
-        let sims = chromosomes
-            .par_iter()
-            .map(|&c| {
-                let scenario = problem.scenario_for(c);
-                gpu_simulation(&scenario, &problem.params, scheme, None, &self.steps)
-            })
-            .collect::<Result<Vec<_>, SolverError>>()?;
-        let outcomes = run_batch(gpu, &sims, None, options)?;
-        {
-            let mut ran = self.layouts_ran.lock().expect("layout count lock");
-            for o in outcomes
-                .iter()
-                .filter(|o| o.status != OutcomeStatus::Cancelled)
-            {
-                *ran.entry(o.layout).or_default() += 1;
+            .collect();
+        let hooks = RunHooks {
+            progress: progress.map(|p| p as &(dyn Fn(u64, u64) + Sync)),
+            cancel: self.cancel,
+        };
+        let outcomes = self.engine.run(&simulations, None, hooks)?;
+        let mut ran = self.layouts_ran.lock().expect("layout count lock");
+        for outcome in outcomes.iter().filter(|o| o.status != RunStatus::Cancelled) {
+            if let Some(layout) = outcome.layout {
+                *ran.entry(layout).or_default() += 1;
             }
         }
         Ok(outcomes
-            .iter()
-            .map(|o| match o.status {
-                OutcomeStatus::Completed => Evaluation {
-                    j_a_min_m: Some(o.swingup_min_m),
-                    t_at_min_s: Some(o.swingup_time_s),
-                    status: RunStatus::Ok,
-                },
-                OutcomeStatus::Diverged { time_s } => Evaluation {
-                    j_a_min_m: None,
-                    t_at_min_s: None,
-                    status: RunStatus::Diverged(format!(
-                        "state exploded on the GPU ({}) at t = {time_s} s",
-                        options.precision.name()
-                    )),
-                },
-                OutcomeStatus::Cancelled => cancelled(),
+            .into_iter()
+            .map(|o| Evaluation {
+                j_a_min_m: o.swingup.map(|s| s.j_a_min),
+                t_at_min_s: o.swingup.map(|s| s.t_at_min_s),
+                status: o.status,
             })
             .collect())
-    }
-}
-
-fn cancelled() -> Evaluation {
-    Evaluation {
-        j_a_min_m: None,
-        t_at_min_s: None,
-        status: RunStatus::Cancelled,
     }
 }
 

@@ -3,7 +3,7 @@
 //! converts to the shader's precision at upload.
 
 use super::GpuError;
-use super::layout::{
+use super::abi::{
     FACTOR_VEC4_PER_NODE, FixedStepScheme, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES,
     MESH_MASS_VEC4, NO_FRAME, NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
 };
@@ -212,7 +212,7 @@ impl GpuSimulation {
 /// How a simulation ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum OutcomeStatus {
-    Completed,
+    Ok,
     /// The state exploded; detected after the step ending at `time_s`.
     Diverged {
         time_s: f64,
@@ -227,7 +227,7 @@ pub enum OutcomeStatus {
 pub struct GpuOutcome {
     pub status: OutcomeStatus,
     /// The layout it ran in.
-    pub layout: super::cost::GpuLayout,
+    pub layout: super::layout::GpuLayout,
     pub steps: u64,
     /// J_e \[m²\] over its frames (when compared).
     pub identification_error_m2: f64,
@@ -236,6 +236,21 @@ pub struct GpuOutcome {
     pub swingup_time_s: f64,
     /// Marker positions of its frames (those after the release, frame-major), when recorded.
     pub track_m: Option<Vec<[f64; 2]>>,
+}
+
+impl GpuOutcome {
+    /// A simulation stopped before it ran.
+    pub fn cancelled(layout: super::layout::GpuLayout) -> Self {
+        Self {
+            status: OutcomeStatus::Cancelled,
+            layout,
+            steps: 0,
+            identification_error_m2: f64::NAN,
+            swingup_min_m: f64::NAN,
+            swingup_time_s: f64::NAN,
+            track_m: None,
+        }
+    }
 }
 
 // The marker table below writes two vec4 per marker.
@@ -291,37 +306,9 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
         let (mass_offset, marker_offset) = match meshes.iter().find(|m| m.0 == key) {
             Some(m) => (m.1, m.2),
             None => {
-                let tether = Tether::new(sim.params.clone()).map_err(GpuError::Input)?;
-                let mass_offset = mesh.len() as u32;
-                let compact = MeshMass::from_mass(tether.mass(), sim.params.elements)?;
-                mesh.extend(compact.vec4s());
-                let factors_vec4 = match sim.scheme {
-                    FixedStepScheme::Explicit => {
-                        // G and E; the coupling to the previous node is the
-                        // MeshMass coupling transposed.
-                        for f in mass_factor::factor(tether.mass(), sim.params.elements)? {
-                            for m in [&f.inverse_pivot, &f.coupling_next] {
-                                mesh.extend(m.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]));
-                            }
-                        }
-                        FACTOR_VEC4_PER_NODE * (sim.params.elements + 1)
-                    }
-                    FixedStepScheme::SemiImplicit => 0,
-                };
-                debug_assert_eq!(
-                    mesh.len() - mass_offset as usize,
-                    MESH_MASS_VEC4 + factors_vec4
-                );
-                let marker_offset = mesh.len() as u32;
-                let le = sim.params.element_length_m();
-                for &s in &sim.marker_arc_lengths_m {
-                    let (element, xi) = tether.locate(s);
-                    let sh = shape(xi, le);
-                    mesh.push(sh);
-                    mesh.push([s, element as f64, 0.0, 0.0]);
-                }
-                meshes.push((key, mass_offset, marker_offset));
-                (mass_offset, marker_offset)
+                let offsets = append_mesh(&mut mesh, sim)?;
+                meshes.push((key, offsets.0, offsets.1));
+                offsets
             }
         };
         let track_offset = if sim.record_track {
@@ -331,41 +318,11 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
         } else {
             NO_TRACK
         };
-        controls.push(SimControl {
-            elements: sim.params.elements as u32,
-            mass_offset,
-            marker_offset,
-            markers: sim.marker_arc_lengths_m.len() as u32,
-            total_steps: sim.total_steps as u32,
-            steps_per_sample: sim.steps_per_sample as u32,
-            frames: sim.frames.len() as u32,
-            winch_moves: match &sim.drive {
-                PinDrive::Fixed => 0,
-                PinDrive::Winch { periods_s, .. } => periods_s.len() as u32,
-            },
-            track_offset,
-            measured_offset: if sim.compare_measured {
-                (sim.measured_first_frame * sim.marker_arc_lengths_m.len()) as u32
-            } else {
-                NO_TRACK
-            },
-            steps_per_fold: STEPS_PER_FOLD,
-            frame_offset: frame_steps.len() as u32,
-        });
+        controls.push(sim.control(mass_offset, marker_offset, track_offset, frame_steps.len()));
         frame_steps.extend(sim.frames.iter().map(|f| f.step as u32));
         frame_back_s.extend(sim.frames.iter().map(|f| f.back_s));
         physics.push(sim.physics());
-        let reference = sim.reference_q();
-        let planes: [Vec<f64>; STATE_PLANES] = [
-            sim.initial_q
-                .iter()
-                .zip(&reference)
-                .map(|(q, r)| q - r)
-                .collect::<Vec<_>>(),
-            vec![0.0; sim.initial_q.len()],
-            sim.initial_v.clone(),
-            sim.initial_a.clone(),
-        ];
+        let planes = sim.initial_planes();
         for (plane, values) in planes.iter().enumerate() {
             for (node, v) in values.chunks(NODE_DOFS).enumerate() {
                 state[(plane * node_slots + node) * count + i] = [v[0], v[1], v[2], v[3]];
@@ -382,6 +339,94 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
         frame_steps,
         frame_back_s,
     })
+}
+
+/// Appends `sim`'s mesh to `mesh`: its mass factors (MeshMass), the
+/// explicit scheme's G and E per node, and its marker table; returns the
+/// offsets [vec4] of the mass and of the markers.
+fn append_mesh(mesh: &mut Vec<[f64; 4]>, sim: &GpuSimulation) -> Result<(u32, u32), GpuError> {
+    let tether = Tether::new(sim.params.clone()).map_err(GpuError::Input)?;
+    let mass_offset = mesh.len() as u32;
+    let compact = MeshMass::from_mass(tether.mass(), sim.params.elements)?;
+    mesh.extend(compact.vec4s());
+    let factors_vec4 = match sim.scheme {
+        FixedStepScheme::Explicit => {
+            // G and E; the coupling to the previous node is the
+            // MeshMass coupling transposed.
+            for f in mass_factor::factor(tether.mass(), sim.params.elements)? {
+                for m in [&f.inverse_pivot, &f.coupling_next] {
+                    mesh.extend(m.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]));
+                }
+            }
+            FACTOR_VEC4_PER_NODE * (sim.params.elements + 1)
+        }
+        FixedStepScheme::SemiImplicit => 0,
+    };
+    debug_assert_eq!(
+        mesh.len() - mass_offset as usize,
+        MESH_MASS_VEC4 + factors_vec4
+    );
+    let marker_offset = mesh.len() as u32;
+    let le = sim.params.element_length_m();
+    for &s in &sim.marker_arc_lengths_m {
+        let (element, xi) = tether.locate(s);
+        let sh = shape(xi, le);
+        mesh.push(sh);
+        mesh.push([s, element as f64, 0.0, 0.0]);
+    }
+    Ok((mass_offset, marker_offset))
+}
+
+impl GpuSimulation {
+    /// Its row of the control table, with its offsets into the mesh, the
+    /// tracks and the frames.
+    fn control(
+        &self,
+        mass_offset: u32,
+        marker_offset: u32,
+        track_offset: u32,
+        frame_offset: usize,
+    ) -> SimControl {
+        SimControl {
+            elements: self.params.elements as u32,
+            mass_offset,
+            marker_offset,
+            markers: self.marker_arc_lengths_m.len() as u32,
+            total_steps: self.total_steps as u32,
+            steps_per_sample: self.steps_per_sample as u32,
+            frames: self.frames.len() as u32,
+            winch_moves: match &self.drive {
+                PinDrive::Fixed => 0,
+                PinDrive::Winch { periods_s, .. } => periods_s.len() as u32,
+            },
+            track_offset,
+            measured_offset: if self.compare_measured {
+                (self.measured_first_frame * self.marker_arc_lengths_m.len()) as u32
+            } else {
+                NO_TRACK
+            },
+            steps_per_fold: STEPS_PER_FOLD,
+            frame_offset: frame_offset as u32,
+        }
+    }
+}
+
+impl GpuSimulation {
+    /// The initial state planes: displacement from the reference shape,
+    /// its compensation (zero), velocity and acceleration.
+    fn initial_planes(&self) -> [Vec<f64>; STATE_PLANES] {
+        let reference = self.reference_q();
+        [
+            self.initial_q
+                .iter()
+                .zip(&reference)
+                .map(|(q, r)| q - r)
+                .collect::<Vec<_>>(),
+            vec![0.0; self.initial_q.len()],
+            self.initial_v.clone(),
+            self.initial_a.clone(),
+        ]
+    }
 }
 
 /// Loop iterations the step shader is charged per step of a simulation with

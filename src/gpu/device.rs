@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::layout::FixedStepScheme;
-use super::{GpuError, Precision, layout, shader};
+use super::abi::FixedStepScheme;
+use super::{GpuError, Precision, abi, shader};
 
 /// What a user needs to know about an adapter.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -105,7 +105,7 @@ pub fn elements_error(elements: usize, precision: Precision, scheme: FixedStepSc
         elements,
         format!(
             "1..={} for the {} scheme on the GPU's thread layout in {} (use --gpu-layout workgroup or --backend cpu for more{})",
-            layout::max_gpu_elements(precision.real_bytes(), scheme),
+            abi::max_gpu_elements(precision.real_bytes(), scheme),
             scheme.name(),
             precision.name(),
             if precision == Precision::F64 {
@@ -130,7 +130,7 @@ pub enum Stage {
     /// Time stepping and objectives in the workgroup layout
     /// (step_workgroup.wgsl) of `shape`.
     StepWorkgroup {
-        shape: super::cost::WorkgroupShape,
+        shape: super::layout::WorkgroupShape,
         scheme: FixedStepScheme,
     },
     /// Multiply-add throughput (peak.wgsl), one of its variants.
@@ -244,8 +244,8 @@ impl Gpu {
         })?;
         let workgroup_size = match std::env::var(WORKGROUP_SIZE_VARIABLE) {
             Ok(text) => parse_workgroup_size(&text, limits.max_compute_workgroup_size_x)?,
-            Err(_) if summary.hardware => layout::WORKGROUP_SIZE,
-            Err(_) => layout::CPU_EMULATION_WORKGROUP_SIZE,
+            Err(_) if summary.hardware => abi::WORKGROUP_SIZE,
+            Err(_) => abi::CPU_EMULATION_WORKGROUP_SIZE,
         };
         let faults = Arc::new(Mutex::new(Vec::new()));
         let sink = faults.clone();
@@ -279,7 +279,7 @@ impl Gpu {
         max_elements: usize,
         scheme: FixedStepScheme,
     ) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
-        let node_capacity = layout::node_capacity(max_elements, precision.real_bytes(), scheme)
+        let node_capacity = abi::node_capacity(max_elements, precision.real_bytes(), scheme)
             .ok_or_else(|| elements_error(max_elements, precision, scheme))?;
         self.pipeline(
             Stage::Step {
@@ -299,9 +299,9 @@ impl Gpu {
         elements: usize,
         scheme: FixedStepScheme,
         max_sims: Option<u32>,
-    ) -> Result<(Arc<wgpu::ComputePipeline>, super::cost::WorkgroupShape), GpuError> {
-        let shape = super::cost::workgroup_shape(elements, precision, scheme, &self.limits)
-            .map(|s| super::cost::WorkgroupShape {
+    ) -> Result<(Arc<wgpu::ComputePipeline>, super::layout::WorkgroupShape), GpuError> {
+        let shape = super::layout::workgroup_shape(elements, precision, scheme, &self.limits)
+            .map(|s| super::layout::WorkgroupShape {
                 sims: s.sims.min(max_sims.unwrap_or(u32::MAX).max(1)),
                 ..s
             })
@@ -309,7 +309,7 @@ impl Gpu {
                 elements,
                 precision: precision.name(),
                 scheme: scheme.name(),
-                bytes: super::cost::slot_bytes(elements as u32 + 1, precision, scheme),
+                bytes: super::layout::slot_bytes(elements as u32 + 1, precision, scheme),
                 limit: self.limits.max_compute_workgroup_storage_size,
             })?;
         let pipeline = self.pipeline(Stage::StepWorkgroup { shape, scheme }, precision)?;

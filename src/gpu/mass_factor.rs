@@ -20,7 +20,7 @@
 
 use nalgebra::Matrix4;
 
-use super::layout::MESH_MASS_VEC4;
+use super::abi::MESH_MASS_VEC4;
 use crate::linalg::{BandedMatrix, FactorError};
 use crate::model::tether::{NODE_DOFS, PRESCRIBED_DOFS};
 

@@ -5,22 +5,23 @@
 //! the objectives on the device.
 //!
 //! - [`device`]: adapters, features and limits.
-//! - [`layout`]: the `#[repr(C)]` structs shared with WGSL.
+//! - [`abi`]: the `#[repr(C)]` structs shared with WGSL.
 //! - [`shader`]: how the WGSL modules are put together.
 //! - [`mass_factor`]: the mass matrix of a uniform mesh as four 2×2
 //!   matrices (both schemes), and its block-tridiagonal factors (explicit).
 //! - [`batch`]: a batch of simulations in the engine's terms, and its upload.
-//! - [`engine`]: pipelines, dispatch splitting, chunking and readback.
-//! - [`cost`]: the two layouts (a simulation per invocation, or per
-//!   workgroup), their shapes and the cost model that picks one.
+//! - [`dispatch`]: pipelines, dispatch splitting, chunking and readback.
+//! - [`layout`]: the two layouts (a simulation per invocation, or per
+//!   workgroup) and their shapes; [`cost`]: the cost model that picks one.
 //! - [`mirror`]: the CPU mirror of the step stage, operation for operation,
 //!   one file per WGSL module, each function tested against its shader.
 //! - [`flops`]: the flop count of a step, and the peak-throughput stage.
 
+pub mod abi;
 pub mod batch;
 pub mod cost;
 pub mod device;
-pub mod engine;
+pub mod dispatch;
 pub mod flops;
 pub mod layout;
 pub mod mass_factor;
@@ -32,11 +33,11 @@ use thiserror::Error;
 use crate::error::InputError;
 use crate::linalg::FactorError;
 
+pub use abi::MISSING_SAMPLE_M;
 pub use batch::{GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive};
-pub use cost::{GpuLayout, LayoutRequest};
 pub use device::{AdapterSummary, Gpu};
-pub use engine::{BatchOptions, run_batch};
-pub use layout::MISSING_SAMPLE_M;
+pub use dispatch::{BatchOptions, run_batch};
+pub use layout::{GpuLayout, LayoutRequest};
 
 /// Floating-point precision of the shaders.
 #[derive(

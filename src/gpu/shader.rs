@@ -5,13 +5,13 @@
 //! the workgroup layout, whose shape is prepended as constants). Nothing else
 //! is generated at run time but documented choices: the precision, and for
 //! the step stage the node capacity `MAX_NODES` of its private arrays (one
-//! of [`super::layout::NODE_CAPACITIES`]) and the scheme: `SEMI_IMPLICIT`,
+//! of [`super::abi::NODE_CAPACITIES`]) and the scheme: `SEMI_IMPLICIT`,
 //! and the module that keeps the factorization's E blocks
 //! (`coupling_private.wgsl`, sized by `COUPLING_NODES`) or keeps none
 //! (`coupling_none.wgsl`, for the explicit scheme).
 
 use super::Precision;
-use super::layout::FixedStepScheme;
+use super::abi::FixedStepScheme;
 
 const REAL_F32: &str = include_str!("../../shaders/real_f32.wgsl");
 const REAL_F64: &str = include_str!("../../shaders/real_f64.wgsl");
@@ -42,7 +42,7 @@ fn precision_module(precision: Precision) -> &'static str {
 pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepScheme) -> String {
     let semi_implicit = scheme == FixedStepScheme::SemiImplicit;
     let mut constants = format!(
-        "// Nodes a simulation may have in this pipeline (src/gpu/layout.rs).\n\
+        "// Nodes a simulation may have in this pipeline (src/gpu/abi.rs).\n\
          const MAX_NODES: u32 = {node_capacity}u;\n\
          // The scheme: explicit, or with the material damping implicit.\n\
          const SEMI_IMPLICIT: bool = {semi_implicit};\n"
@@ -51,7 +51,7 @@ pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepSc
         constants += &format!(
             "// Nodes of the factorization's E blocks kept per simulation.\n\
              const COUPLING_NODES: u32 = {}u;\n",
-            super::layout::coupling_nodes(node_capacity, scheme)
+            super::abi::coupling_nodes(node_capacity, scheme)
         );
         COUPLING_PRIVATE
     } else {
@@ -70,7 +70,7 @@ pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepSc
 pub fn step_workgroup_source(
     precision: Precision,
     scheme: FixedStepScheme,
-    shape: super::cost::WorkgroupShape,
+    shape: super::layout::WorkgroupShape,
 ) -> String {
     let semi_implicit = scheme == FixedStepScheme::SemiImplicit;
     let constants = format!(

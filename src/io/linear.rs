@@ -59,31 +59,52 @@ pub fn write_linear_analysis(
     metadata: &BTreeMap<String, String>,
 ) -> Result<Vec<PathBuf>, IoError> {
     let paths: Vec<PathBuf> = FILES.iter().map(|f| dir.join(f)).collect();
-
-    let two_pi = 2.0 * std::f64::consts::PI;
+    write_columns(&paths[0], mode_columns(modes), metadata)?;
+    write_columns(&paths[1], mode_shape_columns(tether, modes), metadata)?;
+    let mut state_space_metadata = metadata.clone();
+    state_space_metadata.insert(
+        crate::metadata::STATESPACE.into(),
+        state_space_description(state_space),
+    );
     write_columns(
-        &paths[0],
-        vec![
-            Column::i32("mode", (1..=modes.len() as i32).collect()),
-            Column::f64(
-                "omega_rad_s",
-                "rad/s",
-                modes.iter().map(|m| m.omega_rad_s).collect(),
-            ),
-            Column::f64(
-                "frequency_hz",
-                "Hz",
-                modes.iter().map(|m| m.omega_rad_s / two_pi).collect(),
-            ),
-            Column::f64(
-                "damping_ratio",
-                "1",
-                modes.iter().map(|m| m.damping_ratio).collect(),
-            ),
-        ],
+        &paths[2],
+        state_space_columns(state_space),
+        &state_space_metadata,
+    )?;
+    write_columns(
+        &paths[3],
+        response_columns(frequencies_hz, responses),
         metadata,
     )?;
+    Ok(paths)
+}
 
+const TWO_PI: f64 = 2.0 * std::f64::consts::PI;
+
+/// modes.parquet: each mode's frequency and damping ratio.
+fn mode_columns(modes: &[Mode]) -> Vec<Column> {
+    vec![
+        Column::i32("mode", (1..=modes.len() as i32).collect()),
+        Column::f64(
+            "omega_rad_s",
+            "rad/s",
+            modes.iter().map(|m| m.omega_rad_s).collect(),
+        ),
+        Column::f64(
+            "frequency_hz",
+            "Hz",
+            modes.iter().map(|m| m.omega_rad_s / TWO_PI).collect(),
+        ),
+        Column::f64(
+            "damping_ratio",
+            "1",
+            modes.iter().map(|m| m.damping_ratio).collect(),
+        ),
+    ]
+}
+
+/// mode_shapes.parquet: each mode's nodal displacement, long format.
+fn mode_shape_columns(tether: &Tether, modes: &[Mode]) -> Vec<Column> {
     let le = tether.kernel().length_m;
     let (mut mode_col, mut node_col, mut s_col, mut dx_col, mut dy_col) =
         (vec![], vec![], vec![], vec![], vec![]);
@@ -96,37 +117,36 @@ pub fn write_linear_analysis(
             dy_col.push(dy);
         }
     }
-    write_columns(
-        &paths[1],
-        vec![
-            Column::i32("mode", mode_col),
-            Column::i32("node", node_col),
-            Column::f64("s", "m", s_col),
-            Column::f64("dx", "1", dx_col),
-            Column::f64("dy", "1", dy_col),
-        ],
-        metadata,
-    )?;
+    vec![
+        Column::i32("mode", mode_col),
+        Column::i32("node", node_col),
+        Column::f64("s", "m", s_col),
+        Column::f64("dx", "1", dx_col),
+        Column::f64("dy", "1", dy_col),
+    ]
+}
 
-    let mut ss_meta = metadata.clone();
-    ss_meta.insert(
-        crate::metadata::STATESPACE.into(),
-        serde_json::json!({
-            "form": "dx/dt = A x + B u, y = C x + D u",
-            "input": "u = winch position deviation x_0 [m]",
-            "states": state_space.state_names,
-            "state_definition": "x1 = dq_d + M^-1 m_u u (dynamic coordinates, m for positions and 1 for slopes, shifted by the winch's inertial coupling); x2 = dx1/dt - M^-1 (C M^-1 m_u - c_u) u",
-            "outputs": ["tip_x deviation [m]", "tip_y deviation [m]"],
-            "shapes": {
-                "A": [state_space.a.nrows(), state_space.a.ncols()],
-                "B": [state_space.b.nrows(), state_space.b.ncols()],
-                "C": [state_space.c.nrows(), state_space.c.ncols()],
-                "D": [state_space.d.nrows(), state_space.d.ncols()],
-            },
-            "storage": "nonzero entries only, 0-based row and col",
-        })
-        .to_string(),
-    );
+/// What statespace.parquet's entries mean, for its metadata.
+fn state_space_description(state_space: &StateSpace) -> String {
+    serde_json::json!({
+        "form": "dx/dt = A x + B u, y = C x + D u",
+        "input": "u = winch position deviation x_0 [m]",
+        "states": state_space.state_names,
+        "state_definition": "x1 = dq_d + M^-1 m_u u (dynamic coordinates, m for positions and 1 for slopes, shifted by the winch's inertial coupling); x2 = dx1/dt - M^-1 (C M^-1 m_u - c_u) u",
+        "outputs": ["tip_x deviation [m]", "tip_y deviation [m]"],
+        "shapes": {
+            "A": [state_space.a.nrows(), state_space.a.ncols()],
+            "B": [state_space.b.nrows(), state_space.b.ncols()],
+            "C": [state_space.c.nrows(), state_space.c.ncols()],
+            "D": [state_space.d.nrows(), state_space.d.ncols()],
+        },
+        "storage": "nonzero entries only, 0-based row and col",
+    })
+    .to_string()
+}
+
+/// statespace.parquet: the nonzero entries of A, B, C and D.
+fn state_space_columns(state_space: &StateSpace) -> Vec<Column> {
     let (mut names, mut rows, mut cols, mut values) = (vec![], vec![], vec![], vec![]);
     for (name, m) in [
         ("A", &state_space.a),
@@ -145,23 +165,25 @@ pub fn write_linear_analysis(
             }
         }
     }
-    write_columns(
-        &paths[2],
-        vec![
-            Column::text("matrix", names),
-            Column::i32("row", rows),
-            Column::i32("col", cols),
-            Column::f64("value", "mixed (see metadata)", values),
-        ],
-        &ss_meta,
-    )?;
+    vec![
+        Column::text("matrix", names),
+        Column::i32("row", rows),
+        Column::i32("col", cols),
+        Column::f64("value", "mixed (see metadata)", values),
+    ]
+}
 
+/// frequency_response.parquet: each output's gain at each frequency.
+fn response_columns(
+    frequencies_hz: &[f64],
+    responses: &[[nalgebra::Complex<f64>; 2]],
+) -> Vec<Column> {
     let (mut f, mut w, mut out, mut mag, mut phase, mut re, mut im) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     for (&hz, gains) in frequencies_hz.iter().zip(responses) {
         for (k, g) in gains.iter().enumerate() {
             f.push(hz);
-            w.push(hz * two_pi);
+            w.push(hz * TWO_PI);
             out.push(OUTPUTS[k].to_string());
             mag.push(g.norm());
             phase.push(g.arg().to_degrees());
@@ -169,18 +191,13 @@ pub fn write_linear_analysis(
             im.push(g.im);
         }
     }
-    write_columns(
-        &paths[3],
-        vec![
-            Column::f64("frequency_hz", "Hz", f),
-            Column::f64("omega_rad_s", "rad/s", w),
-            Column::text("output", out),
-            Column::f64("magnitude", "m/m", mag),
-            Column::f64("phase_deg", "deg", phase),
-            Column::f64("real", "m/m", re),
-            Column::f64("imag", "m/m", im),
-        ],
-        metadata,
-    )?;
-    Ok(paths)
+    vec![
+        Column::f64("frequency_hz", "Hz", f),
+        Column::f64("omega_rad_s", "rad/s", w),
+        Column::text("output", out),
+        Column::f64("magnitude", "m/m", mag),
+        Column::f64("phase_deg", "deg", phase),
+        Column::f64("real", "m/m", re),
+        Column::f64("imag", "m/m", im),
+    ]
 }

@@ -333,6 +333,71 @@ fn edges(centres: &[f64]) -> Vec<f64> {
     }
 }
 
+impl Heatmap {
+    /// The confidence region's boundary: each edge between a cell inside
+    /// (J_e at most `limit`) and one outside, or the map's border.
+    fn region_edges(&self, limit: f64, xe: &[f64], ye: &[f64]) -> Vec<[(f64, f64); 2]> {
+        let nx = self.x_values.len();
+        let ny = self.y_values.len();
+        let inside = |ix: usize, iy: usize| self.values[iy * nx + ix].is_some_and(|v| v <= limit);
+        let mut edges = Vec::new();
+        for iy in 0..ny {
+            for ix in 0..nx {
+                if !inside(ix, iy) {
+                    continue;
+                }
+                let (x0, x1, y0, y1) = (xe[ix], xe[ix + 1], ye[iy], ye[iy + 1]);
+                if ix == 0 || !inside(ix - 1, iy) {
+                    edges.push([(x0, y0), (x0, y1)]);
+                }
+                if ix + 1 == nx || !inside(ix + 1, iy) {
+                    edges.push([(x1, y0), (x1, y1)]);
+                }
+                if iy == 0 || !inside(ix, iy - 1) {
+                    edges.push([(x0, y0), (x1, y0)]);
+                }
+                if iy + 1 == ny || !inside(ix, iy + 1) {
+                    edges.push([(x0, y1), (x1, y1)]);
+                }
+            }
+        }
+        edges
+    }
+
+    /// The colour scale from `lo` to `hi` beside the map.
+    fn draw_colour_bar<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        (lo, hi): (f64, f64),
+    ) -> Result<(), String> {
+        let mut bar = ChartBuilder::on(area)
+            .margin(10)
+            .margin_left(0)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..1.0, lo..hi)
+            .map_err(msg)?;
+        bar.configure_mesh()
+            .disable_mesh()
+            .disable_x_axis()
+            .y_desc(self.value_label.as_str())
+            .label_style((FONT_FAMILY, 13))
+            .draw()
+            .map_err(msg)?;
+        let steps = 100;
+        bar.draw_series((0..steps).map(|i| {
+            let a = lo + (hi - lo) * i as f64 / steps as f64;
+            let b = lo + (hi - lo) * (i + 1) as f64 / steps as f64;
+            Rectangle::new(
+                [(0.0, a), (1.0, b)],
+                viridis(i as f64 / (steps - 1) as f64).filled(),
+            )
+        }))
+        .map_err(msg)?;
+        Ok(())
+    }
+}
+
 impl Figure for Heatmap {
     fn size(&self) -> (u32, u32) {
         (1000, 800)
@@ -386,35 +451,9 @@ impl Figure for Heatmap {
             }))
             .map_err(msg)?;
         if let Some(limit) = self.region_at_most {
-            // The region's boundary: each edge between a cell inside and
-            // one outside (or the map's border).
-            let inside =
-                |ix: usize, iy: usize| self.values[iy * nx + ix].is_some_and(|v| v <= limit);
-            let ny = self.y_values.len();
-            let mut edges_out = Vec::new();
-            for iy in 0..ny {
-                for ix in 0..nx {
-                    if !inside(ix, iy) {
-                        continue;
-                    }
-                    let (x0, x1, y0, y1) = (xe[ix], xe[ix + 1], ye[iy], ye[iy + 1]);
-                    if ix == 0 || !inside(ix - 1, iy) {
-                        edges_out.push([(x0, y0), (x0, y1)]);
-                    }
-                    if ix + 1 == nx || !inside(ix + 1, iy) {
-                        edges_out.push([(x1, y0), (x1, y1)]);
-                    }
-                    if iy == 0 || !inside(ix, iy - 1) {
-                        edges_out.push([(x0, y0), (x1, y0)]);
-                    }
-                    if iy + 1 == ny || !inside(ix, iy + 1) {
-                        edges_out.push([(x0, y1), (x1, y1)]);
-                    }
-                }
-            }
             chart
                 .draw_series(
-                    edges_out
+                    self.region_edges(limit, &xe, &ye)
                         .into_iter()
                         .map(|e| PathElement::new(e.to_vec(), WHITE.stroke_width(3))),
                 )
@@ -428,30 +467,7 @@ impl Figure for Heatmap {
                 ])
                 .map_err(msg)?;
         }
-        let mut bar = ChartBuilder::on(&bar_area)
-            .margin(10)
-            .margin_left(0)
-            .x_label_area_size(45)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..1.0, lo..hi)
-            .map_err(msg)?;
-        bar.configure_mesh()
-            .disable_mesh()
-            .disable_x_axis()
-            .y_desc(self.value_label.as_str())
-            .label_style((FONT_FAMILY, 13))
-            .draw()
-            .map_err(msg)?;
-        let steps = 100;
-        bar.draw_series((0..steps).map(|i| {
-            let a = lo + (hi - lo) * i as f64 / steps as f64;
-            let b = lo + (hi - lo) * (i + 1) as f64 / steps as f64;
-            Rectangle::new(
-                [(0.0, a), (1.0, b)],
-                viridis(i as f64 / (steps - 1) as f64).filled(),
-            )
-        }))
-        .map_err(msg)?;
+        self.draw_colour_bar(&bar_area, (lo, hi))?;
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use super::{
     Scenario, ScenarioKind, SimulationOutput, SolverReport, Track, WinchMotion, fixed_step,
 };
-use crate::gpu::{self, GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
+use crate::gpu::{GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::SwingupObjective;
 use crate::scheme::frame_due;
@@ -170,7 +170,7 @@ pub fn gpu_output(
             });
         }
         OutcomeStatus::Cancelled => return Err(SolverError::Cancelled),
-        OutcomeStatus::Completed => {}
+        OutcomeStatus::Ok => {}
     }
     let tether = Tether::new(sim.params.clone())?;
     let markers = &sim.marker_arc_lengths_m;
@@ -211,27 +211,6 @@ pub fn gpu_output(
     })
 }
 
-/// Runs one simulation on the GPU with its marker track recorded.
-pub fn simulate_gpu(
-    gpu: &gpu::Gpu,
-    scenario: &Scenario,
-    params: &TetherParams,
-    scheme: FixedStepScheme,
-    step_s: Option<f64>,
-    precision: Precision,
-    layout: gpu::LayoutRequest,
-) -> Result<SimulationOutput, BatchError> {
-    let mut sim = gpu_simulation(scenario, params, scheme, step_s, &StepCache::default())?;
-    sim.record_track = true;
-    let options = gpu::BatchOptions {
-        precision,
-        layout,
-        ..Default::default()
-    };
-    let outcome = gpu::run_batch(gpu, std::slice::from_ref(&sim), None, &options)?;
-    Ok(gpu_output(scenario, &sim, &outcome[0], precision)?)
-}
-
 /// A failure of a batch run: in the model or solver set-up, or on the GPU.
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
@@ -239,4 +218,8 @@ pub enum BatchError {
     Solver(#[from] SolverError),
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// A batch scored against one measured track holds simulations of
+    /// different frames or markers.
+    #[error("one batch scores one film, but its simulations compare {0}")]
+    MixedFilms(String),
 }

@@ -134,6 +134,16 @@ impl Scenario {
             .collect()
     }
 
+    /// The times of the frames J_e compares, on the file's clock: every
+    /// frame after t = 0 (docs/model.md §5; the frame at t = 0 is the known
+    /// initial shape).
+    pub fn compared_frame_times_s(&self) -> Vec<f64> {
+        self.frame_times_s()
+            .into_iter()
+            .filter(|&t| t > 0.0)
+            .collect()
+    }
+
     /// The release time and the frame times: a drop's release from 0 on,
     /// before its last frame; frame times increasing from 0 on, the last
     /// the release plus the duration. The swing-up keeps the winch's clock.

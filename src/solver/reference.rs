@@ -288,9 +288,41 @@ impl ReferenceSolver {
     /// estimate, or None if the step must be redone smaller (too large an
     /// error, or Newton not converging).
     fn try_step(&mut self, h: f64) -> Result<Option<(Trial, f64)>, SolverError> {
+        let beta = self.coef.beta;
+        let n = self.q.len();
+        let mut trial = self.predict(h);
+        let stale = match &self.iteration {
+            Some((_, h_lu)) => (h / h_lu - 1.0).abs() > 0.25,
+            None => true,
+        };
+        if stale
+            && self
+                .refresh_iteration_matrix(&trial.q, &trial.v, h)
+                .is_err()
+        {
+            self.iteration = None;
+            return Ok(None);
+        }
+        if !self.newton(&mut trial, h, stale) {
+            return Ok(None);
+        }
+        let error = (beta - 1.0 / 6.0).abs()
+            * h
+            * h
+            * (PRESCRIBED_DOFS..n).fold(0.0f64, |m, i| {
+                m.max(((trial.alg[i] - self.alg[i]) * self.weights[i]).abs())
+            });
+        if error > self.options.tolerance_m {
+            return Ok(None);
+        }
+        Ok(Some((trial, error)))
+    }
+
+    /// The step's starting iterate: äₙ₊₁ predicted, q and v from it by the
+    /// generalized-α update, the prescribed end imposed at t + h.
+    fn predict(&mut self, h: f64) -> Trial {
         let c = &self.coef;
         let (alpha_m, alpha_f, beta, gamma) = (c.alpha_m, c.alpha_f, c.beta, c.gamma);
-        let (bp, gp) = self.scaled_coefficients();
         let t1 = self.t + h;
         let n = self.q.len();
         // Predictor: äₙ₊₁ extrapolated linearly from the last two steps
@@ -324,21 +356,18 @@ impl ReferenceSolver {
             trial.v[i] = self.v[i] + h * ((1.0 - gamma) * self.alg[i] + gamma * trial.alg[i]);
         }
         self.dynamics.impose(t1, &mut trial.q, &mut trial.v);
+        trial
+    }
 
-        let stale = match &self.iteration {
-            Some((_, h_lu)) => (h / h_lu - 1.0).abs() > 0.25,
-            None => true,
-        };
-        if stale
-            && self
-                .refresh_iteration_matrix(&trial.q, &trial.v, h)
-                .is_err()
-        {
-            self.iteration = None;
-            return Ok(None);
-        }
+    /// Newton's iteration on the step's residual from `trial`, refreshing
+    /// the iteration matrix once where a stale one (not `fresh`) may be why
+    /// it does not converge. False: the step must be redone smaller.
+    fn newton(&mut self, trial: &mut Trial, h: f64, fresh: bool) -> bool {
+        let (alpha_m, alpha_f) = (self.coef.alpha_m, self.coef.alpha_f);
+        let (bp, gp) = self.scaled_coefficients();
+        let n = self.q.len();
         let newton_tol = NEWTON_TOLERANCE_FRACTION * self.options.tolerance_m;
-        let mut refreshed = stale;
+        let mut refreshed = fresh;
         let mut previous = f64::INFINITY;
         let mut iterations = 0;
         // The power raises a borrowed η toward 1, never lowers one above it.
@@ -372,7 +401,7 @@ impl ReferenceSolver {
                 correction = correction.max((bp * h * h * d * self.weights[j]).abs());
             }
             if !correction.is_finite() {
-                return Ok(None);
+                return false;
             }
             let rate = correction / previous;
             if previous.is_finite() {
@@ -386,7 +415,7 @@ impl ReferenceSolver {
                 || correction < FIRST_CORRECTION_FRACTION * self.options.tolerance_m;
             if trusted && eta * correction < newton_tol {
                 self.newton_eta = eta;
-                break;
+                return true;
             }
             previous = correction;
             if iterations >= MAX_NEWTON_ITERATIONS || rate > 0.5 {
@@ -400,7 +429,7 @@ impl ReferenceSolver {
                         .is_err()
                     {
                         self.iteration = None;
-                        return Ok(None);
+                        return false;
                     }
                     refreshed = true;
                     previous = f64::INFINITY;
@@ -408,19 +437,9 @@ impl ReferenceSolver {
                     eta = UNMEASURED_NEWTON_ETA;
                     continue;
                 }
-                return Ok(None);
+                return false;
             }
         }
-        let error = (beta - 1.0 / 6.0).abs()
-            * h
-            * h
-            * (PRESCRIBED_DOFS..n).fold(0.0f64, |m, i| {
-                m.max(((trial.alg[i] - self.alg[i]) * self.weights[i]).abs())
-            });
-        if error > self.options.tolerance_m {
-            return Ok(None);
-        }
-        Ok(Some((trial, error)))
     }
 }
 

@@ -9,16 +9,16 @@ pub mod release;
 pub mod shard;
 pub mod validation;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::engine::{Engine, RunHooks, Simulation};
 use crate::error::InputError;
-use crate::gpu::{GpuLayout, GpuSimulation};
+use crate::gpu::GpuLayout;
 use crate::model::TetherParams;
-use crate::objective::{MeasuredTrack, frame_error, identification_error};
-use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
+use crate::objective::MeasuredTrack;
+use crate::scenario::Scenario;
+use crate::scenario::batch::BatchError;
 pub use grid::{Candidate, Grid, ParameterAxis, ParameterValues};
 pub use parameter::Parameter;
 pub use shard::Shard;
@@ -92,7 +92,7 @@ pub fn check_coverage(
     scenario: &Scenario,
 ) -> Result<Coverage, InputError> {
     let markers = scenario.marker_arc_lengths_m.len();
-    let times = compared_frame_times_s(scenario);
+    let times = scenario.compared_frame_times_s();
     let frames = times.len();
     let compared = times
         .iter()
@@ -124,135 +124,85 @@ pub fn check_coverage(
     Ok(coverage)
 }
 
-/// The times of the frames J_e compares, on the file's clock: every frame
-/// after t = 0 (docs/model.md §5; the frame at t = 0 is the known initial shape).
-pub fn compared_frame_times_s(scenario: &Scenario) -> Vec<f64> {
-    scenario
-        .frame_times_s()
-        .into_iter()
-        .filter(|&t| t > 0.0)
-        .collect()
-}
-
-/// Runs `candidates` on the CPU, all cores, and scores them. `base` gives
-/// every parameter the grid does not vary. Candidates that differ only in
-/// the release time share one simulation ([`release`]). Results come back
-/// in the order of `candidates`; `progress` advances by one per finished
-/// candidate.
-pub fn run_cpu(
+/// Runs `candidates` on `engine` and scores them. `base` gives every
+/// parameter the grid does not vary. Candidates that differ only in the
+/// release time share one simulation ([`release`]), whose kept track the
+/// host scores for each; a candidate alone is scored by the engine (on the
+/// GPU, on the device). Results come back in the order of `candidates`;
+/// `hooks.progress` counts candidates.
+pub fn run(
+    engine: &Engine,
     candidates: &[Candidate],
     measured: &MeasuredTrack,
     base: &TetherParams,
     scenario: &Scenario,
-    settings: &SolverSettings,
-    progress: Option<&(dyn Fn(u64, u64) + Sync)>,
-    cancel: Option<&AtomicBool>,
-) -> Vec<CandidateResult> {
-    let done = AtomicU64::new(0);
-    let total = candidates.len() as u64;
+    hooks: RunHooks<'_>,
+) -> Result<Vec<CandidateResult>, BatchError> {
     let groups = release::group_by_release(candidates);
-    let finished: Vec<Vec<(usize, CandidateResult)>> = groups
+    let simulations: Vec<Simulation> = groups
         .par_iter()
         .map(|group| {
-            let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
-            // Between simulations is the CPU's stopping point: what has not
-            // started comes back cancelled.
-            let results = if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                members
-                    .iter()
-                    .map(|&c| CandidateResult::cancelled(c))
-                    .collect()
-            } else if let [candidate] = members[..] {
-                vec![run_cpu_candidate(
-                    candidate, measured, base, scenario, settings,
-                )]
-            } else {
-                run_cpu_release_group(&members, measured, base, scenario, settings)
+            let (params, scenario) = match group[..] {
+                [i] => candidates[i].experiment(base, scenario),
+                _ => {
+                    let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
+                    release::shared_experiment(&members, base, scenario)
+                }
             };
-            if let Some(report) = progress {
-                let n = group.len() as u64;
-                report(done.fetch_add(n, Ordering::Relaxed) + n, total);
+            Simulation {
+                scenario,
+                params,
+                keep_track: group.len() > 1,
             }
-            group.iter().copied().zip(results).collect()
         })
         .collect();
+    let total = candidates.len() as u64;
+    let in_candidates = |done: u64, of: u64| {
+        if let Some(report) = hooks.progress {
+            report(
+                (total as u128 * done as u128 / of.max(1) as u128) as u64,
+                total,
+            );
+        }
+    };
+    let outcomes = engine.run(
+        &simulations,
+        Some(measured),
+        RunHooks {
+            progress: hooks
+                .progress
+                .map(|_| &in_candidates as &(dyn Fn(u64, u64) + Sync)),
+            ..hooks
+        },
+    )?;
     let mut ordered: Vec<Option<CandidateResult>> = vec![None; candidates.len()];
-    for (i, r) in finished.into_iter().flatten() {
-        ordered[i] = Some(r);
+    for (group, outcome) in groups.iter().zip(outcomes) {
+        for &i in group {
+            let candidate = candidates[i];
+            let j_e_m2 = match &outcome.output {
+                Some(shared) => Some(release::member_error(
+                    &candidate,
+                    base,
+                    scenario,
+                    measured,
+                    &shared.track,
+                )),
+                None => outcome.j_e_m2,
+            };
+            ordered[i] = Some(CandidateResult {
+                candidate,
+                j_e_m2,
+                status: outcome.status.clone(),
+                step_s: outcome.step_s,
+                steps: outcome.steps,
+                gpu_layout: outcome.layout,
+            });
+        }
     }
-    ordered
+    Ok(ordered
         .into_iter()
         .map(|r| r.expect("every candidate is in one group"))
-        .collect()
-}
-
-/// One simulation for a release group ([`release`]), each member scored
-/// from it.
-fn run_cpu_release_group(
-    members: &[Candidate],
-    measured: &MeasuredTrack,
-    base: &TetherParams,
-    scenario: &Scenario,
-    settings: &SolverSettings,
-) -> Vec<CandidateResult> {
-    let (tether, shared) = release::shared_experiment(members, base, scenario);
-    match simulate(&shared, &tether, settings) {
-        Ok(out) => {
-            let (step_s, steps) = solver_steps(&out.report);
-            members
-                .iter()
-                .map(|&candidate| CandidateResult {
-                    candidate,
-                    j_e_m2: Some(release::member_error(
-                        &candidate, base, scenario, measured, &out.track,
-                    )),
-                    status: Status::Ok,
-                    step_s,
-                    steps,
-                    gpu_layout: None,
-                })
-                .collect()
-        }
-        Err(e) => members
-            .iter()
-            .map(|&candidate| CandidateResult::diverged(candidate, e.to_string()))
-            .collect(),
-    }
-}
-
-/// A run's step (None for the adaptive reference solver) and step count.
-fn solver_steps(report: &SolverReport) -> (Option<f64>, u64) {
-    match *report {
-        SolverReport::FixedStep { step_s, steps, .. } | SolverReport::Gpu { step_s, steps, .. } => {
-            (Some(step_s), steps)
-        }
-        SolverReport::Reference(s) => (None, s.steps),
-    }
-}
-
-fn run_cpu_candidate(
-    candidate: Candidate,
-    measured: &MeasuredTrack,
-    base: &TetherParams,
-    scenario: &Scenario,
-    settings: &SolverSettings,
-) -> CandidateResult {
-    let (tether, scenario) = candidate.experiment(base, scenario);
-    match simulate(&scenario, &tether, settings) {
-        Ok(out) => {
-            let (step_s, steps) = solver_steps(&out.report);
-            let j_e = identification_error(measured, &out.track);
-            CandidateResult {
-                candidate,
-                j_e_m2: Some(j_e),
-                status: Status::Ok,
-                step_s,
-                steps,
-                gpu_layout: None,
-            }
-        }
-        Err(e) => CandidateResult::diverged(candidate, e.to_string()),
-    }
+        .collect())
 }
 
 /// The approximate 95 % confidence region of (D, C_D) at the best n.
@@ -381,125 +331,6 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
             .filter(|r| matches!(r.status, Status::Diverged(_)))
             .count(),
     })
-}
-
-/// Runs `candidates` on the GPU engine in one batch (chunked by the
-/// engine) with `scheme`; results in their order. The step of each
-/// candidate comes from the model, as on the CPU. A candidate alone
-/// accumulates J_e on the device; candidates that differ only in the
-/// release time share one simulation ([`release`]), whose recorded track
-/// the host scores for each. `options` carries the precision, the progress
-/// callback and the cancel flag; `steps` may hold steps chosen before
-/// (while choosing the engine).
-#[allow(clippy::too_many_arguments)]
-pub fn run_gpu(
-    gpu: &crate::gpu::Gpu,
-    scheme: crate::solver::FixedStepScheme,
-    candidates: &[Candidate],
-    measured: &MeasuredTrack,
-    base: &TetherParams,
-    scenario: &Scenario,
-    steps: &crate::scenario::batch::StepCache,
-    options: &crate::gpu::BatchOptions,
-) -> Result<Vec<CandidateResult>, crate::scenario::batch::BatchError> {
-    use crate::gpu::{OutcomeStatus, run_batch};
-    use crate::scenario::batch::{gpu_output, gpu_simulation};
-    let groups = release::group_by_release(candidates);
-    // Per group: its simulation, the shared experiment of a release group,
-    // and the J_e of a lone candidate's held frames.
-    let planned = groups
-        .par_iter()
-        .map(|group| {
-            if let [i] = group[..] {
-                let (tether, scenario) = candidates[i].experiment(base, scenario);
-                let mut sim = gpu_simulation(&scenario, &tether, scheme, None, steps)?;
-                sim.compare_measured = true;
-                let held = held_error_m2(measured, &scenario, &sim)?;
-                return Ok((sim, None, held));
-            }
-            let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
-            let (tether, shared) = release::shared_experiment(&members, base, scenario);
-            let mut sim = gpu_simulation(&shared, &tether, scheme, None, steps)?;
-            sim.record_track = true;
-            Ok((sim, Some(shared), 0.0))
-        })
-        .collect::<Result<Vec<_>, crate::solver::SolverError>>()?;
-    let (sims, scoring): (Vec<GpuSimulation>, Vec<(Option<Scenario>, f64)>) = planned
-        .into_iter()
-        .map(|(sim, shared, held)| (sim, (shared, held)))
-        .unzip();
-    let mut measured_frames = Vec::new();
-    for t in compared_frame_times_s(scenario) {
-        for j in 0..scenario.marker_arc_lengths_m.len() {
-            // A sample the measurement lacks: the shader skips it.
-            measured_frames.push(
-                measured
-                    .get(t, j)
-                    .unwrap_or([crate::gpu::MISSING_SAMPLE_M; 2]),
-            );
-        }
-    }
-    let precision = options.precision;
-    let outcomes = run_batch(gpu, &sims, Some(&measured_frames), options)?;
-    let mut ordered: Vec<Option<CandidateResult>> = vec![None; candidates.len()];
-    for (((group, sim), (shared, held)), out) in
-        groups.iter().zip(&sims).zip(&scoring).zip(&outcomes)
-    {
-        let status = match out.status {
-            OutcomeStatus::Completed => Status::Ok,
-            OutcomeStatus::Diverged { time_s } => Status::Diverged(format!(
-                "state exploded on the GPU ({}) at t = {time_s} s",
-                precision.name()
-            )),
-            OutcomeStatus::Cancelled => Status::Cancelled,
-        };
-        let track = match (shared, &status) {
-            (Some(shared), Status::Ok) => Some(gpu_output(shared, sim, out, precision)?.track),
-            _ => None,
-        };
-        for &i in group {
-            let candidate = candidates[i];
-            let j_e_m2 = (status == Status::Ok).then(|| match &track {
-                Some(track) => release::member_error(&candidate, base, scenario, measured, track),
-                None => out.identification_error_m2 + held,
-            });
-            ordered[i] = Some(CandidateResult {
-                candidate,
-                j_e_m2,
-                status: status.clone(),
-                step_s: Some(sim.step_s),
-                steps: out.steps,
-                gpu_layout: Some(out.layout),
-            });
-        }
-    }
-    Ok(ordered
-        .into_iter()
-        .map(|r| r.expect("every candidate is in one group"))
-        .collect())
-}
-
-/// J_e over the compared frames at which the model is still held (at or
-/// before the release), which the host scores from the initial shape.
-fn held_error_m2(
-    measured: &MeasuredTrack,
-    scenario: &Scenario,
-    sim: &GpuSimulation,
-) -> Result<f64, crate::solver::SolverError> {
-    let held: Vec<f64> = compared_frame_times_s(scenario)
-        .into_iter()
-        .filter(|&t| scenario.model_time_s(t) <= 0.0)
-        .collect();
-    if held.is_empty() {
-        return Ok(0.0);
-    }
-    let tether = crate::model::Tether::new(sim.params.clone())?;
-    let shape: Vec<[f64; 2]> = scenario
-        .marker_arc_lengths_m
-        .iter()
-        .map(|&s| tether.point(&sim.initial_q, s))
-        .collect();
-    Ok(held.iter().map(|&t| frame_error(measured, t, &shape)).sum())
 }
 
 #[cfg(test)]

@@ -1,19 +1,15 @@
 //! The refined optimum: from the grid's best candidate, a local
-//! Levenberg–Marquardt fit of the continuous grid axes (D, C_D and the
-//! parameter axes, each when the grid varies it; n stays the best's) to the
-//! measured marker
-//! coordinates, on the reference solver, bounded by the grid's range, with
-//! standard errors and the correlation from the Gauss–Newton covariance.
-//!
-//! Written here rather than taken from the `levenberg-marquardt` crate: its
-//! releases build on other nalgebra versions than this crate's, and two
-//! parameters need a 2×2 solve, not a general trust-region code. The
-//! Jacobian is by central differences, each a simulation, run in parallel.
+//! Levenberg–Marquardt fit ([`crate::least_squares`]) of the continuous grid
+//! axes (D, C_D and the parameter axes, each when the grid varies it; n
+//! stays the best's) to the measured marker coordinates, on the reference
+//! solver, bounded by the grid's range, with standard errors and the
+//! correlation from the Gauss–Newton covariance. Each residual evaluation
+//! is a simulation.
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Candidate, Grid, Parameter};
+use crate::least_squares::{LmSettings, levenberg_marquardt};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
 use crate::scenario::{Scenario, SolverSettings, simulate};
@@ -227,153 +223,43 @@ pub fn refine(
             )
         })
         .collect();
-    // A hundredth of each axis's range: far above the solver's error in
-    // the markers it moves, far below the scale J_e curves on.
-    let steps: Vec<f64> = bounds.iter().map(|(lo, hi)| 1e-2 * (hi - lo)).collect();
     let grid_best: Vec<f64> = axes.iter().map(|a| a.get(best)).collect();
-    let clamp = |p: &[f64]| -> Vec<f64> {
-        p.iter()
-            .zip(&bounds)
-            .map(|(v, (lo, hi))| v.clamp(*lo, *hi))
-            .collect()
-    };
-    let run = |p: &[f64]| {
-        let (tether, scenario) = with_values(best, &axes, p).experiment(base, scenario);
-        residuals(measured, &scenario, &tether, settings)
-    };
-    let mut simulations = 0usize;
+    let fit = levenberg_marquardt(
+        |p: &[f64]| {
+            let (tether, scenario) = with_values(best, &axes, p).experiment(base, scenario);
+            residuals(measured, &scenario, &tether, settings)
+        },
+        &grid_best,
+        &bounds,
+        &LmSettings::DEFAULT,
+    )?;
     let k = axes.len();
-    // Central differences: points p ± h e_i (one-sided at a bound).
-    let jacobian = |p: &[f64], simulations: &mut usize| -> Result<Vec<Vec<f64>>, SolverError> {
-        let columns: Vec<Vec<f64>> = (0..k)
-            .into_par_iter()
-            .map(|i| {
-                let mut up = p.to_vec();
-                let mut down = p.to_vec();
-                up[i] = (p[i] + steps[i]).min(bounds[i].1);
-                down[i] = (p[i] - steps[i]).max(bounds[i].0);
-                let (ru, rd) = (run(&up)?, run(&down)?);
-                let width = up[i] - down[i];
-                // r = m − s, so ∂s/∂p = −∂r/∂p.
-                Ok(ru.iter().zip(&rd).map(|(a, b)| -(a - b) / width).collect())
-            })
-            .collect::<Result<_, SolverError>>()?;
-        *simulations += 2 * k;
-        Ok(columns)
-    };
-    let normal = |columns: &[Vec<f64>], r: &[f64]| {
-        let jtj = nalgebra::DMatrix::from_fn(k, k, |a, b| {
-            columns[a]
-                .iter()
-                .zip(&columns[b])
-                .map(|(x, y)| x * y)
-                .sum::<f64>()
-        });
-        let jtr = nalgebra::DVector::from_fn(k, |a, _| {
-            columns[a].iter().zip(r).map(|(x, y)| x * y).sum::<f64>()
-        });
-        (jtj, jtr)
-    };
-    let cost = |r: &[f64]| r.iter().map(|x| x * x).sum::<f64>();
-
-    let mut p = grid_best.clone();
-    let mut r = run(&p)?;
-    simulations += 1;
-    let mut j_e = cost(&r);
-    let mut lambda: f64 = 1e-3;
-    let mut iterations = 0;
-    for _ in 0..30 {
-        iterations += 1;
-        let columns = jacobian(&p, &mut simulations)?;
-        let (jtj, jtr) = normal(&columns, &r);
-        let mut improved = false;
-        for _ in 0..8 {
-            let mut damped = jtj.clone();
-            for d in 0..k {
-                damped[(d, d)] += lambda * jtj[(d, d)].max(f64::MIN_POSITIVE);
-            }
-            let Some(delta) = damped.lu().solve(&jtr) else {
-                lambda *= 10.0;
-                continue;
-            };
-            let trial = clamp(
-                &p.iter()
-                    .zip(delta.iter())
-                    .map(|(a, b)| a + b)
-                    .collect::<Vec<_>>(),
-            );
-            let r_trial = run(&trial)?;
-            simulations += 1;
-            let j_trial = cost(&r_trial);
-            if j_trial < j_e {
-                let moved = trial
-                    .iter()
-                    .zip(&p)
-                    .zip(&steps)
-                    .any(|((a, b), h)| (a - b).abs() > 1e-3 * h);
-                let gain = (j_e - j_trial) / j_e.max(f64::MIN_POSITIVE);
-                p = trial;
-                r = r_trial;
-                j_e = j_trial;
-                lambda = (lambda / 3.0).max(1e-9);
-                improved = moved && gain > 1e-9;
-                break;
-            }
-            lambda *= 4.0;
-        }
-        if !improved {
-            break;
-        }
-    }
-    // The covariance at the refined values.
-    let columns = jacobian(&p, &mut simulations)?;
-    let (jtj, _) = normal(&columns, &r);
-    let observations = r.len();
-    let sigma2 = j_e / (observations.saturating_sub(k).max(1)) as f64;
-    // Near-singular is judged on JᵀJ scaled to unit diagonal (the columns'
-    // correlation matrix): the parameters' units differ by orders of
-    // magnitude (D in Pa·s moves a marker by ~1e-7 m per unit, a release
-    // time by ~1 m per second), and only collinearity, or a column of
-    // zeros, leaves a direction undetermined.
-    let scale: Vec<f64> = (0..k).map(|i| jtj[(i, i)].sqrt()).collect();
-    let scaled = nalgebra::DMatrix::from_fn(k, k, |a, b| jtj[(a, b)] / (scale[a] * scale[b]));
-    let eigen = scaled.clone().symmetric_eigen().eigenvalues;
-    let (small, large) = eigen
-        .iter()
-        .fold((f64::INFINITY, 0.0f64), |(s, l), &e| (s.min(e), l.max(e)));
-    // NaN eigenvalues (a zero column, a broken Jacobian) count as singular.
-    let singular = small.is_nan() || small <= 1e-10 * large;
-    let covariance = scaled.try_inverse().filter(|_| !singular).map(|inv| {
-        nalgebra::DMatrix::from_fn(k, k, |a, b| sigma2 * inv[(a, b)] / (scale[a] * scale[b]))
-    });
-    let at_bound: Vec<bool> = p
-        .iter()
-        .zip(&bounds)
-        .map(|(v, (lo, hi))| (v - lo).abs() < 1e-9 * (hi - lo) || (hi - v).abs() < 1e-9 * (hi - lo))
-        .collect();
     let parameters: Vec<RefinedParameter> = (0..k)
         .map(|i| RefinedParameter {
             parameter: axes[i].column(),
-            value: p[i],
-            standard_error: covariance.as_ref().map_or(f64::NAN, |c| c[(i, i)].sqrt()),
+            value: fit.values[i],
+            standard_error: fit
+                .covariance
+                .as_ref()
+                .map_or(f64::NAN, |c| c[(i, i)].sqrt()),
             grid_best: grid_best[i],
-            at_bound: at_bound[i],
+            at_bound: fit.at_bound[i],
         })
         .collect();
-    let undetermined = if singular {
-        Some(format!(
+    let undetermined = match fit.singular {
+        Some((small, large)) => Some(format!(
             "JᵀJ is near singular (its correlation matrix's eigenvalues {small:.3e} and {large:.3e}): the data do not determine these parameters apart"
-        ))
-    } else {
-        at_bound.iter().position(|&b| b).map(|i| {
+        )),
+        None => fit.at_bound.iter().position(|&b| b).map(|i| {
             format!(
                 "{} = {} is on the grid's bound: the data may want it beyond the range searched",
                 axes[i].column(),
-                p[i]
+                fit.values[i]
             )
-        })
+        }),
     };
-    let correlation = covariance
+    let correlation = fit
+        .covariance
         .as_ref()
         .filter(|_| k == 2)
         .map(|c| c[(0, 1)] / (c[(0, 0)] * c[(1, 1)]).sqrt());
@@ -381,10 +267,10 @@ pub fn refine(
         elements: best.elements,
         elements_tried: vec![best.elements],
         parameters,
-        j_e_m2: j_e,
-        observations,
-        sigma_m: sigma2.sqrt(),
-        covariance: covariance.map_or_else(
+        j_e_m2: fit.cost,
+        observations: fit.observations,
+        sigma_m: fit.sigma2.sqrt(),
+        covariance: fit.covariance.map_or_else(
             || vec![vec![f64::NAN; k]; k],
             |c| {
                 (0..k)
@@ -393,8 +279,8 @@ pub fn refine(
             },
         ),
         correlation,
-        iterations,
-        simulations,
+        iterations: fit.iterations,
+        simulations: fit.evaluations,
         undetermined,
     }))
 }

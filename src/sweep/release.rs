@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use super::{Candidate, Parameter, compared_frame_times_s};
+use super::{Candidate, Parameter};
 use crate::model::TetherParams;
 use crate::objective::{MeasuredTrack, frame_error};
 use crate::scenario::Scenario;
@@ -76,7 +76,7 @@ pub fn shared_experiment(
         .iter()
         .flat_map(|m| {
             let (_, own) = m.experiment(base, scenario);
-            compared_frame_times_s(&own)
+            own.compared_frame_times_s()
                 .into_iter()
                 .map(move |t| own.model_time_s(t))
                 .filter(|&t| t > 0.0)
@@ -104,7 +104,7 @@ pub fn member_error(
 ) -> f64 {
     let (_, own) = member.experiment(base, scenario);
     let markers = shared.markers();
-    compared_frame_times_s(&own)
+    own.compared_frame_times_s()
         .into_iter()
         .map(|t| {
             let f = sample_of(&shared.times_s, own.model_time_s(t))

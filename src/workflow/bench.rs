@@ -1,18 +1,19 @@
 //! The `bench` job: throughput of every engine this machine has on batches
 //! of drops, against the device's measured multiply-add peak, written as a
-//! Parquet table. The engines and batches themselves are `crate::bench`.
+//! Parquet table. The engines and batches themselves are `crate::throughput`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::{WorkflowError, refuse_to_replace};
-use crate::bench::{self, BenchRow, Peaks};
-use crate::engine::{Engine, LayoutRequest};
+use crate::engine::{Engine, EngineKind, LayoutRequest};
 use crate::error::InputError;
 use crate::gpu::{Gpu, GpuError};
 use crate::io::table::{Column, write_columns};
 use crate::metadata::{self, json};
 use crate::model::params::MAX_ELEMENTS;
 use crate::scenario::Scenario;
+use crate::throughput::{self, BenchRow, Peaks};
 
 /// A benchmark, as the user asked for it.
 #[derive(Debug, Clone)]
@@ -24,7 +25,7 @@ pub struct BenchRequest {
     /// Timed runs per configuration; the fastest is kept.
     pub repeats: usize,
     /// None: every engine this machine has.
-    pub engines: Option<Vec<Engine>>,
+    pub engines: Option<Vec<EngineKind>>,
     /// The GPU engines run once in each of these layouts.
     pub gpu_layouts: Vec<LayoutRequest>,
     pub adapter: Option<String>,
@@ -37,7 +38,7 @@ pub struct BenchRequest {
 pub enum BenchOutcome {
     Measured(BenchRow),
     Skipped {
-        engine: Engine,
+        engine: EngineKind,
         elements: usize,
         batch: usize,
         reason: String,
@@ -48,8 +49,8 @@ pub enum BenchOutcome {
 pub struct Prepared {
     request: BenchRequest,
     scenario: Scenario,
-    gpu: Option<Gpu>,
-    pub engines: Vec<Engine>,
+    gpu: Option<Arc<Gpu>>,
+    pub engines: Vec<EngineKind>,
     pub peaks: Peaks,
     /// Why there are no GPU engines, when the machine has no usable GPU and
     /// none was named.
@@ -77,17 +78,17 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
     if !(1..=100).contains(&request.repeats) {
         return Err(InputError::new("repeats", request.repeats, "1–100 runs").into());
     }
-    let scenario = bench::scenario(request.duration_s);
+    let scenario = throughput::scenario(request.duration_s);
     scenario.validate(crate::model::TetherParams::default().length_m)?;
     super::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
     let wants_gpu = request
         .engines
         .as_ref()
-        .is_none_or(|e| e.iter().any(Engine::is_gpu));
+        .is_none_or(|e| e.iter().any(EngineKind::is_gpu));
     let (gpu, no_gpu) = if wants_gpu {
         match Gpu::open(request.adapter.as_deref()) {
-            Ok(gpu) => (Some(gpu), None),
+            Ok(gpu) => (Some(Arc::new(gpu)), None),
             Err(e) if request.engines.is_none() => (None, Some(e.to_string())),
             Err(e) => return Err(e.into()),
         }
@@ -95,29 +96,29 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
         (None, None)
     };
     let engines = request.engines.clone().unwrap_or_else(|| {
-        Engine::BENCH
+        EngineKind::BENCH
             .iter()
             .map(|(_, e)| *e)
             .filter(|e| match (e, &gpu) {
-                (Engine::Cpu(_), _) => true,
-                (Engine::Gpu { precision, .. }, Some(g)) => {
+                (EngineKind::Cpu(_), _) => true,
+                (EngineKind::Gpu { precision, .. }, Some(g)) => {
                     *precision == crate::gpu::Precision::F32 || g.adapter.shader_f64
                 }
-                (Engine::Gpu { .. }, None) => false,
+                (EngineKind::Gpu { .. }, None) => false,
             })
             .collect()
     });
-    if engines.iter().any(Engine::is_gpu) && gpu.is_none() {
+    if engines.iter().any(EngineKind::is_gpu) && gpu.is_none() {
         return Err(GpuError::NoAdapter.into());
     }
     if request.gpu_layouts.is_empty() {
         return Err(InputError::new("gpu_layouts", "none", "at least one layout").into());
     }
     // Each GPU engine once per layout, the CPU engines once.
-    let engines: Vec<Engine> = engines
+    let engines: Vec<EngineKind> = engines
         .into_iter()
         .flat_map(|e| match e {
-            Engine::Gpu { .. } => request
+            EngineKind::Gpu { .. } => request
                 .gpu_layouts
                 .iter()
                 .map(|&layout| e.with_layout(layout))
@@ -125,7 +126,7 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
             cpu => vec![cpu],
         })
         .collect();
-    let peaks = Peaks::measure(gpu.as_ref())?;
+    let peaks = Peaks::measure(gpu.as_deref())?;
     Ok(Prepared {
         request,
         scenario,
@@ -161,9 +162,8 @@ impl Prepared {
                         });
                         continue;
                     }
-                    let row = bench::run(
-                        engine,
-                        self.gpu.as_ref(),
+                    let row = throughput::run(
+                        &Engine::open(engine, self.gpu.as_ref())?,
                         &self.scenario,
                         (n, b),
                         request.repeats,
@@ -182,7 +182,7 @@ impl Prepared {
         }
         // The peak again, after the runs: the fractions above are against
         // the first measurement, and a noisy neighbour then would flatter them.
-        let peaks_after = Peaks::measure(self.gpu.as_ref())?;
+        let peaks_after = Peaks::measure(self.gpu.as_deref())?;
         let shortfall = self.peaks.shortfall_against(&peaks_after);
         self.write(&rows, &peaks_after)?;
         Ok(BenchReport {
@@ -194,8 +194,8 @@ impl Prepared {
 
     /// Why `engine` cannot run n elements here, if it cannot: the thread
     /// layout's private arrays, the workgroup layout's workgroup memory.
-    fn beyond_limits(&self, engine: Engine, elements: usize) -> Option<String> {
-        let Engine::Gpu {
+    fn beyond_limits(&self, engine: EngineKind, elements: usize) -> Option<String> {
+        let EngineKind::Gpu {
             precision,
             scheme,
             layout,
@@ -204,9 +204,9 @@ impl Prepared {
             return None;
         };
         let gpu = self.gpu.as_ref()?;
-        let thread = crate::gpu::layout::max_gpu_elements(precision.real_bytes(), scheme);
+        let thread = crate::gpu::abi::max_gpu_elements(precision.real_bytes(), scheme);
         let workgroup =
-            crate::gpu::cost::workgroup_shape(elements, precision, scheme, &gpu.limits).is_some();
+            crate::gpu::layout::workgroup_shape(elements, precision, scheme, &gpu.limits).is_some();
         match layout {
             LayoutRequest::Thread if elements > thread => {
                 Some(format!("the thread layout takes n ≤ {thread}"))
@@ -240,7 +240,7 @@ impl Prepared {
         }
         let f64s = |f: fn(&BenchRow) -> f64| rows.iter().map(f).collect::<Vec<_>>();
         let optional = |f: fn(&BenchRow) -> Option<f64>| rows.iter().map(f).collect::<Vec<_>>();
-        let facts = |f: fn(&crate::bench::LayoutFacts) -> f64| {
+        let facts = |f: fn(&crate::throughput::LayoutFacts) -> f64| {
             rows.iter()
                 .map(|r| r.layout.as_ref().map(f))
                 .collect::<Vec<_>>()
@@ -311,5 +311,5 @@ impl Prepared {
 
 /// The engines `bench --engines` accepts, for its help.
 pub fn engine_names() -> Vec<&'static str> {
-    Engine::BENCH.iter().map(|(name, _)| *name).collect()
+    EngineKind::BENCH.iter().map(|(name, _)| *name).collect()
 }

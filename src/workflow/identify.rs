@@ -10,20 +10,21 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Hooks, WorkflowError, batch, claim_output, usage};
-use crate::engine::choice::EngineRequest;
-use crate::engine::{Backend, Engine, EngineNames, LayoutRequest};
+use crate::engine::choice::{Choice, EngineRequest};
+use crate::engine::{Backend, Engine, EngineKind, EngineNames, LayoutRequest, RunHooks};
 use crate::error::InputError;
-use crate::gpu::{BatchOptions, Gpu, Precision};
+use crate::gpu::Precision;
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
 use crate::io::results::{BestFit, write_best_fit, write_refined, write_results};
 use crate::io::track::read_measured;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
-use crate::scenario::batch::{StepCache, simulate_gpu};
+use crate::scenario::batch::StepCache;
 use crate::scenario::{Scenario, ScenarioKind, SimulationOutput, SolverSettings, simulate};
 use crate::solver::SolverKind;
 use crate::sweep::refine::{Refined, refine_best};
@@ -31,8 +32,8 @@ use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
 use crate::sweep::{
-    Candidate, CandidateResult, Coverage, Grid, Shard, Status, Summary, check_coverage, run_cpu,
-    run_gpu, summarize,
+    Candidate, CandidateResult, Coverage, Grid, Shard, Status, Summary, check_coverage, run,
+    summarize,
 };
 
 /// The shipped synthetic measured drop, as the repository names it.
@@ -147,7 +148,7 @@ pub struct Plan {
     pub resumed: usize,
     pub saved_chunks: usize,
     pub to_run: usize,
-    pub engine: Engine,
+    pub engine: EngineKind,
     /// The adapter's name when the GPU runs.
     pub adapter: Option<String>,
     /// Why `--backend auto` chose the engine.
@@ -326,13 +327,11 @@ pub struct Prepared {
     pub plan: Plan,
     measured: MeasuredTrack,
     scenario: Scenario,
-    gpu: Option<Gpu>,
+    engine: Engine,
     store: ChunkStore,
     done: Vec<CandidateResult>,
     todo: Vec<Candidate>,
     metadata: Metadata,
-    /// The steps chosen while choosing the engine, reused by the GPU run.
-    steps: StepCache,
 }
 
 /// What an identification found and wrote.
@@ -552,15 +551,120 @@ pub fn observations(measured: &MeasuredTrack, scenario: &Scenario) -> usize {
     check_coverage(measured, scenario).map_or(0, |c| c.observations())
 }
 
-/// Checks the request, claims the output, opens the saved chunks and
-/// chooses the engine. Nothing is simulated yet, except that `--backend
-/// auto` with a hardware GPU times one candidate on the CPU.
-pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
+/// The frames' rows the run does not use: neither compared nor frame 0's
+/// (the start check's).
+fn unused_rows(measured: &MeasuredTrack, scenario: &Scenario, coverage: &Coverage) -> usize {
+    let frame_zero = scenario
+        .frame_times_s()
+        .iter()
+        .filter(|&&t| t <= 0.0)
+        .map(|&t| {
+            (0..scenario.marker_arc_lengths_m.len())
+                .filter(|&j| measured.get(t, j).is_some())
+                .count()
+        })
+        .sum::<usize>();
+    measured.len() - coverage.compared - frame_zero
+}
+
+/// The start of the film against the model's initial shape over every
+/// release the run can use; a start no candidate can fit is refused unless
+/// the user allows it.
+fn checked_start(
+    request: &IdentifyRequest,
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+) -> Result<Option<StartOffset>, WorkflowError> {
+    let start = start_offset_over_axes(measured, scenario, &request.base, &request.grid)?;
+    let length_m = request.base.length_m;
+    if let Some(offset) = start
+        && offset.rms_m > Plausibility::START_ERROR * length_m
+        && !request.allow_implausible
+    {
+        return Err(WorkflowError::Usage(format!(
+            "{}; that is more than {} % of the tether's {} m, so no candidate can fit (pass --allow-implausible to sweep anyway)",
+            offset.describe(scenario),
+            100.0 * Plausibility::START_ERROR,
+            length_m
+        )));
+    }
+    Ok(start)
+}
+
+/// The simulations a run of `candidates` makes: one per release group.
+fn release_simulations(
+    candidates: &[Candidate],
+    base: &TetherParams,
+    scenario: &Scenario,
+) -> Vec<(Scenario, TetherParams)> {
+    crate::sweep::release::group_by_release(candidates)
+        .iter()
+        .map(|group| {
+            let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
+            let (tether, shared) =
+                crate::sweep::release::shared_experiment(&members, base, scenario);
+            (shared, tether)
+        })
+        .collect()
+}
+
+/// What every table of the run records: the grid, the measured file, the
+/// tether, the experiment, the solver and the engine.
+fn run_metadata(
+    request: &IdentifyRequest,
+    scenario: &Scenario,
+    measured_sha256: &str,
+    settings: &SolverSettings,
+    choice: &Choice,
+) -> Metadata {
+    let mut metadata = metadata::base();
+    metadata.insert(metadata::GRID.into(), json(&request.grid));
+    if let Some(axes) = &request.surface_axes {
+        metadata.insert(metadata::SURFACE_AXES.into(), json(axes));
+    }
+    if let Some(s) = &request.shard {
+        metadata.insert(metadata::SHARD.into(), s.to_string());
+    }
+    metadata.insert(
+        metadata::MEASURED.into(),
+        request.measured.display().to_string(),
+    );
+    metadata.insert(
+        metadata::MEASURED_SHA256.into(),
+        measured_sha256.to_string(),
+    );
+    metadata.insert(metadata::TETHER.into(), sweep_tether_json(&request.base));
+    metadata.insert(metadata::SCENARIO.into(), json(scenario));
+    metadata.insert(metadata::SOLVER_SETTINGS.into(), json(settings));
+    metadata.insert(metadata::ENGINE.into(), json(&choice.engine.kind().names()));
+    if let Some(reason) = &choice.reason {
+        metadata.insert(metadata::ENGINE_CHOICE.into(), reason.clone());
+    }
+    if let Some(g) = choice.engine.gpu() {
+        metadata.insert(metadata::ADAPTER.into(), json(&g.adapter));
+    }
+    if let Some(layout) = choice.engine.kind().gpu_layout() {
+        metadata.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
+    }
+    metadata
+}
+
+/// The directory of the run's table and its path (a shard's part, or the
+/// whole run's results), claimed before anything runs.
+fn claim_table(request: &IdentifyRequest) -> Result<(PathBuf, PathBuf), WorkflowError> {
+    let (table_dir, table_name) = match &request.shard {
+        Some(s) => (request.out.join(s.directory()), "part.parquet"),
+        None => (request.out.clone(), "results.parquet"),
+    };
+    let table_path = claim_output(&table_dir, table_name, request.force)?;
+    Ok((table_dir, table_path))
+}
+
+/// The request's own numbers and combinations, before anything is read.
+fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowError> {
     if request.chunk_size == Some(0) {
         return Err(crate::error::InputError::new("chunk_size", 0, "at least 1 candidate").into());
     }
-    let measured = read_measured(&request.measured)
-        .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))?;
     request.base.validate()?;
     for (field, value) in [
         (
@@ -574,6 +678,16 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     if request.backend == Backend::Gpu && request.solver == Some(SolverKind::Reference) {
         return Err(crate::engine::choice::ChoiceError::ReferenceOnGpu.into());
     }
+    Ok(())
+}
+
+/// Checks the request, claims the output, opens the saved chunks and
+/// chooses the engine. Nothing is simulated yet, except that `--backend
+/// auto` with a hardware GPU times one candidate on the CPU.
+pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
+    check_settings(&request)?;
+    let measured = read_measured(&request.measured)
+        .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))?;
     let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
     let scenario = experiment(&request, &measured)?;
     check_parameter_axes(&request.grid, &request.base, &scenario)?;
@@ -581,37 +695,10 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         check_surface_axes(&request.grid, axes)?;
     }
     let coverage = check_coverage(&measured, &scenario).map_err(usage)?;
-    // Rows used: the compared samples, and frame 0's (the start check's).
-    let frame_zero = scenario
-        .frame_times_s()
-        .iter()
-        .filter(|&&t| t <= 0.0)
-        .map(|&t| {
-            (0..scenario.marker_arc_lengths_m.len())
-                .filter(|&j| measured.get(t, j).is_some())
-                .count()
-        })
-        .sum::<usize>();
-    let unused_rows = measured.len() - coverage.compared - frame_zero;
-    let start = start_offset_over_axes(&measured, &scenario, &request.base, &request.grid)?;
-    let length_m = request.base.length_m;
-    if let Some(offset) = start
-        && offset.rms_m > Plausibility::START_ERROR * length_m
-        && !request.allow_implausible
-    {
-        return Err(WorkflowError::Usage(format!(
-            "{}; that is more than {} % of the tether's {} m, so no candidate can fit (pass --allow-implausible to sweep anyway)",
-            offset.describe(&scenario),
-            100.0 * Plausibility::START_ERROR,
-            length_m
-        )));
-    }
+    let unused_rows = unused_rows(&measured, &scenario, &coverage);
+    let start = checked_start(&request, &measured, &scenario)?;
     let shard = request.shard;
-    let (table_dir, table_name) = match &shard {
-        Some(s) => (request.out.join(s.directory()), "part.parquet"),
-        None => (request.out.clone(), "results.parquet"),
-    };
-    let table_path = claim_output(&table_dir, table_name, request.force)?;
+    let (table_dir, table_path) = claim_table(&request)?;
 
     let grid = &request.grid;
     let candidates = grid.candidates();
@@ -620,18 +707,8 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         .collect();
     // The simulations the run will make: one per release group.
     let selected_candidates: Vec<Candidate> = selected.iter().map(|&i| candidates[i]).collect();
-    let simulations: Vec<(Scenario, TetherParams)> =
-        crate::sweep::release::group_by_release(&selected_candidates)
-            .iter()
-            .map(|group| {
-                let members: Vec<Candidate> =
-                    group.iter().map(|&i| selected_candidates[i]).collect();
-                let (tether, shared) =
-                    crate::sweep::release::shared_experiment(&members, &request.base, &scenario);
-                (shared, tether)
-            })
-            .collect();
-    let steps = StepCache::default();
+    let simulations = release_simulations(&selected_candidates, &request.base, &scenario);
+    let steps = Arc::new(StepCache::default());
     let choice = super::choose_engine(
         EngineRequest {
             backend: request.backend,
@@ -651,39 +728,14 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / request.grid.release_run()).max(1),
         &steps,
     )?;
-    let engine = choice.engine;
+    let engine = choice.engine.kind();
     let names = engine.names();
     let settings = SolverSettings {
         kind: engine.solver(),
         ..Default::default()
     };
 
-    let mut metadata = metadata::base();
-    metadata.insert(metadata::GRID.into(), json(grid));
-    if let Some(axes) = &request.surface_axes {
-        metadata.insert(metadata::SURFACE_AXES.into(), json(axes));
-    }
-    if let Some(s) = &shard {
-        metadata.insert(metadata::SHARD.into(), s.to_string());
-    }
-    metadata.insert(
-        metadata::MEASURED.into(),
-        request.measured.display().to_string(),
-    );
-    metadata.insert(metadata::MEASURED_SHA256.into(), measured_sha256.clone());
-    metadata.insert(metadata::TETHER.into(), sweep_tether_json(&request.base));
-    metadata.insert(metadata::SCENARIO.into(), json(&scenario));
-    metadata.insert(metadata::SOLVER_SETTINGS.into(), json(&settings));
-    metadata.insert(metadata::ENGINE.into(), json(&names));
-    if let Some(reason) = &choice.reason {
-        metadata.insert(metadata::ENGINE_CHOICE.into(), reason.clone());
-    }
-    if let Some(g) = &choice.gpu {
-        metadata.insert(metadata::ADAPTER.into(), json(&g.adapter));
-    }
-    if let Some(layout) = engine.gpu_layout() {
-        metadata.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
-    }
+    let metadata = run_metadata(&request, &scenario, &measured_sha256, &settings, &choice);
     // Everything that decides the results: a resume must continue the same run.
     let run_key = json(&(
         grid,
@@ -711,7 +763,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         saved_chunks: store.chunks(),
         to_run: todo.len(),
         engine,
-        adapter: choice.gpu.as_ref().map(|g| g.adapter.name.clone()),
+        adapter: choice.engine.adapter_name().map(str::to_string),
         engine_reason: choice.reason,
         table_path,
         unused_rows,
@@ -725,13 +777,29 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         plan,
         measured,
         scenario,
-        gpu: choice.gpu,
+        engine: choice.engine,
         store,
         done,
         todo,
         metadata,
-        steps,
     })
+}
+
+/// What the sweep of a run returns: every result (resumed ones first),
+/// and what ran here.
+struct Swept {
+    results: Vec<CandidateResult>,
+    resumed: usize,
+    simulations: usize,
+    wall_s: f64,
+}
+
+/// What a whole run writes beside its table: the figures (None for a
+/// shard), and the samples far from the best fit beyond their limit [m].
+struct FitOutputs {
+    figures: Option<Vec<String>>,
+    outliers: Vec<Outlier>,
+    outlier_limit_m: f64,
 }
 
 /// Candidates in a GPU chunk, each saved before the next starts: enough
@@ -747,14 +815,109 @@ impl Prepared {
     /// Runs the candidates still to run, chunk by chunk (each chunk saved
     /// before the next starts), then summarizes, validates and writes.
     pub fn run(mut self, hooks: Hooks<'_>) -> Result<IdentifyReport, WorkflowError> {
+        let names = self.plan.engine.names();
+        let Swept {
+            mut results,
+            resumed,
+            simulations,
+            wall_s,
+        } = self.sweep(hooks)?;
+        let grid = &self.request.grid;
+        results.sort_by_key(|r| grid.index_of(&r.candidate));
+        self.metadata
+            .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
+        let summary = summarize(
+            &self.request.grid,
+            &results,
+            self.plan.coverage.observations(),
+        );
+        if let Some(s) = &summary {
+            self.metadata.insert(metadata::SUMMARY.into(), json(s));
+        }
+        let length_m = self.request.base.length_m;
+        // A shard's best is only its part's (the good candidates may all
+        // be in another shard): `summarize` judges the merged fit.
+        let fit_warning = summary
+            .as_ref()
+            .filter(|_| self.request.shard.is_none())
+            .and_then(|s| fit_warning(s, length_m));
+        if let Some(w) = &fit_warning {
+            self.metadata
+                .insert(metadata::PLAUSIBILITY.into(), w.clone());
+        }
+        let refined = match (&summary, &self.request.shard) {
+            (Some(s), None) if self.request.refine => refine_best(
+                &self.request.grid,
+                s,
+                &self.measured,
+                &self.scenario,
+                &self.request.base,
+                &SolverSettings::reference(),
+            )
+            .map_err(super::solver("refining the best candidate"))?,
+            _ => None,
+        };
+        if let Some(r) = &refined {
+            self.metadata.insert(metadata::REFINED.into(), json(r));
+            write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
+        }
+        let (validation, best_reference) = self.validate(summary.as_ref())?;
+        let table_path = self.plan.table_path.clone();
+        let csv_path = self.request.csv.then(|| table_path.with_extension("csv"));
+        for path in std::iter::once(&table_path).chain(&csv_path) {
+            write_results(
+                path,
+                &results,
+                &names.backend,
+                &names.precision,
+                &names.solver,
+                &self.metadata,
+            )?;
+        }
+        let FitOutputs {
+            figures,
+            outliers,
+            outlier_limit_m: outlier_limit,
+        } = self.best_fit_and_figures(
+            summary.as_ref(),
+            refined.as_ref(),
+            best_reference,
+            &results,
+        )?;
+        self.store.finish()?;
+        let report = IdentifyReport {
+            plan: self.plan.clone(),
+            simulated: results.len() - resumed,
+            simulations,
+            results,
+            summary,
+            validation,
+            wall_s,
+            table_path,
+            figures,
+            shard: self.request.shard,
+            out: self.request.out.clone(),
+            fit_warning,
+            implausible_allowed: self.request.allow_implausible,
+            refined,
+            outliers,
+            outlier_limit_m: outlier_limit,
+        };
+        Ok(report)
+    }
+
+    /// Runs the candidates still to run, chunk by chunk, each saved before
+    /// the next starts; an interruption is an error once the finished
+    /// chunks are saved.
+    fn sweep(&mut self, hooks: Hooks<'_>) -> Result<Swept, WorkflowError> {
         let request = &self.request;
         let engine = self.plan.engine;
         // The default in whole runs of a release axis, whose values share
         // one simulation when they share a chunk.
         let chunk_size = request.chunk_size.unwrap_or_else(|| {
-            let size = match &self.gpu {
-                Some(_) => GPU_CHUNK_CANDIDATES,
-                None => CPU_CHUNK_CANDIDATES_PER_THREAD * rayon::current_num_threads(),
+            let size = match engine.is_gpu() {
+                true => GPU_CHUNK_CANDIDATES,
+                false => CPU_CHUNK_CANDIDATES_PER_THREAD * rayon::current_num_threads(),
             };
             size.next_multiple_of(request.grid.release_run())
         });
@@ -797,63 +960,28 @@ impl Prepared {
                 table_dir.join(CHUNKS_DIR).display()
             )));
         }
-        let grid = &self.request.grid;
-        results.sort_by_key(|r| grid.index_of(&r.candidate));
-        self.metadata
-            .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
-        let summary = summarize(
-            &self.request.grid,
-            &results,
-            self.plan.coverage.observations(),
-        );
-        if let Some(s) = &summary {
-            self.metadata.insert(metadata::SUMMARY.into(), json(s));
-        }
-        let length_m = self.request.base.length_m;
-        // A shard's best is only its part's (the good candidates may all
-        // be in another shard): `summarize` judges the merged fit.
-        let fit_warning = summary
-            .as_ref()
-            .filter(|_| self.request.shard.is_none())
-            .and_then(|s| fit_warning(s, length_m));
-        if let Some(w) = &fit_warning {
-            self.metadata
-                .insert(metadata::PLAUSIBILITY.into(), w.clone());
-        }
-        let refined = match (&summary, &self.request.shard) {
-            (Some(s), None) if self.request.refine => refine_best(
-                &self.request.grid,
-                s,
-                &self.measured,
-                &self.scenario,
-                &self.request.base,
-                &SolverSettings::reference(),
-            )
-            .map_err(super::solver("refining the best candidate"))?,
-            _ => None,
-        };
-        if let Some(r) = &refined {
-            self.metadata.insert(metadata::REFINED.into(), json(r));
-            write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
-        }
-        let (validation, best_reference) = self.validate(summary.as_ref())?;
+        Ok(Swept {
+            results,
+            resumed,
+            simulations,
+            wall_s,
+        })
+    }
+
+    /// The best fit (with the refined optimum's track), the samples far
+    /// from it, and the figures. A shard's part is all it writes: its best
+    /// is only a shard's best, and anything else under DIR would break
+    /// reading DIR as one dataset.
+    fn best_fit_and_figures(
+        &mut self,
+        summary: Option<&Summary>,
+        refined: Option<&Refined>,
+        best_reference: Option<SimulationOutput>,
+        results: &[CandidateResult],
+    ) -> Result<FitOutputs, WorkflowError> {
         let request = &self.request;
-        let table_path = self.plan.table_path.clone();
-        let csv_path = request.csv.then(|| table_path.with_extension("csv"));
-        for path in std::iter::once(&table_path).chain(&csv_path) {
-            write_results(
-                path,
-                &results,
-                &names.backend,
-                &names.precision,
-                &names.solver,
-                &self.metadata,
-            )?;
-        }
-        // A shard's part is all it writes: its best is only a shard's best,
-        // and anything else under DIR would break reading DIR as one dataset.
         let (mut outliers, mut outlier_limit) = (Vec::new(), f64::NAN);
-        let figures = match (&summary, &request.shard) {
+        let figures = match (summary, &request.shard) {
             (Some(s), None) => {
                 let reference = match best_reference {
                     Some(r) => r,
@@ -862,7 +990,7 @@ impl Prepared {
                 let fit = best_fit_with_refined(
                     BestFit::new(&self.measured, &reference.track),
                     s,
-                    refined.as_ref(),
+                    refined,
                     &request.base,
                     &self.scenario,
                 )?;
@@ -876,33 +1004,18 @@ impl Prepared {
                 write_best_fit(&request.out.join("best_fit.parquet"), &fit, &self.metadata)?;
                 Some(crate::plot::identify::save_all(
                     &request.out,
-                    &results,
+                    results,
                     Some(&fit),
                     &crate::plot::identify::Annotations::from_metadata(&self.metadata),
                 )?)
             }
             _ => None,
         };
-        self.store.finish()?;
-        let report = IdentifyReport {
-            plan: self.plan.clone(),
-            simulated: results.len() - resumed,
-            simulations,
-            results,
-            summary,
-            validation,
-            wall_s,
-            table_path,
+        Ok(FitOutputs {
             figures,
-            shard: request.shard,
-            out: request.out.clone(),
-            fit_warning,
-            implausible_allowed: self.request.allow_implausible,
-            refined,
             outliers,
             outlier_limit_m: outlier_limit,
-        };
-        Ok(report)
+        })
     }
 
     fn run_chunk(
@@ -911,43 +1024,21 @@ impl Prepared {
         report: &(dyn Fn(u64, u64) + Sync),
         hooks: Hooks<'_>,
     ) -> Result<Vec<CandidateResult>, WorkflowError> {
-        let base = &self.request.base;
-        match (&self.gpu, self.plan.engine) {
-            (
-                Some(gpu),
-                Engine::Gpu {
-                    precision,
-                    scheme,
-                    layout,
-                },
-            ) => run_gpu(
-                gpu,
-                scheme,
-                chunk,
-                &self.measured,
-                base,
-                &self.scenario,
-                &self.steps,
-                &BatchOptions {
-                    precision,
-                    layout,
-                    progress: Some(report),
-                    cancel: hooks.cancel,
-                    ..Default::default()
-                },
-            )
-            .map_err(batch("GPU sweep failed")),
-            (_, Engine::Cpu(settings)) => Ok(run_cpu(
-                chunk,
-                &self.measured,
-                base,
-                &self.scenario,
-                &settings,
-                Some(report),
-                hooks.cancel,
-            )),
-            (None, Engine::Gpu { .. }) => unreachable!("a GPU engine comes with its GPU"),
-        }
+        run(
+            &self.engine,
+            chunk,
+            &self.measured,
+            &self.request.base,
+            &self.scenario,
+            RunHooks {
+                progress: Some(report),
+                cancel: hooks.cancel,
+            },
+        )
+        .map_err(batch(match self.engine.gpu() {
+            Some(_) => "GPU sweep failed",
+            None => "sweep failed",
+        }))
     }
 
     /// The validation against the f64 reference solver, when the sweep ran
@@ -964,19 +1055,8 @@ impl Prepared {
         if engine.solver() == SolverKind::Reference || request.validate == 0 {
             return Ok((None, None));
         }
-        let gpu = self.gpu.as_ref();
-        let rerun = |params: &TetherParams, scenario: &Scenario| match (gpu, engine) {
-            (
-                Some(g),
-                Engine::Gpu {
-                    precision,
-                    scheme,
-                    layout,
-                },
-            ) => simulate_gpu(g, scenario, params, scheme, None, precision, layout),
-            (_, Engine::Cpu(settings)) => Ok(simulate(scenario, params, &settings)?),
-            (None, Engine::Gpu { .. }) => unreachable!("a GPU engine comes with its GPU"),
-        };
+        let rerun =
+            |params: &TetherParams, scenario: &Scenario| self.engine.simulate(scenario, params);
         let (v, references) = validate(
             &pick(s, request.validate),
             &request.base,

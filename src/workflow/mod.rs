@@ -19,6 +19,7 @@ pub mod swingup;
 pub mod synth;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use thiserror::Error;
@@ -126,6 +127,7 @@ impl WorkflowError {
             WorkflowError::Batch { error, .. } => match error {
                 BatchError::Solver(e) => solver(e),
                 BatchError::Gpu(e) => gpu(e),
+                BatchError::MixedFilms(_) => 1,
             },
             WorkflowError::Gpu(e) => gpu(e),
             WorkflowError::Choice(e) => match e {
@@ -258,7 +260,7 @@ pub(crate) fn choose_engine(
     label: &str,
     simulations: &[(Scenario, TetherParams)],
     chunk: usize,
-    steps: &StepCache,
+    steps: &Arc<StepCache>,
 ) -> Result<Choice, WorkflowError> {
     let workload = |scheme: FixedStepScheme| -> Result<Workload, String> {
         use rayon::prelude::*;
@@ -308,7 +310,11 @@ pub(crate) fn choose_engine(
             .collect::<Result<Vec<f64>, String>>()?;
         Ok(seconds.iter().sum::<f64>() / count as f64 / largest as f64)
     };
-    Ok(choice::choose(request, workload, probe)?)
+    let choice = choice::choose(request, workload, probe)?;
+    Ok(Choice {
+        engine: choice.engine.with_steps(Arc::clone(steps)),
+        ..choice
+    })
 }
 
 /// "1 candidate", "3 candidates".

@@ -7,14 +7,13 @@ use std::time::Instant;
 
 use super::{WorkflowError, refuse_to_replace, usage};
 use crate::engine::choice::{Choice, EngineRequest};
-use crate::engine::{Backend, Engine, LayoutRequest};
+use crate::engine::{Backend, EngineKind, LayoutRequest};
 use crate::gpu::Precision;
 use crate::io::PendingFile;
 use crate::io::config::SimulationConfig;
 use crate::io::track::{track_batch, write_batch};
 use crate::metadata::{self, Metadata, json};
-use crate::scenario::batch::simulate_gpu;
-use crate::scenario::{SimulationOutput, simulate};
+use crate::scenario::SimulationOutput;
 
 /// A simulation, as the user asked for it.
 #[derive(Debug, Clone)]
@@ -36,7 +35,7 @@ pub struct SimulateRequest {
 #[derive(Debug, Clone)]
 pub struct SimulateReport {
     pub output: SimulationOutput,
-    pub engine: Engine,
+    pub engine: EngineKind,
     pub engine_reason: Option<String>,
     pub adapter: Option<String>,
     pub wall_s: f64,
@@ -68,7 +67,7 @@ pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
         "1 simulation",
         &[(cfg.scenario.clone(), cfg.tether.clone())],
         usize::MAX,
-        &crate::scenario::batch::StepCache::default(),
+        &Default::default(),
     )?;
     // Claim the output before simulating: an unwritable path fails at once.
     let pending = PendingFile::create(&request.out).map_err(usage)?;
@@ -86,33 +85,19 @@ impl Prepared {
     }
 
     pub fn run(mut self) -> Result<SimulateReport, WorkflowError> {
-        let adapter = self.choice.adapter_name().map(str::to_string);
+        let adapter = self.choice.engine.adapter_name().map(str::to_string);
         let cfg = &self.request.config;
         let started = Instant::now();
-        let output = match (&self.choice.gpu, self.choice.engine) {
-            (
-                Some(gpu),
-                Engine::Gpu {
-                    precision,
-                    scheme,
-                    layout,
-                },
-            ) => simulate_gpu(
-                gpu,
-                &cfg.scenario,
-                &cfg.tether,
-                scheme,
-                cfg.solver.step_s,
-                precision,
-                layout,
-            )
-            .map_err(super::batch("simulation failed"))?,
-            _ => simulate(&cfg.scenario, &cfg.tether, &cfg.solver)
-                .map_err(super::solver("simulation failed"))?,
-        };
+        let output = self
+            .choice
+            .engine
+            .clone()
+            .with_step(cfg.solver.step_s)
+            .simulate(&cfg.scenario, &cfg.tether)
+            .map_err(super::batch("simulation failed"))?;
         let wall_s = started.elapsed().as_secs_f64();
         let mut metadata = provenance(cfg, &output);
-        if let Some(layout) = self.choice.engine.gpu_layout() {
+        if let Some(layout) = self.choice.engine.kind().gpu_layout() {
             metadata.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
         }
         if let crate::scenario::SolverReport::Gpu { layout, .. } = &output.report {
@@ -127,7 +112,7 @@ impl Prepared {
         self.pending.commit()?;
         Ok(SimulateReport {
             output,
-            engine: self.choice.engine,
+            engine: self.choice.engine.kind(),
             engine_reason: self.choice.reason.clone(),
             adapter,
             wall_s,

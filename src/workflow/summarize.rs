@@ -11,6 +11,7 @@ use crate::io::results::{BestFit, read_results, write_best_fit, write_refined, w
 use crate::io::track::read_parquet_metadata;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
+use crate::objective::MeasuredTrack;
 use crate::scenario::Scenario;
 use crate::sweep::refine::{Refined, refine_best};
 use crate::sweep::validation::Validation;
@@ -65,6 +66,17 @@ impl Part {
             WorkflowError::Usage(format!(
                 "{}: no metadata key {key}: not written by identify --shard",
                 self.path.display()
+            ))
+        })
+    }
+
+    /// The engine that ran the part.
+    fn engine(&self) -> Result<EngineNames, WorkflowError> {
+        engine_names(&self.metadata).ok_or_else(|| {
+            WorkflowError::Usage(format!(
+                "{}: metadata key {} is not an engine",
+                self.path.display(),
+                metadata::ENGINE
             ))
         })
     }
@@ -158,28 +170,13 @@ fn check_parts(dir: &Path, parts: &[(usize, Part)]) -> Result<usize, WorkflowErr
     Ok(count)
 }
 
-/// Merges the parts in `request.dir`.
-pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError> {
-    let parts = shard_parts(&request.dir)?;
-    let count = check_parts(&request.dir, &parts)?;
-    let first = &parts[0].1;
-    let grid: Grid = first.parse(metadata::GRID)?;
-    let base: TetherParams =
-        super::identify::sweep_tether(first.key(metadata::TETHER)?).map_err(|e| {
-            WorkflowError::Usage(format!(
-                "{}: metadata key {}: {e}",
-                first.path.display(),
-                metadata::TETHER
-            ))
-        })?;
-    let scenario: Scenario = first.parse(metadata::SCENARIO)?;
-    let engine = engine_names(&first.metadata).ok_or_else(|| {
-        WorkflowError::Usage(format!(
-            "{}: metadata key {} is not an engine",
-            first.path.display(),
-            metadata::ENGINE
-        ))
-    })?;
+/// Every part's rows in the grid's order, refused unless they hold each
+/// candidate once.
+fn merged_results(
+    parts: &[(usize, Part)],
+    grid: &Grid,
+    dir: &Path,
+) -> Result<Vec<CandidateResult>, WorkflowError> {
     let mut results: Vec<CandidateResult> = parts
         .iter()
         .flat_map(|(_, p)| p.results.iter().cloned())
@@ -192,11 +189,20 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     if indices != (0..grid.len()).map(Some).collect::<Vec<_>>() {
         return Err(WorkflowError::Usage(format!(
             "the parts in {} hold {} rows, not the grid's {} candidates once each",
-            request.dir.display(),
+            dir.display(),
             results.len(),
             grid.len()
         )));
     }
+    Ok(results)
+}
+
+/// The measured track the shards used: `--measured`, or the path in their
+/// metadata, refused unless its SHA-256 is theirs.
+fn shards_measured(
+    request: &SummarizeRequest,
+    first: &Part,
+) -> Result<MeasuredTrack, WorkflowError> {
     let measured_path = match &request.measured {
         Some(p) => p.clone(),
         None => PathBuf::from(first.key(metadata::MEASURED)?),
@@ -212,14 +218,16 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
             measured_path.display()
         )));
     }
-    let measured = crate::io::track::read_measured(&measured_path).map_err(usage)?;
+    crate::io::track::read_measured(&measured_path).map_err(usage)
+}
 
-    let out = request
-        .out
-        .clone()
-        .unwrap_or_else(|| request.dir.join("_summary"));
-    let results_path = claim_output(&out, "results.parquet", request.force)?;
-    let summary = summarize(&grid, &results, observations(&measured, &scenario));
+/// The first part's metadata less what is a shard's own, with the shard
+/// count and the shards' validations.
+fn merged_metadata(
+    parts: &[(usize, Part)],
+    count: usize,
+) -> Result<(Metadata, Vec<Validation>), WorkflowError> {
+    let first = &parts[0].1;
     let mut metadata = first.metadata.clone();
     for key in [
         metadata::SHARD,
@@ -239,6 +247,35 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     if !validations.is_empty() {
         metadata.insert(metadata::SHARD_VALIDATIONS.into(), json(&validations));
     }
+    Ok((metadata, validations))
+}
+
+/// Merges the parts in `request.dir`.
+pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError> {
+    let parts = shard_parts(&request.dir)?;
+    let count = check_parts(&request.dir, &parts)?;
+    let first = &parts[0].1;
+    let grid: Grid = first.parse(metadata::GRID)?;
+    let base: TetherParams =
+        super::identify::sweep_tether(first.key(metadata::TETHER)?).map_err(|e| {
+            WorkflowError::Usage(format!(
+                "{}: metadata key {}: {e}",
+                first.path.display(),
+                metadata::TETHER
+            ))
+        })?;
+    let scenario: Scenario = first.parse(metadata::SCENARIO)?;
+    let engine = first.engine()?;
+    let results = merged_results(&parts, &grid, &request.dir)?;
+    let measured = shards_measured(request, first)?;
+
+    let out = request
+        .out
+        .clone()
+        .unwrap_or_else(|| request.dir.join("_summary"));
+    let results_path = claim_output(&out, "results.parquet", request.force)?;
+    let summary = summarize(&grid, &results, observations(&measured, &scenario));
+    let (mut metadata, validations) = merged_metadata(&parts, count)?;
     let refined = match &summary {
         Some(s) if request.refine => refine_best(
             &grid,

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::{Progress, WorkflowError, batch, claim_output};
 use crate::engine::choice::{Choice, EngineRequest};
-use crate::engine::{Backend, Engine, LayoutRequest};
+use crate::engine::{Backend, EngineKind, LayoutRequest};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{self, Evaluation, Evaluator, GaRun, GaSettings, Generation, SwingupProblem};
 use crate::gpu::Precision;
@@ -17,8 +17,7 @@ use crate::io::PendingFile;
 use crate::io::swingup::{write_generations, write_landscape, write_motion};
 use crate::io::track::{track_batch, write_batch};
 use crate::metadata::{self, Metadata, json};
-use crate::scenario::batch::simulate_gpu;
-use crate::scenario::{RunStatus, Scenario, SimulationOutput, SolverSettings, simulate};
+use crate::scenario::{RunStatus, Scenario, SimulationOutput, SolverSettings};
 use crate::solver::{ReferenceOptions, SolverKind};
 
 /// Interval of the best individual's recorded track: fine enough to draw
@@ -143,7 +142,7 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
         &label,
         &simulations,
         usize::MAX,
-        &crate::scenario::batch::StepCache::default(),
+        &Default::default(),
     )?;
     Ok(Prepared {
         request,
@@ -172,15 +171,15 @@ impl Prepared {
     fn metadata(&self) -> Metadata {
         let request = &self.request;
         let problem = &request.problem;
-        let engine = self.choice.engine;
+        let engine = self.choice.engine.kind();
         let mut m = metadata::base();
         m.insert(metadata::TETHER.into(), json(&problem.params));
         m.insert(metadata::SCENARIO.into(), json(&problem.scenario));
         m.insert(metadata::CODING.into(), json(&problem.coding));
         m.insert(metadata::GA.into(), json(&request.settings));
         let cpu = match engine {
-            Engine::Cpu(settings) => Some(settings),
-            Engine::Gpu { .. } => None,
+            EngineKind::Cpu(settings) => Some(settings),
+            EngineKind::Gpu { .. } => None,
         };
         m.insert(
             metadata::ENGINE.into(),
@@ -198,7 +197,7 @@ impl Prepared {
         if let Some(reason) = &self.choice.reason {
             m.insert(metadata::ENGINE_CHOICE.into(), reason.clone());
         }
-        if let Some(g) = &self.choice.gpu {
+        if let Some(g) = self.choice.engine.gpu() {
             m.insert(metadata::ADAPTER.into(), json(&g.adapter));
         }
         m.insert(
@@ -214,7 +213,7 @@ impl Prepared {
         let request = &self.request;
         let problem = &request.problem;
         let coding = problem.coding;
-        let mut evaluator = Evaluator::new(self.choice.engine, self.choice.gpu.as_ref())?;
+        let mut evaluator = Evaluator::new(self.choice.engine.clone());
         evaluator.cancel = hooks.cancel;
         let mut metadata = self.metadata();
 
@@ -303,21 +302,10 @@ impl Prepared {
     }
 
     fn replay(&self, scenario: &Scenario) -> Result<SimulationOutput, WorkflowError> {
-        let params = &self.request.problem.params;
-        match (&self.choice.gpu, self.choice.engine) {
-            (
-                Some(g),
-                Engine::Gpu {
-                    precision,
-                    scheme,
-                    layout,
-                },
-            ) => simulate_gpu(g, scenario, params, scheme, None, precision, layout)
-                .map_err(batch("replaying the best individual")),
-            (_, Engine::Cpu(settings)) => simulate(scenario, params, &settings)
-                .map_err(super::solver("replaying the best individual")),
-            (None, Engine::Gpu { .. }) => unreachable!("a GPU engine comes with its GPU"),
-        }
+        self.choice
+            .engine
+            .simulate(scenario, &self.request.problem.params)
+            .map_err(batch("replaying the best individual"))
     }
 
     /// Scores every chromosome and writes landscape.parquet.

@@ -16,8 +16,8 @@ use std::sync::OnceLock;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::super::engine::{read_back, storage};
-use super::super::layout::Real;
+use super::super::abi::Real;
+use super::super::dispatch::{read_back, storage};
 use super::super::{Gpu, Precision, shader};
 
 /// Invocations per workgroup of a test kernel.

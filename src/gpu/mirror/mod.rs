@@ -48,9 +48,9 @@ pub mod step;
 
 use nalgebra::{RealField, Vector2, Vector4};
 
-use super::layout::Real;
+use super::abi::Real;
 
-pub use step::{run_batch, run_prepared};
+pub use step::{mirror_batch, run_prepared};
 
 /// The arithmetic a shader's `real` offers, on the CPU.
 pub trait MirrorReal: Real + RealField + Copy {}

@@ -4,21 +4,21 @@
 use nalgebra::{Matrix4, Vector2, Vector4};
 use rayon::prelude::*;
 
-use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data};
-use super::super::layout::{
+use super::super::abi::{
     FACTOR_VEC4_PER_NODE, FixedStepScheme, MESH_MASS_VEC4, MISSING_SAMPLE_ABOVE_M, NO_TRACK,
     SimControl, SimPhysics,
 };
+use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data};
 use super::super::{GpuError, Precision};
 use super::element::{ElementDamping, ElementState, Section, element_force};
 use super::matrix::{Symmetric4, inverse4};
-use super::motion::pin_state;
+use super::motion::{PinState, pin_state};
 use super::node_blocks::{coupling_transpose_times, pin_rows, plus_node_mass};
 use super::{MirrorReal, combine, join, lit, lit4, xy, zw};
 
 /// Runs `sims` on the mirror in `precision`, with the engine's inputs and
 /// outputs: the same [`GpuOutcome`]s the engine would read back.
-pub fn run_batch(
+pub fn mirror_batch(
     sims: &[GpuSimulation],
     measured: Option<&[[f64; 2]]>,
     precision: Precision,
@@ -102,78 +102,124 @@ fn mesh_mass<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl) -> [Vector4<R>; M
     std::array::from_fn(|i| lit4(&mesh[c.mass_offset as usize + i]))
 }
 
-/// One simulation from its upload (a chunk of one) to its outcome, as the
-/// shader advances it; the dispatch split is left out, since loading and
-/// storing the state in the same precision changes no value.
-fn run_one<R: MirrorReal>(
-    sim: &GpuSimulation,
-    data: &ChunkData,
-    measured: &[Vector2<R>],
-) -> GpuOutcome {
-    let c = &data.controls[0];
-    let ph: SimPhysics<R> = data.physics[0].convert();
-    let n = c.elements as usize;
-    let slots = data.node_slots;
-    let plane = |p: usize| -> Vec<Vector4<R>> {
-        (0..=n).map(|k| lit4(&data.state[p * slots + k])).collect()
-    };
-    let (mut disp, mut drift, mut vel, mut acc) = (plane(0), plane(1), plane(2), plane(3));
-    let semi_implicit = sim.scheme == FixedStepScheme::SemiImplicit;
-    let factors: Vec<[Matrix4<R>; 2]> = if semi_implicit {
-        Vec::new()
-    } else {
-        (0..=n).map(|k| node_factors(&data.mesh, c, k)).collect()
-    };
-    let [mass_first, mass_interior, mass_last, mass_coupling] = mesh_mass(&data.mesh, c);
-    // The E blocks of nodes 0..n−1; the tip's is never needed
-    // (COUPLING_NODES = MAX_NODES − 1 in coupling_private.wgsl).
-    let mut coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n];
-    let markers: Vec<(Vector4<R>, R, usize)> = (0..c.markers as usize)
-        .map(|m| {
-            let shapes = data.mesh[c.marker_offset as usize + 2 * m];
-            let place = data.mesh[c.marker_offset as usize + 2 * m + 1];
-            (lit4(&shapes), lit(place[0]), place[1] as usize)
-        })
-        .collect();
+/// The state and constants of one simulation as step.wgsl's invocation
+/// holds them: the four state planes per node, the mass factors (the
+/// explicit scheme's G and E, or the semi-implicit scheme's blocks), the
+/// markers.
+struct Mirror<'a, R: MirrorReal> {
+    c: &'a SimControl,
+    ph: SimPhysics<R>,
+    n: usize,
+    semi_implicit: bool,
+    factors: Vec<[Matrix4<R>; 2]>,
+    /// The mesh's mass blocks: first, interior and last diagonal, coupling.
+    mass: [Vector4<R>; MESH_MASS_VEC4],
+    coupling: Vec<Matrix4<R>>,
+    markers: Vec<(Vector4<R>, R, usize)>,
+    h: R,
+    half: R,
+    le: R,
+    t0: Vector2<R>,
+    pin0: Vector2<R>,
+    sec: Section<R>,
+    disp: Vec<Vector4<R>>,
+    drift: Vec<Vector4<R>>,
+    vel: Vec<Vector4<R>>,
+    acc: Vec<Vector4<R>>,
+}
 
-    let h = ph.step_s;
-    let half = lit::<R>(0.5) * h;
-    let le = ph.element_length_m;
-    let t0 = Vector2::new(ph.tangent_x, ph.tangent_y);
-    let pin0 = Vector2::new(ph.pin_x_m, ph.pin_y_m);
-    let sec = Section {
-        axial_stiffness: ph.axial_stiffness_n,
-        axial_damping: ph.axial_damping_n_s,
-        bending_stiffness: ph.bending_stiffness_n_m2,
-        bending_damping: ph.bending_damping_n_m2_s,
-    };
-    let frame_table = c.frame_offset as usize..(c.frame_offset + c.frames) as usize;
-    let frame_steps = &data.frame_steps[frame_table.clone()];
-    let frame_back: Vec<R> = data.frame_back_s[frame_table]
-        .iter()
-        .map(|&b| lit(b))
-        .collect();
-    let mut frames_done = 0usize;
-    let mut identification_error: R = lit(0.0);
-    let mut swingup_min: R = lit(sim.initial_swingup_m);
-    let mut swingup_time: R = lit(0.0);
-    let mut track: Vec<[f64; 2]> = Vec::new();
-    let mut steps_done = 0u32;
-    let mut diverged = false;
+impl<'a, R: MirrorReal> Mirror<'a, R> {
+    /// The simulation as uploaded (a chunk of one).
+    fn new(sim: &GpuSimulation, data: &'a ChunkData) -> Self {
+        let c = &data.controls[0];
+        let ph: SimPhysics<R> = data.physics[0].convert();
+        let n = c.elements as usize;
+        let slots = data.node_slots;
+        let plane = |p: usize| -> Vec<Vector4<R>> {
+            (0..=n).map(|k| lit4(&data.state[p * slots + k])).collect()
+        };
+        let (disp, drift, vel, acc) = (plane(0), plane(1), plane(2), plane(3));
+        let semi_implicit = sim.scheme == FixedStepScheme::SemiImplicit;
+        let factors: Vec<[Matrix4<R>; 2]> = if semi_implicit {
+            Vec::new()
+        } else {
+            (0..=n).map(|k| node_factors(&data.mesh, c, k)).collect()
+        };
+        let mass = mesh_mass(&data.mesh, c);
+        // The E blocks of nodes 0..n−1; the tip's is never needed
+        // (COUPLING_NODES = MAX_NODES − 1 in coupling_private.wgsl).
+        let coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n];
+        let markers: Vec<(Vector4<R>, R, usize)> = (0..c.markers as usize)
+            .map(|m| {
+                let shapes = data.mesh[c.marker_offset as usize + 2 * m];
+                let place = data.mesh[c.marker_offset as usize + 2 * m + 1];
+                (lit4(&shapes), lit(place[0]), place[1] as usize)
+            })
+            .collect();
 
-    while steps_done < c.total_steps && !diverged {
-        let steps = steps_done + 1;
-        let t = lit::<R>(steps as f64) * h;
-        let pin = pin_state(t, c.winch_moves, &ph.waypoints_m, &ph.periods_s);
+        let h = ph.step_s;
+        let half = lit::<R>(0.5) * h;
+        let le = ph.element_length_m;
+        let t0 = Vector2::new(ph.tangent_x, ph.tangent_y);
+        let pin0 = Vector2::new(ph.pin_x_m, ph.pin_y_m);
+        let sec = Section {
+            axial_stiffness: ph.axial_stiffness_n,
+            axial_damping: ph.axial_damping_n_s,
+            bending_stiffness: ph.bending_stiffness_n_m2,
+            bending_damping: ph.bending_damping_n_m2_s,
+        };
+        Self {
+            c,
+            ph,
+            n,
+            semi_implicit,
+            factors,
+            mass,
+            coupling,
+            markers,
+            h,
+            half,
+            le,
+            t0,
+            pin0,
+            sec,
+            disp,
+            drift,
+            vel,
+            acc,
+        }
+    }
 
-        let mut u_prev = Vector4::zeros();
-        let mut v_prev = Vector4::zeros();
-        let mut damped_prev = Vector4::zeros();
-        let mut f_prev = Vector4::zeros();
-        let mut y_prev = Vector4::zeros();
-        let mut damping_prev = Symmetric4::zeros();
-        let mut upper_prev = Matrix4::zeros();
-        let mut e_prev = Matrix4::zeros();
+    /// The step's forward sweep: drift, velocity half-step, forces and the
+    /// block-tridiagonal elimination, node by node. True: it diverged.
+    fn forward(&mut self, pin: &PinState<R>) -> bool {
+        let Self {
+            ph,
+            n,
+            semi_implicit,
+            factors,
+            mass,
+            coupling,
+            h,
+            half,
+            le,
+            t0,
+            sec,
+            disp,
+            drift,
+            vel,
+            acc,
+            ..
+        } = self;
+        let [mass_first, mass_interior, mass_last, mass_coupling] = *mass;
+        let (n, semi_implicit, h, half, le, t0, sec) =
+            (*n, *semi_implicit, *h, *half, *le, *t0, *sec);
+        let mut diverged = false;
+        // The previous node's displacement, velocities, force and y.
+        let zero = Vector4::zeros();
+        let (mut u_prev, mut v_prev, mut damped_prev, mut f_prev, mut y_prev) =
+            (zero, zero, zero, zero, zero);
+        let mut elimination = Elimination::default();
         for k in 0..=n {
             let a = acc[k];
             let v_half = vel[k] + a * half;
@@ -221,21 +267,9 @@ fn run_one<R: MirrorReal>(
                     } else {
                         &mass_interior
                     };
-                    let mut pivot =
-                        plus_node_mass(&damping_prev.sum(&dmp.aa).full(), mass_diagonal);
-                    let upper = plus_node_mass(&dmp.ab, &mass_coupling);
-                    let mut upper_rows = upper;
-                    if node == 0 {
-                        pivot = pin_rows(&pivot, true);
-                        upper_rows = pin_rows(&upper, false);
-                    }
-                    let lower = upper_prev.transpose();
-                    let g = inverse4(&(pivot - lower * e_prev));
-                    let y = g * (f_prev - lower * y_prev);
-                    e_prev = g * upper_rows;
-                    coupling[node] = e_prev;
-                    upper_prev = upper;
-                    damping_prev = dmp.bb;
+                    let y =
+                        elimination.row(node, &dmp, f_prev, y_prev, mass_diagonal, &mass_coupling);
+                    coupling[node] = elimination.e_prev;
                     y
                 } else {
                     let [g, _] = &factors[node];
@@ -251,14 +285,29 @@ fn run_one<R: MirrorReal>(
         }
         f_prev.y -= ph.tip_weight_n;
         acc[n] = if semi_implicit {
-            let lower = upper_prev.transpose();
-            let g = inverse4(&(plus_node_mass(&damping_prev.full(), &mass_last) - lower * e_prev));
-            g * (f_prev - lower * y_prev)
+            elimination.tip(f_prev, y_prev, &mass_last)
         } else {
             let [g, _] = &factors[n];
             g * (f_prev - coupling_transpose_times(&mass_coupling, &y_prev))
         };
+        diverged
+    }
 
+    /// The back substitution and the velocity's second half-step. True: it
+    /// diverged; and the tip's velocity.
+    fn back(&mut self, pin: &PinState<R>) -> (bool, Vector2<R>) {
+        let Self {
+            n,
+            semi_implicit,
+            factors,
+            coupling,
+            half,
+            vel,
+            acc,
+            ..
+        } = self;
+        let (n, semi_implicit, half) = (*n, *semi_implicit, *half);
+        let mut diverged = false;
         let mut a_next = Vector4::zeros();
         let mut tip_velocity = Vector2::zeros();
         for k in (0..=n).rev() {
@@ -283,10 +332,159 @@ fn run_one<R: MirrorReal>(
             }
             a_next = a;
         }
+        (diverged, tip_velocity)
+    }
+
+    /// The markers at frame `frame`, `back_s` before the step's end (the
+    /// step's expansion): their squared distance from the measured samples
+    /// the shader compares, their positions appended to `track` where it
+    /// is recorded.
+    fn frame_error(
+        &self,
+        back: R,
+        frame: usize,
+        measured: &[Vector2<R>],
+        track: &mut Vec<[f64; 2]>,
+    ) -> R {
+        let Self {
+            c,
+            t0,
+            pin0,
+            markers,
+            disp,
+            drift,
+            vel,
+            acc,
+            ..
+        } = self;
+        let (t0, pin0) = (*t0, *pin0);
+        let at_frame = |k: usize| {
+            let u = disp[k] + drift[k];
+            u - vel[k] * back + acc[k] * (lit::<R>(0.5) * back * back)
+        };
+        let mut error: R = lit(0.0);
+        for (m, (shapes, arc, element)) in markers.iter().enumerate() {
+            let (ua, ub) = (at_frame(*element), at_frame(*element + 1));
+            let displacement = combine(shapes, &ua, &ub);
+            let position = pin0 + t0 * *arc + displacement;
+            let index = frame * markers.len() + m;
+            // A sample the measurement lacks is skipped.
+            if c.measured_offset != NO_TRACK {
+                let sample = measured[c.measured_offset as usize + index];
+                if sample.x.abs() < lit::<R>(MISSING_SAMPLE_ABOVE_M) {
+                    let d = sample - position;
+                    error += d.dot(&d);
+                }
+            }
+            if c.track_offset != NO_TRACK {
+                track.push([position.x.to_f64(), position.y.to_f64()]);
+            }
+        }
+        error
+    }
+}
+
+/// The semi-implicit scheme's running block elimination over the nodes
+/// (step.wgsl's forward sweep): the previous node's damping block, its
+/// upper block and its E = G × upper rows.
+struct Elimination<R: MirrorReal> {
+    damping_prev: Symmetric4<R>,
+    upper_prev: Matrix4<R>,
+    e_prev: Matrix4<R>,
+}
+
+impl<R: MirrorReal> Default for Elimination<R> {
+    fn default() -> Self {
+        Self {
+            damping_prev: Symmetric4::zeros(),
+            upper_prev: Matrix4::zeros(),
+            e_prev: Matrix4::zeros(),
+        }
+    }
+}
+
+impl<R: MirrorReal> Elimination<R> {
+    /// Eliminates node `node` (its element damping `dmp`, force `f`, the
+    /// previous node's y): its y, and its E kept for the back substitution.
+    fn row(
+        &mut self,
+        node: usize,
+        dmp: &ElementDamping<R>,
+        f: Vector4<R>,
+        y_prev: Vector4<R>,
+        mass_diagonal: &Vector4<R>,
+        mass_coupling: &Vector4<R>,
+    ) -> Vector4<R> {
+        let mut pivot = plus_node_mass(&self.damping_prev.sum(&dmp.aa).full(), mass_diagonal);
+        let upper = plus_node_mass(&dmp.ab, mass_coupling);
+        let mut upper_rows = upper;
+        if node == 0 {
+            pivot = pin_rows(&pivot, true);
+            upper_rows = pin_rows(&upper, false);
+        }
+        let lower = self.upper_prev.transpose();
+        let g = inverse4(&(pivot - lower * self.e_prev));
+        let y = g * (f - lower * y_prev);
+        self.e_prev = g * upper_rows;
+        self.upper_prev = upper;
+        self.damping_prev = dmp.bb;
+        y
+    }
+
+    /// The tip node's y: the last pivot, with no upper block.
+    fn tip(&self, f: Vector4<R>, y_prev: Vector4<R>, mass_last: &Vector4<R>) -> Vector4<R> {
+        let lower = self.upper_prev.transpose();
+        let g =
+            inverse4(&(plus_node_mass(&self.damping_prev.full(), mass_last) - lower * self.e_prev));
+        g * (f - lower * y_prev)
+    }
+}
+
+/// One simulation from its upload (a chunk of one) to its outcome, as the
+/// shader advances it; the dispatch split is left out, since loading and
+/// storing the state in the same precision changes no value.
+fn run_one<R: MirrorReal>(
+    sim: &GpuSimulation,
+    data: &ChunkData,
+    measured: &[Vector2<R>],
+) -> GpuOutcome {
+    let mut m = Mirror::<R>::new(sim, data);
+    let c = m.c;
+    let frame_table = c.frame_offset as usize..(c.frame_offset + c.frames) as usize;
+    let frame_steps = &data.frame_steps[frame_table.clone()];
+    let frame_back: Vec<R> = data.frame_back_s[frame_table]
+        .iter()
+        .map(|&b| lit(b))
+        .collect();
+    let mut frames_done = 0usize;
+    let mut identification_error: R = lit(0.0);
+    let mut swingup_min: R = lit(sim.initial_swingup_m);
+    let mut swingup_time: R = lit(0.0);
+    let mut track: Vec<[f64; 2]> = Vec::new();
+    let mut steps_done = 0u32;
+    let mut diverged = false;
+
+    while steps_done < c.total_steps && !diverged {
+        let steps = steps_done + 1;
+        let t = lit::<R>(steps as f64) * m.h;
+        let pin = pin_state(t, c.winch_moves, &m.ph.waypoints_m, &m.ph.periods_s);
+
+        diverged = m.forward(&pin);
+        let (back_diverged, tip_velocity) = m.back(&pin);
+        diverged = diverged || back_diverged;
         steps_done = steps;
         if diverged {
             break;
         }
+        let Mirror {
+            ph,
+            n,
+            t0,
+            disp,
+            drift,
+            ..
+        } = &mut m;
+        let (n, t0) = (*n, *t0);
 
         let sample = steps % c.steps_per_sample == 0;
         if sample || steps % c.steps_per_fold == 0 {
@@ -307,30 +505,7 @@ fn run_one<R: MirrorReal>(
         // Every frame within this step.
         while frame_steps.get(frames_done) == Some(&steps) {
             let frame = frames_done;
-            let back = frame_back[frame];
-            let at_frame = |k: usize| {
-                let u = disp[k] + drift[k];
-                u - vel[k] * back + acc[k] * (lit::<R>(0.5) * back * back)
-            };
-            let mut error: R = lit(0.0);
-            for (m, (shapes, arc, element)) in markers.iter().enumerate() {
-                let (ua, ub) = (at_frame(*element), at_frame(*element + 1));
-                let displacement = combine(shapes, &ua, &ub);
-                let position = pin0 + t0 * *arc + displacement;
-                let index = frame * markers.len() + m;
-                // A sample the measurement lacks is skipped.
-                if c.measured_offset != NO_TRACK {
-                    let sample = measured[c.measured_offset as usize + index];
-                    if sample.x.abs() < lit::<R>(MISSING_SAMPLE_ABOVE_M) {
-                        let d = sample - position;
-                        error += d.dot(&d);
-                    }
-                }
-                if c.track_offset != NO_TRACK {
-                    track.push([position.x.to_f64(), position.y.to_f64()]);
-                }
-            }
-            identification_error += error;
+            identification_error += m.frame_error(frame_back[frame], frame, measured, &mut track);
             frames_done += 1;
         }
     }
@@ -339,17 +514,17 @@ fn run_one<R: MirrorReal>(
             time_s: steps_done as f64 * sim.step_s,
         }
     } else {
-        OutcomeStatus::Completed
+        OutcomeStatus::Ok
     };
     GpuOutcome {
         status,
         // The per-simulation arithmetic of both layouts; named as the
         // thread layout, which it transcribes loop for loop.
-        layout: super::super::cost::GpuLayout::Thread,
+        layout: super::super::layout::GpuLayout::Thread,
         steps: steps_done as u64,
         identification_error_m2: identification_error.to_f64(),
         swingup_min_m: swingup_min.to_f64(),
         swingup_time_s: swingup_time.to_f64(),
-        track_m: (sim.record_track && status == OutcomeStatus::Completed).then_some(track),
+        track_m: (sim.record_track && status == OutcomeStatus::Ok).then_some(track),
     }
 }

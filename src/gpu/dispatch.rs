@@ -10,16 +10,17 @@ use std::time::{Duration, Instant};
 use bytemuck::Pod;
 use wgpu::util::DeviceExt;
 
+use super::abi::{
+    DispatchParams, FixedStepScheme, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE,
+    STATUS_RUNNING, SimObjectives, SimProgress,
+};
 use super::batch::{
     ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data, steps_per_dispatch,
     workgroup_extra_iterations_per_step,
 };
-use super::cost::{self, GpuLayout, GpuRates, LayoutRequest};
+use super::cost::{self, GpuRates};
 use super::device::PeakChains;
-use super::layout::{
-    DispatchParams, FixedStepScheme, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE,
-    STATUS_RUNNING, SimObjectives, SimProgress,
-};
+use super::layout::{GpuLayout, LayoutRequest};
 use super::{Gpu, GpuError, Precision};
 
 /// Mesa's llvmpipe/lavapipe ends every loop of a shader invocation once the
@@ -187,12 +188,9 @@ fn map_and_collect<T: Pod>(gpu: &Gpu, staging: &wgpu::Buffer) -> Result<Vec<T>, 
     Ok(out)
 }
 
-fn run_typed<R: Real>(
-    gpu: &Gpu,
-    sims: &[GpuSimulation],
-    measured: Option<&[[f64; 2]]>,
-    options: &BatchOptions,
-) -> Result<Vec<GpuOutcome>, GpuError> {
+/// Refuses a batch whose compared simulations need more measured frames
+/// than `measured` holds.
+fn check_measured(sims: &[GpuSimulation], measured: Option<&[[f64; 2]]>) -> Result<(), GpuError> {
     let measured_len = measured.map_or(0, |m| m.len());
     for sim in sims.iter().filter(|s| s.compare_measured) {
         let frames = sim.measured_first_frame + sim.frames() as usize;
@@ -206,12 +204,16 @@ fn run_typed<R: Real>(
             .into());
         }
     }
-    if sims.is_empty() {
-        return Ok(Vec::new());
-    }
-    let layouts = assign_layouts(gpu, sims, options)?;
-    // Compiles every pipeline the batch needs, or fails (no f64, too many
-    // elements for the precision, scheme and layout), before any work.
+    Ok(())
+}
+
+/// Compiles the pipeline of every simulation's layout, or fails.
+fn compile_pipelines(
+    gpu: &Gpu,
+    sims: &[GpuSimulation],
+    layouts: &[GpuLayout],
+    options: &BatchOptions,
+) -> Result<(), GpuError> {
     for (i, sim) in sims.iter().enumerate() {
         match layouts[i] {
             GpuLayout::Thread => {
@@ -227,6 +229,56 @@ fn run_typed<R: Real>(
             }
         }
     }
+    Ok(())
+}
+
+/// The pipeline and shape a chunk of `layout` and `scheme` with at most
+/// `elements` elements runs on.
+fn chunk_dispatch(
+    gpu: &Gpu,
+    layout: GpuLayout,
+    elements: usize,
+    scheme: FixedStepScheme,
+    options: &BatchOptions,
+) -> Result<ChunkDispatch, GpuError> {
+    Ok(match layout {
+        GpuLayout::Thread => ChunkDispatch {
+            pipeline: gpu.step_pipeline(options.precision, elements, scheme)?,
+            sims_per_group: gpu.workgroup_size,
+            extra_per_step: 0,
+            layout,
+        },
+        GpuLayout::Workgroup => {
+            let (pipeline, shape) = gpu.step_workgroup_pipeline(
+                options.precision,
+                elements,
+                scheme,
+                options.max_group_sims,
+            )?;
+            ChunkDispatch {
+                pipeline,
+                sims_per_group: shape.sims,
+                extra_per_step: workgroup_extra_iterations_per_step(elements, shape.lanes),
+                layout,
+            }
+        }
+    })
+}
+
+fn run_typed<R: Real>(
+    gpu: &Gpu,
+    sims: &[GpuSimulation],
+    measured: Option<&[[f64; 2]]>,
+    options: &BatchOptions,
+) -> Result<Vec<GpuOutcome>, GpuError> {
+    check_measured(sims, measured)?;
+    if sims.is_empty() {
+        return Ok(Vec::new());
+    }
+    let layouts = assign_layouts(gpu, sims, options)?;
+    // Every pipeline the batch needs, or a failure (no f64, too many
+    // elements for the precision, scheme and layout), before any work.
+    compile_pipelines(gpu, sims, &layouts, options)?;
     // A chunk runs one scheme in one layout (its pipeline's), and in the
     // workgroup layout one n. Similar simulations side by side: the
     // invocations of a SIMD group run in lockstep, as long as the largest n
@@ -267,46 +319,14 @@ fn run_typed<R: Real>(
         let layout = layouts[chunk[0]];
         if cancelled(options) {
             for &i in chunk {
-                outcomes[i] = Some(GpuOutcome {
-                    status: OutcomeStatus::Cancelled,
-                    layout,
-                    steps: 0,
-                    identification_error_m2: f64::NAN,
-                    swingup_min_m: f64::NAN,
-                    swingup_time_s: f64::NAN,
-                    track_m: None,
-                });
+                outcomes[i] = Some(GpuOutcome::cancelled(layout));
             }
             continue;
         }
         let members: Vec<&GpuSimulation> = chunk.iter().map(|&i| &sims[i]).collect();
         let chunk_elements = members.iter().map(|s| s.params.elements).max().unwrap_or(1);
         let scheme = members[0].scheme;
-        let dispatch = match layout {
-            GpuLayout::Thread => ChunkDispatch {
-                pipeline: gpu.step_pipeline(options.precision, chunk_elements, scheme)?,
-                sims_per_group: gpu.workgroup_size,
-                extra_per_step: 0,
-                layout,
-            },
-            GpuLayout::Workgroup => {
-                let (pipeline, shape) = gpu.step_workgroup_pipeline(
-                    options.precision,
-                    chunk_elements,
-                    scheme,
-                    options.max_group_sims,
-                )?;
-                ChunkDispatch {
-                    pipeline,
-                    sims_per_group: shape.sims,
-                    extra_per_step: workgroup_extra_iterations_per_step(
-                        chunk_elements,
-                        shape.lanes,
-                    ),
-                    layout,
-                }
-            }
-        };
+        let dispatch = chunk_dispatch(gpu, layout, chunk_elements, scheme, options)?;
         let data = chunk_data(&members)?;
         let results = run_chunk::<R>(
             gpu,
@@ -455,11 +475,12 @@ pub fn layout_holds(
 ) -> bool {
     match layout {
         GpuLayout::Thread => {
-            super::layout::node_capacity(sim.params.elements, precision.real_bytes(), sim.scheme)
+            super::abi::node_capacity(sim.params.elements, precision.real_bytes(), sim.scheme)
                 .is_some()
         }
         GpuLayout::Workgroup => {
-            cost::workgroup_shape(sim.params.elements, precision, sim.scheme, &gpu.limits).is_some()
+            super::layout::workgroup_shape(sim.params.elements, precision, sim.scheme, &gpu.limits)
+                .is_some()
         }
     }
 }
@@ -494,16 +515,14 @@ fn spread_workgroups(sorted: &[usize], workgroup: usize) -> Vec<usize> {
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_chunk<R: Real>(
-    gpu: &Gpu,
-    dispatch: &ChunkDispatch,
+/// The uniform of a chunk's dispatches: its size and the steps each
+/// dispatch may take within Mesa's loop budget.
+fn dispatch_params(
     sims: &[&GpuSimulation],
     data: &ChunkData,
-    measured: &[[R; 2]],
+    dispatch: &ChunkDispatch,
     options: &BatchOptions,
-    report: &mut dyn FnMut(u64),
-) -> Result<Vec<GpuOutcome>, GpuError> {
+) -> DispatchParams {
     let count = sims.len();
     let max_elements = sims.iter().map(|s| s.params.elements).max().unwrap_or(1);
     let max_markers = sims
@@ -524,19 +543,38 @@ fn run_chunk<R: Real>(
         dispatch.extra_per_step,
         options.loop_budget,
     );
-    let params = DispatchParams {
+    DispatchParams {
         simulations: count as u32,
         steps_per_dispatch: per_dispatch,
         node_slots: data.node_slots as u32,
         _pad: 0,
-    };
-    // A device lost earlier makes every new buffer invalid (and wgpu's
-    // buffer initialisation panic): say why instead.
-    gpu.check()?;
+    }
+}
+
+/// A chunk's buffers that are read back, and the bind group of them all.
+struct ChunkBuffers {
+    progress: wgpu::Buffer,
+    objectives: wgpu::Buffer,
+    track: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    /// The progress uploaded: every simulation running, no step done.
+    progress0: Vec<SimProgress>,
+}
+
+/// Uploads a chunk's arrays in `R` and binds them to the step pipeline.
+fn chunk_buffers<R: Real>(
+    gpu: &Gpu,
+    dispatch: &ChunkDispatch,
+    sims: &[&GpuSimulation],
+    data: &ChunkData,
+    measured: &[[R; 2]],
+    params: &DispatchParams,
+) -> ChunkBuffers {
+    let count = sims.len();
     let device = &gpu.device;
     let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("dispatch params"),
-        contents: bytemuck::bytes_of(&params),
+        contents: bytemuck::bytes_of(params),
         usage: wgpu::BufferUsages::UNIFORM,
     });
     let physics: Vec<_> = data.physics.iter().map(|p| p.convert::<R>()).collect();
@@ -606,6 +644,113 @@ fn run_chunk<R: Real>(
         layout: &layout,
         entries: &entries,
     });
+    ChunkBuffers {
+        progress: progress_buf,
+        objectives: objectives_buf,
+        track: track_buf,
+        bind_group,
+        progress0,
+    }
+}
+
+/// Checks that every running or finished simulation took exactly the
+/// steps its dispatches allowed (`expected`, advanced here by `window`):
+/// Mesa silently skips loop iterations beyond its cap.
+fn check_progress(
+    progress: &[SimProgress],
+    sims: &[&GpuSimulation],
+    expected: &mut [u64],
+    window: u64,
+) -> Result<(), GpuError> {
+    for (i, (p, sim)) in progress.iter().zip(sims).enumerate() {
+        if p.status == STATUS_RUNNING || p.status == STATUS_DONE {
+            if expected[i] < sim.total_steps {
+                expected[i] = (expected[i] + window).min(sim.total_steps);
+            }
+            let complete = expected[i] == sim.total_steps;
+            if p.steps_done as u64 != expected[i] || (p.status == STATUS_DONE) != complete {
+                return Err(GpuError::Truncated {
+                    simulation: i,
+                    expected: expected[i],
+                    got: p.steps_done as u64,
+                });
+            }
+        } else if p.status != STATUS_DIVERGED {
+            return Err(GpuError::Device(format!(
+                "simulation {i} reports unknown status {}",
+                p.status
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The chunk's outcomes from what it read back.
+fn outcomes<R: Real>(
+    sims: &[&GpuSimulation],
+    progress: &[SimProgress],
+    objectives: &[SimObjectives<R>],
+    track: &[[R; 2]],
+    data: &ChunkData,
+    layout: GpuLayout,
+) -> Vec<GpuOutcome> {
+    sims.iter()
+        .zip(progress.iter().zip(objectives))
+        .enumerate()
+        .map(|(i, (sim, (p, o)))| {
+            let status = match p.status {
+                STATUS_DIVERGED => OutcomeStatus::Diverged {
+                    time_s: p.steps_done as f64 * sim.step_s,
+                },
+                STATUS_DONE => OutcomeStatus::Ok,
+                _ => OutcomeStatus::Cancelled,
+            };
+            let track_m = (sim.record_track && status == OutcomeStatus::Ok).then(|| {
+                let offset = data.controls[i].track_offset as usize;
+                let len = sim.frames() as usize * sim.marker_arc_lengths_m.len();
+                track[offset..offset + len]
+                    .iter()
+                    .map(|p| p.map(R::to_f64))
+                    .collect()
+            });
+            GpuOutcome {
+                status,
+                layout,
+                steps: p.steps_done as u64,
+                identification_error_m2: o.identification_error_m2.to_f64(),
+                swingup_min_m: o.swingup_min_m.to_f64(),
+                swingup_time_s: o.swingup_time_s.to_f64(),
+                track_m,
+            }
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_chunk<R: Real>(
+    gpu: &Gpu,
+    dispatch: &ChunkDispatch,
+    sims: &[&GpuSimulation],
+    data: &ChunkData,
+    measured: &[[R; 2]],
+    options: &BatchOptions,
+    report: &mut dyn FnMut(u64),
+) -> Result<Vec<GpuOutcome>, GpuError> {
+    let count = sims.len();
+    let params = dispatch_params(sims, data, dispatch, options);
+    let per_dispatch = params.steps_per_dispatch;
+    // A device lost earlier makes every new buffer invalid (and wgpu's
+    // buffer initialisation panic): say why instead.
+    gpu.check()?;
+    let device = &gpu.device;
+    let ChunkBuffers {
+        progress: progress_buf,
+        objectives: objectives_buf,
+        track: track_buf,
+        bind_group,
+        progress0,
+    } = chunk_buffers::<R>(gpu, dispatch, sims, data, measured, &params);
+    let pipeline = &*dispatch.pipeline;
     let progress_staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("progress readback"),
         size: progress_buf.size(),
@@ -637,26 +782,7 @@ fn run_chunk<R: Real>(
         progress = map_and_collect(gpu, &progress_staging)?;
         gpu.check()?;
         let window = dispatches as u64 * per_dispatch as u64;
-        for (i, (p, sim)) in progress.iter().zip(sims).enumerate() {
-            if p.status == STATUS_RUNNING || p.status == STATUS_DONE {
-                if expected[i] < sim.total_steps {
-                    expected[i] = (expected[i] + window).min(sim.total_steps);
-                }
-                let complete = expected[i] == sim.total_steps;
-                if p.steps_done as u64 != expected[i] || (p.status == STATUS_DONE) != complete {
-                    return Err(GpuError::Truncated {
-                        simulation: i,
-                        expected: expected[i],
-                        got: p.steps_done as u64,
-                    });
-                }
-            } else if p.status != STATUS_DIVERGED {
-                return Err(GpuError::Device(format!(
-                    "simulation {i} reports unknown status {}",
-                    p.status
-                )));
-            }
-        }
+        check_progress(&progress, sims, &mut expected, window)?;
         report(
             progress
                 .iter()
@@ -674,37 +800,14 @@ fn run_chunk<R: Real>(
     } else {
         Vec::new()
     };
-    Ok(sims
-        .iter()
-        .zip(progress.iter().zip(&objectives))
-        .enumerate()
-        .map(|(i, (sim, (p, o)))| {
-            let status = match p.status {
-                STATUS_DIVERGED => OutcomeStatus::Diverged {
-                    time_s: p.steps_done as f64 * sim.step_s,
-                },
-                STATUS_DONE => OutcomeStatus::Completed,
-                _ => OutcomeStatus::Cancelled,
-            };
-            let track_m = (sim.record_track && status == OutcomeStatus::Completed).then(|| {
-                let offset = data.controls[i].track_offset as usize;
-                let len = sim.frames() as usize * sim.marker_arc_lengths_m.len();
-                track[offset..offset + len]
-                    .iter()
-                    .map(|p| p.map(R::to_f64))
-                    .collect()
-            });
-            GpuOutcome {
-                status,
-                layout: dispatch.layout,
-                steps: p.steps_done as u64,
-                identification_error_m2: o.identification_error_m2.to_f64(),
-                swingup_min_m: o.swingup_min_m.to_f64(),
-                swingup_time_s: o.swingup_time_s.to_f64(),
-                track_m,
-            }
-        })
-        .collect())
+    Ok(outcomes(
+        sims,
+        &progress,
+        &objectives,
+        &track,
+        data,
+        dispatch.layout,
+    ))
 }
 
 /// Measures the adapter's multiply-add throughput in `precision` [GFLOP/s]

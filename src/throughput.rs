@@ -7,20 +7,19 @@
 
 use std::time::Instant;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::engine::Engine;
-use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, Precision};
+use crate::engine::{Engine, EngineKind, Outcome, RunHooks, Simulation};
+use crate::gpu::{self, Gpu, GpuLayout, Precision};
 use crate::model::TetherParams;
-use crate::scenario::batch::{BatchError, StepCache, gpu_simulation};
-use crate::scenario::{Scenario, ScenarioKind, SolverReport, simulate};
+use crate::scenario::batch::BatchError;
+use crate::scenario::{Scenario, ScenarioKind};
 use crate::solver::{FixedStepScheme, SolverKind};
 
 /// One measured configuration.
 #[derive(Debug, Clone)]
 pub struct BenchRow {
-    pub engine: Engine,
+    pub engine: EngineKind,
     pub device: String,
     pub elements: usize,
     pub batch: usize,
@@ -114,7 +113,7 @@ fn fastest<E>(repeats: usize, mut run: impl FnMut() -> Result<u64, E>) -> Result
 }
 
 fn row(
-    engine: Engine,
+    engine: EngineKind,
     device: &str,
     elements: usize,
     batch: usize,
@@ -125,9 +124,9 @@ fn row(
     // The CPU semi-implicit solver assembles and factors a banded matrix,
     // and the reference solver's steps are implicit: neither is that count.
     let counted = match engine {
-        Engine::Cpu(s) if s.kind == SolverKind::Explicit => Some(FixedStepScheme::Explicit),
-        Engine::Cpu(_) => None,
-        Engine::Gpu { scheme, .. } => Some(scheme),
+        EngineKind::Cpu(s) if s.kind == SolverKind::Explicit => Some(FixedStepScheme::Explicit),
+        EngineKind::Cpu(_) => None,
+        EngineKind::Gpu { scheme, .. } => Some(scheme),
     };
     let gflops = counted.map(|scheme| {
         element_steps as f64 * gpu::flops::per_element_step(scheme) as f64 / wall_s / 1e9
@@ -170,7 +169,7 @@ fn layout_facts(
             (
                 shape.sims,
                 shape.lanes,
-                gpu::cost::slot_bytes(shape.nodes, precision, scheme),
+                gpu::layout::slot_bytes(shape.nodes, precision, scheme),
                 gpu::cost::workgroup_chain_flops(elements, shape.lanes, scheme),
             )
         }
@@ -190,102 +189,80 @@ fn layout_facts(
 /// times, and keeps the fastest run (a shared machine's neighbours only
 /// ever slow a run down).
 pub fn run(
-    engine: Engine,
-    gpu: Option<&Gpu>,
+    engine: &Engine,
     scenario: &Scenario,
     (elements, batch): (usize, usize),
     repeats: usize,
     peaks: &Peaks,
 ) -> Result<BenchRow, BatchError> {
     let repeats = repeats.max(1);
-    let params = batch_params(elements, batch);
-    match engine {
-        Engine::Gpu {
-            precision,
-            scheme,
-            layout,
-        } => {
-            let gpu = gpu.ok_or(BatchError::Gpu(gpu::GpuError::NoAdapter))?;
-            let cache = StepCache::default();
-            let setup = Instant::now();
-            let sims = params
-                .par_iter()
-                .map(|p| gpu_simulation(scenario, p, scheme, None, &cache))
-                .collect::<Result<Vec<_>, _>>()?;
-            let setup_s = setup.elapsed().as_secs_f64();
-            let options = BatchOptions {
-                precision,
-                layout,
-                ..Default::default()
-            };
-            // The batch's layout (auto picks per batch, not per simulation),
-            // then a compile (lavapipe compiles at the first dispatch)
-            // outside the timing.
-            let ran = gpu::engine::assign_layouts(gpu, &sims, &options)?[0];
-            let options = BatchOptions {
-                layout: ran.into(),
-                ..options
-            };
-            gpu::run_batch(gpu, &sims[..1], None, &options)?;
-            let timed = fastest(repeats, || {
-                let out = gpu::run_batch(gpu, &sims, None, &options)?;
-                Ok::<u64, BatchError>(
-                    out.iter()
-                        .zip(&sims)
-                        .map(|(o, s)| o.steps * s.params.elements as u64)
-                        .sum(),
-                )
-            })?;
-            let peak = match precision {
-                Precision::F32 => peaks.gpu_f32,
-                Precision::F64 => peaks.gpu_f64,
-            };
-            Ok(BenchRow {
-                setup_s: Some(setup_s),
-                layout: Some(layout_facts(gpu, ran, elements, precision, scheme)?),
-                ..row(
-                    engine,
-                    &gpu.adapter.name,
-                    elements,
-                    batch,
-                    timed,
-                    repeats,
-                    peak,
-                )
-            })
-        }
-        Engine::Cpu(settings) => {
-            let timed = fastest(repeats, || {
-                params
-                    .par_iter()
-                    .map(|p| {
-                        // A diverged run is counted as no work: its step count is lost
-                        // with the error, and the explicit step here is stable anyway.
-                        Ok(match simulate(scenario, p, &settings) {
-                            Ok(out) => match out.report {
-                                SolverReport::FixedStep { steps, .. }
-                                | SolverReport::Gpu { steps, .. } => steps,
-                                SolverReport::Reference(s) => s.steps,
-                            },
-                            Err(e) if e.is_divergence() => 0,
-                            Err(e) => return Err(e),
-                        } * p.elements as u64)
-                    })
-                    .collect::<Result<Vec<u64>, _>>()
-                    .map(|steps| steps.iter().sum())
-            })?;
-            let device = Engine::cpu_device_name();
-            Ok(row(
-                engine,
-                &device,
-                elements,
-                batch,
-                timed,
-                repeats,
-                peaks.cpu_f64,
-            ))
-        }
-    }
+    let simulations: Vec<Simulation> = batch_params(elements, batch)
+        .into_iter()
+        .map(|params| Simulation {
+            scenario: scenario.clone(),
+            params,
+            keep_track: false,
+        })
+        .collect();
+    // A diverged run is counted as no work: its step count is lost with
+    // the error, and the explicit step here is stable anyway.
+    let element_steps = |outcomes: Vec<Outcome>| -> u64 {
+        outcomes.iter().map(|o| o.steps * elements as u64).sum()
+    };
+    let kind = engine.kind();
+    let Some(gpu) = engine.gpu() else {
+        let timed = fastest(repeats, || {
+            Ok::<u64, BatchError>(element_steps(engine.run(
+                &simulations,
+                None,
+                RunHooks::default(),
+            )?))
+        })?;
+        return Ok(row(
+            kind,
+            &engine.device_name(),
+            elements,
+            batch,
+            timed,
+            repeats,
+            peaks.cpu_f64,
+        ));
+    };
+    let setup = Instant::now();
+    let prepared = engine.prepare(&simulations, None)?;
+    let setup_s = setup.elapsed().as_secs_f64();
+    // The batch's layout (auto picks per batch, not per simulation), then
+    // a compile (lavapipe compiles at the first dispatch) outside the
+    // timing.
+    let ran = engine
+        .layout_of(&prepared)?
+        .expect("a GPU engine runs in a layout");
+    let engine = engine.clone().with_layout(ran.into());
+    engine.run(&simulations[..1], None, RunHooks::default())?;
+    let timed = fastest(repeats, || {
+        Ok::<u64, BatchError>(element_steps(
+            engine.execute(&prepared, RunHooks::default())?,
+        ))
+    })?;
+    let precision = kind.precision();
+    let peak = match precision {
+        Precision::F32 => peaks.gpu_f32,
+        Precision::F64 => peaks.gpu_f64,
+    };
+    let scheme = kind.gpu_scheme().expect("a GPU engine has a scheme");
+    Ok(BenchRow {
+        setup_s: Some(setup_s),
+        layout: Some(layout_facts(gpu, ran, elements, precision, scheme)?),
+        ..row(
+            kind,
+            &gpu.adapter.name,
+            elements,
+            batch,
+            timed,
+            repeats,
+            peak,
+        )
+    })
 }
 
 /// Measured multiply-add peaks [GFLOP/s].
@@ -303,9 +280,9 @@ impl Peaks {
         let Some(gpu) = gpu else {
             return Ok(Self::default());
         };
-        let f32 = gpu::engine::measure_peak_gflops(gpu, Precision::F32, 3)?;
+        let f32 = gpu::dispatch::measure_peak_gflops(gpu, Precision::F32, 3)?;
         let f64 = if gpu.adapter.shader_f64 {
-            Some(gpu::engine::measure_peak_gflops(gpu, Precision::F64, 3)?)
+            Some(gpu::dispatch::measure_peak_gflops(gpu, Precision::F64, 3)?)
         } else {
             None
         };

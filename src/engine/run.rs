@@ -1,0 +1,565 @@
+//! The engine runs a job's simulations: one [`Engine`] value, an
+//! [`EngineKind`] with its open device, takes a batch of [`Simulation`]s
+//! and returns one [`Outcome`] each, on the CPU's cores or on the GPU. The
+//! workflows (sweep, GA, bench, simulate, validation) hand it their batches
+//! and never unpack the kind to call a solver or the GPU themselves.
+//!
+//! A batch either keeps each simulation's marker track or scores it: J_e
+//! against a measured track (docs/model.md §5), J_a for a swing-up (§7).
+//! Scoring is what lets the GPU keep tracks on the device; both engines
+//! score the same frames, so their J_e agree to the arithmetic's precision.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use super::EngineKind;
+use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, GpuSimulation, LayoutRequest};
+use crate::gpu::{GpuError, MISSING_SAMPLE_M, OutcomeStatus, Precision};
+use crate::model::{Tether, TetherParams};
+use crate::objective::{MeasuredTrack, SwingupObjective, frame_error, identification_error};
+use crate::scenario::batch::{BatchError, StepCache, gpu_output, gpu_simulation};
+use crate::scenario::{
+    RunStatus, Scenario, ScenarioKind, SimulationOutput, SolverReport, SolverSettings, simulate,
+};
+use crate::solver::{FixedStepScheme, SolverError};
+
+/// A kind of engine with what it runs on: the CPU's cores, or an open GPU.
+/// Cloning shares the device.
+#[derive(Clone)]
+pub struct Engine {
+    on: On,
+    /// Fixed steps chosen before (while counting the job's work), reused.
+    steps: Arc<StepCache>,
+}
+
+#[derive(Clone)]
+enum On {
+    Cpu(SolverSettings),
+    Gpu {
+        gpu: Arc<Gpu>,
+        precision: Precision,
+        scheme: FixedStepScheme,
+        layout: LayoutRequest,
+        /// A fixed step asked for [s]; None: the model's.
+        step_s: Option<f64>,
+    },
+}
+
+/// One simulation of a batch.
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    pub scenario: Scenario,
+    pub params: TetherParams,
+    /// Keep the marker track ([`Outcome::output`]) instead of scoring it
+    /// against the batch's measured track.
+    pub keep_track: bool,
+}
+
+/// What the engine reports of one simulation.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub status: RunStatus,
+    /// The run with its track, when kept and completed.
+    pub output: Option<SimulationOutput>,
+    /// J_e \[m²\] against the batch's measured track, when scored and
+    /// completed.
+    pub j_e_m2: Option<f64>,
+    /// J_a of a completed swing-up.
+    pub swingup: Option<SwingupObjective>,
+    /// The fixed step; None for the adaptive reference solver.
+    pub step_s: Option<f64>,
+    pub steps: u64,
+    /// The GPU layout it ran in; None on the CPU.
+    pub layout: Option<GpuLayout>,
+}
+
+impl Outcome {
+    fn stopped(status: RunStatus) -> Self {
+        Self {
+            status,
+            output: None,
+            j_e_m2: None,
+            swingup: None,
+            step_s: None,
+            steps: 0,
+            layout: None,
+        }
+    }
+}
+
+/// Progress and cancellation of a batch.
+#[derive(Clone, Copy, Default)]
+pub struct RunHooks<'a> {
+    /// Called with (simulations done, simulations in the batch); on the
+    /// GPU, in proportion to the element-steps done.
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    /// Once set, what has not finished comes back cancelled.
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// A batch made ready to run ([`Engine::prepare`]): on the GPU, every
+/// simulation's initial state, step and frames worked out on the CPU, so
+/// that running it again (the bench's repeats) times the device alone.
+pub struct Prepared<'a> {
+    simulations: &'a [Simulation],
+    measured: Option<&'a MeasuredTrack>,
+    gpu: Option<GpuBatch>,
+}
+
+struct GpuBatch {
+    simulations: Vec<GpuSimulation>,
+    /// J_e of each scored simulation's compared frames that the model shows
+    /// still held (scored on the host from the initial shape).
+    held_m2: Vec<f64>,
+    /// The measured samples of the compared frames, frame-major.
+    measured_frames: Option<Vec<[f64; 2]>>,
+}
+
+impl Engine {
+    /// The CPU running `settings` on all cores.
+    pub fn cpu(settings: SolverSettings) -> Self {
+        Self {
+            on: On::Cpu(settings),
+            steps: Arc::default(),
+        }
+    }
+
+    /// `kind` on `gpu`, or on the CPU when `kind` is a CPU engine.
+    pub fn new(kind: EngineKind, gpu: Arc<Gpu>) -> Self {
+        let on = match kind {
+            EngineKind::Cpu(settings) => On::Cpu(settings),
+            EngineKind::Gpu {
+                precision,
+                scheme,
+                layout,
+            } => On::Gpu {
+                gpu,
+                precision,
+                scheme,
+                layout,
+                step_s: None,
+            },
+        };
+        Self {
+            on,
+            steps: Arc::default(),
+        }
+    }
+
+    /// `kind` on `gpu` where it is a GPU engine, which then needs one.
+    pub fn open(kind: EngineKind, gpu: Option<&Arc<Gpu>>) -> Result<Self, GpuError> {
+        match (kind, gpu) {
+            (EngineKind::Cpu(settings), _) => Ok(Self::cpu(settings)),
+            (_, Some(gpu)) => Ok(Self::new(kind, Arc::clone(gpu))),
+            (_, None) => Err(GpuError::NoAdapter),
+        }
+    }
+
+    /// The same engine on a fixed step of `step_s` (None: the model's), as
+    /// `simulate --step` asks; the adaptive reference solver ignores it.
+    pub fn with_step(self, step_s: Option<f64>) -> Self {
+        let on = match self.on {
+            On::Cpu(settings) => On::Cpu(SolverSettings { step_s, ..settings }),
+            On::Gpu {
+                gpu,
+                precision,
+                scheme,
+                layout,
+                ..
+            } => On::Gpu {
+                gpu,
+                precision,
+                scheme,
+                layout,
+                step_s,
+            },
+        };
+        Self { on, ..self }
+    }
+
+    /// The same engine reusing the fixed steps in `steps`.
+    pub fn with_steps(self, steps: Arc<StepCache>) -> Self {
+        Self { steps, ..self }
+    }
+
+    /// The same engine in GPU layout `layout` (no change on the CPU).
+    pub fn with_layout(self, layout: LayoutRequest) -> Self {
+        let on = match self.on {
+            On::Gpu {
+                gpu,
+                precision,
+                scheme,
+                step_s,
+                ..
+            } => On::Gpu {
+                gpu,
+                precision,
+                scheme,
+                layout,
+                step_s,
+            },
+            cpu => cpu,
+        };
+        Self { on, ..self }
+    }
+
+    pub fn kind(&self) -> EngineKind {
+        match &self.on {
+            On::Cpu(settings) => EngineKind::Cpu(*settings),
+            &On::Gpu {
+                precision,
+                scheme,
+                layout,
+                ..
+            } => EngineKind::Gpu {
+                precision,
+                scheme,
+                layout,
+            },
+        }
+    }
+
+    /// The open GPU, for what the engine's device is (its name, limits).
+    pub fn gpu(&self) -> Option<&Gpu> {
+        match &self.on {
+            On::Gpu { gpu, .. } => Some(gpu),
+            On::Cpu(_) => None,
+        }
+    }
+
+    /// The open adapter's name, on the GPU.
+    pub fn adapter_name(&self) -> Option<&str> {
+        self.gpu().map(|g| g.adapter.name.as_str())
+    }
+
+    /// The device as a terminal or a table names it: the adapter, or
+    /// `CPU, 2 threads`.
+    pub fn device_name(&self) -> String {
+        self.adapter_name()
+            .map_or_else(EngineKind::cpu_device_name, str::to_string)
+    }
+
+    /// Runs one simulation with its track kept; a run that blows up is an
+    /// error.
+    pub fn simulate(
+        &self,
+        scenario: &Scenario,
+        params: &TetherParams,
+    ) -> Result<SimulationOutput, BatchError> {
+        match &self.on {
+            On::Gpu {
+                gpu,
+                precision,
+                scheme,
+                ..
+            } => {
+                let simulation = Simulation {
+                    scenario: scenario.clone(),
+                    params: params.clone(),
+                    keep_track: true,
+                };
+                let batch = self.gpu_batch(*scheme, std::slice::from_ref(&simulation), None)?;
+                let sim = &batch.simulations[0];
+                let outcome = gpu::run_batch(gpu, &batch.simulations, None, &self.options())?;
+                Ok(gpu_output(scenario, sim, &outcome[0], *precision)?)
+            }
+            On::Cpu(settings) => Ok(simulate(scenario, params, settings)?),
+        }
+    }
+
+    /// Runs `simulations`, scoring those that do not keep their track
+    /// against `measured` (J_e) when given; outcomes in their order.
+    pub fn run(
+        &self,
+        simulations: &[Simulation],
+        measured: Option<&MeasuredTrack>,
+        hooks: RunHooks<'_>,
+    ) -> Result<Vec<Outcome>, BatchError> {
+        self.execute(&self.prepare(simulations, measured)?, hooks)
+    }
+
+    /// Works out what a run of `simulations` needs before it starts.
+    pub fn prepare<'a>(
+        &self,
+        simulations: &'a [Simulation],
+        measured: Option<&'a MeasuredTrack>,
+    ) -> Result<Prepared<'a>, BatchError> {
+        let gpu = match self.on {
+            On::Gpu { scheme, .. } => Some(self.gpu_batch(scheme, simulations, measured)?),
+            On::Cpu(_) => None,
+        };
+        Ok(Prepared {
+            simulations,
+            measured,
+            gpu,
+        })
+    }
+
+    /// Runs a prepared batch.
+    pub fn execute(
+        &self,
+        prepared: &Prepared<'_>,
+        hooks: RunHooks<'_>,
+    ) -> Result<Vec<Outcome>, BatchError> {
+        match (&self.on, &prepared.gpu) {
+            (On::Cpu(settings), _) => Ok(execute_cpu(
+                settings,
+                prepared.simulations,
+                prepared.measured,
+                hooks,
+            )),
+            (On::Gpu { gpu, .. }, Some(batch)) => self.execute_gpu(gpu, prepared, batch, hooks),
+            (&On::Gpu { scheme, .. }, None) => {
+                let batch = self.gpu_batch(scheme, prepared.simulations, prepared.measured)?;
+                self.execute(
+                    &Prepared {
+                        gpu: Some(batch),
+                        ..*prepared
+                    },
+                    hooks,
+                )
+            }
+        }
+    }
+
+    /// The GPU layout a prepared batch runs in (`--gpu-layout auto` picks
+    /// per batch); None on the CPU.
+    pub fn layout_of(&self, prepared: &Prepared<'_>) -> Result<Option<GpuLayout>, BatchError> {
+        match (&self.on, &prepared.gpu) {
+            (On::Gpu { gpu, .. }, Some(batch)) if !batch.simulations.is_empty() => Ok(Some(
+                gpu::dispatch::assign_layouts(gpu, &batch.simulations, &self.options())?[0],
+            )),
+            _ => Ok(None),
+        }
+    }
+
+    fn options(&self) -> BatchOptions<'static> {
+        match self.on {
+            On::Gpu {
+                precision, layout, ..
+            } => BatchOptions {
+                precision,
+                layout,
+                ..Default::default()
+            },
+            On::Cpu(_) => BatchOptions::default(),
+        }
+    }
+
+    fn gpu_batch(
+        &self,
+        scheme: FixedStepScheme,
+        simulations: &[Simulation],
+        measured: Option<&MeasuredTrack>,
+    ) -> Result<GpuBatch, BatchError> {
+        let step_s = match self.on {
+            On::Gpu { step_s, .. } => step_s,
+            On::Cpu(_) => None,
+        };
+        let planned = simulations
+            .par_iter()
+            .map(|s| {
+                let mut sim = gpu_simulation(&s.scenario, &s.params, scheme, step_s, &self.steps)?;
+                let held = match measured {
+                    Some(m) if !s.keep_track => {
+                        sim.compare_measured = true;
+                        held_error_m2(m, &s.scenario, &sim)?
+                    }
+                    _ => 0.0,
+                };
+                sim.record_track = s.keep_track;
+                Ok((sim, held))
+            })
+            .collect::<Result<Vec<_>, SolverError>>()?;
+        let (simulations_gpu, held_m2) = planned.into_iter().unzip();
+        let measured_frames = match measured {
+            Some(m) => measured_frames(m, simulations)?,
+            None => None,
+        };
+        Ok(GpuBatch {
+            simulations: simulations_gpu,
+            held_m2,
+            measured_frames,
+        })
+    }
+
+    fn execute_gpu(
+        &self,
+        gpu: &Gpu,
+        prepared: &Prepared<'_>,
+        batch: &GpuBatch,
+        hooks: RunHooks<'_>,
+    ) -> Result<Vec<Outcome>, BatchError> {
+        let precision = self.kind().precision();
+        let count = batch.simulations.len() as u64;
+        // The GPU counts element-steps; the caller counts simulations.
+        let in_simulations = |done: u64, of: u64| {
+            if let Some(report) = hooks.progress {
+                let ran = count as u128 * done as u128 / of.max(1) as u128;
+                report(ran as u64, count);
+            }
+        };
+        let options = BatchOptions {
+            cancel: hooks.cancel,
+            progress: hooks
+                .progress
+                .map(|_| &in_simulations as &(dyn Fn(u64, u64) + Sync)),
+            ..self.options()
+        };
+        let outcomes = gpu::run_batch(
+            gpu,
+            &batch.simulations,
+            batch.measured_frames.as_deref(),
+            &options,
+        )?;
+        prepared
+            .simulations
+            .iter()
+            .zip(&batch.simulations)
+            .zip(&batch.held_m2)
+            .zip(outcomes)
+            .map(|(((s, sim), held), out)| {
+                let status = match out.status {
+                    OutcomeStatus::Ok => RunStatus::Ok,
+                    OutcomeStatus::Diverged { time_s } => RunStatus::Diverged(format!(
+                        "state exploded on the GPU ({}) at t = {time_s} s",
+                        precision.name()
+                    )),
+                    OutcomeStatus::Cancelled => RunStatus::Cancelled,
+                };
+                let ok = status == RunStatus::Ok;
+                let output = match ok && s.keep_track {
+                    true => Some(gpu_output(&s.scenario, sim, &out, precision)?),
+                    false => None,
+                };
+                let scored = ok && !s.keep_track && prepared.measured.is_some();
+                let swingup =
+                    (ok && s.scenario.kind == ScenarioKind::Swingup).then_some(SwingupObjective {
+                        weights: s.scenario.objective_weights,
+                        j_a_min: out.swingup_min_m,
+                        t_at_min_s: out.swingup_time_s,
+                    });
+                Ok(Outcome {
+                    status,
+                    output,
+                    j_e_m2: scored.then(|| out.identification_error_m2 + held),
+                    swingup,
+                    step_s: Some(sim.step_s),
+                    steps: out.steps,
+                    layout: Some(out.layout),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The CPU's run: every simulation on its own core, cancelled between
+/// simulations (the CPU's only stopping point).
+fn execute_cpu(
+    settings: &SolverSettings,
+    simulations: &[Simulation],
+    measured: Option<&MeasuredTrack>,
+    hooks: RunHooks<'_>,
+) -> Vec<Outcome> {
+    let done = AtomicU64::new(0);
+    let total = simulations.len() as u64;
+    simulations
+        .par_iter()
+        .map(|s| {
+            if hooks.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Outcome::stopped(RunStatus::Cancelled);
+            }
+            let result = simulate(&s.scenario, &s.params, settings);
+            if let Some(report) = hooks.progress {
+                report(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+            }
+            match result {
+                Ok(out) => {
+                    let (step_s, steps) = solver_steps(&out.report);
+                    let j_e_m2 = measured
+                        .filter(|_| !s.keep_track)
+                        .map(|m| identification_error(m, &out.track));
+                    Outcome {
+                        status: RunStatus::Ok,
+                        swingup: out.swingup,
+                        output: s.keep_track.then_some(out),
+                        j_e_m2,
+                        step_s,
+                        steps,
+                        layout: None,
+                    }
+                }
+                Err(SolverError::Cancelled) => Outcome::stopped(RunStatus::Cancelled),
+                Err(e) => Outcome::stopped(RunStatus::Diverged(e.to_string())),
+            }
+        })
+        .collect()
+}
+
+/// A run's step (None for the adaptive reference solver) and step count.
+fn solver_steps(report: &SolverReport) -> (Option<f64>, u64) {
+    match *report {
+        SolverReport::FixedStep { step_s, steps, .. } | SolverReport::Gpu { step_s, steps, .. } => {
+            (Some(step_s), steps)
+        }
+        SolverReport::Reference(s) => (None, s.steps),
+    }
+}
+
+/// The measured samples the GPU compares, frame-major, for the scored
+/// simulations of a batch: they share the film's frames and markers (the
+/// shader indexes them by frame), so a batch mixing films is refused.
+fn measured_frames(
+    measured: &MeasuredTrack,
+    simulations: &[Simulation],
+) -> Result<Option<Vec<[f64; 2]>>, BatchError> {
+    let mut scored = simulations.iter().filter(|s| !s.keep_track);
+    let Some(first) = scored.next() else {
+        return Ok(None);
+    };
+    let times = first.scenario.compared_frame_times_s();
+    let markers = first.scenario.marker_arc_lengths_m.len();
+    if let Some(other) = scored.find(|s| {
+        s.scenario.compared_frame_times_s() != times
+            || s.scenario.marker_arc_lengths_m.len() != markers
+    }) {
+        return Err(BatchError::MixedFilms(format!(
+            "{} frames of {markers} markers against {} of {}",
+            times.len(),
+            other.scenario.compared_frame_times_s().len(),
+            other.scenario.marker_arc_lengths_m.len()
+        )));
+    }
+    let mut frames = Vec::with_capacity(times.len() * markers);
+    for &t in &times {
+        // A sample the measurement lacks: the shader skips it.
+        frames.extend((0..markers).map(|j| measured.get(t, j).unwrap_or([MISSING_SAMPLE_M; 2])));
+    }
+    Ok(Some(frames))
+}
+
+/// J_e over the compared frames at which the model is still held (at or
+/// before the release), which the host scores from the initial shape.
+fn held_error_m2(
+    measured: &MeasuredTrack,
+    scenario: &Scenario,
+    sim: &GpuSimulation,
+) -> Result<f64, SolverError> {
+    let held: Vec<f64> = scenario
+        .compared_frame_times_s()
+        .into_iter()
+        .filter(|&t| scenario.model_time_s(t) <= 0.0)
+        .collect();
+    if held.is_empty() {
+        return Ok(0.0);
+    }
+    let tether = Tether::new(sim.params.clone())?;
+    let shape: Vec<[f64; 2]> = scenario
+        .marker_arc_lengths_m
+        .iter()
+        .map(|&s| tether.point(&sim.initial_q, s))
+        .collect();
+    Ok(held.iter().map(|&t| frame_error(measured, t, &shape)).sum())
+}
