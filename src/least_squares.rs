@@ -43,9 +43,9 @@ pub struct LmSettings {
 }
 
 impl LmSettings {
-    /// The identification's: thirty iterations are far more than a
-    /// two-to-four-parameter fit from a grid's best point takes (four to
-    /// eight on the shipped drops).
+    /// The identification's: thirty iterations are far more than a fit of
+    /// a few parameters from a grid's best point takes (four on the shipped
+    /// drop, as `identify` prints).
     pub const DEFAULT: LmSettings = LmSettings {
         max_iterations: 30,
         max_tries: 8,

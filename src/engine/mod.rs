@@ -28,7 +28,7 @@ pub enum Backend {
 }
 
 pub use crate::gpu::{GpuLayout, LayoutRequest};
-pub use run::{Engine, Outcome, Prepared, RunHooks, Simulation};
+pub use run::{Engine, Outcome, PreparedBatch, RunHooks, Simulation};
 
 /// An engine: a CPU solver on all cores, or the GPU engine with a precision,
 /// a fixed-step scheme and a layout.

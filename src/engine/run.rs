@@ -37,14 +37,17 @@ pub struct Engine {
 #[derive(Clone)]
 enum On {
     Cpu(SolverSettings),
-    Gpu {
-        gpu: Arc<Gpu>,
-        precision: Precision,
-        scheme: FixedStepScheme,
-        layout: LayoutRequest,
-        /// A fixed step asked for [s]; None: the model's.
-        step_s: Option<f64>,
-    },
+    Gpu { gpu: Arc<Gpu>, run: GpuRun },
+}
+
+/// How the GPU runs a batch.
+#[derive(Debug, Clone, Copy)]
+struct GpuRun {
+    precision: Precision,
+    scheme: FixedStepScheme,
+    layout: LayoutRequest,
+    /// A fixed step asked for [s]; None: the model's.
+    step_s: Option<f64>,
 }
 
 /// One simulation of a batch.
@@ -102,7 +105,7 @@ pub struct RunHooks<'a> {
 /// A batch made ready to run ([`Engine::prepare`]): on the GPU, every
 /// simulation's initial state, step and frames worked out on the CPU, so
 /// that running it again (the bench's repeats) times the device alone.
-pub struct Prepared<'a> {
+pub struct PreparedBatch<'a> {
     simulations: &'a [Simulation],
     measured: Option<&'a MeasuredTrack>,
     gpu: Option<GpuBatch>,
@@ -136,10 +139,12 @@ impl Engine {
                 layout,
             } => On::Gpu {
                 gpu,
-                precision,
-                scheme,
-                layout,
-                step_s: None,
+                run: GpuRun {
+                    precision,
+                    scheme,
+                    layout,
+                    step_s: None,
+                },
             },
         };
         Self {
@@ -162,18 +167,9 @@ impl Engine {
     pub fn with_step(self, step_s: Option<f64>) -> Self {
         let on = match self.on {
             On::Cpu(settings) => On::Cpu(SolverSettings { step_s, ..settings }),
-            On::Gpu {
+            On::Gpu { gpu, run } => On::Gpu {
                 gpu,
-                precision,
-                scheme,
-                layout,
-                ..
-            } => On::Gpu {
-                gpu,
-                precision,
-                scheme,
-                layout,
-                step_s,
+                run: GpuRun { step_s, ..run },
             },
         };
         Self { on, ..self }
@@ -187,18 +183,9 @@ impl Engine {
     /// The same engine in GPU layout `layout` (no change on the CPU).
     pub fn with_layout(self, layout: LayoutRequest) -> Self {
         let on = match self.on {
-            On::Gpu {
+            On::Gpu { gpu, run } => On::Gpu {
                 gpu,
-                precision,
-                scheme,
-                step_s,
-                ..
-            } => On::Gpu {
-                gpu,
-                precision,
-                scheme,
-                layout,
-                step_s,
+                run: GpuRun { layout, ..run },
             },
             cpu => cpu,
         };
@@ -208,15 +195,10 @@ impl Engine {
     pub fn kind(&self) -> EngineKind {
         match &self.on {
             On::Cpu(settings) => EngineKind::Cpu(*settings),
-            &On::Gpu {
-                precision,
-                scheme,
-                layout,
-                ..
-            } => EngineKind::Gpu {
-                precision,
-                scheme,
-                layout,
+            On::Gpu { run, .. } => EngineKind::Gpu {
+                precision: run.precision,
+                scheme: run.scheme,
+                layout: run.layout,
             },
         }
     }
@@ -249,21 +231,16 @@ impl Engine {
         params: &TetherParams,
     ) -> Result<SimulationOutput, BatchError> {
         match &self.on {
-            On::Gpu {
-                gpu,
-                precision,
-                scheme,
-                ..
-            } => {
+            On::Gpu { gpu, run } => {
                 let simulation = Simulation {
                     scenario: scenario.clone(),
                     params: params.clone(),
                     keep_track: true,
                 };
-                let batch = self.gpu_batch(*scheme, std::slice::from_ref(&simulation), None)?;
+                let batch = self.gpu_batch(run, std::slice::from_ref(&simulation), None)?;
                 let sim = &batch.simulations[0];
-                let outcome = gpu::run_batch(gpu, &batch.simulations, None, &self.options())?;
-                Ok(gpu_output(scenario, sim, &outcome[0], *precision)?)
+                let outcome = gpu::run_batch(gpu, &batch.simulations, None, &run.options())?;
+                Ok(gpu_output(scenario, sim, &outcome[0], run.precision)?)
             }
             On::Cpu(settings) => Ok(simulate(scenario, params, settings)?),
         }
@@ -285,12 +262,12 @@ impl Engine {
         &self,
         simulations: &'a [Simulation],
         measured: Option<&'a MeasuredTrack>,
-    ) -> Result<Prepared<'a>, BatchError> {
+    ) -> Result<PreparedBatch<'a>, BatchError> {
         let gpu = match self.on {
-            On::Gpu { scheme, .. } => Some(self.gpu_batch(scheme, simulations, measured)?),
+            On::Gpu { run, .. } => Some(self.gpu_batch(&run, simulations, measured)?),
             On::Cpu(_) => None,
         };
-        Ok(Prepared {
+        Ok(PreparedBatch {
             simulations,
             measured,
             gpu,
@@ -300,21 +277,18 @@ impl Engine {
     /// Runs a prepared batch.
     pub fn execute(
         &self,
-        prepared: &Prepared<'_>,
+        prepared: &PreparedBatch<'_>,
         hooks: RunHooks<'_>,
     ) -> Result<Vec<Outcome>, BatchError> {
         match (&self.on, &prepared.gpu) {
-            (On::Cpu(settings), _) => Ok(execute_cpu(
-                settings,
-                prepared.simulations,
-                prepared.measured,
-                hooks,
-            )),
-            (On::Gpu { gpu, .. }, Some(batch)) => self.execute_gpu(gpu, prepared, batch, hooks),
-            (&On::Gpu { scheme, .. }, None) => {
-                let batch = self.gpu_batch(scheme, prepared.simulations, prepared.measured)?;
+            (On::Cpu(settings), _) => {
+                execute_cpu(settings, prepared.simulations, prepared.measured, hooks)
+            }
+            (On::Gpu { gpu, run }, Some(batch)) => execute_gpu(gpu, run, prepared, batch, hooks),
+            (On::Gpu { run, .. }, None) => {
+                let batch = self.gpu_batch(run, prepared.simulations, prepared.measured)?;
                 self.execute(
-                    &Prepared {
+                    &PreparedBatch {
                         gpu: Some(batch),
                         ..*prepared
                     },
@@ -326,38 +300,22 @@ impl Engine {
 
     /// The GPU layout a prepared batch runs in (`--gpu-layout auto` picks
     /// per batch); None on the CPU.
-    pub fn layout_of(&self, prepared: &Prepared<'_>) -> Result<Option<GpuLayout>, BatchError> {
+    pub fn layout_of(&self, prepared: &PreparedBatch<'_>) -> Result<Option<GpuLayout>, BatchError> {
         match (&self.on, &prepared.gpu) {
-            (On::Gpu { gpu, .. }, Some(batch)) if !batch.simulations.is_empty() => Ok(Some(
-                gpu::dispatch::assign_layouts(gpu, &batch.simulations, &self.options())?[0],
+            (On::Gpu { gpu, run }, Some(batch)) if !batch.simulations.is_empty() => Ok(Some(
+                gpu::dispatch::assign_layouts(gpu, &batch.simulations, &run.options())?[0],
             )),
             _ => Ok(None),
         }
     }
 
-    fn options(&self) -> BatchOptions<'static> {
-        match self.on {
-            On::Gpu {
-                precision, layout, ..
-            } => BatchOptions {
-                precision,
-                layout,
-                ..Default::default()
-            },
-            On::Cpu(_) => BatchOptions::default(),
-        }
-    }
-
     fn gpu_batch(
         &self,
-        scheme: FixedStepScheme,
+        run: &GpuRun,
         simulations: &[Simulation],
         measured: Option<&MeasuredTrack>,
     ) -> Result<GpuBatch, BatchError> {
-        let step_s = match self.on {
-            On::Gpu { step_s, .. } => step_s,
-            On::Cpu(_) => None,
-        };
+        let (scheme, step_s) = (run.scheme, run.step_s);
         let planned = simulations
             .par_iter()
             .map(|s| {
@@ -384,92 +342,105 @@ impl Engine {
             measured_frames,
         })
     }
+}
 
-    fn execute_gpu(
-        &self,
-        gpu: &Gpu,
-        prepared: &Prepared<'_>,
-        batch: &GpuBatch,
-        hooks: RunHooks<'_>,
-    ) -> Result<Vec<Outcome>, BatchError> {
-        let precision = self.kind().precision();
-        let count = batch.simulations.len() as u64;
-        // The GPU counts element-steps; the caller counts simulations.
-        let in_simulations = |done: u64, of: u64| {
-            if let Some(report) = hooks.progress {
-                let ran = count as u128 * done as u128 / of.max(1) as u128;
-                report(ran as u64, count);
-            }
-        };
-        let options = BatchOptions {
-            cancel: hooks.cancel,
-            progress: hooks
-                .progress
-                .map(|_| &in_simulations as &(dyn Fn(u64, u64) + Sync)),
-            ..self.options()
-        };
-        let outcomes = gpu::run_batch(
-            gpu,
-            &batch.simulations,
-            batch.measured_frames.as_deref(),
-            &options,
-        )?;
-        prepared
-            .simulations
-            .iter()
-            .zip(&batch.simulations)
-            .zip(&batch.held_m2)
-            .zip(outcomes)
-            .map(|(((s, sim), held), out)| {
-                let status = match out.status {
-                    OutcomeStatus::Ok => RunStatus::Ok,
-                    OutcomeStatus::Diverged { time_s } => RunStatus::Diverged(format!(
-                        "state exploded on the GPU ({}) at t = {time_s} s",
-                        precision.name()
-                    )),
-                    OutcomeStatus::Cancelled => RunStatus::Cancelled,
-                };
-                let ok = status == RunStatus::Ok;
-                let output = match ok && s.keep_track {
-                    true => Some(gpu_output(&s.scenario, sim, &out, precision)?),
-                    false => None,
-                };
-                let scored = ok && !s.keep_track && prepared.measured.is_some();
-                let swingup =
-                    (ok && s.scenario.kind == ScenarioKind::Swingup).then_some(SwingupObjective {
-                        weights: s.scenario.objective_weights,
-                        j_a_min: out.swingup_min_m,
-                        t_at_min_s: out.swingup_time_s,
-                    });
-                Ok(Outcome {
-                    status,
-                    output,
-                    j_e_m2: scored.then(|| out.identification_error_m2 + held),
-                    swingup,
-                    step_s: Some(sim.step_s),
-                    steps: out.steps,
-                    layout: Some(out.layout),
-                })
-            })
-            .collect()
+impl GpuRun {
+    fn options(&self) -> BatchOptions<'static> {
+        BatchOptions {
+            precision: self.precision,
+            layout: self.layout,
+            ..Default::default()
+        }
     }
 }
 
+/// The GPU's run of a prepared batch, its outcomes in the engine's terms.
+fn execute_gpu(
+    gpu: &Gpu,
+    run: &GpuRun,
+    prepared: &PreparedBatch<'_>,
+    batch: &GpuBatch,
+    hooks: RunHooks<'_>,
+) -> Result<Vec<Outcome>, BatchError> {
+    let precision = run.precision;
+    let count = batch.simulations.len() as u64;
+    // The GPU counts element-steps; the caller counts simulations.
+    let in_simulations = |done: u64, of: u64| {
+        if let Some(report) = hooks.progress {
+            let ran = count as u128 * done as u128 / of.max(1) as u128;
+            report(ran as u64, count);
+        }
+    };
+    let options = BatchOptions {
+        cancel: hooks.cancel,
+        progress: hooks
+            .progress
+            .map(|_| &in_simulations as &(dyn Fn(u64, u64) + Sync)),
+        ..run.options()
+    };
+    let outcomes = gpu::run_batch(
+        gpu,
+        &batch.simulations,
+        batch.measured_frames.as_deref(),
+        &options,
+    )?;
+    prepared
+        .simulations
+        .iter()
+        .zip(&batch.simulations)
+        .zip(&batch.held_m2)
+        .zip(outcomes)
+        .map(|(((s, sim), held), out)| {
+            let status = match out.status {
+                OutcomeStatus::Ok => RunStatus::Ok,
+                OutcomeStatus::Diverged { time_s } => RunStatus::Diverged(format!(
+                    "state exploded on the GPU ({}) at t = {time_s} s",
+                    precision.name()
+                )),
+                OutcomeStatus::Cancelled => RunStatus::Cancelled,
+            };
+            let ok = status == RunStatus::Ok;
+            let output = match ok && s.keep_track {
+                true => Some(gpu_output(&s.scenario, sim, &out, precision)?),
+                false => None,
+            };
+            let scored = ok && !s.keep_track && prepared.measured.is_some();
+            let swingup =
+                (ok && s.scenario.kind == ScenarioKind::Swingup).then_some(SwingupObjective {
+                    weights: s.scenario.objective_weights,
+                    j_a_min: out.swingup_min_m,
+                    t_at_min_s: out.swingup_time_s,
+                });
+            Ok(Outcome {
+                status,
+                output,
+                j_e_m2: scored.then(|| out.identification_error_m2 + held),
+                swingup,
+                step_s: Some(sim.step_s),
+                steps: out.steps,
+                layout: Some(out.layout),
+            })
+        })
+        .collect()
+}
+
 /// The CPU's run: every simulation on its own core, cancelled between
-/// simulations (the CPU's only stopping point).
+/// simulations (the CPU's only stopping point). A simulation whose solver
+/// fails is reported as diverged; one the input makes impossible fails the
+/// batch, as on the GPU, where such input stops its set-up.
 fn execute_cpu(
     settings: &SolverSettings,
     simulations: &[Simulation],
     measured: Option<&MeasuredTrack>,
     hooks: RunHooks<'_>,
-) -> Vec<Outcome> {
+) -> Result<Vec<Outcome>, BatchError> {
     let done = AtomicU64::new(0);
     let total = simulations.len() as u64;
     simulations
         .par_iter()
         .map(|s| {
             if hooks.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                return Outcome::stopped(RunStatus::Cancelled);
+                return Ok(Outcome::stopped(RunStatus::Cancelled));
             }
             let result = simulate(&s.scenario, &s.params, settings);
             if let Some(report) = hooks.progress {
@@ -481,7 +452,7 @@ fn execute_cpu(
                     let j_e_m2 = measured
                         .filter(|_| !s.keep_track)
                         .map(|m| identification_error(m, &out.track));
-                    Outcome {
+                    Ok(Outcome {
                         status: RunStatus::Ok,
                         swingup: out.swingup,
                         output: s.keep_track.then_some(out),
@@ -489,10 +460,11 @@ fn execute_cpu(
                         step_s,
                         steps,
                         layout: None,
-                    }
+                    })
                 }
-                Err(SolverError::Cancelled) => Outcome::stopped(RunStatus::Cancelled),
-                Err(e) => Outcome::stopped(RunStatus::Diverged(e.to_string())),
+                Err(SolverError::Cancelled) => Ok(Outcome::stopped(RunStatus::Cancelled)),
+                Err(e @ SolverError::Input(_)) => Err(e.into()),
+                Err(e) => Ok(Outcome::stopped(RunStatus::Diverged(e.to_string()))),
             }
         })
         .collect()
@@ -562,4 +534,54 @@ fn held_error_m2(
         .map(|&s| tether.point(&sim.initial_q, s))
         .collect();
     Ok(held.iter().map(|&t| frame_error(measured, t, &shape)).sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objective::MeasuredTrack;
+
+    fn drop(duration_s: f64) -> Scenario {
+        Scenario {
+            duration_s,
+            ..Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m)
+        }
+    }
+
+    fn tether(elements: usize) -> TetherParams {
+        TetherParams {
+            elements,
+            ..TetherParams::default()
+        }
+    }
+
+    /// The CPU scores a drop against its own track as zero and keeps the
+    /// track where asked; a simulation the input makes impossible fails
+    /// the batch instead of passing as a diverged candidate.
+    #[test]
+    fn the_cpu_scores_keeps_and_refuses_what_cannot_run() {
+        let engine = Engine::cpu(SolverSettings::reference());
+        let scenario = drop(0.12);
+        let truth = engine.simulate(&scenario, &tether(4)).unwrap();
+        let measured = MeasuredTrack::from_track(&truth.track);
+        let simulations = [true, false].map(|keep_track| Simulation {
+            scenario: scenario.clone(),
+            params: tether(4),
+            keep_track,
+        });
+        let outcomes = engine
+            .run(&simulations, Some(&measured), RunHooks::default())
+            .unwrap();
+        assert!(outcomes[0].output.is_some() && outcomes[0].j_e_m2.is_none());
+        assert_eq!(outcomes[1].j_e_m2, Some(0.0));
+        let impossible = Simulation {
+            scenario: drop(-1.0),
+            ..simulations[1].clone()
+        };
+        let refused = engine.run(&[impossible], Some(&measured), RunHooks::default());
+        assert!(
+            matches!(refused, Err(BatchError::Solver(SolverError::Input(_)))),
+            "{refused:?}"
+        );
+    }
 }
