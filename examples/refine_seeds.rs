@@ -71,6 +71,8 @@ fn main() {
     for seed in 1..=SEEDS {
         let measured = dir.path().join(format!("m{seed}.parquet"));
         synth::run(&SynthRequest {
+            camera: Default::default(),
+            layout: Default::default(),
             spec: SynthSpec {
                 scenario: filmed.clone(),
                 tether: tether.clone(),

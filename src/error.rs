@@ -50,3 +50,14 @@ pub fn require_finite(field: &str, value: f64) -> Result<(), InputError> {
         Err(InputError::new(field, value, "a finite number"))
     }
 }
+
+/// A number with the digits it carries, for messages: binary rounding is
+/// dropped (`0.42`, not `0.42000000000000004`, for 0.6 × 0.7; `0.01686`
+/// for a difference of two clock readings), twelve significant digits kept.
+pub fn decimal(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let rounded: f64 = format!("{x:.11e}").parse().unwrap_or(x);
+    rounded.to_string()
+}

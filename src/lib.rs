@@ -1,7 +1,8 @@
 //! tether-sweep: batch simulation of planar ANCF tethers.
 //!
 //! Layers, each using only those before it:
-//! `error`, `metadata`, `linalg`, `least_squares`, `scheme`, `track`, `model` (physics, f64) →
+//! `error`, `metadata`, `linalg`, `least_squares`, `scheme`, `track` → `camera` (a
+//! tracker's frame and clock) → `model` (physics, f64) →
 //! `solver` (CPU integrators, equilibrium, linearization) and `gpu` (device,
 //! shaders, batch engine) → `objective` → `scenario` → `engine` (the
 //! engine that runs every batch, and `--backend auto`) → `sweep`, `ga`, `dataset`,
@@ -39,6 +40,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod camera;
 pub mod dataset;
 pub mod engine;
 pub mod error;

@@ -91,6 +91,10 @@ pub const OUTLIERS: &str = "tether_sweep.outliers";
 /// Identify: the refined optimum (values, standard errors, J_e, σ,
 /// covariance).
 pub const REFINED: &str = "tether_sweep.refined";
+/// Identify, dataset synth: how the measured file is written (the
+/// `[camera]` table: unit, y axis, gravity, pin, clock), as JSON; absent
+/// for a file in the model's frame.
+pub const CAMERA: &str = "tether_sweep.camera";
 /// Identify: the surface figure's two axes (`--surface`), as a JSON array
 /// of their results columns.
 pub const SURFACE_AXES: &str = "tether_sweep.surface_axes";

@@ -101,6 +101,11 @@ impl MeasuredTrack {
             .unwrap_or(0)
     }
 
+    /// Whether the file names `marker` (seen or occluded) at any frame.
+    pub fn names_marker(&self, marker: usize) -> bool {
+        self.occluded_markers.contains(&marker) || self.points.keys().any(|&(_, j)| j == marker)
+    }
+
     pub fn get(&self, time_s: f64, marker: usize) -> Option<[f64; 2]> {
         self.points
             .get(&((time_s / TIME_MATCH_S).round() as i64, marker))

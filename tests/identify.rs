@@ -35,6 +35,8 @@ fn tether_of(c: &Candidate) -> TetherParams {
 /// `out` (the shipped dataset's generator and tolerance).
 fn synth_drop(scenario: Scenario, tether: TetherParams, noise_std_m: f64, seed: u64, out: &Path) {
     synth::run(&SynthRequest {
+        camera: Default::default(),
+        layout: Default::default(),
         spec: SynthSpec {
             scenario,
             tether,
@@ -59,6 +61,18 @@ fn identify_experiment(
     backend: &str,
     grid: &[&str],
 ) -> std::process::Output {
+    identify_experiment_at("6", measured, config, out, backend, grid)
+}
+
+/// [`identify_experiment`] at `elements`.
+fn identify_experiment_at(
+    elements: &str,
+    measured: &Path,
+    config: &Path,
+    out: &Path,
+    backend: &str,
+    grid: &[&str],
+) -> std::process::Output {
     let mut args = vec![
         "identify",
         "--measured",
@@ -66,7 +80,7 @@ fn identify_experiment(
         "--config",
         config.to_str().unwrap(),
         "--elements",
-        "6",
+        elements,
         "--backend",
         backend,
         "--out",
@@ -879,6 +893,26 @@ fn filmed_experiment(dir: &Path, seed: u64) -> (std::path::PathBuf, std::path::P
     (measured, config)
 }
 
+/// refined.parquet in `out` refines D, C_D and the release, each within
+/// two of its standard errors of `truth`.
+fn assert_refined_near(truth: [f64; 3], out: &Path) {
+    let refined = read_table(&out.join("refined.parquet")).unwrap();
+    let names = common::text_column(&refined, "parameter");
+    assert_eq!(
+        names,
+        ["damping_pa_s", "drag_coefficient", "release_time_s"]
+    );
+    let values = common::f64_column(&refined, "value");
+    let errors = common::f64_column(&refined, "standard_error");
+    for ((name, value), (se, truth)) in names.iter().zip(&values).zip(errors.iter().zip(truth)) {
+        eprintln!("{name}: {value} ± {se} (truth {truth})");
+        assert!(
+            (value - truth).abs() < 2.0 * se,
+            "{name}: {value} ± {se}, truth {truth}"
+        );
+    }
+}
+
 #[test]
 fn a_filmed_drop_with_an_unknown_release_is_identified_and_refined() {
     let dir = tempfile::tempdir().unwrap();
@@ -947,25 +981,7 @@ fn a_filmed_drop_with_an_unknown_release_is_identified_and_refined() {
     );
     // The refined estimate: within two standard errors of the truth on
     // every continuous axis.
-    let refined = read_table(&out.join("refined.parquet")).unwrap();
-    let names = common::text_column(&refined, "parameter");
-    assert_eq!(
-        names,
-        ["damping_pa_s", "drag_coefficient", "release_time_s"]
-    );
-    let values = common::f64_column(&refined, "value");
-    let errors = common::f64_column(&refined, "standard_error");
-    for ((name, value), (se, truth)) in names
-        .iter()
-        .zip(&values)
-        .zip(errors.iter().zip([2300.0, 0.77, 0.017]))
-    {
-        eprintln!("{name}: {value} ± {se} (truth {truth})");
-        assert!(
-            (value - truth).abs() < 2.0 * se,
-            "{name}: {value} ± {se}, truth {truth}"
-        );
-    }
+    assert_refined_near([2300.0, 0.77, 0.017], &out);
     for figure in [
         "surface",
         "profile_damping",
@@ -1103,4 +1119,245 @@ fn samples_far_from_the_best_fit_are_listed() {
         !String::from_utf8_lossy(&o.stdout).contains("σ ("),
         "outliers listed in clean data"
     );
+}
+
+/// The camera of the tracker's film: 0.5 mm a pixel, y down from the
+/// top-left corner, turned 1.5° from the plumb line, the pin seen at
+/// (640, 120) px.
+const FILM_CAMERA: &str = "[camera]\nunit = \"px\"\nmetres_per_unit = 5e-4\ny_axis = \"down\"\n\
+     down = [0.02617695, 0.99965732]\npin = [640.0, 120.0]\n";
+
+/// A drop filmed and tracked as researchers do (issue 23): the truth at
+/// n = 8 (D = 2300 Pa·s, C_D = 0.77) with 0.4 mm of noise, filmed at 60 fps
+/// with a jittered clock that starts at 7.5 s, released between frames at
+/// 7.5083 s from 30°, seven markers with the pin tracked as marker 0, one
+/// marker occluded for a dozen frames; written in pixels with y down, the
+/// camera turned 1.5°, as a wide CSV (a time column, an x and a y column
+/// per marker) and a long one. Returns (wide, long, config without
+/// [camera]).
+fn tracker_film(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    use tether_sweep::camera::Camera;
+    let tether = TetherParams {
+        length_m: 0.5,
+        ..tether_of(&Candidate::new(8, 2300.0, 0.77))
+    };
+    // ±0.2 ms of jitter, deterministic.
+    let times: Vec<f64> = (0..=48)
+        .map(|p| 7.5 + p as f64 / 60.0 + 2e-4 * ((p * 7 % 5) as f64 - 2.0) / 2.0)
+        .collect();
+    let release = 7.5083;
+    let markers = vec![0.0, 0.06, 0.13, 0.21, 0.3, 0.42, 0.5];
+    let scenario = Scenario {
+        duration_s: times[48] - release,
+        frame_times_s: Some(times.clone()),
+        release_time_s: release,
+        marker_arc_lengths_m: markers.clone(),
+        initial_angle_deg: 30.0,
+        ..Scenario::new(ScenarioKind::Drop, tether.length_m)
+    };
+    let (track, _) = tether_sweep::dataset::synthesize(&SynthSpec {
+        scenario,
+        tether,
+        noise_std_m: 0.0004,
+        seed: 23,
+        tolerance_m: 1e-10,
+        generator: GENERATOR,
+    })
+    .unwrap();
+    let camera: Camera = toml::from_str::<toml::Table>(FILM_CAMERA).unwrap()["camera"]
+        .clone()
+        .try_into()
+        .unwrap();
+    let map = camera.map([0.0, 0.0]);
+    let occluded = |frame: usize, marker: usize| marker == 4 && (20..32).contains(&frame);
+    let cell = |frame: usize, marker: usize| -> [String; 2] {
+        if occluded(frame, marker) {
+            return [String::new(), String::new()];
+        }
+        let p = map.to_file(track.at(frame, marker));
+        [format!("{:.2}", p[0]), format!("{:.2}", p[1])]
+    };
+    let mut wide = String::from("time");
+    let mut long = String::from("t,marker,x,y\n");
+    for j in 0..markers.len() {
+        wide.push_str(&format!(",x{j},y{j}"));
+    }
+    wide.push('\n');
+    for (f, t) in times.iter().enumerate() {
+        wide.push_str(&format!("{t:.5}"));
+        for j in 0..markers.len() {
+            let [x, y] = cell(f, j);
+            wide.push_str(&format!(",{x},{y}"));
+            long.push_str(&format!("{t:.5},{j},{x},{y}\n"));
+        }
+        wide.push('\n');
+    }
+    let (wide_path, long_path) = (dir.join("film_wide.csv"), dir.join("film_long.csv"));
+    std::fs::write(&wide_path, wide).unwrap();
+    std::fs::write(&long_path, long).unwrap();
+    let config = format!(
+        "[tether]\nlength_m = 0.5\n[settings]\ninitial_angle_deg = 30.0\nmarker_arc_lengths_m = {markers:?}\n"
+    );
+    (wide_path, long_path, config)
+}
+
+#[test]
+fn a_trackers_film_in_pixels_is_identified_through_its_camera() {
+    use tether_sweep::camera::Camera;
+    use tether_sweep::io::track::read_film;
+    let dir = tempfile::tempdir().unwrap();
+    let (wide, long, experiment) = tracker_film(dir.path());
+    let config = dir.path().join("film.toml");
+    std::fs::write(&config, format!("{experiment}{FILM_CAMERA}")).unwrap();
+    // Both layouts read to the same samples in the model's frame: the pin
+    // at the origin, the occluded cells counted and left out.
+    let camera: Camera = toml::from_str::<toml::Table>(FILM_CAMERA).unwrap()["camera"]
+        .clone()
+        .try_into()
+        .unwrap();
+    let (w, l) = (
+        read_film(&wide, &camera, [0.0, 0.0]).unwrap(),
+        read_film(&long, &camera, [0.0, 0.0]).unwrap(),
+    );
+    assert_eq!((w.len(), w.occluded_rows), (49 * 7 - 12, 12));
+    assert_eq!((l.len(), l.occluded_rows), (49 * 7 - 12, 12));
+    for t in w.times_s() {
+        for j in 0..7 {
+            assert_eq!(w.get(t, j), l.get(t, j), "t = {t}, marker {j}");
+        }
+    }
+    let first = w.times_s()[0];
+    let pin = w.get(first, 0).unwrap();
+    assert!(pin[0].abs() < 0.002 && pin[1].abs() < 0.002, "{pin:?}");
+    let tip = w.get(first, 6).unwrap();
+    // Held at 30° from hanging down: the tip 0.25 m right, 0.433 m down.
+    assert!(
+        (tip[0] - 0.25).abs() < 0.002 && (tip[1] + 0.433).abs() < 0.002,
+        "{tip:?}"
+    );
+
+    // The wide CSV, as the tracker wrote it, with the release on an axis,
+    // on a coarser mesh than the truth's (at n = 6 its discretization
+    // error moves C_D by three of its standard errors in this short film).
+    let out = dir.path().join("out");
+    let grid = [
+        "--damping",
+        "1000:4000:1000",
+        "--drag-coefficient",
+        "0.7:0.85:0.05",
+        "--axis",
+        "release_time_s=7.49:7.53:0.005",
+    ];
+    let o = identify_experiment_at("7", &wide, &config, &out, "cpu", &grid);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_refined_near([2300.0, 0.77, 7.5083], &out);
+    // The fit in the file's own pixels, to draw over the video.
+    let fit = read_table(&out.join("best_fit.parquet")).unwrap();
+    let (x, y) = (
+        common::f64_column(&fit, "x_file"),
+        common::f64_column(&fit, "y_file"),
+    );
+    let (xm, ym) = (
+        common::f64_column(&fit, "x_measured"),
+        common::f64_column(&fit, "y_measured"),
+    );
+    let measured_px: Vec<[f64; 2]> = xm
+        .iter()
+        .zip(&ym)
+        .map(|(&x, &y)| camera.map([0.0, 0.0]).to_file([x, y]))
+        .collect();
+    let rms_px = (x
+        .iter()
+        .zip(&y)
+        .zip(&measured_px)
+        .map(|((x, y), m)| (x - m[0]).powi(2) + (y - m[1]).powi(2))
+        .sum::<f64>()
+        / x.len() as f64)
+        .sqrt();
+    // Noise 0.4 mm = 0.8 px a coordinate; a fit in another frame would be
+    // hundreds of pixels off.
+    assert!(rms_px < 3.0, "{rms_px} px");
+    let t_file = common::f64_column(&fit, "t_file");
+    assert!(t_file.iter().all(|&t| t > 7.49), "the film's own clock");
+
+    // The same film declared in metres (no [camera]): refused before the
+    // sweep in every path, with and without the release's axis or value.
+    for (name, settings, extra) in [
+        ("release axis", "", &grid[..]),
+        ("release value", "release_time_s = 7.5083\n", &grid[..4]),
+        ("no release", "", &grid[..4]),
+    ] {
+        let metres = dir.path().join(format!("metres {name}.toml"));
+        std::fs::write(&metres, format!("{experiment}{settings}")).unwrap();
+        let o = identify_experiment(&wide, &metres, &dir.path().join(name), "cpu", extra);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        eprintln!("{name}: {}", stderr(&o));
+    }
+}
+
+/// `dataset synth --config` writes a film as its `[camera]` says (here
+/// millimetres, y down, the pin at (300, 40) mm, a clock in ms, markers
+/// numbered from 1), and `identify --config` takes that same config: its
+/// frames agree with the file's, and a config whose frames disagree is
+/// refused naming both.
+#[test]
+fn the_config_that_made_the_film_identifies_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let experiment = "[tether]\nlength_m = 0.5\n[settings]\ninitial_angle_deg = 30.0\n\
+         frame_interval_s = 0.04\nduration_s = 0.8\nrelease_time_s = 0.02\n";
+    let camera = "[camera]\nunit = \"mm\"\ny_axis = \"down\"\npin = [300.0, 40.0]\n\
+         time_unit = \"ms\"\nfirst_marker = 1\n";
+    let config = dir.path().join("film.toml");
+    std::fs::write(&config, format!("{experiment}{camera}")).unwrap();
+    let film = dir.path().join("film.csv");
+    let o = run(&[
+        "dataset",
+        "synth",
+        "--config",
+        config.to_str().unwrap(),
+        "--elements",
+        "6",
+        "--noise",
+        "0",
+        "--out",
+        film.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&film).unwrap();
+    let mut rows = text.lines();
+    assert_eq!(rows.next(), Some("t,marker,s,x,y"));
+    // Frame 0, marker 1: the pin, in the file's millimetres.
+    assert_eq!(rows.next(), Some("0.0,1,0.0,300.0,40.0"), "{text}");
+    let out = dir.path().join("out");
+    let grid = [
+        "--damping",
+        "1500:2500:500",
+        "--drag-coefficient",
+        "0.8",
+        "--no-refine",
+    ];
+    let o = identify_experiment(&film, &config, &out, "cpu", &grid);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("best: n =   6, D =  2000.0 Pa·s, C_D = 0.800"),
+        "{stdout}"
+    );
+    for (setting, named) in [
+        ("duration_s = 0.5", "invalid duration_s (in"),
+        ("frame_interval_s = 0.05", "invalid frame_interval_s (in"),
+    ] {
+        let key = setting.split(' ').next().unwrap();
+        let edited: String = experiment
+            .lines()
+            .map(|l| if l.starts_with(key) { setting } else { l })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let other = dir.path().join("other.toml");
+        std::fs::write(&other, format!("{edited}\n{camera}")).unwrap();
+        let o = identify_experiment(&film, &other, &dir.path().join("o"), "cpu", &grid);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{setting}: {e}");
+        assert!(e.contains(named) && e.contains("measured file's"), "{e}");
+    }
 }

@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
         "scheme",
         "track",
     ],
+    &["camera"],
     &["model"],
     &["solver", "gpu"],
     &["objective"],

@@ -50,7 +50,7 @@ fn identify_request(out: &Path) -> IdentifyRequest {
     IdentifyRequest {
         backend: Backend::Cpu,
         ..IdentifyRequest::new(
-            shipped_dataset(),
+            shipped_dataset().unwrap(),
             Grid::parse(GRID[1], GRID[3], GRID[5]).unwrap(),
             out,
         )

@@ -44,16 +44,7 @@ pub fn layouts_text(counts: &std::collections::BTreeMap<&str, u64>) -> Option<St
     })
 }
 
-/// A number with the digits it carries: binary rounding is dropped
-/// (`0.42`, not `0.42000000000000004`, for 0.6 × 0.7), twelve significant
-/// digits kept.
-pub fn number(x: f64) -> String {
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    let rounded: f64 = format!("{x:.11e}").parse().unwrap_or(x);
-    rounded.to_string()
-}
+pub use tether_sweep::error::decimal as number;
 
 /// Numbers as a list: `[0, 0.1, 0.42]`.
 pub fn numbers(xs: &[f64]) -> String {

@@ -8,8 +8,10 @@ use clap::{Args, Subcommand};
 use toml::{Table, Value};
 
 use super::UsageError;
+use tether_sweep::camera::Camera;
 use tether_sweep::dataset::{GENERATOR, SynthSpec};
 use tether_sweep::io::config::{self, ConfigError};
+use tether_sweep::io::track::TrackLayout;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
 use tether_sweep::workflow::WorkflowError;
@@ -55,14 +57,21 @@ pub struct SynthArgs {
     /// Reference solver's local error tolerance [m].
     #[arg(long, value_name = "M", default_value_t = 1e-10)]
     pub tolerance: f64,
+    /// The table's layout: long (t, marker, s, x, y per row) or wide (t,
+    /// then x0, y0, x1, y1, … per frame, as trackers export). Either is in
+    /// the config's [camera] frame, unit and clock.
+    #[arg(long, value_enum, default_value_t = TrackLayout::Long)]
+    pub layout: TrackLayout,
     /// Output file (.parquet or .csv).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// A filmed drop of your own, as `simulate --config` takes it:
-    /// [tether] (every docs/model.md §1 parameter) and [settings] (pin_m,
+    /// [tether] (every docs/model.md §1 parameter), [settings] (pin_m,
     /// initial_angle_deg, marker_arc_lengths_m, release_time_s, and
-    /// frame_times_s or frame_interval_s with duration_s). The flags above
-    /// set n, D, C_D and override the tip mass and length.
+    /// frame_times_s or frame_interval_s with duration_s) and [camera]
+    /// (the file's unit, y axis, gravity, pin and clock:
+    /// docs/conventions.md). The flags above set n, D, C_D and override the
+    /// tip mass and length.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Replace an existing output file.
@@ -71,7 +80,7 @@ pub struct SynthArgs {
 }
 
 /// The drop to synthesize: the config's, or the paper's, with the flags' tether.
-fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario)> {
+fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario, Camera)> {
     let mut flags = Table::new();
     flags.insert("elements".into(), Value::Integer(args.elements as i64));
     flags.insert("damping_pa_s".into(), Value::Float(args.damping));
@@ -121,11 +130,11 @@ fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario)> {
         )
         .into());
     }
-    Ok((cfg.tether, cfg.scenario))
+    Ok((cfg.tether, cfg.scenario, cfg.camera))
 }
 
 pub fn run_synth(args: SynthArgs) -> Result<()> {
-    let (tether, scenario) = experiment(&args)?;
+    let (tether, scenario, camera) = experiment(&args)?;
     let spec = SynthSpec {
         scenario,
         tether,
@@ -134,8 +143,11 @@ pub fn run_synth(args: SynthArgs) -> Result<()> {
         tolerance_m: args.tolerance,
         generator: GENERATOR,
     };
+    let in_model_frame = camera.is_identity();
     let report = synthesize(&SynthRequest {
         spec: spec.clone(),
+        camera,
+        layout: args.layout,
         command: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
         out: args.out.clone(),
         force: args.force,
@@ -151,11 +163,23 @@ pub fn run_synth(args: SynthArgs) -> Result<()> {
         report.wall_s
     );
     let track = &report.track;
+    let rows = match args.layout {
+        TrackLayout::Long => track.positions_m.len(),
+        TrackLayout::Wide => track.times_s.len(),
+    };
+    let frame = if in_model_frame {
+        String::new()
+    } else {
+        " in the [camera]'s frame, unit and clock".to_string()
+    };
     println!(
-        "wrote {} rows ({} frames × {} markers) to {}",
-        track.positions_m.len(),
+        "wrote {rows} rows ({} frames × {} markers, {} layout) to {}{frame}",
         track.times_s.len(),
         track.markers(),
+        match args.layout {
+            TrackLayout::Long => "long",
+            TrackLayout::Wide => "wide",
+        },
         args.out.display()
     );
     Ok(())

@@ -11,6 +11,7 @@ use super::args::{EngineArgs, name_flags, number, numbers};
 use super::progress::{Progress, interrupt_flag};
 use toml::{Table, Value};
 
+use tether_sweep::camera::Camera;
 use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
@@ -21,16 +22,20 @@ use tether_sweep::sweep::validation::{
 };
 use tether_sweep::sweep::{CandidateResult, Grid, Parameter, Shard, Summary};
 use tether_sweep::workflow::identify::{
-    IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Plan, Plausibility,
-    check_outcome, prepare, shipped_dataset,
+    DeclaredFrames, IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Plan,
+    Plausibility, check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Hooks, WorkflowError, count};
 
 #[derive(Debug, Args)]
 pub struct IdentifyArgs {
-    /// Measured marker track (Parquet or CSV with columns t, marker, x, y;
-    /// frames and markers matched by value). [default: the shipped
-    /// datasets/drop_synthetic.parquet, found from any directory]
+    /// Measured marker track, Parquet or CSV: long (columns t, marker, x, y)
+    /// or wide (a time column and x/y columns per marker, as trackers
+    /// export), in the model's frame or as --config's [camera] says
+    /// (pixels, y down, a tilted camera, the pin, the clock:
+    /// docs/conventions.md); frames and markers matched by value.
+    /// [default: the shipped datasets/drop_synthetic.parquet, compiled
+    /// into the binary]
     #[arg(long, value_name = "FILE")]
     pub measured: Option<PathBuf>,
     /// Element counts n: start:stop:step (inclusive) or a comma list.
@@ -98,12 +103,14 @@ pub struct IdentifyArgs {
     pub solver: Option<SolverKind>,
     #[command(flatten)]
     pub engine: EngineArgs,
-    /// The experiment, as `simulate --config` takes it: [tether] (every
-    /// docs/model.md §1 parameter) and [settings] (initial_angle_deg, pin_m,
-    /// release_time_s, marker_arc_lengths_m) of a drop. The grid's axes
-    /// and the flags below override it; the frames are the measured file's
-    /// own (a frame_interval_s is not needed), the duration runs to its
-    /// last frame, and the markers are its `s` column when it has one.
+    /// The experiment, as `simulate --config` and `dataset synth --config`
+    /// take it: [tether] (every docs/model.md §1 parameter), [settings]
+    /// (initial_angle_deg, pin_m, release_time_s, marker_arc_lengths_m) of
+    /// a drop, and [camera] (how the measured file is written). The grid's
+    /// axes and the flags below override it; the frames are the measured
+    /// file's own (a config's duration_s, frame_interval_s or frame_times_s
+    /// must agree with them), the duration runs to its last frame, and the
+    /// markers are its `s` column when it has one.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Tip mass of every candidate [kg], ≥ 0 (not identified). [default: the
@@ -176,9 +183,18 @@ impl IdentifyArgs {
             None => Shard::from_slurm(|name| std::env::var(name).ok())
                 .map_err(|e| UsageError(e.to_string()))?,
         };
-        let (base, scenario, marker_arc_lengths_m) = self.experiment()?;
+        let Experiment {
+            base,
+            scenario,
+            markers: marker_arc_lengths_m,
+            camera,
+            frames,
+        } = self.experiment()?;
         Ok(IdentifyRequest {
-            measured: self.measured.clone().unwrap_or_else(shipped_dataset),
+            measured: match &self.measured {
+                Some(path) => path.clone(),
+                None => shipped_dataset()?,
+            },
             grid,
             shard,
             resume: self.resume,
@@ -190,6 +206,8 @@ impl IdentifyArgs {
             solver: self.solver,
             base,
             scenario,
+            camera,
+            declared_frames: frames,
             marker_arc_lengths_m,
             validate: self.validate,
             validate_marker_tolerance_m: self.validate_marker_tolerance,
@@ -268,13 +286,23 @@ impl IdentifyArgs {
 }
 
 /// The keys `identify --config` reads; the solver's are its `--solver`.
-const CONFIG_KEYS: [&str; 3] = ["scenario", "tether", "settings"];
+const CONFIG_KEYS: [&str; 4] = ["scenario", "tether", "settings", "camera"];
+
+/// What `--config` and the flags say of the experiment.
+struct Experiment {
+    base: TetherParams,
+    /// The config's drop, when a config was given.
+    scenario: Option<Scenario>,
+    /// The marker arc lengths, when the config gave them.
+    markers: Option<Vec<f64>>,
+    camera: Camera,
+    /// The frames the config declares (the config that made the film).
+    frames: DeclaredFrames,
+}
 
 impl IdentifyArgs {
-    /// The tether and drop from `--config` and the flags: (the tether,
-    /// the scenario when a config gave one, the marker arc lengths when it
-    /// gave them).
-    fn experiment(&self) -> Result<(TetherParams, Option<Scenario>, Option<Vec<f64>>)> {
+    /// The tether, drop and camera from `--config` and the flags.
+    fn experiment(&self) -> Result<Experiment> {
         let mut flags = Table::new();
         for (key, value) in [("tip_mass_kg", self.tip_mass), ("length_m", self.length)] {
             if let Some(v) = value {
@@ -287,7 +315,13 @@ impl IdentifyArgs {
                 length_m: self.length.unwrap_or(TetherParams::default().length_m),
                 ..TetherParams::default()
             };
-            return Ok((base, None, None));
+            return Ok(Experiment {
+                base,
+                scenario: None,
+                markers: None,
+                camera: Camera::default(),
+                frames: DeclaredFrames::default(),
+            });
         };
         let mut table = config::read_table(path).map_err(|e| UsageError(e.to_string()))?;
         if let Some(key) = table.keys().find(|k| !CONFIG_KEYS.contains(&k.as_str())) {
@@ -306,24 +340,7 @@ impl IdentifyArgs {
                 UsageError(format!("{}: [settings] must be a table", path.display())).into(),
             );
         };
-        for key in ["duration_s", "frame_times_s"] {
-            if settings.contains_key(key) {
-                return Err(UsageError(format!(
-                    "{}: `{key}` is not an identify setting: the frames are the measured file's, and the simulations run to its last",
-                    path.display()
-                ))
-                .into());
-            }
-        }
-        // A placeholder the workflow replaces with the file's last frame;
-        // one frame, so that the config's own checks pass.
-        let frame = settings
-            .get("frame_interval_s")
-            .cloned()
-            .unwrap_or(Value::Float(
-                Scenario::new(ScenarioKind::Drop, 1.0).frame_interval_s,
-            ));
-        settings.insert("duration_s".into(), frame);
+        let frames = declared_frames(settings, path)?;
         let markers_given = settings.contains_key("marker_arc_lengths_m");
         let mut overrides = Table::new();
         overrides.insert("tether".into(), Value::Table(flags.clone()));
@@ -344,8 +361,64 @@ impl IdentifyArgs {
             }
         })?;
         let markers = markers_given.then(|| cfg.scenario.marker_arc_lengths_m.clone());
-        Ok((cfg.tether, Some(cfg.scenario), markers))
+        Ok(Experiment {
+            base: cfg.tether,
+            scenario: Some(cfg.scenario),
+            markers,
+            camera: cfg.camera,
+            frames,
+        })
     }
+}
+
+/// Takes the frames out of a config's [settings]: the measured file's own
+/// frames are the run's, and the config that made the film may declare
+/// them (the workflow checks that they agree). A one-frame placeholder
+/// duration stands in, so that the config's own checks pass.
+fn declared_frames(settings: &mut Table, path: &std::path::Path) -> Result<DeclaredFrames> {
+    let number = |settings: &Table, key: &str| -> Result<Option<f64>> {
+        match settings.get(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_float()
+                .or(v.as_integer().map(|i| i as f64))
+                .map(Some)
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "{}: [settings] {key} = {v}: must be a number of seconds",
+                        path.display()
+                    ))
+                    .into()
+                }),
+        }
+    };
+    let duration_s = number(settings, "duration_s")?;
+    let frame_interval_s = number(settings, "frame_interval_s")?;
+    let frame_times_s = match settings.remove("frame_times_s") {
+        None => None,
+        Some(v) => Some(
+            v.as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|x| x.as_float().or(x.as_integer().map(|i| i as f64)))
+                        .collect::<Option<Vec<f64>>>()
+                })
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "{}: [settings] frame_times_s = {v}: must be a list of times in seconds",
+                        path.display()
+                    ))
+                })?,
+        ),
+    };
+    let frame = frame_interval_s.unwrap_or(Scenario::new(ScenarioKind::Drop, 1.0).frame_interval_s);
+    settings.insert("duration_s".into(), Value::Float(frame));
+    Ok(DeclaredFrames {
+        duration_s,
+        frame_interval_s,
+        frame_times_s,
+        source: path.display().to_string(),
+    })
 }
 
 pub fn run(args: IdentifyArgs) -> Result<()> {
@@ -420,7 +493,14 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     );
     let s = &plan.scenario;
     if from_config {
-        print_experiment(s);
+        let release_axis = grid
+            .parameters
+            .iter()
+            .any(|a| a.parameter == Parameter::ReleaseTimeS);
+        print_experiment(s, release_axis);
+        if !request.camera.is_identity() {
+            println!("camera: {}", describe_camera(&request.camera));
+        }
     }
     if let Some(offset) = plan.start
         && offset.rms_m > Plausibility::START_WARNING * request.base.length_m
@@ -464,15 +544,60 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     }
 }
 
+/// The camera in words: what the file's numbers were turned from.
+fn describe_camera(camera: &Camera) -> String {
+    use tether_sweep::camera::{LengthUnit, YAxis};
+    let mut parts = vec![match camera.unit {
+        LengthUnit::Px => format!("px of {} m", number(camera.scale_m())),
+        unit => unit.name().to_string(),
+    }];
+    if camera.y_axis == YAxis::Down {
+        parts.push("y down".into());
+    }
+    if camera.down.is_some() {
+        parts.push(format!(
+            "turned {:.2}° from the plumb line",
+            camera.tilt_rad().to_degrees()
+        ));
+    }
+    if let Some(pin) = camera.pin {
+        parts.push(format!(
+            "the pin at ({}, {}) {}",
+            number(pin[0]),
+            number(pin[1]),
+            camera.unit.name()
+        ));
+    }
+    parts.push(format!("clock in {}", camera.time_unit.name()));
+    if let Some(lost) = camera.lost {
+        parts.push(format!(
+            "({}, {}) read as lost",
+            number(lost[0]),
+            number(lost[1])
+        ));
+    }
+    if camera.first_marker != 0 {
+        parts.push(format!("markers numbered from {}", camera.first_marker));
+    }
+    format!(
+        "{} (turned into metres, y up, on the file's clock in seconds)",
+        parts.join(", ")
+    )
+}
+
 /// The experiment a config describes, as compared.
-fn print_experiment(s: &Scenario) {
+fn print_experiment(s: &Scenario, release_axis: bool) {
     let times = s.frame_times_s();
     println!(
-        "experiment: released at {}° from the pin at ({}, {}) m at t = {} s, {} at s = {} m, {} from t = {} to {} s",
+        "experiment: released at {}° from the pin at ({}, {}) m at {}, {} at s = {} m, {} from t = {} to {} s",
         number(s.initial_angle_deg),
         number(s.pin_m[0]),
         number(s.pin_m[1]),
-        number(s.release_time_s),
+        if release_axis {
+            "the release axis's times".to_string()
+        } else {
+            format!("t = {} s", number(s.release_time_s))
+        },
         count(s.marker_arc_lengths_m.len(), "marker"),
         numbers(&s.marker_arc_lengths_m),
         count(times.len(), "frame"),

@@ -169,6 +169,13 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         println!("GPU: {adapter} ({})", request.precision.name());
     }
     print_header(&request);
+    if !request.config.camera.is_identity() {
+        // [camera] says how a measured file of this experiment is written;
+        // a simulation's own track stays in the model's frame.
+        eprintln!(
+            "note: [camera] applies to measured files (identify, dataset synth); the simulated track is written in the model's frame (metres, y up)"
+        );
+    }
     let report = prepared.run()?;
     print_summary(&request, &report, &args.out);
     Ok(())

@@ -18,6 +18,16 @@
 //! # frame_times_s = [0.0, 0.0333, 0.0667]   # drop: frames at these times
 //! winch_periods_s = [0.5, 0.4, 0.6]
 //! winch_amplitude_m = 0.2
+//!
+//! [camera]                    # a measured file's frame and clock (crate::camera)
+//! # unit = "px"               # m | mm | px
+//! # metres_per_unit = 5e-4    # px only
+//! # y_axis = "down"           # up | down
+//! # down = [0.026, 1.0]       # gravity in the file's coordinates
+//! # pin = [640.0, 120.0]      # the pin where the tracker saw it
+//! # time_unit = "s"           # s | ms | frame (with frames_per_second)
+//! # lost = [0.0, 0.0]         # a tracker's lost-marker code
+//! # first_marker = 1          # the file's number for the pin's marker
 //! ```
 //!
 //! Both sources become TOML tables; flags replace the file's keys, and the
@@ -30,6 +40,7 @@ use serde::Deserialize;
 use thiserror::Error;
 use toml::{Table, Value};
 
+use crate::camera::Camera;
 use crate::error::InputError;
 use crate::model::TetherParams;
 use crate::scenario::{Scenario, ScenarioKind, SolverSettings, WinchMotion};
@@ -81,6 +92,8 @@ struct ConfigFile {
     tether: Table,
     #[serde(default)]
     settings: Table,
+    #[serde(default)]
+    camera: Table,
 }
 
 fn default_scenario() -> ScenarioKind {
@@ -97,6 +110,8 @@ pub struct SimulationConfig {
     pub scenario: Scenario,
     pub tether: TetherParams,
     pub solver: SolverSettings,
+    /// How a measured file of this experiment is written (`[camera]`).
+    pub camera: Camera,
 }
 
 /// Reads a config file into a table.
@@ -209,6 +224,14 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
     }
     scenario.validate(tether.length_m)?;
 
+    let camera: Camera = deserialize_section("[camera] ", file.camera)?;
+    camera.validate()?;
+    if camera.pin.is_some() && file.scenario == ScenarioKind::Swingup {
+        return Err(ConfigError::Schema(
+            "[camera] pin is the drop's pin seen by the camera; the swing-up's winch moves".into(),
+        ));
+    }
+
     let mut reference = ReferenceOptions::default();
     if let Some(tol) = file.tolerance_m {
         if !(tol.is_finite() && tol > 0.0 && tol <= 1e-3) {
@@ -227,6 +250,7 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
             step_s: file.step_s,
             reference,
         },
+        camera,
     })
 }
 

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::IoError;
 use super::table::{Column, write_columns};
+use crate::camera::Camera;
 use crate::gpu::GpuLayout;
 use crate::sweep::CandidateResult;
 
@@ -280,33 +281,66 @@ impl BestFit {
 }
 
 /// Writes the best fit: `t`, `marker`, `x_measured`, `y_measured`,
-/// `x_fit`, `y_fit`, and when refined `x_refined`, `y_refined`.
+/// `x_fit`, `y_fit`, and when refined `x_refined`, `y_refined`, all in the
+/// model's frame; then the same fit in the measured file's own numbers
+/// through `camera` (a drop pinned at `model_pin_m`), to draw over the
+/// video: `t_file`, `marker_file`, `x_file`, `y_file` (and
+/// `x_refined_file`, `y_refined_file`).
 pub fn write_best_fit(
     path: &Path,
     fit: &BestFit,
+    camera: &Camera,
+    model_pin_m: [f64; 2],
     metadata: &BTreeMap<String, String>,
 ) -> Result<(), IoError> {
     let coordinate = |points: &[[f64; 2]], axis: usize| points.iter().map(|p| p[axis]).collect();
-    write_columns(
-        path,
-        vec![
-            Column::f64("t", "s", fit.times_s.clone()),
-            Column::i32("marker", fit.markers.iter().map(|&j| j as i32).collect()),
-            Column::f64("x_measured", "m", coordinate(&fit.measured_m, 0)),
-            Column::f64("y_measured", "m", coordinate(&fit.measured_m, 1)),
-            Column::f64("x_fit", "m", coordinate(&fit.fitted_m, 0)),
-            Column::f64("y_fit", "m", coordinate(&fit.fitted_m, 1)),
-        ]
-        .into_iter()
-        .chain(fit.refined_m.iter().flat_map(|r| {
-            [
-                Column::f64("x_refined", "m", coordinate(r, 0)),
-                Column::f64("y_refined", "m", coordinate(r, 1)),
-            ]
-        }))
-        .collect(),
-        metadata,
-    )
+    let map = camera.map(model_pin_m);
+    let in_file =
+        |points: &[[f64; 2]]| -> Vec<[f64; 2]> { points.iter().map(|&p| map.to_file(p)).collect() };
+    let fitted_file = in_file(&fit.fitted_m);
+    let length_unit = camera.unit.name();
+    let mut columns = vec![
+        Column::f64("t", "s", fit.times_s.clone()),
+        Column::i32("marker", fit.markers.iter().map(|&j| j as i32).collect()),
+        Column::f64("x_measured", "m", coordinate(&fit.measured_m, 0)),
+        Column::f64("y_measured", "m", coordinate(&fit.measured_m, 1)),
+        Column::f64("x_fit", "m", coordinate(&fit.fitted_m, 0)),
+        Column::f64("y_fit", "m", coordinate(&fit.fitted_m, 1)),
+    ];
+    if let Some(r) = &fit.refined_m {
+        columns.push(Column::f64("x_refined", "m", coordinate(r, 0)));
+        columns.push(Column::f64("y_refined", "m", coordinate(r, 1)));
+    }
+    columns.extend([
+        Column::f64(
+            "t_file",
+            camera.time_unit.name(),
+            fit.times_s.iter().map(|&t| camera.file_time(t)).collect(),
+        ),
+        Column::i32(
+            "marker_file",
+            fit.markers
+                .iter()
+                .map(|&j| (j + camera.first_marker) as i32)
+                .collect(),
+        ),
+        Column::f64("x_file", length_unit, coordinate(&fitted_file, 0)),
+        Column::f64("y_file", length_unit, coordinate(&fitted_file, 1)),
+    ]);
+    if let Some(r) = &fit.refined_m {
+        let refined_file = in_file(r);
+        columns.push(Column::f64(
+            "x_refined_file",
+            length_unit,
+            coordinate(&refined_file, 0),
+        ));
+        columns.push(Column::f64(
+            "y_refined_file",
+            length_unit,
+            coordinate(&refined_file, 1),
+        ));
+    }
+    write_columns(path, columns, metadata)
 }
 
 /// Writes the refined optimum: one row per refined parameter, `parameter`

@@ -14,6 +14,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
 use super::{IoError, PendingFile, TableFormat};
+use crate::camera::{Camera, Columns, OneOrMany};
 use crate::objective::MeasuredTrack;
 use crate::track::Track;
 
@@ -56,6 +57,87 @@ pub fn track_batch(track: &Track, metadata: &BTreeMap<String, String>) -> Record
     ];
     RecordBatch::try_new(Arc::new(track_schema(metadata)), columns)
         .expect("columns match the schema")
+}
+
+/// How a film's table is laid out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TrackLayout {
+    /// One row per frame and marker: t, marker, s, x, y.
+    #[default]
+    Long,
+    /// One row per frame: t, then x and y per marker (x0, y0, x1, y1, …),
+    /// as most trackers export.
+    Wide,
+}
+
+/// A track as a camera would have written it: `t` in the camera's time
+/// unit, markers from its first number, lengths in its unit and frame, for
+/// a drop pinned at `model_pin_m`; long (with `s`) or wide.
+pub fn film_batch(
+    track: &Track,
+    camera: &Camera,
+    model_pin_m: [f64; 2],
+    layout: TrackLayout,
+    metadata: &BTreeMap<String, String>,
+) -> RecordBatch {
+    let map = camera.map(model_pin_m);
+    let markers = track.markers();
+    let length = camera.unit.name();
+    let file: Vec<[f64; 2]> = track.positions_m.iter().map(|&p| map.to_file(p)).collect();
+    let time = field("t", DataType::Float64, camera.time_unit.name());
+    let (fields, columns): (Vec<Field>, Vec<ArrayRef>) = match layout {
+        TrackLayout::Long => {
+            let rows = file.len();
+            let t: Float64Array = (0..rows)
+                .map(|r| camera.file_time(track.times_s[r / markers]))
+                .collect();
+            let marker: Int32Array = (0..rows)
+                .map(|r| (r % markers + camera.first_marker) as i32)
+                .collect();
+            let s: Float64Array = (0..rows)
+                .map(|r| map.file_length(track.marker_arc_lengths_m[r % markers]))
+                .collect();
+            let x: Float64Array = file.iter().map(|p| p[0]).collect();
+            let y: Float64Array = file.iter().map(|p| p[1]).collect();
+            (
+                vec![
+                    time,
+                    field("marker", DataType::Int32, "1"),
+                    field("s", DataType::Float64, length),
+                    field("x", DataType::Float64, length),
+                    field("y", DataType::Float64, length),
+                ],
+                vec![
+                    Arc::new(t),
+                    Arc::new(marker),
+                    Arc::new(s),
+                    Arc::new(x),
+                    Arc::new(y),
+                ],
+            )
+        }
+        TrackLayout::Wide => {
+            let t: Float64Array = track.times_s.iter().map(|&t| camera.file_time(t)).collect();
+            let mut fields = vec![time];
+            let mut columns: Vec<ArrayRef> = vec![Arc::new(t)];
+            for j in 0..markers {
+                let number = j + camera.first_marker;
+                for (axis, name) in ["x", "y"].into_iter().enumerate() {
+                    fields.push(field(&format!("{name}{number}"), DataType::Float64, length));
+                    let values: Float64Array = file
+                        .iter()
+                        .skip(j)
+                        .step_by(markers)
+                        .map(|p| p[axis])
+                        .collect();
+                    columns.push(Arc::new(values));
+                }
+            }
+            (fields, columns)
+        }
+    };
+    let schema = Schema::new(fields).with_metadata(metadata.clone());
+    RecordBatch::try_new(Arc::new(schema), columns).expect("columns match the schema")
 }
 
 /// Writes a record batch into `pending` as Parquet (with `metadata` in the
@@ -202,7 +284,7 @@ fn column_values(
     };
     let column = batch
         .column_by_name(name)
-        .ok_or_else(|| err(format!("missing column `{name}` (need t, marker, x, y)")))?;
+        .ok_or_else(|| err(format!("missing column `{name}` (a long file needs t, marker, x, y; a wide one a time column and x/y columns per marker)")))?;
     // Text where numbers belong: name the first cell that is not one (a
     // marker labelled `A`, a unit in the cell), rather than the empty
     // values a cast would leave.
@@ -256,59 +338,334 @@ fn column_values(
     Ok(out)
 }
 
-/// Reads a measured track (columns t, marker, x, y; others ignored).
+/// Reads a measured track in the model's frame (columns t, marker, x, y,
+/// and optionally s; others ignored): [`read_film`] with no `[camera]`.
 pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
+    read_film(path, &Camera::default(), [0.0, 0.0])
+}
+
+/// A measured file's samples in its own numbers, one per (frame, marker):
+/// a long file's rows, or a wide file's cells.
+struct FileSamples {
+    t: Vec<f64>,
+    marker: Vec<f64>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+    /// A long file's `s` column, in the file's unit.
+    s: Option<Vec<f64>>,
+    /// What a row is, for messages: "row" of a long file, "frame row" of a
+    /// wide one (whose rows hold every marker).
+    row_name: &'static str,
+    /// Samples per file row: 1 in a long file, the markers in a wide one.
+    per_row: usize,
+}
+
+/// Reads a tracker's export of a filmed drop into the model's frame and
+/// clock through `camera` (a drop pinned at `model_pin_m`): a long file
+/// (`t`, `marker`, `x`, `y` per row) or a wide one (a time column and an x
+/// and a y column per marker), CSV or Parquet. Empty cells, NaN and the
+/// camera's `lost` code are an occluded marker: counted, not compared.
+pub fn read_film(
+    path: &Path,
+    camera: &Camera,
+    model_pin_m: [f64; 2],
+) -> Result<MeasuredTrack, IoError> {
     let batch = read_table(path)?;
-    let t = f64_column(&batch, "t", path)?;
-    let marker = f64_column(&batch, "marker", path)?;
-    // An occluded marker: x or y empty or NaN. Its row is counted, not
-    // compared.
-    let x = f64_column_with_gaps(&batch, "x", path)?;
-    let y = f64_column_with_gaps(&batch, "y", path)?;
+    let columns = &camera.columns;
+    let long = match &columns.x {
+        Some(OneOrMany::One(_)) => true,
+        Some(OneOrMany::Many(_)) => false,
+        None => {
+            columns.marker.is_some()
+                || column_named(&batch, "marker").is_some()
+                || column_named(&batch, "x").is_some()
+        }
+    };
+    let samples = if long {
+        long_samples(&batch, columns, path)?
+    } else {
+        wide_samples(&batch, columns, camera.first_marker, path)?
+    };
+    measured_from_samples(samples, camera, model_pin_m, path)
+}
+
+/// The batch's column whose name is `name` once trimmed, any case.
+fn column_named(batch: &RecordBatch, name: &str) -> Option<String> {
+    batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .find(|n| n.trim().eq_ignore_ascii_case(name))
+}
+
+fn long_samples(
+    batch: &RecordBatch,
+    columns: &Columns,
+    path: &Path,
+) -> Result<FileSamples, IoError> {
+    let name = |given: Option<&String>, default: &str| {
+        given
+            .cloned()
+            .or_else(|| column_named(batch, default))
+            .unwrap_or_else(|| default.to_string())
+    };
+    let one = |c: &Option<OneOrMany>| match c {
+        Some(OneOrMany::One(n)) => Some(n.clone()),
+        _ => None,
+    };
+    let t = f64_column(batch, &name(columns.t.as_ref(), "t"), path)?;
+    let marker = f64_column(batch, &name(columns.marker.as_ref(), "marker"), path)?;
+    let x = f64_column_with_gaps(batch, &name(one(&columns.x).as_ref(), "x"), path)?;
+    let y = f64_column_with_gaps(batch, &name(one(&columns.y).as_ref(), "y"), path)?;
+    let s = match column_named(batch, "s") {
+        Some(s) => Some(f64_column(batch, &s, path)?),
+        None => None,
+    };
+    Ok(FileSamples {
+        t,
+        marker,
+        x,
+        y,
+        s,
+        row_name: "row",
+        per_row: 1,
+    })
+}
+
+/// A wide column's marker number and axis from its name: the name's
+/// words and numbers (`x3`, `X_3`, `marker3_x`, `pt3_cam1_X`, `3 y`)
+/// hold exactly one `x` or `y` and a number, the first of which is the
+/// marker's.
+fn wide_column(name: &str) -> Option<(usize, usize)> {
+    let mut tokens: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for c in name.trim().chars() {
+        let boundary = current
+            .chars()
+            .last()
+            .is_some_and(|last| last.is_ascii_digit() != c.is_ascii_digit());
+        if (!c.is_ascii_alphanumeric() || boundary) && !current.is_empty() {
+            tokens.push(std::mem::take(&mut current));
+        }
+        if c.is_ascii_alphanumeric() {
+            current.push(c.to_ascii_lowercase());
+        }
+    }
+    if !current.is_empty() {
+        tokens.push(current);
+    }
+    let axes: Vec<usize> = tokens
+        .iter()
+        .filter_map(|t| match t.as_str() {
+            "x" => Some(0),
+            "y" => Some(1),
+            _ => None,
+        })
+        .collect();
+    let number = tokens.iter().find_map(|t| t.parse::<usize>().ok())?;
+    match axes[..] {
+        [axis] => Some((number, axis)),
+        _ => None,
+    }
+}
+
+fn wide_samples(
+    batch: &RecordBatch,
+    columns: &Columns,
+    first_marker: usize,
+    path: &Path,
+) -> Result<FileSamples, IoError> {
+    let format = |message: String| IoError::Format {
+        path: path.to_owned(),
+        message,
+    };
+    let names: Vec<String> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let words = |name: &str| -> Vec<String> {
+        name.to_ascii_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    // A column with the word `t` or `time` (`Time (s)`, `frame time`),
+    // else one with `frame` (frame numbers, with time_unit = "frame").
+    let named_with = |accepted: &[&str]| {
+        names
+            .iter()
+            .find(|n| words(n).iter().any(|w| accepted.contains(&w.as_str())))
+            .cloned()
+    };
+    let time_name = match &columns.t {
+        Some(t) => t.clone(),
+        None => named_with(&["t", "time"])
+            .or_else(|| named_with(&["frame"]))
+            .ok_or_else(|| {
+                format(format!(
+                    "no time column among {names:?}: name it `t` or `time`, or give [camera] columns.t"
+                ))
+            })?,
+    };
+    // (file marker number, x column, y column), in the file's marker order.
+    let pairs: Vec<(usize, String, String)> = match (&columns.x, &columns.y) {
+        (Some(OneOrMany::Many(x)), Some(OneOrMany::Many(y))) => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            // Listed pairs are the file's markers in order from its first.
+            .map(|(i, (x, y))| (i + first_marker, x.clone(), y.clone()))
+            .collect(),
+        _ => guessed_pairs(&names, path)?,
+    };
+    let times = f64_column(batch, &time_name, path)?;
+    let rows = times.len();
+    let mut samples = FileSamples {
+        t: Vec::with_capacity(rows * pairs.len()),
+        marker: Vec::with_capacity(rows * pairs.len()),
+        x: Vec::with_capacity(rows * pairs.len()),
+        y: Vec::with_capacity(rows * pairs.len()),
+        s: None,
+        row_name: "frame row",
+        per_row: pairs.len(),
+    };
+    let mut per_marker = Vec::new();
+    for (number, x, y) in &pairs {
+        per_marker.push((
+            *number,
+            f64_column_with_gaps(batch, x, path)?,
+            f64_column_with_gaps(batch, y, path)?,
+        ));
+    }
+    for (row, &t) in times.iter().enumerate() {
+        for (number, x, y) in &per_marker {
+            samples.t.push(t);
+            samples.marker.push(*number as f64);
+            samples.x.push(x[row]);
+            samples.y.push(y[row]);
+        }
+    }
+    Ok(samples)
+}
+
+/// The x and y column of every marker a wide file's names show.
+fn guessed_pairs(names: &[String], path: &Path) -> Result<Vec<(usize, String, String)>, IoError> {
+    let mut by_marker: BTreeMap<usize, [Option<String>; 2]> = BTreeMap::new();
+    for name in names {
+        if let Some((number, axis)) = wide_column(name) {
+            let slot = &mut by_marker.entry(number).or_default()[axis];
+            if let Some(other) = slot {
+                return Err(IoError::Format {
+                    path: path.to_owned(),
+                    message: format!(
+                        "columns `{other}` and `{name}` both look like marker {number}'s {}: name the columns in [camera] columns (x = [...], y = [...], one per marker)",
+                        ["x", "y"][axis]
+                    ),
+                });
+            }
+            *slot = Some(name.clone());
+        }
+    }
+    let mut pairs = Vec::new();
+    for (number, [x, y]) in by_marker {
+        match (x, y) {
+            (Some(x), Some(y)) => pairs.push((number, x, y)),
+            (x, _) => {
+                return Err(IoError::Format {
+                    path: path.to_owned(),
+                    message: format!(
+                        "marker {number} has a{} column but no {} column: a wide file needs an x and a y column per marker (or name them in [camera] columns)",
+                        if x.is_some() { "n x" } else { " y" },
+                        if x.is_some() { "y" } else { "x" },
+                    ),
+                });
+            }
+        }
+    }
+    if pairs.is_empty() {
+        return Err(IoError::Format {
+            path: path.to_owned(),
+            message: format!(
+                "neither a long file (columns t, marker, x, y) nor a wide one (a time column and x/y columns per marker such as x0, y0 or marker0_x, marker0_y); its columns are {names:?}: name them in [camera] columns"
+            ),
+        });
+    }
+    Ok(pairs)
+}
+
+/// The samples in the model's frame and clock, checked as a tracker's
+/// rows go wrong: a marker's times go forward, one row per frame.
+fn measured_from_samples(
+    samples: FileSamples,
+    camera: &Camera,
+    model_pin_m: [f64; 2],
+    path: &Path,
+) -> Result<MeasuredTrack, IoError> {
+    let format = |message: String| IoError::Format {
+        path: path.to_owned(),
+        message,
+    };
+    let map = camera.map(model_pin_m);
+    let FileSamples {
+        t,
+        marker,
+        x,
+        y,
+        s,
+        row_name,
+        per_row,
+    } = samples;
+    let first = camera.first_marker as f64;
     let mut measured = MeasuredTrack::default();
-    // Each marker's latest time so far and its row: a marker's rows go
-    // forward in time, one per frame. A clock that jumps back, or a row
-    // repeated, would otherwise replace a sample without a word.
+    // Each marker's latest time so far and its row: a clock that jumps
+    // back, or a row repeated, would otherwise replace a sample without a
+    // word.
     let mut latest: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
+    let mut model_markers = Vec::with_capacity(marker.len());
     for i in 0..t.len() {
-        if marker[i] < 0.0 || marker[i].fract() != 0.0 {
-            return Err(IoError::Format {
-                path: path.to_owned(),
-                message: format!(
-                    "column `marker` must hold marker indices 0, 1, …; row {i} has {}",
-                    marker[i]
-                ),
-            });
+        let row = i / per_row;
+        if marker[i] < first || marker[i].fract() != 0.0 {
+            return Err(format(format!(
+                "column `marker` must hold marker numbers {first}, {}, … (first_marker = {first} in [camera]); {row_name} {row} has {}",
+                first + 1.0,
+                marker[i]
+            )));
         }
         if !t[i].is_finite() {
-            return Err(IoError::Format {
-                path: path.to_owned(),
-                message: format!("column `t` must hold finite times; row {i} has {}", t[i]),
-            });
+            return Err(format(format!(
+                "the time column must hold finite times; {row_name} {row} has {}",
+                t[i]
+            )));
         }
-        let m = marker[i] as usize;
-        if let Some(&(before, row)) = latest.get(&m)
-            && t[i] <= before
+        let m = (marker[i] - first) as usize;
+        let time_s = camera.seconds(t[i]);
+        if let Some(&(before, earlier)) = latest.get(&m)
+            && time_s <= before
         {
-            return Err(IoError::Format {
-                path: path.to_owned(),
-                message: format!(
-                    "the times of marker {m} go backwards or repeat: row {i} has t = {} s after row {row}'s {before} s (each marker's rows in time order, one per frame)",
-                    t[i]
-                ),
-            });
+            return Err(format(format!(
+                "the times of marker {} go backwards or repeat: {row_name} {row} has t = {} after {row_name} {earlier}'s {} (each marker's rows in time order, one per frame)",
+                marker[i],
+                t[i],
+                camera.file_time(before)
+            )));
         }
-        latest.insert(m, (t[i], i));
-        if x[i].is_nan() || y[i].is_nan() {
+        latest.insert(m, (time_s, row));
+        model_markers.push(m as f64);
+        let p = [x[i], y[i]];
+        if p[0].is_nan() || p[1].is_nan() || camera.is_lost(p) {
             measured.occluded_rows += 1;
             measured.occluded_markers.insert(m);
         } else {
-            measured.insert(t[i], marker[i] as usize, [x[i], y[i]]);
+            measured.insert(time_s, m, map.to_model(p));
         }
     }
-    if batch.column_by_name("s").is_some() {
-        let s = f64_column(&batch, "s", path)?;
-        measured.marker_arc_lengths_m = Some(marker_arc_lengths(&marker, &s, path)?);
+    if let Some(s) = s {
+        let s_m: Vec<f64> = s.iter().map(|&v| map.metres(v)).collect();
+        measured.marker_arc_lengths_m = Some(marker_arc_lengths(&model_markers, &s_m, path)?);
     }
     Ok(measured)
 }
@@ -335,9 +692,14 @@ fn marker_arc_lengths(marker: &[f64], s: &[f64], path: &Path) -> Result<Vec<f64>
     }
     let arcs: Vec<f64> = by_marker.values().copied().collect();
     if by_marker.keys().enumerate().any(|(i, &m)| i != m) {
+        let numbers: Vec<usize> = by_marker.keys().copied().collect();
         return Err(format(format!(
-            "markers must be numbered 0, 1, … without a gap; the file has {:?}",
-            by_marker.keys().collect::<Vec<_>>()
+            "markers must be numbered 0, 1, … without a gap; the file has {numbers:?}{}",
+            if numbers.first() == Some(&1) {
+                " (numbered from 1: say so with first_marker = 1 in [camera] of --config)"
+            } else {
+                ""
+            }
         )));
     }
     Ok(arcs)
@@ -420,5 +782,106 @@ mod tests {
         std::fs::write(&path, "t,marker,x\n0.04,0,1.0\n").unwrap();
         let err = read_measured(&path).unwrap_err().to_string();
         assert!(err.contains("missing column `y`"), "{err}");
+    }
+
+    /// `text` written to a CSV in a temporary directory, read through
+    /// `camera` (a drop pinned at the origin).
+    fn film(text: &str, camera: &Camera) -> Result<MeasuredTrack, IoError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("film.csv");
+        std::fs::write(&path, text).unwrap();
+        read_film(&path, camera, [0.0, 0.0])
+    }
+
+    #[test]
+    fn wide_columns_are_guessed_from_tracker_names() {
+        for (name, header) in [
+            ("x0, y0", "time,x0,y0,x1,y1"),
+            ("spaced", "Time (s), X 0 , Y 0, X 1, Y 1"),
+            ("marker_x", "t,marker0_x,marker0_y,marker1_x,marker1_y"),
+            (
+                "DLTdv",
+                "frame time,pt0_cam1_X,pt0_cam1_Y,pt1_cam1_X,pt1_cam1_Y",
+            ),
+        ] {
+            let m = film(
+                &format!("{header}\n0.0,0.0,0.0,0.3,-0.4\n0.04,0.0,0.0,0.31,-0.39\n"),
+                &Camera::default(),
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(m.len(), 4, "{name}");
+            assert_eq!(m.get(0.04, 1), Some([0.31, -0.39]), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_camera_turns_pixels_into_the_model_frame() {
+        // 1 mm a pixel, y down, the pin at (100, 50) px, ms, numbered from
+        // 1, a lost marker written as 0,0.
+        let camera = Camera {
+            unit: crate::camera::LengthUnit::Px,
+            metres_per_unit: Some(1e-3),
+            y_axis: crate::camera::YAxis::Down,
+            pin: Some([100.0, 50.0]),
+            time_unit: crate::camera::TimeUnit::Ms,
+            lost: Some([0.0, 0.0]),
+            first_marker: 1,
+            ..Camera::default()
+        };
+        let m = film(
+            "t,marker,x,y\n0,1,100,50\n0,2,100,650\n40,1,100,50\n40,2,0,0\n",
+            &camera,
+        )
+        .unwrap();
+        assert_eq!(m.get(0.0, 0), Some([0.0, 0.0]));
+        assert_eq!(m.get(0.0, 1), Some([0.0, -0.6]));
+        assert_eq!(m.get(0.04, 1), None);
+        assert_eq!(m.occluded_rows, 1);
+        // The same file without first_marker = 1 names the setting.
+        let e = film(
+            "t,marker,x,y\n0,1,0.1,0.2\n",
+            &Camera {
+                first_marker: 1,
+                ..Camera::default()
+            },
+        );
+        assert!(e.is_ok());
+        let e = film(
+            "t,marker,x,y\n0,0,0.1,0.2\n",
+            &Camera {
+                first_marker: 1,
+                ..Camera::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("first_marker = 1"), "{e}");
+    }
+
+    #[test]
+    fn wide_files_that_cannot_be_read_say_what_to_name() {
+        let e = film("time,x0,y0,x1\n0,0,0,1\n", &Camera::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("marker 1 has an x column but no y column"),
+            "{e}"
+        );
+        let e = film("time,a,b\n0,0,0\n", &Camera::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[camera] columns"), "{e}");
+        // Named in [camera] columns: the i-th pair is marker i.
+        let camera = Camera {
+            columns: crate::camera::Columns {
+                t: Some("clock".into()),
+                x: Some(OneOrMany::Many(vec!["A_h".into(), "B_h".into()])),
+                y: Some(OneOrMany::Many(vec!["A_v".into(), "B_v".into()])),
+                marker: None,
+            },
+            ..Camera::default()
+        };
+        let m = film("clock,A_h,A_v,B_h,B_v\n0,0,0,0.3,-0.5\n", &camera).unwrap();
+        assert_eq!(m.get(0.0, 1), Some([0.3, -0.5]));
     }
 }

@@ -14,13 +14,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Hooks, WorkflowError, batch, claim_output, usage};
+use crate::camera::Camera;
 use crate::engine::choice::{Choice, EngineRequest};
 use crate::engine::{Backend, Engine, EngineKind, EngineNames, LayoutRequest, RunHooks};
-use crate::error::InputError;
+use crate::error::{InputError, decimal};
 use crate::gpu::Precision;
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
 use crate::io::results::{BestFit, write_best_fit, write_refined, write_results};
-use crate::io::track::read_measured;
+use crate::io::track::read_film;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
@@ -39,21 +40,46 @@ use crate::sweep::{
 /// The shipped synthetic measured drop, as the repository names it.
 pub const SHIPPED_DATASET: &str = "datasets/drop_synthetic.parquet";
 
+/// The shipped drop, compiled in: a copy of the binary on a machine that
+/// cannot see the build's checkout (a cluster's compute node) still has
+/// its default data.
+const SHIPPED_DATASET_BYTES: &[u8] = include_bytes!("../../datasets/drop_synthetic.parquet");
+
 /// The shipped dataset from wherever the command runs: the repository's
 /// relative path when it is there (so the metadata records it as before),
-/// else the checkout this binary was built from.
-pub fn shipped_dataset() -> PathBuf {
+/// else the compiled-in copy, written once into the temporary directory
+/// under this version's name (rewritten when it is not the same bytes).
+pub fn shipped_dataset() -> Result<PathBuf, WorkflowError> {
     let relative = PathBuf::from(SHIPPED_DATASET);
     if relative.exists() {
-        return relative;
+        return Ok(relative);
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(SHIPPED_DATASET)
+    let copy = std::env::temp_dir().join(format!(
+        "tether-sweep-{}-drop_synthetic.parquet",
+        crate::VERSION
+    ));
+    if std::fs::read(&copy).ok().as_deref() == Some(SHIPPED_DATASET_BYTES) {
+        return Ok(copy);
+    }
+    let failed = |e: std::io::Error| {
+        WorkflowError::Usage(format!(
+            "cannot write the shipped dataset to {}: {e} (give --measured FILE)",
+            copy.display()
+        ))
+    };
+    // Beside its target and renamed into place: two runs starting at once
+    // never read a half-written file.
+    let partial = copy.with_extension(format!("{}.partial", std::process::id()));
+    std::fs::write(&partial, SHIPPED_DATASET_BYTES).map_err(failed)?;
+    std::fs::rename(&partial, &copy).map_err(failed)?;
+    Ok(copy)
 }
 
 /// An identification, as the user asked for it.
 #[derive(Debug, Clone)]
 pub struct IdentifyRequest {
-    /// The measured track (Parquet or CSV with columns t, marker, x, y).
+    /// The measured track: Parquet or CSV, long (t, marker, x, y) or wide
+    /// (a time column, x and y per marker), read through `camera`.
     pub measured: PathBuf,
     pub grid: Grid,
     /// Run only this shard (its part is all it writes).
@@ -76,6 +102,13 @@ pub struct IdentifyRequest {
     /// duration becomes the measured file's last frame, and its markers
     /// the file's `s` column where the file has one.
     pub scenario: Option<Scenario>,
+    /// The frames the config declares (`duration_s`, `frame_interval_s`,
+    /// `frame_times_s` of the config that made the film): each must agree
+    /// with the measured file, whose frames the run uses.
+    pub declared_frames: DeclaredFrames,
+    /// How the measured file is written: its unit, y axis, gravity, pin
+    /// and clock (`[camera]`; the default is the model's frame).
+    pub camera: Camera,
     /// Marker arc lengths the user gave [m] (a config's
     /// `marker_arc_lengths_m`): they override the scenario's and must
     /// agree with the file's `s` column.
@@ -119,6 +152,8 @@ impl IdentifyRequest {
             solver: None,
             base: TetherParams::default(),
             scenario: None,
+            camera: Camera::default(),
+            declared_frames: DeclaredFrames::default(),
             marker_arc_lengths_m: None,
             validate: 3,
             validate_marker_tolerance_m: DEFAULT_MARKER_TOLERANCE_M,
@@ -308,8 +343,8 @@ impl StartOffset {
     /// The finding in words, for a warning or an error.
     pub fn describe(&self, scenario: &Scenario) -> String {
         format!(
-            "the measured frame at t = {} s, before the release, is {:.4} m RMS over {} markers (marker {}: {:.4} m) from the experiment's initial shape (straight from the pin at ({}, {}) m, released at {}°): data in other units, mirrored axes, another length or release angle?",
-            self.time_s,
+            "the measured frame at t = {} s, before the release, is {:.4} m RMS over {} markers (marker {}: {:.4} m) from the experiment's initial shape (straight from the pin at ({}, {}) m, released at {}°): data in other units, mirrored axes, another length or release angle? (a tracker's pixels, an image's y axis pointing down, a pin elsewhere: say so in [camera] of --config, docs/conventions.md)",
+            decimal(self.time_s),
             self.rms_m,
             self.markers,
             self.worst_marker,
@@ -425,11 +460,121 @@ fn experiment(
         .into());
     }
     check_clock(&scenario, &request.grid, &times)?;
+    check_declared_frames(&request.declared_frames, &times, &scenario, &request.grid)?;
     check_marker_count(measured, &scenario, request.marker_arc_lengths_m.is_some())?;
     scenario.duration_s = last - scenario.release_time_s;
     scenario.frame_times_s = Some(times);
     scenario.validate(request.base.length_m)?;
     Ok(scenario)
+}
+
+/// The frames a config declares, all optional: the config that made a
+/// film may say them, and then they must be the film's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeclaredFrames {
+    pub duration_s: Option<f64>,
+    pub frame_interval_s: Option<f64>,
+    pub frame_times_s: Option<Vec<f64>>,
+    /// Where they were written (the config's path), for messages.
+    pub source: String,
+}
+
+/// The file's typical frame interval: the median of its intervals (a
+/// jittered clock, a dropped frame).
+fn median_interval_s(times: &[f64]) -> Option<f64> {
+    let mut intervals: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    intervals.sort_by(f64::total_cmp);
+    intervals.get(intervals.len() / 2).copied()
+}
+
+/// The config's declared frames against the file's `times` (on the
+/// file's clock, in seconds). A duration agrees when the file's last frame
+/// falls within a frame interval before the release plus the duration, for
+/// some release the run can use (the config's, or a release axis's range).
+fn check_declared_frames(
+    declared: &DeclaredFrames,
+    times: &[f64],
+    scenario: &Scenario,
+    grid: &Grid,
+) -> Result<(), WorkflowError> {
+    let named = |key: &str| format!("{key} (in {})", declared.source);
+    let (first, last) = (times[0], times[times.len() - 1]);
+    let interval = median_interval_s(times).unwrap_or(f64::INFINITY);
+    if let Some(given) = &declared.frame_times_s
+        && (given.len() != times.len()
+            || given.iter().zip(times).any(|(a, b)| (a - b).abs() > 1e-6))
+    {
+        return Err(InputError::new(
+            named("frame_times_s"),
+            format!(
+                "{} times from {} to {} s",
+                given.len(),
+                given.first().unwrap_or(&f64::NAN),
+                given.last().unwrap_or(&f64::NAN)
+            ),
+            format!(
+                "the measured file's frames ({} from {} to {} s, to 1 µs), or left out",
+                times.len(),
+                decimal(first),
+                decimal(last)
+            ),
+        )
+        .into());
+    }
+    if let Some(given) = declared.frame_interval_s
+        && times.len() > 1
+        && (given - interval).abs() > 0.01 * interval
+    {
+        return Err(InputError::new(
+            named("frame_interval_s"),
+            given,
+            format!(
+                "the measured file's frame interval, {} s (its median, to 1 %), or left out",
+                decimal(interval)
+            ),
+        )
+        .into());
+    }
+    if let Some(duration) = declared.duration_s {
+        let releases = match grid
+            .parameters
+            .iter()
+            .find(|a| a.parameter == crate::sweep::Parameter::ReleaseTimeS)
+        {
+            Some(axis) => axis.values.clone(),
+            None => vec![scenario.release_time_s],
+        };
+        let (low, high) = releases
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &r| {
+                (l.min(r), h.max(r))
+            });
+        // last ∈ [release + duration − interval, release + duration] for
+        // some release in [low, high].
+        let slack = 1e-6 + if interval.is_finite() { interval } else { 0.0 };
+        if last > high + duration + 1e-6 || last < low + duration - slack {
+            return Err(InputError::new(
+                named("duration_s"),
+                duration,
+                format!(
+                    "the measured file's last frame less the release: {} s less {} ({}), or left out",
+                    decimal(last),
+                    if low == high {
+                        format!("{} s", decimal(low))
+                    } else {
+                        format!("{} … {} s", decimal(low), decimal(high))
+                    },
+                    if releases.len() > 1 {
+                        "the release axis"
+                    } else {
+                        "release_time_s"
+                    }
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// A film whose clock starts more than a frame interval after 0 was not
@@ -444,10 +589,7 @@ fn check_clock(scenario: &Scenario, grid: &Grid, times: &[f64]) -> Result<(), Wo
     if scenario.release_time_s != 0.0 || has_release_axis {
         return Ok(());
     }
-    let mut intervals: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    intervals.sort_by(f64::total_cmp);
-    let (Some(&first), Some(&interval)) = (times.first(), intervals.get(intervals.len() / 2))
-    else {
+    let (Some(&first), Some(interval)) = (times.first(), median_interval_s(times)) else {
         return Ok(());
     };
     if first > interval * (1.0 + 1e-6) {
@@ -455,7 +597,7 @@ fn check_clock(scenario: &Scenario, grid: &Grid, times: &[f64]) -> Result<(), Wo
             "release_time_s",
             "not given",
             format!(
-                "the release on the measured file's clock, which starts at t = {first} s, more than a frame interval ({interval} s) after 0: set release_time_s in [settings] of --config, or give it an axis (--axis release_time_s=START:STOP:STEP)"
+                "the release on the measured file's clock, which starts at t = {} s, more than a frame interval ({} s) after 0: set release_time_s in [settings] of --config, or give it an axis (--axis release_time_s=START:STOP:STEP)", decimal(first), decimal(interval)
             ),
         )
         .into());
@@ -475,6 +617,16 @@ fn check_marker_count(
 ) -> Result<(), WorkflowError> {
     let in_file = measured.marker_count();
     let in_experiment = scenario.marker_arc_lengths_m.len();
+    // Markers 1..=N where the experiment has N, 0..N−1: numbered from 1
+    // (a file that only leaves out the pin's marker 0 is fine).
+    if in_file == in_experiment + 1 && !measured.names_marker(0) {
+        return Err(InputError::new(
+            "measured",
+            format!("markers 1..{}", in_file - 1),
+            "a marker 0 at the pin's end: a file whose markers are numbered from 1 says so with first_marker = 1 in [camera] of --config",
+        )
+        .into());
+    }
     let described = markers_given || measured.marker_arc_lengths_m.is_some();
     if in_file != in_experiment && !(described && in_file > in_experiment) {
         return Err(InputError::new(
@@ -634,6 +786,9 @@ fn run_metadata(
         measured_sha256.to_string(),
     );
     metadata.insert(metadata::TETHER.into(), sweep_tether_json(&request.base));
+    if !request.camera.is_identity() {
+        metadata.insert(metadata::CAMERA.into(), json(&request.camera));
+    }
     metadata.insert(metadata::SCENARIO.into(), json(scenario));
     metadata.insert(metadata::SOLVER_SETTINGS.into(), json(settings));
     metadata.insert(metadata::ENGINE.into(), json(&choice.engine.kind().names()));
@@ -658,6 +813,32 @@ fn claim_table(request: &IdentifyRequest) -> Result<(PathBuf, PathBuf), Workflow
     };
     let table_path = claim_output(&table_dir, table_name, request.force)?;
     Ok((table_dir, table_path))
+}
+
+/// The measured film in the model's frame, through the request's camera.
+/// A camera that says where it saw the pin fixes the pin: an axis over the
+/// pin would move the model under the data.
+fn read_request_film(request: &IdentifyRequest) -> Result<MeasuredTrack, WorkflowError> {
+    let camera = &request.camera;
+    camera.validate()?;
+    if camera.pin.is_some()
+        && let Some(axis) = request.grid.parameters.iter().find(|a| {
+            matches!(
+                a.parameter,
+                crate::sweep::Parameter::PinXM | crate::sweep::Parameter::PinYM
+            )
+        })
+    {
+        return Err(InputError::new(
+            "axis",
+            axis.parameter.to_string(),
+            "no pin axis beside [camera] pin: the camera's pin is where the model's pin is (pin_m); leave one out",
+        )
+        .into());
+    }
+    let model_pin_m = request.scenario.as_ref().map_or([0.0, 0.0], |s| s.pin_m);
+    read_film(&request.measured, camera, model_pin_m)
+        .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))
 }
 
 /// The request's own numbers and combinations, before anything is read.
@@ -686,8 +867,7 @@ fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowError> {
 /// auto` with a hardware GPU times one candidate on the CPU.
 pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     check_settings(&request)?;
-    let measured = read_measured(&request.measured)
-        .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))?;
+    let measured = read_request_film(&request)?;
     let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
     let scenario = experiment(&request, &measured)?;
     check_parameter_axes(&request.grid, &request.base, &scenario)?;
@@ -741,6 +921,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         grid,
         &shard,
         &measured_sha256,
+        &request.camera,
         &request.base,
         &scenario,
         &settings,
@@ -1001,7 +1182,13 @@ impl Prepared {
                     self.metadata
                         .insert(metadata::OUTLIERS.into(), json(&outliers));
                 }
-                write_best_fit(&request.out.join("best_fit.parquet"), &fit, &self.metadata)?;
+                write_best_fit(
+                    &request.out.join("best_fit.parquet"),
+                    &fit,
+                    &request.camera,
+                    self.scenario.pin_m,
+                    &self.metadata,
+                )?;
                 Some(crate::plot::identify::save_all(
                     &request.out,
                     results,
@@ -1267,10 +1454,12 @@ mod tests {
     }
 
     #[test]
-    fn the_shipped_dataset_is_found_from_any_directory() {
-        // The test runs in the package root; the fallback is absolute.
-        assert!(shipped_dataset().exists());
-        let fallback = Path::new(env!("CARGO_MANIFEST_DIR")).join(SHIPPED_DATASET);
-        assert!(fallback.is_absolute() && fallback.exists());
+    fn the_shipped_dataset_is_its_compiled_in_copy() {
+        // The test runs in the package root, where the file is.
+        assert_eq!(shipped_dataset().unwrap(), PathBuf::from(SHIPPED_DATASET));
+        assert_eq!(
+            std::fs::read(SHIPPED_DATASET).unwrap(),
+            SHIPPED_DATASET_BYTES
+        );
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::identify::{best_fit_run, best_fit_with_refined, engine_names, observations};
 use super::{WorkflowError, claim_output, usage};
+use crate::camera::Camera;
 use crate::engine::EngineNames;
 use crate::io::results::{BestFit, read_results, write_best_fit, write_refined, write_results};
 use crate::io::track::read_parquet_metadata;
@@ -151,6 +152,14 @@ fn check_parts(dir: &Path, parts: &[(usize, Part)]) -> Result<usize, WorkflowErr
                 )));
             }
         }
+        if part.metadata.get(metadata::CAMERA) != first.metadata.get(metadata::CAMERA) {
+            return Err(WorkflowError::Usage(format!(
+                "{} and {} differ in {}: they read the measured file through different cameras",
+                first.path.display(),
+                part.path.display(),
+                metadata::CAMERA
+            )));
+        }
     }
     let count = Shard::parse(first.key(metadata::SHARD)?)
         .map_err(usage)?
@@ -197,11 +206,33 @@ fn merged_results(
     Ok(results)
 }
 
+/// The parameters the shards' grid does not vary.
+fn shards_tether(first: &Part) -> Result<TetherParams, WorkflowError> {
+    super::identify::sweep_tether(first.key(metadata::TETHER)?).map_err(|e| {
+        WorkflowError::Usage(format!(
+            "{}: metadata key {}: {e}",
+            first.path.display(),
+            metadata::TETHER
+        ))
+    })
+}
+
+/// The camera the shards read the measured file through (none: the
+/// model's frame).
+fn shards_camera(first: &Part) -> Result<Camera, WorkflowError> {
+    match first.metadata.get(metadata::CAMERA) {
+        Some(_) => first.parse(metadata::CAMERA),
+        None => Ok(Camera::default()),
+    }
+}
+
 /// The measured track the shards used: `--measured`, or the path in their
 /// metadata, refused unless its SHA-256 is theirs.
 fn shards_measured(
     request: &SummarizeRequest,
     first: &Part,
+    camera: &Camera,
+    model_pin_m: [f64; 2],
 ) -> Result<MeasuredTrack, WorkflowError> {
     let measured_path = match &request.measured {
         Some(p) => p.clone(),
@@ -218,7 +249,7 @@ fn shards_measured(
             measured_path.display()
         )));
     }
-    crate::io::track::read_measured(&measured_path).map_err(usage)
+    crate::io::track::read_film(&measured_path, camera, model_pin_m).map_err(usage)
 }
 
 /// The first part's metadata less what is a shard's own, with the shard
@@ -256,18 +287,12 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     let count = check_parts(&request.dir, &parts)?;
     let first = &parts[0].1;
     let grid: Grid = first.parse(metadata::GRID)?;
-    let base: TetherParams =
-        super::identify::sweep_tether(first.key(metadata::TETHER)?).map_err(|e| {
-            WorkflowError::Usage(format!(
-                "{}: metadata key {}: {e}",
-                first.path.display(),
-                metadata::TETHER
-            ))
-        })?;
+    let base = shards_tether(first)?;
     let scenario: Scenario = first.parse(metadata::SCENARIO)?;
     let engine = first.engine()?;
     let results = merged_results(&parts, &grid, &request.dir)?;
-    let measured = shards_measured(request, first)?;
+    let camera = shards_camera(first)?;
+    let measured = shards_measured(request, first, &camera, scenario.pin_m)?;
 
     let out = request
         .out
@@ -326,7 +351,13 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
             results_path.display()
         )));
     };
-    write_best_fit(&out.join("best_fit.parquet"), &fit, &metadata)?;
+    write_best_fit(
+        &out.join("best_fit.parquet"),
+        &fit,
+        &camera,
+        scenario.pin_m,
+        &metadata,
+    )?;
     if let Some(r) = &refined {
         write_refined(&out.join("refined.parquet"), r, &metadata)?;
     }

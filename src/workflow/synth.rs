@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::{WorkflowError, refuse_to_replace, usage};
+use crate::camera::Camera;
 use crate::dataset::{SynthSpec, synthesize};
 use crate::io::PendingFile;
-use crate::io::track::{track_batch, write_batch};
+use crate::io::track::{TrackLayout, film_batch, track_batch, write_batch};
 use crate::metadata::{self, json};
 use crate::track::Track;
 
@@ -16,6 +17,11 @@ use crate::track::Track;
 #[derive(Debug, Clone)]
 pub struct SynthRequest {
     pub spec: SynthSpec,
+    /// How the file is written: the model's frame by default, or as a
+    /// tracker would (`[camera]`: unit, y axis, tilt, pin, clock).
+    pub camera: Camera,
+    /// Long (a row per frame and marker) or wide (a row per frame).
+    pub layout: TrackLayout,
     /// The command line, recorded in the file.
     pub command: String,
     pub out: PathBuf,
@@ -31,6 +37,7 @@ pub struct SynthReport {
 pub fn run(request: &SynthRequest) -> Result<SynthReport, WorkflowError> {
     let spec = &request.spec;
     spec.validate()?;
+    request.camera.validate()?;
     super::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
     let mut pending = PendingFile::create(&request.out).map_err(usage)?;
@@ -41,7 +48,21 @@ pub fn run(request: &SynthRequest) -> Result<SynthReport, WorkflowError> {
     metadata.insert(metadata::DATASET.into(), json(spec));
     metadata.insert(metadata::SOLVER_REPORT.into(), json(&clean.report));
     metadata.insert(metadata::COMMAND.into(), request.command.clone());
-    write_batch(&mut pending, &track_batch(&track, &metadata), &metadata)?;
+    let batch = if request.camera.is_identity() && request.layout == TrackLayout::Long {
+        track_batch(&track, &metadata)
+    } else {
+        if !request.camera.is_identity() {
+            metadata.insert(metadata::CAMERA.into(), json(&request.camera));
+        }
+        film_batch(
+            &track,
+            &request.camera,
+            spec.scenario.pin_m,
+            request.layout,
+            &metadata,
+        )
+    };
+    write_batch(&mut pending, &batch, &metadata)?;
     pending.commit()?;
     Ok(SynthReport {
         track,
