@@ -1127,6 +1127,14 @@ fn samples_far_from_the_best_fit_are_listed() {
 const FILM_CAMERA: &str = "[camera]\nunit = \"px\"\nmetres_per_unit = 5e-4\ny_axis = \"down\"\n\
      down = [0.02617695, 0.99965732]\npin = [640.0, 120.0]\n";
 
+/// [`FILM_CAMERA`] as the library reads it.
+fn film_camera() -> tether_sweep::camera::Camera {
+    toml::from_str::<toml::Table>(FILM_CAMERA).unwrap()["camera"]
+        .clone()
+        .try_into()
+        .unwrap()
+}
+
 /// A drop filmed and tracked as researchers do (issue 23): the truth at
 /// n = 8 (D = 2300 Pa·s, C_D = 0.77) with 0.4 mm of noise, filmed at 60 fps
 /// with a jittered clock that starts at 7.5 s, released between frames at
@@ -1136,7 +1144,6 @@ const FILM_CAMERA: &str = "[camera]\nunit = \"px\"\nmetres_per_unit = 5e-4\ny_ax
 /// per marker) and a long one. Returns (wide, long, config without
 /// [camera]).
 fn tracker_film(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, String) {
-    use tether_sweep::camera::Camera;
     let tether = TetherParams {
         length_m: 0.5,
         ..tether_of(&Candidate::new(8, 2300.0, 0.77))
@@ -1164,10 +1171,7 @@ fn tracker_film(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, String) 
         generator: GENERATOR,
     })
     .unwrap();
-    let camera: Camera = toml::from_str::<toml::Table>(FILM_CAMERA).unwrap()["camera"]
-        .clone()
-        .try_into()
-        .unwrap();
+    let camera = film_camera();
     let map = camera.map([0.0, 0.0]);
     let occluded = |frame: usize, marker: usize| marker == 4 && (20..32).contains(&frame);
     let cell = |frame: usize, marker: usize| -> [String; 2] {
@@ -1203,7 +1207,6 @@ fn tracker_film(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, String) 
 
 #[test]
 fn a_trackers_film_in_pixels_is_identified_through_its_camera() {
-    use tether_sweep::camera::Camera;
     use tether_sweep::io::track::read_film;
     let dir = tempfile::tempdir().unwrap();
     let (wide, long, experiment) = tracker_film(dir.path());
@@ -1211,10 +1214,7 @@ fn a_trackers_film_in_pixels_is_identified_through_its_camera() {
     std::fs::write(&config, format!("{experiment}{FILM_CAMERA}")).unwrap();
     // Both layouts read to the same samples in the model's frame: the pin
     // at the origin, the occluded cells counted and left out.
-    let camera: Camera = toml::from_str::<toml::Table>(FILM_CAMERA).unwrap()["camera"]
-        .clone()
-        .try_into()
-        .unwrap();
+    let camera = film_camera();
     let (w, l) = (
         read_film(&wide, &camera, [0.0, 0.0]).unwrap(),
         read_film(&long, &camera, [0.0, 0.0]).unwrap(),
