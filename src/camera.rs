@@ -148,12 +148,12 @@ fn key(name: &str) -> String {
 }
 
 impl Camera {
-    /// True when the file is in the model's frame and clock.
-    pub fn is_identity(&self) -> bool {
-        Camera {
-            columns: Columns::default(),
-            ..self.clone()
-        } == Camera::default()
+    /// True when no key is set: a file in the model's frame and clock, its
+    /// usual columns, no lost code, markers from 0. Any other camera is
+    /// recorded in the metadata, so that `summarize` reads the file the
+    /// shards read (named columns included).
+    pub fn is_default(&self) -> bool {
+        *self == Camera::default()
     }
 
     pub fn validate(&self) -> Result<(), InputError> {
@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn the_default_is_the_model_frame() {
         let camera = Camera::default();
-        assert!(camera.is_identity());
+        assert!(camera.is_default());
         camera.validate().unwrap();
         let map = camera.map([0.1, 0.2]);
         for p in [[0.0, 0.0], [0.3, -0.4], [-1.25, 7.5]] {

@@ -143,7 +143,7 @@ pub fn run_synth(args: SynthArgs) -> Result<()> {
         tolerance_m: args.tolerance,
         generator: GENERATOR,
     };
-    let in_model_frame = camera.is_identity();
+    let in_model_frame = camera.is_default();
     let report = synthesize(&SynthRequest {
         spec: spec.clone(),
         camera,

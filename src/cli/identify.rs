@@ -498,7 +498,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
             .iter()
             .any(|a| a.parameter == Parameter::ReleaseTimeS);
         print_experiment(s, release_axis);
-        if !request.camera.is_identity() {
+        if !request.camera.is_default() {
             println!("camera: {}", describe_camera(&request.camera));
         }
     }

@@ -169,7 +169,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         println!("GPU: {adapter} ({})", request.precision.name());
     }
     print_header(&request);
-    if !request.config.camera.is_identity() {
+    if !request.config.camera.is_default() {
         // [camera] says how a measured file of this experiment is written;
         // a simulation's own track stays in the model's frame.
         eprintln!(

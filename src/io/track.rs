@@ -25,38 +25,16 @@ fn field(name: &str, data_type: DataType, unit: &str) -> Field {
     Field::new(name, data_type, false).with_metadata([(UNIT_KEY, unit)])
 }
 
-/// The schema of a marker track; `metadata` goes into the schema (and so the
-/// Parquet footer) as key-value pairs.
-pub fn track_schema(metadata: &BTreeMap<String, String>) -> Schema {
-    Schema::new(vec![
-        field("t", DataType::Float64, "s"),
-        field("marker", DataType::Int32, "1"),
-        field("s", DataType::Float64, "m"),
-        field("x", DataType::Float64, "m"),
-        field("y", DataType::Float64, "m"),
-    ])
-    .with_metadata(metadata.clone())
-}
-
+/// A track in the model's frame (columns `t` \[s\], `marker`, `s`, `x`,
+/// `y` \[m\]): [`film_batch`] with no camera.
 pub fn track_batch(track: &Track, metadata: &BTreeMap<String, String>) -> RecordBatch {
-    let markers = track.markers();
-    let rows = track.positions_m.len();
-    let t: Float64Array = (0..rows).map(|r| track.times_s[r / markers]).collect();
-    let marker: Int32Array = (0..rows).map(|r| (r % markers) as i32).collect();
-    let s: Float64Array = (0..rows)
-        .map(|r| track.marker_arc_lengths_m[r % markers])
-        .collect();
-    let x: Float64Array = track.positions_m.iter().map(|p| p[0]).collect();
-    let y: Float64Array = track.positions_m.iter().map(|p| p[1]).collect();
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(t),
-        Arc::new(marker),
-        Arc::new(s),
-        Arc::new(x),
-        Arc::new(y),
-    ];
-    RecordBatch::try_new(Arc::new(track_schema(metadata)), columns)
-        .expect("columns match the schema")
+    film_batch(
+        track,
+        &Camera::default(),
+        [0.0, 0.0],
+        TrackLayout::Long,
+        metadata,
+    )
 }
 
 /// How a film's table is laid out.
@@ -837,15 +815,7 @@ mod tests {
         assert_eq!(m.get(0.0, 1), Some([0.0, -0.6]));
         assert_eq!(m.get(0.04, 1), None);
         assert_eq!(m.occluded_rows, 1);
-        // The same file without first_marker = 1 names the setting.
-        let e = film(
-            "t,marker,x,y\n0,1,0.1,0.2\n",
-            &Camera {
-                first_marker: 1,
-                ..Camera::default()
-            },
-        );
-        assert!(e.is_ok());
+        // A marker 0 where the file numbers from 1 names the setting.
         let e = film(
             "t,marker,x,y\n0,0,0.1,0.2\n",
             &Camera {

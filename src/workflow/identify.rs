@@ -786,7 +786,7 @@ fn run_metadata(
         measured_sha256.to_string(),
     );
     metadata.insert(metadata::TETHER.into(), sweep_tether_json(&request.base));
-    if !request.camera.is_identity() {
+    if !request.camera.is_default() {
         metadata.insert(metadata::CAMERA.into(), json(&request.camera));
     }
     metadata.insert(metadata::SCENARIO.into(), json(scenario));

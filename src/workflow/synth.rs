@@ -9,7 +9,7 @@ use super::{WorkflowError, refuse_to_replace, usage};
 use crate::camera::Camera;
 use crate::dataset::{SynthSpec, synthesize};
 use crate::io::PendingFile;
-use crate::io::track::{TrackLayout, film_batch, track_batch, write_batch};
+use crate::io::track::{TrackLayout, film_batch, write_batch};
 use crate::metadata::{self, json};
 use crate::track::Track;
 
@@ -38,6 +38,16 @@ pub fn run(request: &SynthRequest) -> Result<SynthReport, WorkflowError> {
     let spec = &request.spec;
     spec.validate()?;
     request.camera.validate()?;
+    if request.camera.columns != crate::camera::Columns::default() {
+        // The names are a tracker's; the file written here has its own,
+        // which identify finds without them.
+        return Err(crate::error::InputError::new(
+            "[camera] columns",
+            "given",
+            "left out for dataset synth, which writes t, marker, s, x, y (long) or t, x0, y0, x1, y1, … (wide); keep them in the config that reads a tracker's file",
+        )
+        .into());
+    }
     super::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
     let mut pending = PendingFile::create(&request.out).map_err(usage)?;
@@ -48,20 +58,16 @@ pub fn run(request: &SynthRequest) -> Result<SynthReport, WorkflowError> {
     metadata.insert(metadata::DATASET.into(), json(spec));
     metadata.insert(metadata::SOLVER_REPORT.into(), json(&clean.report));
     metadata.insert(metadata::COMMAND.into(), request.command.clone());
-    let batch = if request.camera.is_identity() && request.layout == TrackLayout::Long {
-        track_batch(&track, &metadata)
-    } else {
-        if !request.camera.is_identity() {
-            metadata.insert(metadata::CAMERA.into(), json(&request.camera));
-        }
-        film_batch(
-            &track,
-            &request.camera,
-            spec.scenario.pin_m,
-            request.layout,
-            &metadata,
-        )
-    };
+    if !request.camera.is_default() {
+        metadata.insert(metadata::CAMERA.into(), json(&request.camera));
+    }
+    let batch = film_batch(
+        &track,
+        &request.camera,
+        spec.scenario.pin_m,
+        request.layout,
+        &metadata,
+    );
     write_batch(&mut pending, &batch, &metadata)?;
     pending.commit()?;
     Ok(SynthReport {
