@@ -3,12 +3,19 @@
 # task, each writing sweep/shard=K/part.parquet, then one summarize.
 #
 #   jobs=$(sbatch --parsable examples/identify_slurm.sh)
-#   sbatch --dependency=afterok:$jobs --wrap "tether-sweep summarize sweep"
+#   sbatch --dependency=afterany:$jobs --kill-on-invalid-dep=yes \
+#       --wrap "tether-sweep summarize sweep"
 #
+# Arguments after the script replace the paper's grid (any identify flags:
+# `sbatch examples/identify_slurm.sh --grid my_grid.toml --measured film.csv`).
 # tether-sweep reads its shard from SLURM_ARRAY_TASK_ID (minus
 # SLURM_ARRAY_TASK_MIN) and SLURM_ARRAY_TASK_COUNT, so --array alone decides
-# N. A task that was killed (time limit, preemption) keeps its finished
-# chunks; requeued, --resume finishes it. pyarrow, polars, DuckDB and Spark
+# N. A task that was killed (time limit, preemption, `scontrol requeue`)
+# keeps its finished chunks; requeued, --resume finishes it. summarize waits
+# for every task to end (afterany, not afterok, which would wait forever on a
+# failed task) and names the shards still missing; after rerunning them, run
+# summarize again. docs/identify.md has the whole recipe, and
+# scripts/slurm_single_node.sh runs this script on a real single-node Slurm. pyarrow, polars, DuckDB and Spark
 # read sweep/ as one Hive-partitioned table (column `shard`).
 #SBATCH --job-name=tether-identify
 #SBATCH --array=0-15
@@ -20,7 +27,12 @@
 #SBATCH --output=tether-identify-%A_%a.out
 set -euo pipefail
 
-args=(identify --grid examples/paper_grid.toml --backend auto --out sweep)
+args=(identify --out sweep)
+if [ $# -eq 0 ]; then
+    args+=(--grid examples/paper_grid.toml --backend auto)
+else
+    args+=("$@")
+fi
 # After a requeue the shard's saved chunks are there to resume from.
 if [ -d "sweep/shard=$((SLURM_ARRAY_TASK_ID - ${SLURM_ARRAY_TASK_MIN:-0}))/.chunks" ]; then
     args+=(--resume)

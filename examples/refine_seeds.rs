@@ -13,7 +13,7 @@
 //! one seed, truth within two standard errors.)
 
 use tether_sweep::dataset::{GENERATOR, SynthSpec};
-use tether_sweep::engine::Backend;
+use tether_sweep::engine::EngineOptions;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
 use tether_sweep::sweep::Grid;
@@ -87,7 +87,7 @@ fn main() {
         })
         .expect("synthesized");
         let report = IdentifyRequest {
-            backend: Backend::Cpu,
+            engine: EngineOptions::cpu(),
             base: tether.clone(),
             scenario: Some(config.clone()),
             validate: 0,

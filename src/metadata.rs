@@ -38,6 +38,9 @@ pub const STATESPACE: &str = "tether_sweep.statespace";
 /// The engine that ran the simulations (`EngineKind`).
 pub const ENGINE: &str = "tether_sweep.engine";
 /// The GPU adapter that ran them (`AdapterSummary`).
+/// The engine options the run was given (`--backend`, `--adapter`,
+/// `--precision`, `--gpu-layout`, `--solver`), whole.
+pub const ENGINE_OPTIONS: &str = "tether_sweep.engine_options";
 pub const ADAPTER: &str = "tether_sweep.adapter";
 /// Why `--backend auto` chose the engine it chose, plain text.
 pub const ENGINE_CHOICE: &str = "tether_sweep.engine_choice";

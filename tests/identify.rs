@@ -11,7 +11,7 @@ use std::path::Path;
 use common::{stderr, tether_sweep as run};
 
 use tether_sweep::dataset::{GENERATOR, SynthSpec};
-use tether_sweep::engine::Backend;
+use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::gpu::{GpuLayout, Precision};
 use tether_sweep::io::results::read_results;
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
@@ -129,7 +129,10 @@ fn grid() -> Grid {
 
 fn identify(measured: &Path, out: &Path, backend: Backend) -> IdentifyReport {
     IdentifyRequest {
-        backend,
+        engine: EngineOptions {
+            backend,
+            ..EngineOptions::default()
+        },
         ..IdentifyRequest::new(measured, grid(), out)
     }
     .run(Hooks::default())
@@ -178,9 +181,12 @@ fn noise_free_truth_is_recovered_on_the_gpu_with_the_cpu_argmin() {
     for layout in GpuLayout::ALL {
         let out = dir.path().join(layout.name());
         let gpu = IdentifyRequest {
-            backend: Backend::Gpu,
-            precision: Precision::F32,
-            gpu_layout: layout.into(),
+            engine: EngineOptions {
+                backend: Backend::Gpu,
+                precision: Precision::F32,
+                gpu_layout: layout.into(),
+                ..EngineOptions::default()
+            },
             ..IdentifyRequest::new(&measured, grid(), &out)
         }
         .run(Hooks::default())

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 
 use common::{stderr, tether_sweep as run};
 
-use tether_sweep::engine::Backend;
+use tether_sweep::engine::EngineOptions;
 use tether_sweep::io::results::read_results;
 use tether_sweep::sweep::{CandidateResult, Grid, Shard};
 use tether_sweep::workflow::Hooks;
@@ -48,7 +48,7 @@ fn results(path: &Path) -> Vec<CandidateResult> {
 /// the CPU, through the library.
 fn identify_request(out: &Path) -> IdentifyRequest {
     IdentifyRequest {
-        backend: Backend::Cpu,
+        engine: EngineOptions::cpu(),
         ..IdentifyRequest::new(
             shipped_dataset().unwrap(),
             Grid::parse(GRID[1], GRID[3], GRID[5]).unwrap(),
@@ -125,21 +125,9 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
     assert_eq!(merged.shards, 3);
     assert_eq!(results(&merged.results_path), whole, "row for row");
     assert_eq!(Some(merged.summary), single_report.summary);
-    // The merge refines as the single run does, to the same values (its
-    // scenario and tether come back from the parts' metadata, and the
-    // reference solver's sums round alike to about 1e-13).
-    let (m, s) = (merged.refined.unwrap(), single_report.refined.unwrap());
-    for (a, b) in m.parameters.iter().zip(&s.parameters) {
-        assert_eq!(a.parameter, b.parameter);
-        assert!(
-            (a.value - b.value).abs() <= 1e-9 * b.value.abs(),
-            "{a:?} vs {b:?}"
-        );
-        assert!(
-            (a.standard_error - b.standard_error).abs() <= 1e-6 * b.standard_error,
-            "{a:?} vs {b:?}"
-        );
-    }
+    // The merge refines as the single run does: its scenario and tether
+    // come back from the parts' metadata exactly.
+    assert_eq!(merged.refined, single_report.refined);
     assert!(sharded.join("_summary/refined.parquet").exists());
     for file in [
         "best_fit.parquet",
@@ -163,6 +151,57 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(best(&stdout).is_some(), "{stdout}");
     assert_eq!(best(&stdout), best(&single_stdout), "{stdout}");
+}
+
+/// With a release-time axis, a shard runs whole release groups (the
+/// candidates that share one simulation): together the shards make the
+/// single run's simulations once, and `summarize` writes what the single
+/// run writes, J_e bit for bit and the same refined optimum.
+#[test]
+fn shards_split_release_groups_and_summarize_is_the_single_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = |out: &Path| IdentifyRequest {
+        grid: Grid::parse("3", "1000:3000:1000", "0.7,0.8")
+            .unwrap()
+            .with_axis("release_time_s", "0,0.005,0.01")
+            .unwrap(),
+        ..identify_request(out)
+    };
+    let single = dir.path().join("single");
+    let whole = request(&single).run(Hooks::default()).unwrap();
+    assert_eq!(whole.results.len(), 18);
+    assert_eq!(whole.simulations, 6, "one per release group");
+
+    let sharded = dir.path().join("sharded");
+    let mut simulations = 0;
+    for index in 0..4 {
+        let part = IdentifyRequest {
+            shard: Some(Shard { index, count: 4 }),
+            ..request(&sharded)
+        }
+        .run(Hooks::default())
+        .unwrap();
+        // Groups 0..6 dealt to 4 shards: 2, 2, 1, 1 groups of 3.
+        let groups = if index < 2 { 2 } else { 1 };
+        assert_eq!(part.simulations, groups, "shard {index}");
+        assert_eq!(part.results.len(), 3 * groups, "shard {index}");
+        simulations += part.simulations;
+    }
+    assert_eq!(simulations, whole.simulations, "no group simulated twice");
+
+    let merged = summarize::run(&SummarizeRequest {
+        dir: sharded.clone(),
+        measured: None,
+        out: None,
+        refine: true,
+        allow_implausible: false,
+        force: false,
+    })
+    .unwrap();
+    assert_eq!(merged.results, whole.results, "J_e bit for bit");
+    assert_eq!(Some(merged.summary), whole.summary);
+    assert!(merged.refined.is_some());
+    assert_eq!(merged.refined, whole.refined);
 }
 
 #[test]
@@ -306,4 +345,115 @@ fn a_toml_grid_file_is_the_same_grid_as_the_flags() {
     );
     assert_eq!(shard.status.code(), Some(2));
     assert!(stderr(&shard).contains("shard"), "{}", stderr(&shard));
+}
+
+/// The largest grid the command takes (10⁷ candidates) starts at once: its
+/// candidates are made chunk by chunk, so memory does not grow with the
+/// grid; it prints an estimate of its time after its first chunk, and
+/// Ctrl-C (SIGINT) at any moment ends it with exit code 130 and a message
+/// that says what was saved: the chunks, or nothing at all (and no
+/// directory left behind) before the first one.
+#[test]
+fn a_ten_million_candidate_grid_starts_in_bounded_memory_and_stops_on_ctrl_c() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let grid = [
+        "--elements",
+        "10:19:1",
+        "--damping",
+        "0:9999:1",
+        "--drag-coefficient",
+        "0.01:1:0.01",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    // Runs the grid into `out` until stderr (or stdout) shows a line that
+    // starts with `wait_for`, then sends SIGINT; returns the peak resident
+    // memory [kB] seen until then, the exit code and everything printed.
+    let interrupt_after = |out: &Path, extra: &[&str], wait_for: &'static str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+            .args([
+                "identify",
+                "--backend",
+                "cpu",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .args(grid)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let readers: Vec<_> = [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ]
+        .into_iter()
+        .map(|stream| {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines() {
+                    let _ = tx.send(line.unwrap());
+                }
+            })
+        })
+        .collect();
+        drop(tx);
+        let mut printed = String::new();
+        // A guard against a hang, not a speed target.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+        loop {
+            let line = rx
+                .recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+                .unwrap_or_else(|_| panic!("no line starting {wait_for:?}:\n{printed}"));
+            printed.push_str(&line);
+            printed.push('\n');
+            if line.starts_with(wait_for) {
+                break;
+            }
+        }
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        let peak_kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmHWM in /proc/PID/status");
+        let kill = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let code = child.wait().unwrap().code();
+        for r in readers {
+            r.join().unwrap();
+        }
+        printed.extend(rx.iter().map(|l| l + "\n"));
+        (peak_kb, code, printed)
+    };
+
+    // After the first chunk: the estimate, then Ctrl-C keeps the chunks.
+    let out = dir.path().join("big");
+    let (peak_kb, code, printed) = interrupt_after(&out, &["--chunk-size", "4"], "estimate:");
+    assert!(
+        printed.contains("10000000 candidates"),
+        "the plan names the grid:\n{printed}"
+    );
+    assert!(
+        printed.contains("candidates left ≈"),
+        "an estimate after the first chunk:\n{printed}"
+    );
+    // The grid's candidates alone would take 10⁷ × 88 bytes.
+    assert!(peak_kb < 200_000, "peak memory {peak_kb} kB:\n{printed}");
+    assert_eq!(code, Some(130), "{printed}");
+    assert!(printed.contains("finished and saved in"), "{printed}");
+    assert!(printed.contains("--resume"), "{printed}");
+    assert!(std::fs::read_dir(out.join(".chunks")).unwrap().count() >= 1);
+
+    // Before the first chunk: nothing to resume, and no directory left.
+    let out = dir.path().join("early");
+    let (_, code, printed) = interrupt_after(&out, &["--chunk-size", "100000"], "identify:");
+    assert_eq!(code, Some(130), "{printed}");
+    assert!(printed.contains("nothing written"), "{printed}");
+    assert!(!out.exists(), "{} left behind", out.display());
 }

@@ -4,8 +4,9 @@
 use clap::Args;
 use toml::{Table, Value};
 
-use tether_sweep::engine::Backend;
+use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::gpu::{LayoutRequest, Precision};
+use tether_sweep::solver::SolverKind;
 use tether_sweep::workflow::WorkflowError;
 
 /// Where simulations run.
@@ -30,6 +31,19 @@ pub struct EngineArgs {
     /// thread layout on a CPU emulation).
     #[arg(long, value_enum, default_value = "auto")]
     pub gpu_layout: LayoutRequest,
+}
+
+impl EngineArgs {
+    /// The engine options these flags and a command's `--solver` give.
+    pub fn options(&self, solver: Option<SolverKind>) -> EngineOptions {
+        EngineOptions {
+            backend: self.backend,
+            adapter: self.adapter.clone(),
+            precision: self.precision,
+            gpu_layout: self.gpu_layout,
+            solver,
+        }
+    }
 }
 
 /// "thread layout: 3, workgroup layout: 12", or None when nothing ran on

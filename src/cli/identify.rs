@@ -8,10 +8,10 @@ use clap::Args;
 
 use super::UsageError;
 use super::args::{EngineArgs, name_flags, number, numbers};
-use super::progress::{Progress, interrupt_flag};
+use super::progress::{Progress, duration, interrupt_flag};
 use toml::{Table, Value};
 
-use tether_sweep::camera::Camera;
+use tether_sweep::camera::{Camera, TimeUnit};
 use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
@@ -25,7 +25,7 @@ use tether_sweep::workflow::identify::{
     DeclaredFrames, IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Plan,
     Plausibility, check_outcome, prepare, shipped_dataset,
 };
-use tether_sweep::workflow::{Hooks, WorkflowError, count};
+use tether_sweep::workflow::{Estimate, Hooks, WorkflowError, count};
 
 #[derive(Debug, Args)]
 pub struct IdentifyArgs {
@@ -199,11 +199,7 @@ impl IdentifyArgs {
             shard,
             resume: self.resume,
             chunk_size: self.chunk_size,
-            backend: self.engine.backend,
-            adapter: self.engine.adapter.clone(),
-            precision: self.engine.precision,
-            gpu_layout: self.engine.gpu_layout,
-            solver: self.solver,
+            engine: self.engine.options(self.solver),
             base,
             scenario,
             camera,
@@ -454,13 +450,23 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     // Candidates, not simulations: a release axis's values share one.
     let progress = Progress::new("candidates");
     let report = |done: u64, total: u64| progress.report(done, total);
+    let estimate = |e: &Estimate| {
+        progress.note(&format!(
+            "estimate: {} left ≈ {} (the first {} took {:.1} s; scaled by each candidate's n)",
+            count(e.left as usize, "candidate"),
+            duration(e.left_s),
+            e.finished,
+            e.elapsed_s,
+        ))
+    };
     let result = prepared.run(Hooks {
         progress: Some(&report),
         cancel: Some(interrupt_flag()),
+        estimate: Some(&estimate),
     });
     progress.finish();
     let report = result?;
-    print_report(&report);
+    print_report(&report, &request.camera);
     Ok(check_outcome(&report)?)
 }
 
@@ -606,7 +612,7 @@ fn print_experiment(s: &Scenario, release_axis: bool) {
     );
 }
 
-fn print_report(report: &IdentifyReport) {
+fn print_report(report: &IdentifyReport, camera: &Camera) {
     let mut layouts = std::collections::BTreeMap::new();
     for layout in report.results.iter().filter_map(|r| r.gpu_layout) {
         *layouts.entry(layout.name()).or_insert(0) += 1;
@@ -638,7 +644,7 @@ fn print_report(report: &IdentifyReport) {
     {
         println!("warning (--allow-implausible): {w}");
     }
-    print_outliers(report);
+    print_outliers(report, camera);
     if let Some(r) = &report.refined {
         print_refined(r);
     }
@@ -670,8 +676,9 @@ fn print_report(report: &IdentifyReport) {
     }
 }
 
-/// Samples far beyond the noise from the best fit, ten at most by name.
-fn print_outliers(report: &IdentifyReport) {
+/// Samples far beyond the noise from the best fit, ten at most by name,
+/// with the time and marker number the file has them under.
+fn print_outliers(report: &IdentifyReport, camera: &Camera) {
     const LISTED: usize = 10;
     let Some(first) = report.outliers.first() else {
         return;
@@ -681,10 +688,13 @@ fn print_outliers(report: &IdentifyReport) {
         .iter()
         .take(LISTED)
         .map(|o| {
+            let time = match camera.time_unit {
+                TimeUnit::Frame => format!("frame {}", number(o.t_file)),
+                unit => format!("t = {} {}", number(o.t_file), unit.name()),
+            };
             format!(
-                "t = {} s marker {} ({:.1} mm)",
-                number(o.time_s),
-                o.marker,
+                "{time} marker {} ({:.1} mm)",
+                o.marker_file,
                 1e3 * o.distance_m
             )
         })

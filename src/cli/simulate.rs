@@ -149,10 +149,7 @@ impl SimulateArgs {
         })?;
         Ok(SimulateRequest {
             config: cfg,
-            backend: self.engine.backend,
-            adapter: self.engine.adapter.clone(),
-            precision: self.engine.precision,
-            gpu_layout: self.engine.gpu_layout,
+            engine: self.engine.options(self.solver),
             out: self.out.clone(),
             force: self.force,
         })
@@ -166,7 +163,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         eprintln!("{reason}");
     }
     if let Some(adapter) = prepared.choice().engine.adapter_name() {
-        println!("GPU: {adapter} ({})", request.precision.name());
+        println!("GPU: {adapter} ({})", request.engine.precision.name());
     }
     print_header(&request);
     if !request.config.camera.is_default() {

@@ -30,7 +30,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Backend, Engine, EngineKind, gpu_scheme};
+use super::{Backend, Engine, EngineKind, EngineOptions, gpu_scheme};
 use crate::gpu::cost::{self, LayoutRates};
 use crate::gpu::dispatch::layout_holds;
 use crate::gpu::layout::{GpuLayout, LayoutRequest};
@@ -40,23 +40,15 @@ use crate::scenario::batch::{StepCache, gpu_simulation};
 use crate::scenario::{Scenario, ScenarioKind, SolverSettings};
 use crate::solver::{FixedStepScheme, SolverKind};
 
-/// What a job asks for.
+/// What a job asks for: its options, and what the choice weighs.
 #[derive(Debug, Clone, Copy)]
 pub struct EngineRequest<'a> {
-    pub backend: Backend,
-    /// `--adapter`: index or part of the name.
-    pub adapter: Option<&'a str>,
-    /// The GPU's precision (the CPU is f64).
-    pub precision: Precision,
-    /// `--solver`, if given.
-    pub solver: Option<SolverKind>,
+    pub options: &'a EngineOptions,
     /// The CPU engine's settings when the CPU runs the job (its solver kind
-    /// is `solver`, else the job's default).
+    /// is `options.solver`, else the job's default).
     pub cpu: SolverSettings,
     /// How many simulations the job runs.
     pub simulations: usize,
-    /// `--gpu-layout`.
-    pub layout: LayoutRequest,
 }
 
 /// The work of a job, counted before it runs.
@@ -67,6 +59,10 @@ pub struct Workload {
     /// Per simulation, in the order the job runs them: (elements n, steps
     /// on the fixed-step scheme).
     pub simulations: Vec<(usize, u64)>,
+    /// How many simulations the job runs: more than `simulations` when
+    /// those are an even sample of a job too large to count whole (the
+    /// estimates scale by the ratio).
+    pub stands_for: usize,
     /// How many simulations the job hands the engine at once (its chunks,
     /// run one after another); `usize::MAX`: all.
     pub chunk: usize,
@@ -89,6 +85,11 @@ impl Workload {
 
     pub fn elements(&self) -> u64 {
         self.simulations.iter().map(|&(n, _)| n as u64).sum()
+    }
+
+    /// How many of the job's simulations each counted one stands for.
+    pub fn scale(&self) -> f64 {
+        self.stands_for.max(self.simulations.len()) as f64 / self.simulations.len().max(1) as f64
     }
 }
 
@@ -118,7 +119,7 @@ pub fn gpu_seconds(
             .map(|chunk| cost::layout_seconds(chunk, scheme, layout, rates.get(layout)))
             .sum()
     };
-    match layout.fixed() {
+    let (seconds, layout) = match layout.fixed() {
         Some(layout) => (in_layout(layout), layout),
         None => {
             // The engine chooses per chunk, as here.
@@ -135,7 +136,8 @@ pub fn gpu_seconds(
             };
             (seconds, most)
         }
-    }
+    };
+    (seconds * work.scale(), layout)
 }
 
 /// Estimated wall time [s] of `work` on `threads` CPU cores.
@@ -144,14 +146,14 @@ pub fn cpu_seconds(work: &Workload, scheme: FixedStepScheme, rate: CpuRate, thre
     match rate {
         CpuRate::CoreGflops(gflops) => {
             let flops = crate::gpu::flops::per_element_step(scheme) as f64;
-            let total = work.element_steps() as f64 * flops / (gflops * 1e9);
+            let total = work.element_steps() as f64 * work.scale() * flops / (gflops * 1e9);
             // No core can share one simulation: the longest is a floor.
             let longest = work.longest_element_steps() as f64 * flops / (gflops * 1e9);
             (total / threads).max(longest)
         }
         CpuRate::SecondsPerElement(s) => {
             let longest = work.simulations.iter().map(|&(n, _)| n).max().unwrap_or(0) as f64 * s;
-            (work.elements() as f64 * s / threads).max(longest)
+            (work.elements() as f64 * work.scale() * s / threads).max(longest)
         }
     }
 }
@@ -186,17 +188,19 @@ pub fn choose(
     workload: impl Fn(FixedStepScheme) -> Result<Workload, String>,
     probe: impl FnOnce(&SolverSettings) -> Result<f64, String>,
 ) -> Result<Choice, ChoiceError> {
-    let scheme = gpu_scheme(request.solver);
-    let gpu_engine = EngineKind::gpu(request.precision, scheme).with_layout(request.layout);
-    let cpu_only = request.solver == Some(SolverKind::Reference);
-    match request.backend {
+    let options = request.options;
+    let adapter = options.adapter.as_deref();
+    let scheme = gpu_scheme(options.solver);
+    let gpu_engine = EngineKind::gpu(options.precision, scheme).with_layout(options.gpu_layout);
+    let cpu_only = options.solver == Some(SolverKind::Reference);
+    match options.backend {
         Backend::Cpu => Ok(Choice {
             engine: Engine::cpu(request.cpu),
             reason: None,
         }),
         Backend::Gpu if cpu_only => Err(ChoiceError::ReferenceOnGpu),
         Backend::Gpu => Ok(Choice {
-            engine: Engine::new(gpu_engine, Arc::new(Gpu::open(request.adapter)?)),
+            engine: Engine::new(gpu_engine, Arc::new(Gpu::open(adapter)?)),
             reason: None,
         }),
         Backend::Auto => {
@@ -214,10 +218,10 @@ pub fn choose(
                     "one simulation: the GPU would run it on a single invocation".into(),
                 ));
             }
-            let gpu = match Gpu::open(request.adapter) {
+            let gpu = match Gpu::open(adapter) {
                 Ok(gpu) => gpu,
                 Err(GpuError::NoAdapter) => return Ok(cpu("no GPU adapter".into())),
-                Err(e) if request.adapter.is_none() => {
+                Err(e) if adapter.is_none() => {
                     return Ok(cpu(format!("the GPU is unusable: {e}")));
                 }
                 Err(e) => return Err(e.into()),
@@ -228,7 +232,7 @@ pub fn choose(
                     gpu.adapter.name
                 )));
             }
-            if request.precision == Precision::F64 && !gpu.adapter.shader_f64 {
+            if options.precision == Precision::F64 && !gpu.adapter.shader_f64 {
                 return Ok(cpu(format!("{} has no f64", gpu.adapter.name)));
             }
             let work = workload(scheme).map_err(ChoiceError::Estimate)?;
@@ -238,8 +242,8 @@ pub fn choose(
                 .len()
                 .min(work.chunk)
                 .clamp(1, PROBE_BATCH_MAX);
-            let all_rates = calibrate_layouts(&gpu, request.precision, scheme, largest, batch)?;
-            let (gpu_s, layout) = gpu_seconds(&work, scheme, request.layout, all_rates);
+            let all_rates = calibrate_layouts(&gpu, options.precision, scheme, largest, batch)?;
+            let (gpu_s, layout) = gpu_seconds(&work, scheme, options.gpu_layout, all_rates);
             let rates = all_rates.get(layout);
             let cpu_scheme = request.cpu.kind.fixed_step_scheme();
             let (cpu_rate, cpu_work) = match cpu_scheme {
@@ -410,6 +414,7 @@ mod tests {
     fn work(simulations: Vec<(usize, u64)>) -> Workload {
         Workload {
             label: "test".into(),
+            stands_for: simulations.len(),
             simulations,
             chunk: usize::MAX,
         }
@@ -469,6 +474,36 @@ mod tests {
     }
 
     #[test]
+    fn a_sample_of_the_job_stands_for_all_of_it() {
+        let rates = LayoutRates::same(GpuRates {
+            invocation_gflops: 1.0,
+            device_gflops: 1e3,
+        });
+        let scheme = FixedStepScheme::SemiImplicit;
+        let all = Workload {
+            chunk: 64,
+            ..work([(10, 1000), (30, 1000)].repeat(512))
+        };
+        let sample = Workload {
+            simulations: all.simulations[..128].to_vec(),
+            stands_for: all.simulations.len(),
+            ..all.clone()
+        };
+        let (whole, _) = gpu_seconds(&all, scheme, LayoutRequest::Thread, rates);
+        let (sampled, _) = gpu_seconds(&sample, scheme, LayoutRequest::Thread, rates);
+        assert!(
+            (sampled - whole).abs() < 1e-9 * whole,
+            "{sampled} vs {whole}"
+        );
+        let probe = CpuRate::SecondsPerElement(0.01);
+        let (a, b) = (
+            cpu_seconds(&all, scheme, probe, 4),
+            cpu_seconds(&sample, scheme, probe, 4),
+        );
+        assert!((a - b).abs() < 1e-9 * a, "{a} vs {b}");
+    }
+
+    #[test]
     fn the_cpu_estimate_spreads_over_threads_but_not_one_simulation() {
         let w = work(vec![(10, 0), (10, 0), (20, 0), (40, 0)]);
         let probe = CpuRate::SecondsPerElement(0.01);
@@ -489,27 +524,30 @@ mod tests {
 
     #[test]
     fn cpu_and_reference_requests_never_open_a_gpu() {
-        let request = |backend, solver| EngineRequest {
+        let options = |backend, solver| EngineOptions {
             backend,
-            adapter: None,
-            precision: Precision::F32,
             solver,
-            cpu: SolverSettings::reference(),
-            simulations: 100,
-            layout: LayoutRequest::Auto,
+            ..EngineOptions::default()
         };
+        fn request(options: &EngineOptions) -> EngineRequest<'_> {
+            EngineRequest {
+                options,
+                cpu: SolverSettings::reference(),
+                simulations: 100,
+            }
+        }
         let never = |_: FixedStepScheme| -> Result<Workload, String> {
             panic!("nothing to count for a decided backend")
         };
         let no_probe = |_: &SolverSettings| -> Result<f64, String> { panic!("no probe") };
-        let c = choose(request(Backend::Cpu, None), never, no_probe).unwrap();
+        let c = choose(request(&options(Backend::Cpu, None)), never, no_probe).unwrap();
         assert!(c.engine.gpu().is_none() && c.reason.is_none());
         assert_eq!(
             c.engine.kind(),
             EngineKind::Cpu(SolverSettings::reference())
         );
         let c = choose(
-            request(Backend::Auto, Some(SolverKind::Reference)),
+            request(&options(Backend::Auto, Some(SolverKind::Reference))),
             never,
             no_probe,
         )
@@ -522,7 +560,7 @@ mod tests {
         );
         assert!(matches!(
             choose(
-                request(Backend::Gpu, Some(SolverKind::Reference)),
+                request(&options(Backend::Gpu, Some(SolverKind::Reference))),
                 never,
                 no_probe
             ),

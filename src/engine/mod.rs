@@ -16,10 +16,12 @@ use crate::scenario::SolverSettings;
 use crate::solver::{FixedStepScheme, SolverKind};
 
 /// What `--backend` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// The faster of the CPU and the GPU for this job, from the work it
     /// counts and the rates it measures (see `engine::choice`).
+    #[default]
     Auto,
     /// The GPU engine, even on a CPU emulation such as lavapipe.
     Gpu,
@@ -28,6 +30,34 @@ pub enum Backend {
 }
 
 pub use crate::gpu::{GpuLayout, LayoutRequest};
+
+/// How a job asks to be run: the engine flags every command shares
+/// (`--backend`, `--adapter`, `--precision`, `--gpu-layout`, `--solver`),
+/// carried whole by each workflow's request into [`choice::choose`] and
+/// recorded whole in the metadata (`tether_sweep.engine_options`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineOptions {
+    pub backend: Backend,
+    /// An adapter's index or part of its name; None: the first.
+    pub adapter: Option<String>,
+    /// The GPU's precision (the CPU is f64).
+    pub precision: Precision,
+    /// The GPU's layout, or `auto` (for each batch and scheme, `gpu::cost`).
+    pub gpu_layout: LayoutRequest,
+    /// `--solver`; None: the job's default (reference on the CPU,
+    /// semi-implicit on the GPU).
+    pub solver: Option<SolverKind>,
+}
+
+impl EngineOptions {
+    /// The CPU with the job's default solver.
+    pub fn cpu() -> Self {
+        Self {
+            backend: Backend::Cpu,
+            ..Self::default()
+        }
+    }
+}
 pub use run::{Engine, Outcome, PreparedBatch, RunHooks, Simulation};
 
 /// An engine: a CPU solver on all cores, or the GPU engine with a precision,

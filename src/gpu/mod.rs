@@ -41,11 +41,21 @@ pub use layout::{GpuLayout, LayoutRequest};
 
 /// Floating-point precision of the shaders.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
     /// Single precision, in displacement form (docs/model.md §8).
+    #[default]
     F32,
     /// Double precision; needs the adapter's SHADER_F64.
     F64,

@@ -130,6 +130,14 @@ impl ChunkStore {
     }
 
     /// Removes the chunks once the final table is written.
+    /// Removes the chunk directory if no chunk was saved in it (a run
+    /// stopped before its first chunk leaves nothing behind).
+    pub fn discard_empty(&self) {
+        // remove_dir fails on a directory that holds anything: then the
+        // chunks are kept, as they must be.
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+
     pub fn finish(self) -> Result<(), IoError> {
         std::fs::remove_dir_all(&self.dir).map_err(|source| IoError::Write {
             path: self.dir,

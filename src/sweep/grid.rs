@@ -426,30 +426,41 @@ impl Grid {
         Some(index)
     }
 
-    /// Candidates in (n, D, C_D, parameter axes…) order, the last axis
-    /// fastest.
+    /// The candidate at position `i` of the candidates' order (n, D, C_D,
+    /// parameter axes…, the last axis fastest): the inverse of
+    /// [`Grid::index_of`]. A run makes its candidates from their positions
+    /// as it runs them, so that a grid of millions takes no memory before
+    /// its first chunk.
+    pub fn candidate(&self, i: usize) -> Candidate {
+        assert!(i < self.len(), "candidate {i} of a grid of {}", self.len());
+        let mut rest = i;
+        let mut digit = |radix: usize| {
+            let d = rest % radix;
+            rest /= radix;
+            d
+        };
+        let mut on_axes = [0usize; MAX_PARAMETER_AXES];
+        for (k, axis) in self.parameters.iter().enumerate().rev() {
+            on_axes[k] = digit(axis.values.len());
+        }
+        let c = digit(self.drag_coefficient.len());
+        let d = digit(self.damping_pa_s.len());
+        let n = digit(self.elements.len());
+        let mut candidate = Candidate::new(
+            self.elements[n],
+            self.damping_pa_s[d],
+            self.drag_coefficient[c],
+        );
+        for (axis, &k) in self.parameters.iter().zip(&on_axes) {
+            candidate.parameters.set(axis.parameter, axis.values[k]);
+        }
+        candidate
+    }
+
+    /// Every candidate, in the order of [`Grid::candidate`] (for small
+    /// grids: a run makes its candidates chunk by chunk).
     pub fn candidates(&self) -> Vec<Candidate> {
-        let mut out = Vec::with_capacity(self.len());
-        for &elements in &self.elements {
-            for &damping_pa_s in &self.damping_pa_s {
-                for &drag_coefficient in &self.drag_coefficient {
-                    out.push(Candidate::new(elements, damping_pa_s, drag_coefficient));
-                }
-            }
-        }
-        for axis in &self.parameters {
-            out = out
-                .into_iter()
-                .flat_map(|c| {
-                    axis.values.iter().map(move |&v| {
-                        let mut c = c;
-                        c.parameters.set(axis.parameter, v);
-                        c
-                    })
-                })
-                .collect();
-        }
-        out
+        (0..self.len()).map(|i| self.candidate(i)).collect()
     }
 }
 

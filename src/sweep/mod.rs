@@ -21,7 +21,7 @@ use crate::scenario::Scenario;
 use crate::scenario::batch::BatchError;
 pub use grid::{Candidate, Grid, ParameterAxis, ParameterValues};
 pub use parameter::Parameter;
-pub use shard::Shard;
+pub use shard::{Selection, Shard};
 
 pub use crate::scenario::RunStatus as Status;
 

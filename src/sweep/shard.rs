@@ -1,11 +1,16 @@
-//! Shards: a grid split into N interleaved slices (candidate i belongs to
-//! shard i mod N), so that every shard gets a fair share of cheap and
-//! expensive candidates. One shard per job of a scheduler's array (Slurm's
+//! Shards: a grid split into N interleaved slices of its release groups
+//! (the candidates that share one simulation, `sweep::release`; one
+//! candidate each without a release-time axis): group g belongs to shard
+//! g mod N, so that every shard gets a fair share of cheap and expensive
+//! candidates and no shard simulates what another one does. One shard per job of a scheduler's array (Slurm's
 //! `--array`), each writing `DIR/shard=K/part.parquet`; together they form a
 //! Hive-partitioned dataset.
 
+use std::collections::HashSet;
+
 use serde::Serialize;
 
+use super::grid::{Candidate, Grid};
 use crate::error::InputError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -67,9 +72,17 @@ impl Shard {
         Ok(Some(Self { index, count }))
     }
 
-    /// Whether grid position `i` belongs to this shard.
-    pub fn contains(&self, i: usize) -> bool {
-        i % self.count == self.index
+    /// Whether release group `group` (grid position ÷
+    /// [`Grid::release_run`](super::Grid::release_run)) belongs to this
+    /// shard.
+    pub fn contains(&self, group: usize) -> bool {
+        group % self.count == self.index
+    }
+
+    /// Whether grid position `i` of a grid whose release groups are
+    /// `release_run` candidates long belongs to this shard.
+    pub fn holds(&self, i: usize, release_run: usize) -> bool {
+        self.contains(i / release_run.max(1))
     }
 
     /// The Hive partition directory of this shard's part: `shard=K`.
@@ -81,6 +94,91 @@ impl Shard {
 impl std::fmt::Display for Shard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// The candidates a run makes: a grid's positions in one shard (all of
+/// them without one), less those a resumed run found done. They are made
+/// from their positions as they are run, so that a grid of millions costs
+/// no memory before its first chunk.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    grid: Grid,
+    shard: Option<Shard>,
+    done: HashSet<usize>,
+}
+
+impl Selection {
+    /// `shard`'s candidates of `grid` (all without one), less the positions
+    /// in `done`.
+    pub fn new(grid: Grid, shard: Option<Shard>, done: HashSet<usize>) -> Self {
+        Self { grid, shard, done }
+    }
+
+    /// Candidates in a release group.
+    fn run(&self) -> usize {
+        self.grid.release_run()
+    }
+
+    /// The release groups of the shard, in the grid's order.
+    fn groups(&self) -> std::iter::StepBy<std::ops::Range<usize>> {
+        let groups = self.grid.len() / self.run();
+        let (first, step) = self.shard.map_or((0, 1), |s| (s.index, s.count));
+        (first..groups).step_by(step)
+    }
+
+    /// The shard's candidates, done or not.
+    pub fn selected(&self) -> usize {
+        self.groups().len() * self.run()
+    }
+
+    /// Candidates still to run.
+    pub fn len(&self) -> usize {
+        self.selected() - self.done.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The grid's mean n: the mean tether size of the candidates (exact
+    /// for the whole grid, to a release group for a shard's share).
+    pub fn mean_elements(&self) -> f64 {
+        let n = &self.grid.elements;
+        n.iter().sum::<usize>() as f64 / n.len().max(1) as f64
+    }
+
+    /// The grid positions still to run, in the grid's order.
+    pub fn positions(&self) -> impl Iterator<Item = usize> + '_ {
+        let run = self.run();
+        self.groups()
+            .flat_map(move |g| g * run..(g + 1) * run)
+            .filter(|i| !self.done.contains(i))
+    }
+
+    /// The candidates still to run, in the grid's order.
+    pub fn candidates(&self) -> impl Iterator<Item = Candidate> + '_ {
+        self.positions().map(|i| self.grid.candidate(i))
+    }
+
+    /// Up to `at_most` of the shard's release groups (each its candidates),
+    /// spread evenly over its order: the work the engine choice weighs,
+    /// which for a grid of millions is a sample. Returns the sample and how
+    /// many groups the shard has.
+    pub fn sample_groups(&self, at_most: usize) -> (Vec<Vec<Candidate>>, usize) {
+        let count = self.groups().len();
+        let take = at_most.min(count);
+        let (first, step) = self.shard.map_or((0, 1), |s| (s.index, s.count));
+        let run = self.run();
+        let sample = (0..take)
+            .map(|k| first + step * ((2 * k + 1) * count / (2 * take)))
+            .map(|g| {
+                (g * run..(g + 1) * run)
+                    .map(|i| self.grid.candidate(i))
+                    .collect()
+            })
+            .collect();
+        (sample, count)
     }
 }
 
@@ -99,6 +197,54 @@ mod tests {
         for bad in ["3/3", "1", "a/2", "0/0", "-1/2"] {
             assert_eq!(Shard::parse(bad).unwrap_err().field, "shard", "{bad}");
         }
+    }
+
+    #[test]
+    fn a_selection_makes_its_shards_candidates_by_whole_release_groups() {
+        let grid = Grid::parse("3,4", "0,1000", "0.8")
+            .and_then(|g| g.with_axis("release_time_s", "0,0.01,0.02"))
+            .unwrap();
+        let all = grid.candidates();
+        let mut union = Vec::new();
+        for index in 0..3 {
+            let shard = Shard { index, count: 3 };
+            let selection = Selection::new(grid.clone(), Some(shard), HashSet::new());
+            let positions: Vec<usize> = selection.positions().collect();
+            assert_eq!(positions.len(), selection.selected());
+            // Whole groups of three: a release group is never split.
+            for group in positions.chunks(3) {
+                assert_eq!(group[0] % 3, 0);
+                assert_eq!(group, [group[0], group[0] + 1, group[0] + 2]);
+                assert!(shard.contains(group[0] / 3));
+            }
+            let made: Vec<Candidate> = selection.candidates().collect();
+            let expected: Vec<Candidate> = positions.iter().map(|&i| all[i]).collect();
+            assert_eq!(made, expected);
+            union.extend(positions);
+        }
+        union.sort();
+        assert_eq!(union, (0..grid.len()).collect::<Vec<_>>());
+
+        // Resumed: what is done is left out, and counted.
+        let selection = Selection::new(grid.clone(), None, HashSet::from([0, 5, 11]));
+        assert_eq!(selection.selected(), 12);
+        assert_eq!(selection.len(), 9);
+        assert_eq!(selection.positions().count(), 9);
+        assert!(selection.positions().all(|i| ![0, 5, 11].contains(&i)));
+
+        // A sample spread over the order, whole groups.
+        let (sample, groups) = selection.sample_groups(2);
+        assert_eq!(groups, 4);
+        assert_eq!(sample, vec![all[3..6].to_vec(), all[9..12].to_vec()]);
+        let (sample, _) = selection.sample_groups(100);
+        assert_eq!(sample.concat(), all);
+    }
+
+    /// docs/identify.md sizes a task's memory by this.
+    #[test]
+    fn a_result_held_for_the_summary_is_under_200_bytes() {
+        let size = std::mem::size_of::<super::super::CandidateResult>();
+        assert!(size < 200, "{size} bytes");
     }
 
     #[test]

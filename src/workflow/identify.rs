@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Hooks, WorkflowError, batch, claim_output, usage};
+use super::{Estimate, Hooks, WorkflowError, batch, claim_output, usage};
 use crate::camera::Camera;
+use crate::engine::EngineOptions;
 use crate::engine::choice::{Choice, EngineRequest};
-use crate::engine::{Backend, Engine, EngineKind, EngineNames, LayoutRequest, RunHooks};
+use crate::engine::{Backend, Engine, EngineKind, EngineNames, RunHooks};
 use crate::error::{InputError, decimal};
 use crate::gpu::Precision;
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
@@ -33,8 +34,8 @@ use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
 use crate::sweep::{
-    Candidate, CandidateResult, Coverage, Grid, Shard, Status, Summary, check_coverage, run,
-    summarize,
+    Candidate, CandidateResult, Coverage, Grid, Selection, Shard, Status, Summary, check_coverage,
+    run, summarize,
 };
 
 /// The shipped synthetic measured drop, as the repository names it.
@@ -87,14 +88,8 @@ pub struct IdentifyRequest {
     pub resume: bool,
     /// Candidates per saved chunk; default 16 per CPU thread, 1024 on a GPU.
     pub chunk_size: Option<usize>,
-    pub backend: Backend,
-    pub adapter: Option<String>,
-    /// The GPU's precision.
-    pub precision: Precision,
-    /// The GPU's layout, or `auto` (for each batch and scheme, `gpu::cost`).
-    pub gpu_layout: LayoutRequest,
-    /// `--solver`; default: reference on the CPU, semi-implicit on the GPU.
-    pub solver: Option<SolverKind>,
+    /// Where and how the candidates run.
+    pub engine: EngineOptions,
     /// Every parameter the grid does not vary (tip mass, length, …).
     pub base: TetherParams,
     /// The filmed drop (release angle, pin, frame interval, marker arc
@@ -145,11 +140,7 @@ impl IdentifyRequest {
             shard: None,
             resume: false,
             chunk_size: None,
-            backend: Backend::Auto,
-            adapter: None,
-            precision: Precision::F32,
-            gpu_layout: LayoutRequest::Auto,
-            solver: None,
+            engine: EngineOptions::default(),
             base: TetherParams::default(),
             scenario: None,
             camera: Camera::default(),
@@ -365,8 +356,10 @@ pub struct Prepared {
     engine: Engine,
     store: ChunkStore,
     done: Vec<CandidateResult>,
-    todo: Vec<Candidate>,
+    todo: Selection,
     metadata: Metadata,
+    /// The directories claiming the table made (see [`ClaimedTable`]).
+    made_dirs: Vec<PathBuf>,
 }
 
 /// What an identification found and wrote.
@@ -743,18 +736,17 @@ fn checked_start(
     Ok(start)
 }
 
-/// The simulations a run of `candidates` makes: one per release group.
+/// The simulations of release groups (each its candidates): one a group.
 fn release_simulations(
-    candidates: &[Candidate],
+    groups: &[Vec<Candidate>],
     base: &TetherParams,
     scenario: &Scenario,
 ) -> Vec<(Scenario, TetherParams)> {
-    crate::sweep::release::group_by_release(candidates)
+    groups
         .iter()
-        .map(|group| {
-            let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
+        .map(|members| {
             let (tether, shared) =
-                crate::sweep::release::shared_experiment(&members, base, scenario);
+                crate::sweep::release::shared_experiment(members, base, scenario);
             (shared, tether)
         })
         .collect()
@@ -791,28 +783,36 @@ fn run_metadata(
     }
     metadata.insert(metadata::SCENARIO.into(), json(scenario));
     metadata.insert(metadata::SOLVER_SETTINGS.into(), json(settings));
-    metadata.insert(metadata::ENGINE.into(), json(&choice.engine.kind().names()));
-    if let Some(reason) = &choice.reason {
-        metadata.insert(metadata::ENGINE_CHOICE.into(), reason.clone());
-    }
-    if let Some(g) = choice.engine.gpu() {
-        metadata.insert(metadata::ADAPTER.into(), json(&g.adapter));
-    }
-    if let Some(layout) = choice.engine.kind().gpu_layout() {
-        metadata.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
-    }
+    super::record_engine(&mut metadata, &request.engine, choice);
     metadata
 }
 
 /// The directory of the run's table and its path (a shard's part, or the
 /// whole run's results), claimed before anything runs.
-fn claim_table(request: &IdentifyRequest) -> Result<(PathBuf, PathBuf), WorkflowError> {
-    let (table_dir, table_name) = match &request.shard {
+fn claim_table(request: &IdentifyRequest) -> Result<ClaimedTable, WorkflowError> {
+    let (dir, table_name) = match &request.shard {
         Some(s) => (request.out.join(s.directory()), "part.parquet"),
         None => (request.out.clone(), "results.parquet"),
     };
-    let table_path = claim_output(&table_dir, table_name, request.force)?;
-    Ok((table_dir, table_path))
+    let made_dirs: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    let path = claim_output(&dir, table_name, request.force)?;
+    Ok(ClaimedTable {
+        dir,
+        path,
+        made_dirs,
+    })
+}
+
+/// Where a run's table goes, and the directories claiming it made
+/// (innermost first), which a run stopped before saving anything removes.
+struct ClaimedTable {
+    dir: PathBuf,
+    path: PathBuf,
+    made_dirs: Vec<PathBuf>,
 }
 
 /// The measured film in the model's frame, through the request's camera.
@@ -856,7 +856,9 @@ fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowError> {
     ] {
         crate::error::require_positive(field, value)?;
     }
-    if request.backend == Backend::Gpu && request.solver == Some(SolverKind::Reference) {
+    if request.engine.backend == Backend::Gpu
+        && request.engine.solver == Some(SolverKind::Reference)
+    {
         return Err(crate::engine::choice::ChoiceError::ReferenceOnGpu.into());
     }
     Ok(())
@@ -878,31 +880,29 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     let unused_rows = unused_rows(&measured, &scenario, &coverage);
     let start = checked_start(&request, &measured, &scenario)?;
     let shard = request.shard;
-    let (table_dir, table_path) = claim_table(&request)?;
+    let ClaimedTable {
+        dir: table_dir,
+        path: table_path,
+        made_dirs,
+    } = claim_table(&request)?;
 
     let grid = &request.grid;
-    let candidates = grid.candidates();
-    let selected: Vec<usize> = (0..grid.len())
-        .filter(|&i| shard.is_none_or(|s| s.contains(i)))
-        .collect();
-    // The simulations the run will make: one per release group.
-    let selected_candidates: Vec<Candidate> = selected.iter().map(|&i| candidates[i]).collect();
-    let simulations = release_simulations(&selected_candidates, &request.base, &scenario);
+    // The engine weighs the shard's simulations (one per release group),
+    // or an even sample of them on a grid of millions.
+    let (sample, groups) =
+        Selection::new(grid.clone(), shard, HashSet::new()).sample_groups(CHOICE_SAMPLE_GROUPS);
+    let simulations = release_simulations(&sample, &request.base, &scenario);
     let steps = Arc::new(StepCache::default());
     let choice = super::choose_engine(
         EngineRequest {
-            backend: request.backend,
-            adapter: request.adapter.as_deref(),
-            precision: request.precision,
-            solver: request.solver,
+            options: &request.engine,
             cpu: SolverSettings {
-                kind: request.solver.unwrap_or(SolverKind::Reference),
+                kind: request.engine.solver.unwrap_or(SolverKind::Reference),
                 ..Default::default()
             },
-            simulations: selected.len(),
-            layout: request.gpu_layout,
+            simulations: groups,
         },
-        &super::count(simulations.len(), "drop"),
+        &super::count(groups, "drop"),
         &simulations,
         // A chunk's candidates, a release axis's values sharing a drop.
         (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / request.grid.release_run()).max(1),
@@ -932,14 +932,10 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         .iter()
         .filter_map(|r| grid.index_of(&r.candidate))
         .collect();
-    let todo: Vec<Candidate> = selected
-        .iter()
-        .filter(|i| !done_indices.contains(i))
-        .map(|&i| candidates[i])
-        .collect();
+    let todo = Selection::new(grid.clone(), shard, done_indices);
     let plan = Plan {
         candidates: grid.len(),
-        selected: selected.len(),
+        selected: todo.selected(),
         resumed: done.len(),
         saved_chunks: store.chunks(),
         to_run: todo.len(),
@@ -963,6 +959,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         done,
         todo,
         metadata,
+        made_dirs,
     })
 }
 
@@ -988,6 +985,10 @@ struct FitOutputs {
 /// 2,000 invocations per multiprocessor), few enough that an interrupted
 /// run loses seconds.
 pub const GPU_CHUNK_CANDIDATES: usize = 1024;
+/// Release groups the engine choice counts: all of them up to here (a few
+/// seconds of counting), an even sample of this many beyond, whose
+/// estimate is scaled to the whole job.
+pub const CHOICE_SAMPLE_GROUPS: usize = 20_000;
 /// Candidates per CPU thread in a chunk: enough that the threads share the
 /// slow candidates (low D, large n), few enough that Ctrl-C saves often.
 pub const CPU_CHUNK_CANDIDATES_PER_THREAD: usize = 16;
@@ -1110,14 +1111,26 @@ impl Prepared {
         let mut finished_here = 0u64;
         let mut interrupted = false;
         let mut simulations = 0usize;
-        for chunk in self.todo.chunks(chunk_size) {
+        // The work a candidate costs, for the first estimate: its n (the
+        // remaining candidates' n from the grid's mean, as they are not
+        // made before they run).
+        let mean_elements = self.todo.mean_elements();
+        let work_left_at_start = total as f64 * mean_elements;
+        let mut work_done = 0.0;
+        let mut estimated = false;
+        let mut pending = self.todo.candidates();
+        loop {
+            let chunk: Vec<Candidate> = pending.by_ref().take(chunk_size).collect();
+            if chunk.is_empty() {
+                break;
+            }
             let offset = finished_here;
             let report = |done: u64, of: u64| {
                 if let Some(p) = hooks.progress {
                     p(offset + (chunk.len() as u64 * done) / of.max(1), total);
                 }
             };
-            let finished = self.run_chunk(chunk, &report, hooks)?;
+            let finished = self.run_chunk(&chunk, &report, hooks)?;
             if finished.iter().any(|r| r.status == Status::Cancelled) {
                 interrupted = true;
                 break;
@@ -1128,12 +1141,37 @@ impl Prepared {
                 &self.metadata,
             )?;
             finished_here += chunk.len() as u64;
-            simulations += crate::sweep::release::group_by_release(chunk).len();
+            simulations += crate::sweep::release::group_by_release(&chunk).len();
+            work_done += chunk.iter().map(|c| c.elements as f64).sum::<f64>();
             results.extend(finished);
+            if !estimated && finished_here < total {
+                estimated = true;
+                let elapsed_s = started.elapsed().as_secs_f64();
+                if let Some(tell) = hooks.estimate {
+                    tell(&Estimate {
+                        finished: finished_here,
+                        left: total - finished_here,
+                        elapsed_s,
+                        left_s: elapsed_s / work_done.max(1.0)
+                            * (work_left_at_start - work_done).max(0.0),
+                    });
+                }
+            }
         }
         let wall_s = started.elapsed().as_secs_f64();
         let table_dir = self.plan.table_path.parent().unwrap_or(Path::new("."));
         if interrupted {
+            if results.is_empty() {
+                self.store.discard_empty();
+                for dir in &self.made_dirs {
+                    // Only empty ones: nothing else was there.
+                    let _ = std::fs::remove_dir(dir);
+                }
+                return Err(WorkflowError::Interrupted(format!(
+                    "interrupted before the first chunk of {} was saved: nothing to resume, nothing written",
+                    super::count(self.plan.selected, "candidate"),
+                )));
+            }
             return Err(WorkflowError::Interrupted(format!(
                 "interrupted: {} of {} are finished and saved in {}; run the same command with --resume to finish",
                 results.len(),
@@ -1177,7 +1215,7 @@ impl Prepared {
                 )?;
                 outlier_limit =
                     outlier_limit_m(s.confidence.sigma2_m2.sqrt(), request.base.length_m);
-                outliers = find_outliers(&fit, outlier_limit);
+                outliers = find_outliers(&fit, outlier_limit, &request.camera);
                 if !outliers.is_empty() {
                     self.metadata
                         .insert(metadata::OUTLIERS.into(), json(&outliers));
@@ -1323,8 +1361,13 @@ pub fn implausible(
 /// A measured sample far from the best fit.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Outlier {
+    /// On the file's clock \[s\], and in the model's marker numbering.
     pub time_s: f64,
     pub marker: usize,
+    /// As the file writes them (`[camera] time_unit` and `first_marker`),
+    /// to find the sample in the tracker.
+    pub t_file: f64,
+    pub marker_file: usize,
     /// Its distance from the fit [m].
     pub distance_m: f64,
 }
@@ -1349,7 +1392,7 @@ pub fn outlier_limit_m(sigma_m: f64, length_m: f64) -> f64 {
 
 /// The samples of `fit` (the refined fit where there is one) farther than
 /// `limit_m` from it, farthest first.
-pub fn find_outliers(fit: &BestFit, limit_m: f64) -> Vec<Outlier> {
+pub fn find_outliers(fit: &BestFit, limit_m: f64, camera: &Camera) -> Vec<Outlier> {
     let fitted = fit.refined_m.as_ref().unwrap_or(&fit.fitted_m);
     let mut outliers: Vec<Outlier> = (0..fit.times_s.len())
         .filter_map(|r| {
@@ -1358,6 +1401,8 @@ pub fn find_outliers(fit: &BestFit, limit_m: f64) -> Vec<Outlier> {
             (distance_m > limit_m).then_some(Outlier {
                 time_s: fit.times_s[r],
                 marker: fit.markers[r],
+                t_file: camera.file_time(fit.times_s[r]),
+                marker_file: fit.markers[r] + camera.first_marker,
                 distance_m,
             })
         })
@@ -1436,6 +1481,30 @@ pub fn engine_names(metadata: &Metadata) -> Option<EngineNames> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outliers_are_named_as_the_file_has_them() {
+        let fit = BestFit {
+            times_s: vec![7.5, 7.5, 7.6],
+            markers: vec![0, 3, 3],
+            measured_m: vec![[0.0, 0.0], [0.2, -0.3], [0.0, 0.0]],
+            fitted_m: vec![[0.0, 0.0], [0.0, -0.3], [0.001, 0.0]],
+            refined_m: None,
+        };
+        let camera = Camera {
+            time_unit: crate::camera::TimeUnit::Ms,
+            first_marker: 1,
+            ..Camera::default()
+        };
+        let outliers = find_outliers(&fit, 0.01, &camera);
+        assert_eq!(outliers.len(), 1);
+        let o = &outliers[0];
+        assert_eq!((o.time_s, o.marker), (7.5, 3));
+        assert_eq!((o.t_file, o.marker_file), (7500.0, 4));
+        assert!((o.distance_m - 0.2).abs() < 1e-15);
+        let plain = find_outliers(&fit, 0.01, &Camera::default());
+        assert_eq!((plain[0].t_file, plain[0].marker_file), (7.5, 3));
+    }
 
     #[test]
     fn a_sweeps_tether_record_has_no_placeholder_axes_and_reads_back() {

@@ -26,11 +26,13 @@ use thiserror::Error;
 
 use std::time::Instant;
 
+use crate::engine::EngineOptions;
 use crate::engine::choice::{self, Choice, ChoiceError, EngineRequest, Workload};
 use crate::error::InputError;
 use crate::gpu::GpuError;
 use crate::io::IoError;
 use crate::io::checkpoint::CheckpointError;
+use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::plot::PlotError;
 use crate::scenario::batch::BatchError;
@@ -49,6 +51,20 @@ pub type Progress<'a> = dyn Fn(u64, u64) + Sync + 'a;
 pub struct Hooks<'a> {
     pub progress: Option<&'a Progress<'a>>,
     pub cancel: Option<&'a AtomicBool>,
+    /// Told once, after the first chunk, how long the rest will take.
+    pub estimate: Option<&'a (dyn Fn(&Estimate) + Sync + 'a)>,
+}
+
+/// A run's first estimate of its time, from the rate its first chunk ran
+/// at per element of tether and the work left counted the same way.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// Candidates finished, and left.
+    pub finished: u64,
+    pub left: u64,
+    /// Wall time so far, and estimated for the rest [s].
+    pub elapsed_s: f64,
+    pub left_s: f64,
 }
 
 /// Why a job failed. The variants say whose the fault is: [`exit_code`]
@@ -253,7 +269,8 @@ const CPU_PROBE_SIMULATIONS: usize = 4;
 /// Chooses the engine of a job whose simulations are `scenarios` ×
 /// `params` pairs, handed to the engine `chunk` at a time in this order:
 /// the counting and the CPU probe that `engine::choice` asks for, from the
-/// job's own simulations. The steps chosen for the counting are kept in
+/// job's own simulations (or an even sample of the `request.simulations`
+/// it runs). The steps chosen for the counting are kept in
 /// `steps`, for the run to reuse.
 pub(crate) fn choose_engine(
     request: EngineRequest<'_>,
@@ -262,6 +279,7 @@ pub(crate) fn choose_engine(
     chunk: usize,
     steps: &Arc<StepCache>,
 ) -> Result<Choice, WorkflowError> {
+    let stands_for = request.simulations.max(simulations.len());
     let workload = |scheme: FixedStepScheme| -> Result<Workload, String> {
         use rayon::prelude::*;
         let counted = simulations
@@ -275,6 +293,7 @@ pub(crate) fn choose_engine(
         Ok(Workload {
             label: label.to_string(),
             simulations: counted,
+            stands_for,
             chunk,
         })
     };
@@ -315,6 +334,22 @@ pub(crate) fn choose_engine(
         engine: choice.engine.with_steps(Arc::clone(steps)),
         ..choice
     })
+}
+
+/// What every table records of its engine: the options asked for, the
+/// engine chosen (and why, under `auto`), its adapter and GPU layout.
+pub(crate) fn record_engine(metadata: &mut Metadata, options: &EngineOptions, choice: &Choice) {
+    metadata.insert(metadata::ENGINE_OPTIONS.into(), json(options));
+    metadata.insert(metadata::ENGINE.into(), json(&choice.engine.kind().names()));
+    if let Some(reason) = &choice.reason {
+        metadata.insert(metadata::ENGINE_CHOICE.into(), reason.clone());
+    }
+    if let Some(g) = choice.engine.gpu() {
+        metadata.insert(metadata::ADAPTER.into(), json(&g.adapter));
+    }
+    if let Some(layout) = choice.engine.kind().gpu_layout() {
+        metadata.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
+    }
 }
 
 /// "1 candidate", "3 candidates".

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::{WorkflowError, refuse_to_replace, usage};
+use crate::engine::EngineKind;
+use crate::engine::EngineOptions;
 use crate::engine::choice::{Choice, EngineRequest};
-use crate::engine::{Backend, EngineKind, LayoutRequest};
-use crate::gpu::Precision;
 use crate::io::PendingFile;
 use crate::io::config::SimulationConfig;
 use crate::io::track::{track_batch, write_batch};
@@ -20,12 +20,9 @@ use crate::scenario::SimulationOutput;
 pub struct SimulateRequest {
     /// Scenario, tether and solver (from the config file and the flags).
     pub config: SimulationConfig,
-    pub backend: Backend,
-    pub adapter: Option<String>,
-    /// The GPU's precision.
-    pub precision: Precision,
-    /// The GPU's layout, or `auto`.
-    pub gpu_layout: LayoutRequest,
+    /// Where and how it runs (its `solver` is the config's: `prepare`
+    /// sets it).
+    pub engine: EngineOptions,
     /// `.parquet` or `.csv`.
     pub out: PathBuf,
     pub force: bool,
@@ -52,17 +49,15 @@ pub struct Prepared {
 pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
     super::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
+    let mut request = request;
+    // The config's solver (with `--solver` already applied) is the one.
+    request.engine.solver = Some(request.config.solver.kind);
     let cfg = &request.config;
-    let solver = cfg.solver.kind;
     let choice = super::choose_engine(
         EngineRequest {
-            backend: request.backend,
-            adapter: request.adapter.as_deref(),
-            precision: request.precision,
-            solver: Some(solver),
+            options: &request.engine,
             cpu: cfg.solver,
             simulations: 1,
-            layout: request.gpu_layout,
         },
         "1 simulation",
         &[(cfg.scenario.clone(), cfg.tether.clone())],
@@ -97,9 +92,7 @@ impl Prepared {
             .map_err(super::batch("simulation failed"))?;
         let wall_s = started.elapsed().as_secs_f64();
         let mut metadata = provenance(cfg, &output);
-        if let Some(layout) = self.choice.engine.kind().gpu_layout() {
-            metadata.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
-        }
+        super::record_engine(&mut metadata, &self.request.engine, &self.choice);
         if let crate::scenario::SolverReport::Gpu { layout, .. } = &output.report {
             let ran = std::collections::BTreeMap::from([(layout.name(), 1)]);
             metadata.insert(metadata::GPU_LAYOUTS_RAN.into(), json(&ran));

@@ -8,11 +8,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::{Progress, WorkflowError, batch, claim_output};
+use crate::engine::EngineOptions;
 use crate::engine::choice::{Choice, EngineRequest};
-use crate::engine::{Backend, EngineKind, LayoutRequest};
+use crate::engine::{Backend, EngineKind};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{self, Evaluation, Evaluator, GaRun, GaSettings, Generation, SwingupProblem};
-use crate::gpu::Precision;
 use crate::io::PendingFile;
 use crate::io::swingup::{write_generations, write_landscape, write_motion};
 use crate::io::track::{track_batch, write_batch};
@@ -31,13 +31,8 @@ pub struct SwingupRequest {
     pub settings: GaSettings,
     /// Also score every chromosome and rank the GA's answer.
     pub exhaustive: bool,
-    pub backend: Backend,
-    pub adapter: Option<String>,
-    pub precision: Precision,
-    /// The GPU's layout, or `auto`.
-    pub gpu_layout: LayoutRequest,
-    /// `--solver`; default: reference on the CPU, semi-implicit on the GPU.
-    pub solver: Option<SolverKind>,
+    /// Where and how the swing-ups run.
+    pub engine: EngineOptions,
     /// The reference solver's local error tolerance [m].
     pub tolerance_m: f64,
     pub out: PathBuf,
@@ -98,7 +93,9 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
         )
         .into());
     }
-    if request.backend == Backend::Gpu && request.solver == Some(SolverKind::Reference) {
+    if request.engine.backend == Backend::Gpu
+        && request.engine.solver == Some(SolverKind::Reference)
+    {
         return Err(crate::engine::choice::ChoiceError::ReferenceOnGpu.into());
     }
     let generations_path = claim_output(&request.out, "generations.parquet", request.force)?;
@@ -131,13 +128,9 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
     };
     let choice = super::choose_engine(
         EngineRequest {
-            backend: request.backend,
-            adapter: request.adapter.as_deref(),
-            precision: request.precision,
-            solver: request.solver,
+            options: &request.engine,
             cpu: cpu_settings(&request),
             simulations: simulations.len(),
-            layout: request.gpu_layout,
         },
         &label,
         &simulations,
@@ -153,7 +146,7 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
 
 fn cpu_settings(request: &SwingupRequest) -> SolverSettings {
     SolverSettings {
-        kind: request.solver.unwrap_or(SolverKind::Reference),
+        kind: request.engine.solver.unwrap_or(SolverKind::Reference),
         reference: ReferenceOptions {
             tolerance_m: request.tolerance_m,
             ..Default::default()
@@ -177,6 +170,8 @@ impl Prepared {
         m.insert(metadata::SCENARIO.into(), json(&problem.scenario));
         m.insert(metadata::CODING.into(), json(&problem.coding));
         m.insert(metadata::GA.into(), json(&request.settings));
+        super::record_engine(&mut m, &self.request.engine, &self.choice);
+        // The GA's record also gives the CPU solver's settings.
         let cpu = match engine {
             EngineKind::Cpu(settings) => Some(settings),
             EngineKind::Gpu { .. } => None,
@@ -191,15 +186,6 @@ impl Prepared {
             })
             .to_string(),
         );
-        if let Some(layout) = engine.gpu_layout() {
-            m.insert(metadata::GPU_LAYOUT_REQUESTED.into(), layout.name().into());
-        }
-        if let Some(reason) = &self.choice.reason {
-            m.insert(metadata::ENGINE_CHOICE.into(), reason.clone());
-        }
-        if let Some(g) = self.choice.engine.gpu() {
-            m.insert(metadata::ADAPTER.into(), json(&g.adapter));
-        }
         m.insert(
             metadata::UNITS.into(),
             r#"{"t1_s":"s","t2_s":"s","t3_s":"s","j_a_min_m":"m","t_at_min_s":"s"}"#.into(),
