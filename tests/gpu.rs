@@ -1111,7 +1111,7 @@ fn a_release_axis_shares_one_gpu_simulation_and_scores_each_value_as_alone() {
             eprintln!(
                 "{} release {:?}: shared {a:.6e}, alone {b:.6e}",
                 precision.name(),
-                c.value("release_time_s")
+                c.value(tether_sweep::sweep::Axis::parse("release_time_s").unwrap())
             );
             assert!(b > 1e-6, "{b}");
             assert!((a / b - 1.0).abs() < relative, "{a} against {b}");

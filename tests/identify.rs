@@ -797,7 +797,7 @@ fn the_refined_optimum_finds_an_off_grid_truth_with_standard_errors() {
             refined
                 .parameters
                 .iter()
-                .find(|p| p.parameter == name)
+                .find(|p| p.parameter.column() == name)
                 .unwrap()
                 .clone()
         };
@@ -974,7 +974,13 @@ fn a_filmed_drop_with_an_unknown_release_is_identified_and_refined() {
         "{best:?}"
     );
     assert!(
-        (best.candidate.value("release_time_s").unwrap() - 0.017).abs() <= 0.01,
+        (best
+            .candidate
+            .value(tether_sweep::sweep::Axis::parse("release_time_s").unwrap())
+            .unwrap()
+            - 0.017)
+            .abs()
+            <= 0.01,
         "{best:?}"
     );
     // The confidence region brackets the truth's D.

@@ -306,20 +306,25 @@ fn the_model_is_cited_from_the_repository() {
 /// `gpu` below it) calls the GPU's batch runner itself, so a workflow
 /// cannot run a GPU batch that the engine's choice, its step cache and its
 /// scoring do not see.
-#[test]
-fn only_the_engine_runs_gpu_batches() {
+/// Every Rust file under src/: its path from src/, and its text.
+fn src_texts() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&root, &mut files);
+    files
+        .iter()
+        .map(|file| {
+            let relative = file.strip_prefix(&root).unwrap().to_string_lossy();
+            (relative.to_string(), std::fs::read_to_string(file).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn only_the_engine_runs_gpu_batches() {
     let mut callers = Vec::new();
     let mut seen = 0;
-    for file in &files {
-        let relative = file
-            .strip_prefix(&root)
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
-        let text = std::fs::read_to_string(file).unwrap();
+    for (relative, text) in src_texts() {
         let calls = text.matches("run_batch(").count();
         seen += calls;
         let allowed = relative.starts_with("gpu/") || relative.starts_with("engine/");
@@ -331,5 +336,44 @@ fn only_the_engine_runs_gpu_batches() {
     assert!(
         callers.is_empty(),
         "run_batch called outside engine/ and gpu/: {callers:?}"
+    );
+}
+
+/// The grid's fixed axes are named in one table (`sweep::axis`, whose
+/// columns are the tether's own keys in `model::params`): no other file
+/// writes `"elements"`, `"damping_pa_s"` or `"drag_coefficient"` as a
+/// string. A clap attribute's argument ids (the CLI struct's field names,
+/// not columns) are the one exception.
+#[test]
+fn the_grid_axes_are_named_in_one_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let names = ["\"elements\"", "\"damping_pa_s\"", "\"drag_coefficient\""];
+    let (mut seen, mut elsewhere) = (0, Vec::new());
+    for file in &files {
+        let relative = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let text = std::fs::read_to_string(file).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            let hits = names.iter().filter(|n| line.contains(*n)).count();
+            seen += hits;
+            let table = relative == "sweep/axis.rs" || relative == "model/params.rs";
+            if hits > 0 && !table && !line.trim_start().starts_with("#[arg(") {
+                elsewhere.push(format!("{relative}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        seen >= 3,
+        "the table's own names were not found: the scan is broken"
+    );
+    assert!(
+        elsewhere.is_empty(),
+        "axis names written outside sweep::axis:\n{}",
+        elsewhere.join("\n")
     );
 }

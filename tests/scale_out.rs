@@ -15,9 +15,9 @@ use common::{stderr, tether_sweep as run};
 use tether_sweep::engine::EngineOptions;
 use tether_sweep::io::results::read_results;
 use tether_sweep::sweep::{CandidateResult, Grid, Shard};
-use tether_sweep::workflow::Hooks;
 use tether_sweep::workflow::identify::{IdentifyRequest, shipped_dataset};
 use tether_sweep::workflow::summarize::{self, SummarizeRequest};
+use tether_sweep::workflow::{Hooks, WorkflowError};
 
 const GRID: [&str; 6] = [
     "--elements",
@@ -55,6 +55,18 @@ fn identify_request(out: &Path) -> IdentifyRequest {
             out,
         )
     }
+}
+
+/// `summarize` of the parts in `dir`, refined, into `dir/_summary`.
+fn summarize_dir(dir: &Path) -> Result<summarize::SummarizeReport, WorkflowError> {
+    summarize::run(&SummarizeRequest {
+        dir: dir.to_path_buf(),
+        measured: None,
+        out: None,
+        refine: true,
+        allow_implausible: false,
+        force: false,
+    })
 }
 
 #[test]
@@ -96,16 +108,7 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
     };
     slurm_task(2);
     // Before every shard is done, summarize names what is missing.
-    let summarize = || {
-        summarize::run(&SummarizeRequest {
-            dir: sharded.clone(),
-            measured: None,
-            out: None,
-            refine: true,
-            allow_implausible: false,
-            force: false,
-        })
-    };
+    let summarize = || summarize_dir(&sharded);
     let early = summarize().unwrap_err();
     assert_eq!(early.exit_code(), 2, "{early}");
     assert!(early.to_string().contains("missing: 1"), "{early}");
@@ -189,15 +192,7 @@ fn shards_split_release_groups_and_summarize_is_the_single_run() {
     }
     assert_eq!(simulations, whole.simulations, "no group simulated twice");
 
-    let merged = summarize::run(&SummarizeRequest {
-        dir: sharded.clone(),
-        measured: None,
-        out: None,
-        refine: true,
-        allow_implausible: false,
-        force: false,
-    })
-    .unwrap();
+    let merged = summarize_dir(&sharded).unwrap();
     assert_eq!(merged.results, whole.results, "J_e bit for bit");
     assert_eq!(Some(merged.summary), whole.summary);
     assert!(merged.refined.is_some());

@@ -7,6 +7,7 @@ use toml::{Table, Value};
 use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::gpu::{LayoutRequest, Precision};
 use tether_sweep::solver::SolverKind;
+use tether_sweep::sweep::{Axis, Parameter};
 use tether_sweep::workflow::WorkflowError;
 
 /// Where simulations run.
@@ -108,11 +109,11 @@ pub struct TetherArgs {
 
 /// The `[tether]` keys these flags set, and the flags' names.
 pub const TETHER_FLAGS: [(&str, &str); 6] = [
-    ("elements", "--elements"),
-    ("damping_pa_s", "--damping"),
-    ("drag_coefficient", "--drag-coefficient"),
-    ("tip_mass_kg", "--tip-mass"),
-    ("length_m", "--length"),
+    Axis::Elements.column_and_flag(),
+    Axis::Damping.column_and_flag(),
+    Axis::Drag.column_and_flag(),
+    Axis::Parameter(Parameter::TipMassKg).column_and_flag(),
+    Axis::Parameter(Parameter::LengthM).column_and_flag(),
     ("rotary_inertia", "--no-rotary-inertia"),
 ];
 
@@ -121,14 +122,15 @@ impl TetherArgs {
     pub fn table(&self) -> Table {
         let mut tether = Table::new();
         if let Some(n) = self.elements {
-            tether.insert("elements".into(), Value::Integer(n));
+            tether.insert(Axis::Elements.column().into(), Value::Integer(n));
         }
-        for (key, value) in [
-            ("damping_pa_s", self.damping),
-            ("drag_coefficient", self.drag_coefficient),
-            ("tip_mass_kg", self.tip_mass),
-            ("length_m", self.length),
+        for (axis, value) in [
+            (Axis::Damping, self.damping),
+            (Axis::Drag, self.drag_coefficient),
+            (Axis::Parameter(Parameter::TipMassKg), self.tip_mass),
+            (Axis::Parameter(Parameter::LengthM), self.length),
         ] {
+            let key = axis.column();
             if let Some(v) = value {
                 tether.insert(key.into(), Value::Float(v));
             }

@@ -9,6 +9,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use tether_sweep::engine::{EngineKind, LayoutRequest};
 use tether_sweep::gpu::flops::{PER_ELEMENT_STEP, SEMI_IMPLICIT_PER_ELEMENT_STEP};
+use tether_sweep::sweep::Axis;
 use tether_sweep::workflow::bench::{BenchOutcome, BenchRequest, engine_names, prepare};
 
 #[derive(Debug, Args)]
@@ -72,7 +73,7 @@ fn gflops(p: Option<f64>) -> String {
 
 /// The flags of the values the bench checks, by the library's field names.
 const FLAGS: [(&str, &str); 4] = [
-    ("elements", "--elements"),
+    Axis::Elements.column_and_flag(),
     ("batch", "--batch"),
     ("repeats", "--repeats"),
     ("duration_s", "--duration"),

@@ -14,6 +14,7 @@ use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::io::track::TrackLayout;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
+use tether_sweep::sweep::Axis;
 use tether_sweep::workflow::WorkflowError;
 use tether_sweep::workflow::synth::{SynthRequest, run as synthesize};
 
@@ -82,10 +83,13 @@ pub struct SynthArgs {
 /// The drop to synthesize: the config's, or the paper's, with the flags' tether.
 fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario, Camera)> {
     let mut flags = Table::new();
-    flags.insert("elements".into(), Value::Integer(args.elements as i64));
-    flags.insert("damping_pa_s".into(), Value::Float(args.damping));
     flags.insert(
-        "drag_coefficient".into(),
+        Axis::Elements.column().into(),
+        Value::Integer(args.elements as i64),
+    );
+    flags.insert(Axis::Damping.column().into(), Value::Float(args.damping));
+    flags.insert(
+        Axis::Drag.column().into(),
         Value::Float(args.drag_coefficient),
     );
     flags.insert(

@@ -20,7 +20,7 @@ use tether_sweep::sweep::refine::Refined;
 use tether_sweep::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation,
 };
-use tether_sweep::sweep::{CandidateResult, Grid, Parameter, Shard, Summary};
+use tether_sweep::sweep::{Axis, CandidateResult, Grid, Parameter, Shard, Summary};
 use tether_sweep::workflow::identify::{
     DeclaredFrames, IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Plan,
     Plausibility, check_outcome, prepare, shipped_dataset,
@@ -82,9 +82,10 @@ pub struct IdentifyArgs {
     /// (examples/paper_grid.toml is the paper's grid, docs/model.md §6).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["elements", "damping", "drag_coefficient"])]
     pub grid: Option<PathBuf>,
-    /// Run only shard K of N (interleaved: candidate i belongs to shard
-    /// i mod N) and write DIR/shard=K/part.parquet; `summarize DIR` merges
-    /// the parts. Default in a Slurm array job: SLURM_ARRAY_TASK_ID −
+    /// Run only shard K of N (interleaved by release group: the
+    /// candidates that share one simulation, one each without a
+    /// release_time_s axis; group g belongs to shard g mod N) and write
+    /// DIR/shard=K/part.parquet; `summarize DIR` merges the parts. Default in a Slurm array job: SLURM_ARRAY_TASK_ID −
     /// SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
@@ -168,7 +169,12 @@ impl IdentifyArgs {
         let grid = self.grid()?;
         let surface_axes = match &self.surface {
             Some(text) => match text.split_once(',') {
-                Some((a, b)) => Some([a.trim().to_string(), b.trim().to_string()]),
+                Some((a, b)) => {
+                    let axis = |name: &str| {
+                        Axis::parse(name).map_err(|e| WorkflowError::flag("--surface", e))
+                    };
+                    Some([axis(a)?, axis(b)?])
+                }
                 None => {
                     return Err(UsageError(format!(
                         "--surface '{text}': give two axes A,B, e.g. --surface damping_pa_s,release_time_s"
@@ -229,13 +235,8 @@ impl IdentifyArgs {
             }
             None => {
                 Grid::parse(&self.elements, &self.damping, &self.drag_coefficient).map_err(|e| {
-                    let flag = match e.field.as_str() {
-                        "damping" => "--damping",
-                        "drag-coefficient" => "--drag-coefficient",
-                        "elements" => "--elements",
-                        _ => "grid",
-                    };
-                    WorkflowError::flag(flag, e)
+                    let flag = Axis::parse(&e.field).ok().and_then(Axis::flag);
+                    WorkflowError::flag(flag.unwrap_or("grid"), e)
                 })?
             }
         };

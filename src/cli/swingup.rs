@@ -14,6 +14,7 @@ use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::winch::WinchMotion;
 use tether_sweep::scenario::{SWINGUP_TIP_MASS_KG, Scenario, ScenarioKind};
 use tether_sweep::solver::SolverKind;
+use tether_sweep::sweep::{Axis, Parameter};
 use tether_sweep::workflow::swingup::{
     SwingupHooks, SwingupReport, SwingupRequest, periods_at_bounds, prepare,
 };
@@ -94,10 +95,10 @@ pub struct SwingupArgs {
 
 /// The flags of the values `swingup` checks, by the library's field names.
 const FLAGS: [(&str, &str); 15] = [
-    ("elements", "--elements"),
-    ("damping_pa_s", "--damping"),
-    ("drag_coefficient", "--drag-coefficient"),
-    ("tip_mass_kg", "--tip-mass"),
+    Axis::Elements.column_and_flag(),
+    Axis::Damping.column_and_flag(),
+    Axis::Drag.column_and_flag(),
+    Axis::Parameter(Parameter::TipMassKg).column_and_flag(),
     ("waypoints_m", "--waypoints"),
     ("duration_s", "--duration"),
     ("bits_per_gene", "--bits-per-gene"),

@@ -99,7 +99,7 @@ impl GpuSimulation {
     pub fn validate(&self) -> Result<(), GpuError> {
         if !(1..=MAX_GPU_ELEMENTS).contains(&self.params.elements) {
             return Err(InputError::new(
-                "elements",
+                TetherParams::ELEMENTS,
                 self.params.elements,
                 format!("1..={MAX_GPU_ELEMENTS} on the GPU (use --backend cpu for more)"),
             )

@@ -101,7 +101,7 @@ fn parse_workgroup_size(text: &str, adapter_max: u32) -> Result<u32, GpuError> {
 /// of `precision` and `scheme` holds.
 pub fn elements_error(elements: usize, precision: Precision, scheme: FixedStepScheme) -> GpuError {
     crate::error::InputError::new(
-        "elements",
+        crate::model::TetherParams::ELEMENTS,
         elements,
         format!(
             "1..={} for the {} scheme on the GPU's thread layout in {} (use --gpu-layout workgroup or --backend cpu for more{})",

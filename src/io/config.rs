@@ -292,7 +292,10 @@ mod tests {
         let e = resolve(parse("[tether]\ndrag_coefficient = -0.5"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("drag_coefficient") && e.contains(">= 0"), "{e}");
+        assert!(
+            e.contains(TetherParams::DRAG_COEFFICIENT) && e.contains(">= 0"),
+            "{e}"
+        );
         let e = resolve(parse("[tether]\nelements = \"ten\""))
             .unwrap_err()
             .to_string();

@@ -7,7 +7,7 @@ use super::IoError;
 use super::table::{Column, write_columns};
 use crate::camera::Camera;
 use crate::gpu::GpuLayout;
-use crate::sweep::CandidateResult;
+use crate::sweep::{Axis, CandidateResult};
 
 /// Writes `results` with the documented schema: `elements`, `damping_pa_s`,
 /// `drag_coefficient`, one column per parameter axis named as the parameter
@@ -59,20 +59,20 @@ pub fn write_results(
         .collect();
     let mut columns = vec![
         Column::i32(
-            "elements",
+            Axis::Elements.column(),
             results
                 .iter()
                 .map(|r| r.candidate.elements as i32)
                 .collect(),
         ),
         Column::f64(
-            "damping_pa_s",
-            "Pa*s",
+            Axis::Damping.column(),
+            Axis::Damping.unit(),
             results.iter().map(|r| r.candidate.damping_pa_s).collect(),
         ),
         Column::f64(
-            "drag_coefficient",
-            "1",
+            Axis::Drag.column(),
+            Axis::Drag.unit(),
             results
                 .iter()
                 .map(|r| r.candidate.drag_coefficient)
@@ -150,9 +150,12 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
     use crate::sweep::{Candidate, Status};
     let batch = super::track::read_table(path)?;
     let col = |name: &str| optional_f64s(&batch, name, path);
-    let elements = required(col("elements")?, "elements", path)?;
-    let damping = required(col("damping_pa_s")?, "damping_pa_s", path)?;
-    let drag = required(col("drag_coefficient")?, "drag_coefficient", path)?;
+    let axis = |a: Axis| required(col(a.column())?, a.column(), path);
+    let (elements, damping, drag) = (
+        axis(Axis::Elements)?,
+        axis(Axis::Damping)?,
+        axis(Axis::Drag)?,
+    );
     // The parameter axes: the columns named as a parameter, in the
     // table's order (the grid's).
     let parameters: Vec<(crate::sweep::Parameter, Vec<f64>)> = batch

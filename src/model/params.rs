@@ -76,11 +76,17 @@ impl TetherParams {
         self.density_kg_m3 * self.area_m2()
     }
 
+    /// The keys of the fields an identification grid varies, as a config's
+    /// `[tether]` and the results' columns name them (`sweep::Axis`).
+    pub const ELEMENTS: &str = "elements";
+    pub const DAMPING_PA_S: &str = "damping_pa_s";
+    pub const DRAG_COEFFICIENT: &str = "drag_coefficient";
+
     /// Rejects anything the model cannot represent, naming the field.
     pub fn validate(&self) -> Result<(), InputError> {
         if self.elements == 0 || self.elements > MAX_ELEMENTS {
             return Err(InputError::new(
-                "elements",
+                Self::ELEMENTS,
                 self.elements,
                 format!("an integer from 1 to {MAX_ELEMENTS}"),
             ));
@@ -92,8 +98,8 @@ impl TetherParams {
         require_positive("density_kg_m3", self.density_kg_m3)?;
         require_non_negative("air_density_kg_m3", self.air_density_kg_m3)?;
         require_non_negative("gravity_m_s2", self.gravity_m_s2)?;
-        require_non_negative("damping_pa_s", self.damping_pa_s)?;
-        require_non_negative("drag_coefficient", self.drag_coefficient)?;
+        require_non_negative(Self::DAMPING_PA_S, self.damping_pa_s)?;
+        require_non_negative(Self::DRAG_COEFFICIENT, self.drag_coefficient)?;
         require_non_negative("tip_mass_kg", self.tip_mass_kg)?;
         Ok(())
     }
@@ -118,13 +124,13 @@ mod tests {
             ..Default::default()
         };
         let err = bad.validate().unwrap_err();
-        assert_eq!(err.field, "damping_pa_s");
+        assert_eq!(err.field, TetherParams::DAMPING_PA_S);
         assert!(err.to_string().contains(">= 0"));
         let bad = TetherParams {
             elements: 0,
             ..Default::default()
         };
-        assert_eq!(bad.validate().unwrap_err().field, "elements");
+        assert_eq!(bad.validate().unwrap_err().field, TetherParams::ELEMENTS);
         let bad = TetherParams {
             length_m: f64::NAN,
             ..Default::default()

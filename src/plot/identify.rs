@@ -8,7 +8,7 @@ use std::path::Path;
 use super::series::{Heatmap, Panel, Panels, Series, Shape, Snapshots};
 use super::{PlotError, save};
 use crate::io::results::BestFit;
-use crate::sweep::CandidateResult;
+use crate::sweep::{Axis, CandidateResult};
 
 fn sorted_unique(values: impl Iterator<Item = f64>) -> Vec<f64> {
     let mut v: Vec<f64> = values.collect();
@@ -26,22 +26,13 @@ fn best(results: &[CandidateResult]) -> Option<&CandidateResult> {
 }
 
 /// An axis's symbol and unit for a figure's labels.
-fn axis_label(name: &str) -> (String, String) {
-    let (symbol, unit) = match name {
-        "elements" => ("n", ""),
-        "damping_pa_s" => ("D", "Pa·s"),
-        "drag_coefficient" => ("C_D", ""),
-        other => match crate::sweep::Parameter::parse(other) {
-            Ok(p) => (p.name(), p.unit()),
-            Err(_) => (other, ""),
-        },
-    };
-    (symbol.to_string(), unit.to_string())
+fn axis_label(axis: Axis) -> (String, String) {
+    (axis.symbol().to_string(), axis.display_unit().to_string())
 }
 
 /// "symbol [unit]", or the symbol alone.
-fn axis_title(name: &str) -> String {
-    match axis_label(name) {
+fn axis_title(axis: Axis) -> String {
+    match axis_label(axis) {
         (symbol, unit) if unit.is_empty() => symbol,
         (symbol, unit) => format!("{symbol} [{unit}]"),
     }
@@ -49,21 +40,24 @@ fn axis_title(name: &str) -> String {
 
 /// The symbols of the axes that vary among `results`, besides `shown`:
 /// what a figure minimized over.
-fn other_axes(results: &[&CandidateResult], shown: &[&str]) -> Vec<String> {
+fn other_axes(results: &[&CandidateResult], shown: &[Axis]) -> Vec<String> {
     let Some(first) = results.first() else {
         return Vec::new();
     };
-    let names = ["elements", "damping_pa_s", "drag_coefficient"]
-        .into_iter()
-        .chain(first.candidate.parameters.iter().map(|(p, _)| p.name()));
-    names
-        .filter(|name| !shown.contains(name))
-        .filter(|name| {
-            let mut values = results.iter().filter_map(|r| r.candidate.value(name));
+    let axes = Axis::FIXED.into_iter().chain(
+        first
+            .candidate
+            .parameters
+            .iter()
+            .map(|(p, _)| Axis::Parameter(p)),
+    );
+    axes.filter(|axis| !shown.contains(axis))
+        .filter(|&axis| {
+            let mut values = results.iter().filter_map(|r| r.candidate.value(axis));
             let first = values.next();
             values.any(|v| Some(v) != first)
         })
-        .map(|name| axis_label(name).0)
+        .map(|axis| axis_label(axis).0)
         .collect()
 }
 
@@ -72,17 +66,19 @@ fn other_axes(results: &[&CandidateResult], shown: &[&str]) -> Vec<String> {
 fn at_best_n<'a>(
     results: &'a [CandidateResult],
     best: &CandidateResult,
-    axes: &[&str],
+    axes: &[Axis],
 ) -> Vec<&'a CandidateResult> {
     results
         .iter()
-        .filter(|r| axes.contains(&"elements") || r.candidate.elements == best.candidate.elements)
+        .filter(|r| {
+            axes.contains(&Axis::Elements) || r.candidate.elements == best.candidate.elements
+        })
         .collect()
 }
 
 /// The axes the surface figure shows by default: D and C_D (the paper's
 /// Fig. 5).
-pub const DEFAULT_SURFACE_AXES: [&str; 2] = ["damping_pa_s", "drag_coefficient"];
+pub const DEFAULT_SURFACE_AXES: [Axis; 2] = [Axis::Damping, Axis::Drag];
 
 /// J_e over two axes (by default (D, C_D), the paper's Fig. 5) at the best
 /// n, each cell the smallest J_e over the grid's other axes, coloured by
@@ -90,7 +86,7 @@ pub const DEFAULT_SURFACE_AXES: [&str; 2] = ["damping_pa_s", "drag_coefficient"]
 /// (log10 J_e without a threshold). None when the results lack an axis.
 pub fn surface(
     results: &[CandidateResult],
-    axes: [&str; 2],
+    axes: [Axis; 2],
     threshold_m2: Option<f64>,
 ) -> Option<Heatmap> {
     let best = best(results)?;
@@ -139,14 +135,14 @@ pub fn surface(
     } else {
         ""
     };
-    let others = if best.candidate.parameters.is_empty() && !axes.contains(&"elements") {
+    let others = if best.candidate.parameters.is_empty() && !axes.contains(&Axis::Elements) {
         String::new()
     } else {
         ", min over the other axes".to_string()
     };
     let (x_symbol, x_unit) = axis_label(x_axis);
     let (y_symbol, y_unit) = axis_label(y_axis);
-    let n_text = if axes.contains(&"elements") {
+    let n_text = if axes.contains(&Axis::Elements) {
         String::new()
     } else {
         format!(" at n = {}", best.candidate.elements)
@@ -185,10 +181,10 @@ pub fn surface(
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Annotations {
     pub threshold_m2: Option<f64>,
-    /// (results column, refined value).
-    pub refined: Vec<(String, f64)>,
+    /// (axis, refined value).
+    pub refined: Vec<(Axis, f64)>,
     /// The surface figure's axes (`--surface`); None: [`DEFAULT_SURFACE_AXES`].
-    pub surface_axes: Option<[String; 2]>,
+    pub surface_axes: Option<[Axis; 2]>,
 }
 
 impl Annotations {
@@ -205,7 +201,8 @@ impl Annotations {
                 r["parameters"].as_array().map(|ps| {
                     ps.iter()
                         .filter_map(|p| {
-                            Some((p["parameter"].as_str()?.to_string(), p["value"].as_f64()?))
+                            let axis = Axis::parse(p["parameter"].as_str()?).ok()?;
+                            Some((axis, p["value"].as_f64()?))
                         })
                         .collect()
                 })
@@ -213,7 +210,7 @@ impl Annotations {
             .unwrap_or_default();
         let surface_axes = metadata
             .get(crate::metadata::SURFACE_AXES)
-            .and_then(|text| serde_json::from_str::<[String; 2]>(text).ok());
+            .and_then(|text| serde_json::from_str::<[Axis; 2]>(text).ok());
         Self {
             threshold_m2,
             refined,
@@ -227,7 +224,7 @@ impl Annotations {
 /// sharply the data pin that parameter down. None unless the axis varies.
 pub fn profile(
     results: &[CandidateResult],
-    column: &str,
+    column: Axis,
     annotations: &Annotations,
 ) -> Option<Panels> {
     let best = best(results)?;
@@ -261,7 +258,7 @@ pub fn profile(
     };
     let grid_best = best.candidate.value(column)?;
     let mut marks = vec![(format!("grid best {label} = {grid_best}{unit}"), grid_best)];
-    if let Some((_, v)) = annotations.refined.iter().find(|(c, _)| c == column) {
+    if let Some((_, v)) = annotations.refined.iter().find(|(c, _)| *c == column) {
         marks.push((
             format!("refined {label} = {}{unit}", significant(*v, 5)),
             *v,
@@ -372,7 +369,7 @@ pub fn per_elements(results: &[CandidateResult]) -> Panels {
                 .map(|j| (n, j))
         })
         .collect();
-    let others = other_axes(&results.iter().collect::<Vec<_>>(), &["elements"]);
+    let others = other_axes(&results.iter().collect::<Vec<_>>(), &[Axis::Elements]);
     Panels {
         title: "Smallest J_e for each number of elements".into(),
         x_label: "n (elements)".into(),
@@ -467,17 +464,14 @@ pub fn save_all(
     annotations: &Annotations,
 ) -> Result<Vec<String>, PlotError> {
     let mut written = Vec::new();
-    let axes = match &annotations.surface_axes {
-        Some([a, b]) => [a.as_str(), b.as_str()],
-        None => DEFAULT_SURFACE_AXES,
-    };
+    let axes = annotations.surface_axes.unwrap_or(DEFAULT_SURFACE_AXES);
     if let Some(s) = surface(results, axes, annotations.threshold_m2) {
         save(&dir.join("surface"), &s)?;
         written.push("surface".to_string());
     }
     let mut profiles = vec![
-        ("damping_pa_s", "profile_damping".to_string()),
-        ("drag_coefficient", "profile_drag".to_string()),
+        (Axis::Damping, "profile_damping".to_string()),
+        (Axis::Drag, "profile_drag".to_string()),
     ];
     if let Some(first) = results.first() {
         profiles.extend(
@@ -485,7 +479,7 @@ pub fn save_all(
                 .candidate
                 .parameters
                 .iter()
-                .map(|(p, _)| (p.name(), format!("profile_{}", p.name()))),
+                .map(|(p, _)| (Axis::Parameter(p), format!("profile_{}", p.name()))),
         );
     }
     for (column, name) in profiles {
@@ -502,7 +496,7 @@ pub fn save_all(
             b.candidate.elements, b.candidate.damping_pa_s, b.candidate.drag_coefficient
         ))
         .chain(b.candidate.parameters.iter().map(|(p, v)| {
-            let (symbol, unit) = axis_label(p.name());
+            let (symbol, unit) = axis_label(Axis::Parameter(p));
             format!("{symbol} = {v} {unit}")
         }))
         .collect::<Vec<_>>()
@@ -567,10 +561,10 @@ mod tests {
     fn a_profile_minimizes_over_the_other_axis_and_marks_the_refined_value() {
         let annotations = Annotations {
             threshold_m2: Some(2.5),
-            refined: vec![("damping_pa_s".into(), 510.0)],
+            refined: vec![(Axis::Damping, 510.0)],
             surface_axes: None,
         };
-        let p = profile(&results(None), "damping_pa_s", &annotations).unwrap();
+        let p = profile(&results(None), Axis::Damping, &annotations).unwrap();
         let panel = &p.panels[0];
         // Five D values, each at its best C_D (0.8): 1 + ((D − 500)/250)².
         assert_eq!(
@@ -601,7 +595,7 @@ mod tests {
             threshold_m2: Some(1.1),
             ..annotations.clone()
         };
-        let p = profile(&results(None), "damping_pa_s", &steep).unwrap();
+        let p = profile(&results(None), Axis::Damping, &steep).unwrap();
         assert_eq!(p.panels.len(), 2);
         let zoomed = &p.panels[1].series[0].points;
         assert!(
@@ -620,7 +614,7 @@ mod tests {
             .into_iter()
             .filter(|r| one.index_of(&r.candidate).is_some())
             .collect();
-        assert!(profile(&flat, "drag_coefficient", &annotations).is_none());
+        assert!(profile(&flat, Axis::Drag, &annotations).is_none());
     }
 
     #[test]
@@ -696,12 +690,15 @@ mod tests {
             ),
             (
                 crate::metadata::REFINED.to_string(),
-                r#"{"parameters":[{"parameter":"drag_coefficient","value":0.8001}]}"#.to_string(),
+                format!(
+                    r#"{{"parameters":[{{"parameter":"{}","value":0.8001}}]}}"#,
+                    Axis::Drag.column()
+                ),
             ),
         ]);
         let a = Annotations::from_metadata(&metadata);
         assert_eq!(a.threshold_m2, Some(2.5e-4));
-        assert_eq!(a.refined, vec![("drag_coefficient".to_string(), 0.8001)]);
+        assert_eq!(a.refined, vec![(Axis::Drag, 0.8001)]);
         assert_eq!(
             Annotations::from_metadata(&Default::default()),
             Annotations::default()

@@ -5,6 +5,7 @@
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
+use super::axis::Axis;
 use super::parameter::Parameter;
 use crate::error::InputError;
 use crate::model::TetherParams;
@@ -208,18 +209,13 @@ impl Candidate {
         tether
     }
 
-    /// Its value on the axis named `name` (`elements`, `damping_pa_s`,
-    /// `drag_coefficient` or a parameter), if it has that axis.
-    pub fn value(&self, name: &str) -> Option<f64> {
-        match name {
-            "elements" => Some(self.elements as f64),
-            "damping_pa_s" => Some(self.damping_pa_s),
-            "drag_coefficient" => Some(self.drag_coefficient),
-            _ => self
-                .parameters
-                .iter()
-                .find(|(p, _)| p.name() == name)
-                .map(|(_, v)| v),
+    /// Its value on `axis`, if it has that axis.
+    pub fn value(&self, axis: Axis) -> Option<f64> {
+        match axis {
+            Axis::Elements => Some(self.elements as f64),
+            Axis::Damping => Some(self.damping_pa_s),
+            Axis::Drag => Some(self.drag_coefficient),
+            Axis::Parameter(p) => self.parameters.get(p),
         }
     }
 
@@ -232,11 +228,12 @@ impl Candidate {
 }
 
 impl Grid {
+    /// The grid of three axes; an error names the axis's column.
     pub fn parse(elements: &str, damping: &str, drag: &str) -> Result<Self, InputError> {
         Self {
-            elements: parse_elements("elements", elements)?,
-            damping_pa_s: parse_non_negative("damping", damping)?,
-            drag_coefficient: parse_non_negative("drag-coefficient", drag)?,
+            elements: parse_elements(Axis::Elements.column(), elements)?,
+            damping_pa_s: parse_non_negative(Axis::Damping.column(), damping)?,
+            drag_coefficient: parse_non_negative(Axis::Drag.column(), drag)?,
             parameters: Vec::new(),
         }
         .checked_size()
@@ -257,36 +254,36 @@ impl Grid {
         }
     }
 
-    /// This grid with the axis `name = text` (`--axis NAME=AXIS`): `elements`,
-    /// `damping_pa_s` or `drag_coefficient` replace that axis; any other
-    /// [`Parameter`] adds one (once each, at most [`MAX_PARAMETER_AXES`]),
-    /// after the others but before a release-time axis, which stays last.
-    /// Whether its values suit the experiment is the workflow's check.
+    /// This grid with the axis `name = text` (`--axis NAME=AXIS`): n, D or
+    /// C_D replace that axis; any other [`Parameter`] adds one (once each,
+    /// at most [`MAX_PARAMETER_AXES`]), after the others but before a
+    /// release-time axis, which stays last. Whether its values suit the
+    /// experiment is the workflow's check.
     pub fn with_axis(mut self, name: &str, text: &str) -> Result<Self, InputError> {
-        let name = name.trim();
-        match name {
-            "elements" => self.elements = parse_elements(name, text)?,
-            "damping_pa_s" => self.damping_pa_s = parse_non_negative(name, text)?,
-            "drag_coefficient" => self.drag_coefficient = parse_non_negative(name, text)?,
-            _ => {
-                let parameter = Parameter::parse(name)?;
+        let axis = Axis::parse(name)?;
+        let field = axis.column();
+        match axis {
+            Axis::Elements => self.elements = parse_elements(field, text)?,
+            Axis::Damping => self.damping_pa_s = parse_non_negative(field, text)?,
+            Axis::Drag => self.drag_coefficient = parse_non_negative(field, text)?,
+            Axis::Parameter(parameter) => {
                 if self.parameters.iter().any(|a| a.parameter == parameter) {
                     return Err(InputError::new(
                         "axis",
-                        format!("'{name}' twice"),
+                        format!("'{field}' twice"),
                         "each parameter on one axis",
                     ));
                 }
                 if self.parameters.len() == MAX_PARAMETER_AXES {
                     return Err(InputError::new(
                         "axis",
-                        format!("'{name}'"),
+                        format!("'{field}'"),
                         format!("at most {MAX_PARAMETER_AXES} axes besides n, D and C_D"),
                     ));
                 }
                 let axis = ParameterAxis {
                     parameter,
-                    values: parse_axis(name, text)?,
+                    values: parse_axis(field, text)?,
                 };
                 // The release time innermost, whatever the order given: its
                 // values then sit side by side in the candidates' order (and
@@ -303,17 +300,16 @@ impl Grid {
         self.checked_size()
     }
 
-    /// The values of the axis named `name` (`elements`, `damping_pa_s`,
-    /// `drag_coefficient` or a parameter axis), if the grid has it.
-    pub fn axis_values(&self, name: &str) -> Option<Vec<f64>> {
-        match name {
-            "elements" => Some(self.elements.iter().map(|&n| n as f64).collect()),
-            "damping_pa_s" => Some(self.damping_pa_s.clone()),
-            "drag_coefficient" => Some(self.drag_coefficient.clone()),
-            _ => self
+    /// The values of `axis`, if the grid has it.
+    pub fn axis_values(&self, axis: Axis) -> Option<Vec<f64>> {
+        match axis {
+            Axis::Elements => Some(self.elements.iter().map(|&n| n as f64).collect()),
+            Axis::Damping => Some(self.damping_pa_s.clone()),
+            Axis::Drag => Some(self.drag_coefficient.clone()),
+            Axis::Parameter(p) => self
                 .parameters
                 .iter()
-                .find(|a| a.parameter.name() == name)
+                .find(|a| a.parameter == p)
                 .map(|a| a.values.clone()),
         }
     }
@@ -327,11 +323,11 @@ impl Grid {
             .map_or(1, |a| a.values.len())
     }
 
-    /// Every axis's name, n, D and C_D first.
-    pub fn axis_names(&self) -> Vec<&'static str> {
-        let mut names = vec!["elements", "damping_pa_s", "drag_coefficient"];
-        names.extend(self.parameters.iter().map(|a| a.parameter.name()));
-        names
+    /// Every axis, n, D and C_D first.
+    pub fn axes(&self) -> Vec<Axis> {
+        let mut axes = Axis::FIXED.to_vec();
+        axes.extend(self.parameters.iter().map(|a| Axis::Parameter(a.parameter)));
+        axes
     }
 
     pub fn len(&self) -> usize {
@@ -348,10 +344,10 @@ impl Grid {
         self.len() == 0
     }
 
-    /// Reads a TOML grid file: the three axes under the keys `elements`,
-    /// `damping` and `drag_coefficient`, and any parameter axes under the
-    /// parameter's name ([`Parameter`]), each an axis string as on the
-    /// command line (`"0:10000:100"`) or an array of numbers:
+    /// Reads a TOML grid file: each axis under its grid key
+    /// ([`Axis::grid_key`]: `elements`, `damping`, `drag_coefficient`, and
+    /// each parameter's name), an axis string as on the command line
+    /// (`"0:10000:100"`) or an array of numbers; n, D and C_D are required:
     ///
     /// ```toml
     /// elements = [10, 20, 30, 40, 50]
@@ -362,40 +358,54 @@ impl Grid {
     pub fn from_toml(text: &str) -> Result<Self, InputError> {
         #[derive(Deserialize)]
         #[serde(untagged)]
-        enum Axis {
+        enum AxisText {
             Text(String),
             Values(Vec<f64>),
         }
-        #[derive(Deserialize)]
-        struct GridFile {
-            elements: Axis,
-            damping: Axis,
-            drag_coefficient: Axis,
-            #[serde(flatten)]
-            parameters: std::collections::BTreeMap<String, Axis>,
-        }
-        let file: GridFile = toml::from_str(text).map_err(|e| {
-            InputError::new(
-                "grid",
-                e.message(),
-                "a TOML file with the keys elements, damping and drag_coefficient, and any parameter axes by name, each an axis string (\"0:10000:100\") or an array of numbers",
-            )
-        })?;
-        let text = |axis: Axis| match axis {
-            Axis::Text(t) => t,
-            Axis::Values(v) => v.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
-        };
-        let mut grid = Self::parse(
-            &text(file.elements),
-            &text(file.damping),
-            &text(file.drag_coefficient),
-        )?;
-        for (name, axis) in file.parameters {
-            Parameter::parse(&name).map_err(|e| InputError {
-                field: "grid".into(),
-                ..e
+        let keys = || Axis::FIXED.map(Axis::grid_key).join(", ");
+        let mut file: std::collections::BTreeMap<String, AxisText> = toml::from_str(text)
+            .map_err(|e| {
+                InputError::new(
+                    "grid",
+                    e.message(),
+                    format!(
+                        "a TOML file with the keys {} and any parameter axes by name, each an axis string (\"0:10000:100\") or an array of numbers",
+                        keys()
+                    ),
+                )
             })?;
-            grid = grid.with_axis(&name, &text(axis))?;
+        let text = |axis: AxisText| match axis {
+            AxisText::Text(t) => t,
+            AxisText::Values(v) => v.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
+        };
+        let fixed = Axis::FIXED.map(|axis| file.remove(axis.grid_key()).map(text));
+        let [Some(elements), Some(damping), Some(drag)] = &fixed else {
+            let missing: Vec<&str> = Axis::FIXED
+                .into_iter()
+                .zip(&fixed)
+                .filter(|(_, t)| t.is_none())
+                .map(|(a, _)| a.grid_key())
+                .collect();
+            return Err(InputError::new(
+                "grid",
+                format!("no {}", missing.join(", ")),
+                format!("the keys {}", keys()),
+            ));
+        };
+        let mut grid = Self::parse(elements, damping, drag)?;
+        for (name, axis) in file {
+            let Some(Axis::Parameter(parameter)) = Axis::from_grid_key(&name) else {
+                return Err(InputError::new(
+                    "grid",
+                    format!("key '{name}'"),
+                    format!(
+                        "the keys {} and parameter axes named as one of {}",
+                        keys(),
+                        Parameter::ALL.map(Parameter::name).join(", ")
+                    ),
+                ));
+            };
+            grid = grid.with_axis(parameter.name(), &text(axis))?;
         }
         Ok(grid)
     }
@@ -529,7 +539,7 @@ mod tests {
             ),
             (
                 "elements = [10]\ndamping = \"5:1:1\"\ndrag_coefficient = [0.8]\n",
-                "damping",
+                Axis::Damping.column(),
             ),
         ] {
             let e = Grid::from_toml(text).unwrap_err();
@@ -552,18 +562,27 @@ mod tests {
         // The last axis fastest, in the order given, but the release time
         // innermost.
         assert_eq!(
-            grid.axis_names()[3..],
-            ["youngs_modulus_pa", "release_time_s"]
+            grid.axes()[3..],
+            [
+                Axis::Parameter(Parameter::YoungsModulusPa),
+                Axis::Parameter(Parameter::ReleaseTimeS)
+            ]
         );
         assert_eq!(grid.release_run(), 3);
-        assert_eq!(candidates[1].value("release_time_s"), Some(0.01));
-        assert_eq!(candidates[3].value("youngs_modulus_pa"), Some(9.4e6));
-        assert_eq!(candidates[6].value("damping_pa_s"), Some(500.0));
+        assert_eq!(
+            candidates[1].value(Axis::Parameter(Parameter::ReleaseTimeS)),
+            Some(0.01)
+        );
+        assert_eq!(
+            candidates[3].value(Axis::Parameter(Parameter::YoungsModulusPa)),
+            Some(9.4e6)
+        );
+        assert_eq!(candidates[6].value(Axis::Damping), Some(500.0));
         // A candidate without the grid's parameter values is not its point.
         assert_eq!(grid.index_of(&Candidate::new(10, 0.0, 0.8)), None);
         // The short forms' axes by name; the TOML file takes the same names.
         let g = Grid::parse("10", "0", "0.8")
-            .and_then(|g| g.with_axis("damping_pa_s", "0:1000:500"))
+            .and_then(|g| g.with_axis(Axis::Damping.column(), "0:1000:500"))
             .unwrap();
         assert_eq!(g.damping_pa_s, vec![0.0, 500.0, 1000.0]);
         let t = Grid::from_toml(
@@ -598,26 +617,15 @@ mod tests {
             ("a,b", "comma list"),
             ("1:2", "start:stop:step"),
         ] {
-            let e = parse_axis("damping", text).unwrap_err();
-            assert_eq!(e.field, "damping");
+            let e = parse_axis("an_axis", text).unwrap_err();
+            assert_eq!(e.field, "an_axis");
             assert!(e.to_string().contains(needle), "{text}: {e}");
         }
-        assert_eq!(
-            Grid::parse("10.5", "0", "0.8").unwrap_err().field,
-            "elements"
-        );
-        assert_eq!(Grid::parse("0", "0", "0.8").unwrap_err().field, "elements");
-        assert_eq!(
-            Grid::parse("2000", "0", "0.8").unwrap_err().field,
-            "elements"
-        );
-        assert_eq!(
-            Grid::parse("10", "-100,0", "0.8").unwrap_err().field,
-            "damping"
-        );
-        assert_eq!(
-            Grid::parse("10", "0", "-0.1:0.5:0.1").unwrap_err().field,
-            "drag-coefficient"
-        );
+        let field = |e: &str, d: &str, c: &str| Grid::parse(e, d, c).unwrap_err().field;
+        assert_eq!(field("10.5", "0", "0.8"), Axis::Elements.column());
+        assert_eq!(field("0", "0", "0.8"), Axis::Elements.column());
+        assert_eq!(field("2000", "0", "0.8"), Axis::Elements.column());
+        assert_eq!(field("10", "-100,0", "0.8"), Axis::Damping.column());
+        assert_eq!(field("10", "0", "-0.1:0.5:0.1"), Axis::Drag.column());
     }
 }

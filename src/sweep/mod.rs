@@ -2,6 +2,7 @@
 //! the drop and scored by J_e against a measured track (docs/model.md §5, §6), and
 //! what the J_e surface says about how well each parameter is determined.
 
+pub mod axis;
 pub mod grid;
 pub mod parameter;
 pub mod refine;
@@ -19,6 +20,7 @@ use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
 use crate::scenario::Scenario;
 use crate::scenario::batch::BatchError;
+pub use axis::Axis;
 pub use grid::{Candidate, Grid, ParameterAxis, ParameterValues};
 pub use parameter::Parameter;
 pub use shard::{Selection, Shard};

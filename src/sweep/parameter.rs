@@ -43,7 +43,7 @@ impl Parameter {
 
     /// Its key in the config (`pin_m`'s two coordinates as `pin_x_m` and
     /// `pin_y_m`) and its column in results.parquet.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Parameter::LengthM => "length_m",
             Parameter::WidthM => "width_m",
@@ -61,7 +61,7 @@ impl Parameter {
     }
 
     /// Its unit, as results.parquet's column metadata writes it.
-    pub fn unit(self) -> &'static str {
+    pub const fn unit(self) -> &'static str {
         match self {
             Parameter::LengthM
             | Parameter::WidthM
@@ -86,10 +86,7 @@ impl Parameter {
                 InputError::new(
                     "axis",
                     format!("'{name}'"),
-                    format!(
-                        "elements, damping_pa_s, drag_coefficient or one of {}",
-                        Self::ALL.map(Self::name).join(", ")
-                    ),
+                    format!("one of {}", Self::ALL.map(Self::name).join(", ")),
                 )
             })
     }

@@ -8,7 +8,8 @@
 
 use serde::Serialize;
 
-use super::{Candidate, Grid, Parameter};
+use super::axis::Axis;
+use super::{Candidate, Grid};
 use crate::least_squares::{LmSettings, levenberg_marquardt};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
@@ -18,9 +19,8 @@ use crate::solver::SolverError;
 /// One refined parameter.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RefinedParameter {
-    /// Its column in results.parquet (`damping_pa_s`, `drag_coefficient`,
-    /// a parameter's name).
-    pub parameter: &'static str,
+    /// Its axis (written as its column in results.parquet).
+    pub parameter: Axis,
     pub value: f64,
     /// From the Gauss–Newton covariance σ² (JᵀJ)⁻¹.
     pub standard_error: f64,
@@ -63,72 +63,42 @@ impl Refined {
             ..*best
         };
         for p in &self.parameters {
-            Axis::named(p.parameter)
-                .expect("a refined parameter is an axis")
-                .set(&mut c, p.value);
+            set(p.parameter, &mut c, p.value);
         }
         c
     }
 }
 
-/// A continuous grid axis.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Axis {
-    Damping,
-    Drag,
-    Parameter(Parameter),
+/// The grid's continuous axes, in its order, each when it varies.
+fn varied(grid: &Grid) -> Vec<Axis> {
+    let mut axes = grid.axes();
+    axes.retain(|a| a.is_continuous() && values(*a, grid).len() > 1);
+    axes
 }
 
-impl Axis {
-    /// The grid's continuous axes, in its order, each when it varies.
-    fn varied(grid: &Grid) -> Vec<Axis> {
-        let mut axes = vec![Axis::Damping, Axis::Drag];
-        axes.extend(grid.parameters.iter().map(|a| Axis::Parameter(a.parameter)));
-        axes.retain(|a| a.values(grid).len() > 1);
-        axes
-    }
+fn values(axis: Axis, grid: &Grid) -> Vec<f64> {
+    grid.axis_values(axis).unwrap_or_default()
+}
 
-    /// The axis whose column is `column`.
-    fn named(column: &str) -> Option<Axis> {
-        match column {
-            "damping_pa_s" => Some(Axis::Damping),
-            "drag_coefficient" => Some(Axis::Drag),
-            other => Parameter::parse(other).ok().map(Axis::Parameter),
-        }
-    }
+fn get(axis: Axis, c: &Candidate) -> f64 {
+    c.value(axis).expect("the candidate is on the grid")
+}
 
-    /// Its column in results.parquet.
-    fn column(self) -> &'static str {
-        match self {
-            Axis::Damping => "damping_pa_s",
-            Axis::Drag => "drag_coefficient",
-            Axis::Parameter(p) => p.name(),
-        }
-    }
-
-    fn values(self, grid: &Grid) -> Vec<f64> {
-        grid.axis_values(self.column()).unwrap_or_default()
-    }
-
-    fn get(self, c: &Candidate) -> f64 {
-        c.value(self.column())
-            .expect("the candidate is on the grid")
-    }
-
-    fn set(self, c: &mut Candidate, value: f64) {
-        match self {
-            Axis::Damping => c.damping_pa_s = value,
-            Axis::Drag => c.drag_coefficient = value,
-            Axis::Parameter(p) => c.parameters.set(p, value),
-        }
+/// Sets a continuous axis's value in `c`.
+fn set(axis: Axis, c: &mut Candidate, value: f64) {
+    match axis {
+        Axis::Damping => c.damping_pa_s = value,
+        Axis::Drag => c.drag_coefficient = value,
+        Axis::Parameter(p) => c.parameters.set(p, value),
+        Axis::Elements => unreachable!("n is not refined: varied() leaves it out"),
     }
 }
 
 /// `best` with the `axes` set to `p`.
 fn with_values(best: &Candidate, axes: &[Axis], p: &[f64]) -> Candidate {
     let mut c = *best;
-    for (axis, &v) in axes.iter().zip(p) {
-        axis.set(&mut c, v);
+    for (&axis, &v) in axes.iter().zip(p) {
+        set(axis, &mut c, v);
     }
     c
 }
@@ -209,21 +179,21 @@ pub fn refine(
     settings: &SolverSettings,
 ) -> Result<Option<Refined>, SolverError> {
     // The continuous axes the grid varies.
-    let axes = Axis::varied(grid);
+    let axes = varied(grid);
     if axes.is_empty() {
         return Ok(None);
     }
     let bounds: Vec<(f64, f64)> = axes
         .iter()
         .map(|a| {
-            let v = a.values(grid);
+            let v = values(*a, grid);
             (
                 v.iter().copied().fold(f64::INFINITY, f64::min),
                 v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             )
         })
         .collect();
-    let grid_best: Vec<f64> = axes.iter().map(|a| a.get(best)).collect();
+    let grid_best: Vec<f64> = axes.iter().map(|&a| get(a, best)).collect();
     let fit = levenberg_marquardt(
         |p: &[f64]| {
             let (tether, scenario) = with_values(best, &axes, p).experiment(base, scenario);
@@ -236,7 +206,7 @@ pub fn refine(
     let k = axes.len();
     let parameters: Vec<RefinedParameter> = (0..k)
         .map(|i| RefinedParameter {
-            parameter: axes[i].column(),
+            parameter: axes[i],
             value: fit.values[i],
             standard_error: fit
                 .covariance

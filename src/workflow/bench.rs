@@ -69,7 +69,12 @@ pub struct BenchReport {
 pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
     for &n in &request.elements {
         if !(1..=MAX_ELEMENTS).contains(&n) {
-            return Err(InputError::new("elements", n, format!("1..={MAX_ELEMENTS}")).into());
+            return Err(InputError::new(
+                crate::model::TetherParams::ELEMENTS,
+                n,
+                format!("1..={MAX_ELEMENTS}"),
+            )
+            .into());
         }
     }
     if request.batch.contains(&0) {
@@ -255,7 +260,10 @@ impl Prepared {
                         .collect(),
                 ),
                 Column::text("device", rows.iter().map(|r| r.device.clone()).collect()),
-                Column::i32("elements", rows.iter().map(|r| r.elements as i32).collect()),
+                Column::i32(
+                    crate::model::TetherParams::ELEMENTS,
+                    rows.iter().map(|r| r.elements as i32).collect(),
+                ),
                 Column::i32("batch", rows.iter().map(|r| r.batch as i32).collect()),
                 Column::f64("wall_s", "s", f64s(|r| r.wall_s)),
                 Column::i32("repeats", rows.iter().map(|r| r.repeats as i32).collect()),

@@ -34,8 +34,8 @@ use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
 use crate::sweep::{
-    Candidate, CandidateResult, Coverage, Grid, Selection, Shard, Status, Summary, check_coverage,
-    run, summarize,
+    Axis, Candidate, CandidateResult, Coverage, Grid, Selection, Shard, Status, Summary,
+    check_coverage, run, summarize,
 };
 
 /// The shipped synthetic measured drop, as the repository names it.
@@ -121,7 +121,7 @@ pub struct IdentifyRequest {
     /// experiment's initial shape ([`Plausibility`]).
     pub allow_implausible: bool,
     /// The surface figure's two axes (results columns); None: D and C_D.
-    pub surface_axes: Option<[String; 2]>,
+    pub surface_axes: Option<[Axis; 2]>,
     /// Also write results.csv.
     pub csv: bool,
     pub out: PathBuf,
@@ -667,14 +667,21 @@ fn check_parameter_axes(
 }
 
 /// The surface figure's axes must be two different axes of the grid.
-fn check_surface_axes(grid: &Grid, axes: &[String; 2]) -> Result<(), WorkflowError> {
-    let names = grid.axis_names();
+fn check_surface_axes(grid: &Grid, axes: &[Axis; 2]) -> Result<(), WorkflowError> {
+    let on_grid = grid.axes();
     for axis in axes {
-        if !names.contains(&axis.as_str()) {
+        if !on_grid.contains(axis) {
             return Err(InputError::new(
                 "surface",
                 format!("'{axis}'"),
-                format!("two of the grid's axes: {}", names.join(", ")),
+                format!(
+                    "two of the grid's axes: {}",
+                    on_grid
+                        .iter()
+                        .map(|a| a.column())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             )
             .into());
         }
@@ -777,7 +784,10 @@ fn run_metadata(
         metadata::MEASURED_SHA256.into(),
         measured_sha256.to_string(),
     );
-    metadata.insert(metadata::TETHER.into(), sweep_tether_json(&request.base));
+    metadata.insert(
+        metadata::TETHER.into(),
+        sweep_tether_json(&request.base, &request.grid),
+    );
     if !request.camera.is_default() {
         metadata.insert(metadata::CAMERA.into(), json(&request.camera));
     }
@@ -1016,13 +1026,12 @@ impl Prepared {
         if let Some(s) = &summary {
             self.metadata.insert(metadata::SUMMARY.into(), json(s));
         }
-        let length_m = self.request.base.length_m;
         // A shard's best is only its part's (the good candidates may all
         // be in another shard): `summarize` judges the merged fit.
         let fit_warning = summary
             .as_ref()
             .filter(|_| self.request.shard.is_none())
-            .and_then(|s| fit_warning(s, length_m));
+            .and_then(|s| fit_warning(s, &self.request.base));
         if let Some(w) = &fit_warning {
             self.metadata
                 .insert(metadata::PLAUSIBILITY.into(), w.clone());
@@ -1331,7 +1340,13 @@ pub fn best_fit_with_refined(
 /// Why the best fit is no fit of this experiment, when it misses the data
 /// by more than [`Plausibility::FIT_WARNING`] of the tether's length (RMS
 /// a coordinate).
-pub fn fit_warning(summary: &Summary, length_m: f64) -> Option<String> {
+pub fn fit_warning(summary: &Summary, base: &TetherParams) -> Option<String> {
+    // The best candidate's own length where the grid sweeps it.
+    let length_m = summary
+        .best
+        .candidate
+        .value(Axis::Parameter(crate::sweep::Parameter::LengthM))
+        .unwrap_or(base.length_m);
     let sigma = summary.confidence.sigma2_m2.sqrt();
     (sigma > Plausibility::FIT_WARNING * length_m).then(|| {
         format!(
@@ -1446,28 +1461,28 @@ pub fn check_outcome(report: &IdentifyReport) -> Result<(), WorkflowError> {
     )
 }
 
-/// The grid's axes, which a sweep's tether record leaves null: every
-/// candidate has its own.
-const GRID_AXES: [&str; 3] = ["elements", "damping_pa_s", "drag_coefficient"];
-
-/// The tether every candidate shares, as metadata: the grid's axes null
-/// rather than the base's placeholder values.
-pub fn sweep_tether_json(base: &TetherParams) -> String {
+/// The tether every candidate shares, as metadata: every field the grid
+/// sweeps (n, D, C_D and any parameter axis over the tether) null rather
+/// than the base's value, which no candidate has.
+pub fn sweep_tether_json(base: &TetherParams, grid: &Grid) -> String {
     let mut value = serde_json::to_value(base).expect("plain data serializes");
-    for axis in GRID_AXES {
-        value[axis] = serde_json::Value::Null;
+    let fields = value.as_object_mut().expect("a struct");
+    for axis in grid.axes() {
+        if let Some(field) = fields.get_mut(axis.column()) {
+            *field = serde_json::Value::Null;
+        }
     }
     value.to_string()
 }
 
-/// The base tether back from [`sweep_tether_json`] (the axes at their
-/// defaults: the grid sets them per candidate).
+/// The base tether back from [`sweep_tether_json`] (the swept fields at
+/// their defaults: the grid sets them per candidate).
 pub fn sweep_tether(text: &str) -> Result<TetherParams, serde_json::Error> {
     let mut value: serde_json::Value = serde_json::from_str(text)?;
     let defaults = serde_json::to_value(TetherParams::default()).expect("plain data serializes");
-    for axis in GRID_AXES {
-        if value[axis].is_null() {
-            value[axis] = defaults[axis].clone();
+    if let Some(fields) = value.as_object_mut() {
+        for (key, field) in fields.iter_mut().filter(|(_, v)| v.is_null()) {
+            *field = defaults[key.as_str()].clone();
         }
     }
     serde_json::from_value(value)
@@ -1513,13 +1528,20 @@ mod tests {
             length_m: 0.7,
             ..TetherParams::default()
         };
-        let text = sweep_tether_json(&base);
+        let grid = Grid::parse("10", "0", "0.8").unwrap();
+        let text = sweep_tether_json(&base, &grid);
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
-        for axis in GRID_AXES {
-            assert!(value[axis].is_null(), "{axis} in {text}");
+        for axis in Axis::FIXED {
+            assert!(value[axis.column()].is_null(), "{axis} in {text}");
         }
         assert_eq!(value["length_m"], 0.7);
         assert_eq!(sweep_tether(&text).unwrap(), base);
+        // A swept length is recorded as swept, not as the base's.
+        let swept = grid.with_axis("length_m", "0.6,0.8").unwrap();
+        let text = sweep_tether_json(&base, &swept);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(value["length_m"].is_null(), "{text}");
+        assert_eq!(value["tip_mass_kg"], 0.01);
     }
 
     #[test]

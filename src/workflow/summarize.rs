@@ -320,7 +320,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     // only its part).
     let fit_warning = summary
         .as_ref()
-        .and_then(|s| super::identify::fit_warning(s, base.length_m));
+        .and_then(|s| super::identify::fit_warning(s, &base));
     if let Some(w) = &fit_warning {
         metadata.insert(metadata::PLAUSIBILITY.into(), w.clone());
     }
