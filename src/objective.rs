@@ -123,17 +123,18 @@ impl MeasuredTrack {
     }
 }
 
-/// J_e = Σ over frames with t > 0 and all markers of the squared distance
-/// between measured and simulated positions \[m²\] (docs/model.md §5, eq. 25). Frame 0
-/// is the known initial shape and is left out, and so is every sample the
-/// measurement lacks (an occluded marker, a dropped frame).
+/// J_e = Σ over every frame but the first and all markers of the squared
+/// distance between measured and simulated positions \[m²\] (docs/model.md §5,
+/// eq. 25). The first frame is the start check's (`Scenario::compared_frame_times_s`)
+/// and is left out, and so is every sample the measurement lacks (an
+/// occluded marker, a dropped frame).
 pub fn identification_error(measured: &MeasuredTrack, simulated: &Track) -> f64 {
     let markers = simulated.markers();
     simulated
         .times_s
         .iter()
         .enumerate()
-        .filter(|&(_, &t)| t > 0.0)
+        .skip(1)
         .map(|(f, &t)| {
             frame_error(
                 measured,

@@ -292,9 +292,23 @@ fn bad_inputs_fail_before_any_simulation() {
     let bad_csv = dir.path().join("bad.csv");
     std::fs::write(&bad_csv, "t,marker,x\n0.04,0,1.0\n").unwrap();
     let partial = dir.path().join("partial.csv");
-    // Eleven markers, ten of them lost in the one frame.
+    // Eleven markers, ten of them lost in the one frame compared (the
+    // first, at t = 0, is the start check's).
+    let start: String = (0..11)
+        .map(|j| {
+            format!(
+                "0,{j},{},{}\n",
+                0.6 * j as f64 / 10.0 * 0.5f64.sqrt(),
+                -0.6 * j as f64 / 10.0 * 0.5f64.sqrt()
+            )
+        })
+        .collect();
     let lost: String = (1..11).map(|j| format!("0.04,{j},,\n")).collect();
-    std::fs::write(&partial, format!("t,marker,x,y\n0.04,0,0.0,0.0\n{lost}")).unwrap();
+    std::fs::write(
+        &partial,
+        format!("t,marker,x,y\n{start}0.04,0,0.0,0.0\n{lost}"),
+    )
+    .unwrap();
     let infinite = dir.path().join("inf.csv");
     std::fs::write(&infinite, "t,marker,x,y\n0.04,0,inf,0.0\n").unwrap();
     let backwards = dir.path().join("backwards.csv");
@@ -1372,4 +1386,111 @@ fn the_config_that_made_the_film_identifies_it() {
         assert_eq!(o.status.code(), Some(2), "{setting}: {e}");
         assert!(e.contains(named) && e.contains("measured file's"), "{e}");
     }
+}
+
+/// One rule decides which frames J_e compares: every frame but the film's
+/// first, wherever the file's clock starts. The same film with its clock
+/// shifted by 3.217 s and released there compares the same samples and
+/// scores the same J_e as the film from 0, on the CPU and on the GPU; and
+/// with the release before the shifted film's first frame (a film that
+/// starts after the release), the GPU, which then simulates that first
+/// frame without comparing it, scores as the CPU does.
+#[test]
+fn the_compared_frames_do_not_depend_on_where_the_clock_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("m.csv");
+    synth(&csv, 0.0005);
+    let late = dir.path().join("late.csv");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let shifted = edit_csv(&text, |cells, column| {
+        let t = column("t");
+        cells[t] = format!("{}", cells[t].parse::<f64>().unwrap() + 3.217);
+        true
+    });
+    std::fs::write(&late, shifted).unwrap();
+    // J_e of each candidate, and the observations N.
+    let scores = |measured: &Path, out: &str, extra: &[&str]| -> (Vec<f64>, String) {
+        let out = dir.path().join(out);
+        let mut args = vec![
+            "identify",
+            "--measured",
+            measured.to_str().unwrap(),
+            "--elements",
+            "6",
+            "--damping",
+            "1000:3000:1000",
+            "--drag-coefficient",
+            "0.7,0.8",
+            "--no-refine",
+            "--validate",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{out:?}: {}", stderr(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        let n = stdout
+            .split("N = ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .unwrap_or_else(|| panic!("no N in {stdout}"))
+            .to_string();
+        let j_e = read_results(&out.join("results.parquet"))
+            .unwrap()
+            .iter()
+            .map(|r| r.j_e_m2.expect("finished"))
+            .collect();
+        (j_e, n)
+    };
+    let close = |a: &[f64], b: &[f64], relative: f64, what: &str| {
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= relative * y, "{what}: {x} vs {y}");
+        }
+    };
+    let release = |t: &'static str| ["--axis", t];
+    let cpu = ["--backend", "cpu"];
+    let (from_zero, n) = scores(&csv, "zero", &cpu);
+    let (at_3217, n_late) = scores(
+        &late,
+        "late",
+        &[&cpu[..], &release("release_time_s=3.217")].concat(),
+    );
+    assert_eq!(n_late, n, "the shifted clock compares the same samples");
+    // t − 3.217 is not the original double: the reference solver lands on
+    // model times a few ulps apart, each position to its 1e-9 m tolerance,
+    // which moves J_e (≈ 7e-3 m² from 1,100 residuals of ≈ 2.5 mm) by a
+    // few parts in 10⁹. A frame left in or out would move it by ~1e-3.
+    close(&at_3217, &from_zero, 1e-7, "CPU, shifted clock");
+    if !common::gpu_tests_run("the GPU half") {
+        return;
+    }
+    let gpu = ["--backend", "gpu"];
+    let (gpu_zero, n_gpu) = scores(&csv, "gpu_zero", &gpu);
+    let (gpu_late, n_gpu_late) = scores(
+        &late,
+        "gpu_late",
+        &[&gpu[..], &release("release_time_s=3.217")].concat(),
+    );
+    assert_eq!(
+        (n_gpu.as_str(), n_gpu_late.as_str()),
+        (n.as_str(), n.as_str())
+    );
+    close(&gpu_zero, &from_zero, 1e-3, "GPU against CPU");
+    close(&gpu_late, &gpu_zero, 1e-4, "GPU, shifted clock");
+    // Released at 3.2 s, before the film's first frame at 3.217 s.
+    let after = release("release_time_s=3.2");
+    let (cpu_after, n_after) = scores(&late, "after", &[&cpu[..], &after].concat());
+    let (gpu_after, n_gpu_after) = scores(&late, "gpu_after", &[&gpu[..], &after].concat());
+    assert_eq!(
+        (n_after.as_str(), n_gpu_after.as_str()),
+        (n.as_str(), n.as_str())
+    );
+    close(
+        &gpu_after,
+        &cpu_after,
+        1e-3,
+        "GPU against CPU, film after the release",
+    );
 }

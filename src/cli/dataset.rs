@@ -14,7 +14,7 @@ use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::io::track::TrackLayout;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
-use tether_sweep::sweep::Axis;
+use tether_sweep::sweep::{Axis, Parameter};
 use tether_sweep::workflow::WorkflowError;
 use tether_sweep::workflow::synth::{SynthRequest, run as synthesize};
 
@@ -96,9 +96,13 @@ fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario, Camera)> {
         "rotary_inertia".into(),
         Value::Boolean(!args.no_rotary_inertia),
     );
-    for (key, value) in [("tip_mass_kg", args.tip_mass), ("length_m", args.length)] {
+    let (tip_mass, length) = (
+        Axis::Parameter(Parameter::TipMassKg),
+        Axis::Parameter(Parameter::LengthM),
+    );
+    for (axis, value) in [(tip_mass, args.tip_mass), (length, args.length)] {
         if let Some(v) = value {
-            flags.insert(key.into(), Value::Float(v));
+            flags.insert(axis.column().into(), Value::Float(v));
         }
     }
     let mut table = match &args.config {
@@ -111,8 +115,8 @@ fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario, Camera)> {
     // An invalid value named as the user gave it: the flag that set it,
     // else the key and the config file.
     let by_flag = |field: &str| match field {
-        "tip_mass_kg" => args.tip_mass.is_some(),
-        "length_m" => args.length.is_some(),
+        f if f == tip_mass.column() => args.tip_mass.is_some(),
+        f if f == length.column() => args.length.is_some(),
         other => super::args::TETHER_FLAGS.iter().any(|(k, _)| *k == other),
     };
     let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {

@@ -164,6 +164,10 @@ pub struct IdentifyArgs {
     pub force: bool,
 }
 
+/// The tether parameters identify sets by flag when no axis sweeps them.
+const TIP_MASS: Axis = Axis::Parameter(Parameter::TipMassKg);
+const LENGTH: Axis = Axis::Parameter(Parameter::LengthM);
+
 impl IdentifyArgs {
     fn request(&self) -> Result<IdentifyRequest> {
         let grid = self.grid()?;
@@ -301,9 +305,9 @@ impl IdentifyArgs {
     /// The tether, drop and camera from `--config` and the flags.
     fn experiment(&self) -> Result<Experiment> {
         let mut flags = Table::new();
-        for (key, value) in [("tip_mass_kg", self.tip_mass), ("length_m", self.length)] {
+        for (axis, value) in [(TIP_MASS, self.tip_mass), (LENGTH, self.length)] {
             if let Some(v) = value {
-                flags.insert(key.into(), Value::Float(v));
+                flags.insert(axis.column().into(), Value::Float(v));
             }
         }
         let Some(path) = &self.config else {
@@ -345,7 +349,7 @@ impl IdentifyArgs {
         let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {
             match e {
                 ConfigError::Input(input) => {
-                    let flag = [("tip_mass_kg", "--tip-mass"), ("length_m", "--length")]
+                    let flag = [TIP_MASS.column_and_flag(), LENGTH.column_and_flag()]
                         .into_iter()
                         .find(|(key, _)| *key == input.field && flags.contains_key(*key));
                     let named = match flag {
@@ -430,8 +434,8 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
         in_config("release_time_s"),
     );
     let mut flags = vec![
-        ("tip_mass_kg", "--tip-mass"),
-        ("length_m", "--length"),
+        TIP_MASS.column_and_flag(),
+        LENGTH.column_and_flag(),
         ("chunk_size", "--chunk-size"),
         ("validate_marker_tolerance_m", "--validate-marker-tolerance"),
         ("validate_j_e_tolerance", "--validate-j-e-tolerance"),
@@ -446,6 +450,9 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
         flags.push(("marker_arc_lengths_m", markers.as_str()));
         flags.push(("release_time_s", release.as_str()));
     }
+    // Ctrl-C from here on stops the run cleanly, also while it prepares
+    // (before the first chunk: nothing is kept).
+    let cancel = interrupt_flag();
     let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
     print_plan(&request, &prepared.plan, args.config.is_some());
     // Candidates, not simulations: a release axis's values share one.
@@ -462,7 +469,7 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     };
     let result = prepared.run(Hooks {
         progress: Some(&report),
-        cancel: Some(interrupt_flag()),
+        cancel: Some(cancel),
         estimate: Some(&estimate),
     });
     progress.finish();

@@ -19,7 +19,9 @@ use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, GpuSimulation, LayoutReques
 use crate::gpu::{GpuError, MISSING_SAMPLE_M, OutcomeStatus, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::{MeasuredTrack, SwingupObjective, frame_error, identification_error};
-use crate::scenario::batch::{BatchError, StepCache, gpu_output, gpu_simulation};
+use crate::scenario::batch::{
+    BatchError, StepCache, first_frame_simulated, gpu_output, gpu_simulation,
+};
 use crate::scenario::{
     RunStatus, Scenario, ScenarioKind, SimulationOutput, SolverReport, SolverSettings, simulate,
 };
@@ -323,6 +325,10 @@ impl Engine {
                 let held = match measured {
                     Some(m) if !s.keep_track => {
                         sim.compare_measured = true;
+                        // J_e compares every frame but the film's first.
+                        if first_frame_simulated(&s.scenario) {
+                            sim.frames.remove(0);
+                        }
                         held_error_m2(m, &s.scenario, &sim)?
                     }
                     _ => 0.0,

@@ -15,15 +15,27 @@ use crate::objective::SwingupObjective;
 use crate::scheme::frame_due;
 use crate::solver::{FixedStepScheme, SolverError, TetherDynamics};
 
-/// Frames that J_e compares (file time > 0) but that the model shows still
-/// held (at or before the release): the host scores them, and a GPU
-/// simulation's first frame is the measured frame after them.
+/// Frames that J_e compares ([`Scenario::compared_frame_times_s`]) but
+/// that the model shows still held (at or before the release): the host
+/// scores them, and a GPU simulation's first compared frame is the
+/// measured frame after them.
 pub fn held_compared_frames(scenario: &Scenario) -> usize {
     scenario
-        .frame_times_s()
-        .iter()
-        .filter(|&&t| t > 0.0 && scenario.model_time_s(t) <= 0.0)
+        .compared_frame_times_s()
+        .into_iter()
+        .filter(|&t| scenario.model_time_s(t) <= 0.0)
         .count()
+}
+
+/// Whether the film's first frame, which J_e does not compare, is one the
+/// GPU simulates (the model has moved by then: a film that starts after
+/// the release); a simulation that scores J_e then leaves it out of its
+/// frames.
+pub fn first_frame_simulated(scenario: &Scenario) -> bool {
+    scenario
+        .frame_times_s()
+        .first()
+        .is_some_and(|&t| scenario.model_time_s(t) > 0.0)
 }
 
 /// Memo of fixed steps: the step depends on the scheme, the mesh, the

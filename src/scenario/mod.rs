@@ -55,15 +55,39 @@ pub struct Scenario {
     /// Arc lengths of the markers \[m\]; docs/model.md §4.1: 11 points at j L/10.
     pub marker_arc_lengths_m: Vec<f64>,
     /// Drop: the pin's position \[m\].
+    #[serde(default)]
     pub pin_m: [f64; 2],
     /// Drop: initial angle of the straight tether from the hanging direction \[deg\].
+    #[serde(default = "defaults::initial_angle_deg")]
     pub initial_angle_deg: f64,
     /// Swing-up: the winch motion.
+    #[serde(default = "defaults::winch")]
     pub winch: WinchMotion,
     /// Swing-up: interval at which J_a is evaluated \[s\].
+    #[serde(default = "defaults::objective_interval_s")]
     pub objective_interval_s: f64,
     /// Swing-up: weights k1 \[s\] and k2 [m/s] of J_a (docs/model.md §5).
+    #[serde(default = "defaults::objective_weights")]
     pub objective_weights: [f64; 2],
+}
+
+/// The values a record leaves out for the other experiment's fields
+/// ([`Scenario::record`]) read back as: the paper's.
+mod defaults {
+    use super::*;
+
+    pub fn initial_angle_deg() -> f64 {
+        Scenario::new(ScenarioKind::Drop, 1.0).initial_angle_deg
+    }
+    pub fn winch() -> WinchMotion {
+        Scenario::new(ScenarioKind::Swingup, 1.0).winch
+    }
+    pub fn objective_interval_s() -> f64 {
+        Scenario::new(ScenarioKind::Swingup, 1.0).objective_interval_s
+    }
+    pub fn objective_weights() -> [f64; 2] {
+        Scenario::new(ScenarioKind::Swingup, 1.0).objective_weights
+    }
 }
 
 /// serde: leave out a release at 0 (the paper's experiment), so that the
@@ -97,6 +121,23 @@ impl Scenario {
             objective_interval_s: 1e-3,
             objective_weights: [0.01, 0.05],
         }
+    }
+
+    /// The scenario as output metadata records it: what this experiment
+    /// has and nothing of the other's (a drop has no winch or J_a, a
+    /// swing-up no pin, release angle or release time). It reads back as
+    /// a `Scenario` with those at the paper's values.
+    pub fn record(&self) -> String {
+        let mut value = serde_json::to_value(self).expect("plain data serializes");
+        let fields = value.as_object_mut().expect("a struct");
+        let other: &[&str] = match self.kind {
+            ScenarioKind::Drop => &["winch", "objective_interval_s", "objective_weights"],
+            ScenarioKind::Swingup => &["pin_m", "initial_angle_deg", "release_time_s"],
+        };
+        for key in other {
+            fields.remove(*key);
+        }
+        value.to_string()
     }
 
     /// The default tip mass of the scenario (the swing-up's 21 g body).
@@ -135,13 +176,13 @@ impl Scenario {
     }
 
     /// The times of the frames J_e compares, on the file's clock: every
-    /// frame after t = 0 (docs/model.md §5; the frame at t = 0 is the known
-    /// initial shape).
+    /// frame but the film's first (docs/model.md §5). The first is the
+    /// start check's, at or before the release in a film of the whole drop;
+    /// leaving out the first rather than the frames up to some time makes
+    /// the comparison the same wherever the file's clock starts, and the
+    /// same for every value of a release-time axis.
     pub fn compared_frame_times_s(&self) -> Vec<f64> {
-        self.frame_times_s()
-            .into_iter()
-            .filter(|&t| t > 0.0)
-            .collect()
+        self.frame_times_s().into_iter().skip(1).collect()
     }
 
     /// The release time and the frame times: a drop's release from 0 on,
@@ -584,4 +625,30 @@ pub fn simulate(
         report: stepper.report(),
         energy_j: energy,
     })
+}
+
+#[cfg(test)]
+mod record_tests {
+    use super::*;
+
+    #[test]
+    fn a_record_holds_its_own_experiments_fields_and_reads_back() {
+        for (kind, absent, present) in [
+            (ScenarioKind::Drop, "winch", "pin_m"),
+            (ScenarioKind::Swingup, "pin_m", "winch"),
+        ] {
+            let scenario = Scenario {
+                duration_s: 1.5,
+                ..Scenario::new(kind, 0.6)
+            };
+            let record = scenario.record();
+            let value: serde_json::Value = serde_json::from_str(&record).unwrap();
+            assert!(value.get(absent).is_none(), "{kind:?}: {record}");
+            assert!(value.get(present).is_some(), "{kind:?}: {record}");
+            let back: Scenario = serde_json::from_str(&record).unwrap();
+            assert_eq!(back, scenario, "{kind:?}");
+        }
+        let drop = Scenario::new(ScenarioKind::Drop, 0.6).record();
+        assert!(!drop.contains("objective"), "{drop}");
+    }
 }

@@ -63,11 +63,12 @@ impl CandidateResult {
     }
 }
 
-/// What J_e compares: every marker of every frame after t = 0, less the
-/// samples the measurement lacks.
+/// What J_e compares: every marker of every frame but the film's first
+/// (`Scenario::compared_frame_times_s`), less the samples the measurement
+/// lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Coverage {
-    /// Frames after t = 0 × markers.
+    /// Compared frames × markers.
     pub expected: usize,
     /// Of those, the samples the measured file has.
     pub compared: usize,
@@ -108,6 +109,13 @@ pub fn check_coverage(
         expected: frames * markers,
         compared,
     };
+    if frames == 0 {
+        return Err(InputError::new(
+            "measured",
+            "one frame",
+            "a film of two frames or more (J_e compares every frame but the first)",
+        ));
+    }
     if 2 * coverage.compared < coverage.expected {
         return Err(InputError::new(
             "measured",

@@ -112,10 +112,8 @@ fn residuals(
 ) -> Result<Vec<f64>, SolverError> {
     let track = simulate(scenario, params, settings)?.track;
     let mut r = Vec::new();
-    for (f, &t) in track.times_s.iter().enumerate() {
-        if t <= 0.0 {
-            continue;
-        }
+    // Every frame but the first, as J_e (`Scenario::compared_frame_times_s`).
+    for (f, &t) in track.times_s.iter().enumerate().skip(1) {
         for j in 0..track.markers() {
             if let Some(m) = measured.get(t, j) {
                 let s = track.at(f, j);

@@ -229,7 +229,7 @@ impl Prepared {
 
     fn write(&self, rows: &[BenchRow], peaks_after: &Peaks) -> Result<(), WorkflowError> {
         let mut metadata = metadata::base();
-        metadata.insert(metadata::SCENARIO.into(), json(&self.scenario));
+        metadata.insert(metadata::SCENARIO.into(), self.scenario.record());
         metadata.insert(metadata::PEAKS_GFLOPS.into(), json(&self.peaks));
         metadata.insert(metadata::PEAKS_AFTER_RUNS_GFLOPS.into(), json(peaks_after));
         metadata.insert(

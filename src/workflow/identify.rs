@@ -697,26 +697,25 @@ fn check_surface_axes(grid: &Grid, axes: &[Axis; 2]) -> Result<(), WorkflowError
     Ok(())
 }
 
-/// Compared coordinates of a drop: 2 per sample of a marker at a frame
-/// after t = 0 that the measurement has.
+/// Compared coordinates of a drop: 2 per sample of a marker at a compared
+/// frame (every frame but the film's first) that the measurement has.
 pub fn observations(measured: &MeasuredTrack, scenario: &Scenario) -> usize {
     check_coverage(measured, scenario).map_or(0, |c| c.observations())
 }
 
-/// The frames' rows the run does not use: neither compared nor frame 0's
-/// (the start check's).
+/// The frames' rows the run does not use: neither compared nor the first
+/// frame's (the start check's).
 fn unused_rows(measured: &MeasuredTrack, scenario: &Scenario, coverage: &Coverage) -> usize {
-    let frame_zero = scenario
+    let first_frame = scenario
         .frame_times_s()
-        .iter()
-        .filter(|&&t| t <= 0.0)
+        .first()
         .map(|&t| {
             (0..scenario.marker_arc_lengths_m.len())
                 .filter(|&j| measured.get(t, j).is_some())
                 .count()
         })
-        .sum::<usize>();
-    measured.len() - coverage.compared - frame_zero
+        .unwrap_or(0);
+    measured.len() - coverage.compared - first_frame
 }
 
 /// The start of the film against the model's initial shape over every
@@ -791,7 +790,7 @@ fn run_metadata(
     if !request.camera.is_default() {
         metadata.insert(metadata::CAMERA.into(), json(&request.camera));
     }
-    metadata.insert(metadata::SCENARIO.into(), json(scenario));
+    metadata.insert(metadata::SCENARIO.into(), scenario.record());
     metadata.insert(metadata::SOLVER_SETTINGS.into(), json(settings));
     super::record_engine(&mut metadata, &request.engine, choice);
     metadata

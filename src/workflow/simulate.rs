@@ -118,7 +118,7 @@ impl Prepared {
 fn provenance(cfg: &SimulationConfig, out: &SimulationOutput) -> Metadata {
     let mut m = crate::io::track_metadata();
     m.insert(metadata::TETHER.into(), json(&cfg.tether));
-    m.insert(metadata::SCENARIO.into(), json(&cfg.scenario));
+    m.insert(metadata::SCENARIO.into(), cfg.scenario.record());
     m.insert(metadata::SOLVER_SETTINGS.into(), json(&cfg.solver));
     m.insert(metadata::SOLVER_REPORT.into(), json(&out.report));
     if let Some(obj) = &out.swingup {

@@ -167,7 +167,7 @@ impl Prepared {
         let engine = self.choice.engine.kind();
         let mut m = metadata::base();
         m.insert(metadata::TETHER.into(), json(&problem.params));
-        m.insert(metadata::SCENARIO.into(), json(&problem.scenario));
+        m.insert(metadata::SCENARIO.into(), problem.scenario.record());
         m.insert(metadata::CODING.into(), json(&problem.coding));
         m.insert(metadata::GA.into(), json(&request.settings));
         super::record_engine(&mut m, &self.request.engine, &self.choice);
