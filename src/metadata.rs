@@ -44,7 +44,7 @@ pub const ENGINE_OPTIONS: &str = "tether_sweep.engine_options";
 pub const ADAPTER: &str = "tether_sweep.adapter";
 /// Why `--backend auto` chose the engine it chose, plain text.
 pub const ENGINE_CHOICE: &str = "tether_sweep.engine_choice";
-/// Wall time of the run [s], plain text.
+/// Wall time of the run \[s\], plain text.
 pub const WALL_S: &str = "tether_sweep.wall_s";
 /// The job's summary (identification or GA).
 pub const SUMMARY: &str = "tether_sweep.summary";
@@ -69,9 +69,9 @@ pub const RUN_KEY: &str = "tether_sweep.run_key";
 pub const CODING: &str = "tether_sweep.coding";
 /// Swing-up GA: its settings (`GaSettings`).
 pub const GA: &str = "tether_sweep.ga";
-/// Swing-up GA: wall time of the GA [s], plain text.
+/// Swing-up GA: wall time of the GA \[s\], plain text.
 pub const GA_WALL_S: &str = "tether_sweep.ga_wall_s";
-/// Swing-up GA: wall time of the exhaustive landscape [s], plain text.
+/// Swing-up GA: wall time of the exhaustive landscape \[s\], plain text.
 pub const LANDSCAPE_WALL_S: &str = "tether_sweep.landscape_wall_s";
 /// Swing-up GA: the best individual's scenario (`Scenario`).
 pub const BEST_SCENARIO: &str = "tether_sweep.best_scenario";

@@ -55,7 +55,7 @@ pub struct LayoutFacts {
     /// the adapter's workgroup size and 1 in the thread layout.
     pub sims_per_workgroup: u32,
     pub lanes: u32,
-    /// Workgroup memory per simulation [bytes] (0 in the thread layout,
+    /// Workgroup memory per simulation \[bytes\] (0 in the thread layout,
     /// whose state is in private memory).
     pub workgroup_bytes_per_sim: u64,
     /// Flops on one step's serial chain (`gpu::cost`).

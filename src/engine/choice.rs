@@ -105,7 +105,7 @@ pub enum CpuRate {
     SecondsPerElement(f64),
 }
 
-/// Estimated wall time [s] of `work` on the GPU engine with `scheme`, and
+/// Estimated wall time \[s\] of `work` on the GPU engine with `scheme`, and
 /// the layout it assumes: the one asked for, or the faster (`gpu::cost`).
 pub fn gpu_seconds(
     work: &Workload,
@@ -140,7 +140,7 @@ pub fn gpu_seconds(
     (seconds * work.scale(), layout)
 }
 
-/// Estimated wall time [s] of `work` on `threads` CPU cores.
+/// Estimated wall time \[s\] of `work` on `threads` CPU cores.
 pub fn cpu_seconds(work: &Workload, scheme: FixedStepScheme, rate: CpuRate, threads: usize) -> f64 {
     let threads = threads.max(1) as f64;
     match rate {

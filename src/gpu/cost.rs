@@ -136,7 +136,7 @@ pub fn workgroup_chain_flops(elements: usize, lanes: u32, scheme: FixedStepSchem
         + (elements as u64 + 1) * solve_node
 }
 
-/// The model's wall time [s] for `work`, one batch handed to the engine,
+/// The model's wall time \[s\] for `work`, one batch handed to the engine,
 /// in `layout` (see the module doc). The engine runs the workgroup layout
 /// one n after another (a pipeline per n), so there the groups' times add
 /// up; the thread layout runs every n in one dispatch.

@@ -120,7 +120,7 @@ pub fn lanes_for(elements: usize) -> u32 {
         .clamp(SOLVE_LANES, MAX_LANES)
 }
 
-/// Workgroup memory of one simulation slot [bytes], as WGSL lays out
+/// Workgroup memory of one simulation slot \[bytes\], as WGSL lays out
 /// step_workgroup.wgsl's arrays: five vec4 planes per node (displacement,
 /// drift, velocity, acceleration, force); per node of the semi-implicit
 /// scheme (one slot for the explicit one) a `Symmetric4` pivot (two vec4
@@ -136,7 +136,7 @@ pub fn slot_bytes(nodes: u32, precision: Precision, scheme: FixedStepScheme) -> 
     nodes as u64 * 5 * 4 * real + blocks * (12 + 16) * real + 2 * 16 * real + 4 + 2 * real
 }
 
-/// Workgroup memory of a pipeline of `shape` [bytes]: its slots, and the
+/// Workgroup memory of a pipeline of `shape` \[bytes\]: its slots, and the
 /// step count and n it shares (three u32).
 pub fn workgroup_bytes(
     shape: WorkgroupShape,

@@ -38,9 +38,9 @@ pub struct Refined {
     /// The n refined (see [`refine_best`]); the one kept is `elements`.
     pub elements_tried: Vec<usize>,
     pub parameters: Vec<RefinedParameter>,
-    /// J_e at the refined values [m²].
+    /// J_e at the refined values \[m²\].
     pub j_e_m2: f64,
-    /// Compared coordinates and σ = √(J_e / (N − p)) [m].
+    /// Compared coordinates and σ = √(J_e / (N − p)) \[m\].
     pub observations: usize,
     pub sigma_m: f64,
     /// σ² (JᵀJ)⁻¹ in the parameters' order.

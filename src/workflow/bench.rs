@@ -20,7 +20,7 @@ use crate::throughput::{self, BenchRow, Peaks};
 pub struct BenchRequest {
     pub elements: Vec<usize>,
     pub batch: Vec<usize>,
-    /// Simulated time per drop [s].
+    /// Simulated time per drop \[s\].
     pub duration_s: f64,
     /// Timed runs per configuration; the fastest is kept.
     pub repeats: usize,

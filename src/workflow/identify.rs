@@ -104,7 +104,7 @@ pub struct IdentifyRequest {
     /// How the measured file is written: its unit, y axis, gravity, pin
     /// and clock (`[camera]`; the default is the model's frame).
     pub camera: Camera,
-    /// Marker arc lengths the user gave [m] (a config's
+    /// Marker arc lengths the user gave \[m\] (a config's
     /// `marker_arc_lengths_m`): they override the scenario's and must
     /// agree with the file's `s` column.
     pub marker_arc_lengths_m: Option<Vec<f64>>,
@@ -200,9 +200,9 @@ pub struct Plan {
 pub struct StartOffset {
     /// The frame's time on the file's clock \[s\].
     pub time_s: f64,
-    /// RMS over the markers [m].
+    /// RMS over the markers \[m\].
     pub rms_m: f64,
-    /// The marker farthest off, and by how much [m].
+    /// The marker farthest off, and by how much \[m\].
     pub worst_marker: usize,
     pub worst_m: f64,
     pub markers: usize,
@@ -370,7 +370,7 @@ pub struct IdentifyReport {
     /// None when every candidate diverged.
     pub summary: Option<Summary>,
     pub validation: Option<Validation>,
-    /// Candidates scored by this invocation, and their wall time [s].
+    /// Candidates scored by this invocation, and their wall time \[s\].
     pub simulated: usize,
     /// Simulations those took: fewer than the candidates when a
     /// release-time axis shares one among its values
@@ -389,7 +389,7 @@ pub struct IdentifyReport {
     pub implausible_allowed: bool,
     /// Samples far beyond the noise from the best fit ([`find_outliers`]).
     pub outliers: Vec<Outlier>,
-    /// The distance beyond which they are listed [m] ([`outlier_limit_m`]).
+    /// The distance beyond which they are listed \[m\] ([`outlier_limit_m`]).
     pub outlier_limit_m: f64,
     /// The refined optimum (not for a shard, or with `refine` off).
     pub refined: Option<Refined>,
@@ -1382,7 +1382,7 @@ pub struct Outlier {
     /// to find the sample in the tracker.
     pub t_file: f64,
     pub marker_file: usize,
-    /// Its distance from the fit [m].
+    /// Its distance from the fit \[m\].
     pub distance_m: f64,
 }
 
@@ -1398,7 +1398,7 @@ pub const OUTLIER_SIGMAS: f64 = 5.0;
 /// or a jump is millimetres to decimetres.
 pub const OUTLIER_FLOOR_OF_LENGTH: f64 = 1e-3;
 
-/// The distance [m] beyond which a sample is listed: [`OUTLIER_SIGMAS`] σ
+/// The distance \[m\] beyond which a sample is listed: [`OUTLIER_SIGMAS`] σ
 /// and [`OUTLIER_FLOOR_OF_LENGTH`] of the tether's length.
 pub fn outlier_limit_m(sigma_m: f64, length_m: f64) -> f64 {
     (OUTLIER_SIGMAS * sigma_m).max(OUTLIER_FLOOR_OF_LENGTH * length_m)

@@ -32,7 +32,7 @@ pub struct LinearizeRequest {
 #[derive(Debug, Clone)]
 pub struct LinearizeReport {
     pub params: TetherParams,
-    /// Static stretch of the tip under gravity [m].
+    /// Static stretch of the tip under gravity \[m\].
     pub stretch_m: f64,
     /// Every mode, lowest first.
     pub modes: Vec<Mode>,

@@ -1,6 +1,6 @@
 //! The jobs a user runs, as library functions with typed requests and
-//! results: [`simulate`], [`identify`] (and [`summarize`] for sharded runs),
-//! [`swingup`], [`linearize`], [`bench`], [`synth`] (a synthetic measured
+//! results: [`simulate`](mod@simulate), [`identify`] (and [`summarize`] for sharded runs),
+//! [`swingup`], [`linearize`], [`bench`](mod@bench), [`synth`] (a synthetic measured
 //! drop) and [`redraw`] (an identification's figures again). Each one
 //! checks its request before it claims any output, runs, writes its files
 //! and returns what it found; printing is the caller's (the `tether-sweep`
@@ -62,7 +62,7 @@ pub struct Estimate {
     /// Candidates finished, and left.
     pub finished: u64,
     pub left: u64,
-    /// Wall time so far, and estimated for the rest [s].
+    /// Wall time so far, and estimated for the rest \[s\].
     pub elapsed_s: f64,
     pub left_s: f64,
 }

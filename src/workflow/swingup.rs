@@ -33,19 +33,19 @@ pub struct SwingupRequest {
     pub exhaustive: bool,
     /// Where and how the swing-ups run.
     pub engine: EngineOptions,
-    /// The reference solver's local error tolerance [m].
+    /// The reference solver's local error tolerance \[m\].
     pub tolerance_m: f64,
     pub out: PathBuf,
     pub force: bool,
 }
 
-/// Called after each generation with its wall time [s].
+/// Called after each generation with its wall time \[s\].
 pub type OnGeneration<'a> = dyn FnMut(&Generation, f64) + 'a;
 
 /// What a swing-up design may be told while it runs.
 #[derive(Default)]
 pub struct SwingupHooks<'a> {
-    /// After each generation, with its wall time [s].
+    /// After each generation, with its wall time \[s\].
     pub on_generation: Option<&'a mut OnGeneration<'a>>,
     /// The exhaustive landscape's progress.
     pub landscape_progress: Option<&'a Progress<'a>>,

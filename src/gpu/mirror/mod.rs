@@ -32,7 +32,7 @@
 //!
 //! Each shared function is also run alone: the tests of each file run its
 //! WGSL function in a small kernel on the adapter (lavapipe in CI) on many
-//! inputs and compare with the mirror ([`kernel`] is the harness), so that a
+//! inputs and compare with the mirror (`kernel` is the harness), so that a
 //! slip in one function shows as that function's failure, not as a drift two
 //! seconds into a simulation.
 //!
