@@ -147,18 +147,28 @@ fn identify_cli(
     damping: &str,
     extra: &[&str],
 ) -> std::process::Output {
+    let cpu = [&["--backend", "cpu"][..], extra].concat();
+    identify_grid(measured, out, ["6", damping, "0.8"], &cpu)
+}
+
+/// `tether-sweep identify` of `measured` over the grid `[n, D, C_D]`
+/// (axis strings) into `out`, with `extra` flags.
+fn identify_grid(
+    measured: &Path,
+    out: &Path,
+    [elements, damping, drag]: [&str; 3],
+    extra: &[&str],
+) -> std::process::Output {
     let mut args = vec![
         "identify",
         "--measured",
         measured.to_str().unwrap(),
         "--elements",
-        "6",
+        elements,
         "--damping",
         damping,
         "--drag-coefficient",
-        "0.8",
-        "--backend",
-        "cpu",
+        drag,
         "--out",
         out.to_str().unwrap(),
     ];
@@ -1411,24 +1421,8 @@ fn the_compared_frames_do_not_depend_on_where_the_clock_starts() {
     // J_e of each candidate, and the observations N.
     let scores = |measured: &Path, out: &str, extra: &[&str]| -> (Vec<f64>, String) {
         let out = dir.path().join(out);
-        let mut args = vec![
-            "identify",
-            "--measured",
-            measured.to_str().unwrap(),
-            "--elements",
-            "6",
-            "--damping",
-            "1000:3000:1000",
-            "--drag-coefficient",
-            "0.7,0.8",
-            "--no-refine",
-            "--validate",
-            "0",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        let o = run(&args);
+        let quick = [&["--no-refine", "--validate", "0"][..], extra].concat();
+        let o = identify_grid(measured, &out, ["6", "1000:3000:1000", "0.7,0.8"], &quick);
         assert!(o.status.success(), "{out:?}: {}", stderr(&o));
         let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
         let n = stdout

@@ -2,9 +2,10 @@
 //! (the candidates that share one simulation, `sweep::release`; one
 //! candidate each without a release-time axis): group g belongs to shard
 //! g mod N, so that every shard gets a fair share of cheap and expensive
-//! candidates and no shard simulates what another one does. One shard per job of a scheduler's array (Slurm's
-//! `--array`), each writing `DIR/shard=K/part.parquet`; together they form a
-//! Hive-partitioned dataset.
+//! candidates and no shard simulates what another one does. One shard per
+//! job of a scheduler's array (Slurm's `--array`), each writing
+//! `DIR/shard=K/part.parquet`; together they form a Hive-partitioned
+//! dataset.
 
 use std::collections::HashSet;
 
@@ -74,15 +75,9 @@ impl Shard {
 
     /// Whether release group `group` (grid position ÷
     /// [`Grid::release_run`](super::Grid::release_run)) belongs to this
-    /// shard.
+    /// shard ([`Selection`] walks a shard's groups).
     pub fn contains(&self, group: usize) -> bool {
         group % self.count == self.index
-    }
-
-    /// Whether grid position `i` of a grid whose release groups are
-    /// `release_run` candidates long belongs to this shard.
-    pub fn holds(&self, i: usize, release_run: usize) -> bool {
-        self.contains(i / release_run.max(1))
     }
 
     /// The Hive partition directory of this shard's part: `shard=K`.
@@ -120,11 +115,15 @@ impl Selection {
         self.grid.release_run()
     }
 
+    /// The shard's first release group and the stride between its groups.
+    fn stride(&self) -> (usize, usize) {
+        self.shard.map_or((0, 1), |s| (s.index, s.count))
+    }
+
     /// The release groups of the shard, in the grid's order.
     fn groups(&self) -> std::iter::StepBy<std::ops::Range<usize>> {
-        let groups = self.grid.len() / self.run();
-        let (first, step) = self.shard.map_or((0, 1), |s| (s.index, s.count));
-        (first..groups).step_by(step)
+        let (first, step) = self.stride();
+        (first..self.grid.len() / self.run()).step_by(step)
     }
 
     /// The shard's candidates, done or not.
@@ -168,7 +167,7 @@ impl Selection {
     pub fn sample_groups(&self, at_most: usize) -> (Vec<Vec<Candidate>>, usize) {
         let count = self.groups().len();
         let take = at_most.min(count);
-        let (first, step) = self.shard.map_or((0, 1), |s| (s.index, s.count));
+        let (first, step) = self.stride();
         let run = self.run();
         let sample = (0..take)
             .map(|k| first + step * ((2 * k + 1) * count / (2 * take)))
