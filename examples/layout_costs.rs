@@ -62,10 +62,7 @@ fn main() {
     let paper_grid = Grid::parse("10:50:10", "0:10000:100", "0.6:0.9:0.05").unwrap();
     // The swing-up GA's default tether: n = 40, 21 g tip, 3 s; every
     // chromosome takes the same step on the semi-implicit scheme.
-    let swingup = Scenario {
-        duration_s: 3.0,
-        ..Scenario::new(ScenarioKind::Swingup, 0.6)
-    };
+    let swingup = Scenario::new(ScenarioKind::Swingup, 0.6).with_duration_s(3.0);
     let params = TetherParams {
         elements: 40,
         damping_pa_s: 2000.0,

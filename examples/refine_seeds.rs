@@ -15,7 +15,7 @@
 use tether_sweep::dataset::{GENERATOR, SynthSpec};
 use tether_sweep::engine::EngineOptions;
 use tether_sweep::model::TetherParams;
-use tether_sweep::scenario::{Scenario, ScenarioKind};
+use tether_sweep::scenario::{DropSettings, Experiment, Frames, Scenario};
 use tether_sweep::sweep::Grid;
 use tether_sweep::workflow::Hooks;
 use tether_sweep::workflow::identify::IdentifyRequest;
@@ -39,20 +39,22 @@ fn main() {
     let times: Vec<f64> = (0..=30)
         .map(|p| p as f64 / 30.0 + if p % 4 == 2 { 3e-6 } else { 0.0 })
         .collect();
-    let filmed = Scenario {
-        duration_s: times[30] - RELEASE_S,
-        frame_times_s: Some(times),
-        release_time_s: RELEASE_S,
-        marker_arc_lengths_m: vec![0.0, 0.05, 0.12, 0.2, 0.31, 0.4, 0.5],
-        initial_angle_deg: 30.0,
+    let drop = DropSettings {
         pin_m: [0.1, 0.2],
-        ..Scenario::new(ScenarioKind::Drop, tether.length_m)
+        initial_angle_deg: 30.0,
+        release_time_s: RELEASE_S,
+    };
+    let filmed = Scenario {
+        experiment: Experiment::Drop(drop.clone()),
+        frames: Frames::film(times),
+        marker_arc_lengths_m: vec![0.0, 0.05, 0.12, 0.2, 0.31, 0.4, 0.5],
     };
     // What the user knows: the release angle and pin, not the release time.
     let config = Scenario {
-        frame_times_s: None,
-        release_time_s: 0.0,
-        duration_s: filmed.frame_interval_s,
+        experiment: Experiment::Drop(DropSettings {
+            release_time_s: 0.0,
+            ..drop
+        }),
         ..filmed.clone()
     };
     let grid = Grid::parse("6,12", "1000:4000:1000", "0.6:0.9:0.1")

@@ -306,10 +306,7 @@ impl Peaks {
 
 /// The drop scenario of the benchmark, shortened to `duration_s`.
 pub fn scenario(duration_s: f64) -> Scenario {
-    Scenario {
-        duration_s,
-        ..Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m)
-    }
+    Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m).with_duration_s(duration_s)
 }
 
 #[cfg(test)]

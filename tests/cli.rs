@@ -252,6 +252,19 @@ fn malformed_and_misspelled_configs_are_rejected() {
         ("[tether]\nelements = \"ten\"", "elements"),
         ("scenario = \"flight\"", "flight"),
         ("[settings]\nduration_s = -1.0", "duration_s"),
+        // A drop has no winch, a swing-up no release: not silently ignored.
+        (
+            "[settings]\nwinch_periods_s = [0.5, 0.4, 0.6]",
+            "[settings] winch_periods_s is a setting of scenario = \"swingup\"",
+        ),
+        (
+            "scenario = \"swingup\"\n[settings]\ninitial_angle_deg = 30.0",
+            "[settings] initial_angle_deg is a setting of scenario = \"drop\"",
+        ),
+        (
+            "[settings]\nframe_times_s = [0.0, 0.5, 1.0]\nframe_interval_s = 0.04",
+            "frame_interval_s",
+        ),
     ] {
         let cfg = cfg_dir.path().join("c.toml");
         std::fs::write(&cfg, text).unwrap();

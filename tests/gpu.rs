@@ -41,10 +41,7 @@ fn runs_f64(gpu: &Gpu) -> bool {
 }
 
 fn short(kind: ScenarioKind, duration_s: f64) -> Scenario {
-    Scenario {
-        duration_s,
-        ..Scenario::new(kind, 0.6)
-    }
+    Scenario::new(kind, 0.6).with_duration_s(duration_s)
 }
 
 /// A filmed drop (docs/model.md §4.1): frames at 30 fps, every third 3 µs late,
@@ -55,12 +52,7 @@ fn filmed(frames: usize) -> Scenario {
         .map(|p| p as f64 / 30.0 + if p % 3 == 1 { 3e-6 } else { 0.0 })
         .collect();
     let release = 0.02;
-    Scenario {
-        duration_s: times[frames - 1] - release,
-        frame_times_s: Some(times),
-        release_time_s: release,
-        ..Scenario::new(ScenarioKind::Drop, 0.6)
-    }
+    Scenario::film(times, release, 0.6)
 }
 
 /// Max marker distance between the GPU run of `scheme` and the CPU solver of
@@ -248,7 +240,7 @@ fn j_e_on_the_gpu_matches_the_cpu() {
         if missing.contains(&k) {
             *m = [gpu::MISSING_SAMPLE_M; 2];
         } else {
-            let t = (k / markers + 1) as f64 * scenario.frame_interval_s;
+            let t = (k / markers + 1) as f64 * scenario.frame_interval_s();
             measured_track.insert(t, k % markers, *m);
         }
     }
@@ -619,7 +611,7 @@ fn an_unstable_step_diverges_alone() {
     let p = params(6, 2000.0, 0.8, 0.0);
     let stable = gpu_simulation(&scenario, &p, FixedStepScheme::Explicit, None, &cache).unwrap();
     // Three times the stable step (and still a divisor of the frame interval).
-    let sample = scenario.frame_interval_s;
+    let sample = scenario.frame_interval_s();
     let big = sample / ((sample / stable.step_s).round() / 3.0).round();
     let unstable =
         gpu_simulation(&scenario, &p, FixedStepScheme::Explicit, Some(big), &cache).unwrap();

@@ -16,7 +16,7 @@ use tether_sweep::gpu::{GpuLayout, Precision};
 use tether_sweep::io::results::read_results;
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
 use tether_sweep::model::TetherParams;
-use tether_sweep::scenario::{Scenario, ScenarioKind};
+use tether_sweep::scenario::{DropSettings, Experiment, Frames, Scenario, ScenarioKind};
 use tether_sweep::sweep::{Candidate, Grid};
 use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest};
 use tether_sweep::workflow::synth::SynthRequest;
@@ -557,12 +557,13 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
     };
     let fps = 30.0;
     let scenario = Scenario {
-        duration_s: 1.0,
-        frame_interval_s: 1.0 / fps,
+        experiment: Experiment::Drop(DropSettings {
+            pin_m: [0.1, 0.2],
+            initial_angle_deg: 30.0,
+            release_time_s: 0.0,
+        }),
+        frames: Frames::every(1.0 / fps, 1.0),
         marker_arc_lengths_m: vec![0.0, 0.05, 0.12, 0.2, 0.31, 0.4, 0.5],
-        initial_angle_deg: 30.0,
-        pin_m: [0.1, 0.2],
-        ..Scenario::new(ScenarioKind::Drop, tether.length_m)
     };
     let measured = dir.path().join("filmed.parquet");
     synth_drop(scenario, tether, 0.0, 1, &measured);
@@ -618,7 +619,10 @@ fn a_researchers_own_drop_is_identified_from_a_config() {
     assert_eq!(tether["thickness_m"], 0.0025);
     let scenario: serde_json::Value = serde_json::from_str(&meta["tether_sweep.scenario"]).unwrap();
     assert_eq!(scenario["initial_angle_deg"], 30.0);
-    assert_eq!(scenario["duration_s"], 1.0);
+    // A film's frames are its times: the last 1 s after the release at 0.
+    let times = scenario["frame_times_s"].as_array().unwrap();
+    assert_eq!(times.last().unwrap().as_f64(), Some(1.0));
+    assert!(scenario.get("duration_s").is_none(), "{scenario}");
     // Markers that disagree with the file's, an unknown key, a solver key:
     // exit 2, named, nothing written.
     for (extra, expected) in [
@@ -903,13 +907,13 @@ fn filmed_experiment(dir: &Path, seed: u64) -> (std::path::PathBuf, std::path::P
         .collect();
     let release = 0.017;
     let scenario = Scenario {
-        duration_s: times[24] - release,
-        frame_times_s: Some(times),
-        release_time_s: release,
+        experiment: Experiment::Drop(DropSettings {
+            pin_m: [0.1, 0.2],
+            initial_angle_deg: 30.0,
+            release_time_s: release,
+        }),
+        frames: Frames::film(times),
         marker_arc_lengths_m: vec![0.0, 0.06, 0.13, 0.21, 0.3, 0.42, 0.5],
-        initial_angle_deg: 30.0,
-        pin_m: [0.1, 0.2],
-        ..Scenario::new(ScenarioKind::Drop, tether.length_m)
     };
     let measured = dir.join(format!("filmed{seed}.parquet"));
     synth_drop(scenario, tether, 0.0004, seed, &measured);
@@ -1191,12 +1195,13 @@ fn tracker_film(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, String) 
     let release = 7.5083;
     let markers = vec![0.0, 0.06, 0.13, 0.21, 0.3, 0.42, 0.5];
     let scenario = Scenario {
-        duration_s: times[48] - release,
-        frame_times_s: Some(times.clone()),
-        release_time_s: release,
+        experiment: Experiment::Drop(DropSettings {
+            initial_angle_deg: 30.0,
+            release_time_s: release,
+            ..DropSettings::paper()
+        }),
+        frames: Frames::film(times.clone()),
         marker_arc_lengths_m: markers.clone(),
-        initial_angle_deg: 30.0,
-        ..Scenario::new(ScenarioKind::Drop, tether.length_m)
     };
     let (track, _) = tether_sweep::dataset::synthesize(&SynthSpec {
         scenario,

@@ -24,17 +24,11 @@ fn recorded(scenario: &Scenario, p: &TetherParams, scheme: FixedStepScheme) -> G
 fn f64_mirror_matches_the_cpu_fixed_step_solvers() {
     let cases = [
         (
-            Scenario {
-                duration_s: 0.4,
-                ..Scenario::new(ScenarioKind::Drop, 0.6)
-            },
+            Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(0.4),
             params(4, 2000.0, 0.8, 0.0),
         ),
         (
-            Scenario {
-                duration_s: 0.6,
-                ..Scenario::new(ScenarioKind::Swingup, 0.6)
-            },
+            Scenario::new(ScenarioKind::Swingup, 0.6).with_duration_s(0.6),
             params(4, 2000.0, 0.8, 0.021),
         ),
     ];
@@ -53,11 +47,11 @@ fn f64_mirror_matches_the_cpu_fixed_step_solvers() {
             mirror.track_m.as_ref().unwrap(),
             &cpu.track.positions_m[markers..],
         );
-        eprintln!("{:?} {scheme:?}: {distance:.1e} m", scenario.kind);
+        eprintln!("{:?} {scheme:?}: {distance:.1e} m", scenario.kind());
         assert!(
             distance < 1e-11,
             "{:?} {scheme:?}: {distance:e} m",
-            scenario.kind
+            scenario.kind()
         );
         if let Some(objective) = cpu.swingup {
             let relative = (mirror.swingup_min_m / objective.j_a_min - 1.0).abs();

@@ -119,8 +119,7 @@ fn drop_run(
         drag_coefficient: drag,
         ..Default::default()
     };
-    let mut scenario = Scenario::new(ScenarioKind::Drop, params.length_m);
-    scenario.duration_s = duration;
+    let scenario = Scenario::new(ScenarioKind::Drop, params.length_m).with_duration_s(duration);
     simulate(&scenario, &params, &settings).unwrap()
 }
 
@@ -251,12 +250,7 @@ fn filmed_run(damping: f64, settings: SolverSettings) -> tether_sweep::scenario:
         ..Default::default()
     };
     let times: Vec<f64> = (0..=12).map(|p| p as f64 / 30.0).collect();
-    let scenario = Scenario {
-        duration_s: 0.4 - 0.02,
-        frame_times_s: Some(times),
-        release_time_s: 0.02,
-        ..Scenario::new(ScenarioKind::Drop, params.length_m)
-    };
+    let scenario = Scenario::film(times, 0.02, params.length_m);
     simulate(&scenario, &params, &settings).unwrap()
 }
 
@@ -397,7 +391,10 @@ fn swingup_objective_matches_the_independent_reference_run() {
         ..Default::default()
     };
     let scenario = Scenario::new(ScenarioKind::Swingup, params.length_m);
-    assert_eq!(scenario.winch.periods_s, [0.5, 0.4, 0.6]);
+    assert_eq!(
+        scenario.as_swingup().unwrap().winch.periods_s,
+        [0.5, 0.4, 0.6]
+    );
     for kind in [SolverKind::Reference, SolverKind::Explicit] {
         let settings = SolverSettings {
             kind,
@@ -491,8 +488,7 @@ fn semi_implicit_swingup_matches_the_reference_j_a() {
         tip_mass_kg: 0.021,
         ..Default::default()
     };
-    let mut scenario = Scenario::new(ScenarioKind::Swingup, params.length_m);
-    scenario.duration_s = 1.52;
+    let scenario = Scenario::new(ScenarioKind::Swingup, params.length_m).with_duration_s(1.52);
     let semi = simulate(&scenario, &params, &semi_implicit(None)).unwrap();
     let reference = simulate(&scenario, &params, &tight_reference()).unwrap();
     let (a, b) = (semi.swingup.unwrap(), reference.swingup.unwrap());
@@ -508,8 +504,7 @@ fn semi_implicit_steps_beyond_its_limit_are_refused() {
     // wrong (its damping holds the unstable modes bounded), so a user's step
     // above the limit is refused; just below it the drop is still right.
     let t = tether(6, 2000.0, 0.0, 0.0);
-    let mut scenario = Scenario::new(ScenarioKind::Drop, t.params().length_m);
-    scenario.duration_s = 2.0;
+    let scenario = Scenario::new(ScenarioKind::Drop, t.params().length_m).with_duration_s(2.0);
     let (q0, _) = scenario.initial_state(&t).unwrap();
     let limit = semi_implicit_stability_limit(&t, &q0).unwrap();
     let frame = scenario.sample_interval_s();

@@ -29,10 +29,7 @@ fn reduced() -> SwingupProblem {
         ..Default::default()
     };
     SwingupProblem {
-        scenario: Scenario {
-            duration_s: 1.2,
-            ..Scenario::new(ScenarioKind::Swingup, params.length_m)
-        },
+        scenario: Scenario::new(ScenarioKind::Swingup, params.length_m).with_duration_s(1.2),
         params,
         coding: GeneCoding {
             bits_per_gene: 2,
@@ -79,11 +76,11 @@ fn chromosomes_map_to_spec_periods_and_winch_motion() {
     let chromosome = 0b01101_00010_11111;
     let expected = [13.0, 2.0, 31.0].map(|x: f64| 0.75 * x / 31.0 + 0.25);
     let scenario = problem.scenario_for(chromosome);
-    for (t, e) in scenario.winch.periods_s.iter().zip(expected) {
+    let w = &scenario.as_swingup().expect("a swing-up").winch;
+    for (t, e) in w.periods_s.iter().zip(expected) {
         assert!((t - e).abs() < 1e-15, "{t} vs {e}");
     }
     // docs/model.md §4.2: half-cosine moves 0 → −A → +A → 0, at rest afterwards.
-    let w = &scenario.winch;
     let (t1, t2, t3) = (expected[0], expected[1], expected[2]);
     let a = 0.2;
     let starts = [0.0, t1, t1 + t2];

@@ -132,7 +132,7 @@ fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario, Camera)> {
             (other, _) => UsageError(other.to_string()).into(),
         }
     })?;
-    if cfg.scenario.kind != ScenarioKind::Drop {
+    if cfg.scenario.kind() != ScenarioKind::Drop {
         return Err(UsageError(
             "dataset synth makes a drop: scenario = \"drop\" (the default)".into(),
         )

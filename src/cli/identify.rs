@@ -14,7 +14,7 @@ use toml::{Table, Value};
 use tether_sweep::camera::{Camera, TimeUnit};
 use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::model::TetherParams;
-use tether_sweep::scenario::{Scenario, ScenarioKind};
+use tether_sweep::scenario::{DeclaredFrames, Scenario};
 use tether_sweep::solver::SolverKind;
 use tether_sweep::sweep::refine::Refined;
 use tether_sweep::sweep::validation::{
@@ -22,8 +22,8 @@ use tether_sweep::sweep::validation::{
 };
 use tether_sweep::sweep::{Axis, CandidateResult, Grid, Parameter, Shard, Summary};
 use tether_sweep::workflow::identify::{
-    DeclaredFrames, IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Plan,
-    Plausibility, check_outcome, prepare, shipped_dataset,
+    IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Plan, Plausibility,
+    check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Estimate, Hooks, WorkflowError, count};
 
@@ -333,20 +333,14 @@ impl IdentifyArgs {
             ))
             .into());
         }
-        let settings = table
-            .entry("settings")
-            .or_insert_with(|| Value::Table(Table::new()));
-        let Some(settings) = settings.as_table_mut() else {
-            return Err(
-                UsageError(format!("{}: [settings] must be a table", path.display())).into(),
-            );
-        };
-        let frames = declared_frames(settings, path)?;
-        let markers_given = settings.contains_key("marker_arc_lengths_m");
+        let markers_given = table
+            .get("settings")
+            .and_then(Value::as_table)
+            .is_some_and(|s| s.contains_key("marker_arc_lengths_m"));
         let mut overrides = Table::new();
         overrides.insert("tether".into(), Value::Table(flags.clone()));
         config::merge(&mut table, overrides);
-        let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {
+        let (cfg, frames) = config::resolve_film(table, path).map_err(|e| -> anyhow::Error {
             match e {
                 ConfigError::Input(input) => {
                     let flag = [TIP_MASS.column_and_flag(), LENGTH.column_and_flag()]
@@ -370,56 +364,6 @@ impl IdentifyArgs {
             frames,
         })
     }
-}
-
-/// Takes the frames out of a config's [settings]: the measured file's own
-/// frames are the run's, and the config that made the film may declare
-/// them (the workflow checks that they agree). A one-frame placeholder
-/// duration stands in, so that the config's own checks pass.
-fn declared_frames(settings: &mut Table, path: &std::path::Path) -> Result<DeclaredFrames> {
-    let number = |settings: &Table, key: &str| -> Result<Option<f64>> {
-        match settings.get(key) {
-            None => Ok(None),
-            Some(v) => v
-                .as_float()
-                .or(v.as_integer().map(|i| i as f64))
-                .map(Some)
-                .ok_or_else(|| {
-                    UsageError(format!(
-                        "{}: [settings] {key} = {v}: must be a number of seconds",
-                        path.display()
-                    ))
-                    .into()
-                }),
-        }
-    };
-    let duration_s = number(settings, "duration_s")?;
-    let frame_interval_s = number(settings, "frame_interval_s")?;
-    let frame_times_s = match settings.remove("frame_times_s") {
-        None => None,
-        Some(v) => Some(
-            v.as_array()
-                .and_then(|a| {
-                    a.iter()
-                        .map(|x| x.as_float().or(x.as_integer().map(|i| i as f64)))
-                        .collect::<Option<Vec<f64>>>()
-                })
-                .ok_or_else(|| {
-                    UsageError(format!(
-                        "{}: [settings] frame_times_s = {v}: must be a list of times in seconds",
-                        path.display()
-                    ))
-                })?,
-        ),
-    };
-    let frame = frame_interval_s.unwrap_or(Scenario::new(ScenarioKind::Drop, 1.0).frame_interval_s);
-    settings.insert("duration_s".into(), Value::Float(frame));
-    Ok(DeclaredFrames {
-        duration_s,
-        frame_interval_s,
-        frame_times_s,
-        source: path.display().to_string(),
-    })
 }
 
 pub fn run(args: IdentifyArgs) -> Result<()> {
@@ -604,13 +548,13 @@ fn print_experiment(s: &Scenario, release_axis: bool) {
     let times = s.frame_times_s();
     println!(
         "experiment: released at {}° from the pin at ({}, {}) m at {}, {} at s = {} m, {} from t = {} to {} s",
-        number(s.initial_angle_deg),
-        number(s.pin_m[0]),
-        number(s.pin_m[1]),
+        number(s.as_drop().map_or(f64::NAN, |d| d.initial_angle_deg)),
+        number(s.pin_m()[0]),
+        number(s.pin_m()[1]),
         if release_axis {
             "the release axis's times".to_string()
         } else {
-            format!("t = {} s", number(s.release_time_s))
+            format!("t = {} s", number(s.release_time_s()))
         },
         count(s.marker_arc_lengths_m.len(), "marker"),
         numbers(&s.marker_arc_lengths_m),

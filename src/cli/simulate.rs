@@ -183,7 +183,7 @@ fn print_header(request: &SimulateRequest) {
     let t = &cfg.tether;
     println!(
         "{} | n = {}, D = {} Pa·s, C_D = {}, tip mass = {} kg, rotary inertia {} | {:.3} s | solver: {}",
-        match cfg.scenario.kind {
+        match cfg.scenario.kind() {
             ScenarioKind::Drop => "drop",
             ScenarioKind::Swingup => "swingup",
         },
@@ -192,7 +192,7 @@ fn print_header(request: &SimulateRequest) {
         t.drag_coefficient,
         t.tip_mass_kg,
         if t.rotary_inertia { "on" } else { "off" },
-        cfg.scenario.duration_s,
+        cfg.scenario.duration_s(),
         cfg.solver.kind.name(),
     );
 }

@@ -121,15 +121,14 @@ impl SwingupArgs {
             tip_mass_kg: self.tip_mass,
             ..TetherParams::default()
         };
-        let mut scenario = Scenario::new(ScenarioKind::Swingup, params.length_m);
-        scenario.duration_s = self.duration;
-        scenario.winch = WinchMotion {
-            waypoints_m: self
+        let mut scenario =
+            Scenario::new(ScenarioKind::Swingup, params.length_m).with_duration_s(self.duration);
+        if let Some(swingup) = scenario.as_swingup_mut() {
+            swingup.winch.waypoints_m = self
                 .waypoints
                 .clone()
-                .unwrap_or_else(|| WinchMotion::spec_waypoints(self.winch_amplitude)),
-            ..scenario.winch
-        };
+                .unwrap_or_else(|| WinchMotion::spec_waypoints(self.winch_amplitude));
+        }
         SwingupProblem {
             params,
             scenario,
@@ -221,12 +220,17 @@ fn print_header(request: &SwingupRequest, prepared: &tether_sweep::workflow::swi
         number(p.damping_pa_s),
         number(p.drag_coefficient),
         number(p.tip_mass_kg),
-        numbers(&problem.scenario.winch.waypoints_m),
+        numbers(
+            problem
+                .scenario
+                .as_swingup()
+                .map_or(&[][..], |s| &s.winch.waypoints_m[..]),
+        ),
         coding.bits(),
         coding.space_size(),
         coding.period_min_s,
         coding.period_max_s,
-        problem.scenario.duration_s,
+        problem.scenario.duration_s(),
         match prepared.choice().engine.adapter_name() {
             Some(name) => format!("GPU {name}"),
             None => tether_sweep::engine::EngineKind::cpu_device_name(),

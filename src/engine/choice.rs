@@ -37,7 +37,7 @@ use crate::gpu::layout::{GpuLayout, LayoutRequest};
 use crate::gpu::{BatchOptions, Gpu, GpuError, Precision, run_batch};
 use crate::model::TetherParams;
 use crate::scenario::batch::{StepCache, gpu_simulation};
-use crate::scenario::{Scenario, ScenarioKind, SolverSettings};
+use crate::scenario::{Frames, Scenario, ScenarioKind, SolverSettings};
 use crate::solver::{FixedStepScheme, SolverKind};
 
 /// What a job asks for: its options, and what the choice weighs.
@@ -310,10 +310,8 @@ pub fn calibrate_layouts(
     batch: usize,
 ) -> Result<LayoutRates, ChoiceError> {
     let drop = |duration_s: f64| {
-        let mut scenario = Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m);
-        scenario.duration_s = duration_s;
-        scenario.frame_interval_s = PROBE_DURATION_S;
-        scenario
+        Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m)
+            .with_frames(Frames::every(PROBE_DURATION_S, duration_s))
     };
     // The identification's typical candidate; its step, like every drop's
     // on the semi-implicit scheme, is set by elasticity.

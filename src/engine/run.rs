@@ -23,7 +23,7 @@ use crate::scenario::batch::{
     BatchError, StepCache, first_frame_simulated, gpu_output, gpu_simulation,
 };
 use crate::scenario::{
-    RunStatus, Scenario, ScenarioKind, SimulationOutput, SolverReport, SolverSettings, simulate,
+    RunStatus, Scenario, SimulationOutput, SolverReport, SolverSettings, simulate,
 };
 use crate::solver::{FixedStepScheme, SolverError};
 
@@ -411,9 +411,12 @@ fn execute_gpu(
                 false => None,
             };
             let scored = ok && !s.keep_track && prepared.measured.is_some();
-            let swingup =
-                (ok && s.scenario.kind == ScenarioKind::Swingup).then_some(SwingupObjective {
-                    weights: s.scenario.objective_weights,
+            let swingup = s
+                .scenario
+                .as_swingup()
+                .filter(|_| ok)
+                .map(|swingup| SwingupObjective {
+                    weights: swingup.objective_weights,
                     j_a_min: out.swingup_min_m,
                     t_at_min_s: out.swingup_time_s,
                 });
@@ -548,10 +551,11 @@ mod tests {
     use crate::objective::MeasuredTrack;
 
     fn drop(duration_s: f64) -> Scenario {
-        Scenario {
-            duration_s,
-            ..Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m)
-        }
+        Scenario::new(
+            crate::scenario::ScenarioKind::Drop,
+            TetherParams::default().length_m,
+        )
+        .with_duration_s(duration_s)
     }
 
     fn tether(elements: usize) -> TetherParams {

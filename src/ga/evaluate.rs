@@ -13,7 +13,7 @@ use crate::error::InputError;
 use crate::gpu::GpuLayout;
 use crate::model::TetherParams;
 use crate::scenario::batch::BatchError;
-use crate::scenario::{RunStatus, Scenario, ScenarioKind};
+use crate::scenario::{RunStatus, Scenario};
 
 /// The design problem: a tether, a swing-up scenario whose winch periods the
 /// chromosome sets, and the chromosome's coding.
@@ -30,17 +30,17 @@ impl SwingupProblem {
     pub fn validate(&self) -> Result<(), InputError> {
         self.params.validate()?;
         self.coding.validate()?;
-        if self.scenario.kind != ScenarioKind::Swingup {
+        let Some(swingup) = self.scenario.as_swingup() else {
             return Err(InputError::new(
                 "scenario",
-                format!("{:?}", self.scenario.kind),
+                format!("{:?}", self.scenario.kind()),
                 "swingup",
             ));
-        }
-        if self.scenario.winch.waypoints_m.len() != super::coding::GENES + 1 {
+        };
+        if swingup.winch.waypoints_m.len() != super::coding::GENES + 1 {
             return Err(InputError::new(
                 "waypoints_m",
-                format!("{} waypoints", self.scenario.winch.waypoints_m.len()),
+                format!("{} waypoints", swingup.winch.waypoints_m.len()),
                 "4 waypoints (one per chromosome gene, plus the start)",
             ));
         }
@@ -50,7 +50,9 @@ impl SwingupProblem {
     /// The swing-up that `chromosome` encodes.
     pub fn scenario_for(&self, chromosome: u32) -> Scenario {
         let mut s = self.scenario.clone();
-        s.winch.periods_s = self.coding.periods_s(chromosome).to_vec();
+        if let Some(swingup) = s.as_swingup_mut() {
+            swingup.winch.periods_s = self.coding.periods_s(chromosome).to_vec();
+        }
         s
     }
 }

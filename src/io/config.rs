@@ -43,7 +43,9 @@ use toml::{Table, Value};
 use crate::camera::Camera;
 use crate::error::InputError;
 use crate::model::TetherParams;
-use crate::scenario::{Scenario, ScenarioKind, SolverSettings, WinchMotion};
+use crate::scenario::{
+    DeclaredFrames, Experiment, Scenario, ScenarioKind, SolverSettings, WinchMotion,
+};
 use crate::solver::{ReferenceOptions, SolverKind};
 
 #[derive(Debug, Error)]
@@ -161,6 +163,35 @@ fn deserialize_section<T: serde::de::DeserializeOwned>(
 
 /// Resolves a merged table into a validated configuration.
 pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
+    resolve_frames(table, FramesFrom::Settings).map(|(config, _)| config)
+}
+
+/// Resolves the config of a measured film: its frames are the file's, so
+/// the frames it declares (those of the config that made the film) are
+/// returned to be checked against the file, and the scenario keeps the
+/// experiment's default frames meanwhile.
+pub fn resolve_film(
+    table: Table,
+    path: &Path,
+) -> Result<(SimulationConfig, DeclaredFrames), ConfigError> {
+    let (config, mut declared) = resolve_frames(table, FramesFrom::MeasuredFile)?;
+    declared.source = path.display().to_string();
+    Ok((config, declared))
+}
+
+/// Where a config's frames come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FramesFrom {
+    /// Its `[settings]` (with the experiment's defaults).
+    Settings,
+    /// A measured file's times.
+    MeasuredFile,
+}
+
+fn resolve_frames(
+    table: Table,
+    frames_from: FramesFrom,
+) -> Result<(SimulationConfig, DeclaredFrames), ConfigError> {
     let file: ConfigFile = deserialize_section("", table)?;
     let mut tether_table = file.tether;
     if !tether_table.contains_key("tip_mass_kg") {
@@ -172,55 +203,12 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
     let tether: TetherParams = deserialize_section("[tether] ", tether_table)?;
     tether.validate()?;
 
-    let mut scenario = Scenario::new(file.scenario, tether.length_m);
     let s: ScenarioSettings = deserialize_section("[settings] ", file.settings)?;
-    macro_rules! apply {
-        ($($name:ident),*) => { $(if let Some(v) = s.$name { scenario.$name = v; })* };
-    }
-    apply!(
-        duration_s,
-        frame_interval_s,
-        marker_arc_lengths_m,
-        pin_m,
-        initial_angle_deg,
-        release_time_s,
-        objective_interval_s,
-        objective_weights
-    );
-    // Frames at given times (a filmed drop's): the duration runs from the
-    // release to the last, unless given (then they must agree).
-    if let Some(times) = s.frame_times_s {
-        if s.duration_s.is_none()
-            && let Some(&last) = times.last()
-        {
-            scenario.duration_s = last - scenario.release_time_s;
-        }
-        scenario.frame_times_s = Some(times);
-    }
-    if s.winch_waypoints_m.is_some() && s.winch_amplitude_m.is_some() {
-        return Err(ConfigError::Schema(
-            "give either winch_waypoints_m or winch_amplitude_m, not both".into(),
-        ));
-    }
-    let periods = s
-        .winch_periods_s
-        .unwrap_or_else(|| scenario.winch.periods_s.clone());
-    let waypoints = match (s.winch_waypoints_m, s.winch_amplitude_m) {
-        (Some(w), _) => w,
-        (None, Some(a)) => WinchMotion::spec_waypoints(a),
-        (None, None) => scenario.winch.waypoints_m.clone(),
-    };
-    scenario.winch = WinchMotion {
-        waypoints_m: waypoints,
-        periods_s: periods,
-        height_m: scenario.pin_m[1],
-    };
-    if file.scenario == ScenarioKind::Swingup {
-        // The winch starts wherever pin_m says.
-        let offset = scenario.pin_m[0];
-        for w in &mut scenario.winch.waypoints_m {
-            *w += offset;
-        }
+    let declared = s.declared_frames();
+    let mut scenario = s.scenario(file.scenario, tether.length_m)?;
+    if frames_from == FramesFrom::Settings {
+        let release = scenario.release_time_s();
+        scenario.frames = declared.frames(&scenario.frames, release)?;
     }
     scenario.validate(tether.length_m)?;
 
@@ -240,9 +228,9 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
         reference.tolerance_m = tol;
     }
     if let Some(step) = file.step_s {
-        crate::scenario::validate_step(step, scenario.sample_interval_s())?;
+        crate::scenario::validate_step_for(step, &scenario)?;
     }
-    Ok(SimulationConfig {
+    let config = SimulationConfig {
         scenario,
         tether,
         solver: SolverSettings {
@@ -251,7 +239,101 @@ pub fn resolve(table: Table) -> Result<SimulationConfig, ConfigError> {
             reference,
         },
         camera,
-    })
+    };
+    Ok((config, declared))
+}
+
+/// Keys of `[settings]` that only one experiment has.
+const DROP_KEYS: [&str; 3] = ["initial_angle_deg", "release_time_s", "frame_times_s"];
+const SWINGUP_KEYS: [&str; 5] = [
+    "winch_periods_s",
+    "winch_amplitude_m",
+    "winch_waypoints_m",
+    "objective_interval_s",
+    "objective_weights",
+];
+
+impl ScenarioSettings {
+    fn declared_frames(&self) -> DeclaredFrames {
+        DeclaredFrames {
+            duration_s: self.duration_s,
+            frame_interval_s: self.frame_interval_s,
+            frame_times_s: self.frame_times_s.clone(),
+            source: String::new(),
+        }
+    }
+
+    /// The keys given, by name, for the check that each belongs to the
+    /// experiment.
+    fn given(&self) -> Vec<&'static str> {
+        let all = [
+            ("initial_angle_deg", self.initial_angle_deg.is_some()),
+            ("release_time_s", self.release_time_s.is_some()),
+            ("frame_times_s", self.frame_times_s.is_some()),
+            ("winch_periods_s", self.winch_periods_s.is_some()),
+            ("winch_amplitude_m", self.winch_amplitude_m.is_some()),
+            ("winch_waypoints_m", self.winch_waypoints_m.is_some()),
+            ("objective_interval_s", self.objective_interval_s.is_some()),
+            ("objective_weights", self.objective_weights.is_some()),
+        ];
+        all.into_iter()
+            .filter_map(|(key, given)| given.then_some(key))
+            .collect()
+    }
+
+    /// The experiment the settings describe, with the experiment's default
+    /// frames (the caller sets the frames). A key of the other experiment
+    /// is an error: a drop has no winch, a swing-up no release.
+    fn scenario(self, kind: ScenarioKind, length_m: f64) -> Result<Scenario, ConfigError> {
+        let (foreign, other, this) = match kind {
+            ScenarioKind::Drop => (&SWINGUP_KEYS[..], "swingup", "drop"),
+            ScenarioKind::Swingup => (&DROP_KEYS[..], "drop", "swingup"),
+        };
+        if let Some(key) = self.given().into_iter().find(|k| foreign.contains(k)) {
+            return Err(ConfigError::Schema(format!(
+                "[settings] {key} is a setting of scenario = \"{other}\", and this config's scenario is \"{this}\": remove it, or set the scenario"
+            )));
+        }
+        let mut scenario = Scenario::new(kind, length_m);
+        if let Some(markers) = self.marker_arc_lengths_m {
+            scenario.marker_arc_lengths_m = markers;
+        }
+        match &mut scenario.experiment {
+            Experiment::Drop(drop) => {
+                drop.pin_m = self.pin_m.unwrap_or(drop.pin_m);
+                drop.initial_angle_deg = self.initial_angle_deg.unwrap_or(drop.initial_angle_deg);
+                drop.release_time_s = self.release_time_s.unwrap_or(drop.release_time_s);
+            }
+            Experiment::Swingup(swingup) => {
+                if self.winch_waypoints_m.is_some() && self.winch_amplitude_m.is_some() {
+                    return Err(ConfigError::Schema(
+                        "give either winch_waypoints_m or winch_amplitude_m, not both".into(),
+                    ));
+                }
+                let periods = self
+                    .winch_periods_s
+                    .unwrap_or_else(|| swingup.winch.periods_s.clone());
+                let waypoints = match (self.winch_waypoints_m, self.winch_amplitude_m) {
+                    (Some(w), _) => w,
+                    (None, Some(a)) => WinchMotion::spec_waypoints(a),
+                    (None, None) => swingup.winch.waypoints_m.clone(),
+                };
+                // The winch starts wherever pin_m says.
+                let [x_m, height_m] = self.pin_m.unwrap_or([0.0, 0.0]);
+                swingup.winch = WinchMotion {
+                    waypoints_m: waypoints.iter().map(|w| w + x_m).collect(),
+                    periods_s: periods,
+                    height_m,
+                };
+                swingup.objective_interval_s = self
+                    .objective_interval_s
+                    .unwrap_or(swingup.objective_interval_s);
+                swingup.objective_weights =
+                    self.objective_weights.unwrap_or(swingup.objective_weights);
+            }
+        }
+        Ok(scenario)
+    }
 }
 
 #[cfg(test)]
@@ -265,11 +347,11 @@ mod tests {
     #[test]
     fn defaults_depend_on_the_scenario() {
         let drop = resolve(Table::new()).unwrap();
-        assert_eq!(drop.scenario.kind, ScenarioKind::Drop);
+        assert_eq!(drop.scenario.kind(), ScenarioKind::Drop);
         assert_eq!(drop.tether.tip_mass_kg, 0.0);
         let swing = resolve(parse("scenario = \"swingup\"")).unwrap();
         assert_eq!(swing.tether.tip_mass_kg, 0.021);
-        assert_eq!(swing.scenario.duration_s, 3.0);
+        assert_eq!(swing.scenario.duration_s(), 3.0);
     }
 
     #[test]
@@ -280,7 +362,40 @@ mod tests {
         let c = resolve(base).unwrap();
         assert_eq!(c.tether.elements, 12);
         assert_eq!(c.tether.damping_pa_s, 100.0);
-        assert_eq!(c.scenario.duration_s, 1.0);
+        assert_eq!(c.scenario.duration_s(), 1.0);
+    }
+
+    #[test]
+    fn a_key_of_the_other_experiment_is_refused_by_name() {
+        let e = resolve(parse("[settings]\nwinch_amplitude_m = 0.1"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[settings] winch_amplitude_m") && e.contains("\"swingup\""),
+            "{e}"
+        );
+        let e = resolve(parse(
+            "scenario = \"swingup\"\n[settings]\nrelease_time_s = 0.1",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("[settings] release_time_s"), "{e}");
+    }
+
+    #[test]
+    fn a_film_config_gives_its_frames_back_unapplied() {
+        let table = parse("[settings]\nframe_interval_s = 0.0333\nduration_s = 1.0");
+        // Not a whole number of frames: an error for a simulation, but a
+        // film's frames are the file's, checked against these later.
+        assert!(resolve(table.clone()).is_err());
+        let (config, declared) = resolve_film(table, Path::new("film.toml")).unwrap();
+        assert_eq!(declared.frame_interval_s, Some(0.0333));
+        assert_eq!(declared.duration_s, Some(1.0));
+        assert_eq!(declared.source, "film.toml");
+        assert_eq!(
+            config.scenario.frames,
+            Scenario::new(ScenarioKind::Drop, 1.0).frames
+        );
     }
 
     #[test]

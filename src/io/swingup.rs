@@ -8,7 +8,6 @@ use super::IoError;
 use super::table::{Column, write_columns};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{Evaluation, GaRun, GeneCoding};
-use crate::model::PinMotion;
 use crate::scenario::Scenario;
 use crate::track::Track;
 
@@ -125,7 +124,7 @@ pub fn write_motion(
     track: &Track,
     metadata: &BTreeMap<String, String>,
 ) -> Result<(), IoError> {
-    let winch = &scenario.winch;
+    let winch = scenario.motion();
     let times = &track.times_s;
     let tip = track.markers() - 1;
     let each = |f: &dyn Fn(usize, f64) -> f64| -> Vec<f64> {

@@ -8,7 +8,6 @@ use super::series::{Heatmap, Panel, Panels, Series, Shape, Snapshots};
 use super::{PlotError, save};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{GaRun, GeneCoding};
-use crate::model::PinMotion;
 use crate::scenario::Scenario;
 use crate::track::Track;
 
@@ -59,8 +58,8 @@ fn sampled(duration_s: f64, f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
 
 /// Winch position, velocity and acceleration of a swing-up.
 pub fn winch(scenario: &Scenario, label: &str) -> Panels {
-    let w = &scenario.winch;
-    let d = scenario.duration_s;
+    let w = scenario.motion();
+    let d = scenario.duration_s();
     let panel = |y_label: &str, name: &str, points| Panel {
         y_label: y_label.into(),
         series: vec![Series::new(name, points)],
@@ -93,7 +92,7 @@ pub fn tip(scenario: &Scenario, track: &Track, t_at_min_s: Option<f64>) -> Panel
             .map(|(f, &t)| (t, track.at(f, tip)[axis]))
             .collect()
     };
-    let w = &scenario.winch;
+    let w = scenario.motion();
     let marks: Vec<(String, f64)> = t_at_min_s
         .map(|t| (format!("J_a,min at {t:.3} s"), t))
         .into_iter()
@@ -106,7 +105,10 @@ pub fn tip(scenario: &Scenario, track: &Track, t_at_min_s: Option<f64>) -> Panel
                 y_label: "x [m]".into(),
                 series: vec![
                     Series::new("tip", tip_coordinate(0)),
-                    Series::new("winch", sampled(scenario.duration_s, |t| w.position(t)[0])),
+                    Series::new(
+                        "winch",
+                        sampled(scenario.duration_s(), |t| w.position(t)[0]),
+                    ),
                 ],
                 marks: marks.clone(),
             },
@@ -114,7 +116,10 @@ pub fn tip(scenario: &Scenario, track: &Track, t_at_min_s: Option<f64>) -> Panel
                 y_label: "y [m]".into(),
                 series: vec![
                     Series::new("tip", tip_coordinate(1)),
-                    Series::new("winch", sampled(scenario.duration_s, |t| w.position(t)[1])),
+                    Series::new(
+                        "winch",
+                        sampled(scenario.duration_s(), |t| w.position(t)[1]),
+                    ),
                 ],
                 marks,
             },
@@ -131,6 +136,7 @@ pub fn snapshots(scenario: &Scenario, track: &Track, until_s: f64, count: usize)
         .rposition(|&t| t <= until_s + 1e-9)
         .unwrap_or(0);
     let count = count.max(2);
+    let motion = scenario.motion();
     let mut frames: Vec<usize> = (0..count).map(|k| k * last / (count - 1)).collect();
     frames.dedup();
     Snapshots {
@@ -142,7 +148,7 @@ pub fn snapshots(scenario: &Scenario, track: &Track, until_s: f64, count: usize)
             .into_iter()
             .map(|f| {
                 let t = track.times_s[f];
-                let w = scenario.winch.position(t);
+                let w = motion.position(t);
                 Shape {
                     label: format!("t = {t:.2} s"),
                     line: frame_points(track, f),
@@ -207,8 +213,11 @@ pub fn save_all(
         |name: &str, result: Result<(), PlotError>| result.map(|()| written.push(name.to_string()));
     put("fitness", save(&dir.join("fitness"), &fitness(run, global)))?;
     let label = {
-        let t = &best_scenario.winch.periods_s;
-        format!("T = {:.3}, {:.3}, {:.3} s", t[0], t[1], t[2])
+        let periods = best_scenario
+            .as_swingup()
+            .map_or(&[][..], |s| &s.winch.periods_s[..]);
+        let periods: Vec<String> = periods.iter().map(|t| format!("{t:.3}")).collect();
+        format!("T = {} s", periods.join(", "))
     };
     put(
         "winch",
@@ -220,7 +229,7 @@ pub fn save_all(
             "tip",
             save(&dir.join("tip"), &tip(best_scenario, track, t_min)),
         )?;
-        let until = t_min.unwrap_or(best_scenario.duration_s).max(0.2);
+        let until = t_min.unwrap_or(best_scenario.duration_s()).max(0.2);
         put(
             "snapshots",
             save(

@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::{
-    Scenario, ScenarioKind, SimulationOutput, SolverReport, Track, WinchMotion, fixed_step,
+    Experiment, Scenario, ScenarioKind, SimulationOutput, SolverReport, SwingupSettings, Track,
+    WinchMotion, fixed_step,
 };
 use crate::gpu::{GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
@@ -69,9 +70,10 @@ impl StepCache {
                     },
                     ..params.clone()
                 },
-                scenario.kind,
-                scenario.initial_angle_deg.to_bits(),
+                scenario.kind(),
+                scenario.as_drop().map(|d| d.initial_angle_deg.to_bits()),
                 scenario.sample_interval_s().to_bits(),
+                scenario.step_must_divide_s().map(f64::to_bits),
                 scheme,
                 requested_s.map(f64::to_bits),
             )
@@ -79,13 +81,7 @@ impl StepCache {
         if let Some(&h) = self.steps.lock().expect("step cache").get(&key) {
             return Ok(h);
         }
-        let h = fixed_step(
-            scheme,
-            requested_s,
-            tether,
-            q0,
-            scenario.sample_interval_s(),
-        )?;
+        let h = fixed_step(scheme, requested_s, tether, q0, scenario)?;
         self.steps.lock().expect("step cache").insert(key, h);
         Ok(h)
     }
@@ -109,14 +105,21 @@ pub fn gpu_simulation(
     let sample = scenario.sample_interval_s();
     let step = steps.step(scenario, params, scheme, step_s, &tether, &q0)?;
     let steps_per_sample = (sample / step).round() as u64;
-    let (pin_m, tangent, drive) = match scenario.kind {
-        ScenarioKind::Drop => (scenario.pin_m, scenario.drop_direction(), PinDrive::Fixed),
-        ScenarioKind::Swingup => {
+    // A drop has no J_a; its GPU simulation carries the paper's weights,
+    // unread.
+    let objective_weights = scenario
+        .as_swingup()
+        .map_or(SwingupSettings::paper().objective_weights, |s| {
+            s.objective_weights
+        });
+    let (pin_m, tangent, drive) = match &scenario.experiment {
+        Experiment::Drop(drop) => (drop.pin_m, drop.direction(), PinDrive::Fixed),
+        Experiment::Swingup(swingup) => {
             let WinchMotion {
                 waypoints_m,
                 periods_s,
                 ..
-            } = scenario.winch.clone();
+            } = swingup.winch.clone();
             (
                 motion.position(0.0),
                 [0.0, -1.0],
@@ -128,7 +131,7 @@ pub fn gpu_simulation(
         }
     };
     let tip = tether.tip_index();
-    let initial_swingup_m = SwingupObjective::new(scenario.objective_weights).value(
+    let initial_swingup_m = SwingupObjective::new(objective_weights).value(
         0.0,
         motion.position(0.0),
         [q0[tip], q0[tip + 1]],
@@ -144,8 +147,8 @@ pub fn gpu_simulation(
         initial_a: a0,
         scheme,
         step_s: step,
-        total_steps: match scenario.kind {
-            ScenarioKind::Drop => frame_due(scenario.duration_s, step).step,
+        total_steps: match scenario.kind() {
+            ScenarioKind::Drop => frame_due(scenario.duration_s(), step).step,
             ScenarioKind::Swingup => steps_per_sample * scenario.sample_count() as u64,
         },
         steps_per_sample,
@@ -157,7 +160,7 @@ pub fn gpu_simulation(
             .map(|t| frame_due(t, step))
             .collect(),
         marker_arc_lengths_m: scenario.marker_arc_lengths_m.clone(),
-        objective_weights: scenario.objective_weights,
+        objective_weights,
         initial_swingup_m,
         compare_measured: false,
         measured_first_frame: held_compared_frames(scenario),
@@ -204,8 +207,8 @@ pub fn gpu_output(
         marker_arc_lengths_m: markers.clone(),
         positions_m,
     };
-    let swingup = (scenario.kind == ScenarioKind::Swingup).then_some(SwingupObjective {
-        weights: scenario.objective_weights,
+    let swingup = scenario.as_swingup().map(|s| SwingupObjective {
+        weights: s.objective_weights,
         j_a_min: outcome.swingup_min_m,
         t_at_min_s: outcome.swingup_time_s,
     });

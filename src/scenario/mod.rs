@@ -3,6 +3,8 @@
 //! objective at exact sample times.
 
 pub mod batch;
+pub mod frames;
+mod record;
 pub mod winch;
 
 use std::sync::Arc;
@@ -19,6 +21,7 @@ use crate::solver::{
     TetherDynamics, equilibrium,
 };
 use crate::track::Track;
+pub use frames::{DeclaredFrames, Frames, median_interval_s};
 pub use winch::WinchMotion;
 
 /// Which experiment.
@@ -31,69 +34,47 @@ pub enum ScenarioKind {
     Swingup,
 }
 
-/// Everything that defines an experiment apart from the tether itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scenario {
-    pub kind: ScenarioKind,
-    /// Simulated time from the release \[s\].
-    pub duration_s: f64,
-    /// Interval between recorded frames \[s\]; with `frame_times_s`, the
-    /// nominal one, which the automatic step divides.
-    pub frame_interval_s: f64,
-    /// The frames' times on the file's clock \[s\] when they are not every
-    /// `frame_interval_s` from 0: a measured file's own (30 fps, jittered,
-    /// uneven). Increasing, from 0 on; the last is the release plus the
-    /// duration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_times_s: Option<Vec<f64>>,
-    /// The release on the file's clock \[s\] (docs/model.md §4.1): a frame at time t
-    /// shows the model at t − release_time_s, and one before the release the
-    /// held initial shape.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub release_time_s: f64,
-    /// Arc lengths of the markers \[m\]; docs/model.md §4.1: 11 points at j L/10.
-    pub marker_arc_lengths_m: Vec<f64>,
-    /// Drop: the pin's position \[m\].
-    #[serde(default)]
+/// What a drop has that a swing-up has not (docs/model.md §4.1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DropSettings {
+    /// The pin's position \[m\].
     pub pin_m: [f64; 2],
-    /// Drop: initial angle of the straight tether from the hanging direction \[deg\].
-    #[serde(default = "defaults::initial_angle_deg")]
+    /// The straight tether's angle from the hanging direction at the
+    /// release \[deg\], positive toward +x.
     pub initial_angle_deg: f64,
-    /// Swing-up: the winch motion.
-    #[serde(default = "defaults::winch")]
+    /// The release on the frames' clock \[s\]: a frame at time t shows the
+    /// model at t − release_time_s, and one before the release the held
+    /// initial shape.
+    pub release_time_s: f64,
+}
+
+/// What a swing-up has that a drop has not (docs/model.md §4.2, §5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SwingupSettings {
     pub winch: WinchMotion,
-    /// Swing-up: interval at which J_a is evaluated \[s\].
-    #[serde(default = "defaults::objective_interval_s")]
+    /// Interval at which J_a is evaluated \[s\].
     pub objective_interval_s: f64,
-    /// Swing-up: weights k1 \[s\] and k2 [m/s] of J_a (docs/model.md §5).
-    #[serde(default = "defaults::objective_weights")]
+    /// Weights k1 \[s\] and k2 \[m/s\] of J_a.
     pub objective_weights: [f64; 2],
 }
 
-/// The values a record leaves out for the other experiment's fields
-/// ([`Scenario::record`]) read back as: the paper's.
-mod defaults {
-    use super::*;
-
-    pub fn initial_angle_deg() -> f64 {
-        Scenario::new(ScenarioKind::Drop, 1.0).initial_angle_deg
-    }
-    pub fn winch() -> WinchMotion {
-        Scenario::new(ScenarioKind::Swingup, 1.0).winch
-    }
-    pub fn objective_interval_s() -> f64 {
-        Scenario::new(ScenarioKind::Swingup, 1.0).objective_interval_s
-    }
-    pub fn objective_weights() -> [f64; 2] {
-        Scenario::new(ScenarioKind::Swingup, 1.0).objective_weights
-    }
+/// The experiment and its own settings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Experiment {
+    Drop(DropSettings),
+    Swingup(SwingupSettings),
 }
 
-/// serde: leave out a release at 0 (the paper's experiment), so that the
-/// records of runs and files made before it existed read the same.
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
+/// Everything that defines an experiment apart from the tether itself.
+/// Written and read (configs' records, output metadata) in a flat form
+/// that holds the experiment's own fields only (`record.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "record::ScenarioRecord", into = "record::ScenarioRecord")]
+pub struct Scenario {
+    pub experiment: Experiment,
+    pub frames: Frames,
+    /// Arc lengths of the markers \[m\]; docs/model.md §4.1: 11 points at j L/10.
+    pub marker_arc_lengths_m: Vec<f64>,
 }
 
 /// docs/model.md §4.2's default winch periods: those of the independent reference run
@@ -105,39 +86,126 @@ pub const SWINGUP_TIP_MASS_KG: f64 = 0.021;
 impl Scenario {
     /// The paper's defaults for a tether of length `length_m`.
     pub fn new(kind: ScenarioKind, length_m: f64) -> Self {
+        let (experiment, duration_s) = match kind {
+            ScenarioKind::Drop => (Experiment::Drop(DropSettings::paper()), 2.0),
+            ScenarioKind::Swingup => (Experiment::Swingup(SwingupSettings::paper()), 3.0),
+        };
         Self {
-            kind,
-            duration_s: match kind {
-                ScenarioKind::Drop => 2.0,
-                ScenarioKind::Swingup => 3.0,
-            },
-            frame_interval_s: 0.04,
-            frame_times_s: None,
-            release_time_s: 0.0,
+            experiment,
+            frames: Frames::every(0.04, duration_s),
             marker_arc_lengths_m: (0..=10).map(|j| j as f64 * length_m / 10.0).collect(),
-            pin_m: [0.0, 0.0],
-            initial_angle_deg: 45.0,
-            winch: WinchMotion::spec(DEFAULT_WINCH_AMPLITUDE_M, DEFAULT_WINCH_PERIODS_S),
-            objective_interval_s: 1e-3,
-            objective_weights: [0.01, 0.05],
         }
+    }
+
+    /// A filmed drop: the paper's drop seen at the film's `times_s`,
+    /// released at `release_time_s` on its clock.
+    pub fn film(times_s: Vec<f64>, release_time_s: f64, length_m: f64) -> Self {
+        let mut scenario =
+            Self::new(ScenarioKind::Drop, length_m).with_frames(Frames::film(times_s));
+        if let Experiment::Drop(drop) = &mut scenario.experiment {
+            drop.release_time_s = release_time_s;
+        }
+        scenario
+    }
+
+    /// The same experiment seen at other frames.
+    pub fn with_frames(self, frames: Frames) -> Self {
+        Self { frames, ..self }
+    }
+
+    /// The same experiment for `duration_s` from the release, a frame
+    /// every interval as now.
+    pub fn with_duration_s(self, duration_s: f64) -> Self {
+        let interval_s = self.frame_interval_s();
+        self.with_frames(Frames::every(interval_s, duration_s))
+    }
+
+    /// The same experiment with other markers.
+    pub fn with_markers(self, marker_arc_lengths_m: Vec<f64>) -> Self {
+        Self {
+            marker_arc_lengths_m,
+            ..self
+        }
+    }
+
+    pub fn kind(&self) -> ScenarioKind {
+        match self.experiment {
+            Experiment::Drop(_) => ScenarioKind::Drop,
+            Experiment::Swingup(_) => ScenarioKind::Swingup,
+        }
+    }
+
+    /// The drop's own settings; None for a swing-up.
+    pub fn as_drop(&self) -> Option<&DropSettings> {
+        match &self.experiment {
+            Experiment::Drop(drop) => Some(drop),
+            Experiment::Swingup(_) => None,
+        }
+    }
+
+    pub fn as_drop_mut(&mut self) -> Option<&mut DropSettings> {
+        match &mut self.experiment {
+            Experiment::Drop(drop) => Some(drop),
+            Experiment::Swingup(_) => None,
+        }
+    }
+
+    /// The swing-up's own settings; None for a drop.
+    pub fn as_swingup(&self) -> Option<&SwingupSettings> {
+        match &self.experiment {
+            Experiment::Swingup(swingup) => Some(swingup),
+            Experiment::Drop(_) => None,
+        }
+    }
+
+    pub fn as_swingup_mut(&mut self) -> Option<&mut SwingupSettings> {
+        match &mut self.experiment {
+            Experiment::Swingup(swingup) => Some(swingup),
+            Experiment::Drop(_) => None,
+        }
+    }
+
+    /// The release on the frames' clock \[s\]; the swing-up's clock is
+    /// the winch's, which starts at its 0.
+    pub fn release_time_s(&self) -> f64 {
+        self.as_drop().map_or(0.0, |d| d.release_time_s)
+    }
+
+    /// Moves a drop's release to `release_time_s`; frames every interval
+    /// keep their last frame ([`Frames::with_release_moved`]).
+    pub fn set_release_time_s(&mut self, release_time_s: f64) {
+        let from_s = self.release_time_s();
+        if let Experiment::Drop(drop) = &mut self.experiment {
+            drop.release_time_s = release_time_s;
+            self.frames = self
+                .frames
+                .clone()
+                .with_release_moved(from_s, release_time_s);
+        }
+    }
+
+    /// Where node 0 is at the start \[m\]: the drop's pin, the swing-up
+    /// winch's first position.
+    pub fn pin_m(&self) -> [f64; 2] {
+        self.motion().position(0.0)
+    }
+
+    /// Simulated time from the release to the last frame \[s\].
+    pub fn duration_s(&self) -> f64 {
+        self.frames.duration_s(self.release_time_s())
+    }
+
+    /// The interval between frames \[s\] (a film's typical one).
+    pub fn frame_interval_s(&self) -> f64 {
+        self.frames.interval_s()
     }
 
     /// The scenario as output metadata records it: what this experiment
     /// has and nothing of the other's (a drop has no winch or J_a, a
-    /// swing-up no pin, release angle or release time). It reads back as
-    /// a `Scenario` with those at the paper's values.
+    /// swing-up no pin, release angle or release time), and its frames
+    /// as they were given (an interval and a duration, or the times).
     pub fn record(&self) -> String {
-        let mut value = serde_json::to_value(self).expect("plain data serializes");
-        let fields = value.as_object_mut().expect("a struct");
-        let other: &[&str] = match self.kind {
-            ScenarioKind::Drop => &["winch", "objective_interval_s", "objective_weights"],
-            ScenarioKind::Swingup => &["pin_m", "initial_angle_deg", "release_time_s"],
-        };
-        for key in other {
-            fields.remove(*key);
-        }
-        value.to_string()
+        serde_json::to_string(self).expect("plain data serializes")
     }
 
     /// The default tip mass of the scenario (the swing-up's 21 g body).
@@ -151,28 +219,30 @@ impl Scenario {
     /// The interval every solver must land on exactly: frames for the drop,
     /// J_a samples for the swing-up (frames are whole multiples of it).
     pub fn sample_interval_s(&self) -> f64 {
-        match self.kind {
-            ScenarioKind::Drop => self.frame_interval_s,
-            ScenarioKind::Swingup => self.objective_interval_s,
+        match &self.experiment {
+            Experiment::Drop(_) => self.frame_interval_s(),
+            Experiment::Swingup(s) => s.objective_interval_s,
+        }
+    }
+
+    /// The interval a user's fixed step must divide, so that every sample
+    /// lands on a step: the frames' (or J_a's) when they come every
+    /// interval; None for a film, whose frames are read between steps.
+    pub fn step_must_divide_s(&self) -> Option<f64> {
+        match self.frames {
+            Frames::At { .. } => None,
+            Frames::Every { .. } => Some(self.sample_interval_s()),
         }
     }
 
     /// Number of sample intervals in the run.
     pub fn sample_count(&self) -> usize {
-        (self.duration_s / self.sample_interval_s()).round() as usize
+        (self.duration_s() / self.sample_interval_s()).round() as usize
     }
 
-    /// The frames' times on the file's clock \[s\]: `frame_times_s`, or
-    /// every `frame_interval_s` from 0 to the release plus the duration.
+    /// The frames' times on the clock \[s\].
     pub fn frame_times_s(&self) -> Vec<f64> {
-        if let Some(times) = &self.frame_times_s {
-            return times.clone();
-        }
-        let last = self.release_time_s + self.duration_s;
-        let count = (last / self.frame_interval_s + 1e-9).floor() as usize;
-        (0..=count)
-            .map(|p| p as f64 * self.frame_interval_s)
-            .collect()
+        self.frames.times_s(self.release_time_s())
     }
 
     /// The times of the frames J_e compares, on the file's clock: every
@@ -185,110 +255,44 @@ impl Scenario {
         self.frame_times_s().into_iter().skip(1).collect()
     }
 
-    /// The release time and the frame times: a drop's release from 0 on,
-    /// before its last frame; frame times increasing from 0 on, the last
-    /// the release plus the duration. The swing-up keeps the winch's clock.
-    fn validate_clock(&self) -> Result<(), InputError> {
-        let release = self.release_time_s;
-        if self.kind == ScenarioKind::Swingup {
-            if release != 0.0 || self.frame_times_s.is_some() {
-                return Err(InputError::new(
-                    "release_time_s",
-                    release,
-                    "0 and frames every frame_interval_s for the swing-up (its clock is the winch's)",
-                ));
-            }
-            return Ok(());
-        }
-        if !(release.is_finite() && release >= 0.0) {
-            return Err(InputError::new(
-                "release_time_s",
-                release,
-                "a time >= 0 s on the measured file's clock",
-            ));
-        }
-        let Some(times) = &self.frame_times_s else {
-            return Ok(());
-        };
-        let Some(&last) = times.last() else {
-            return Err(InputError::new("frame_times_s", "[]", "at least one frame"));
-        };
-        if let Some(w) = times
-            .windows(2)
-            .find(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater))
-        {
-            return Err(InputError::new(
-                "frame_times_s",
-                format!("{} s after {} s", w[1], w[0]),
-                "increasing times",
-            ));
-        }
-        if !(times[0].is_finite() && times[0] >= 0.0 && last.is_finite()) {
-            return Err(InputError::new(
-                "frame_times_s",
-                times[0],
-                "finite times from 0 s on",
-            ));
-        }
-        if release >= last {
-            return Err(InputError::new(
-                "release_time_s",
-                release,
-                format!("a time before the last frame, {last} s"),
-            ));
-        }
-        if (last - release - self.duration_s).abs() > 1e-9 * last.max(1.0) {
-            return Err(InputError::new(
-                "duration_s",
-                self.duration_s,
-                format!("the last frame less the release, {} s", last - release),
-            ));
-        }
-        Ok(())
-    }
-
     /// The model time of a frame at `file_time_s`: the time since the
     /// release, 0 before it (the held initial shape).
     pub fn model_time_s(&self, file_time_s: f64) -> f64 {
-        (file_time_s - self.release_time_s).max(0.0)
+        (file_time_s - self.release_time_s()).max(0.0)
     }
 
     /// Samples between two frames.
     pub fn samples_per_frame(&self) -> usize {
-        (self.frame_interval_s / self.sample_interval_s()).round() as usize
+        (self.frame_interval_s() / self.sample_interval_s()).round() as usize
     }
 
     pub fn validate(&self, length_m: f64) -> Result<(), InputError> {
-        // The clock first: a release at the last frame leaves no duration,
-        // and says so better than the duration can.
-        self.validate_clock()?;
-        require_positive("duration_s", self.duration_s)?;
-        require_positive("frame_interval_s", self.frame_interval_s)?;
-        require_positive("objective_interval_s", self.objective_interval_s)?;
-        let whole = |ratio: f64| {
-            (ratio - ratio.round()).abs() < 1e-9 * ratio.max(1.0) && ratio.round() >= 1.0
-        };
-        if self.kind == ScenarioKind::Swingup
-            && !whole(self.frame_interval_s / self.objective_interval_s)
-        {
-            return Err(InputError::new(
-                "frame_interval_s",
-                self.frame_interval_s,
-                format!(
-                    "a whole multiple of the objective interval {} s",
-                    self.objective_interval_s
-                ),
-            ));
-        }
-        if self.frame_times_s.is_none() && !whole(self.duration_s / self.frame_interval_s) {
-            return Err(InputError::new(
-                "duration_s",
-                self.duration_s,
-                format!(
-                    "a whole multiple of the frame interval {} s",
-                    self.frame_interval_s
-                ),
-            ));
+        match &self.experiment {
+            Experiment::Drop(drop) => {
+                // The clock first: a release at the last frame leaves no
+                // duration, and says so better than the duration can.
+                let release = drop.release_time_s;
+                if !(release.is_finite() && release >= 0.0) {
+                    return Err(InputError::new(
+                        "release_time_s",
+                        release,
+                        "a time >= 0 s on the measured file's clock",
+                    ));
+                }
+                self.frames.validate(release)?;
+                drop.validate()?;
+            }
+            Experiment::Swingup(swingup) => {
+                if let Frames::At { .. } = self.frames {
+                    return Err(InputError::new(
+                        "frame_times_s",
+                        "given",
+                        "frames every frame_interval_s for the swing-up (its clock is the winch's)",
+                    ));
+                }
+                self.frames.validate(0.0)?;
+                swingup.validate(self.frame_interval_s())?;
+            }
         }
         if self.marker_arc_lengths_m.is_empty() {
             return Err(InputError::new(
@@ -306,41 +310,81 @@ impl Scenario {
                 ));
             }
         }
-        require_finite("pin_m", self.pin_m[0])?;
-        require_finite("pin_m", self.pin_m[1])?;
-        require_finite("initial_angle_deg", self.initial_angle_deg)?;
-        require_non_negative("objective weight k1", self.objective_weights[0])?;
-        require_non_negative("objective weight k2", self.objective_weights[1])?;
-        if self.kind == ScenarioKind::Swingup {
-            self.winch.validate()?;
-        }
         Ok(())
     }
 
     /// The prescribed motion of node 0.
     pub fn motion(&self) -> Arc<dyn PinMotion> {
-        match self.kind {
-            ScenarioKind::Drop => Arc::new(FixedPin(self.pin_m)),
-            ScenarioKind::Swingup => Arc::new(self.winch.clone()),
+        match &self.experiment {
+            Experiment::Drop(drop) => Arc::new(FixedPin(drop.pin_m)),
+            Experiment::Swingup(swingup) => Arc::new(swingup.winch.clone()),
         }
-    }
-
-    /// Unit direction of the drop's initial straight tether: raised by the
-    /// initial angle from hanging straight down.
-    pub fn drop_direction(&self) -> [f64; 2] {
-        let angle = self.initial_angle_deg.to_radians();
-        [angle.sin(), -angle.cos()]
     }
 
     /// Initial coordinates and velocities (docs/model.md §4.1, §4.2).
     pub fn initial_state(&self, tether: &Tether) -> Result<(Vec<f64>, Vec<f64>), SolverError> {
-        let q = match self.kind {
-            ScenarioKind::Drop => tether.straight_configuration(self.pin_m, self.drop_direction()),
-            ScenarioKind::Swingup => {
+        let q = match &self.experiment {
+            Experiment::Drop(drop) => tether.straight_configuration(drop.pin_m, drop.direction()),
+            Experiment::Swingup(_) => {
                 equilibrium::hanging_equilibrium(tether, self.motion().position(0.0))?
             }
         };
         Ok((q, vec![0.0; tether.dofs()]))
+    }
+}
+
+impl DropSettings {
+    /// The paper's: pinned at the origin, released from 45° at t = 0.
+    pub fn paper() -> Self {
+        Self {
+            pin_m: [0.0, 0.0],
+            initial_angle_deg: 45.0,
+            release_time_s: 0.0,
+        }
+    }
+
+    /// Unit direction of the initial straight tether: raised by the
+    /// initial angle from hanging straight down.
+    pub fn direction(&self) -> [f64; 2] {
+        let angle = self.initial_angle_deg.to_radians();
+        [angle.sin(), -angle.cos()]
+    }
+
+    fn validate(&self) -> Result<(), InputError> {
+        require_finite("pin_m", self.pin_m[0])?;
+        require_finite("pin_m", self.pin_m[1])?;
+        require_finite("initial_angle_deg", self.initial_angle_deg)
+    }
+}
+
+impl SwingupSettings {
+    /// The paper's winch (docs/model.md §4.2) and J_a (§5).
+    pub fn paper() -> Self {
+        Self {
+            winch: WinchMotion::spec(DEFAULT_WINCH_AMPLITUDE_M, DEFAULT_WINCH_PERIODS_S),
+            objective_interval_s: 1e-3,
+            objective_weights: [0.01, 0.05],
+        }
+    }
+
+    /// Checks the settings, with frames every `frame_interval_s`: a whole
+    /// number of J_a samples apart, so that each frame is a sample.
+    fn validate(&self, frame_interval_s: f64) -> Result<(), InputError> {
+        require_positive("objective_interval_s", self.objective_interval_s)?;
+        let ratio = frame_interval_s / self.objective_interval_s;
+        if !((ratio - ratio.round()).abs() < 1e-9 * ratio.max(1.0) && ratio.round() >= 1.0) {
+            return Err(InputError::new(
+                "frame_interval_s",
+                frame_interval_s,
+                format!(
+                    "a whole multiple of the objective interval {} s",
+                    self.objective_interval_s
+                ),
+            ));
+        }
+        require_non_negative("objective weight k1", self.objective_weights[0])?;
+        require_non_negative("objective weight k2", self.objective_weights[1])?;
+        self.winch.validate()
     }
 }
 
@@ -486,36 +530,57 @@ pub fn validate_step(step_s: f64, sample_interval_s: f64) -> Result<(), InputErr
     Ok(())
 }
 
-/// The explicit step: the user's (checked, and snapped to divide the sample
-/// interval exactly) or else `automatic()`.
-pub fn explicit_step(
-    requested_s: Option<f64>,
-    sample_interval_s: f64,
-    automatic: impl FnOnce() -> Result<f64, SolverError>,
-) -> Result<f64, SolverError> {
-    match requested_s {
-        Some(h) => {
-            validate_step(h, sample_interval_s)?;
-            Ok(sample_interval_s / (sample_interval_s / h).round())
-        }
-        None => automatic(),
+/// Checks a user's step for `scenario`: one that divides its sample
+/// interval where samples must land on steps
+/// ([`Scenario::step_must_divide_s`]), any positive one for a film.
+pub fn validate_step_for(step_s: f64, scenario: &Scenario) -> Result<(), InputError> {
+    match scenario.step_must_divide_s() {
+        Some(interval_s) => validate_step(step_s, interval_s),
+        None => require_positive("step_s", step_s),
     }
 }
 
-/// The step of a fixed-step scheme for a tether starting at `q0`: the
-/// user's (checked and snapped as [`explicit_step`] does) or else the
-/// automatic one from the model's modes.
+/// The explicit step: the user's (checked, and snapped to divide the
+/// interval `must_divide_s` exactly where there is one) or else
+/// `automatic()`.
+pub fn explicit_step(
+    requested_s: Option<f64>,
+    must_divide_s: Option<f64>,
+    automatic: impl FnOnce() -> Result<f64, SolverError>,
+) -> Result<f64, SolverError> {
+    match (requested_s, must_divide_s) {
+        (Some(h), Some(interval_s)) => {
+            validate_step(h, interval_s)?;
+            Ok(interval_s / (interval_s / h).round())
+        }
+        (Some(h), None) => {
+            require_positive("step_s", h)?;
+            Ok(h)
+        }
+        (None, _) => automatic(),
+    }
+}
+
+/// The step of a fixed-step scheme for `scenario` on a tether starting at
+/// `q0`: the user's (checked and snapped as [`explicit_step`] does) or
+/// else the automatic one from the model's modes, which divides the
+/// sample interval (a film's typical one).
 pub fn fixed_step(
     scheme: FixedStepScheme,
     requested_s: Option<f64>,
     tether: &Tether,
     q0: &[f64],
-    sample_interval_s: f64,
+    scenario: &Scenario,
 ) -> Result<f64, SolverError> {
-    let step = explicit_step(requested_s, sample_interval_s, || match scheme {
-        FixedStepScheme::Explicit => automatic_step(tether, q0, sample_interval_s),
-        FixedStepScheme::SemiImplicit => semi_implicit_step(tether, q0, sample_interval_s),
-    })?;
+    let sample_interval_s = scenario.sample_interval_s();
+    let step = explicit_step(
+        requested_s,
+        scenario.step_must_divide_s(),
+        || match scheme {
+            FixedStepScheme::Explicit => automatic_step(tether, q0, sample_interval_s),
+            FixedStepScheme::SemiImplicit => semi_implicit_step(tether, q0, sample_interval_s),
+        },
+    )?;
     if scheme == FixedStepScheme::SemiImplicit && requested_s.is_some() {
         // Beyond its limit this scheme does not blow up: the implicit
         // damping holds the unstable axial modes to a bounded, wrong
@@ -550,7 +615,7 @@ pub fn simulate(
     let held = (q0.clone(), v0.clone());
     let mut stepper = match settings.kind.fixed_step_scheme() {
         Some(scheme) => {
-            let step = fixed_step(scheme, settings.step_s, &tether, &q0, sample)?;
+            let step = fixed_step(scheme, settings.step_s, &tether, &q0, scenario)?;
             Stepper::FixedStep(Box::new(FixedStepSolver::new(
                 scheme, dynamics, q0, v0, 0.0, step,
             )))
@@ -570,8 +635,9 @@ pub fn simulate(
         positions_m: Vec::new(),
     };
     let mut energy = Vec::new();
-    let mut objective = (scenario.kind == ScenarioKind::Swingup)
-        .then(|| SwingupObjective::new(scenario.objective_weights));
+    let mut objective = scenario
+        .as_swingup()
+        .map(|s| SwingupObjective::new(s.objective_weights));
     let mut record = |t: f64, q: &[f64], v: &[f64]| {
         track.times_s.push(t);
         track
@@ -579,7 +645,7 @@ pub fn simulate(
             .extend(markers.iter().map(|&s| tether.point(q, s)));
         energy.push(tether.total_energy(q, v));
     };
-    if scenario.kind == ScenarioKind::Drop {
+    if scenario.kind() == ScenarioKind::Drop {
         // Frames at the file's times: held before the release, sampled
         // within a step after it.
         for t in scenario.frame_times_s() {
@@ -637,18 +703,32 @@ mod record_tests {
             (ScenarioKind::Drop, "winch", "pin_m"),
             (ScenarioKind::Swingup, "pin_m", "winch"),
         ] {
-            let scenario = Scenario {
-                duration_s: 1.5,
-                ..Scenario::new(kind, 0.6)
-            };
+            let scenario = Scenario::new(kind, 0.6).with_duration_s(1.5);
             let record = scenario.record();
             let value: serde_json::Value = serde_json::from_str(&record).unwrap();
             assert!(value.get(absent).is_none(), "{kind:?}: {record}");
             assert!(value.get(present).is_some(), "{kind:?}: {record}");
+            assert!(value.get("frame_times_s").is_none(), "{kind:?}: {record}");
             let back: Scenario = serde_json::from_str(&record).unwrap();
             assert_eq!(back, scenario, "{kind:?}");
         }
         let drop = Scenario::new(ScenarioKind::Drop, 0.6).record();
         assert!(!drop.contains("objective"), "{drop}");
+        // A film's frames are its times: no interval or duration beside them.
+        let film = Scenario::film(vec![0.0, 0.03, 0.07], 0.01, 0.6);
+        let record = film.record();
+        assert!(!record.contains("duration_s"), "{record}");
+        assert_eq!(serde_json::from_str::<Scenario>(&record).unwrap(), film);
+    }
+
+    #[test]
+    fn a_record_from_before_the_frames_type_reads_as_it_was_meant() {
+        // Written with every field, a film's times beside the interval and
+        // duration they made meaningless.
+        let old = r#"{"kind":"drop","duration_s":0.06,"frame_interval_s":0.04,"frame_times_s":[0.0,0.03,0.07],"release_time_s":0.01,"marker_arc_lengths_m":[0.0,0.6],"pin_m":[0.0,0.0],"initial_angle_deg":45.0,"winch":{"waypoints_m":[0.0,-0.2,0.2,0.0],"periods_s":[0.5,0.4,0.6],"height_m":0.0},"objective_interval_s":0.001,"objective_weights":[0.01,0.05]}"#;
+        let read: Scenario = serde_json::from_str(old).unwrap();
+        assert_eq!(read.frames, Frames::film(vec![0.0, 0.03, 0.07]));
+        assert_eq!(read.release_time_s(), 0.01);
+        assert_eq!(read.kind(), ScenarioKind::Drop);
     }
 }

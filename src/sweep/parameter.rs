@@ -102,15 +102,18 @@ impl Parameter {
             Parameter::AirDensityKgM3 => tether.air_density_kg_m3 = value,
             Parameter::GravityMS2 => tether.gravity_m_s2 = value,
             Parameter::TipMassKg => tether.tip_mass_kg = value,
-            Parameter::InitialAngleDeg => scenario.initial_angle_deg = value,
-            Parameter::ReleaseTimeS => {
-                // The duration runs from the release to the last frame.
-                let last = scenario.release_time_s + scenario.duration_s;
-                scenario.release_time_s = value;
-                scenario.duration_s = last - value;
+            // The last frame stays where the film has it.
+            Parameter::ReleaseTimeS => scenario.set_release_time_s(value),
+            Parameter::InitialAngleDeg | Parameter::PinXM | Parameter::PinYM => {
+                // A swing-up has none of these; the grid is a drop's.
+                if let Some(drop) = scenario.as_drop_mut() {
+                    match self {
+                        Parameter::InitialAngleDeg => drop.initial_angle_deg = value,
+                        Parameter::PinXM => drop.pin_m[0] = value,
+                        _ => drop.pin_m[1] = value,
+                    }
+                }
             }
-            Parameter::PinXM => scenario.pin_m[0] = value,
-            Parameter::PinYM => scenario.pin_m[1] = value,
         }
     }
 
@@ -125,10 +128,13 @@ impl Parameter {
             Parameter::AirDensityKgM3 => tether.air_density_kg_m3,
             Parameter::GravityMS2 => tether.gravity_m_s2,
             Parameter::TipMassKg => tether.tip_mass_kg,
-            Parameter::InitialAngleDeg => scenario.initial_angle_deg,
-            Parameter::ReleaseTimeS => scenario.release_time_s,
-            Parameter::PinXM => scenario.pin_m[0],
-            Parameter::PinYM => scenario.pin_m[1],
+            Parameter::ReleaseTimeS => scenario.release_time_s(),
+            // NaN for a swing-up, which has none of these.
+            Parameter::InitialAngleDeg => {
+                scenario.as_drop().map_or(f64::NAN, |d| d.initial_angle_deg)
+            }
+            Parameter::PinXM => scenario.as_drop().map_or(f64::NAN, |d| d.pin_m[0]),
+            Parameter::PinYM => scenario.as_drop().map_or(f64::NAN, |d| d.pin_m[1]),
         }
     }
 }
@@ -172,7 +178,7 @@ mod tests {
             assert_eq!(p.get(&tether, &scenario), 0.01 * (i + 1) as f64, "{p}");
         }
         // The release keeps the last frame where it was.
-        assert!((scenario.release_time_s + scenario.duration_s - 2.0).abs() < 1e-12);
+        assert!((scenario.release_time_s() + scenario.duration_s() - 2.0).abs() < 1e-12);
         let e = Parameter::parse("youngs_modulus").unwrap_err();
         assert_eq!(e.field, "axis");
         assert!(e.to_string().contains("youngs_modulus_pa"), "{e}");

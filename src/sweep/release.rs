@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use super::{Candidate, Parameter};
 use crate::model::TetherParams;
 use crate::objective::{MeasuredTrack, frame_error};
-use crate::scenario::Scenario;
+use crate::scenario::{Frames, Scenario};
 use crate::track::Track;
 
 /// `candidates` grouped by everything but the release time, each group in
@@ -86,9 +86,13 @@ pub fn shared_experiment(
     times.push(0.0);
     times.sort_by(f64::total_cmp);
     times.dedup_by(|later, earlier| *later - *earlier <= SAME_SAMPLE_S);
-    shared.release_time_s = 0.0;
-    shared.duration_s = *times.last().expect("holds 0");
-    shared.frame_times_s = Some(times);
+    if let Some(drop) = shared.as_drop_mut() {
+        drop.release_time_s = 0.0;
+    }
+    shared.frames = Frames::At {
+        times_s: times,
+        interval_s: scenario.frame_interval_s(),
+    };
     (tether, shared)
 }
 
@@ -117,7 +121,7 @@ pub fn member_error(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{ScenarioKind, SolverSettings, simulate};
+    use crate::scenario::{SolverSettings, simulate};
     use crate::solver::SolverKind;
     use crate::sweep::Grid;
 
@@ -155,11 +159,7 @@ mod tests {
         assert_eq!(groups, vec![vec![0, 1, 2], vec![3, 4, 5]]);
         let base = TetherParams::default();
         let times: Vec<f64> = (0..=6).map(|p| p as f64 / 30.0).collect();
-        let scenario = Scenario {
-            duration_s: 0.2,
-            frame_times_s: Some(times),
-            ..Scenario::new(ScenarioKind::Drop, base.length_m)
-        };
+        let scenario = Scenario::film(times, 0.0, base.length_m);
         // Measured: another candidate's drop, so that J_e is not zero.
         let (truth_tether, truth_scenario) =
             Candidate::new(4, 700.0, 0.5).experiment(&base, &scenario);
@@ -192,13 +192,9 @@ mod tests {
         let times: Vec<f64> = (0..=20)
             .map(|k| format!("{:.2}", 1.0 + 0.04 * k as f64).parse().unwrap())
             .collect();
-        let scenario = Scenario {
-            duration_s: times[20],
-            frame_times_s: Some(times),
-            ..Scenario::new(ScenarioKind::Drop, base.length_m)
-        };
+        let scenario = Scenario::film(times, 0.0, base.length_m);
         let (_, shared) = shared_experiment(&members, &base, &scenario);
-        let samples = shared.frame_times_s.clone().unwrap();
+        let samples = shared.frame_times_s();
         assert!(
             samples.windows(2).all(|w| w[1] - w[0] > SAME_SAMPLE_S),
             "{samples:?}"

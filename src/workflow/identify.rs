@@ -27,7 +27,10 @@ use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
 use crate::scenario::batch::StepCache;
-use crate::scenario::{Scenario, ScenarioKind, SimulationOutput, SolverSettings, simulate};
+use crate::scenario::{
+    DeclaredFrames, Frames, Scenario, ScenarioKind, SimulationOutput, SolverSettings,
+    median_interval_s, simulate,
+};
 use crate::solver::SolverKind;
 use crate::sweep::refine::{Refined, refine_best};
 use crate::sweep::validation::{
@@ -333,6 +336,7 @@ fn start_offset_over_axes(
 impl StartOffset {
     /// The finding in words, for a warning or an error.
     pub fn describe(&self, scenario: &Scenario) -> String {
+        let angle_deg = scenario.as_drop().map_or(f64::NAN, |d| d.initial_angle_deg);
         format!(
             "the measured frame at t = {} s, before the release, is {:.4} m RMS over {} markers (marker {}: {:.4} m) from the experiment's initial shape (straight from the pin at ({}, {}) m, released at {}°): data in other units, mirrored axes, another length or release angle? (a tracker's pixels, an image's y axis pointing down, a pin elsewhere: say so in [camera] of --config, docs/conventions.md)",
             decimal(self.time_s),
@@ -340,9 +344,9 @@ impl StartOffset {
             self.markers,
             self.worst_marker,
             self.worst_m,
-            scenario.pin_m[0],
-            scenario.pin_m[1],
-            scenario.initial_angle_deg
+            scenario.pin_m()[0],
+            scenario.pin_m()[1],
+            angle_deg
         )
     }
 }
@@ -406,10 +410,10 @@ fn experiment(
         .scenario
         .clone()
         .unwrap_or_else(|| Scenario::new(ScenarioKind::Drop, request.base.length_m));
-    if scenario.kind != ScenarioKind::Drop {
+    if scenario.kind() != ScenarioKind::Drop {
         return Err(InputError::new(
             "scenario",
-            format!("{:?}", scenario.kind).to_lowercase(),
+            format!("{:?}", scenario.kind()).to_lowercase(),
             "drop: identify compares a released tether's drop",
         )
         .into());
@@ -444,10 +448,10 @@ fn experiment(
         )
         .into());
     }
-    if last <= scenario.release_time_s {
+    if last <= scenario.release_time_s() {
         return Err(InputError::new(
             "release_time_s",
-            scenario.release_time_s,
+            scenario.release_time_s(),
             format!("a time before the measured file's last frame, t = {last} s"),
         )
         .into());
@@ -455,29 +459,9 @@ fn experiment(
     check_clock(&scenario, &request.grid, &times)?;
     check_declared_frames(&request.declared_frames, &times, &scenario, &request.grid)?;
     check_marker_count(measured, &scenario, request.marker_arc_lengths_m.is_some())?;
-    scenario.duration_s = last - scenario.release_time_s;
-    scenario.frame_times_s = Some(times);
+    scenario.frames = Frames::film(times);
     scenario.validate(request.base.length_m)?;
     Ok(scenario)
-}
-
-/// The frames a config declares, all optional: the config that made a
-/// film may say them, and then they must be the film's.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DeclaredFrames {
-    pub duration_s: Option<f64>,
-    pub frame_interval_s: Option<f64>,
-    pub frame_times_s: Option<Vec<f64>>,
-    /// Where they were written (the config's path), for messages.
-    pub source: String,
-}
-
-/// The file's typical frame interval: the median of its intervals (a
-/// jittered clock, a dropped frame).
-fn median_interval_s(times: &[f64]) -> Option<f64> {
-    let mut intervals: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-    intervals.sort_by(f64::total_cmp);
-    intervals.get(intervals.len() / 2).copied()
 }
 
 /// The config's declared frames against the file's `times` (on the
@@ -535,7 +519,7 @@ fn check_declared_frames(
             .find(|a| a.parameter == crate::sweep::Parameter::ReleaseTimeS)
         {
             Some(axis) => axis.values.clone(),
-            None => vec![scenario.release_time_s],
+            None => vec![scenario.release_time_s()],
         };
         let (low, high) = releases
             .iter()
@@ -579,7 +563,7 @@ fn check_clock(scenario: &Scenario, grid: &Grid, times: &[f64]) -> Result<(), Wo
         .parameters
         .iter()
         .any(|a| a.parameter == crate::sweep::Parameter::ReleaseTimeS);
-    if scenario.release_time_s != 0.0 || has_release_axis {
+    if scenario.release_time_s() != 0.0 || has_release_axis {
         return Ok(());
     }
     let (Some(&first), Some(interval)) = (times.first(), median_interval_s(times)) else {
@@ -845,7 +829,10 @@ fn read_request_film(request: &IdentifyRequest) -> Result<MeasuredTrack, Workflo
         )
         .into());
     }
-    let model_pin_m = request.scenario.as_ref().map_or([0.0, 0.0], |s| s.pin_m);
+    let model_pin_m = request
+        .scenario
+        .as_ref()
+        .map_or([0.0, 0.0], Scenario::pin_m);
     read_film(&request.measured, camera, model_pin_m)
         .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))
 }
@@ -1231,7 +1218,7 @@ impl Prepared {
                     &request.out.join("best_fit.parquet"),
                     &fit,
                     &request.camera,
-                    self.scenario.pin_m,
+                    self.scenario.pin_m(),
                     &self.metadata,
                 )?;
                 Some(crate::plot::identify::save_all(

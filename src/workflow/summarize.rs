@@ -292,7 +292,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     let engine = first.engine()?;
     let results = merged_results(&parts, &grid, &request.dir)?;
     let camera = shards_camera(first)?;
-    let measured = shards_measured(request, first, &camera, scenario.pin_m)?;
+    let measured = shards_measured(request, first, &camera, scenario.pin_m())?;
 
     let out = request
         .out
@@ -355,7 +355,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         &out.join("best_fit.parquet"),
         &fit,
         &camera,
-        scenario.pin_m,
+        scenario.pin_m(),
         &metadata,
     )?;
     if let Some(r) = &refined {

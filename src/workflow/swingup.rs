@@ -17,7 +17,7 @@ use crate::io::PendingFile;
 use crate::io::swingup::{write_generations, write_landscape, write_motion};
 use crate::io::track::{track_batch, write_batch};
 use crate::metadata::{self, Metadata, json};
-use crate::scenario::{RunStatus, Scenario, SimulationOutput, SolverSettings};
+use crate::scenario::{Frames, RunStatus, Scenario, SimulationOutput, SolverSettings};
 use crate::solver::{ReferenceOptions, SolverKind};
 
 /// Interval of the best individual's recorded track: fine enough to draw
@@ -252,8 +252,10 @@ impl Prepared {
 
         // The best individual again, on the same engine, with its track.
         let best = &run.best;
-        let mut best_scenario = problem.scenario_for(best.chromosome);
-        best_scenario.frame_interval_s = REPLAY_FRAME_INTERVAL_S;
+        let best_scenario = problem.scenario_for(best.chromosome);
+        let duration_s = best_scenario.duration_s();
+        let best_scenario =
+            best_scenario.with_frames(Frames::every(REPLAY_FRAME_INTERVAL_S, duration_s));
         let replay = if best.evaluation.status == RunStatus::Ok {
             Some(self.replay(&best_scenario)?)
         } else {

@@ -64,7 +64,7 @@ pub fn run(request: &SynthRequest) -> Result<SynthReport, WorkflowError> {
     let batch = film_batch(
         &track,
         &request.camera,
-        spec.scenario.pin_m,
+        spec.scenario.pin_m(),
         request.layout,
         &metadata,
     );
