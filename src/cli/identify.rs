@@ -704,6 +704,22 @@ pub fn print_refined(r: &Refined) {
     if let Some(why) = &r.undetermined {
         println!("  ← not determined by the data: {why}");
     }
+    let moves: Vec<String> = r
+        .mesh_moves()
+        .iter()
+        .map(|m| {
+            format!(
+                "{} = {:.6} at n = {} ({:.1} standard errors away)",
+                m.parameter, m.value, m.elements, m.standard_errors
+            )
+        })
+        .collect();
+    if !moves.is_empty() {
+        println!(
+            "  note: the mesh moves the answer as much as the data's noise does: {}; add finer n to the grid (--elements) to see where the values settle",
+            moves.join(", ")
+        );
+    }
 }
 
 pub fn print_summary(s: &Summary, shard_only: bool) {

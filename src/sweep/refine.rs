@@ -52,9 +52,55 @@ pub struct Refined {
     /// Why a parameter is not determined by the data, if one is not: a
     /// near-singular JᵀJ, or an estimate on a bound.
     pub undetermined: Option<String>,
+    /// Every refined n's own fit, the kept one included, by n.
+    pub per_elements: Vec<ElementsFit>,
+}
+
+/// One n's refinement: what the same data say at another mesh.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ElementsFit {
+    pub elements: usize,
+    pub j_e_m2: f64,
+    /// In [`Refined::parameters`]' order.
+    pub values: Vec<f64>,
+}
+
+/// A refined parameter that moves between two refined n by more than its
+/// standard error: the mesh's error is then comparable to the data's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeshMove {
+    pub parameter: Axis,
+    /// The other n, and the value there.
+    pub elements: usize,
+    pub value: f64,
+    /// |its value there − the kept value| in the kept standard errors.
+    pub standard_errors: f64,
 }
 
 impl Refined {
+    /// For each refined parameter, the other refined n at which it lies
+    /// furthest from the kept value, when that is more than one standard
+    /// error away (docs/identify.md, "The mesh").
+    pub fn mesh_moves(&self) -> Vec<MeshMove> {
+        self.parameters
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| {
+                self.per_elements
+                    .iter()
+                    .filter(|f| f.elements != self.elements)
+                    .map(|f| MeshMove {
+                        parameter: p.parameter,
+                        elements: f.elements,
+                        value: f.values[i],
+                        standard_errors: (f.values[i] - p.value).abs() / p.standard_error,
+                    })
+                    .filter(|m| m.standard_errors > 1.0)
+                    .max_by(|a, b| a.standard_errors.total_cmp(&b.standard_errors))
+            })
+            .collect()
+    }
+
     /// The refined candidate: its n, its refined values, and `best`'s for
     /// the axes not refined.
     pub fn candidate(&self, best: &Candidate) -> Candidate {
@@ -151,17 +197,21 @@ pub fn refine_best(
     );
     let mut best: Option<Refined> = None;
     let mut simulations = 0;
+    let mut per_elements = Vec::new();
     for start in &starts {
         if let Some(r) = refine(grid, start, measured, scenario, base, settings)? {
             simulations += r.simulations;
+            per_elements.extend(r.per_elements.iter().cloned());
             if best.as_ref().is_none_or(|b| r.j_e_m2 < b.j_e_m2) {
                 best = Some(r);
             }
         }
     }
+    per_elements.sort_by_key(|f| f.elements);
     Ok(best.map(|b| Refined {
         simulations,
         elements_tried: starts.iter().map(|c| c.elements).collect(),
+        per_elements,
         ..b
     }))
 }
@@ -250,5 +300,65 @@ pub fn refine(
         iterations: fit.iterations,
         simulations: fit.evaluations,
         undetermined,
+        per_elements: vec![ElementsFit {
+            elements: best.elements,
+            j_e_m2: fit.cost,
+            values: fit.values.clone(),
+        }],
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refined(per_elements: Vec<ElementsFit>) -> Refined {
+        let parameter = |axis, value, standard_error| RefinedParameter {
+            parameter: axis,
+            value,
+            standard_error,
+            grid_best: value,
+            at_bound: false,
+        };
+        Refined {
+            elements: 50,
+            elements_tried: per_elements.iter().map(|f| f.elements).collect(),
+            parameters: vec![
+                parameter(Axis::Damping, 2000.0, 500.0),
+                parameter(Axis::Drag, 0.8, 1e-3),
+            ],
+            j_e_m2: 1e-4,
+            observations: 100,
+            sigma_m: 1e-3,
+            covariance: vec![vec![0.0; 2]; 2],
+            correlation: None,
+            iterations: 3,
+            simulations: 30,
+            undetermined: None,
+            per_elements,
+        }
+    }
+
+    #[test]
+    fn a_parameter_that_moves_more_than_its_error_between_meshes_is_named() {
+        let fit = |elements, damping, drag| ElementsFit {
+            elements,
+            j_e_m2: 1e-4,
+            values: vec![damping, drag],
+        };
+        // D moves 0.8 SE (within its error), C_D 1.5 and 3 SE: the
+        // largest is named, with its n.
+        let r = refined(vec![
+            fit(30, 2400.0, 0.803),
+            fit(40, 1800.0, 0.8015),
+            fit(50, 2000.0, 0.8),
+        ]);
+        let moves = r.mesh_moves();
+        assert_eq!(moves.len(), 1, "{moves:?}");
+        assert_eq!(moves[0].parameter, Axis::Drag);
+        assert_eq!(moves[0].elements, 30);
+        assert!((moves[0].standard_errors - 3.0).abs() < 1e-9);
+        // One n refined: nothing to compare.
+        assert!(refined(vec![fit(50, 2000.0, 0.8)]).mesh_moves().is_empty());
+    }
 }
