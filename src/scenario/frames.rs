@@ -94,9 +94,7 @@ impl Frames {
             } => {
                 crate::error::require_positive("frame_interval_s", *interval_s)?;
                 crate::error::require_positive("duration_s", *duration_s)?;
-                let ratio = duration_s / interval_s;
-                if !((ratio - ratio.round()).abs() < 1e-9 * ratio.max(1.0) && ratio.round() >= 1.0)
-                {
+                if !whole_multiple(*duration_s, *interval_s) {
                     return Err(InputError::new(
                         "duration_s",
                         *duration_s,
@@ -152,6 +150,13 @@ impl Frames {
             }
         }
     }
+}
+
+/// Whether `span_s` is a whole number (at least one) of `unit_s`, to the
+/// rounding of decimal inputs.
+pub(super) fn whole_multiple(span_s: f64, unit_s: f64) -> bool {
+    let ratio = span_s / unit_s;
+    (ratio - ratio.round()).abs() < 1e-9 * ratio.max(1.0) && ratio.round() >= 1.0
 }
 
 /// The typical interval of frames at `times` \[s\]: the median of their

@@ -371,8 +371,7 @@ impl SwingupSettings {
     /// number of J_a samples apart, so that each frame is a sample.
     fn validate(&self, frame_interval_s: f64) -> Result<(), InputError> {
         require_positive("objective_interval_s", self.objective_interval_s)?;
-        let ratio = frame_interval_s / self.objective_interval_s;
-        if !((ratio - ratio.round()).abs() < 1e-9 * ratio.max(1.0) && ratio.round() >= 1.0) {
+        if !frames::whole_multiple(frame_interval_s, self.objective_interval_s) {
             return Err(InputError::new(
                 "frame_interval_s",
                 frame_interval_s,
