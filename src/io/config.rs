@@ -243,16 +243,6 @@ fn resolve_frames(
     Ok((config, declared))
 }
 
-/// Keys of `[settings]` that only one experiment has.
-const DROP_KEYS: [&str; 3] = ["initial_angle_deg", "release_time_s", "frame_times_s"];
-const SWINGUP_KEYS: [&str; 5] = [
-    "winch_periods_s",
-    "winch_amplitude_m",
-    "winch_waypoints_m",
-    "objective_interval_s",
-    "objective_weights",
-];
-
 impl ScenarioSettings {
     fn declared_frames(&self) -> DeclaredFrames {
         DeclaredFrames {
@@ -263,21 +253,38 @@ impl ScenarioSettings {
         }
     }
 
-    /// The keys given, by name, for the check that each belongs to the
+    /// The keys given that only one experiment has, each with its
     /// experiment.
-    fn given(&self) -> Vec<&'static str> {
+    fn given_experiment_keys(&self) -> Vec<(&'static str, ScenarioKind)> {
+        use ScenarioKind::{Drop, Swingup};
         let all = [
-            ("initial_angle_deg", self.initial_angle_deg.is_some()),
-            ("release_time_s", self.release_time_s.is_some()),
-            ("frame_times_s", self.frame_times_s.is_some()),
-            ("winch_periods_s", self.winch_periods_s.is_some()),
-            ("winch_amplitude_m", self.winch_amplitude_m.is_some()),
-            ("winch_waypoints_m", self.winch_waypoints_m.is_some()),
-            ("objective_interval_s", self.objective_interval_s.is_some()),
-            ("objective_weights", self.objective_weights.is_some()),
+            ("initial_angle_deg", Drop, self.initial_angle_deg.is_some()),
+            ("release_time_s", Drop, self.release_time_s.is_some()),
+            ("frame_times_s", Drop, self.frame_times_s.is_some()),
+            ("winch_periods_s", Swingup, self.winch_periods_s.is_some()),
+            (
+                "winch_amplitude_m",
+                Swingup,
+                self.winch_amplitude_m.is_some(),
+            ),
+            (
+                "winch_waypoints_m",
+                Swingup,
+                self.winch_waypoints_m.is_some(),
+            ),
+            (
+                "objective_interval_s",
+                Swingup,
+                self.objective_interval_s.is_some(),
+            ),
+            (
+                "objective_weights",
+                Swingup,
+                self.objective_weights.is_some(),
+            ),
         ];
         all.into_iter()
-            .filter_map(|(key, given)| given.then_some(key))
+            .filter_map(|(key, kind, given)| given.then_some((key, kind)))
             .collect()
     }
 
@@ -285,13 +292,16 @@ impl ScenarioSettings {
     /// frames (the caller sets the frames). A key of the other experiment
     /// is an error: a drop has no winch, a swing-up no release.
     fn scenario(self, kind: ScenarioKind, length_m: f64) -> Result<Scenario, ConfigError> {
-        let (foreign, other, this) = match kind {
-            ScenarioKind::Drop => (&SWINGUP_KEYS[..], "swingup", "drop"),
-            ScenarioKind::Swingup => (&DROP_KEYS[..], "drop", "swingup"),
-        };
-        if let Some(key) = self.given().into_iter().find(|k| foreign.contains(k)) {
+        let name = |kind: ScenarioKind| format!("{kind:?}").to_lowercase();
+        if let Some((key, other)) = self
+            .given_experiment_keys()
+            .into_iter()
+            .find(|&(_, owner)| owner != kind)
+        {
             return Err(ConfigError::Schema(format!(
-                "[settings] {key} is a setting of scenario = \"{other}\", and this config's scenario is \"{this}\": remove it, or set the scenario"
+                "[settings] {key} is a setting of scenario = \"{}\", and this config's scenario is \"{}\": remove it, or set the scenario",
+                name(other),
+                name(kind)
             )));
         }
         let mut scenario = Scenario::new(kind, length_m);
