@@ -857,6 +857,23 @@ fn the_refined_optimum_finds_an_off_grid_truth_with_standard_errors() {
                 c.standard_error
             );
             assert!(refined.undetermined.is_none(), "{:?}", refined.undetermined);
+            // The profile intervals hold the truth too, and where the
+            // cost is near quadratic (C_D) they are the Gauss–Newton's.
+            for (p, truth) in [(&d, 2300.0), (&c, 0.77)] {
+                let profile = p.profile.as_ref().expect("the kept n is profiled");
+                let (lower, upper) = (
+                    profile.lower.crossed().expect("crossed below"),
+                    profile.upper.crossed().expect("crossed above"),
+                );
+                eprintln!("{}: profile [{lower}, {upper}]", p.parameter);
+                assert!(lower < truth && truth < upper, "{lower}..{upper}");
+                assert!(lower < p.value && p.value < upper);
+            }
+            let (gn_lower, gn_upper) = c.gauss_newton_interval(refined.confidence_level);
+            let profile = c.profile.as_ref().unwrap();
+            let half = gn_upper - c.value;
+            assert!((profile.lower.crossed().unwrap() - gn_lower).abs() < 0.1 * half);
+            assert!((profile.upper.crossed().unwrap() - gn_upper).abs() < 0.1 * half);
         }
         // best_fit.parquet carries the refined fit beside the grid's best;
         // without noise it is the closer of the two.
@@ -884,6 +901,73 @@ fn the_refined_optimum_finds_an_off_grid_truth_with_standard_errors() {
         assert_eq!(
             table.column_by_name("at_bound").unwrap().data_type(),
             &arrow::datatypes::DataType::Boolean
+        );
+        // The profile's ends beside them, as numbers where crossed.
+        let ends = common::text_column(&table, "profile_lower_end");
+        let lower = common::f64_column(&table, "profile_lower");
+        let value = common::f64_column(&table, "value");
+        for ((end, lower), value) in ends.iter().zip(&lower).zip(&value) {
+            if end == "crossed" {
+                assert!(lower < value, "{lower} {value}");
+            }
+        }
+    }
+}
+
+/// The shipped filmed drop of docs/identify.md's worked example: one
+/// second of swing does not bound D within the grid, and the profile
+/// interval says so (its ends are the grid's bounds, written as such),
+/// while C_D's and the release's hold their truths.
+#[test]
+fn the_shipped_filmed_drops_damping_profile_reaches_the_grids_bounds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("filmed");
+    let o = identify_experiment_at(
+        "12",
+        &root.join("datasets/filmed_synthetic.parquet"),
+        &root.join("examples/filmed_experiment.toml"),
+        &out,
+        "cpu",
+        &[
+            "--damping",
+            "1000:4000:500",
+            "--drag-coefficient",
+            "0.6:0.9:0.05",
+            "--axis",
+            "release_time_s=0:0.03:0.005",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("damping_pa_s     in [the grid's bound 1000, the grid's bound 4000]")
+            && stdout.contains("the data do not bound damping_pa_s below 1000 or above 4000"),
+        "{stdout}"
+    );
+    let table = read_table(&out.join("refined.parquet")).unwrap();
+    assert_eq!(
+        common::text_column(&table, "profile_lower_end"),
+        ["bound", "crossed", "crossed"]
+    );
+    assert_eq!(
+        common::text_column(&table, "profile_upper_end"),
+        ["bound", "crossed", "crossed"]
+    );
+    // A bound is not written as a number.
+    let lower = table.column_by_name("profile_lower").unwrap();
+    assert!(lower.is_null(0) && !lower.is_null(1));
+    let (lower, upper) = (
+        common::f64_column(&table, "profile_lower"),
+        common::f64_column(&table, "profile_upper"),
+    );
+    // The truths of examples/filmed_drop_truth.toml.
+    for (row, truth) in [(1, 0.77), (2, 0.02)] {
+        assert!(
+            lower[row] < truth && truth < upper[row],
+            "row {row}: [{}, {}] against {truth}",
+            lower[row],
+            upper[row]
         );
     }
 }

@@ -13,6 +13,7 @@ use toml::{Table, Value};
 
 use tether_sweep::camera::{Camera, TimeUnit};
 use tether_sweep::io::config::{self, ConfigError};
+use tether_sweep::least_squares::profile::ProfileEnd;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{DeclaredFrames, Scenario};
 use tether_sweep::solver::SolverKind;
@@ -690,7 +691,7 @@ pub fn print_refined(r: &Refined) {
     tried.sort_unstable();
     let tried: Vec<String> = tried.iter().map(|n| n.to_string()).collect();
     println!(
-        "refined at n = {} (Levenberg–Marquardt on the reference solver from the grid's best at n = {}, those within the confidence threshold; {} iterations, {} simulations): {}; J_e = {:.6e} m², σ ≈ {:.2} mm{}",
+        "refined at n = {} (Levenberg–Marquardt on the reference solver from the grid's best at n = {}: those within the confidence threshold and the finest, keeping the finest whose J_e is within σ² χ²₁ of the lowest; {} iterations, {} simulations): {}; J_e = {:.6e} m², σ ≈ {:.2} mm{}",
         r.elements,
         tried.join(", "),
         r.iterations,
@@ -704,6 +705,7 @@ pub fn print_refined(r: &Refined) {
     if let Some(why) = &r.undetermined {
         println!("  ← not determined by the data: {why}");
     }
+    print_profiles(r);
     let moves: Vec<String> = r
         .mesh_moves()
         .iter()
@@ -718,6 +720,97 @@ pub fn print_refined(r: &Refined) {
         println!(
             "  note: the mesh moves the answer as much as the data's noise does: {}; add finer n to the grid (--elements) to see where the values settle",
             moves.join(", ")
+        );
+    }
+}
+
+/// `value` with as many decimals as its standard error's leading digits
+/// warrant (three significant digits of the error).
+fn to_error_digits(value: f64, standard_error: f64) -> String {
+    let decimals = if standard_error.is_finite() && standard_error > 0.0 {
+        (2 - standard_error.log10().floor() as i32).max(0) as usize
+    } else {
+        6
+    };
+    format!("{value:.decimals$}")
+}
+
+/// The profile intervals, each beside the Gauss–Newton interval, and what
+/// a user should know where they disagree or end on a bound.
+fn print_profiles(r: &Refined) {
+    let profiled: Vec<_> = r
+        .parameters
+        .iter()
+        .filter_map(|p| p.profile.as_ref().map(|profile| (p, profile)))
+        .collect();
+    if profiled.is_empty() {
+        return;
+    }
+    let simulations: usize = profiled.iter().map(|(_, p)| p.evaluations).sum();
+    println!(
+        "{} % profile intervals (each parameter held, the others re-fitted, until J_e rises σ² χ²₁ = {:.3e} m² above the refined J_e; {simulations} simulations):",
+        100.0 * r.confidence_level,
+        r.profile_rise_m2
+    );
+    let width = profiled
+        .iter()
+        .map(|(p, _)| p.parameter.to_string().len())
+        .max()
+        .unwrap_or(0);
+    for (p, profile) in &profiled {
+        let show = |end: &ProfileEnd| match end {
+            ProfileEnd::Crossed { value } => to_error_digits(*value, p.standard_error),
+            ProfileEnd::Bound { value } => format!(
+                "the grid's bound {}",
+                to_error_digits(*value, p.standard_error)
+            ),
+            ProfileEnd::Unresolved { .. } => "not found".into(),
+        };
+        let (gn_lower, gn_upper) = p.gauss_newton_interval(r.confidence_level);
+        println!(
+            "  {:width$} in [{}, {}] (Gauss–Newton ±{:.2} SE: [{}, {}])",
+            p.parameter.to_string(),
+            show(&profile.lower),
+            show(&profile.upper),
+            tether_sweep::sweep::chi2_quantile(1, r.confidence_level).sqrt(),
+            to_error_digits(gn_lower, p.standard_error),
+            to_error_digits(gn_upper, p.standard_error),
+        );
+        let bounds: Vec<String> = [("below", &profile.lower), ("above", &profile.upper)]
+            .iter()
+            .filter_map(|(side, end)| match end {
+                ProfileEnd::Bound { value } => Some(format!("{side} {value}")),
+                _ => None,
+            })
+            .collect();
+        if !bounds.is_empty() {
+            println!(
+                "    ← J_e stays within the threshold to the grid's bound: the data do not bound {} {} within the range searched; widen the grid to find the interval's end",
+                p.parameter,
+                bounds.join(" or ")
+            );
+        }
+        for (side, end) in [("lower", &profile.lower), ("upper", &profile.upper)] {
+            if let ProfileEnd::Unresolved { why, .. } = end {
+                println!("    ← the interval's {side} end was not found: {why}");
+            }
+        }
+        if let Some(lowest) = profile.below_fit {
+            println!(
+                "    ← the profile found J_e = {lowest:.6e} m², below the refined J_e: the refinement had not reached the minimum, so this interval is measured from too high a floor"
+            );
+        }
+    }
+    let disagreements: Vec<String> = r
+        .interval_disagreements()
+        .iter()
+        .map(|d| format!("{}'s {} side {:.1}×", d.parameter, d.side, d.ratio))
+        .collect();
+    if !disagreements.is_empty() {
+        println!(
+            "  note: the profile and Gauss–Newton intervals differ by more than a factor {} ({}, profile over Gauss–Newton): J_e is far from quadratic in that parameter, and the profile interval is the one to quote",
+            tether_sweep::sweep::refine::DISAGREEMENT_FACTOR,
+            disagreements.join(", ")
         );
     }
 }

@@ -7,6 +7,7 @@ use super::IoError;
 use super::table::{Column, write_columns};
 use crate::camera::Camera;
 use crate::gpu::GpuLayout;
+use crate::least_squares::profile::{Profile, ProfileEnd};
 use crate::sweep::{Axis, CandidateResult};
 
 /// Writes `results` with the documented schema: `elements`, `damping_pa_s`,
@@ -346,9 +347,38 @@ pub fn write_best_fit(
     write_columns(path, columns, metadata)
 }
 
+/// A refined parameter's profile end (unresolved when it was not profiled).
+fn end(
+    r: &crate::sweep::refine::RefinedParameter,
+    side: impl Fn(&Profile) -> &ProfileEnd,
+) -> ProfileEnd {
+    r.profile.as_ref().map_or(
+        ProfileEnd::Unresolved {
+            value: f64::NAN,
+            why: "not profiled".into(),
+        },
+        |p| side(p).clone(),
+    )
+}
+
+/// How a profile end is written in `profile_lower_end`/`profile_upper_end`.
+fn end_kind(end: &ProfileEnd) -> String {
+    match end {
+        ProfileEnd::Crossed { .. } => "crossed",
+        ProfileEnd::Bound { .. } => "bound",
+        ProfileEnd::Unresolved { .. } => "unresolved",
+    }
+    .into()
+}
+
 /// Writes the refined optimum: one row per refined parameter, `parameter`
 /// (its column in results.parquet), `value`, `standard_error`,
-/// `grid_best`, `at_bound`, with J_e, σ and the covariance in `metadata`.
+/// `grid_best`, `at_bound`, the profile interval's ends `profile_lower` and
+/// `profile_upper` (null unless the profile crosses the threshold there)
+/// and how each ended, `profile_lower_end`/`profile_upper_end`: "crossed",
+/// "bound" (the profile stays below the threshold to the grid's bound) or
+/// "unresolved"; with J_e, σ, the covariance and the profiles' points in
+/// `metadata`.
 pub fn write_refined(
     path: &Path,
     refined: &crate::sweep::refine::Refined,
@@ -370,6 +400,24 @@ pub fn write_refined(
             ),
             Column::f64("grid_best", "", p.iter().map(|r| r.grid_best).collect()),
             Column::boolean("at_bound", p.iter().map(|r| r.at_bound).collect()),
+            Column::optional_f64(
+                "profile_lower",
+                "",
+                p.iter().map(|r| end(r, |p| &p.lower).crossed()).collect(),
+            ),
+            Column::optional_f64(
+                "profile_upper",
+                "",
+                p.iter().map(|r| end(r, |p| &p.upper).crossed()).collect(),
+            ),
+            Column::text(
+                "profile_lower_end",
+                p.iter().map(|r| end_kind(&end(r, |p| &p.lower))).collect(),
+            ),
+            Column::text(
+                "profile_upper_end",
+                p.iter().map(|r| end_kind(&end(r, |p| &p.upper))).collect(),
+            ),
         ],
         metadata,
     )

@@ -8,6 +8,7 @@ use std::path::Path;
 use super::series::{Heatmap, Panel, Panels, Series, Shape, Snapshots};
 use super::{PlotError, save};
 use crate::io::results::BestFit;
+use crate::least_squares::profile::Profile;
 use crate::sweep::{Axis, CandidateResult};
 
 fn sorted_unique(values: impl Iterator<Item = f64>) -> Vec<f64> {
@@ -183,8 +184,67 @@ pub struct Annotations {
     pub threshold_m2: Option<f64>,
     /// (axis, refined value).
     pub refined: Vec<(Axis, f64)>,
+    /// The refined parameters' profiles (the others re-fitted).
+    pub profiles: Vec<RefitProfile>,
     /// The surface figure's axes (`--surface`); None: [`DEFAULT_SURFACE_AXES`].
     pub surface_axes: Option<[Axis; 2]>,
+}
+
+/// A refined parameter's profile, as the metadata records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefitProfile {
+    pub axis: Axis,
+    /// The refined n.
+    pub elements: usize,
+    /// (value, J_e) with the others re-fitted, by value.
+    pub points: Vec<(f64, f64)>,
+    /// The refined J_e plus the profile's rise, and its level.
+    pub threshold_m2: f64,
+    pub confidence_level: f64,
+    /// The interval's ends where the profile crosses the threshold.
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+}
+
+/// The part of the metadata's refined optimum (`sweep::refine::Refined`
+/// as JSON) the profile figures draw.
+#[derive(serde::Deserialize)]
+struct RefinedRecord {
+    elements: usize,
+    j_e_m2: f64,
+    profile_rise_m2: f64,
+    confidence_level: f64,
+    parameters: Vec<RefinedParameterRecord>,
+}
+
+#[derive(serde::Deserialize)]
+struct RefinedParameterRecord {
+    parameter: String,
+    profile: Option<Profile>,
+}
+
+impl RefitProfile {
+    /// Every profiled parameter of the metadata's refined optimum.
+    fn from_refined(text: &str) -> Vec<RefitProfile> {
+        let Ok(r) = serde_json::from_str::<RefinedRecord>(text) else {
+            return Vec::new();
+        };
+        r.parameters
+            .into_iter()
+            .filter_map(|p| {
+                let profile = p.profile?;
+                Some(RefitProfile {
+                    axis: Axis::parse(&p.parameter).ok()?,
+                    elements: r.elements,
+                    points: profile.points.iter().map(|q| (q.value, q.cost)).collect(),
+                    threshold_m2: r.j_e_m2 + r.profile_rise_m2,
+                    confidence_level: r.confidence_level,
+                    lower: profile.lower.crossed(),
+                    upper: profile.upper.crossed(),
+                })
+            })
+            .collect()
+    }
 }
 
 impl Annotations {
@@ -196,6 +256,10 @@ impl Annotations {
         };
         let threshold_m2 =
             parse(crate::metadata::SUMMARY).and_then(|s| s["confidence"]["threshold_m2"].as_f64());
+        let profiles = metadata
+            .get(crate::metadata::REFINED)
+            .map(|text| RefitProfile::from_refined(text))
+            .unwrap_or_default();
         let refined = parse(crate::metadata::REFINED)
             .and_then(|r| {
                 r["parameters"].as_array().map(|ps| {
@@ -214,6 +278,7 @@ impl Annotations {
         Self {
             threshold_m2,
             refined,
+            profiles,
             surface_axes,
         }
     }
@@ -264,14 +329,17 @@ pub fn profile(
             *v,
         ));
     }
+    let refit = annotations.profiles.iter().find(|p| p.axis == column);
     let threshold = |threshold: f64| {
         let mut line = Series::new(
-            "≈95 % confidence threshold",
+            "≈95 % region threshold (grid, two parameters)",
             vec![(axis[0], threshold), (axis[axis.len() - 1], threshold)],
         );
         line.faint = true;
         line
     };
+    let refit_series =
+        |clip: Option<f64>| refit.map_or_else(Vec::new, |p| refit_series(p, &unit, clip));
     let mut panels = vec![Panel {
         y_label: "J_e [m²]".into(),
         series: vec![Series::new(curve_name.clone(), points.clone())],
@@ -279,6 +347,7 @@ pub fn profile(
     }];
     if let Some(t) = annotations.threshold_m2 {
         panels[0].series.push(threshold(t));
+        panels[0].series.extend(refit_series(None));
         // Where the curve spans far more than the threshold's height above
         // its minimum (a release time's steep walls), the threshold lies on
         // the axis: a second panel shows the minimum's neighbourhood.
@@ -288,13 +357,16 @@ pub fn profile(
         if height > 0.0 && j_max - j_min > ZOOM_BEYOND_THRESHOLDS * height {
             panels.push(Panel {
                 y_label: "J_e [m²], near the minimum".into(),
-                series: vec![
+                series: [
                     Series::new(
                         curve_name,
                         clip_above(&points, j_min + ZOOM_THRESHOLDS * height),
                     ),
                     threshold(t),
-                ],
+                ]
+                .into_iter()
+                .chain(refit_series(Some(j_min + ZOOM_THRESHOLDS * height)))
+                .collect(),
                 marks,
             });
         }
@@ -311,6 +383,38 @@ pub fn profile(
         x_label: axis_title(column),
         panels,
     })
+}
+
+/// The re-fitted profile (cut above `clip`) and its interval, drawn at its
+/// own threshold's height (one parameter, from the refined J_e): where the
+/// curve stays below it. An end that is not crossed is the farthest point
+/// (the grid's bound, or where the walk stopped).
+fn refit_series(p: &RefitProfile, unit: &str, clip: Option<f64>) -> Vec<Series> {
+    let points = match clip {
+        Some(top) => clip_above(&p.points, top),
+        None => p.points.clone(),
+    };
+    let mut curve = Series::new(
+        format!("J_e, the others re-fitted (n = {})", p.elements),
+        points,
+    );
+    curve.dots = true;
+    let (first, last) = (p.points[0].0, p.points[p.points.len() - 1].0);
+    let (lower, upper) = (p.lower.unwrap_or(first), p.upper.unwrap_or(last));
+    let show = |end: Option<f64>, v: f64| match end {
+        Some(_) => significant(v, 4),
+        None => format!("{} (not crossed)", significant(v, 4)),
+    };
+    let line = Series::new(
+        format!(
+            "{} % profile interval [{}, {}]{unit}: J_e ≤ refined + σ² χ²₁",
+            100.0 * p.confidence_level,
+            show(p.lower, lower),
+            show(p.upper, upper),
+        ),
+        vec![(lower, p.threshold_m2), (upper, p.threshold_m2)],
+    );
+    vec![curve, line]
 }
 
 /// `value` to `digits` significant digits (1982.4, 0.80008).
@@ -562,6 +666,7 @@ mod tests {
         let annotations = Annotations {
             threshold_m2: Some(2.5),
             refined: vec![(Axis::Damping, 510.0)],
+            profiles: Vec::new(),
             surface_axes: None,
         };
         let p = profile(&results(None), Axis::Damping, &annotations).unwrap();
@@ -703,5 +808,70 @@ mod tests {
             Annotations::from_metadata(&Default::default()),
             Annotations::default()
         );
+    }
+
+    #[test]
+    fn the_refitted_profile_is_drawn_with_its_interval_at_its_threshold() {
+        use crate::least_squares::profile::{self as refit, ProfileEnd, ProfilePoint};
+        let point = |value, cost| ProfilePoint {
+            value,
+            cost,
+            others: vec![0.8],
+        };
+        // As the workflow writes it: the profile serialized by serde.
+        let refitted = refit::Profile {
+            lower: ProfileEnd::Bound { value: 0.0 },
+            upper: ProfileEnd::Crossed { value: 800.0 },
+            points: vec![point(0.0, 1.5), point(510.0, 1.0), point(800.0, 2.0)],
+            below_fit: None,
+            evaluations: 9,
+        };
+        let refined = serde_json::json!({
+            (Axis::Elements.column()): 10,
+            "j_e_m2": 1.0,
+            "profile_rise_m2": 1.0,
+            "confidence_level": 0.95,
+            "parameters": [{
+                "parameter": Axis::Damping.column(),
+                "value": 510.0,
+                "profile": serde_json::to_value(&refitted).unwrap(),
+            }],
+        });
+        let metadata = std::collections::BTreeMap::from([
+            (
+                crate::metadata::SUMMARY.to_string(),
+                r#"{"confidence":{"threshold_m2":2.5}}"#.to_string(),
+            ),
+            (crate::metadata::REFINED.to_string(), refined.to_string()),
+        ]);
+        let a = Annotations::from_metadata(&metadata);
+        assert_eq!(
+            a.profiles,
+            vec![RefitProfile {
+                axis: Axis::Damping,
+                elements: 10,
+                points: vec![(0.0, 1.5), (510.0, 1.0), (800.0, 2.0)],
+                threshold_m2: 2.0,
+                confidence_level: 0.95,
+                lower: None,
+                upper: Some(800.0),
+            }]
+        );
+        let p = profile(&results(None), Axis::Damping, &a).unwrap();
+        let series = &p.panels[0].series;
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names[2..],
+            [
+                "J_e, the others re-fitted (n = 10)",
+                "95 % profile interval [0 (not crossed), 800.0] Pa·s: J_e ≤ refined + σ² χ²₁"
+            ]
+        );
+        // The interval at its threshold's height, from the bound to the
+        // crossing.
+        assert_eq!(series[3].points, vec![(0.0, 2.0), (800.0, 2.0)]);
+        // No profile for an axis that was not profiled.
+        let drag = profile(&results(None), Axis::Drag, &a).unwrap();
+        assert_eq!(drag.panels[0].series.len(), 2);
     }
 }

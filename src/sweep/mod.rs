@@ -248,9 +248,17 @@ pub struct ParameterRange {
     pub at_grid_edge: bool,
 }
 
-/// χ² quantile with 2 degrees of freedom at probability p: −2 ln(1 − p).
-pub fn chi2_two_dof_quantile(p: f64) -> f64 {
-    -2.0 * (1.0 - p).ln()
+/// The confidence level of the grid's region and the refined parameters'
+/// profile intervals.
+pub const CONFIDENCE_LEVEL: f64 = 0.95;
+
+/// The χ² distribution's quantile with `dof` degrees of freedom at
+/// probability `p` in (0, 1).
+pub fn chi2_quantile(dof: usize, p: f64) -> f64 {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    ChiSquared::new(dof as f64)
+        .expect("a positive number of degrees of freedom")
+        .inverse_cdf(p)
 }
 
 /// The best candidate overall, the best per n, and the confidence region.
@@ -286,7 +294,7 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
         .collect();
     let j_min = best.j_e_m2.expect("filtered");
     let sigma2 = j_min / (observations.saturating_sub(2).max(1)) as f64;
-    let threshold = j_min + sigma2 * chi2_two_dof_quantile(0.95);
+    let threshold = j_min + sigma2 * chi2_quantile(2, CONFIDENCE_LEVEL);
     let inside: Vec<&CandidateResult> = results
         .iter()
         .filter(|r| r.candidate.elements == best.candidate.elements)
@@ -348,9 +356,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chi2_quantile_for_two_dof() {
-        // Tabulated: 5.991 at 95 %.
-        assert!((chi2_two_dof_quantile(0.95) - 5.991).abs() < 1e-3);
+    fn chi2_quantiles_are_the_tabulated_ones() {
+        // Tabulated: 3.841 (1 dof) and 5.991 (2 dof) at 95 %, 6.635 at 99 %
+        // for 1; and for 2 dof the closed form −2 ln(1 − p).
+        assert!((chi2_quantile(1, 0.95) - 3.841).abs() < 1e-3);
+        assert!((chi2_quantile(1, 0.99) - 6.635).abs() < 1e-3);
+        assert!((chi2_quantile(2, 0.95) - 5.991).abs() < 1e-3);
+        for p in [0.5, 0.9, 0.999] {
+            assert!((chi2_quantile(2, p) + 2.0 * (1.0 - p).ln()).abs() < 1e-9);
+        }
     }
 
     #[test]

@@ -3,14 +3,16 @@
 //! axes (D, C_D and the parameter axes, each when the grid varies it; n
 //! stays the best's) to the measured marker coordinates, on the reference
 //! solver, bounded by the grid's range, with standard errors and the
-//! correlation from the Gauss–Newton covariance. Each residual evaluation
-//! is a simulation.
+//! correlation from the Gauss–Newton covariance, and each parameter's
+//! profile-likelihood interval ([`crate::least_squares::profile`]). Each
+//! residual evaluation is a simulation.
 
 use serde::Serialize;
 
 use super::axis::Axis;
-use super::{Candidate, Grid};
-use crate::least_squares::{LmSettings, levenberg_marquardt};
+use super::{CONFIDENCE_LEVEL, Candidate, Grid, chi2_quantile};
+use crate::least_squares::profile::{Profile, ProfileEnd, ProfileSettings, profiles};
+use crate::least_squares::{Fit, LmSettings, levenberg_marquardt};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
 use crate::scenario::{Scenario, SolverSettings, simulate};
@@ -28,6 +30,17 @@ pub struct RefinedParameter {
     pub grid_best: f64,
     /// On the grid's bound: the data may want it beyond the range searched.
     pub at_bound: bool,
+    /// Its profile-likelihood interval at [`Refined::confidence_level`]
+    /// (the kept n's only).
+    pub profile: Option<Profile>,
+}
+
+impl RefinedParameter {
+    /// The Gauss–Newton interval at the profile's level: value ± √χ²₁ SE.
+    pub fn gauss_newton_interval(&self, confidence_level: f64) -> (f64, f64) {
+        let half = chi2_quantile(1, confidence_level).sqrt() * self.standard_error;
+        (self.value - half, self.value + half)
+    }
 }
 
 /// The refined optimum.
@@ -48,13 +61,35 @@ pub struct Refined {
     /// Correlation of the first two parameters, when there are two.
     pub correlation: Option<f64>,
     pub iterations: usize,
+    /// The fits' simulations (each profile counts its own).
     pub simulations: usize,
     /// Why a parameter is not determined by the data, if one is not: a
     /// near-singular JᵀJ, or an estimate on a bound.
     pub undetermined: Option<String>,
     /// Every refined n's own fit, the kept one included, by n.
     pub per_elements: Vec<ElementsFit>,
+    /// The profile intervals' level, and the rise of J_e above the refined
+    /// J_e that ends them: σ² χ²₁(level) \[m²\].
+    pub confidence_level: f64,
+    pub profile_rise_m2: f64,
 }
+
+/// A profile interval's side that is wider or narrower than the
+/// Gauss–Newton interval's by more than [`DISAGREEMENT_FACTOR`]: the cost
+/// is far from quadratic there, and the profile is the interval to trust.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IntervalDisagreement {
+    pub parameter: Axis,
+    /// "lower" or "upper".
+    pub side: &'static str,
+    /// |profile end − value| / |Gauss–Newton end − value|; infinite for
+    /// an end on a bound or not found beyond the Gauss–Newton end.
+    pub ratio: f64,
+}
+
+/// A profile side this many times wider or narrower than the Gauss–Newton
+/// side is reported.
+pub const DISAGREEMENT_FACTOR: f64 = 2.0;
 
 /// One n's refinement: what the same data say at another mesh.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -99,6 +134,38 @@ impl Refined {
                     .max_by(|a, b| a.standard_errors.total_cmp(&b.standard_errors))
             })
             .collect()
+    }
+
+    /// The profile sides that disagree with the Gauss–Newton interval by
+    /// more than [`DISAGREEMENT_FACTOR`]; an end on a bound counts as
+    /// wider when the bound lies beyond the Gauss–Newton end by the factor.
+    pub fn interval_disagreements(&self) -> Vec<IntervalDisagreement> {
+        let mut found = Vec::new();
+        for p in &self.parameters {
+            let Some(profile) = &p.profile else { continue };
+            let (gn_lower, gn_upper) = p.gauss_newton_interval(self.confidence_level);
+            for (side, end, gn) in [
+                ("lower", &profile.lower, gn_lower),
+                ("upper", &profile.upper, gn_upper),
+            ] {
+                let reach = match end {
+                    ProfileEnd::Crossed { value } | ProfileEnd::Bound { value } => *value,
+                    ProfileEnd::Unresolved { .. } => continue,
+                };
+                let ratio = (reach - p.value).abs() / (gn - p.value).abs();
+                if !ratio.is_finite()
+                    || ratio > DISAGREEMENT_FACTOR
+                    || (ratio < 1.0 / DISAGREEMENT_FACTOR && !end.is_bound())
+                {
+                    found.push(IntervalDisagreement {
+                        parameter: p.parameter,
+                        side,
+                        ratio,
+                    });
+                }
+            }
+        }
+        found
     }
 
     /// The refined candidate: its n, its refined values, and `best`'s for
@@ -172,11 +239,11 @@ fn residuals(
 }
 
 /// Refines the best candidate of every n whose grid J_e lies within the
-/// confidence region's threshold (the grid's best always), and keeps the
-/// refinement with the smallest J_e. A coarse grid can favour the wrong n
-/// (its best (D, C_D) point happens to lie closer), and the refined J_e of
-/// each n is the fair comparison; n far outside the region is not worth
-/// its simulations.
+/// confidence region's threshold (the grid's best always), keeps the
+/// refinement with the smallest J_e, and profiles its parameters. A coarse
+/// grid can favour the wrong n (its best (D, C_D) point happens to lie
+/// closer), and the refined J_e of each n is the fair comparison; n far
+/// outside the region is not worth its simulations.
 pub fn refine_best(
     grid: &Grid,
     summary: &super::Summary,
@@ -186,126 +253,210 @@ pub fn refine_best(
     settings: &SolverSettings,
 ) -> Result<Option<Refined>, SolverError> {
     let threshold = summary.confidence.threshold_m2;
+    let finest = summary
+        .best_per_elements
+        .iter()
+        .filter(|r| r.j_e_m2.is_some())
+        .max_by_key(|r| r.candidate.elements)
+        .map(|r| r.candidate);
     let mut starts = vec![summary.best.candidate];
     starts.extend(
         summary
             .best_per_elements
             .iter()
             .filter(|r| r.candidate != summary.best.candidate)
-            .filter(|r| r.j_e_m2.is_some_and(|j| j <= threshold))
+            .filter(|r| r.j_e_m2.is_some_and(|j| j <= threshold) || Some(r.candidate) == finest)
             .map(|r| r.candidate),
     );
-    let mut best: Option<Refined> = None;
-    let mut simulations = 0;
-    let mut per_elements = Vec::new();
+    let problem = Problem {
+        grid,
+        measured,
+        scenario,
+        base,
+        settings,
+    };
+    let mut fits: Vec<(Refined, Fit, Candidate)> = Vec::new();
     for start in &starts {
-        if let Some(r) = refine(grid, start, measured, scenario, base, settings)? {
-            simulations += r.simulations;
-            per_elements.extend(r.per_elements.iter().cloned());
-            if best.as_ref().is_none_or(|b| r.j_e_m2 < b.j_e_m2) {
-                best = Some(r);
-            }
+        if let Some((r, fit)) = problem.fit(start)? {
+            fits.push((r, fit, *start));
         }
     }
+    let simulations = fits.iter().map(|(r, _, _)| r.simulations).sum();
+    let mut per_elements: Vec<ElementsFit> = fits
+        .iter()
+        .flat_map(|(r, _, _)| r.per_elements.iter().cloned())
+        .collect();
     per_elements.sort_by_key(|f| f.elements);
-    Ok(best.map(|b| Refined {
+    let refinements: Vec<&Refined> = fits.iter().map(|(r, _, _)| r).collect();
+    let Some(kept) = kept(&refinements) else {
+        return Ok(None);
+    };
+    let (mut refined, fit, start) = fits.swap_remove(kept);
+    let found = problem.profile(&start, &fit, refined.profile_rise_m2)?;
+    for (p, profile) in refined.parameters.iter_mut().zip(found) {
+        p.profile = Some(profile);
+    }
+    Ok(Some(Refined {
         simulations,
         elements_tried: starts.iter().map(|c| c.elements).collect(),
         per_elements,
-        ..b
+        ..refined
     }))
 }
 
-/// Refines `best` (the grid's best candidate) over the grid's continuous
-/// axes; None when the grid has none.
-pub fn refine(
-    grid: &Grid,
-    best: &Candidate,
-    measured: &MeasuredTrack,
-    scenario: &Scenario,
-    base: &TetherParams,
-    settings: &SolverSettings,
-) -> Result<Option<Refined>, SolverError> {
-    // The continuous axes the grid varies.
-    let axes = varied(grid);
-    if axes.is_empty() {
-        return Ok(None);
-    }
-    let bounds: Vec<(f64, f64)> = axes
+/// Which refinement to keep: the finest n whose refined J_e the data
+/// cannot tell from the lowest (within the lowest's one-parameter rise,
+/// σ² χ²₁). A finer mesh is nearer the continuum, and a coarser one that
+/// fits as well does so by the noise's chance, its discretization error
+/// absorbed into the parameters.
+fn kept(refinements: &[&Refined]) -> Option<usize> {
+    let lowest = refinements
         .iter()
-        .map(|a| {
-            let v = values(*a, grid);
-            (
-                v.iter().copied().fold(f64::INFINITY, f64::min),
-                v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            )
-        })
-        .collect();
-    let grid_best: Vec<f64> = axes.iter().map(|&a| get(a, best)).collect();
-    let fit = levenberg_marquardt(
-        |p: &[f64]| {
-            let (tether, scenario) = with_values(best, &axes, p).experiment(base, scenario);
-            residuals(measured, &scenario, &tether, settings)
-        },
-        &grid_best,
-        &bounds,
-        &LmSettings::DEFAULT,
-    )?;
-    let k = axes.len();
-    let parameters: Vec<RefinedParameter> = (0..k)
-        .map(|i| RefinedParameter {
-            parameter: axes[i],
-            value: fit.values[i],
-            standard_error: fit
-                .covariance
-                .as_ref()
-                .map_or(f64::NAN, |c| c[(i, i)].sqrt()),
-            grid_best: grid_best[i],
-            at_bound: fit.at_bound[i],
-        })
-        .collect();
-    let undetermined = match fit.singular {
-        Some((small, large)) => Some(format!(
-            "JᵀJ is near singular (its correlation matrix's eigenvalues {small:.3e} and {large:.3e}): the data do not determine these parameters apart"
-        )),
-        None => fit.at_bound.iter().position(|&b| b).map(|i| {
-            format!(
-                "{} = {} is on the grid's bound: the data may want it beyond the range searched",
-                axes[i].column(),
-                fit.values[i]
-            )
-        }),
-    };
-    let correlation = fit
-        .covariance
-        .as_ref()
-        .filter(|_| k == 2)
-        .map(|c| c[(0, 1)] / (c[(0, 0)] * c[(1, 1)]).sqrt());
-    Ok(Some(Refined {
-        elements: best.elements,
-        elements_tried: vec![best.elements],
-        parameters,
-        j_e_m2: fit.cost,
-        observations: fit.observations,
-        sigma_m: fit.sigma2.sqrt(),
-        covariance: fit.covariance.map_or_else(
-            || vec![vec![f64::NAN; k]; k],
-            |c| {
-                (0..k)
-                    .map(|a| (0..k).map(|b| c[(a, b)]).collect())
-                    .collect()
+        .min_by(|a, b| a.j_e_m2.total_cmp(&b.j_e_m2))?;
+    let indistinct = lowest.j_e_m2 + lowest.profile_rise_m2;
+    refinements
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.j_e_m2 <= indistinct)
+        .max_by_key(|(_, r)| r.elements)
+        .map(|(i, _)| i)
+}
+
+/// What every fit of one identification shares.
+struct Problem<'a> {
+    grid: &'a Grid,
+    measured: &'a MeasuredTrack,
+    scenario: &'a Scenario,
+    base: &'a TetherParams,
+    settings: &'a SolverSettings,
+}
+
+impl Problem<'_> {
+    /// The continuous axes the grid varies, and their bounds.
+    fn axes(&self) -> (Vec<Axis>, Vec<(f64, f64)>) {
+        let axes = varied(self.grid);
+        let bounds = axes
+            .iter()
+            .map(|a| {
+                let v = values(*a, self.grid);
+                (
+                    v.iter().copied().fold(f64::INFINITY, f64::min),
+                    v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                )
+            })
+            .collect();
+        (axes, bounds)
+    }
+
+    /// The residuals of `start` with its continuous axes set to `p`.
+    fn residuals(
+        &self,
+        start: &Candidate,
+        axes: &[Axis],
+        p: &[f64],
+    ) -> Result<Vec<f64>, SolverError> {
+        let (tether, scenario) = with_values(start, axes, p).experiment(self.base, self.scenario);
+        residuals(self.measured, &scenario, &tether, self.settings)
+    }
+
+    /// Each refined parameter's profile around `fit`, the refinement of
+    /// `start`: a simulation that diverges or whose Newton iteration fails
+    /// far from the estimate ends that side, anything else the run.
+    fn profile(
+        &self,
+        start: &Candidate,
+        fit: &Fit,
+        rise: f64,
+    ) -> Result<Vec<Profile>, SolverError> {
+        let (axes, bounds) = self.axes();
+        profiles(
+            &|p: &[f64]| self.residuals(start, &axes, p),
+            fit,
+            &bounds,
+            rise,
+            &|e: &SolverError| {
+                matches!(
+                    e,
+                    SolverError::Diverged { .. } | SolverError::NewtonFailed { .. }
+                )
             },
-        ),
-        correlation,
-        iterations: fit.iterations,
-        simulations: fit.evaluations,
-        undetermined,
-        per_elements: vec![ElementsFit {
+            &ProfileSettings::DEFAULT,
+        )
+    }
+
+    /// The refinement of `best`, with the fit it came from.
+    fn fit(&self, best: &Candidate) -> Result<Option<(Refined, Fit)>, SolverError> {
+        let (axes, bounds) = self.axes();
+        if axes.is_empty() {
+            return Ok(None);
+        }
+        let grid_best: Vec<f64> = axes.iter().map(|&a| get(a, best)).collect();
+        let fit = levenberg_marquardt(
+            |p: &[f64]| self.residuals(best, &axes, p),
+            &grid_best,
+            &bounds,
+            &LmSettings::DEFAULT,
+        )?;
+        let k = axes.len();
+        let parameters: Vec<RefinedParameter> = (0..k)
+            .map(|i| RefinedParameter {
+                parameter: axes[i],
+                value: fit.values[i],
+                standard_error: fit
+                    .covariance
+                    .as_ref()
+                    .map_or(f64::NAN, |c| c[(i, i)].sqrt()),
+                grid_best: grid_best[i],
+                at_bound: fit.at_bound[i],
+                profile: None,
+            })
+            .collect();
+        let undetermined = match fit.singular {
+            Some((small, large)) => Some(format!(
+                "JᵀJ is near singular (its correlation matrix's eigenvalues {small:.3e} and {large:.3e}): the data do not determine these parameters apart"
+            )),
+            None => fit.at_bound.iter().position(|&b| b).map(|i| {
+                format!(
+                    "{} = {} is on the grid's bound: the data may want it beyond the range searched",
+                    axes[i].column(),
+                    fit.values[i]
+                )
+            }),
+        };
+        let correlation = fit
+            .covariance
+            .as_ref()
+            .filter(|_| k == 2)
+            .map(|c| c[(0, 1)] / (c[(0, 0)] * c[(1, 1)]).sqrt());
+        let refined = Refined {
             elements: best.elements,
+            elements_tried: vec![best.elements],
+            parameters,
             j_e_m2: fit.cost,
-            values: fit.values.clone(),
-        }],
-    }))
+            observations: fit.observations,
+            sigma_m: fit.sigma2.sqrt(),
+            covariance: fit.covariance.as_ref().map_or_else(
+                || vec![vec![f64::NAN; k]; k],
+                |c| {
+                    (0..k)
+                        .map(|a| (0..k).map(|b| c[(a, b)]).collect())
+                        .collect()
+                },
+            ),
+            correlation,
+            iterations: fit.iterations,
+            simulations: fit.evaluations,
+            undetermined,
+            per_elements: vec![ElementsFit {
+                elements: best.elements,
+                j_e_m2: fit.cost,
+                values: fit.values.clone(),
+            }],
+            confidence_level: CONFIDENCE_LEVEL,
+            profile_rise_m2: fit.sigma2 * chi2_quantile(1, CONFIDENCE_LEVEL),
+        };
+        Ok(Some((refined, fit)))
+    }
 }
 
 #[cfg(test)]
@@ -319,6 +470,7 @@ mod tests {
             standard_error,
             grid_best: value,
             at_bound: false,
+            profile: None,
         };
         Refined {
             elements: 50,
@@ -336,6 +488,8 @@ mod tests {
             simulations: 30,
             undetermined: None,
             per_elements,
+            confidence_level: 0.95,
+            profile_rise_m2: 3.84e-6,
         }
     }
 
@@ -360,5 +514,51 @@ mod tests {
         assert!((moves[0].standard_errors - 3.0).abs() < 1e-9);
         // One n refined: nothing to compare.
         assert!(refined(vec![fit(50, 2000.0, 0.8)]).mesh_moves().is_empty());
+    }
+
+    #[test]
+    fn the_finest_n_that_fits_as_well_as_the_lowest_is_kept() {
+        let at = |elements, j_e_m2| Refined {
+            elements,
+            j_e_m2,
+            ..refined(vec![])
+        };
+        // Rise 3.84e-6: n = 12 is within it of n = 6's lowest J_e, n = 24
+        // is not.
+        let (coarse, fine, finer) = (at(6, 1e-4), at(12, 1e-4 + 3e-6), at(24, 1e-4 + 5e-6));
+        assert_eq!(kept(&[&coarse, &fine]), Some(1));
+        assert_eq!(kept(&[&coarse, &fine, &finer]), Some(1));
+        assert_eq!(kept(&[&finer, &coarse]), Some(1));
+        assert_eq!(kept(&[]), None);
+    }
+
+    #[test]
+    fn a_profile_far_from_the_gauss_newton_interval_is_named() {
+        let profile = |lower, upper| Profile {
+            lower,
+            upper,
+            points: Vec::new(),
+            below_fit: None,
+            evaluations: 0,
+        };
+        let crossed = |value| ProfileEnd::Crossed { value };
+        let mut r = refined(vec![]);
+        // D = 2000 ± 500: Gauss–Newton ends 2000 ± 980. Its profile's lower
+        // side is as wide, its upper side 3× wider; C_D's profile ends on
+        // a bound inside the Gauss–Newton interval (the bound clips it: no
+        // disagreement about the shape) and crosses a tenth as far above.
+        r.parameters[0].profile = Some(profile(crossed(1100.0), crossed(2000.0 + 3.0 * 980.0)));
+        r.parameters[1].profile = Some(profile(
+            ProfileEnd::Bound { value: 0.7995 },
+            crossed(0.8 + 0.1 * 1.96e-3),
+        ));
+        let found = r.interval_disagreements();
+        let named: Vec<(Axis, &str)> = found.iter().map(|d| (d.parameter, d.side)).collect();
+        assert_eq!(named, [(Axis::Damping, "upper"), (Axis::Drag, "upper")]);
+        assert!((found[0].ratio - 3.0).abs() < 0.01, "{}", found[0].ratio);
+        assert!((found[1].ratio - 0.1).abs() < 0.001, "{}", found[1].ratio);
+        // A bound beyond twice the Gauss–Newton reach is wider.
+        r.parameters[1].profile = Some(profile(ProfileEnd::Bound { value: 0.7 }, crossed(0.80196)));
+        assert_eq!(r.interval_disagreements()[1].side, "lower");
     }
 }

@@ -1,7 +1,8 @@
 //! Bounded nonlinear least squares: Levenberg–Marquardt over any residual
 //! function of a few parameters, the Jacobian by central differences (each
 //! column's two evaluations run in parallel), and the Gauss–Newton
-//! covariance σ² (JᵀJ)⁻¹ at the optimum.
+//! covariance σ² (JᵀJ)⁻¹ at the optimum; and profile-likelihood intervals
+//! ([`profile`]).
 //!
 //! Written here rather than taken from the `levenberg-marquardt` crate: its
 //! releases build on other nalgebra versions than this crate's, and a few
@@ -9,6 +10,8 @@
 
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
+
+pub mod profile;
 
 /// How the iteration moves and when it stops.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -89,18 +92,67 @@ pub struct Fit {
     pub evaluations: usize,
 }
 
-/// Minimizes Σ r(p)² over `bounds` from `start` (inside them).
+/// The minimum the iteration reached, without the covariance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Minimum {
+    pub values: Vec<f64>,
+    /// Σ r² at `values`.
+    pub cost: f64,
+    /// r at `values`.
+    pub residuals: Vec<f64>,
+    pub iterations: usize,
+    /// Residual evaluations.
+    pub evaluations: usize,
+}
+
+/// Minimizes Σ r(p)² over `bounds` from `start` (inside them), with the
+/// Gauss–Newton covariance at the minimum.
 pub fn levenberg_marquardt<E: Send>(
     residuals: impl Fn(&[f64]) -> Result<Vec<f64>, E> + Sync,
     start: &[f64],
     bounds: &[(f64, f64)],
     settings: &LmSettings,
 ) -> Result<Fit, E> {
+    let m = minimize(&residuals, start, bounds, settings)?;
     let k = start.len();
-    let steps: Vec<f64> = bounds
+    let columns = central_differences(&residuals, &m.values, bounds, &steps(bounds, settings))?;
+    let (jtj, _) = normal_equations(&columns, &m.residuals);
+    let observations = m.residuals.len();
+    let sigma2 = m.cost / (observations.saturating_sub(k).max(1)) as f64;
+    let (covariance, singular) = covariance(&jtj, sigma2, settings.singular_ratio);
+    let at_bound = on_bounds(&m.values, bounds);
+    Ok(Fit {
+        values: m.values,
+        cost: m.cost,
+        observations,
+        sigma2,
+        covariance,
+        singular,
+        at_bound,
+        iterations: m.iterations,
+        evaluations: m.evaluations + 2 * k,
+    })
+}
+
+/// Each parameter's difference step: a fraction of its bounds' width.
+fn steps(bounds: &[(f64, f64)], settings: &LmSettings) -> Vec<f64> {
+    bounds
         .iter()
         .map(|(lo, hi)| settings.difference_step * (hi - lo))
-        .collect();
+        .collect()
+}
+
+/// Minimizes Σ r(p)² over `bounds` from `start` (inside them): the
+/// Levenberg–Marquardt iteration alone, for fits that need no covariance
+/// (a profile's re-fits, [`profile`]).
+pub fn minimize<E: Send>(
+    residuals: &(impl Fn(&[f64]) -> Result<Vec<f64>, E> + Sync),
+    start: &[f64],
+    bounds: &[(f64, f64)],
+    settings: &LmSettings,
+) -> Result<Minimum, E> {
+    let k = start.len();
+    let steps = steps(bounds, settings);
     let clamp = |p: &[f64]| -> Vec<f64> {
         p.iter()
             .zip(bounds)
@@ -118,7 +170,7 @@ pub fn levenberg_marquardt<E: Send>(
     let mut iterations = 0;
     for _ in 0..settings.max_iterations {
         iterations += 1;
-        let columns = central_differences(&residuals, &p, bounds, &steps)?;
+        let columns = central_differences(residuals, &p, bounds, &steps)?;
         evaluations += 2 * k;
         let (jtj, jtr) = normal_equations(&columns, &r);
         let mut improved = false;
@@ -161,22 +213,10 @@ pub fn levenberg_marquardt<E: Send>(
             break;
         }
     }
-    // The covariance at the optimum.
-    let columns = central_differences(&residuals, &p, bounds, &steps)?;
-    evaluations += 2 * k;
-    let (jtj, _) = normal_equations(&columns, &r);
-    let observations = r.len();
-    let sigma2 = j_p / (observations.saturating_sub(k).max(1)) as f64;
-    let (covariance, singular) = covariance(&jtj, sigma2, settings.singular_ratio);
-    let at_bound = on_bounds(&p, bounds);
-    Ok(Fit {
+    Ok(Minimum {
         values: p,
         cost: j_p,
-        observations,
-        sigma2,
-        covariance,
-        singular,
-        at_bound,
+        residuals: r,
         iterations,
         evaluations,
     })
