@@ -8,7 +8,8 @@
 //! compared with the standard errors the refinement reports, and each
 //! parameter's 95 % profile interval is checked for the truth (an interval
 //! that ends on the grid's bound holds a truth beyond it too: the data do
-//! not exclude it).
+//! not exclude it); and the spread is compared with what `design` predicts
+//! for the film before any data.
 //!
 //!     cargo run --release --example refine_seeds
 //!
@@ -19,8 +20,9 @@ use tether_sweep::dataset::{GENERATOR, SynthSpec};
 use tether_sweep::engine::EngineOptions;
 use tether_sweep::least_squares::profile::ProfileEnd;
 use tether_sweep::model::TetherParams;
-use tether_sweep::scenario::{DropSettings, Experiment, Frames, Scenario};
-use tether_sweep::sweep::Grid;
+use tether_sweep::scenario::{DropSettings, Experiment, Frames, Scenario, SolverSettings};
+use tether_sweep::sweep::design::{Design, Estimated, PlannedFilm};
+use tether_sweep::sweep::{Axis, Grid, Parameter};
 use tether_sweep::workflow::Hooks;
 use tether_sweep::workflow::identify::IdentifyRequest;
 use tether_sweep::workflow::synth::{self, SynthRequest};
@@ -132,6 +134,26 @@ fn main() {
         );
     }
     println!("(* on the grid's bound)");
+    // What `design` predicts for this film before any data: the Fisher
+    // information of the tracks at the truth, with the release estimated.
+    let predicted = Design {
+        films: vec![PlannedFilm {
+            name: "filmed".into(),
+            tether: tether.clone(),
+            scenario: filmed.clone(),
+        }],
+        axes: Vec::new(),
+        estimated: vec![
+            Estimated::shared(Axis::Damping),
+            Estimated::shared(Axis::Drag),
+            Estimated::shared(Axis::Parameter(Parameter::ReleaseTimeS)),
+        ],
+        noise_m: 0.0004,
+    }
+    .predict(&SolverSettings::reference())
+    .expect("predicted")
+    .remove(0)
+    .standard_errors;
     println!("95 % profile intervals (b: the grid's bound, ?: not found):");
     let show = |end: &ProfileEnd| match end {
         ProfileEnd::Crossed { value } => format!("{value:.6}"),
@@ -170,10 +192,12 @@ fn main() {
             .filter(|e| (e[i].0 - truth[i]).abs() <= 1.959964 * e[i].1)
             .count();
         println!(
-            "{name}: mean {mean:.6}, truth {}, spread over the seeds {spread:.6}, mean standard error {se:.6}, ratio {:.2}, bias {:.2} SE; truth in the profile interval in {covered} of {SEEDS}, in ±1.96 SE in {gauss_newton}",
+            "{name}: mean {mean:.6}, truth {}, spread over the seeds {spread:.6}, mean standard error {se:.6}, ratio {:.2}, bias {:.2} SE; truth in the profile interval in {covered} of {SEEDS}, in ±1.96 SE in {gauss_newton}; design predicted {:.6} (spread / predicted {:.2})",
             truth[i],
             spread / se,
-            (mean - truth[i]) / se
+            (mean - truth[i]) / se,
+            predicted[i],
+            spread / predicted[i]
         );
     }
 }

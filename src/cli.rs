@@ -10,6 +10,7 @@ mod adapters;
 mod args;
 mod bench;
 mod dataset;
+mod design;
 mod identify;
 mod linearize;
 mod plot;
@@ -47,6 +48,12 @@ pub enum Command {
     /// (--exhaustive) to rank the GA's answer. Parquet tables and figures.
     #[command(allow_negative_numbers = true)]
     Swingup(swingup::SwingupArgs),
+    /// Plan a film before filming it: the standard errors of D, C_D (and
+    /// any --estimate) that identify would report, for each planned film or
+    /// set of films and each point of the design axes, from the Fisher
+    /// information of the marker tracks at the values you expect.
+    #[command(allow_negative_numbers = true)]
+    Design(design::DesignArgs),
     /// Datasets: `dataset synth` makes a synthetic measured drop.
     #[command(subcommand)]
     Dataset(dataset::DatasetCommand),
@@ -67,6 +74,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Dataset(dataset::DatasetCommand::Synth(args)) => dataset::run_synth(args),
         Command::Identify(args) => identify::run(args),
         Command::Summarize(args) => summarize::run(args),
+        Command::Design(args) => design::run(args),
         Command::Swingup(args) => swingup::run(args),
         Command::Plot(args) => plot::run(args),
         Command::Bench(args) => bench::run(args),

@@ -101,6 +101,9 @@ pub const CAMERA: &str = "tether_sweep.camera";
 /// Identify: the surface figure's two axes (`--surface`), as a JSON array
 /// of their results columns.
 pub const SURFACE_AXES: &str = "tether_sweep.surface_axes";
+/// Design: the planned films (tether at the assumed values, experiment),
+/// the design axes, the estimated parameters and the noise.
+pub const DESIGN: &str = "tether_sweep.design";
 
 /// A metadata value: the JSON of `value`. The values are plain data
 /// (parameters, summaries), which always serialize.
@@ -151,6 +154,7 @@ mod tests {
             super::PLAUSIBILITY,
             super::OUTLIERS,
             super::REFINED,
+            super::DESIGN,
             super::BEST_SCENARIO,
             super::PEAKS_GFLOPS,
             super::PEAKS_AFTER_RUNS_GFLOPS,

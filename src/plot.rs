@@ -2,6 +2,7 @@
 //! atomically. Text uses the DejaVu Sans font shipped in `assets/fonts/`, so
 //! no system font library is needed.
 
+pub mod design;
 pub mod identify;
 pub mod linear;
 pub mod series;

@@ -5,6 +5,7 @@
 
 pub mod checkpoint;
 pub mod config;
+pub mod design;
 pub mod linear;
 pub mod results;
 pub mod swingup;

@@ -1,5 +1,6 @@
 //! Tables of named, unit-carrying columns written as one Parquet file.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -14,61 +15,67 @@ use super::{IoError, PendingFile};
 
 /// One column: name, unit, values.
 pub struct Column {
-    pub name: &'static str,
+    /// Fixed names mostly; a design axis's or a film's parameter is named
+    /// at run time.
+    pub name: Cow<'static, str>,
     pub unit: &'static str,
     pub values: ArrayRef,
 }
 
 impl Column {
-    pub fn f64(name: &'static str, unit: &'static str, values: Vec<f64>) -> Self {
+    pub fn f64(name: impl Into<Cow<'static, str>>, unit: &'static str, values: Vec<f64>) -> Self {
         Self {
-            name,
+            name: name.into(),
             unit,
             values: Arc::new(Float64Array::from(values)),
         }
     }
-    pub fn i32(name: &'static str, values: Vec<i32>) -> Self {
+    pub fn i32(name: impl Into<Cow<'static, str>>, values: Vec<i32>) -> Self {
         Self {
-            name,
+            name: name.into(),
             unit: "1",
             values: Arc::new(Int32Array::from(values)),
         }
     }
     /// f64 with missing values (e.g. J_e of a diverged simulation).
-    pub fn optional_f64(name: &'static str, unit: &'static str, values: Vec<Option<f64>>) -> Self {
+    pub fn optional_f64(
+        name: impl Into<Cow<'static, str>>,
+        unit: &'static str,
+        values: Vec<Option<f64>>,
+    ) -> Self {
         Self {
-            name,
+            name: name.into(),
             unit,
             values: Arc::new(Float64Array::from(values)),
         }
     }
-    pub fn i64(name: &'static str, values: Vec<i64>) -> Self {
+    pub fn i64(name: impl Into<Cow<'static, str>>, values: Vec<i64>) -> Self {
         Self {
-            name,
+            name: name.into(),
             unit: "1",
             values: Arc::new(Int64Array::from(values)),
         }
     }
     /// Booleans as Arrow's boolean type, so that readers filter with them
     /// (`r[r.at_bound]` in pandas) instead of comparing text.
-    pub fn boolean(name: &'static str, values: Vec<bool>) -> Self {
+    pub fn boolean(name: impl Into<Cow<'static, str>>, values: Vec<bool>) -> Self {
         Self {
-            name,
+            name: name.into(),
             unit: "",
             values: Arc::new(BooleanArray::from(values)),
         }
     }
-    pub fn text(name: &'static str, values: Vec<String>) -> Self {
+    pub fn text(name: impl Into<Cow<'static, str>>, values: Vec<String>) -> Self {
         Self {
-            name,
+            name: name.into(),
             unit: "",
             values: Arc::new(StringArray::from(values)),
         }
     }
     /// Text with missing values (e.g. the GPU layout of a CPU run).
-    pub fn optional_text(name: &'static str, values: Vec<Option<&str>>) -> Self {
+    pub fn optional_text(name: impl Into<Cow<'static, str>>, values: Vec<Option<&str>>) -> Self {
         Self {
-            name,
+            name: name.into(),
             unit: "",
             values: Arc::new(StringArray::from(values)),
         }
@@ -85,7 +92,7 @@ pub fn write_columns(
         .iter()
         .map(|c| {
             let nullable = c.values.null_count() > 0;
-            let field = Field::new(c.name, c.values.data_type().clone(), nullable);
+            let field = Field::new(c.name.as_ref(), c.values.data_type().clone(), nullable);
             if c.unit.is_empty() {
                 field
             } else {

@@ -274,7 +274,7 @@ fn normal_equations(columns: &[Vec<f64>], r: &[f64]) -> (DMatrix<f64>, DVector<f
 /// moves a marker by ~1e-7 m per unit, a release time by ~1 m per second),
 /// and only collinearity, or a column of zeros, leaves a direction
 /// undetermined.
-fn covariance(
+pub fn covariance(
     jtj: &DMatrix<f64>,
     sigma2: f64,
     singular_ratio: f64,

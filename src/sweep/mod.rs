@@ -3,6 +3,7 @@
 //! what the J_e surface says about how well each parameter is determined.
 
 pub mod axis;
+pub mod design;
 pub mod grid;
 pub mod parameter;
 pub mod refine;

@@ -10,6 +10,7 @@
 //! write through.
 
 pub mod bench;
+pub mod design;
 pub mod identify;
 pub mod linearize;
 pub mod redraw;

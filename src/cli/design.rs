@@ -1,0 +1,401 @@
+//! `tether-sweep design`: plan the film before filming it.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+use toml::{Table, Value};
+
+use super::UsageError;
+use super::args::{TETHER_FLAGS, TetherArgs, name_flags};
+use tether_sweep::error::InputError;
+use tether_sweep::io::config::{self, ConfigError};
+use tether_sweep::scenario::{ScenarioKind, SolverSettings};
+use tether_sweep::sweep::design::{Design, DesignAxis, DesignVariable, Estimated, PlannedFilm};
+use tether_sweep::sweep::grid::parse_axis;
+use tether_sweep::sweep::{Axis, Parameter};
+use tether_sweep::workflow::WorkflowError;
+use tether_sweep::workflow::design::{DesignReport, DesignRequest, run as run_design};
+
+#[derive(Debug, Args)]
+pub struct DesignArgs {
+    /// A planned film, as `simulate --config` takes it: [tether] and
+    /// [settings] (initial_angle_deg, pin_m, release_time_s,
+    /// marker_arc_lengths_m, and frame_interval_s with duration_s or
+    /// frame_times_s). Repeat it for several films of one tether, each
+    /// named by its file stem or `name = "…"` in [settings]. None: the
+    /// paper's drop (docs/model.md §4.1).
+    #[arg(long, value_name = "FILE")]
+    pub config: Vec<PathBuf>,
+    /// The tether as you expect it: n, D and C_D (required, here or in
+    /// the configs' [tether]), tip mass and length.
+    #[command(flatten)]
+    pub tether: TetherArgs,
+    /// Standard deviation of the tracker's noise on each marker
+    /// coordinate [m], > 0.
+    #[arg(long, value_name = "M", default_value_t = 5e-4)]
+    pub noise: f64,
+    /// A design axis, NAME=AXIS (A:B:STEP or V1,V2,…): frame_interval_s,
+    /// duration_s or any parameter (initial_angle_deg, tip_mass_kg,
+    /// length_m, …), in every film, or in one as FILM.NAME. Repeatable:
+    /// every combination is a design point.
+    #[arg(long = "axis", value_name = "NAME=AXIS")]
+    pub axes: Vec<String>,
+    /// Also estimate this parameter (e.g. release_time_s: an unknown
+    /// release widens the others' errors). A film's own parameter
+    /// (release_time_s, initial_angle_deg, pin_x_m, pin_y_m) is one per
+    /// film. D and C_D are always estimated.
+    #[arg(long = "estimate", value_name = "NAME")]
+    pub estimates: Vec<String>,
+    /// The reference solver's local error tolerance [m] for the
+    /// sensitivities. [default: the solver's, 1e-9]
+    #[arg(long, value_name = "M")]
+    pub tolerance: Option<f64>,
+    /// Output directory: design.parquet and the figure design (.svg, .png).
+    #[arg(long, value_name = "DIR", default_value = "design-results")]
+    pub out: PathBuf,
+    /// Replace the results of an earlier run in DIR.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(args: DesignArgs) -> Result<()> {
+    let request = args.request()?;
+    let design = &request.design;
+    let estimated: Vec<String> = design
+        .estimated
+        .iter()
+        .map(|e| design.estimate_name(e))
+        .collect();
+    println!(
+        "design: {} point{} × {} planned film{} ({}), estimating {}; σ = {} mm per coordinate; {} reference simulations on the CPU",
+        design.points().len(),
+        if design.points().len() == 1 { "" } else { "s" },
+        design.films.len(),
+        if design.films.len() == 1 { "" } else { "s" },
+        design
+            .films
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        estimated.join(", "),
+        design.noise_m * 1e3,
+        design.points().len() * design.simulations_per_point()
+    );
+    let report = run_design(&request).map_err(|e| match e {
+        // A value a design axis set: named as the axis.
+        WorkflowError::Input(input)
+            if design.axes.iter().any(|a| a.variable.name() == input.field) =>
+        {
+            WorkflowError::flag(&format!("--axis {}", input.field), input)
+        }
+        other => name_flags(other, &FLAGS),
+    })?;
+    print_report(design, &report);
+    Ok(())
+}
+
+/// The flags of the values the workflow checks, by their field names.
+const FLAGS: [(&str, &str); 3] = [
+    ("noise", "--noise"),
+    ("estimate", "--estimate"),
+    ("axis", "--axis"),
+];
+
+/// `value` to three significant digits, in plain notation where that
+/// reads well.
+fn three_digits(value: f64) -> String {
+    let magnitude = value.abs().log10().floor() as i32;
+    if !(-3..5).contains(&magnitude) {
+        return format!("{value:.2e}");
+    }
+    let decimals = (2 - magnitude).max(0) as usize;
+    format!("{value:.decimals$}")
+}
+
+/// A standard error, with its share of the assumed value where that is
+/// not zero.
+fn with_share(se: f64, assumed: f64) -> String {
+    if !se.is_finite() {
+        return "undetermined".into();
+    }
+    if assumed != 0.0 && assumed.is_finite() {
+        format!(
+            "{} ({} %)",
+            three_digits(se),
+            three_digits(100.0 * se / assumed.abs())
+        )
+    } else {
+        three_digits(se)
+    }
+}
+
+fn print_report(design: &Design, report: &DesignReport) {
+    let assumed: Vec<f64> = design
+        .estimated
+        .iter()
+        .map(|e| match e.axis {
+            Axis::Damping => design.films[0].tether.damping_pa_s,
+            Axis::Drag => design.films[0].tether.drag_coefficient,
+            Axis::Parameter(p) => {
+                let film = &design.films[e.film.unwrap_or(0)];
+                p.get(&film.tether, &film.scenario)
+            }
+            Axis::Elements => f64::NAN,
+        })
+        .collect();
+    let point = |values: &[f64]| -> String {
+        if design.axes.is_empty() {
+            return "as planned".into();
+        }
+        design
+            .axes
+            .iter()
+            .zip(values)
+            .map(|(a, v)| format!("{} = {v}", design.axis_column(a)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    const LISTED: usize = 40;
+    for p in report.predictions.iter().take(LISTED) {
+        let errors: Vec<String> = design
+            .estimated
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                format!(
+                    "SE {} {}",
+                    design.estimate_name(e),
+                    with_share(p.standard_errors[i], assumed[i])
+                )
+            })
+            .collect();
+        println!(
+            "  {}: {}; correlation {:.2}",
+            point(&p.values),
+            errors.join(", "),
+            p.correlation
+        );
+    }
+    if report.predictions.len() > LISTED {
+        println!(
+            "  … {} more in design.parquet",
+            report.predictions.len() - LISTED
+        );
+    }
+    if design.axes.is_empty() {
+        // One point: nothing to choose between.
+    } else {
+        for b in &report.best {
+            let p = &report.predictions[b.point];
+            let e = &design.estimated[b.estimated];
+            println!(
+                "best for {}: {} (SE {})",
+                design.estimate_name(e),
+                point(&p.values),
+                with_share(p.standard_errors[b.estimated], assumed[b.estimated])
+            );
+        }
+    }
+    let names: Vec<String> = report
+        .written
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    println!(
+        "{} simulations in {:.1} s; wrote {}",
+        report.simulations,
+        report.wall_s,
+        names.join(", ")
+    );
+}
+
+impl DesignArgs {
+    fn request(&self) -> Result<DesignRequest> {
+        let films = self.films()?;
+        let mut design = Design {
+            films,
+            axes: Vec::new(),
+            estimated: vec![
+                Estimated::shared(Axis::Damping),
+                Estimated::shared(Axis::Drag),
+            ],
+            noise_m: self.noise,
+        };
+        for text in &self.axes {
+            let axis = self.axis(&design, text)?;
+            design.axes.push(axis);
+        }
+        for name in &self.estimates {
+            let (film, name) = film_and_name(&design, name, "--estimate")?;
+            let parameter = Parameter::parse(name).map_err(|e| {
+                WorkflowError::flag(
+                    "--estimate",
+                    InputError {
+                        field: "estimate".into(),
+                        ..e
+                    },
+                )
+            })?;
+            let films: Vec<Option<usize>> = match film {
+                Some(f) => vec![Some(f)],
+                None if Estimated::is_films_own(parameter) && design.films.len() > 1 => {
+                    (0..design.films.len()).map(Some).collect()
+                }
+                None => vec![None],
+            };
+            for film in films {
+                design.estimated.push(Estimated {
+                    axis: Axis::Parameter(parameter),
+                    film,
+                });
+            }
+        }
+        let mut solver = SolverSettings::reference();
+        if let Some(t) = self.tolerance {
+            if !(t.is_finite() && t > 0.0) {
+                Err(WorkflowError::flag(
+                    "--tolerance",
+                    InputError::new("tolerance_m", t, "a tolerance > 0 m"),
+                ))?;
+            }
+            solver.reference.tolerance_m = t;
+        }
+        Ok(DesignRequest {
+            design,
+            solver,
+            out: self.out.clone(),
+            force: self.force,
+        })
+    }
+
+    /// One `--axis NAME=AXIS`.
+    fn axis(&self, design: &Design, text: &str) -> Result<DesignAxis> {
+        let Some((name, values)) = text.split_once('=') else {
+            Err(UsageError(format!(
+                "--axis '{text}': give NAME=AXIS, e.g. --axis initial_angle_deg=30:90:15"
+            )))?
+        };
+        let (film, name) = film_and_name(design, name.trim(), "--axis")?;
+        let flag = format!("--axis {name}");
+        let variable = DesignVariable::parse(name).map_err(|e| WorkflowError::flag(&flag, e))?;
+        let values = parse_axis(name, values).map_err(|e| WorkflowError::flag(&flag, e))?;
+        Ok(DesignAxis {
+            film,
+            variable,
+            values,
+        })
+    }
+
+    /// The planned films: each config's, or the paper's drop.
+    fn films(&self) -> Result<Vec<PlannedFilm>> {
+        let configs: Vec<Option<&Path>> = if self.config.is_empty() {
+            vec![None]
+        } else {
+            self.config.iter().map(|p| Some(p.as_path())).collect()
+        };
+        configs.into_iter().map(|c| self.film(c)).collect()
+    }
+
+    fn film(&self, path: Option<&Path>) -> Result<PlannedFilm> {
+        let mut table = match path {
+            Some(p) => config::read_table(p).map_err(|e| UsageError(e.to_string()))?,
+            None => Table::new(),
+        };
+        // A film's name is the design's, not the experiment's.
+        let named = table
+            .get_mut("settings")
+            .and_then(Value::as_table_mut)
+            .and_then(|s| s.remove("name"));
+        let name = match (named, path) {
+            (Some(Value::String(n)), _) => n,
+            (Some(other), Some(p)) => Err(UsageError(format!(
+                "[settings] name = {other} in {}: give the film's name as text, e.g. name = \"steep\"",
+                p.display()
+            )))?,
+            (_, Some(p)) => p
+                .file_stem()
+                .map_or_else(|| "film".into(), |s| s.to_string_lossy().into_owned()),
+            (_, None) => "drop".into(),
+        };
+        let in_config = |key: &str| {
+            table
+                .get("tether")
+                .and_then(Value::as_table)
+                .is_some_and(|t| t.contains_key(key))
+        };
+        for (key, flag, given) in [
+            (
+                Axis::Damping.column(),
+                "--damping",
+                self.tether.damping.is_some(),
+            ),
+            (
+                Axis::Drag.column(),
+                "--drag-coefficient",
+                self.tether.drag_coefficient.is_some(),
+            ),
+        ] {
+            if !given && !in_config(key) {
+                let place = path.map_or_else(String::new, |p| {
+                    format!(" (or {key} in [tether] of {})", p.display())
+                });
+                Err(UsageError(format!(
+                    "design predicts errors at the values you expect: give {flag}{place}"
+                )))?;
+            }
+        }
+        let mut overrides = Table::new();
+        overrides.insert("tether".into(), Value::Table(self.tether.table()));
+        config::merge(&mut table, overrides);
+        let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {
+            match (e, path) {
+                (ConfigError::Input(input), _)
+                    if TETHER_FLAGS.iter().any(|(k, _)| *k == input.field) =>
+                {
+                    name_flags(input.into(), &TETHER_FLAGS).into()
+                }
+                (ConfigError::Input(input), Some(p)) => {
+                    let field = format!("{} (in {})", input.field, p.display());
+                    WorkflowError::flag(&field, input).into()
+                }
+                (other, _) => UsageError(other.to_string()).into(),
+            }
+        })?;
+        if cfg.scenario.kind() != ScenarioKind::Drop {
+            Err(UsageError(format!(
+                "{}: design plans drops (scenario = \"drop\"), the experiment identify fits",
+                path.map_or_else(|| "the config".into(), |p| p.display().to_string())
+            )))?;
+        }
+        Ok(PlannedFilm {
+            name,
+            tether: cfg.tether,
+            scenario: cfg.scenario,
+        })
+    }
+}
+
+/// `FILM.NAME` → (that film, NAME); `NAME` → (None, NAME).
+fn film_and_name<'a>(
+    design: &Design,
+    text: &'a str,
+    flag: &str,
+) -> Result<(Option<usize>, &'a str)> {
+    let Some((film, name)) = text.split_once('.') else {
+        return Ok((None, text));
+    };
+    match design.films.iter().position(|f| f.name == film) {
+        Some(i) => Ok((Some(i), name)),
+        None => Err(UsageError(format!(
+            "{flag} {text}: no planned film is named '{film}' (the films: {})",
+            design
+                .films
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )))?,
+    }
+}

@@ -1,0 +1,462 @@
+//! Experiment design: before filming, how well would a film determine the
+//! parameters an identification refines? At assumed values of the tether
+//! and a marker noise σ, the Fisher information of the marker tracks is
+//! JᵀJ/σ², J the sensitivities of every compared coordinate (every frame
+//! but the first, as J_e compares them) to the estimated parameters, by
+//! central differences on the reference solver: the Jacobian the
+//! refinement ([`super::refine`]) uses, here at the assumed values and
+//! without data. Its inverse is the covariance a later refinement would
+//! report (to first order, for a model that fits), so the standard errors
+//! of each planned film, or set of films, can be compared before filming.
+//!
+//! Several films of one tether add their information: the tether's
+//! parameters are shared, and a film's own parameters (its release time,
+//! angle, pin), when estimated, are one per film.
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::axis::Axis;
+use super::parameter::Parameter;
+use crate::error::InputError;
+use crate::least_squares::{LmSettings, covariance};
+use crate::model::TetherParams;
+use crate::scenario::{Frames, Scenario, SolverSettings, simulate};
+use crate::solver::SolverError;
+
+/// One planned film: its tether at the assumed values and its experiment
+/// (frames and markers as it will be filmed).
+#[derive(Debug, Clone)]
+pub struct PlannedFilm {
+    /// Its name in column names (`a.release_time_s`): the config's stem.
+    pub name: String,
+    pub tether: TetherParams,
+    pub scenario: Scenario,
+}
+
+/// What a design axis varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum DesignVariable {
+    /// A tether or experiment parameter (`initial_angle_deg`, `tip_mass_kg`, …).
+    Parameter(Parameter),
+    /// The film's frame interval \[s\] (its duration kept).
+    FrameIntervalS,
+    /// The film's duration from the release \[s\] (its interval kept).
+    DurationS,
+}
+
+impl DesignVariable {
+    /// The variable named `name`: a parameter's name, `frame_interval_s`
+    /// or `duration_s`.
+    pub fn parse(name: &str) -> Result<Self, InputError> {
+        match name {
+            "frame_interval_s" => Ok(DesignVariable::FrameIntervalS),
+            "duration_s" => Ok(DesignVariable::DurationS),
+            other => Parameter::parse(other)
+                .map(DesignVariable::Parameter)
+                .map_err(|_| {
+                    InputError::new(
+                        "design axis",
+                        format!("'{other}'"),
+                        format!(
+                            "frame_interval_s, duration_s or one of {}",
+                            Parameter::ALL.map(Parameter::name).join(", ")
+                        ),
+                    )
+                }),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DesignVariable::Parameter(p) => p.name(),
+            DesignVariable::FrameIntervalS => "frame_interval_s",
+            DesignVariable::DurationS => "duration_s",
+        }
+    }
+
+    pub fn unit(self) -> &'static str {
+        match self {
+            DesignVariable::Parameter(p) => p.unit(),
+            DesignVariable::FrameIntervalS | DesignVariable::DurationS => "s",
+        }
+    }
+
+    /// Sets it in a film.
+    fn set(self, value: f64, film: &mut PlannedFilm) {
+        let scenario = &mut film.scenario;
+        match self {
+            DesignVariable::Parameter(p) => p.set(value, &mut film.tether, scenario),
+            DesignVariable::FrameIntervalS => {
+                let duration_s = scenario.duration_s();
+                *scenario = scenario
+                    .clone()
+                    .with_frames(Frames::every(value, duration_s));
+            }
+            DesignVariable::DurationS => *scenario = scenario.clone().with_duration_s(value),
+        }
+    }
+}
+
+/// A design axis: a variable's values, in every film or in one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DesignAxis {
+    /// The film it applies to (an index into the films); None: all.
+    pub film: Option<usize>,
+    pub variable: DesignVariable,
+    pub values: Vec<f64>,
+}
+
+/// A parameter the later identification would estimate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Estimated {
+    /// D, C_D or a parameter.
+    pub axis: Axis,
+    /// The film whose own parameter it is (one per film); None: the
+    /// tether's, shared by every film.
+    pub film: Option<usize>,
+}
+
+impl Estimated {
+    /// A parameter of the tether, shared by every film.
+    pub const fn shared(axis: Axis) -> Self {
+        Self { axis, film: None }
+    }
+
+    /// Whether a parameter belongs to each film rather than to the tether.
+    pub fn is_films_own(parameter: Parameter) -> bool {
+        matches!(
+            parameter,
+            Parameter::ReleaseTimeS
+                | Parameter::InitialAngleDeg
+                | Parameter::PinXM
+                | Parameter::PinYM
+        )
+    }
+
+    /// Its value in a film.
+    fn get(self, film: &PlannedFilm) -> f64 {
+        match self.axis {
+            Axis::Damping => film.tether.damping_pa_s,
+            Axis::Drag => film.tether.drag_coefficient,
+            Axis::Parameter(p) => p.get(&film.tether, &film.scenario),
+            Axis::Elements => unreachable!("n is not estimated"),
+        }
+    }
+
+    fn set(self, value: f64, film: &mut PlannedFilm) {
+        match self.axis {
+            Axis::Damping => film.tether.damping_pa_s = value,
+            Axis::Drag => film.tether.drag_coefficient = value,
+            Axis::Parameter(p) => p.set(value, &mut film.tether, &mut film.scenario),
+            Axis::Elements => unreachable!("n is not estimated"),
+        }
+    }
+
+    /// Its difference step at `value`: a hundredth of the value, as the
+    /// refinement's is a hundredth of the grid's range, with a floor for a
+    /// value at or near zero; the release's a tenth of a millisecond
+    /// (markers move ~1 m/s, so ~0.1 mm: far above the solver's error).
+    fn difference_step(self, value: f64) -> f64 {
+        let floor = match self.axis {
+            Axis::Damping => 1.0,
+            Axis::Drag => 1e-3,
+            Axis::Parameter(Parameter::ReleaseTimeS) => return 1e-4,
+            Axis::Parameter(Parameter::InitialAngleDeg) => 0.1,
+            Axis::Parameter(Parameter::PinXM | Parameter::PinYM) => 1e-4,
+            _ => 1e-9,
+        };
+        (1e-2 * value.abs()).max(floor)
+    }
+
+    /// Whether it must stay at or above zero (a one-sided difference there).
+    fn non_negative(self) -> bool {
+        !matches!(
+            self.axis,
+            Axis::Parameter(Parameter::InitialAngleDeg | Parameter::PinXM | Parameter::PinYM)
+        )
+    }
+}
+
+/// What one design point predicts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    /// Its values on the design axes, in their order.
+    pub values: Vec<f64>,
+    /// Each estimated parameter's standard error, in their order; NaN
+    /// where the information matrix is singular.
+    pub standard_errors: Vec<f64>,
+    /// The correlation of the first two estimated parameters (D and C_D).
+    pub correlation: f64,
+    /// Compared coordinates, over every film.
+    pub observations: usize,
+}
+
+/// The design: films, axes, estimates, noise.
+#[derive(Debug, Clone)]
+pub struct Design {
+    pub films: Vec<PlannedFilm>,
+    pub axes: Vec<DesignAxis>,
+    pub estimated: Vec<Estimated>,
+    /// σ of each marker coordinate \[m\].
+    pub noise_m: f64,
+}
+
+impl Design {
+    /// A design axis's column: its variable's name, after its film's
+    /// (`a.initial_angle_deg`) when it applies to one film of several.
+    pub fn axis_column(&self, axis: &DesignAxis) -> String {
+        self.with_film(axis.film, axis.variable.name())
+    }
+
+    /// An estimated parameter's name, after its film's when it is one
+    /// film's of several (`b.release_time_s`).
+    pub fn estimate_name(&self, estimated: &Estimated) -> String {
+        self.with_film(estimated.film, &estimated.axis.to_string())
+    }
+
+    fn with_film(&self, film: Option<usize>, name: &str) -> String {
+        match film {
+            Some(f) if self.films.len() > 1 => format!("{}.{name}", self.films[f].name),
+            _ => name.to_string(),
+        }
+    }
+
+    /// The design points: every combination of the axes' values, the
+    /// last axis fastest.
+    pub fn points(&self) -> Vec<Vec<f64>> {
+        let mut points = vec![Vec::new()];
+        for axis in &self.axes {
+            points = points
+                .into_iter()
+                .flat_map(|p| {
+                    axis.values.iter().map(move |&v| {
+                        let mut q = p.clone();
+                        q.push(v);
+                        q
+                    })
+                })
+                .collect();
+        }
+        points
+    }
+
+    /// The films at a design point, each checked, their frames fixed on
+    /// the camera's clock: an estimate's difference (a later release) must
+    /// move the tether, not the camera.
+    pub fn films_at(&self, point: &[f64]) -> Result<Vec<PlannedFilm>, InputError> {
+        let mut films = self.films.clone();
+        for (axis, &value) in self.axes.iter().zip(point) {
+            for (i, film) in films.iter_mut().enumerate() {
+                if axis.film.is_none_or(|f| f == i) {
+                    axis.variable.set(value, film);
+                }
+            }
+        }
+        for film in &mut films {
+            film.tether.validate()?;
+            film.scenario.validate(film.tether.length_m)?;
+            let times = film.scenario.frame_times_s();
+            film.scenario = film.scenario.clone().with_frames(Frames::film(times));
+        }
+        Ok(films)
+    }
+
+    /// Each estimate's (film, difference step) pairs it perturbs.
+    fn columns(&self, films: &[PlannedFilm]) -> Vec<Vec<(usize, f64, f64)>> {
+        self.estimated
+            .iter()
+            .map(|e| {
+                (0..films.len())
+                    .filter(|&f| e.film.is_none_or(|g| g == f))
+                    .map(|f| {
+                        let value = e.get(&films[f]);
+                        (f, value, e.difference_step(value))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Simulations a design point takes: two per estimate and film it
+    /// belongs to.
+    pub fn simulations_per_point(&self) -> usize {
+        self.columns(&self.films).iter().map(|c| 2 * c.len()).sum()
+    }
+
+    /// The prediction at every design point, all simulations in parallel.
+    pub fn predict(&self, settings: &SolverSettings) -> Result<Vec<Prediction>, DesignError> {
+        let points = self.points();
+        let films: Vec<Vec<PlannedFilm>> = points
+            .iter()
+            .map(|p| self.films_at(p))
+            .collect::<Result<_, _>>()?;
+        // One task per (point, estimate, film, side).
+        let mut tasks = Vec::new();
+        for (p, point_films) in films.iter().enumerate() {
+            for (e, column) in self.columns(point_films).into_iter().enumerate() {
+                for (f, value, step) in column {
+                    tasks.push((p, e, f, value, step));
+                }
+            }
+        }
+        let derivatives: Vec<Vec<f64>> = tasks
+            .par_iter()
+            .map(|&(p, e, f, value, step)| {
+                let estimate = self.estimated[e];
+                let track = |v: f64| {
+                    let mut film = films[p][f].clone();
+                    estimate.set(v, &mut film);
+                    compared_coordinates(&film, settings)
+                };
+                let down = if estimate.non_negative() {
+                    (value - step).max(0.0)
+                } else {
+                    value - step
+                };
+                let up = value + step;
+                let (a, b) = rayon::join(|| track(up), || track(down));
+                let (a, b) = (a?, b?);
+                Ok(a.iter()
+                    .zip(&b)
+                    .map(|(x, y)| (x - y) / (up - down))
+                    .collect())
+            })
+            .collect::<Result<_, SolverError>>()
+            .map_err(DesignError::Solver)?;
+        let mut predictions = Vec::with_capacity(points.len());
+        let mut next = 0;
+        for (p, point) in points.into_iter().enumerate() {
+            let film_rows: Vec<usize> = films[p]
+                .iter()
+                .map(|f| {
+                    f.scenario.compared_frame_times_s().len()
+                        * 2
+                        * f.scenario.marker_arc_lengths_m.len()
+                })
+                .collect();
+            let k = self.estimated.len();
+            let mut jtj = nalgebra::DMatrix::zeros(k, k);
+            // Columns per film: (estimate, derivative) of this point.
+            let mut by_film: Vec<Vec<(usize, &Vec<f64>)>> = vec![Vec::new(); films[p].len()];
+            while next < tasks.len() && tasks[next].0 == p {
+                let (_, e, f, _, _) = tasks[next];
+                by_film[f].push((e, &derivatives[next]));
+                next += 1;
+            }
+            for columns in &by_film {
+                for (a, ca) in columns {
+                    for (b, cb) in columns {
+                        jtj[(*a, *b)] += ca.iter().zip(cb.iter()).map(|(x, y)| x * y).sum::<f64>();
+                    }
+                }
+            }
+            let sigma2 = self.noise_m * self.noise_m;
+            let (cov, _) = covariance(&jtj, sigma2, LmSettings::DEFAULT.singular_ratio);
+            let standard_errors = (0..k)
+                .map(|i| cov.as_ref().map_or(f64::NAN, |c| c[(i, i)].sqrt()))
+                .collect();
+            let correlation = cov
+                .as_ref()
+                .filter(|_| k >= 2)
+                .map_or(f64::NAN, |c| c[(0, 1)] / (c[(0, 0)] * c[(1, 1)]).sqrt());
+            predictions.push(Prediction {
+                values: point,
+                standard_errors,
+                correlation,
+                observations: film_rows.iter().sum(),
+            });
+        }
+        Ok(predictions)
+    }
+}
+
+/// The compared marker coordinates of a film, in J_e's order (every frame
+/// but the first, each marker's x then y).
+fn compared_coordinates(
+    film: &PlannedFilm,
+    settings: &SolverSettings,
+) -> Result<Vec<f64>, SolverError> {
+    let track = simulate(&film.scenario, &film.tether, settings)?.track;
+    let mut r = Vec::with_capacity(2 * track.markers() * track.times_s.len());
+    for f in 1..track.times_s.len() {
+        for j in 0..track.markers() {
+            let s = track.at(f, j);
+            r.push(s[0]);
+            r.push(s[1]);
+        }
+    }
+    Ok(r)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DesignError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("simulating a design point: {0}")]
+    Solver(SolverError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::ScenarioKind;
+
+    fn film(name: &str) -> PlannedFilm {
+        PlannedFilm {
+            name: name.into(),
+            tether: TetherParams::default(),
+            scenario: Scenario::new(ScenarioKind::Drop, 0.6),
+        }
+    }
+
+    #[test]
+    fn points_are_every_combination_and_a_films_own_names_carry_its_name() {
+        let axis = |film, variable, values: &[f64]| DesignAxis {
+            film,
+            variable,
+            values: values.to_vec(),
+        };
+        let angle = DesignVariable::Parameter(Parameter::InitialAngleDeg);
+        let mut design = Design {
+            films: vec![film("a"), film("b")],
+            axes: vec![
+                axis(None, DesignVariable::DurationS, &[1.0, 2.0]),
+                axis(Some(1), angle, &[45.0, 60.0, 90.0]),
+            ],
+            estimated: vec![
+                Estimated::shared(Axis::Damping),
+                Estimated {
+                    axis: Axis::Parameter(Parameter::ReleaseTimeS),
+                    film: Some(1),
+                },
+            ],
+            noise_m: 5e-4,
+        };
+        let points = design.points();
+        assert_eq!(points.len(), 6);
+        assert_eq!(points[0], [1.0, 45.0]);
+        assert_eq!(points[1], [1.0, 60.0]);
+        assert_eq!(points[5], [2.0, 90.0]);
+        assert_eq!(design.axis_column(&design.axes[1]), "b.initial_angle_deg");
+        assert_eq!(design.axis_column(&design.axes[0]), "duration_s");
+        assert_eq!(
+            design.estimate_name(&design.estimated[1]),
+            "b.release_time_s"
+        );
+        // The axis set each film it names, and only those; frames become
+        // the camera's times.
+        let films = design.films_at(&points[5]).unwrap();
+        let angle_of = |f: &PlannedFilm| f.scenario.as_drop().unwrap().initial_angle_deg;
+        assert_eq!(angle_of(&films[1]), 90.0);
+        assert_eq!(angle_of(&films[0]), angle_of(&design.films[0]));
+        assert_eq!(films[0].scenario.frame_times_s().len(), 51);
+        assert!(matches!(films[0].scenario.frames, Frames::At { .. }));
+        // D for every film, the release for b only: 2 + 2 + 2 per point.
+        assert_eq!(design.simulations_per_point(), 6);
+        // With one film, no film's name in the columns.
+        design.films.truncate(1);
+        design.estimated[1].film = Some(0);
+        assert_eq!(design.estimate_name(&design.estimated[1]), "release_time_s");
+    }
+}

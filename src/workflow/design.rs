@@ -1,0 +1,159 @@
+//! Experiment design: the standard errors a later identification would
+//! report, predicted for each planned film (or set of films) and each
+//! point of the design axes from the Fisher information of the marker
+//! tracks (`sweep::design`), with no measured data; design.parquet, a
+//! figure, and the best design for each parameter.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::{WorkflowError, claim_output};
+use crate::error::InputError;
+use crate::io::design::write_design;
+use crate::metadata::{self, json};
+use crate::scenario::SolverSettings;
+use crate::sweep::design::{Design, DesignError, Prediction};
+
+/// Design points at most: each costs two reference simulations per
+/// estimated parameter and film.
+pub const MAX_DESIGN_POINTS: usize = 10_000;
+
+/// A design, as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct DesignRequest {
+    pub design: Design,
+    /// The reference solver's settings for the sensitivities.
+    pub solver: SolverSettings,
+    pub out: PathBuf,
+    pub force: bool,
+}
+
+/// The design point with the smallest standard error of one parameter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BestDesign {
+    /// Its index in [`Design::estimated`].
+    pub estimated: usize,
+    /// Its index in [`DesignReport::predictions`].
+    pub point: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct DesignReport {
+    pub predictions: Vec<Prediction>,
+    /// Per estimated parameter with a finite standard error somewhere.
+    pub best: Vec<BestDesign>,
+    pub simulations: usize,
+    pub wall_s: f64,
+    pub written: Vec<PathBuf>,
+}
+
+impl DesignRequest {
+    fn validate(&self) -> Result<(), InputError> {
+        let d = &self.design;
+        if !(d.noise_m.is_finite() && d.noise_m > 0.0) {
+            return Err(InputError::new(
+                "noise",
+                d.noise_m,
+                "a standard deviation > 0 m",
+            ));
+        }
+        if d.estimated.is_empty() {
+            return Err(InputError::new(
+                "estimate",
+                "nothing",
+                "at least one parameter",
+            ));
+        }
+        for axis in &d.axes {
+            if axis.values.is_empty() || axis.values.iter().any(|v| !v.is_finite()) {
+                return Err(InputError::new(
+                    "axis",
+                    d.axis_column(axis),
+                    "one or more finite values",
+                ));
+            }
+        }
+        let points = d.axes.iter().map(|a| a.values.len()).product::<usize>();
+        if points > MAX_DESIGN_POINTS {
+            return Err(InputError::new(
+                "axis",
+                format!("{points} design points"),
+                format!("at most {MAX_DESIGN_POINTS}"),
+            ));
+        }
+        let mut names: Vec<&str> = d.films.iter().map(|f| f.name.as_str()).collect();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(InputError::new(
+                "config",
+                format!("two films named '{}'", w[0]),
+                "one name per film (the config's file stem, or name = \"…\" in [settings])",
+            ));
+        }
+        Ok(())
+    }
+}
+
+pub fn run(request: &DesignRequest) -> Result<DesignReport, WorkflowError> {
+    request.validate()?;
+    let design = &request.design;
+    // Every design point's films checked before anything is written.
+    for point in design.points() {
+        design.films_at(&point)?;
+    }
+    let path = claim_output(&request.out, "design.parquet", request.force)?;
+    let started = Instant::now();
+    let predictions = design.predict(&request.solver).map_err(|e| match e {
+        DesignError::Input(e) => WorkflowError::Input(e),
+        DesignError::Solver(error) => WorkflowError::Solver {
+            context: "simulating a design point",
+            error,
+        },
+    })?;
+    let wall_s = started.elapsed().as_secs_f64();
+    let mut metadata = metadata::base();
+    metadata.insert(
+        metadata::DESIGN.into(),
+        serde_json::json!({
+            "films": design.films.iter().map(|f| serde_json::json!({
+                "name": f.name,
+                "tether": f.tether,
+                "scenario": f.scenario.record(),
+            })).collect::<Vec<_>>(),
+            "axes": design.axes.iter().map(|a| design.axis_column(a)).collect::<Vec<_>>(),
+            "estimated": design.estimated.iter().map(|e| design.estimate_name(e)).collect::<Vec<_>>(),
+            "noise_m": design.noise_m,
+            "method": "Fisher information J^T J / sigma^2 of the compared marker coordinates (every frame but the first), J by central differences on the reference solver at the assumed values",
+        })
+        .to_string(),
+    );
+    metadata.insert(metadata::SOLVER_SETTINGS.into(), json(&request.solver));
+    metadata.insert(metadata::WALL_S.into(), wall_s.to_string());
+    write_design(&path, design, &predictions, &metadata)?;
+    let mut written = vec![path];
+    if let Some(figure) = crate::plot::design::standard_errors(design, &predictions) {
+        let stem = request.out.join("design");
+        crate::plot::save(&stem, &figure)?;
+        written.extend(["svg", "png"].map(|ext| stem.with_extension(ext)));
+    }
+    let best = (0..design.estimated.len())
+        .filter_map(|i| {
+            predictions
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.standard_errors[i].is_finite())
+                .min_by(|(_, a), (_, b)| a.standard_errors[i].total_cmp(&b.standard_errors[i]))
+                .map(|(point, _)| BestDesign {
+                    estimated: i,
+                    point,
+                })
+        })
+        .collect();
+    Ok(DesignReport {
+        simulations: predictions.len() * design.simulations_per_point(),
+        predictions,
+        best,
+        wall_s,
+        written,
+    })
+}
