@@ -82,8 +82,8 @@ pub struct IntervalDisagreement {
     pub parameter: Axis,
     /// "lower" or "upper".
     pub side: &'static str,
-    /// |profile end − value| / |Gauss–Newton end − value|; infinite for
-    /// an end on a bound or not found beyond the Gauss–Newton end.
+    /// |profile end − value| / |Gauss–Newton end − value|, the end of a
+    /// side that reaches the grid's bound being the bound.
     pub ratio: f64,
 }
 
@@ -239,11 +239,12 @@ fn residuals(
 }
 
 /// Refines the best candidate of every n whose grid J_e lies within the
-/// confidence region's threshold (the grid's best always), keeps the
-/// refinement with the smallest J_e, and profiles its parameters. A coarse
-/// grid can favour the wrong n (its best (D, C_D) point happens to lie
-/// closer), and the refined J_e of each n is the fair comparison; n far
-/// outside the region is not worth its simulations.
+/// confidence region's threshold (the grid's best always) and of the
+/// grid's finest n, keeps one refinement ([`kept`]), and profiles its
+/// parameters. A coarse grid can favour the wrong n (its best (D, C_D)
+/// point happens to lie closer, or the finest n's grid points all miss
+/// its C_D), and the refined J_e of each n is the fair comparison; other
+/// n far outside the region are not worth their simulations.
 pub fn refine_best(
     grid: &Grid,
     summary: &super::Summary,
