@@ -1577,3 +1577,92 @@ fn the_compared_frames_do_not_depend_on_where_the_clock_starts() {
         "GPU against CPU, film after the release",
     );
 }
+
+/// `--tolerance` loosens the sweep's reference solver: the shipped drop's
+/// best candidate stays, J_e moves by far less than the region's
+/// threshold height, the tolerance is recorded, and it is refused where
+/// no reference solver sweeps.
+#[test]
+fn a_looser_sweep_tolerance_keeps_the_best_candidate_and_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let grid = [
+        "--elements",
+        "20,30",
+        "--damping",
+        "1500:2500:500",
+        "--drag-coefficient",
+        "0.75,0.8,0.85",
+        "--no-refine",
+    ];
+    let sweep = |out: &str, tolerance: Option<&str>| {
+        let out = dir.path().join(out);
+        let mut args = vec!["identify", "--backend", "cpu", "--out", path_str(&out)];
+        args.extend(grid);
+        if let Some(t) = tolerance {
+            args.extend(["--tolerance", t]);
+        }
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        (String::from_utf8_lossy(&o.stdout).into_owned(), out)
+    };
+    let (tight, tight_dir) = sweep("tight", None);
+    let (loose, loose_dir) = sweep("loose", Some("1e-7"));
+    assert!(
+        loose.contains("reference solver at tolerance 1e-7 m"),
+        "{loose}"
+    );
+    let best = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("best: "))
+            .unwrap()
+            .split(':')
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(best(&tight), best(&loose));
+    let (a, b) = (
+        read_results(&tight_dir.join("results.parquet")).unwrap(),
+        read_results(&loose_dir.join("results.parquet")).unwrap(),
+    );
+    // σ² ≈ 2.4e-7 m² on this drop: the threshold's height is 5.99 σ².
+    // Near the optimum, where the region is decided, J_e moves by a small
+    // part of it (far from it, the solver's error meets large residuals
+    // and moves J_e more, which decides nothing).
+    let height = 5.99 * 2.4e-7;
+    let j_min = a
+        .iter()
+        .filter_map(|r| r.j_e_m2)
+        .fold(f64::INFINITY, f64::min);
+    let mut near = 0;
+    for (x, y) in a.iter().zip(&b) {
+        let (tight, loose) = (x.j_e_m2.unwrap(), y.j_e_m2.unwrap());
+        if tight <= j_min + 3.0 * height {
+            near += 1;
+            let moved = (tight - loose).abs();
+            assert!(moved < 0.25 * height, "{:?}: {moved:e}", x.candidate);
+        }
+    }
+    assert!(near >= 3, "{near} candidates near the optimum");
+    let metadata = read_parquet_metadata(&loose_dir.join("results.parquet")).unwrap();
+    let settings = &metadata[tether_sweep::metadata::SOLVER_SETTINGS];
+    assert!(settings.contains("\"tolerance_m\":1e-7"), "{settings}");
+    // Nothing to loosen on the GPU's fixed-step schemes.
+    let out = dir.path().join("gpu");
+    let o = run(&[
+        "identify",
+        "--backend",
+        "gpu",
+        "--tolerance",
+        "1e-7",
+        "--out",
+        path_str(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("invalid --tolerance"), "{}", stderr(&o));
+    assert!(!out.exists());
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}

@@ -111,6 +111,12 @@ pub struct IdentifyRequest {
     /// `marker_arc_lengths_m`): they override the scenario's and must
     /// agree with the file's `s` column.
     pub marker_arc_lengths_m: Option<Vec<f64>>,
+    /// The reference solver's local error tolerance for the sweep \[m\];
+    /// None: its default (1e-9 m). The best fit, the refinement and the
+    /// validation keep the default: the refinement's difference quotients
+    /// need a solver error far below the small change a parameter step
+    /// makes, which a tolerance chosen for J_e alone need not give.
+    pub tolerance_m: Option<f64>,
     /// Candidates re-run on the reference solver after a sweep on another
     /// solver; 0 skips the check.
     pub validate: usize,
@@ -149,6 +155,7 @@ impl IdentifyRequest {
             camera: Camera::default(),
             declared_frames: DeclaredFrames::default(),
             marker_arc_lengths_m: None,
+            tolerance_m: None,
             validate: 3,
             validate_marker_tolerance_m: DEFAULT_MARKER_TOLERANCE_M,
             validate_j_e_tolerance: DEFAULT_J_E_TOLERANCE,
@@ -837,6 +844,18 @@ fn read_request_film(request: &IdentifyRequest) -> Result<MeasuredTrack, Workflo
         .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))
 }
 
+/// The sweep's solver settings: `kind`, at the request's tolerance.
+fn sweep_settings(request: &IdentifyRequest, kind: SolverKind) -> SolverSettings {
+    let mut settings = SolverSettings {
+        kind,
+        ..Default::default()
+    };
+    if let Some(t) = request.tolerance_m {
+        settings.reference.tolerance_m = t;
+    }
+    settings
+}
+
 /// The request's own numbers and combinations, before anything is read.
 fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowError> {
     if request.chunk_size == Some(0) {
@@ -851,6 +870,22 @@ fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowError> {
         ("validate_j_e_tolerance", request.validate_j_e_tolerance),
     ] {
         crate::error::require_positive(field, value)?;
+    }
+    if let Some(t) = request.tolerance_m {
+        crate::error::require_positive("tolerance_m", t)?;
+        if request
+            .engine
+            .solver
+            .is_some_and(|s| s != SolverKind::Reference)
+            || request.engine.backend == Backend::Gpu
+        {
+            return Err(crate::error::InputError::new(
+                "tolerance_m",
+                t,
+                "given only for a sweep on the reference solver (the CPU's default); the fixed-step schemes have a step, not a tolerance",
+            )
+            .into());
+        }
     }
     if request.engine.backend == Backend::Gpu
         && request.engine.solver == Some(SolverKind::Reference)
@@ -892,10 +927,10 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     let choice = super::choose_engine(
         EngineRequest {
             options: &request.engine,
-            cpu: SolverSettings {
-                kind: request.engine.solver.unwrap_or(SolverKind::Reference),
-                ..Default::default()
-            },
+            cpu: sweep_settings(
+                &request,
+                request.engine.solver.unwrap_or(SolverKind::Reference),
+            ),
             simulations: groups,
         },
         &super::count(groups, "drop"),
@@ -906,10 +941,19 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     )?;
     let engine = choice.engine.kind();
     let names = engine.names();
-    let settings = SolverSettings {
-        kind: engine.solver(),
-        ..Default::default()
-    };
+    let settings = sweep_settings(&request, engine.solver());
+    if request.tolerance_m.is_some() && settings.kind != SolverKind::Reference {
+        // `auto` chose a GPU: the tolerance would not be used.
+        return Err(crate::error::InputError::new(
+            "tolerance_m",
+            settings.reference.tolerance_m,
+            format!(
+                "given only for a sweep on the reference solver; --backend auto chose {} (add --backend cpu)",
+                engine.solver().name()
+            ),
+        )
+        .into());
+    }
 
     let metadata = run_metadata(&request, &scenario, &measured_sha256, &settings, &choice);
     // Everything that decides the results: a resume must continue the same run.
