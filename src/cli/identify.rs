@@ -432,13 +432,24 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     Ok(check_outcome(&report)?)
 }
 
+/// The header's solver, with the sweep's tolerance when `--tolerance`
+/// gave one.
+fn solver_text(solver: &str, tolerance_m: Option<f64>) -> String {
+    match tolerance_m {
+        Some(t) => format!(
+            "{solver} solver at tolerance {t:e} m (the best fit and refinement at the default)"
+        ),
+        None => format!("{solver} solver"),
+    }
+}
+
 fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     if let Some(reason) = &plan.engine_reason {
         eprintln!("{reason}");
     }
     let grid = &request.grid;
     println!(
-        "identify: {} (n: {} values, D: {}, C_D: {}{}){} against {} | {}, {} solver{}, {}",
+        "identify: {} (n: {} values, D: {}, C_D: {}{}){} against {} | {}, {}, {}",
         count(grid.len(), "candidate"),
         grid.elements.len(),
         grid.damping_pa_s.len(),
@@ -456,10 +467,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
             Some(name) => format!("GPU {name}"),
             None => tether_sweep::engine::EngineKind::cpu_device_name(),
         },
-        plan.engine.solver().name(),
-        request.tolerance_m.map_or(String::new(), |t| format!(
-            " at tolerance {t:e} m (the best fit and refinement at the default)"
-        )),
+        solver_text(plan.engine.solver().name(), request.tolerance_m),
         plan.engine.precision().name(),
     );
     let s = &plan.scenario;

@@ -844,16 +844,32 @@ fn read_request_film(request: &IdentifyRequest) -> Result<MeasuredTrack, Workflo
         .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))
 }
 
-/// The sweep's solver settings: `kind`, at the request's tolerance.
-fn sweep_settings(request: &IdentifyRequest, kind: SolverKind) -> SolverSettings {
+/// The sweep's solver settings: `kind`, at the request's tolerance; an
+/// error when a tolerance is given for another solver than the reference
+/// (`--backend auto` chose a GPU: it would not be used).
+fn sweep_settings(
+    request: &IdentifyRequest,
+    kind: SolverKind,
+) -> Result<SolverSettings, WorkflowError> {
     let mut settings = SolverSettings {
         kind,
         ..Default::default()
     };
     if let Some(t) = request.tolerance_m {
+        if kind != SolverKind::Reference {
+            return Err(crate::error::InputError::new(
+                "tolerance_m",
+                t,
+                format!(
+                    "given only for a sweep on the reference solver; this sweep runs {} (add --backend cpu)",
+                    kind.name()
+                ),
+            )
+            .into());
+        }
         settings.reference.tolerance_m = t;
     }
-    settings
+    Ok(settings)
 }
 
 /// The request's own numbers and combinations, before anything is read.
@@ -930,7 +946,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
             cpu: sweep_settings(
                 &request,
                 request.engine.solver.unwrap_or(SolverKind::Reference),
-            ),
+            )?,
             simulations: groups,
         },
         &super::count(groups, "drop"),
@@ -941,19 +957,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     )?;
     let engine = choice.engine.kind();
     let names = engine.names();
-    let settings = sweep_settings(&request, engine.solver());
-    if request.tolerance_m.is_some() && settings.kind != SolverKind::Reference {
-        // `auto` chose a GPU: the tolerance would not be used.
-        return Err(crate::error::InputError::new(
-            "tolerance_m",
-            settings.reference.tolerance_m,
-            format!(
-                "given only for a sweep on the reference solver; --backend auto chose {} (add --backend cpu)",
-                engine.solver().name()
-            ),
-        )
-        .into());
-    }
+    let settings = sweep_settings(&request, engine.solver())?;
 
     let metadata = run_metadata(&request, &scenario, &measured_sha256, &settings, &choice);
     // Everything that decides the results: a resume must continue the same run.
