@@ -6,12 +6,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{f64_column, stderr, tether_sweep};
+use common::{f64_column, path_str as path, stderr, tether_sweep};
 use tether_sweep::io::track::read_table;
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A planned film at `angle_deg`: 25 fps for 2 s, the paper's eleven
 /// markers, n = 6 (the grid's n below, so that the mesh adds no error).

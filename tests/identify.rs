@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{stderr, tether_sweep as run};
+use common::{path_str, stderr, tether_sweep as run};
 
 use tether_sweep::dataset::{GENERATOR, SynthSpec};
 use tether_sweep::engine::{Backend, EngineOptions};
@@ -1625,15 +1625,21 @@ fn a_looser_sweep_tolerance_keeps_the_best_candidate_and_is_recorded() {
         read_results(&tight_dir.join("results.parquet")).unwrap(),
         read_results(&loose_dir.join("results.parquet")).unwrap(),
     );
-    // σ² ≈ 2.4e-7 m² on this drop: the threshold's height is 5.99 σ².
-    // Near the optimum, where the region is decided, J_e moves by a small
-    // part of it (far from it, the solver's error meets large residuals
-    // and moves J_e more, which decides nothing).
-    let height = 5.99 * 2.4e-7;
+    // The threshold's height above J_min (σ² χ²₂), as the tight run's
+    // summary has it. Near the optimum, where the region is decided, J_e
+    // moves by a small part of it (far from it, the solver's error meets
+    // large residuals and moves J_e more, which decides nothing).
+    let summary: serde_json::Value = serde_json::from_str(
+        &read_parquet_metadata(&tight_dir.join("results.parquet")).unwrap()
+            [tether_sweep::metadata::SUMMARY],
+    )
+    .unwrap();
     let j_min = a
         .iter()
         .filter_map(|r| r.j_e_m2)
         .fold(f64::INFINITY, f64::min);
+    let height = summary["confidence"]["threshold_m2"].as_f64().unwrap() - j_min;
+    assert!(height > 0.0);
     let mut near = 0;
     for (x, y) in a.iter().zip(&b) {
         let (tight, loose) = (x.j_e_m2.unwrap(), y.j_e_m2.unwrap());
@@ -1661,8 +1667,4 @@ fn a_looser_sweep_tolerance_keeps_the_best_candidate_and_is_recorded() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("invalid --tolerance"), "{}", stderr(&o));
     assert!(!out.exists());
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().unwrap()
 }

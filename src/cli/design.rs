@@ -67,10 +67,11 @@ pub fn run(args: DesignArgs) -> Result<()> {
         .iter()
         .map(|e| design.estimate_name(e))
         .collect();
+    let points = design.points().len();
     println!(
         "design: {} point{} × {} planned film{} ({}), estimating {}; σ = {} mm per coordinate; {} reference simulations on the CPU",
-        design.points().len(),
-        if design.points().len() == 1 { "" } else { "s" },
+        points,
+        if points == 1 { "" } else { "s" },
         design.films.len(),
         if design.films.len() == 1 { "" } else { "s" },
         design
@@ -81,7 +82,7 @@ pub fn run(args: DesignArgs) -> Result<()> {
             .join(", "),
         estimated.join(", "),
         design.noise_m * 1e3,
-        design.points().len() * design.simulations_per_point()
+        points * design.simulations_per_point()
     );
     let report = run_design(&request).map_err(|e| match e {
         // A value a design axis set: named as the axis.
@@ -132,19 +133,7 @@ fn with_share(se: f64, assumed: f64) -> String {
 }
 
 fn print_report(design: &Design, report: &DesignReport) {
-    let assumed: Vec<f64> = design
-        .estimated
-        .iter()
-        .map(|e| match e.axis {
-            Axis::Damping => design.films[0].tether.damping_pa_s,
-            Axis::Drag => design.films[0].tether.drag_coefficient,
-            Axis::Parameter(p) => {
-                let film = &design.films[e.film.unwrap_or(0)];
-                p.get(&film.tether, &film.scenario)
-            }
-            Axis::Elements => f64::NAN,
-        })
-        .collect();
+    let assumed: Vec<f64> = design.estimated.iter().map(|e| design.assumed(e)).collect();
     let point = |values: &[f64]| -> String {
         if design.axes.is_empty() {
             return "as planned".into();
@@ -184,9 +173,8 @@ fn print_report(design: &Design, report: &DesignReport) {
             report.predictions.len() - LISTED
         );
     }
-    if design.axes.is_empty() {
-        // One point: nothing to choose between.
-    } else {
+    // One point (no axis): nothing to choose between.
+    if !design.axes.is_empty() {
         for b in &report.best {
             let p = &report.predictions[b.point];
             let e = &design.estimated[b.estimated];

@@ -135,7 +135,7 @@ impl Estimated {
     }
 
     /// Its value in a film.
-    fn get(self, film: &PlannedFilm) -> f64 {
+    pub fn value_in(self, film: &PlannedFilm) -> f64 {
         match self.axis {
             Axis::Damping => film.tether.damping_pa_s,
             Axis::Drag => film.tether.drag_coefficient,
@@ -222,6 +222,12 @@ impl Design {
         }
     }
 
+    /// An estimated parameter's assumed value (in its own film, or the
+    /// first film for the tether's).
+    pub fn assumed(&self, estimated: &Estimated) -> f64 {
+        estimated.value_in(&self.films[estimated.film.unwrap_or(0)])
+    }
+
     /// The design points: every combination of the axes' values, the
     /// last axis fastest.
     pub fn points(&self) -> Vec<Vec<f64>> {
@@ -270,7 +276,7 @@ impl Design {
                 (0..films.len())
                     .filter(|&f| e.film.is_none_or(|g| g == f))
                     .map(|f| {
-                        let value = e.get(&films[f]);
+                        let value = e.value_in(&films[f]);
                         (f, value, e.difference_step(value))
                     })
                     .collect()
@@ -327,14 +333,14 @@ impl Design {
         let mut predictions = Vec::with_capacity(points.len());
         let mut next = 0;
         for (p, point) in points.into_iter().enumerate() {
-            let film_rows: Vec<usize> = films[p]
+            let observations = films[p]
                 .iter()
                 .map(|f| {
                     f.scenario.compared_frame_times_s().len()
                         * 2
                         * f.scenario.marker_arc_lengths_m.len()
                 })
-                .collect();
+                .sum();
             let k = self.estimated.len();
             let mut jtj = nalgebra::DMatrix::zeros(k, k);
             // Columns per film: (estimate, derivative) of this point.
@@ -364,7 +370,7 @@ impl Design {
                 values: point,
                 standard_errors,
                 correlation,
-                observations: film_rows.iter().sum(),
+                observations,
             });
         }
         Ok(predictions)

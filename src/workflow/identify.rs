@@ -889,19 +889,14 @@ fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowError> {
     }
     if let Some(t) = request.tolerance_m {
         crate::error::require_positive("tolerance_m", t)?;
-        if request
-            .engine
-            .solver
-            .is_some_and(|s| s != SolverKind::Reference)
-            || request.engine.backend == Backend::Gpu
-        {
-            return Err(crate::error::InputError::new(
-                "tolerance_m",
-                t,
-                "given only for a sweep on the reference solver (the CPU's default); the fixed-step schemes have a step, not a tolerance",
-            )
-            .into());
-        }
+        // Refused before anything is claimed where the flags already
+        // name another solver (`--backend gpu` sweeps a fixed-step
+        // scheme); `auto`'s choice is checked once it is made.
+        let named = match request.engine.backend {
+            Backend::Gpu => request.engine.solver.unwrap_or(SolverKind::SemiImplicit),
+            _ => request.engine.solver.unwrap_or(SolverKind::Reference),
+        };
+        sweep_settings(request, named)?;
     }
     if request.engine.backend == Backend::Gpu
         && request.engine.solver == Some(SolverKind::Reference)

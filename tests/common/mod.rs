@@ -11,6 +11,12 @@ pub fn tether_sweep(args: &[&str]) -> Output {
         .expect("binary runs")
 }
 
+/// A path as a command-line argument.
+#[allow(dead_code)]
+pub fn path_str(p: &std::path::Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
 #[allow(dead_code)]
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
