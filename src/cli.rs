@@ -12,6 +12,7 @@ mod bench;
 mod dataset;
 mod design;
 mod identify;
+mod joint;
 mod linearize;
 mod plot;
 mod progress;

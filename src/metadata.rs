@@ -104,6 +104,10 @@ pub const SURFACE_AXES: &str = "tether_sweep.surface_axes";
 /// Design: the planned films (tether at the assumed values, experiment),
 /// the design axes, the estimated parameters and the noise.
 pub const DESIGN: &str = "tether_sweep.design";
+/// A joint identification's films (`sweep::joint`): each film's name,
+/// measured file and its SHA-256, experiment, camera, own axes, compared
+/// coordinates, noise estimate and weight in the joint J_e.
+pub const FILMS: &str = "tether_sweep.films";
 
 /// A metadata value: the JSON of `value`. The values are plain data
 /// (parameters, summaries), which always serialize.

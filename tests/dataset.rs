@@ -159,3 +159,39 @@ fn tracker_film_regenerates_bit_for_bit() {
     assert!(shipped.starts_with("t,x0,y0,x1,y1,"), "a wide export");
     assert_eq!(std::fs::read_to_string(&fresh).unwrap(), shipped);
 }
+
+/// The two films of docs/identify.md's joint example ("Several films of
+/// one tether"), regenerated bit for bit by the commands in their configs.
+#[test]
+fn the_joint_examples_films_regenerate_bit_for_bit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (film, seed) in [("shallow", "1"), ("steep", "2")] {
+        let config = root.join(format!("examples/joint_{film}.toml"));
+        let command = std::fs::read_to_string(&config).unwrap();
+        assert!(
+            command.contains(&format!("--seed {seed} --out datasets/joint_{film}.csv")),
+            "the command is documented"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("film.csv");
+        synth(
+            &fresh,
+            &[
+                "--config",
+                config.to_str().unwrap(),
+                "--elements",
+                "24",
+                "--damping",
+                "2000",
+                "--drag-coefficient",
+                "0.8",
+                "--noise",
+                "0.0004",
+                "--seed",
+                seed,
+            ],
+        );
+        let shipped = std::fs::read_to_string(root.join(format!("datasets/joint_{film}.csv"))).unwrap();
+        assert_eq!(std::fs::read_to_string(&fresh).unwrap(), shipped, "{film}");
+    }
+}

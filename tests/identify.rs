@@ -1668,3 +1668,270 @@ fn a_looser_sweep_tolerance_keeps_the_best_candidate_and_is_recorded() {
     assert!(stderr(&o).contains("invalid --tolerance"), "{}", stderr(&o));
     assert!(!out.exists());
 }
+
+/// Two films of one tether, made at a finer n (24) than the grid's: 45° at
+/// 30 fps and 90° at 60 fps, each released between frames at its own time,
+/// 0.4 mm of noise: the shipped examples/joint_*.toml, each naming its
+/// film's file (datasets/joint_*.csv, which tests/dataset.rs regenerates).
+fn two_films() -> [std::path::PathBuf; 2] {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    ["shallow", "steep"].map(|f| root.join(format!("examples/joint_{f}.toml")))
+}
+
+/// The shared grid of the joint tests.
+const JOINT_GRID: [&str; 8] = [
+    "--elements",
+    "16,20",
+    "--damping",
+    "1000:3000:500",
+    "--drag-coefficient",
+    "0.75:0.85:0.05",
+    "--backend",
+    "cpu",
+];
+
+/// refined.parquet's (name, value, standard error) rows.
+fn refined_rows(out: &Path) -> Vec<(String, f64, f64)> {
+    let refined = read_table(&out.join("refined.parquet")).unwrap();
+    let names = common::text_column(&refined, "parameter");
+    let values = common::f64_column(&refined, "value");
+    let errors = common::f64_column(&refined, "standard_error");
+    names
+        .into_iter()
+        .zip(values)
+        .zip(errors)
+        .map(|((n, v), e)| (n, v, e))
+        .collect()
+}
+
+#[test]
+fn two_films_of_one_tether_are_identified_jointly() {
+    let dir = tempfile::tempdir().unwrap();
+    let [shallow, steep] = two_films();
+    let out = dir.path().join("joint");
+    let mut args = vec![
+        "identify",
+        "--config",
+        path_str(&shallow),
+        "--config",
+        path_str(&steep),
+        "--axis",
+        "shallow.release_time_s=0:0.03:0.005",
+        "--axis",
+        "steep.release_time_s=0:0.015:0.0025",
+        "--out",
+        path_str(&out),
+    ];
+    args.extend(JOINT_GRID);
+    let o = run(&args);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", stderr(&o));
+    eprintln!("{stdout}");
+    // The cost the issue asks for: one simulation per film per shared
+    // candidate (2 × 5 × 3 = 30), each film's 7 release values scored from
+    // it: 60 simulations for 420 film candidates, not 30 × 7 × 7.
+    assert!(
+        stdout.contains("30 shared candidates")
+            && stdout.contains("420 film candidates by 60 simulations"),
+        "{stdout}"
+    );
+
+    // results.parquet: one row per shared candidate, the joint J_e the
+    // films' J_e weighed as the metadata records.
+    let path = out.join("results.parquet");
+    let table = read_table(&path).unwrap();
+    assert_eq!(table.num_rows(), 30);
+    let films: serde_json::Value = serde_json::from_str(
+        &read_parquet_metadata(&path).unwrap()[tether_sweep::metadata::FILMS],
+    )
+    .unwrap();
+    let weight = |k: usize| films[k]["weight"].as_f64().unwrap();
+    let joint = common::f64_column(&table, "j_e_m2");
+    let (a, b) = (
+        common::f64_column(&table, "shallow.j_e_m2"),
+        common::f64_column(&table, "steep.j_e_m2"),
+    );
+    for i in 0..30 {
+        let expected = weight(0) * a[i] + weight(1) * b[i];
+        assert!((joint[i] - expected).abs() <= 1e-12 * expected, "row {i}");
+    }
+    let releases = common::f64_column(&table, "steep.release_time_s");
+    assert!(releases.iter().all(|t| (0.0..=0.015).contains(t)));
+
+    // The joint refinement: D within two standard errors of the truth,
+    // each film's release within three of its own.
+    let rows = refined_rows(&out);
+    let names: Vec<&str> = rows.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "damping_pa_s",
+            "drag_coefficient",
+            "shallow.release_time_s",
+            "steep.release_time_s"
+        ]
+    );
+    let (_, damping, damping_se) = rows[0].clone();
+    assert!(
+        (damping - 2000.0).abs() < 2.0 * damping_se,
+        "D = {damping} ± {damping_se}"
+    );
+    for ((_, value, se), truth) in rows[2..].iter().zip([0.013, 0.007]) {
+        assert!((value - truth).abs() < 3.0 * se, "{value} ± {se}");
+    }
+    // Reweighed by the refined residuals, each film's noise is its own
+    // 0.4 mm (the grid's coarse steps inflate the first estimate).
+    let refined: serde_json::Value = serde_json::from_str(
+        &read_parquet_metadata(&out.join("refined.parquet")).unwrap()
+            [tether_sweep::metadata::REFINED],
+    )
+    .unwrap();
+    for film in refined["films"].as_array().unwrap() {
+        let sigma = film["sigma_m"].as_f64().unwrap();
+        assert!((sigma - 4e-4).abs() < 0.3e-4, "{film}");
+    }
+    for file in [
+        "best_fit_shallow.parquet",
+        "best_fit_steep.parquet",
+        "shapes_shallow.svg",
+        "residuals_steep.png",
+        "surface.svg",
+    ] {
+        assert!(out.join(file).exists(), "{file}");
+    }
+
+    // The shallow film alone determines D at least three times worse.
+    let alone = dir.path().join("alone");
+    let mut args = vec![
+        "identify",
+        "--config",
+        path_str(&shallow),
+        "--axis",
+        "release_time_s=0:0.03:0.005",
+        "--out",
+        path_str(&alone),
+    ];
+    args.extend(JOINT_GRID);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let alone_se = refined_rows(&alone)[0].2;
+    assert!(
+        alone_se >= 3.0 * damping_se,
+        "SE of D: {alone_se} alone, {damping_se} joint"
+    );
+}
+
+#[test]
+fn a_joint_run_refuses_what_it_cannot_mean_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let [shallow, steep] = two_films();
+    let out = dir.path().join("joint");
+    let refused = |extra: &[&str], says: &str| {
+        let mut args = vec![
+            "identify",
+            "--config",
+            path_str(&shallow),
+            "--config",
+            path_str(&steep),
+            "--out",
+            path_str(&out),
+        ];
+        args.extend(JOINT_GRID);
+        args.extend(extra);
+        let o = run(&args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {e}");
+        assert!(e.contains(says), "{extra:?}: {e}");
+        assert!(!out.exists(), "{extra:?} wrote {}", out.display());
+    };
+    // A film's own parameter on a shared axis, a film that is not there,
+    // a tether parameter as a film's, one file for two films, shards.
+    refused(
+        &["--axis", "release_time_s=0,0.01"],
+        "shallow.release_time_s",
+    );
+    refused(
+        &["--axis", "flat.release_time_s=0,0.01"],
+        "no film is named 'flat' (the films: shallow, steep)",
+    );
+    refused(&["--axis", "steep.tip_mass_kg=0,0.01"], "steep.tip_mass_kg");
+    refused(&["--measured", path_str(&shallow)], "--measured");
+    refused(&["--shard", "1/2"], "--shard");
+    // Two configs of another tether.
+    let other = dir.path().join("other.toml");
+    let steep_csv = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/joint_steep.csv");
+    std::fs::write(
+        &other,
+        format!(
+            "[tether]\nlength_m = 0.5\n[settings]\nmeasured = \"{}\"\nname = \"other\"\n",
+            steep_csv.display()
+        ),
+    )
+    .unwrap();
+    let o = run(&[
+        "identify",
+        "--config",
+        path_str(&shallow),
+        "--config",
+        path_str(&other),
+        "--out",
+        path_str(&out),
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("length_m = 0.5 against 0.6"), "{e}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_joint_run_on_the_gpu_finds_the_cpus_best_and_validates_each_film() {
+    if !common::gpu_tests_run("this test") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let [shallow, steep] = two_films();
+    let joint_on = |backend: &str| {
+        let out = dir.path().join(backend);
+        let o = run(&[
+            "identify",
+            "--config",
+            path_str(&shallow),
+            "--config",
+            path_str(&steep),
+            "--elements",
+            "16",
+            "--damping",
+            "1500:2500:500",
+            "--drag-coefficient",
+            "0.75:0.85:0.05",
+            "--axis",
+            "shallow.release_time_s=0.01,0.015",
+            "--axis",
+            "steep.release_time_s=0.005,0.0075",
+            "--no-refine",
+            "--backend",
+            backend,
+            "--out",
+            path_str(&out),
+        ]);
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{backend}: {stdout}\n{}", stderr(&o));
+        stdout
+    };
+    let (cpu, gpu) = (joint_on("cpu"), joint_on("gpu"));
+    let best = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("best: ") || l.starts_with("at the best: "))
+            .map(|l| l.split(':').nth(1).unwrap().to_string())
+    };
+    assert_eq!(best(&cpu), best(&gpu), "{cpu}\n{gpu}");
+    // Each film's GPU sweep checked against the reference solver.
+    for film in ["shallow", "steep"] {
+        assert!(
+            gpu.contains(&format!(
+                "film {film}: validation against the f64 reference solver"
+            )),
+            "{gpu}"
+        );
+    }
+}

@@ -228,7 +228,7 @@ impl DesignArgs {
             })?;
             let films: Vec<Option<usize>> = match film {
                 Some(f) => vec![Some(f)],
-                None if Estimated::is_films_own(parameter) && design.films.len() > 1 => {
+                None if parameter.is_films_own() && design.films.len() > 1 => {
                     (0..design.films.len()).map(Some).collect()
                 }
                 None => vec![None],

@@ -23,7 +23,8 @@ use tether_sweep::sweep::validation::{
 };
 use tether_sweep::sweep::{Axis, CandidateResult, Grid, Parameter, Shard, Summary};
 use tether_sweep::workflow::identify::{
-    IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Plan, Plausibility,
+    IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier, Plan,
+    Plausibility,
     check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Estimate, Hooks, WorkflowError, count};
@@ -70,7 +71,9 @@ pub struct IdentifyArgs {
     /// thickness_m, youngs_modulus_pa, density_kg_m3, air_density_kg_m3,
     /// gravity_m_s2, tip_mass_kg, initial_angle_deg, release_time_s, pin_x_m,
     /// pin_y_m; AXIS as for --damping. results.parquet gets a column per
-    /// axis, named as here.
+    /// axis, named as here. With several --config, a film's own parameter
+    /// (release_time_s, initial_angle_deg, pin_x_m, pin_y_m) is one film's
+    /// axis, FILM.NAME=AXIS.
     #[arg(long = "axis", value_name = "NAME=AXIS", allow_hyphen_values = true)]
     pub axes: Vec<String>,
     /// The surface figure's two axes, A,B (any two of the grid's).
@@ -112,9 +115,15 @@ pub struct IdentifyArgs {
     /// axes and the flags below override it; the frames are the measured
     /// file's own (a config's duration_s, frame_interval_s or frame_times_s
     /// must agree with them), the duration runs to its last frame, and the
-    /// markers are its `s` column when it has one.
+    /// markers are its `s` column when it has one. `measured = "FILE"` in
+    /// [settings] names the film's file (relative to the config) when
+    /// --measured does not. Repeat --config for a joint identification of
+    /// several films of one tether (docs/identify.md, "Several films"):
+    /// each config names its film's file, and `name = "…"` in [settings]
+    /// (default: the file stem) names the film in `FILM.NAME` axes,
+    /// columns and files.
     #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub config: Vec<PathBuf>,
     /// Tip mass of every candidate [kg], ≥ 0 (not identified). [default: the
     /// config's, else 0]
     #[arg(long, value_name = "KG")]
@@ -177,7 +186,7 @@ const TIP_MASS: Axis = Axis::Parameter(Parameter::TipMassKg);
 const LENGTH: Axis = Axis::Parameter(Parameter::LengthM);
 
 impl IdentifyArgs {
-    fn request(&self) -> Result<IdentifyRequest> {
+    pub(super) fn request(&self) -> Result<IdentifyRequest> {
         let grid = self.grid()?;
         let surface_axes = match &self.surface {
             Some(text) => match text.split_once(',') {
@@ -202,16 +211,19 @@ impl IdentifyArgs {
                 .map_err(|e| UsageError(e.to_string()))?,
         };
         let Experiment {
+            measured: in_config,
             base,
             scenario,
             markers: marker_arc_lengths_m,
             camera,
             frames,
+            ..
         } = self.experiment()?;
         Ok(IdentifyRequest {
-            measured: match &self.measured {
-                Some(path) => path.clone(),
-                None => shipped_dataset()?,
+            measured: match (&self.measured, in_config) {
+                (Some(path), _) => path.clone(),
+                (None, Some(path)) => path,
+                (None, None) => shipped_dataset()?,
             },
             grid,
             shard,
@@ -261,6 +273,16 @@ impl IdentifyArgs {
                 ))
                 .into());
             };
+            if name.contains('.') {
+                if self.config.len() > 1 {
+                    continue;
+                }
+                return Err(UsageError(format!(
+                    "--axis '{text}': a FILM.NAME axis is one film's in a joint identification of several --config films; with one film write --axis {}=…",
+                    name.rsplit('.').next().unwrap_or(name)
+                ))
+                .into());
+            }
             // `--axis length_m`, not `--axis`, when a value is wrong.
             grid = grid.with_axis(name, axis).map_err(|e| {
                 let flag = match e.field.as_str() {
@@ -299,33 +321,45 @@ impl IdentifyArgs {
 const CONFIG_KEYS: [&str; 4] = ["scenario", "tether", "settings", "camera"];
 
 /// What `--config` and the flags say of the experiment.
-struct Experiment {
-    base: TetherParams,
+pub(super) struct Experiment {
+    /// The film's name: `name` in [settings], else the config's stem.
+    pub name: String,
+    /// Its measured file: `measured` in [settings], relative to the config.
+    pub measured: Option<PathBuf>,
+    pub base: TetherParams,
     /// The config's drop, when a config was given.
-    scenario: Option<Scenario>,
+    pub scenario: Option<Scenario>,
     /// The marker arc lengths, when the config gave them.
-    markers: Option<Vec<f64>>,
-    camera: Camera,
+    pub markers: Option<Vec<f64>>,
+    pub camera: Camera,
     /// The frames the config declares (the config that made the film).
-    frames: DeclaredFrames,
+    pub frames: DeclaredFrames,
 }
 
 impl IdentifyArgs {
-    /// The tether, drop and camera from `--config` and the flags.
+    /// The tether, drop and camera from `--config` (the first) and the
+    /// flags.
     fn experiment(&self) -> Result<Experiment> {
+        self.experiment_of(self.config.first().map(PathBuf::as_path))
+    }
+
+    /// The tether, drop and camera from the config `path` and the flags.
+    pub(super) fn experiment_of(&self, path: Option<&std::path::Path>) -> Result<Experiment> {
         let mut flags = Table::new();
         for (axis, value) in [(TIP_MASS, self.tip_mass), (LENGTH, self.length)] {
             if let Some(v) = value {
                 flags.insert(axis.column().into(), Value::Float(v));
             }
         }
-        let Some(path) = &self.config else {
+        let Some(path) = path else {
             let base = TetherParams {
                 tip_mass_kg: self.tip_mass.unwrap_or(0.0),
                 length_m: self.length.unwrap_or(TetherParams::default().length_m),
                 ..TetherParams::default()
             };
             return Ok(Experiment {
+                name: "drop".into(),
+                measured: None,
                 base,
                 scenario: None,
                 markers: None,
@@ -346,6 +380,7 @@ impl IdentifyArgs {
             .get("settings")
             .and_then(Value::as_table)
             .is_some_and(|s| s.contains_key("marker_arc_lengths_m"));
+        let (name, measured) = film_keys(&mut table, path)?;
         let mut overrides = Table::new();
         overrides.insert("tether".into(), Value::Table(flags.clone()));
         config::merge(&mut table, overrides);
@@ -366,6 +401,8 @@ impl IdentifyArgs {
         })?;
         let markers = markers_given.then(|| cfg.scenario.marker_arc_lengths_m.clone());
         Ok(Experiment {
+            name,
+            measured,
             base: cfg.tether,
             scenario: Some(cfg.scenario),
             markers,
@@ -375,11 +412,47 @@ impl IdentifyArgs {
     }
 }
 
+/// A film's `name` and `measured` file from a config's [settings], taken
+/// out of it (they are the film's, not the experiment's): the name
+/// defaults to the config's file stem, and the file is relative to the
+/// config.
+fn film_keys(table: &mut Table, path: &std::path::Path) -> Result<(String, Option<PathBuf>)> {
+    let settings = table.get_mut("settings").and_then(Value::as_table_mut);
+    let (named, measured) = match settings {
+        Some(s) => (s.remove("name"), s.remove("measured")),
+        None => (None, None),
+    };
+    let text = |key: &str, value: Option<Value>| -> Result<Option<String>> {
+        match value {
+            None => Ok(None),
+            Some(Value::String(t)) => Ok(Some(t)),
+            Some(other) => Err(UsageError(format!(
+                "[settings] {key} = {other} in {}: give it as text, e.g. {key} = \"{}\"",
+                path.display(),
+                if key == "name" { "steep" } else { "steep.csv" }
+            )))?,
+        }
+    };
+    let name = text("name", named)?.unwrap_or_else(|| {
+        path.file_stem()
+            .map_or_else(|| "film".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let measured = text("measured", measured)?.map(|file| {
+        path.parent()
+            .unwrap_or(std::path::Path::new(""))
+            .join(file)
+    });
+    Ok((name, measured))
+}
+
 pub fn run(args: IdentifyArgs) -> Result<()> {
+    if args.config.len() > 1 {
+        return super::joint::run(&args);
+    }
     let request = args.request()?;
     let in_config = |key: &str| {
         args.config
-            .as_ref()
+            .first()
             .map(|path| format!("{key} (in {})", path.display()))
     };
     let (markers_in_config, release_in_config) = (
@@ -408,7 +481,7 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     // (before the first chunk: nothing is kept).
     let cancel = interrupt_flag();
     let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
-    print_plan(&request, &prepared.plan, args.config.is_some());
+    print_plan(&request, &prepared.plan, !args.config.is_empty());
     // Candidates, not simulations: a release axis's values share one.
     let progress = Progress::new("candidates");
     let report = |done: u64, total: u64| progress.report(done, total);
@@ -434,7 +507,7 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
 
 /// The header's solver, with the sweep's tolerance when `--tolerance`
 /// gave one.
-fn solver_text(solver: &str, tolerance_m: Option<f64>) -> String {
+pub(super) fn solver_text(solver: &str, tolerance_m: Option<f64>) -> String {
     match tolerance_m {
         Some(t) => format!(
             "{solver} solver at tolerance {t:e} m (the best fit and refinement at the default)"
@@ -524,7 +597,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
 }
 
 /// The camera in words: what the file's numbers were turned from.
-fn describe_camera(camera: &Camera) -> String {
+pub(super) fn describe_camera(camera: &Camera) -> String {
     use tether_sweep::camera::{LengthUnit, YAxis};
     let mut parts = vec![match camera.unit {
         LengthUnit::Px => format!("px of {} m", number(camera.scale_m())),
@@ -565,7 +638,7 @@ fn describe_camera(camera: &Camera) -> String {
 }
 
 /// The experiment a config describes, as compared.
-fn print_experiment(s: &Scenario, release_axis: bool) {
+pub(super) fn print_experiment(s: &Scenario, release_axis: bool) {
     let times = s.frame_times_s();
     println!(
         "experiment: released at {}° from the pin at ({}, {}) m at {}, {} at s = {} m, {} from t = {} to {} s",
@@ -617,7 +690,12 @@ fn print_report(report: &IdentifyReport, camera: &Camera) {
     {
         println!("warning (--allow-implausible): {w}");
     }
-    print_outliers(report, camera);
+    print_outliers(
+        &report.outliers,
+        report.outlier_limit_m,
+        camera,
+        "best_fit.parquet",
+    );
     if let Some(r) = &report.refined {
         print_refined(r);
     }
@@ -651,13 +729,12 @@ fn print_report(report: &IdentifyReport, camera: &Camera) {
 
 /// Samples far beyond the noise from the best fit, ten at most by name,
 /// with the time and marker number the file has them under.
-fn print_outliers(report: &IdentifyReport, camera: &Camera) {
+pub(super) fn print_outliers(outliers: &[Outlier], limit_m: f64, camera: &Camera, fit_file: &str) {
     const LISTED: usize = 10;
-    let Some(first) = report.outliers.first() else {
+    let Some(first) = outliers.first() else {
         return;
     };
-    let listed: Vec<String> = report
-        .outliers
+    let listed: Vec<String> = outliers
         .iter()
         .take(LISTED)
         .map(|o| {
@@ -673,14 +750,14 @@ fn print_outliers(report: &IdentifyReport, camera: &Camera) {
         })
         .collect();
     println!(
-        "warning: {} more than {:.2} mm ({} σ, at least {} % of the tether's length) from the best fit, up to {:.1} mm (a lost marker written as a number, a tracking jump?): {}{}; all in best_fit.parquet's metadata ({})",
-        count(report.outliers.len(), "sample"),
-        1e3 * report.outlier_limit_m,
+        "warning: {} more than {:.2} mm ({} σ, at least {} % of the tether's length) from the best fit, up to {:.1} mm (a lost marker written as a number, a tracking jump?): {}{}; all in {fit_file}'s metadata ({})",
+        count(outliers.len(), "sample"),
+        1e3 * limit_m,
         OUTLIER_SIGMAS,
         100.0 * OUTLIER_FLOOR_OF_LENGTH,
         1e3 * first.distance_m,
         listed.join(", "),
-        if report.outliers.len() > LISTED {
+        if outliers.len() > LISTED {
             ", …"
         } else {
             ""
@@ -696,7 +773,7 @@ pub fn print_refined(r: &Refined) {
         .map(|p| {
             format!(
                 "{} = {:.6} ± {:.2e}{}",
-                p.parameter,
+                p.name(),
                 p.value,
                 p.standard_error,
                 if p.at_bound {
@@ -724,6 +801,25 @@ pub fn print_refined(r: &Refined) {
     );
     if let Some(why) = &r.undetermined {
         println!("  ← not determined by the data: {why}");
+    }
+    if !r.films.is_empty() {
+        let films: Vec<String> = r
+            .films
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} σ ≈ {:.3} mm (J_e = {:.6e} m²), weight {:.4}",
+                    f.name,
+                    f.sigma_m * 1e3,
+                    f.j_e_m2,
+                    f.weight
+                )
+            })
+            .collect();
+        println!(
+            "  each film at the refined values, weighed by its own residual there: {}",
+            films.join("; ")
+        );
     }
     print_profiles(r);
     let moves: Vec<String> = r
@@ -774,7 +870,7 @@ fn print_profiles(r: &Refined) {
     );
     let width = profiled
         .iter()
-        .map(|(p, _)| p.parameter.to_string().len())
+        .map(|(p, _)| p.name().len())
         .max()
         .unwrap_or(0);
     for (p, profile) in &profiled {
@@ -789,7 +885,7 @@ fn print_profiles(r: &Refined) {
         let (gn_lower, gn_upper) = p.gauss_newton_interval(r.confidence_level);
         println!(
             "  {:width$} in [{}, {}] (Gauss–Newton ±{:.2} SE: [{}, {}])",
-            p.parameter.to_string(),
+            p.name(),
             show(&profile.lower),
             show(&profile.upper),
             tether_sweep::sweep::chi2_quantile(1, r.confidence_level).sqrt(),
@@ -806,7 +902,7 @@ fn print_profiles(r: &Refined) {
         if !bounds.is_empty() {
             println!(
                 "    ← J_e stays within the threshold to the grid's bound: the data do not bound {} {} within the range searched; widen the grid to find the interval's end",
-                p.parameter,
+                p.name(),
                 bounds.join(" or ")
             );
         }

@@ -79,6 +79,14 @@ struct ScenarioSettings {
     winch_waypoints_m: Option<Vec<f64>>,
     objective_interval_s: Option<f64>,
     objective_weights: Option<[f64; 2]>,
+    /// A film's name and its measured file: identify's and design's (they
+    /// take them out before the rest is read); accepted here so that the
+    /// config that names a film also makes it (`dataset synth`) and
+    /// simulates it.
+    #[allow(dead_code)]
+    name: Option<String>,
+    #[allow(dead_code)]
+    measured: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

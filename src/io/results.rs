@@ -8,6 +8,7 @@ use super::table::{Column, write_columns};
 use crate::camera::Camera;
 use crate::gpu::GpuLayout;
 use crate::least_squares::profile::{Profile, ProfileEnd};
+use crate::sweep::joint::{FilmAxes, FilmScore};
 use crate::sweep::{Axis, CandidateResult};
 
 /// Writes `results` with the documented schema: `elements`, `damping_pa_s`,
@@ -19,6 +20,21 @@ use crate::sweep::{Axis, CandidateResult};
 pub fn write_results(
     path: &Path,
     results: &[CandidateResult],
+    backend: &str,
+    precision: &str,
+    solver: &str,
+    metadata: &BTreeMap<String, String>,
+) -> Result<(), IoError> {
+    write_joint_results(path, results, &[], backend, precision, solver, metadata)
+}
+
+/// [`write_results`] of a joint identification (`sweep::joint`): `j_e_m2`
+/// is the joint J_e, and each film adds `FILM.j_e_m2` (its J_e at its best
+/// own values) and `FILM.NAME` for each of its own axes (those values).
+pub fn write_joint_results(
+    path: &Path,
+    results: &[CandidateResult],
+    films: &[(&FilmAxes, &[FilmScore])],
     backend: &str,
     precision: &str,
     solver: &str,
@@ -103,7 +119,32 @@ pub fn write_results(
                 .collect(),
         ),
     ]);
+    columns.extend(film_columns(films));
     write_columns(path, columns, &metadata)
+}
+
+/// Each film's `FILM.j_e_m2` and `FILM.NAME` per own axis.
+fn film_columns(films: &[(&FilmAxes, &[FilmScore])]) -> Vec<Column> {
+    let mut columns = Vec::new();
+    for (film, scores) in films {
+        columns.push(Column::optional_f64(
+            film.column("j_e_m2"),
+            "m^2",
+            scores.iter().map(|s| s.j_e_m2).collect(),
+        ));
+        for axis in &film.own {
+            let p = axis.parameter;
+            columns.push(Column::f64(
+                film.column(p.name()),
+                p.unit(),
+                scores
+                    .iter()
+                    .map(|s| s.own.get(p).unwrap_or(f64::NAN))
+                    .collect(),
+            ));
+        }
+    }
+    columns
 }
 
 /// A named column of `batch` as f64 (nulls as None), or a format error.
@@ -390,7 +431,7 @@ pub fn write_refined(
         vec![
             Column::text(
                 "parameter",
-                p.iter().map(|r| r.parameter.to_string()).collect(),
+                p.iter().map(|r| r.name()).collect(),
             ),
             Column::f64("value", "", p.iter().map(|r| r.value).collect()),
             Column::f64(

@@ -220,6 +220,9 @@ struct RefinedRecord {
 #[derive(serde::Deserialize)]
 struct RefinedParameterRecord {
     parameter: String,
+    /// A film's own parameter (a joint run): no axis of the results.
+    #[serde(default)]
+    film: Option<String>,
     profile: Option<Profile>,
 }
 
@@ -231,6 +234,7 @@ impl RefitProfile {
         };
         r.parameters
             .into_iter()
+            .filter(|p| p.film.is_none())
             .filter_map(|p| {
                 let profile = p.profile?;
                 Some(RefitProfile {
@@ -264,6 +268,7 @@ impl Annotations {
             .and_then(|r| {
                 r["parameters"].as_array().map(|ps| {
                     ps.iter()
+                        .filter(|p| p["film"].is_null())
                         .filter_map(|p| {
                             let axis = Axis::parse(p["parameter"].as_str()?).ok()?;
                             Some((axis, p["value"].as_f64()?))
@@ -595,22 +600,34 @@ pub fn save_all(
     save(&dir.join("per_elements"), &per_elements(results))?;
     written.push("per_elements".to_string());
     if let (Some(fit), Some(b)) = (fit, best(results)) {
-        let label = std::iter::once(format!(
-            "n = {}, D = {} Pa·s, C_D = {}",
-            b.candidate.elements, b.candidate.damping_pa_s, b.candidate.drag_coefficient
-        ))
-        .chain(b.candidate.parameters.iter().map(|(p, v)| {
-            let (symbol, unit) = axis_label(Axis::Parameter(p));
-            format!("{symbol} = {v} {unit}")
-        }))
-        .collect::<Vec<_>>()
-        .join(", ");
-        save(&dir.join("shapes"), &shapes(fit, &label, 6))?;
-        written.push("shapes".to_string());
-        save(&dir.join("residuals"), &residuals(fit))?;
-        written.push("residuals".to_string());
+        written.extend(save_fit(dir, fit, &b.candidate, "")?);
     }
     Ok(written)
+}
+
+/// Draws a best fit's `shapes` and `residuals` (each name followed by
+/// `suffix`: a joint run's `_FILM`) into `dir`, labelled with `best`, the
+/// candidate it shows. Returns the names drawn.
+pub fn save_fit(
+    dir: &Path,
+    fit: &BestFit,
+    best: &crate::sweep::Candidate,
+    suffix: &str,
+) -> Result<Vec<String>, PlotError> {
+    let label = std::iter::once(format!(
+        "n = {}, D = {} Pa·s, C_D = {}",
+        best.elements, best.damping_pa_s, best.drag_coefficient
+    ))
+    .chain(best.parameters.iter().map(|(p, v)| {
+        let (symbol, unit) = axis_label(Axis::Parameter(p));
+        format!("{symbol} = {v} {unit}")
+    }))
+    .collect::<Vec<_>>()
+    .join(", ");
+    let (shapes_name, residuals_name) = (format!("shapes{suffix}"), format!("residuals{suffix}"));
+    save(&dir.join(&shapes_name), &shapes(fit, &label, 6))?;
+    save(&dir.join(&residuals_name), &residuals(fit))?;
+    Ok(vec![shapes_name, residuals_name])
 }
 
 #[cfg(test)]

@@ -123,17 +123,6 @@ impl Estimated {
         Self { axis, film: None }
     }
 
-    /// Whether a parameter belongs to each film rather than to the tether.
-    pub fn is_films_own(parameter: Parameter) -> bool {
-        matches!(
-            parameter,
-            Parameter::ReleaseTimeS
-                | Parameter::InitialAngleDeg
-                | Parameter::PinXM
-                | Parameter::PinYM
-        )
-    }
-
     /// Its value in a film.
     pub fn value_in(self, film: &PlannedFilm) -> f64 {
         match self.axis {

@@ -267,36 +267,42 @@ impl Grid {
             Axis::Damping => self.damping_pa_s = parse_non_negative(field, text)?,
             Axis::Drag => self.drag_coefficient = parse_non_negative(field, text)?,
             Axis::Parameter(parameter) => {
-                if self.parameters.iter().any(|a| a.parameter == parameter) {
-                    return Err(InputError::new(
-                        "axis",
-                        format!("'{field}' twice"),
-                        "each parameter on one axis",
-                    ));
-                }
-                if self.parameters.len() == MAX_PARAMETER_AXES {
-                    return Err(InputError::new(
-                        "axis",
-                        format!("'{field}'"),
-                        format!("at most {MAX_PARAMETER_AXES} axes besides n, D and C_D"),
-                    ));
-                }
-                let axis = ParameterAxis {
-                    parameter,
-                    values: parse_axis(field, text)?,
-                };
-                // The release time innermost, whatever the order given: its
-                // values then sit side by side in the candidates' order (and
-                // in a chunk), where they share one simulation
-                // (`sweep::release`).
-                let at = self
-                    .parameters
-                    .iter()
-                    .position(|a| a.parameter == Parameter::ReleaseTimeS)
-                    .unwrap_or(self.parameters.len());
-                self.parameters.insert(at, axis);
+                let values = parse_axis(field, text)?;
+                return self.with_parameter_axis(ParameterAxis { parameter, values });
             }
         }
+        self.checked_size()
+    }
+
+    /// This grid with a parameter axis added (once each parameter, at most
+    /// [`MAX_PARAMETER_AXES`]), after the others but before a
+    /// release-time axis, which stays last.
+    pub fn with_parameter_axis(mut self, axis: ParameterAxis) -> Result<Self, InputError> {
+        let (parameter, field) = (axis.parameter, axis.parameter.name());
+        if self.parameters.iter().any(|a| a.parameter == parameter) {
+            return Err(InputError::new(
+                "axis",
+                format!("'{field}' twice"),
+                "each parameter on one axis",
+            ));
+        }
+        if self.parameters.len() == MAX_PARAMETER_AXES {
+            return Err(InputError::new(
+                "axis",
+                format!("'{field}'"),
+                format!("at most {MAX_PARAMETER_AXES} axes besides n, D and C_D"),
+            ));
+        }
+        // The release time innermost, whatever the order given: its
+        // values then sit side by side in the candidates' order (and
+        // in a chunk), where they share one simulation
+        // (`sweep::release`).
+        let at = self
+            .parameters
+            .iter()
+            .position(|a| a.parameter == Parameter::ReleaseTimeS)
+            .unwrap_or(self.parameters.len());
+        self.parameters.insert(at, axis);
         self.checked_size()
     }
 

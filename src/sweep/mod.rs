@@ -5,6 +5,7 @@
 pub mod axis;
 pub mod design;
 pub mod grid;
+pub mod joint;
 pub mod parameter;
 pub mod refine;
 pub mod release;

@@ -60,6 +60,18 @@ impl Parameter {
         }
     }
 
+    /// Whether it belongs to each film rather than to the tether: a joint
+    /// identification or a design of several films has one per film.
+    pub fn is_films_own(self) -> bool {
+        matches!(
+            self,
+            Parameter::ReleaseTimeS
+                | Parameter::InitialAngleDeg
+                | Parameter::PinXM
+                | Parameter::PinYM
+        )
+    }
+
     /// Its unit, as results.parquet's column metadata writes it.
     pub const fn unit(self) -> &'static str {
         match self {

@@ -10,7 +10,8 @@
 use serde::Serialize;
 
 use super::axis::Axis;
-use super::{CONFIDENCE_LEVEL, Candidate, Grid, chi2_quantile};
+use super::joint::FilmScore;
+use super::{CONFIDENCE_LEVEL, Candidate, Grid, ParameterAxis, chi2_quantile};
 use crate::least_squares::profile::{Profile, ProfileEnd, ProfileSettings, profiles};
 use crate::least_squares::{Fit, LmSettings, levenberg_marquardt};
 use crate::model::TetherParams;
@@ -23,6 +24,10 @@ use crate::solver::SolverError;
 pub struct RefinedParameter {
     /// Its axis (written as its column in results.parquet).
     pub parameter: Axis,
+    /// The film whose own parameter it is, in a joint identification
+    /// (`sweep::joint`); None: the tether's, shared by every film.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub film: Option<String>,
     pub value: f64,
     /// From the Gauss–Newton covariance σ² (JᵀJ)⁻¹.
     pub standard_error: f64,
@@ -36,6 +41,14 @@ pub struct RefinedParameter {
 }
 
 impl RefinedParameter {
+    /// Its name: the axis's column, `FILM.NAME` for a film's own.
+    pub fn name(&self) -> String {
+        match &self.film {
+            Some(film) => format!("{film}.{}", self.parameter.column()),
+            None => self.parameter.column().to_string(),
+        }
+    }
+
     /// The Gauss–Newton interval at the profile's level: value ± √χ²₁ SE.
     pub fn gauss_newton_interval(&self, confidence_level: f64) -> (f64, f64) {
         let half = chi2_quantile(1, confidence_level).sqrt() * self.standard_error;
@@ -72,6 +85,25 @@ pub struct Refined {
     /// J_e that ends them: σ² χ²₁(level) \[m²\].
     pub confidence_level: f64,
     pub profile_rise_m2: f64,
+    /// A joint refinement's films: each one's fit at the refined values
+    /// and its final weight (empty for a single film).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub films: Vec<FilmFit>,
+}
+
+/// A film's fit at a joint refinement's values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FilmFit {
+    pub name: String,
+    /// Its J_e there, unweighted \[m²\].
+    pub j_e_m2: f64,
+    /// Its compared coordinates.
+    pub observations: usize,
+    /// √(J_e / (N − 2)) \[m\]: its noise estimate.
+    pub sigma_m: f64,
+    /// Its weight in the refinement's J_e: σ̄² / σ², as in the grid's
+    /// joint J_e (`sweep::joint::FilmWeight`).
+    pub weight: f64,
 }
 
 /// A profile interval's side that is wider or narrower than the
@@ -79,7 +111,8 @@ pub struct Refined {
 /// is far from quadratic there, and the profile is the interval to trust.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct IntervalDisagreement {
-    pub parameter: Axis,
+    /// The parameter's name ([`RefinedParameter::name`]).
+    pub parameter: String,
     /// "lower" or "upper".
     pub side: &'static str,
     /// |profile end − value| / |Gauss–Newton end − value|, the end of a
@@ -104,7 +137,8 @@ pub struct ElementsFit {
 /// standard error: the mesh's error is then comparable to the data's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MeshMove {
-    pub parameter: Axis,
+    /// The parameter's name ([`RefinedParameter::name`]).
+    pub parameter: String,
     /// The other n, and the value there.
     pub elements: usize,
     pub value: f64,
@@ -125,7 +159,7 @@ impl Refined {
                     .iter()
                     .filter(|f| f.elements != self.elements)
                     .map(|f| MeshMove {
-                        parameter: p.parameter,
+                        parameter: p.name(),
                         elements: f.elements,
                         value: f.values[i],
                         standard_errors: (f.values[i] - p.value).abs() / p.standard_error,
@@ -158,7 +192,7 @@ impl Refined {
                     || (ratio < 1.0 / DISAGREEMENT_FACTOR && !end.is_bound())
                 {
                     found.push(IntervalDisagreement {
-                        parameter: p.parameter,
+                        parameter: p.name(),
                         side,
                         ratio,
                     });
@@ -168,15 +202,18 @@ impl Refined {
         found
     }
 
-    /// The refined candidate: its n, its refined values, and `best`'s for
-    /// the axes not refined.
-    pub fn candidate(&self, best: &Candidate) -> Candidate {
+    /// The refined candidate of film `film` (None: a single film's): its
+    /// n, its refined shared values and the film's own, and `best`'s (the
+    /// film's candidate) for the axes not refined.
+    pub fn candidate(&self, best: &Candidate, film: Option<&str>) -> Candidate {
         let mut c = Candidate {
             elements: self.elements,
             ..*best
         };
         for p in &self.parameters {
-            set(p.parameter, &mut c, p.value);
+            if p.film.is_none() || p.film.as_deref() == film {
+                set(p.parameter, &mut c, p.value);
+            }
         }
         c
     }
@@ -205,15 +242,6 @@ fn set(axis: Axis, c: &mut Candidate, value: f64) {
         Axis::Parameter(p) => c.parameters.set(p, value),
         Axis::Elements => unreachable!("n is not refined: varied() leaves it out"),
     }
-}
-
-/// `best` with the `axes` set to `p`.
-fn with_values(best: &Candidate, axes: &[Axis], p: &[f64]) -> Candidate {
-    let mut c = *best;
-    for (&axis, &v) in axes.iter().zip(p) {
-        set(axis, &mut c, v);
-    }
-    c
 }
 
 /// The measured minus simulated coordinates of every compared sample.
@@ -248,8 +276,7 @@ fn residuals(
 pub fn refine_best(
     grid: &Grid,
     summary: &super::Summary,
-    measured: &MeasuredTrack,
-    scenario: &Scenario,
+    films: &[RefineFilm<'_>],
     base: &TetherParams,
     settings: &SolverSettings,
 ) -> Result<Option<Refined>, SolverError> {
@@ -271,8 +298,8 @@ pub fn refine_best(
     );
     let problem = Problem {
         grid,
-        measured,
-        scenario,
+        films,
+        weights: films.iter().map(|f| f.weight).collect(),
         base,
         settings,
     };
@@ -282,7 +309,7 @@ pub fn refine_best(
             fits.push((r, fit, *start));
         }
     }
-    let simulations = fits.iter().map(|(r, _, _)| r.simulations).sum();
+    let simulations: usize = fits.iter().map(|(r, _, _)| r.simulations).sum();
     let mut per_elements: Vec<ElementsFit> = fits
         .iter()
         .flat_map(|(r, _, _)| r.per_elements.iter().cloned())
@@ -292,13 +319,21 @@ pub fn refine_best(
     let Some(kept) = kept(&refinements) else {
         return Ok(None);
     };
-    let (mut refined, fit, start) = fits.swap_remove(kept);
+    let (refined, fit, start) = fits.swap_remove(kept);
+    let (problem, mut refined, fit, reweighing) = match films.len() {
+        1 => (problem, refined, fit, 0),
+        _ => {
+            let (problem, refined, fit) = problem.reweighed(&start, refined, fit)?;
+            let simulations = refined.simulations;
+            (problem, refined, fit, simulations)
+        }
+    };
     let found = problem.profile(&start, &fit, refined.profile_rise_m2)?;
     for (p, profile) in refined.parameters.iter_mut().zip(found) {
         p.profile = Some(profile);
     }
     Ok(Some(Refined {
-        simulations,
+        simulations: simulations + reweighing,
         elements_tried: starts.iter().map(|c| c.elements).collect(),
         per_elements,
         ..refined
@@ -323,41 +358,143 @@ fn kept(refinements: &[&Refined]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
+/// One film a refinement fits.
+pub struct RefineFilm<'a> {
+    /// Its name in a joint identification; None for a single film.
+    pub name: Option<&'a str>,
+    pub measured: &'a MeasuredTrack,
+    pub scenario: &'a Scenario,
+    /// Its weight in the joint J_e to start from (`sweep::joint::FilmWeight`;
+    /// the refinement reweighs from its own residuals); 1 alone.
+    pub weight: f64,
+    /// Its own axes (each refined where it varies), and its best own values
+    /// at each shared candidate, in the grid's order (`sweep::joint`);
+    /// both empty for a single film.
+    pub own: &'a [ParameterAxis],
+    pub scores: &'a [FilmScore],
+}
+
+impl<'a> RefineFilm<'a> {
+    /// The only film of an identification.
+    pub fn single(measured: &'a MeasuredTrack, scenario: &'a Scenario) -> Self {
+        Self {
+            name: None,
+            measured,
+            scenario,
+            weight: 1.0,
+            own: &[],
+            scores: &[],
+        }
+    }
+}
+
+/// A refined parameter's place: its axis, and the film whose own it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Slot {
+    axis: Axis,
+    film: Option<usize>,
+}
+
 /// What every fit of one identification shares.
+#[derive(Clone)]
 struct Problem<'a> {
     grid: &'a Grid,
-    measured: &'a MeasuredTrack,
-    scenario: &'a Scenario,
+    films: &'a [RefineFilm<'a>],
+    /// Each film's weight in the J_e fitted (the films' own at first).
+    weights: Vec<f64>,
     base: &'a TetherParams,
     settings: &'a SolverSettings,
 }
 
 impl Problem<'_> {
-    /// The continuous axes the grid varies, and their bounds.
-    fn axes(&self) -> (Vec<Axis>, Vec<(f64, f64)>) {
-        let axes = varied(self.grid);
-        let bounds = axes
-            .iter()
-            .map(|a| {
-                let v = values(*a, self.grid);
-                (
-                    v.iter().copied().fold(f64::INFINITY, f64::min),
-                    v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                )
-            })
+    /// The continuous axes the grid varies, then each film's own axes that
+    /// vary, and their bounds.
+    fn axes(&self) -> (Vec<Slot>, Vec<(f64, f64)>) {
+        let range = |v: &[f64]| {
+            (
+                v.iter().copied().fold(f64::INFINITY, f64::min),
+                v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            )
+        };
+        let mut slots: Vec<(Slot, (f64, f64))> = varied(self.grid)
+            .into_iter()
+            .map(|axis| (Slot { axis, film: None }, range(&values(axis, self.grid))))
             .collect();
-        (axes, bounds)
+        for (k, film) in self.films.iter().enumerate() {
+            for own in film.own.iter().filter(|a| a.values.len() > 1) {
+                let slot = Slot {
+                    axis: Axis::Parameter(own.parameter),
+                    film: Some(k),
+                };
+                slots.push((slot, range(&own.values)));
+            }
+        }
+        slots.into_iter().unzip()
     }
 
-    /// The residuals of `start` with its continuous axes set to `p`.
+    /// Film `k`'s candidate at the shared candidate `start`: its best own
+    /// values there.
+    fn film_start(&self, k: usize, start: &Candidate) -> Candidate {
+        let film = &self.films[k];
+        let mut c = *start;
+        if film.own.is_empty() {
+            return c;
+        }
+        let at = self
+            .grid
+            .index_of(start)
+            .expect("a refinement starts from a grid point");
+        for (p, v) in film.scores[at].own.iter() {
+            c.parameters.set(p, v);
+        }
+        c
+    }
+
+    /// The parameters' values at `start`.
+    fn start_values(&self, start: &Candidate, slots: &[Slot]) -> Vec<f64> {
+        slots
+            .iter()
+            .map(|s| match s.film {
+                None => get(s.axis, start),
+                Some(k) => get(s.axis, &self.film_start(k, start)),
+            })
+            .collect()
+    }
+
+    /// The residuals of every film, each scaled by the square root of its
+    /// weight, with the parameters at `p`.
     fn residuals(
         &self,
         start: &Candidate,
-        axes: &[Axis],
+        slots: &[Slot],
         p: &[f64],
     ) -> Result<Vec<f64>, SolverError> {
-        let (tether, scenario) = with_values(start, axes, p).experiment(self.base, self.scenario);
-        residuals(self.measured, &scenario, &tether, self.settings)
+        let mut all = Vec::new();
+        for (k, weight) in self.weights.iter().enumerate() {
+            let scale = weight.sqrt();
+            let r = self.film_residuals(k, start, slots, p)?;
+            all.extend(r.into_iter().map(|x| scale * x));
+        }
+        Ok(all)
+    }
+
+    /// Film `k`'s residuals, unweighted, with the parameters at `p`.
+    fn film_residuals(
+        &self,
+        k: usize,
+        start: &Candidate,
+        slots: &[Slot],
+        p: &[f64],
+    ) -> Result<Vec<f64>, SolverError> {
+        let film = &self.films[k];
+        let mut c = self.film_start(k, start);
+        for (slot, &v) in slots.iter().zip(p) {
+            if slot.film.is_none_or(|f| f == k) {
+                set(slot.axis, &mut c, v);
+            }
+        }
+        let (tether, scenario) = c.experiment(self.base, film.scenario);
+        residuals(film.measured, &scenario, &tether, self.settings)
     }
 
     /// Each refined parameter's profile around `fit`, the refinement of
@@ -369,9 +506,9 @@ impl Problem<'_> {
         fit: &Fit,
         rise: f64,
     ) -> Result<Vec<Profile>, SolverError> {
-        let (axes, bounds) = self.axes();
+        let (slots, bounds) = self.axes();
         profiles(
-            &|p: &[f64]| self.residuals(start, &axes, p),
+            &|p: &[f64]| self.residuals(start, &slots, p),
             fit,
             &bounds,
             rise,
@@ -387,21 +524,31 @@ impl Problem<'_> {
 
     /// The refinement of `best`, with the fit it came from.
     fn fit(&self, best: &Candidate) -> Result<Option<(Refined, Fit)>, SolverError> {
-        let (axes, bounds) = self.axes();
-        if axes.is_empty() {
+        let (slots, bounds) = self.axes();
+        if slots.is_empty() {
             return Ok(None);
         }
-        let grid_best: Vec<f64> = axes.iter().map(|&a| get(a, best)).collect();
+        let grid_best = self.start_values(best, &slots);
         let fit = levenberg_marquardt(
-            |p: &[f64]| self.residuals(best, &axes, p),
+            |p: &[f64]| self.residuals(best, &slots, p),
             &grid_best,
             &bounds,
             &LmSettings::DEFAULT,
         )?;
-        let k = axes.len();
+        Ok(Some((self.describe(best, &grid_best, &fit), fit)))
+    }
+
+    /// The refinement `fit` of `best`, which began at `grid_best`.
+    fn describe(&self, best: &Candidate, grid_best: &[f64], fit: &Fit) -> Refined {
+        let (slots, _) = self.axes();
+        let k = slots.len();
         let parameters: Vec<RefinedParameter> = (0..k)
             .map(|i| RefinedParameter {
-                parameter: axes[i],
+                parameter: slots[i].axis,
+                film: slots[i]
+                    .film
+                    .and_then(|f| self.films[f].name)
+                    .map(str::to_string),
                 value: fit.values[i],
                 standard_error: fit
                     .covariance
@@ -419,7 +566,7 @@ impl Problem<'_> {
             None => fit.at_bound.iter().position(|&b| b).map(|i| {
                 format!(
                     "{} = {} is on the grid's bound: the data may want it beyond the range searched",
-                    axes[i].column(),
+                    parameters[i].name(),
                     fit.values[i]
                 )
             }),
@@ -429,7 +576,7 @@ impl Problem<'_> {
             .as_ref()
             .filter(|_| k == 2)
             .map(|c| c[(0, 1)] / (c[(0, 0)] * c[(1, 1)]).sqrt());
-        let refined = Refined {
+        Refined {
             elements: best.elements,
             elements_tried: vec![best.elements],
             parameters,
@@ -455,10 +602,88 @@ impl Problem<'_> {
             }],
             confidence_level: CONFIDENCE_LEVEL,
             profile_rise_m2: fit.sigma2 * chi2_quantile(1, CONFIDENCE_LEVEL),
-        };
-        Ok(Some((refined, fit)))
+            films: Vec::new(),
+        }
+    }
+
+    /// Each film's J_e (unweighted) and compared coordinates with the
+    /// parameters at `p`.
+    fn film_costs(
+        &self,
+        start: &Candidate,
+        slots: &[Slot],
+        p: &[f64],
+    ) -> Result<Vec<(f64, usize)>, SolverError> {
+        (0..self.films.len())
+            .map(|k| {
+                let r = self.film_residuals(k, start, slots, p)?;
+                Ok((r.iter().map(|x| x * x).sum(), r.len()))
+            })
+            .collect()
+    }
+
+    /// A joint refinement reweighed: each film's weight from its own
+    /// residual at the refined values (as `sweep::joint::weights` takes it
+    /// from the grid's best, whose coarse steps inflate it), and the fit
+    /// repeated from there until no weight moves by more than
+    /// [`REWEIGHING_TOLERANCE`].
+    fn reweighed(
+        mut self,
+        start: &Candidate,
+        mut refined: Refined,
+        mut fit: Fit,
+    ) -> Result<(Self, Refined, Fit), SolverError> {
+        let (slots, bounds) = self.axes();
+        let grid_best: Vec<f64> = refined.parameters.iter().map(|p| p.grid_best).collect();
+        let mut evaluations = 0;
+        for _ in 0..MAX_REWEIGHINGS {
+            let costs = self.film_costs(start, &slots, &fit.values)?;
+            evaluations += 1;
+            let weights = super::joint::inverse_variance_weights(&costs);
+            let settled = weights
+                .iter()
+                .zip(&self.weights)
+                .all(|(new, old)| (new / old - 1.0).abs() <= REWEIGHING_TOLERANCE);
+            refined.films = self
+                .films
+                .iter()
+                .zip(&costs)
+                .zip(&weights)
+                .map(|((f, &(j_e_m2, observations)), &weight)| FilmFit {
+                    name: f.name.unwrap_or_default().to_string(),
+                    j_e_m2,
+                    observations,
+                    sigma_m: (j_e_m2 / observations.saturating_sub(2).max(1) as f64).sqrt(),
+                    weight,
+                })
+                .collect();
+            if settled {
+                break;
+            }
+            self.weights = weights;
+            fit = levenberg_marquardt(
+                |p: &[f64]| self.residuals(start, &slots, p),
+                &fit.values,
+                &bounds,
+                &LmSettings::DEFAULT,
+            )?;
+            evaluations += fit.evaluations;
+            let films = std::mem::take(&mut refined.films);
+            refined = Refined {
+                films,
+                ..self.describe(start, &grid_best, &fit)
+            };
+        }
+        refined.simulations = evaluations * self.films.len();
+        Ok((self, refined, fit))
     }
 }
+
+/// A joint refinement's weights are settled when none moves by more than
+/// this fraction between passes.
+pub const REWEIGHING_TOLERANCE: f64 = 0.01;
+/// Passes of reweighing at most (each a refit from the last values).
+const MAX_REWEIGHINGS: usize = 4;
 
 #[cfg(test)]
 mod tests {
@@ -467,6 +692,7 @@ mod tests {
     fn refined(per_elements: Vec<ElementsFit>) -> Refined {
         let parameter = |axis, value, standard_error| RefinedParameter {
             parameter: axis,
+            film: None,
             value,
             standard_error,
             grid_best: value,
@@ -491,6 +717,7 @@ mod tests {
             per_elements,
             confidence_level: 0.95,
             profile_rise_m2: 3.84e-6,
+            films: Vec::new(),
         }
     }
 
@@ -510,7 +737,7 @@ mod tests {
         ]);
         let moves = r.mesh_moves();
         assert_eq!(moves.len(), 1, "{moves:?}");
-        assert_eq!(moves[0].parameter, Axis::Drag);
+        assert_eq!(moves[0].parameter, Axis::Drag.column());
         assert_eq!(moves[0].elements, 30);
         assert!((moves[0].standard_errors - 3.0).abs() < 1e-9);
         // One n refined: nothing to compare.
@@ -554,8 +781,17 @@ mod tests {
             crossed(0.8 + 0.1 * 1.96e-3),
         ));
         let found = r.interval_disagreements();
-        let named: Vec<(Axis, &str)> = found.iter().map(|d| (d.parameter, d.side)).collect();
-        assert_eq!(named, [(Axis::Damping, "upper"), (Axis::Drag, "upper")]);
+        let named: Vec<(&str, &str)> = found
+            .iter()
+            .map(|d| (d.parameter.as_str(), d.side))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (Axis::Damping.column(), "upper"),
+                (Axis::Drag.column(), "upper")
+            ]
+        );
         assert!((found[0].ratio - 3.0).abs() < 0.01, "{}", found[0].ratio);
         assert!((found[1].ratio - 0.1).abs() < 0.001, "{}", found[1].ratio);
         // A bound beyond twice the Gauss–Newton reach is wider.

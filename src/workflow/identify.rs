@@ -32,7 +32,7 @@ use crate::scenario::{
     median_interval_s, simulate,
 };
 use crate::solver::SolverKind;
-use crate::sweep::refine::{Refined, refine_best};
+use crate::sweep::refine::{RefineFilm, Refined, refine_best};
 use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
@@ -658,7 +658,7 @@ fn check_parameter_axes(
 }
 
 /// The surface figure's axes must be two different axes of the grid.
-fn check_surface_axes(grid: &Grid, axes: &[Axis; 2]) -> Result<(), WorkflowError> {
+pub(super) fn check_surface_axes(grid: &Grid, axes: &[Axis; 2]) -> Result<(), WorkflowError> {
     let on_grid = grid.axes();
     for axis in axes {
         if !on_grid.contains(axis) {
@@ -734,7 +734,7 @@ fn checked_start(
 }
 
 /// The simulations of release groups (each its candidates): one a group.
-fn release_simulations(
+pub(super) fn release_simulations(
     groups: &[Vec<Candidate>],
     base: &TetherParams,
     scenario: &Scenario,
@@ -847,7 +847,7 @@ fn read_request_film(request: &IdentifyRequest) -> Result<MeasuredTrack, Workflo
 /// The sweep's solver settings: `kind`, at the request's tolerance; an
 /// error when a tolerance is given for another solver than the reference
 /// (`--backend auto` chose a GPU: it would not be used).
-fn sweep_settings(
+pub(super) fn sweep_settings(
     request: &IdentifyRequest,
     kind: SolverKind,
 ) -> Result<SolverSettings, WorkflowError> {
@@ -873,7 +873,7 @@ fn sweep_settings(
 }
 
 /// The request's own numbers and combinations, before anything is read.
-fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowError> {
+pub(super) fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowError> {
     if request.chunk_size == Some(0) {
         return Err(crate::error::InputError::new("chunk_size", 0, "at least 1 candidate").into());
     }
@@ -906,21 +906,55 @@ fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowError> {
     Ok(())
 }
 
+/// A measured film read and checked against its experiment.
+pub(super) struct Film {
+    pub measured: MeasuredTrack,
+    pub measured_sha256: String,
+    /// The experiment compared: the request's, with the file's frames and
+    /// markers.
+    pub scenario: Scenario,
+    pub coverage: Coverage,
+    pub unused_rows: usize,
+    pub start: Option<StartOffset>,
+}
+
+/// Reads the request's film through its camera and checks it against the
+/// experiment and the grid: the frames, the markers, the axes' values,
+/// and the start.
+pub(super) fn prepare_film(request: &IdentifyRequest) -> Result<Film, WorkflowError> {
+    let measured = read_request_film(request)?;
+    let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
+    let scenario = experiment(request, &measured)?;
+    check_parameter_axes(&request.grid, &request.base, &scenario)?;
+    let coverage = check_coverage(&measured, &scenario).map_err(usage)?;
+    let unused_rows = unused_rows(&measured, &scenario, &coverage);
+    let start = checked_start(request, &measured, &scenario)?;
+    Ok(Film {
+        measured,
+        measured_sha256,
+        scenario,
+        coverage,
+        unused_rows,
+        start,
+    })
+}
+
 /// Checks the request, claims the output, opens the saved chunks and
 /// chooses the engine. Nothing is simulated yet, except that `--backend
 /// auto` with a hardware GPU times one candidate on the CPU.
 pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     check_settings(&request)?;
-    let measured = read_request_film(&request)?;
-    let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
-    let scenario = experiment(&request, &measured)?;
-    check_parameter_axes(&request.grid, &request.base, &scenario)?;
     if let Some(axes) = &request.surface_axes {
         check_surface_axes(&request.grid, axes)?;
     }
-    let coverage = check_coverage(&measured, &scenario).map_err(usage)?;
-    let unused_rows = unused_rows(&measured, &scenario, &coverage);
-    let start = checked_start(&request, &measured, &scenario)?;
+    let Film {
+        measured,
+        measured_sha256,
+        scenario,
+        coverage,
+        unused_rows,
+        start,
+    } = prepare_film(&request)?;
     let shard = request.shard;
     let ClaimedTable {
         dir: table_dir,
@@ -1071,8 +1105,7 @@ impl Prepared {
             (Some(s), None) if self.request.refine => refine_best(
                 &self.request.grid,
                 s,
-                &self.measured,
-                &self.scenario,
+                &[RefineFilm::single(&self.measured, &self.scenario)],
                 &self.request.base,
                 &SolverSettings::reference(),
             )
@@ -1356,7 +1389,7 @@ pub fn best_fit_with_refined(
     let Some(r) = refined else {
         return Ok(fit);
     };
-    let (tether, scenario) = r.candidate(&s.best.candidate).experiment(base, scenario);
+    let (tether, scenario) = r.candidate(&s.best.candidate, None).experiment(base, scenario);
     let track = simulate(&scenario, &tether, &SolverSettings::reference())
         .map_err(super::solver(
             "refined-fit run on the reference solver failed",

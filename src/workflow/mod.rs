@@ -12,6 +12,7 @@
 pub mod bench;
 pub mod design;
 pub mod identify;
+pub mod joint;
 pub mod linearize;
 pub mod redraw;
 pub mod simulate;

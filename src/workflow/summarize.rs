@@ -14,7 +14,7 @@ use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
 use crate::scenario::Scenario;
-use crate::sweep::refine::{Refined, refine_best};
+use crate::sweep::refine::{RefineFilm, Refined, refine_best};
 use crate::sweep::validation::Validation;
 use crate::sweep::{CandidateResult, Grid, Shard, Summary, summarize};
 
@@ -305,8 +305,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         Some(s) if request.refine => refine_best(
             &grid,
             s,
-            &measured,
-            &scenario,
+            &[RefineFilm::single(&measured, &scenario)],
             &base,
             &crate::scenario::SolverSettings::reference(),
         )

@@ -1,0 +1,310 @@
+//! `tether-sweep identify --config a.toml --config b.toml`: one tether
+//! fitted to several films (the work is `tether_sweep::workflow::joint`).
+
+use anyhow::Result;
+
+use super::UsageError;
+use super::args::{name_flags, number};
+use super::identify::{
+    IdentifyArgs, describe_camera, print_experiment, print_outliers, print_refined, print_summary,
+    print_validation, solver_text,
+};
+use super::progress::{Progress, interrupt_flag};
+use tether_sweep::sweep::grid::parse_axis;
+use tether_sweep::sweep::{Parameter, ParameterAxis};
+use tether_sweep::workflow::joint::{
+    JointFilm, JointPlan, JointReport, JointRequest, check_outcome, prepare,
+};
+use tether_sweep::workflow::{Hooks, WorkflowError, count};
+
+/// The flags of the values the workflow checks, by their field names.
+const FLAGS: [(&str, &str); 6] = [
+    ("chunk_size", "--chunk-size"),
+    ("tolerance_m", "--tolerance"),
+    ("validate_marker_tolerance_m", "--validate-marker-tolerance"),
+    ("validate_j_e_tolerance", "--validate-j-e-tolerance"),
+    ("surface", "--surface"),
+    ("axis", "--axis"),
+];
+
+pub fn run(args: &IdentifyArgs) -> Result<()> {
+    let request = joint_request(args)?;
+    let cancel = interrupt_flag();
+    let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &FLAGS))?;
+    print_plan(&request, &prepared.plan);
+    let progress = Progress::new("film candidates");
+    let report = |done: u64, total: u64| progress.report(done, total);
+    let result = prepared.run(Hooks {
+        progress: Some(&report),
+        cancel: Some(cancel),
+        estimate: None,
+    });
+    progress.finish();
+    let report = result?;
+    print_report(&request, &report);
+    Ok(check_outcome(&report)?)
+}
+
+/// The joint request: the single-film request's shared settings (grid,
+/// engine, tether, checks, output), and one film per config.
+fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
+    if args.measured.is_some() {
+        Err(UsageError(
+            "--measured names one film's file; with several --config, give each config its file as measured = \"FILE\" in [settings]".into(),
+        ))?;
+    }
+    if args.resume {
+        Err(UsageError(
+            "--resume: a joint identification of several films keeps no chunks yet; run it whole again".into(),
+        ))?;
+    }
+    let single = args.request()?;
+    if let Some(shard) = single.shard {
+        Err(UsageError(format!(
+            "--shard {shard} (or a Slurm array's task): a joint identification of several films runs whole, not in shards, yet"
+        )))?;
+    }
+    let mut films = Vec::with_capacity(args.config.len());
+    for path in &args.config {
+        let e = args.experiment_of(Some(path))?;
+        let Some(measured) = e.measured.clone() else {
+            Err(UsageError(format!(
+                "{}: no measured = \"FILE\" in [settings]: with several --config, each names its film's file",
+                path.display()
+            )))?
+        };
+        if e.base != single.base {
+            Err(UsageError(format!(
+                "{} describes another tether than {} ([tether] {}): the films of a joint identification share one tether",
+                path.display(),
+                args.config[0].display(),
+                differing_keys(&e.base, &single.base)
+            )))?;
+        }
+        films.push(JointFilm {
+            name: e.name.clone(),
+            measured,
+            scenario: e.scenario.clone(),
+            declared_frames: e.frames.clone(),
+            camera: e.camera.clone(),
+            marker_arc_lengths_m: e.markers.clone(),
+            own: Vec::new(),
+        });
+    }
+    add_film_axes(args, &mut films)?;
+    Ok(JointRequest {
+        films,
+        grid: single.grid,
+        chunk_size: single.chunk_size,
+        engine: single.engine,
+        base: single.base,
+        tolerance_m: single.tolerance_m,
+        validate: single.validate,
+        validate_marker_tolerance_m: single.validate_marker_tolerance_m,
+        validate_j_e_tolerance: single.validate_j_e_tolerance,
+        refine: single.refine,
+        allow_implausible: single.allow_implausible,
+        surface_axes: single.surface_axes,
+        csv: single.csv,
+        out: single.out,
+        force: single.force,
+    })
+}
+
+/// The [tether] keys whose values differ between two tethers.
+fn differing_keys(a: &tether_sweep::model::TetherParams, b: &tether_sweep::model::TetherParams) -> String {
+    let (a, b) = (
+        serde_json::to_value(a).unwrap_or_default(),
+        serde_json::to_value(b).unwrap_or_default(),
+    );
+    let keys: Vec<String> = a
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| b.get(k.as_str()) != Some(v))
+        .map(|(k, v)| format!("{k} = {v} against {}", b[k.as_str()]))
+        .collect();
+    keys.join(", ")
+}
+
+/// Each `--axis FILM.NAME=AXIS` onto its film.
+fn add_film_axes(args: &IdentifyArgs, films: &mut [JointFilm]) -> Result<()> {
+    for text in &args.axes {
+        let Some((name, values)) = text.split_once('=') else {
+            continue;
+        };
+        let Some((film, parameter)) = name.split_once('.') else {
+            continue;
+        };
+        let names = || {
+            films
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(k) = films.iter().position(|f| f.name == film) else {
+            Err(UsageError(format!(
+                "--axis {name}: no film is named '{film}' (the films: {})",
+                names()
+            )))?
+        };
+        let flag = format!("--axis {name}");
+        let parameter = Parameter::parse(parameter).map_err(|e| WorkflowError::flag(&flag, e))?;
+        let values = parse_axis(name, values).map_err(|e| WorkflowError::flag(&flag, e))?;
+        if films[k].own.iter().any(|a| a.parameter == parameter) {
+            Err(UsageError(format!("--axis {name} given twice")))?;
+        }
+        films[k].own.push(ParameterAxis { parameter, values });
+    }
+    Ok(())
+}
+
+fn print_plan(request: &JointRequest, plan: &JointPlan) {
+    let grid = &request.grid;
+    let simulations: usize = plan.films.iter().map(|f| f.simulations).sum();
+    println!(
+        "joint identification of {} films of one tether: {} shared candidates (n: {}, D: {}, C_D: {}{}), {} film candidates by {} on {}, {} ({})",
+        plan.films.len(),
+        plan.shared_candidates,
+        grid.elements.len(),
+        grid.damping_pa_s.len(),
+        grid.drag_coefficient.len(),
+        grid.parameters
+            .iter()
+            .map(|a| format!(", {}: {}", a.parameter, a.values.len()))
+            .collect::<String>(),
+        plan.films.iter().map(|f| f.candidates).sum::<usize>(),
+        count(simulations, "simulation"),
+        match &plan.adapter {
+            Some(name) => format!("GPU {name}"),
+            None => tether_sweep::engine::EngineKind::cpu_device_name(),
+        },
+        solver_text(plan.engine.solver().name(), request.tolerance_m),
+        plan.engine.precision().name(),
+    );
+    for (f, given) in plan.films.iter().zip(&request.films) {
+        let own: Vec<String> = f
+            .own
+            .iter()
+            .map(|a| format!("{}.{} ({} values)", f.name, a.parameter, a.values.len()))
+            .collect();
+        println!(
+            "film {}: {}, {} candidates by {}{}",
+            f.name,
+            f.measured.display(),
+            f.candidates,
+            count(f.simulations, "simulation"),
+            if own.is_empty() {
+                String::new()
+            } else {
+                format!("; its own axes {}", own.join(", "))
+            }
+        );
+        print!("  ");
+        print_experiment(&f.scenario, !f.own.is_empty());
+        if !given.camera.is_default() {
+            println!("  camera: {}", describe_camera(&given.camera));
+        }
+        let missing = f.coverage.missing();
+        if missing > 0 {
+            println!(
+                "  {} of the {} marker positions J_e compares are not in the file ({} with an empty or NaN position): skipped",
+                count(missing, "sample"),
+                f.coverage.expected,
+                f.occluded_rows
+            );
+        }
+    }
+}
+
+fn print_report(request: &JointRequest, report: &JointReport) {
+    println!(
+        "{} film candidates in {:.1} s by {} ({:.1} simulations/s)",
+        report.scored,
+        report.wall_s,
+        count(report.simulations, "simulation"),
+        report.simulations as f64 / report.wall_s
+    );
+    println!(
+        "each film's noise from its own best candidate, σ = √(J_min/(N−2)), and its weight in the joint J_e (the inverse of σ², averaging 1 a coordinate):"
+    );
+    for w in &report.weights {
+        println!(
+            "  {}: σ ≈ {:.3} mm over {} coordinates (J_min = {:.6e} m²), weight {}",
+            w.name,
+            w.sigma_m * 1e3,
+            w.observations,
+            w.j_min_m2,
+            number((w.weight * 1e4).round() / 1e4)
+        );
+    }
+    if let Some(s) = &report.summary {
+        print_summary(s, false);
+        print_own_at_best(report);
+    }
+    if let Some(w) = report
+        .fit_warning
+        .as_ref()
+        .filter(|_| report.implausible_allowed)
+    {
+        println!("warning (--allow-implausible): {w}");
+    }
+    for ((name, outliers, limit), film) in report.outliers.iter().zip(&request.films) {
+        let file = format!("best_fit_{name}.parquet");
+        print_outliers(outliers, *limit, &film.camera, &file);
+    }
+    if let Some(r) = &report.refined {
+        print_refined(r);
+    }
+    for (name, v) in &report.validations {
+        print!("film {name}: ");
+        print_validation(v);
+    }
+    let fits: Vec<String> = report
+        .weights
+        .iter()
+        .map(|w| format!("best_fit_{}.parquet", w.name))
+        .collect();
+    println!(
+        "wrote {}, {}{} and figures {} (.svg, .png)",
+        report.table_path.display(),
+        fits.join(", "),
+        if report.refined.is_some() {
+            ", refined.parquet"
+        } else {
+            ""
+        },
+        report.figures.join(", ")
+    );
+}
+
+/// Each film's own values at the joint best, where it has own axes.
+fn print_own_at_best(report: &JointReport) {
+    let Some(s) = &report.summary else { return };
+    let Some(at) = report
+        .results
+        .iter()
+        .position(|r| r.candidate == s.best.candidate)
+    else {
+        return;
+    };
+    let own: Vec<String> = report
+        .weights
+        .iter()
+        .zip(&report.scores)
+        .flat_map(|(w, scores)| {
+            let film_score = &scores[at];
+            film_score
+                .own
+                .iter()
+                .map(move |(p, v)| format!("{}.{p} = {v}", w.name))
+                .chain(std::iter::once(format!(
+                    "{}'s J_e = {:.6e} m²",
+                    w.name,
+                    film_score.j_e_m2.unwrap_or(f64::NAN)
+                )))
+        })
+        .collect();
+    println!("at the best: {}", own.join(", "));
+}

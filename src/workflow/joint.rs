@@ -1,0 +1,777 @@
+//! Joint identification: one tether fitted to several films of it at once
+//! (`sweep::joint`). Each film is swept over the shared grid times its own
+//! axes on the chosen engine and minimized over its own axes; the films'
+//! J_e, each weighed by the inverse of its noise variance, make the joint
+//! J_e, which is summarized, refined (the shared parameters and every
+//! film's own together), validated film by film and written.
+//!
+//! [`prepare`] checks every film against its experiment, claims the output
+//! and chooses the engine; [`Prepared::run`] runs it.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::identify::{
+    CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, Film, GPU_CHUNK_CANDIDATES,
+    IdentifyRequest, Outlier, StartOffset, check_settings, check_surface_axes, find_outliers,
+    fit_warning, implausible, outlier_limit_m, prepare_film, release_simulations, sweep_settings,
+    sweep_tether_json,
+};
+use super::{Hooks, WorkflowError, batch, claim_output};
+use crate::camera::Camera;
+use crate::engine::choice::EngineRequest;
+use crate::engine::{Engine, EngineKind, EngineOptions, RunHooks};
+use crate::io::results::{
+    BestFit, write_best_fit, write_joint_results, write_refined, write_results,
+};
+use crate::metadata::{self, Metadata, json};
+use crate::model::TetherParams;
+use crate::scenario::batch::StepCache;
+use crate::scenario::{DeclaredFrames, Scenario, SolverSettings, simulate};
+use crate::solver::SolverKind;
+use crate::sweep::joint::{FilmAxes, FilmScore, FilmWeight, best_over_own, combine, weights};
+use crate::sweep::refine::{RefineFilm, Refined, refine_best};
+use crate::sweep::validation::{Validation, pick, validate};
+use crate::sweep::{
+    Axis, Candidate, CandidateResult, Coverage, Grid, ParameterAxis, Selection, Status, Summary,
+    run, summarize,
+};
+
+/// One film of a joint identification, as the user gave it.
+#[derive(Debug, Clone)]
+pub struct JointFilm {
+    /// Its name: the config's file stem, or `name = "…"` in its
+    /// `[settings]`; letters, digits, `_` and `-` (it names columns and
+    /// files).
+    pub name: String,
+    /// Its measured track, read through `camera`.
+    pub measured: PathBuf,
+    /// Its experiment (release angle, pin, markers); None: docs/model.md
+    /// §4.1's.
+    pub scenario: Option<Scenario>,
+    /// The frames its config declares, to agree with the file.
+    pub declared_frames: DeclaredFrames,
+    pub camera: Camera,
+    pub marker_arc_lengths_m: Option<Vec<f64>>,
+    /// Axes over its own parameters (`FILM.release_time_s`, …).
+    pub own: Vec<ParameterAxis>,
+}
+
+/// A joint identification, as the user asked for it: the films, and what
+/// a single film's identification also takes.
+#[derive(Debug, Clone)]
+pub struct JointRequest {
+    pub films: Vec<JointFilm>,
+    /// The shared axes: n, D, C_D and any tether parameter.
+    pub grid: Grid,
+    /// Candidates per engine call; default as `identify`'s chunks.
+    pub chunk_size: Option<usize>,
+    pub engine: EngineOptions,
+    /// Every tether parameter the grid does not vary.
+    pub base: TetherParams,
+    /// The sweep's reference-solver tolerance \[m\]; None: its default.
+    pub tolerance_m: Option<f64>,
+    /// Candidates per film re-run on the reference solver after a sweep on
+    /// another solver; 0 skips the check.
+    pub validate: usize,
+    pub validate_marker_tolerance_m: f64,
+    pub validate_j_e_tolerance: f64,
+    pub refine: bool,
+    pub allow_implausible: bool,
+    pub surface_axes: Option<[Axis; 2]>,
+    pub csv: bool,
+    pub out: PathBuf,
+    pub force: bool,
+}
+
+impl JointRequest {
+    /// Film `film`'s own identification request, for the checks a single
+    /// film has: its file, experiment, camera and grid (the shared axes
+    /// and its own).
+    fn film_request(&self, film: &JointFilm, grid: Grid) -> IdentifyRequest {
+        IdentifyRequest {
+            scenario: film.scenario.clone(),
+            declared_frames: film.declared_frames.clone(),
+            camera: film.camera.clone(),
+            marker_arc_lengths_m: film.marker_arc_lengths_m.clone(),
+            chunk_size: self.chunk_size,
+            engine: self.engine.clone(),
+            base: self.base.clone(),
+            tolerance_m: self.tolerance_m,
+            validate: self.validate,
+            validate_marker_tolerance_m: self.validate_marker_tolerance_m,
+            validate_j_e_tolerance: self.validate_j_e_tolerance,
+            allow_implausible: self.allow_implausible,
+            ..IdentifyRequest::new(&film.measured, grid, &self.out)
+        }
+    }
+
+    /// Checks it, then runs it ([`prepare`], then [`Prepared::run`]).
+    pub fn run(self, hooks: Hooks<'_>) -> Result<JointReport, WorkflowError> {
+        prepare(self)?.run(hooks)
+    }
+}
+
+/// One film's part of the plan.
+#[derive(Debug, Clone)]
+pub struct FilmPlan {
+    pub name: String,
+    pub measured: PathBuf,
+    /// The experiment compared: frames, markers, duration.
+    pub scenario: Scenario,
+    pub coverage: Coverage,
+    pub start: Option<StartOffset>,
+    pub unused_rows: usize,
+    pub occluded_rows: usize,
+    /// Its candidates (shared × own), and the simulations they take (a
+    /// release axis's values share one).
+    pub candidates: usize,
+    pub simulations: usize,
+    pub own: Vec<ParameterAxis>,
+}
+
+/// What a prepared joint identification will do.
+#[derive(Debug, Clone)]
+pub struct JointPlan {
+    pub films: Vec<FilmPlan>,
+    /// The shared grid's candidates: the joint results' rows.
+    pub shared_candidates: usize,
+    pub engine: EngineKind,
+    pub adapter: Option<String>,
+    pub engine_reason: Option<String>,
+    pub table_path: PathBuf,
+}
+
+/// A joint identification ready to run.
+pub struct Prepared {
+    request: JointRequest,
+    pub plan: JointPlan,
+    films: Vec<PreparedFilm>,
+    engine: Engine,
+    metadata: Metadata,
+    /// Whether claiming the output made its directory (removed again when
+    /// a run is interrupted before writing anything).
+    made_out: bool,
+}
+
+struct PreparedFilm {
+    axes: FilmAxes,
+    grid: Grid,
+    film: Film,
+    camera: Camera,
+}
+
+/// A film's record in the metadata ([`metadata::FILMS`]).
+#[derive(Serialize)]
+struct FilmRecord<'a> {
+    name: &'a str,
+    measured: String,
+    measured_sha256: &'a str,
+    scenario: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    camera: Option<&'a Camera>,
+    own: &'a [ParameterAxis],
+    observations: usize,
+    /// Its lowest J_e over the grid \[m²\], noise estimate \[m\] and weight
+    /// in the joint J_e ([`FilmWeight`]).
+    j_min_m2: f64,
+    sigma_m: f64,
+    weight: f64,
+}
+
+/// What a joint identification found and wrote.
+#[derive(Debug, Clone)]
+pub struct JointReport {
+    pub plan: JointPlan,
+    /// One per shared candidate: the joint J_e.
+    pub results: Vec<CandidateResult>,
+    /// Each film's best over its own axes at each shared candidate.
+    pub scores: Vec<Vec<FilmScore>>,
+    /// Each film's noise and weight.
+    pub weights: Vec<FilmWeight>,
+    /// None when every candidate diverged in some film.
+    pub summary: Option<Summary>,
+    pub refined: Option<Refined>,
+    /// Each film's validation, when the sweep ran on another solver than
+    /// the reference.
+    pub validations: Vec<(String, Validation)>,
+    /// The films' candidates scored, and the simulations they took.
+    pub scored: usize,
+    pub simulations: usize,
+    pub wall_s: f64,
+    pub table_path: PathBuf,
+    pub figures: Vec<String>,
+    pub fit_warning: Option<String>,
+    pub implausible_allowed: bool,
+    /// Each film's samples far beyond the noise from its best fit, and the
+    /// distance beyond which they are listed \[m\].
+    pub outliers: Vec<(String, Vec<Outlier>, f64)>,
+    pub out: PathBuf,
+}
+
+/// Film names name columns (`FILM.j_e_m2`) and files (`best_fit_FILM`).
+fn check_names(films: &[JointFilm]) -> Result<(), WorkflowError> {
+    if films.len() < 2 {
+        return Err(WorkflowError::Usage(format!(
+            "a joint identification fits two films or more; {} given (one film: identify --measured FILE --config FILE)",
+            films.len()
+        )));
+    }
+    let mut seen = HashSet::new();
+    for f in films {
+        let plain = !f.name.is_empty()
+            && f
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !plain {
+            return Err(WorkflowError::Usage(format!(
+                "film name '{}': letters, digits, _ and - only (it names columns and files); give name = \"…\" in the config's [settings]",
+                f.name
+            )));
+        }
+        if !seen.insert(f.name.as_str()) {
+            return Err(WorkflowError::Usage(format!(
+                "two films are named '{}': give each config its own name = \"…\" in [settings]",
+                f.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks every film, claims the output and chooses the engine for all
+/// the films' simulations.
+pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
+    check_names(&request.films)?;
+    if let Some(axes) = &request.surface_axes {
+        check_surface_axes(&request.grid, axes)?;
+    }
+    let mut films = Vec::with_capacity(request.films.len());
+    for (k, film) in request.films.iter().enumerate() {
+        let axes = FilmAxes {
+            name: film.name.clone(),
+            own: film.own.clone(),
+        };
+        let grid = axes.grid(&request.grid)?;
+        let film_request = request.film_request(film, grid.clone());
+        if k == 0 {
+            check_settings(&film_request)?;
+        }
+        let prepared = prepare_film(&film_request).map_err(|e| named(e, film))?;
+        films.push(PreparedFilm {
+            axes,
+            grid,
+            film: prepared,
+            camera: film.camera.clone(),
+        });
+    }
+    let made_out = !request.out.exists();
+    let table_path = claim_output(&request.out, "results.parquet", request.force)?;
+    let (choice, settings) = choose_engine(&request, &films)?;
+    let engine = choice.engine.kind();
+    let mut metadata = metadata::base();
+    metadata.insert(metadata::GRID.into(), json(&request.grid));
+    if let Some(axes) = &request.surface_axes {
+        metadata.insert(metadata::SURFACE_AXES.into(), json(axes));
+    }
+    metadata.insert(
+        metadata::TETHER.into(),
+        sweep_tether_json(&request.base, &request.grid),
+    );
+    metadata.insert(metadata::SOLVER_SETTINGS.into(), json(&settings));
+    super::record_engine(&mut metadata, &request.engine, &choice);
+    let plan = JointPlan {
+        films: films
+            .iter()
+            .zip(&request.films)
+            .map(|(f, given)| FilmPlan {
+                name: f.axes.name.clone(),
+                measured: given.measured.clone(),
+                scenario: f.film.scenario.clone(),
+                coverage: f.film.coverage,
+                start: f.film.start,
+                unused_rows: f.film.unused_rows,
+                occluded_rows: f.film.measured.occluded_rows,
+                candidates: f.grid.len(),
+                simulations: f.grid.len() / f.grid.release_run(),
+                own: f.axes.own.clone(),
+            })
+            .collect(),
+        shared_candidates: request.grid.len(),
+        engine,
+        adapter: choice.engine.adapter_name().map(str::to_string),
+        engine_reason: choice.reason,
+        table_path,
+    };
+    Ok(Prepared {
+        request,
+        plan,
+        films,
+        engine: choice.engine,
+        metadata,
+        made_out,
+    })
+}
+
+/// The engine for every film's simulations, and the sweep's solver
+/// settings on it.
+fn choose_engine(
+    request: &JointRequest,
+    films: &[PreparedFilm],
+) -> Result<(crate::engine::choice::Choice, SolverSettings), WorkflowError> {
+    // The engine weighs every film's simulations (one per release group),
+    // or an even sample of each.
+    let per_film = (CHOICE_SAMPLE_GROUPS / films.len()).max(1);
+    let mut simulations = Vec::new();
+    let mut groups = 0;
+    for f in films {
+        let (sample, count) =
+            Selection::new(f.grid.clone(), None, HashSet::new()).sample_groups(per_film);
+        simulations.extend(release_simulations(
+            &sample,
+            &request.base,
+            &f.film.scenario,
+        ));
+        groups += count;
+    }
+    let first = request.film_request(&request.films[0], films[0].grid.clone());
+    let steps = Arc::new(StepCache::default());
+    let choice = super::choose_engine(
+        EngineRequest {
+            options: &request.engine,
+            cpu: sweep_settings(
+                &first,
+                request.engine.solver.unwrap_or(SolverKind::Reference),
+            )?,
+            simulations: groups,
+        },
+        &super::count(groups, "drop"),
+        &simulations,
+        (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / films[0].grid.release_run()).max(1),
+        &steps,
+    )?;
+    let settings = sweep_settings(&first, choice.engine.kind().solver())?;
+    Ok((choice, settings))
+}
+
+/// An error in one film's checks, with the film named.
+fn named(e: WorkflowError, film: &JointFilm) -> WorkflowError {
+    let place = format!("film {} ({})", film.name, film.measured.display());
+    match e {
+        WorkflowError::Usage(m) => WorkflowError::Usage(format!("{place}: {m}")),
+        WorkflowError::Input(i) => WorkflowError::Usage(format!("{place}: {i}")),
+        other => other,
+    }
+}
+
+/// What the films' sweeps return: each film's results in its grid's
+/// order, and the simulations they took.
+struct Swept {
+    results: Vec<Vec<CandidateResult>>,
+    simulations: usize,
+    wall_s: f64,
+}
+
+impl Prepared {
+    /// Sweeps every film, combines, summarizes, refines, validates and
+    /// writes.
+    pub fn run(mut self, hooks: Hooks<'_>) -> Result<JointReport, WorkflowError> {
+        let Swept {
+            results,
+            simulations,
+            wall_s,
+        } = self.sweep(hooks)?;
+        let scores: Vec<Vec<FilmScore>> = self
+            .films
+            .iter()
+            .zip(&results)
+            .map(|(f, r)| best_over_own(&f.axes, r))
+            .collect();
+        let observations: Vec<usize> = self
+            .films
+            .iter()
+            .map(|f| f.film.coverage.observations())
+            .collect();
+        let axes: Vec<FilmAxes> = self.films.iter().map(|f| f.axes.clone()).collect();
+        let weights = weights(&axes, &scores, &observations)?;
+        let joint = combine(&self.request.grid, &scores, &weights);
+        let summary = summarize(&self.request.grid, &joint, observations.iter().sum());
+        self.record_films(&weights);
+        self.metadata
+            .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
+        if let Some(s) = &summary {
+            self.metadata.insert(metadata::SUMMARY.into(), json(s));
+        }
+        let fit_warning = summary
+            .as_ref()
+            .and_then(|s| fit_warning(s, &self.request.base));
+        if let Some(w) = &fit_warning {
+            self.metadata
+                .insert(metadata::PLAUSIBILITY.into(), w.clone());
+        }
+        let refined = match &summary {
+            Some(s) if self.request.refine => self.refine(s, &scores, &weights)?,
+            _ => None,
+        };
+        if let Some(r) = &refined {
+            self.metadata.insert(metadata::REFINED.into(), json(r));
+            write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
+        }
+        let (validations, references) = match &summary {
+            Some(s) => self.validate(s, &scores, &results)?,
+            None => (Vec::new(), Vec::new()),
+        };
+        self.write_results(&joint, &scores)?;
+        let (figures, outliers) = match &summary {
+            Some(s) => self.best_fits_and_figures(s, refined.as_ref(), &joint, &scores, &weights, references)?,
+            None => (Vec::new(), Vec::new()),
+        };
+        Ok(JointReport {
+            plan: self.plan.clone(),
+            scored: results.iter().map(Vec::len).sum(),
+            results: joint,
+            scores,
+            weights,
+            summary,
+            refined,
+            validations,
+            simulations,
+            wall_s,
+            table_path: self.plan.table_path.clone(),
+            figures,
+            fit_warning,
+            implausible_allowed: self.request.allow_implausible,
+            outliers,
+            out: self.request.out.clone(),
+        })
+    }
+
+    /// Every film's candidates, film by film, in chunks; Ctrl-C stops the
+    /// run (a joint run keeps no chunks: it starts again).
+    fn sweep(&mut self, hooks: Hooks<'_>) -> Result<Swept, WorkflowError> {
+        let started = Instant::now();
+        let total: u64 = self.films.iter().map(|f| f.grid.len() as u64).sum();
+        let mut finished = 0u64;
+        let mut simulations = 0;
+        let mut all = Vec::with_capacity(self.films.len());
+        for f in &self.films {
+            let chunk_size = self.request.chunk_size.unwrap_or_else(|| {
+                let size = match self.plan.engine.is_gpu() {
+                    true => GPU_CHUNK_CANDIDATES,
+                    false => CPU_CHUNK_CANDIDATES_PER_THREAD * rayon::current_num_threads(),
+                };
+                size.next_multiple_of(f.grid.release_run())
+            });
+            let mut results = Vec::with_capacity(f.grid.len());
+            let mut position = 0;
+            while position < f.grid.len() {
+                let end = (position + chunk_size).min(f.grid.len());
+                let chunk: Vec<Candidate> = (position..end).map(|i| f.grid.candidate(i)).collect();
+                let offset = finished;
+                let report = |done: u64, of: u64| {
+                    if let Some(p) = hooks.progress {
+                        p(offset + (chunk.len() as u64 * done) / of.max(1), total);
+                    }
+                };
+                let scored = run(
+                    &self.engine,
+                    &chunk,
+                    &f.film.measured,
+                    &self.request.base,
+                    &f.film.scenario,
+                    RunHooks {
+                        progress: Some(&report),
+                        cancel: hooks.cancel,
+                    },
+                )
+                .map_err(batch("sweep failed"))?;
+                if scored.iter().any(|r| r.status == Status::Cancelled) {
+                    if self.made_out {
+                        let _ = std::fs::remove_dir(&self.request.out);
+                    }
+                    return Err(WorkflowError::Interrupted(
+                        "interrupted: a joint identification keeps no chunks to resume; nothing written".into(),
+                    ));
+                }
+                simulations += crate::sweep::release::group_by_release(&chunk).len();
+                finished += chunk.len() as u64;
+                results.extend(scored);
+                position = end;
+            }
+            all.push(results);
+        }
+        Ok(Swept {
+            results: all,
+            simulations,
+            wall_s: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The films in the metadata, each with its noise and weight.
+    fn record_films(&mut self, weights: &[FilmWeight]) {
+        let records: Vec<FilmRecord> = self
+            .films
+            .iter()
+            .zip(&self.plan.films)
+            .zip(weights)
+            .map(|((f, plan), w)| FilmRecord {
+                name: &f.axes.name,
+                measured: plan.measured.display().to_string(),
+                measured_sha256: &f.film.measured_sha256,
+                scenario: serde_json::from_str(&f.film.scenario.record())
+                    .unwrap_or(serde_json::Value::Null),
+                camera: Some(&f.camera).filter(|c| !c.is_default()),
+                own: &f.axes.own,
+                observations: w.observations,
+                j_min_m2: w.j_min_m2,
+                sigma_m: w.sigma_m,
+                weight: w.weight,
+            })
+            .collect();
+        self.metadata.insert(metadata::FILMS.into(), json(&records));
+    }
+
+    /// The joint refinement: the shared parameters and every film's own,
+    /// each film's residuals weighed as in the joint J_e.
+    fn refine(
+        &self,
+        summary: &Summary,
+        scores: &[Vec<FilmScore>],
+        weights: &[FilmWeight],
+    ) -> Result<Option<Refined>, WorkflowError> {
+        let films: Vec<RefineFilm> = self
+            .films
+            .iter()
+            .zip(scores)
+            .zip(weights)
+            .map(|((f, s), w)| RefineFilm {
+                name: Some(&f.axes.name),
+                measured: &f.film.measured,
+                scenario: &f.film.scenario,
+                weight: w.weight,
+                own: &f.axes.own,
+                scores: s,
+            })
+            .collect();
+        refine_best(
+            &self.request.grid,
+            summary,
+            &films,
+            &self.request.base,
+            &SolverSettings::reference(),
+        )
+        .map_err(super::solver("refining the best candidate"))
+    }
+
+    /// Film `k`'s result at the shared candidate `shared`: the one at its
+    /// best own values there.
+    fn film_result(
+        &self,
+        k: usize,
+        shared: &Candidate,
+        scores: &[Vec<FilmScore>],
+        results: &[Vec<CandidateResult>],
+    ) -> CandidateResult {
+        let at = self
+            .request
+            .grid
+            .index_of(shared)
+            .expect("a shared grid point");
+        let mut c = *shared;
+        for (p, v) in scores[k][at].own.iter() {
+            c.parameters.set(p, v);
+        }
+        let i = self.films[k].grid.index_of(&c).expect("a film grid point");
+        results[k][i].clone()
+    }
+
+    /// Each film's validation at the joint best and the best of other n,
+    /// when the sweep ran on another solver than the reference; each
+    /// film's reference run of the joint best, for its best fit.
+    #[allow(clippy::type_complexity)]
+    fn validate(
+        &mut self,
+        summary: &Summary,
+        scores: &[Vec<FilmScore>],
+        results: &[Vec<CandidateResult>],
+    ) -> Result<(Vec<(String, Validation)>, Vec<Option<crate::scenario::SimulationOutput>>), WorkflowError>
+    {
+        let request = &self.request;
+        if self.plan.engine.solver() == SolverKind::Reference || request.validate == 0 {
+            return Ok((Vec::new(), vec![None; self.films.len()]));
+        }
+        let picked = pick(summary, request.validate);
+        let mut validations = Vec::new();
+        let mut references = Vec::new();
+        for (k, f) in self.films.iter().enumerate() {
+            let film_picked: Vec<CandidateResult> = picked
+                .iter()
+                .map(|r| self.film_result(k, &r.candidate, scores, results))
+                .collect();
+            let rerun =
+                |params: &TetherParams, scenario: &Scenario| self.engine.simulate(scenario, params);
+            let (v, refs) = validate(
+                &film_picked,
+                &request.base,
+                &f.film.scenario,
+                &f.film.measured,
+                &rerun,
+                request.validate_marker_tolerance_m,
+                request.validate_j_e_tolerance,
+            )
+            .map_err(batch("validation run failed"))?;
+            validations.push((f.axes.name.clone(), v));
+            references.push(refs.into_iter().next());
+        }
+        let by_film: std::collections::BTreeMap<&str, &Validation> =
+            validations.iter().map(|(n, v)| (n.as_str(), v)).collect();
+        self.metadata
+            .insert(metadata::VALIDATION.into(), json(&by_film));
+        Ok((validations, references))
+    }
+
+    /// results.parquet (and .csv): the joint J_e and each film's columns.
+    fn write_results(
+        &self,
+        joint: &[CandidateResult],
+        scores: &[Vec<FilmScore>],
+    ) -> Result<(), WorkflowError> {
+        let names = self.plan.engine.names();
+        let films: Vec<(&FilmAxes, &[FilmScore])> = self
+            .films
+            .iter()
+            .zip(scores)
+            .map(|(f, s)| (&f.axes, s.as_slice()))
+            .collect();
+        let table_path = &self.plan.table_path;
+        write_joint_results(
+            table_path,
+            joint,
+            &films,
+            &names.backend,
+            &names.precision,
+            &names.solver,
+            &self.metadata,
+        )?;
+        if self.request.csv {
+            write_results(
+                &table_path.with_extension("csv"),
+                joint,
+                &names.backend,
+                &names.precision,
+                &names.solver,
+                &self.metadata,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Each film's best fit at the joint best (with the refined track),
+    /// its samples far beyond its noise, and the figures: the joint
+    /// surface, profiles and per-n figure, and each film's shapes and
+    /// residuals.
+    #[allow(clippy::type_complexity)]
+    fn best_fits_and_figures(
+        &mut self,
+        summary: &Summary,
+        refined: Option<&Refined>,
+        joint: &[CandidateResult],
+        scores: &[Vec<FilmScore>],
+        weights: &[FilmWeight],
+        references: Vec<Option<crate::scenario::SimulationOutput>>,
+    ) -> Result<(Vec<String>, Vec<(String, Vec<Outlier>, f64)>), WorkflowError> {
+        let out = self.request.out.clone();
+        let annotations = crate::plot::identify::Annotations::from_metadata(&self.metadata);
+        let mut figures = crate::plot::identify::save_all(&out, joint, None, &annotations)?;
+        let mut outliers = Vec::new();
+        let at = self
+            .request
+            .grid
+            .index_of(&summary.best.candidate)
+            .expect("a shared grid point");
+        for (k, (f, reference)) in self.films.iter().zip(references).enumerate() {
+            let mut best = summary.best.candidate;
+            for (p, v) in scores[k][at].own.iter() {
+                best.parameters.set(p, v);
+            }
+            let (tether, scenario) = best.experiment(&self.request.base, &f.film.scenario);
+            let track = match reference {
+                Some(r) => r.track,
+                None => {
+                    simulate(&scenario, &tether, &SolverSettings::reference())
+                        .map_err(super::solver("best-fit run on the reference solver failed"))?
+                        .track
+                }
+            };
+            let mut fit = BestFit::new(&f.film.measured, &track);
+            if let Some(r) = refined {
+                let (tether, scenario) = r
+                    .candidate(&best, Some(&f.axes.name))
+                    .experiment(&self.request.base, &f.film.scenario);
+                let refined_track = simulate(&scenario, &tether, &SolverSettings::reference())
+                    .map_err(super::solver("refined-fit run on the reference solver failed"))?
+                    .track;
+                fit = fit.with_refined(&refined_track);
+            }
+            let limit = outlier_limit_m(weights[k].sigma_m, self.request.base.length_m);
+            outliers.push((
+                f.axes.name.clone(),
+                find_outliers(&fit, limit, &f.camera),
+                limit,
+            ));
+            write_best_fit(
+                &best_fit_path(&out, &f.axes.name),
+                &fit,
+                &f.camera,
+                f.film.scenario.pin_m(),
+                &self.metadata,
+            )?;
+            figures.extend(crate::plot::identify::save_fit(
+                &out,
+                &fit,
+                &best,
+                &format!("_{}", f.axes.name),
+            )?);
+        }
+        Ok((figures, outliers))
+    }
+}
+
+/// A finished joint identification's outcome, as a single film's
+/// ([`super::identify::check_outcome`]): no candidate that every film ran,
+/// a film's failed validation, or an implausible fit is an error after
+/// the files are written.
+pub fn check_outcome(report: &JointReport) -> Result<(), WorkflowError> {
+    if report.summary.is_none() {
+        return Err(WorkflowError::Failed(format!(
+            "no candidate ran in every film: no joint J_e to compare (results in {})",
+            report.table_path.display()
+        )));
+    }
+    if let Some((film, v)) = report.validations.iter().find(|(_, v)| !v.passed) {
+        return Err(WorkflowError::Failed(format!(
+            "validation failed for film {film}: the sweep's engine deviates from the f64 reference solver by up to {:.2e} m at the markers and {:.2e} in J_e (tolerances {:.0e} m, {:.0e}); details in the metadata key {} of {}",
+            v.max_marker_deviation_m,
+            v.max_j_e_relative_deviation,
+            v.marker_tolerance_m,
+            v.j_e_tolerance,
+            metadata::VALIDATION,
+            report.table_path.display(),
+        )));
+    }
+    implausible(
+        report.fit_warning.as_ref(),
+        report.implausible_allowed,
+        &report.out,
+    )
+}
+
+/// The path a film's best fit is written to.
+pub fn best_fit_path(out: &Path, film: &str) -> PathBuf {
+    out.join(format!("best_fit_{film}.parquet"))
+}
