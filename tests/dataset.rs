@@ -191,7 +191,8 @@ fn the_joint_examples_films_regenerate_bit_for_bit() {
                 seed,
             ],
         );
-        let shipped = std::fs::read_to_string(root.join(format!("datasets/joint_{film}.csv"))).unwrap();
+        let shipped =
+            std::fs::read_to_string(root.join(format!("datasets/joint_{film}.csv"))).unwrap();
         assert_eq!(std::fs::read_to_string(&fresh).unwrap(), shipped, "{film}");
     }
 }

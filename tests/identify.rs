@@ -1741,10 +1741,9 @@ fn two_films_of_one_tether_are_identified_jointly() {
     let path = out.join("results.parquet");
     let table = read_table(&path).unwrap();
     assert_eq!(table.num_rows(), 30);
-    let films: serde_json::Value = serde_json::from_str(
-        &read_parquet_metadata(&path).unwrap()[tether_sweep::metadata::FILMS],
-    )
-    .unwrap();
+    let films: serde_json::Value =
+        serde_json::from_str(&read_parquet_metadata(&path).unwrap()[tether_sweep::metadata::FILMS])
+            .unwrap();
     let weight = |k: usize| films[k]["weight"].as_f64().unwrap();
     let joint = common::f64_column(&table, "j_e_m2");
     let (a, b) = (
@@ -1798,6 +1797,39 @@ fn two_films_of_one_tether_are_identified_jointly() {
         "surface.svg",
     ] {
         assert!(out.join(file).exists(), "{file}");
+    }
+
+    // `design` on the same two films, at the refined n and the truth,
+    // predicts the joint refinement's standard errors.
+    let design = dir.path().join("design");
+    let o = run(&[
+        "design",
+        "--config",
+        path_str(&shallow),
+        "--config",
+        path_str(&steep),
+        "--elements",
+        "20",
+        "--damping",
+        "2000",
+        "--drag-coefficient",
+        "0.8",
+        "--noise",
+        "0.0004",
+        "--estimate",
+        "release_time_s",
+        "--out",
+        path_str(&design),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let predicted = read_table(&design.join("design.parquet")).unwrap();
+    for (name, _, se) in &rows {
+        let p = common::f64_column(&predicted, &format!("se_{name}"))[0];
+        eprintln!("{name}: SE {se} refined, {p} predicted");
+        assert!(
+            (1.0 / 1.5..=1.5).contains(&(se / p)),
+            "{name}: SE {se} refined, {p} predicted"
+        );
     }
 
     // The shallow film alone determines D at least three times worse.

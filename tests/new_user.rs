@@ -284,7 +284,8 @@ fn numbers_masked(line: &str) -> String {
 
 /// The documented console output is what the binary prints now, for the
 /// cheap examples: one drop and one swing-up (`simulate`), the linear
-/// model (`linearize`) and the filmed worked example (`identify`). Lines
+/// model (`linearize`) and the filmed, tracker and joint worked examples
+/// (`identify`). Lines
 /// that report a wall time are compared with their numbers masked; `...`
 /// stands for lines left out.
 #[test]
@@ -294,7 +295,9 @@ fn the_documented_examples_print_what_the_docs_show() {
     for (file, mut args, printed) in console_blocks() {
         let cheap = matches!(args[0].as_str(), "simulate" | "linearize")
             || args.iter().any(|a| {
-                a == "examples/filmed_experiment.toml" || a == "examples/tracker_film.toml"
+                a == "examples/filmed_experiment.toml"
+                    || a == "examples/tracker_film.toml"
+                    || a == "examples/joint_shallow.toml"
             });
         if !cheap {
             continue;
@@ -334,8 +337,8 @@ fn the_documented_examples_print_what_the_docs_show() {
         ran += 1;
     }
     // docs/simulate.md's two, docs/linearize.md's and docs/identify.md's
-    // filmed and tracker examples.
-    assert!(ran >= 5, "only {ran} documented examples found");
+    // filmed, tracker and joint examples.
+    assert!(ran >= 6, "only {ran} documented examples found");
 }
 
 #[test]

@@ -24,8 +24,7 @@ use tether_sweep::sweep::validation::{
 use tether_sweep::sweep::{Axis, CandidateResult, Grid, Parameter, Shard, Summary};
 use tether_sweep::workflow::identify::{
     IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier, Plan,
-    Plausibility,
-    check_outcome, prepare, shipped_dataset,
+    Plausibility, check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Estimate, Hooks, WorkflowError, count};
 
@@ -438,11 +437,30 @@ fn film_keys(table: &mut Table, path: &std::path::Path) -> Result<(String, Optio
             .map_or_else(|| "film".into(), |s| s.to_string_lossy().into_owned())
     });
     let measured = text("measured", measured)?.map(|file| {
-        path.parent()
-            .unwrap_or(std::path::Path::new(""))
-            .join(file)
+        lexically_normal(&path.parent().unwrap_or(std::path::Path::new("")).join(file))
     });
     Ok((name, measured))
+}
+
+/// `path` with each `dir/..` and `.` taken out by its text (Go's
+/// `filepath.Clean`), so that a file named relative to its config reads
+/// `datasets/a.csv`, not `examples/../datasets/a.csv`, in messages and
+/// metadata.
+fn lexically_normal(path: &std::path::Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 pub fn run(args: IdentifyArgs) -> Result<()> {
@@ -757,11 +775,7 @@ pub(super) fn print_outliers(outliers: &[Outlier], limit_m: f64, camera: &Camera
         100.0 * OUTLIER_FLOOR_OF_LENGTH,
         1e3 * first.distance_m,
         listed.join(", "),
-        if outliers.len() > LISTED {
-            ", …"
-        } else {
-            ""
-        },
+        if outliers.len() > LISTED { ", …" } else { "" },
         tether_sweep::metadata::OUTLIERS
     );
 }

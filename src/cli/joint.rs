@@ -112,7 +112,10 @@ fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
 }
 
 /// The [tether] keys whose values differ between two tethers.
-fn differing_keys(a: &tether_sweep::model::TetherParams, b: &tether_sweep::model::TetherParams) -> String {
+fn differing_keys(
+    a: &tether_sweep::model::TetherParams,
+    b: &tether_sweep::model::TetherParams,
+) -> String {
     let (a, b) = (
         serde_json::to_value(a).unwrap_or_default(),
         serde_json::to_value(b).unwrap_or_default(),

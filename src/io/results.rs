@@ -429,10 +429,7 @@ pub fn write_refined(
     write_columns(
         path,
         vec![
-            Column::text(
-                "parameter",
-                p.iter().map(|r| r.name()).collect(),
-            ),
+            Column::text("parameter", p.iter().map(|r| r.name()).collect()),
             Column::f64("value", "", p.iter().map(|r| r.value).collect()),
             Column::f64(
                 "standard_error",

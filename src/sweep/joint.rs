@@ -37,7 +37,11 @@ impl FilmAxes {
     /// innermost), so that each shared candidate's film candidates lie side
     /// by side, [`FilmAxes::own_len`] of them.
     pub fn grid(&self, shared: &Grid) -> Result<Grid, InputError> {
-        if let Some(axis) = shared.parameters.iter().find(|a| a.parameter.is_films_own()) {
+        if let Some(axis) = shared
+            .parameters
+            .iter()
+            .find(|a| a.parameter.is_films_own())
+        {
             return Err(InputError::new(
                 "axis",
                 axis.parameter.name(),
@@ -159,10 +163,7 @@ pub fn weights(
             weight: f64::NAN,
         });
     }
-    let costs: Vec<(f64, usize)> = found
-        .iter()
-        .map(|w| (w.j_min_m2, w.observations))
-        .collect();
+    let costs: Vec<(f64, usize)> = found.iter().map(|w| (w.j_min_m2, w.observations)).collect();
     for (w, weight) in found.iter_mut().zip(inverse_variance_weights(&costs)) {
         w.weight = weight;
     }
@@ -198,10 +199,7 @@ pub fn combine(
     (0..shared.len())
         .map(|i| {
             let films = scores.iter().map(|s| &s[i]);
-            let failed = films
-                .clone()
-                .zip(weights)
-                .find(|(s, _)| s.j_e_m2.is_none());
+            let failed = films.clone().zip(weights).find(|(s, _)| s.j_e_m2.is_none());
             let status = match failed {
                 Some((s, w)) => match &s.status {
                     Status::Diverged(why) => Status::Diverged(format!("film {}: {why}", w.name)),
@@ -289,7 +287,10 @@ mod tests {
         };
         let films = [release("a", &[0.0]), release("b", &[0.0])];
         // Film a: σ² = 102/102 = 1; film b: σ² = 4·52/52 = 4.
-        let scores = vec![vec![score(102.0), score(200.0)], vec![score(300.0), score(208.0)]];
+        let scores = vec![
+            vec![score(102.0), score(200.0)],
+            vec![score(300.0), score(208.0)],
+        ];
         let w = weights(&films, &scores, &[104, 54]).unwrap();
         assert!((w[0].sigma_m - 1.0).abs() < 1e-12 && (w[1].sigma_m - 2.0).abs() < 1e-12);
         assert!((w[0].weight / w[1].weight - 4.0).abs() < 1e-12);

@@ -1389,7 +1389,9 @@ pub fn best_fit_with_refined(
     let Some(r) = refined else {
         return Ok(fit);
     };
-    let (tether, scenario) = r.candidate(&s.best.candidate, None).experiment(base, scenario);
+    let (tether, scenario) = r
+        .candidate(&s.best.candidate, None)
+        .experiment(base, scenario);
     let track = simulate(&scenario, &tether, &SolverSettings::reference())
         .map_err(super::solver(
             "refined-fit run on the reference solver failed",

@@ -224,8 +224,7 @@ fn check_names(films: &[JointFilm]) -> Result<(), WorkflowError> {
     let mut seen = HashSet::new();
     for f in films {
         let plain = !f.name.is_empty()
-            && f
-                .name
+            && f.name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !plain {
@@ -428,7 +427,14 @@ impl Prepared {
         };
         self.write_results(&joint, &scores)?;
         let (figures, outliers) = match &summary {
-            Some(s) => self.best_fits_and_figures(s, refined.as_ref(), &joint, &scores, &weights, references)?,
+            Some(s) => self.best_fits_and_figures(
+                s,
+                refined.as_ref(),
+                &joint,
+                &scores,
+                &weights,
+                references,
+            )?,
             None => (Vec::new(), Vec::new()),
         };
         Ok(JointReport {
@@ -599,8 +605,13 @@ impl Prepared {
         summary: &Summary,
         scores: &[Vec<FilmScore>],
         results: &[Vec<CandidateResult>],
-    ) -> Result<(Vec<(String, Validation)>, Vec<Option<crate::scenario::SimulationOutput>>), WorkflowError>
-    {
+    ) -> Result<
+        (
+            Vec<(String, Validation)>,
+            Vec<Option<crate::scenario::SimulationOutput>>,
+        ),
+        WorkflowError,
+    > {
         let request = &self.request;
         if self.plan.engine.solver() == SolverKind::Reference || request.validate == 0 {
             return Ok((Vec::new(), vec![None; self.films.len()]));
@@ -714,7 +725,9 @@ impl Prepared {
                     .candidate(&best, Some(&f.axes.name))
                     .experiment(&self.request.base, &f.film.scenario);
                 let refined_track = simulate(&scenario, &tether, &SolverSettings::reference())
-                    .map_err(super::solver("refined-fit run on the reference solver failed"))?
+                    .map_err(super::solver(
+                        "refined-fit run on the reference solver failed",
+                    ))?
                     .track;
                 fit = fit.with_refined(&refined_track);
             }
