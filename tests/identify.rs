@@ -1967,3 +1967,104 @@ fn a_joint_run_on_the_gpu_finds_the_cpus_best_and_validates_each_film() {
         );
     }
 }
+
+#[test]
+fn an_interrupted_joint_run_resumes_to_the_same_table() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let [shallow, steep] = two_films();
+    let args = |out: &Path| -> Vec<String> {
+        [
+            "identify",
+            "--config",
+            path_str(&shallow),
+            "--config",
+            path_str(&steep),
+            "--elements",
+            "16",
+            "--damping",
+            "1500:2500:500",
+            "--drag-coefficient",
+            "0.75:0.85:0.05",
+            "--axis",
+            "shallow.release_time_s=0:0.03:0.005",
+            "--axis",
+            "steep.release_time_s=0:0.015:0.0025",
+            "--chunk-size",
+            "7",
+            "--no-refine",
+            "--backend",
+            "cpu",
+            "--out",
+            path_str(out),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let whole = dir.path().join("whole");
+    let o = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+        .args(args(&whole))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let out = dir.path().join("interrupted");
+    let child = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+        .args(args(&out))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first film's first chunk is saved, then interrupt.
+    let chunks = out.join(".chunks/film=shallow");
+    let started = Instant::now();
+    while std::fs::read_dir(&chunks).map_or(0, |d| d.count()) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no chunk saved"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let result = child.wait_with_output().unwrap();
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("--resume") && err.contains("saved in"),
+        "{err}"
+    );
+    assert!(!out.join("results.parquet").exists());
+    // Without --resume the saved chunks are not silently replaced.
+    let o = run(&args(&out).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
+
+    let mut resumed = args(&out);
+    resumed.push("--resume".into());
+    let o = run(&resumed.iter().map(String::as_str).collect::<Vec<_>>());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{}", stderr(&o));
+    assert!(stdout.contains("resuming: "), "{stdout}");
+    assert!(!out.join(".chunks").exists(), "the chunks are removed");
+    let (a, b) = (
+        read_table(&whole.join("results.parquet")).unwrap(),
+        read_table(&out.join("results.parquet")).unwrap(),
+    );
+    for column in [
+        "j_e_m2",
+        "shallow.j_e_m2",
+        "steep.j_e_m2",
+        "steep.release_time_s",
+    ] {
+        assert_eq!(
+            common::f64_column(&a, column),
+            common::f64_column(&b, column),
+            "{column}"
+        );
+    }
+}

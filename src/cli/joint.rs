@@ -53,11 +53,6 @@ fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
             "--measured names one film's file; with several --config, give each config its file as measured = \"FILE\" in [settings]".into(),
         ))?;
     }
-    if args.resume {
-        Err(UsageError(
-            "--resume: a joint identification of several films keeps no chunks yet; run it whole again".into(),
-        ))?;
-    }
     let single = args.request()?;
     if let Some(shard) = single.shard {
         Err(UsageError(format!(
@@ -107,6 +102,7 @@ fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
         surface_axes: single.surface_axes,
         csv: single.csv,
         out: single.out,
+        resume: single.resume,
         force: single.force,
     })
 }
@@ -164,6 +160,17 @@ fn add_film_axes(args: &IdentifyArgs, films: &mut [JointFilm]) -> Result<()> {
 }
 
 fn print_plan(request: &JointRequest, plan: &JointPlan) {
+    print_header(request, plan);
+    let resumed: usize = plan.films.iter().map(|f| f.resumed).sum();
+    if resumed > 0 {
+        println!(
+            "resuming: {resumed} film candidates from saved chunks, {} to run",
+            plan.films.iter().map(|f| f.candidates).sum::<usize>() - resumed
+        );
+    }
+}
+
+fn print_header(request: &JointRequest, plan: &JointPlan) {
     let grid = &request.grid;
     let simulations: usize = plan.films.iter().map(|f| f.simulations).sum();
     println!(

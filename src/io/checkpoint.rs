@@ -53,7 +53,28 @@ impl ChunkStore {
         resume: bool,
         force: bool,
     ) -> Result<(Self, Vec<CandidateResult>), CheckpointError> {
-        let dir = out_dir.join(CHUNKS_DIR);
+        Self::open_dir(out_dir.join(CHUNKS_DIR), run_key, resume, force)
+    }
+
+    /// [`ChunkStore::open`] for one film of a joint identification: its
+    /// chunks in `.chunks/film=NAME/` beside the final table.
+    pub fn open_film(
+        out_dir: &Path,
+        film: &str,
+        run_key: &str,
+        resume: bool,
+        force: bool,
+    ) -> Result<(Self, Vec<CandidateResult>), CheckpointError> {
+        let dir = out_dir.join(CHUNKS_DIR).join(format!("film={film}"));
+        Self::open_dir(dir, run_key, resume, force)
+    }
+
+    fn open_dir(
+        dir: PathBuf,
+        run_key: &str,
+        resume: bool,
+        force: bool,
+    ) -> Result<(Self, Vec<CandidateResult>), CheckpointError> {
         let mut done = Vec::new();
         let mut chunks = 0;
         if dir.exists() {
@@ -136,12 +157,20 @@ impl ChunkStore {
         // remove_dir fails on a directory that holds anything: then the
         // chunks are kept, as they must be.
         let _ = std::fs::remove_dir(&self.dir);
+        if let Some(parent) = self.dir.parent().filter(|p| p.ends_with(CHUNKS_DIR)) {
+            let _ = std::fs::remove_dir(parent);
+        }
     }
 
     pub fn finish(self) -> Result<(), IoError> {
         std::fs::remove_dir_all(&self.dir).map_err(|source| IoError::Write {
-            path: self.dir,
+            path: self.dir.clone(),
             error: source,
-        })
+        })?;
+        // A film's directory inside `.chunks`: the last one out removes it.
+        if let Some(parent) = self.dir.parent().filter(|p| p.ends_with(CHUNKS_DIR)) {
+            let _ = std::fs::remove_dir(parent);
+        }
+        Ok(())
     }
 }

@@ -25,6 +25,7 @@ use super::{Hooks, WorkflowError, batch, claim_output};
 use crate::camera::Camera;
 use crate::engine::choice::EngineRequest;
 use crate::engine::{Engine, EngineKind, EngineOptions, RunHooks};
+use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
 use crate::io::results::{
     BestFit, write_best_fit, write_joint_results, write_refined, write_results,
 };
@@ -85,6 +86,9 @@ pub struct JointRequest {
     pub surface_axes: Option<[Axis; 2]>,
     pub csv: bool,
     pub out: PathBuf,
+    /// Finish an interrupted run of the same request from its saved
+    /// chunks (each film's in `.chunks/film=NAME/`).
+    pub resume: bool,
     pub force: bool,
 }
 
@@ -127,9 +131,11 @@ pub struct FilmPlan {
     pub start: Option<StartOffset>,
     pub unused_rows: usize,
     pub occluded_rows: usize,
-    /// Its candidates (shared × own), and the simulations they take (a
-    /// release axis's values share one).
+    /// Its candidates (shared × own), those found finished in saved
+    /// chunks, and the simulations they all take (a release axis's values
+    /// share one).
     pub candidates: usize,
+    pub resumed: usize,
     pub simulations: usize,
     pub own: Vec<ParameterAxis>,
 }
@@ -163,6 +169,11 @@ struct PreparedFilm {
     grid: Grid,
     film: Film,
     camera: Camera,
+    /// Its saved chunks, the results they hold, and the positions in its
+    /// grid still to run.
+    store: ChunkStore,
+    done: Vec<CandidateResult>,
+    todo: Vec<usize>,
 }
 
 /// A film's record in the metadata ([`metadata::FILMS`]).
@@ -250,7 +261,7 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
     if let Some(axes) = &request.surface_axes {
         check_surface_axes(&request.grid, axes)?;
     }
-    let mut films = Vec::with_capacity(request.films.len());
+    let mut checked = Vec::with_capacity(request.films.len());
     for (k, film) in request.films.iter().enumerate() {
         let axes = FilmAxes {
             name: film.name.clone(),
@@ -262,17 +273,51 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
             check_settings(&film_request)?;
         }
         let prepared = prepare_film(&film_request).map_err(|e| named(e, film))?;
-        films.push(PreparedFilm {
-            axes,
-            grid,
-            film: prepared,
-            camera: film.camera.clone(),
-        });
+        checked.push((axes, grid, prepared));
     }
     let made_out = !request.out.exists();
     let table_path = claim_output(&request.out, "results.parquet", request.force)?;
-    let (choice, settings) = choose_engine(&request, &films)?;
+    let experiments: Vec<(&Grid, &Scenario)> =
+        checked.iter().map(|(_, g, f)| (g, &f.scenario)).collect();
+    let (choice, settings) = choose_engine(&request, &experiments)?;
     let engine = choice.engine.kind();
+    let names = engine.names();
+    let mut films = Vec::with_capacity(checked.len());
+    for ((axes, grid, film), given) in checked.into_iter().zip(&request.films) {
+        // Everything that decides the film's results: a resume must
+        // continue the same run.
+        let run_key = json(&(
+            &request.grid,
+            &grid,
+            &film.measured_sha256,
+            &given.camera,
+            &request.base,
+            &film.scenario,
+            &settings,
+            &names,
+        ));
+        let (store, done) = ChunkStore::open_film(
+            &request.out,
+            &axes.name,
+            &run_key,
+            request.resume,
+            request.force,
+        )?;
+        let finished: HashSet<usize> = done
+            .iter()
+            .filter_map(|r| grid.index_of(&r.candidate))
+            .collect();
+        let todo = (0..grid.len()).filter(|i| !finished.contains(i)).collect();
+        films.push(PreparedFilm {
+            axes,
+            grid,
+            film,
+            camera: given.camera.clone(),
+            store,
+            done,
+            todo,
+        });
+    }
     let mut metadata = metadata::base();
     metadata.insert(metadata::GRID.into(), json(&request.grid));
     if let Some(axes) = &request.surface_axes {
@@ -297,6 +342,7 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
                 unused_rows: f.film.unused_rows,
                 occluded_rows: f.film.measured.occluded_rows,
                 candidates: f.grid.len(),
+                resumed: f.done.len(),
                 simulations: f.grid.len() / f.grid.release_run(),
                 own: f.axes.own.clone(),
             })
@@ -321,24 +367,20 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
 /// settings on it.
 fn choose_engine(
     request: &JointRequest,
-    films: &[PreparedFilm],
+    films: &[(&Grid, &Scenario)],
 ) -> Result<(crate::engine::choice::Choice, SolverSettings), WorkflowError> {
     // The engine weighs every film's simulations (one per release group),
     // or an even sample of each.
     let per_film = (CHOICE_SAMPLE_GROUPS / films.len()).max(1);
     let mut simulations = Vec::new();
     let mut groups = 0;
-    for f in films {
+    for (grid, scenario) in films {
         let (sample, count) =
-            Selection::new(f.grid.clone(), None, HashSet::new()).sample_groups(per_film);
-        simulations.extend(release_simulations(
-            &sample,
-            &request.base,
-            &f.film.scenario,
-        ));
+            Selection::new((*grid).clone(), None, HashSet::new()).sample_groups(per_film);
+        simulations.extend(release_simulations(&sample, &request.base, scenario));
         groups += count;
     }
-    let first = request.film_request(&request.films[0], films[0].grid.clone());
+    let first = request.film_request(&request.films[0], films[0].0.clone());
     let steps = Arc::new(StepCache::default());
     let choice = super::choose_engine(
         EngineRequest {
@@ -351,7 +393,7 @@ fn choose_engine(
         },
         &super::count(groups, "drop"),
         &simulations,
-        (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / films[0].grid.release_run()).max(1),
+        (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / films[0].0.release_run()).max(1),
         &steps,
     )?;
     let settings = sweep_settings(&first, choice.engine.kind().solver())?;
@@ -437,7 +479,7 @@ impl Prepared {
             )?,
             None => (Vec::new(), Vec::new()),
         };
-        Ok(JointReport {
+        let report = JointReport {
             plan: self.plan.clone(),
             scored: results.iter().map(Vec::len).sum(),
             results: joint,
@@ -454,18 +496,26 @@ impl Prepared {
             implausible_allowed: self.request.allow_implausible,
             outliers,
             out: self.request.out.clone(),
-        })
+        };
+        // Every file is written: the chunks are no longer needed.
+        for f in self.films {
+            f.store.finish()?;
+        }
+        Ok(report)
     }
 
-    /// Every film's candidates, film by film, in chunks; Ctrl-C stops the
-    /// run (a joint run keeps no chunks: it starts again).
+    /// Every film's candidates still to run, film by film, chunk by chunk,
+    /// each chunk saved before the next starts (the film's resumed ones
+    /// first); an interruption is an error once the finished chunks are
+    /// saved.
     fn sweep(&mut self, hooks: Hooks<'_>) -> Result<Swept, WorkflowError> {
         let started = Instant::now();
-        let total: u64 = self.films.iter().map(|f| f.grid.len() as u64).sum();
+        let total: u64 = self.films.iter().map(|f| f.todo.len() as u64).sum();
+        let names = self.plan.engine.names();
         let mut finished = 0u64;
         let mut simulations = 0;
         let mut all = Vec::with_capacity(self.films.len());
-        for f in &self.films {
+        for f in &mut self.films {
             let chunk_size = self.request.chunk_size.unwrap_or_else(|| {
                 let size = match self.plan.engine.is_gpu() {
                     true => GPU_CHUNK_CANDIDATES,
@@ -473,11 +523,10 @@ impl Prepared {
                 };
                 size.next_multiple_of(f.grid.release_run())
             });
-            let mut results = Vec::with_capacity(f.grid.len());
-            let mut position = 0;
-            while position < f.grid.len() {
-                let end = (position + chunk_size).min(f.grid.len());
-                let chunk: Vec<Candidate> = (position..end).map(|i| f.grid.candidate(i)).collect();
+            let mut results = std::mem::take(&mut f.done);
+            for positions in f.todo.chunks(chunk_size) {
+                let chunk: Vec<Candidate> =
+                    positions.iter().map(|&i| f.grid.candidate(i)).collect();
                 let offset = finished;
                 let report = |done: u64, of: u64| {
                     if let Some(p) = hooks.progress {
@@ -497,18 +546,19 @@ impl Prepared {
                 )
                 .map_err(batch("sweep failed"))?;
                 if scored.iter().any(|r| r.status == Status::Cancelled) {
-                    if self.made_out {
-                        let _ = std::fs::remove_dir(&self.request.out);
-                    }
-                    return Err(WorkflowError::Interrupted(
-                        "interrupted: a joint identification keeps no chunks to resume; nothing written".into(),
-                    ));
+                    all.push(results);
+                    return Err(self.interrupted(&all));
                 }
+                f.store.save(
+                    &scored,
+                    (&names.backend, &names.precision, &names.solver),
+                    &self.metadata,
+                )?;
                 simulations += crate::sweep::release::group_by_release(&chunk).len();
                 finished += chunk.len() as u64;
                 results.extend(scored);
-                position = end;
             }
+            results.sort_by_key(|r| f.grid.index_of(&r.candidate));
             all.push(results);
         }
         Ok(Swept {
@@ -516,6 +566,29 @@ impl Prepared {
             simulations,
             wall_s: started.elapsed().as_secs_f64(),
         })
+    }
+
+    /// The error of an interrupted sweep, `kept` its films' finished
+    /// results so far: with nothing saved, nothing is left behind.
+    fn interrupted(&self, kept: &[Vec<CandidateResult>]) -> WorkflowError {
+        let saved: usize = kept.iter().map(Vec::len).sum();
+        let all: usize = self.films.iter().map(|f| f.grid.len()).sum();
+        if saved == 0 {
+            for f in &self.films {
+                f.store.discard_empty();
+            }
+            if self.made_out {
+                let _ = std::fs::remove_dir(&self.request.out);
+            }
+            return WorkflowError::Interrupted(format!(
+                "interrupted before the first chunk of {} film candidates was saved: nothing to resume, nothing written",
+                all
+            ));
+        }
+        WorkflowError::Interrupted(format!(
+            "interrupted: {saved} of {all} film candidates are finished and saved in {}; run the same command with --resume to finish",
+            self.request.out.join(CHUNKS_DIR).display()
+        ))
     }
 
     /// The films in the metadata, each with its noise and weight.
