@@ -282,42 +282,7 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
     let (choice, settings) = choose_engine(&request, &experiments)?;
     let engine = choice.engine.kind();
     let names = engine.names();
-    let mut films = Vec::with_capacity(checked.len());
-    for ((axes, grid, film), given) in checked.into_iter().zip(&request.films) {
-        // Everything that decides the film's results: a resume must
-        // continue the same run.
-        let run_key = json(&(
-            &request.grid,
-            &grid,
-            &film.measured_sha256,
-            &given.camera,
-            &request.base,
-            &film.scenario,
-            &settings,
-            &names,
-        ));
-        let (store, done) = ChunkStore::open_film(
-            &request.out,
-            &axes.name,
-            &run_key,
-            request.resume,
-            request.force,
-        )?;
-        let finished: HashSet<usize> = done
-            .iter()
-            .filter_map(|r| grid.index_of(&r.candidate))
-            .collect();
-        let todo = (0..grid.len()).filter(|i| !finished.contains(i)).collect();
-        films.push(PreparedFilm {
-            axes,
-            grid,
-            film,
-            camera: given.camera.clone(),
-            store,
-            done,
-            todo,
-        });
-    }
+    let films = open_chunks(&request, checked, &json(&(&settings, &names)))?;
     let mut metadata = metadata::base();
     metadata.insert(metadata::GRID.into(), json(&request.grid));
     if let Some(axes) = &request.surface_axes {
@@ -361,6 +326,53 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
         metadata,
         made_out,
     })
+}
+
+/// Each checked film with its saved chunks opened (resumed, or refused
+/// without `--resume`), and the positions of its grid still to run.
+/// `engine_key` is the sweep's solver settings and engine, which decide
+/// the results as much as the film does.
+fn open_chunks(
+    request: &JointRequest,
+    checked: Vec<(FilmAxes, Grid, Film)>,
+    engine_key: &str,
+) -> Result<Vec<PreparedFilm>, WorkflowError> {
+    let mut films = Vec::with_capacity(checked.len());
+    for ((axes, grid, film), given) in checked.into_iter().zip(&request.films) {
+        // Everything that decides the film's results: a resume must
+        // continue the same run.
+        let run_key = json(&(
+            &request.grid,
+            &grid,
+            &film.measured_sha256,
+            &given.camera,
+            &request.base,
+            &film.scenario,
+            engine_key,
+        ));
+        let (store, done) = ChunkStore::open_film(
+            &request.out,
+            &axes.name,
+            &run_key,
+            request.resume,
+            request.force,
+        )?;
+        let finished: HashSet<usize> = done
+            .iter()
+            .filter_map(|r| grid.index_of(&r.candidate))
+            .collect();
+        let todo = (0..grid.len()).filter(|i| !finished.contains(i)).collect();
+        films.push(PreparedFilm {
+            axes,
+            grid,
+            film,
+            camera: given.camera.clone(),
+            store,
+            done,
+            todo,
+        });
+    }
+    Ok(films)
 }
 
 /// The engine for every film's simulations, and the sweep's solver
