@@ -108,6 +108,9 @@ pub const DESIGN: &str = "tether_sweep.design";
 /// measured file and its SHA-256, experiment, camera, own axes, compared
 /// coordinates, noise estimate and weight in the joint J_e.
 pub const FILMS: &str = "tether_sweep.films";
+/// A joint identification's shard part: its film's name and own axes
+/// (`sweep::joint::FilmAxes`).
+pub const FILM: &str = "tether_sweep.film";
 
 /// A metadata value: the JSON of `value`. The values are plain data
 /// (parameters, summaries), which always serialize.

@@ -2068,3 +2068,95 @@ fn an_interrupted_joint_run_resumes_to_the_same_table() {
         );
     }
 }
+
+#[test]
+fn a_sharded_joint_run_merges_to_the_whole_runs_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let [shallow, steep] = two_films();
+    let args = |out: &Path| -> Vec<String> {
+        [
+            "identify",
+            "--config",
+            path_str(&shallow),
+            "--config",
+            path_str(&steep),
+            "--elements",
+            "16",
+            "--damping",
+            "1500:2500:500",
+            "--drag-coefficient",
+            "0.75:0.85:0.05",
+            "--axis",
+            "shallow.release_time_s=0:0.03:0.005",
+            "--axis",
+            "steep.release_time_s=0:0.015:0.0025",
+            "--no-refine",
+            "--backend",
+            "cpu",
+            "--out",
+            path_str(out),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let call = |v: Vec<String>| {
+        let o = run(&v.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{v:?}: {}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let whole = dir.path().join("whole");
+    call(args(&whole));
+    let sharded = dir.path().join("sharded");
+    for k in 0..3 {
+        let mut a = args(&sharded);
+        a.extend(["--shard".to_string(), format!("{k}/3")]);
+        let printed = call(a);
+        assert!(printed.contains("summarize"), "{printed}");
+        for film in ["shallow", "steep"] {
+            assert!(
+                sharded
+                    .join(format!("shard={k}/film={film}/part.parquet"))
+                    .exists()
+            );
+        }
+    }
+    // A missing film's part is named.
+    let part = sharded.join("shard=1/film=steep/part.parquet");
+    let kept = std::fs::read(&part).unwrap();
+    std::fs::remove_file(&part).unwrap();
+    let o = run(&["summarize", path_str(&sharded), "--no-refine"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("shard=1/film=steep/part.parquet"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&part, kept).unwrap();
+
+    let printed = call(
+        ["summarize", path_str(&sharded), "--no-refine"]
+            .map(String::from)
+            .to_vec(),
+    );
+    assert!(
+        printed.contains("a joint identification of 2 films (shallow, steep)"),
+        "{printed}"
+    );
+    let (a, b) = (
+        read_table(&whole.join("results.parquet")).unwrap(),
+        read_table(&sharded.join("_summary/results.parquet")).unwrap(),
+    );
+    for column in [
+        "j_e_m2",
+        "shallow.j_e_m2",
+        "steep.j_e_m2",
+        "shallow.release_time_s",
+    ] {
+        assert_eq!(
+            common::f64_column(&a, column),
+            common::f64_column(&b, column),
+            "{column}"
+        );
+    }
+    assert!(sharded.join("_summary/best_fit_steep.parquet").exists());
+}

@@ -41,7 +41,7 @@ pub fn run(args: &IdentifyArgs) -> Result<()> {
     });
     progress.finish();
     let report = result?;
-    print_report(&request, &report);
+    print_report(&report);
     Ok(check_outcome(&report)?)
 }
 
@@ -54,11 +54,6 @@ fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
         ))?;
     }
     let single = args.request()?;
-    if let Some(shard) = single.shard {
-        Err(UsageError(format!(
-            "--shard {shard} (or a Slurm array's task): a joint identification of several films runs whole, not in shards, yet"
-        )))?;
-    }
     let mut films = Vec::with_capacity(args.config.len());
     for path in &args.config {
         let e = args.experiment_of(Some(path))?;
@@ -103,6 +98,7 @@ fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
         csv: single.csv,
         out: single.out,
         resume: single.resume,
+        shard: single.shard,
         force: single.force,
     })
 }
@@ -174,7 +170,7 @@ fn print_header(request: &JointRequest, plan: &JointPlan) {
     let grid = &request.grid;
     let simulations: usize = plan.films.iter().map(|f| f.simulations).sum();
     println!(
-        "joint identification of {} films of one tether: {} shared candidates (n: {}, D: {}, C_D: {}{}), {} film candidates by {} on {}, {} ({})",
+        "joint identification of {} films of one tether: {} shared candidates (n: {}, D: {}, C_D: {}{}), {}{} film candidates by {} on {}, {} ({})",
         plan.films.len(),
         plan.shared_candidates,
         grid.elements.len(),
@@ -184,6 +180,10 @@ fn print_header(request: &JointRequest, plan: &JointPlan) {
             .iter()
             .map(|a| format!(", {}: {}", a.parameter, a.values.len()))
             .collect::<String>(),
+        match &request.shard {
+            Some(s) => format!("shard {s}: "),
+            None => String::new(),
+        },
         plan.films.iter().map(|f| f.candidates).sum::<usize>(),
         count(simulations, "simulation"),
         match &plan.adapter {
@@ -228,7 +228,7 @@ fn print_header(request: &JointRequest, plan: &JointPlan) {
     }
 }
 
-fn print_report(request: &JointRequest, report: &JointReport) {
+fn print_report(report: &JointReport) {
     println!(
         "{} film candidates in {:.1} s by {} ({:.1} simulations/s)",
         report.scored,
@@ -236,6 +236,29 @@ fn print_report(request: &JointRequest, report: &JointReport) {
         count(report.simulations, "simulation"),
         report.simulations as f64 / report.wall_s
     );
+    if report.shard.is_some() {
+        let parts: Vec<String> = report
+            .parts
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        for (name, v) in &report.validations {
+            print!("film {name}: ");
+            print_validation(v);
+        }
+        println!(
+            "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
+            parts.join(", "),
+            report.out.display()
+        );
+        return;
+    }
+    print_joint(report);
+}
+
+/// A whole joint run's (or a merge's) findings: each film's noise and
+/// weight, the summary, the refinement, the validations and the files.
+pub(super) fn print_joint(report: &JointReport) {
     println!(
         "each film's noise from its own best candidate, σ = √(J_min/(N−2)), and its weight in the joint J_e (the inverse of σ², averaging 1 a coordinate):"
     );
@@ -260,9 +283,9 @@ fn print_report(request: &JointRequest, report: &JointReport) {
     {
         println!("warning (--allow-implausible): {w}");
     }
-    for ((name, outliers, limit), film) in report.outliers.iter().zip(&request.films) {
-        let file = format!("best_fit_{name}.parquet");
-        print_outliers(outliers, *limit, &film.camera, &file);
+    for f in &report.outliers {
+        let file = format!("best_fit_{}.parquet", f.film);
+        print_outliers(&f.outliers, f.limit_m, &f.camera, &file);
     }
     if let Some(r) = &report.refined {
         print_refined(r);

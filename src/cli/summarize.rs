@@ -7,12 +7,13 @@ use clap::Args;
 
 use super::identify::{print_refined, print_summary, print_validation};
 use tether_sweep::workflow::count;
-use tether_sweep::workflow::summarize::{SummarizeRequest, check_outcome, run as summarize};
+use tether_sweep::workflow::summarize::{Merged, SummarizeRequest, check_outcome, merge};
 
 #[derive(Debug, Args)]
 pub struct SummarizeArgs {
     /// A directory of `identify --shard K/N` runs: DIR/shard=K/part.parquet
-    /// for every K from 0 to N−1.
+    /// for every K from 0 to N−1 (a joint identification's:
+    /// DIR/shard=K/film=FILM/part.parquet for every film).
     pub dir: PathBuf,
     /// The measured track, when it is no longer at the path the shards
     /// recorded (its SHA-256 must match).
@@ -38,7 +39,7 @@ pub struct SummarizeArgs {
 }
 
 pub fn run(args: SummarizeArgs) -> Result<()> {
-    let report = summarize(&SummarizeRequest {
+    let merged = merge(&SummarizeRequest {
         dir: args.dir.clone(),
         measured: args.measured,
         out: args.out,
@@ -46,6 +47,25 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         allow_implausible: args.allow_implausible,
         force: args.force,
     })?;
+    let report = match merged {
+        Merged::Single(report) => report,
+        Merged::Joint(report) => {
+            println!(
+                "summarize: a joint identification of {} films ({}), {} shared candidates of {}",
+                report.weights.len(),
+                report
+                    .weights
+                    .iter()
+                    .map(|w| w.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                report.results.len(),
+                args.dir.display(),
+            );
+            super::joint::print_joint(&report);
+            return Ok(tether_sweep::workflow::joint::check_outcome(&report)?);
+        }
+    };
     let e = &report.engine;
     println!(
         "summarize: {} shards, {} of {} | {} {} solver, {}",

@@ -16,7 +16,7 @@
 //! minimum is about σ̄² N over all N compared coordinates. The summary's
 //! confidence region and σ² then hold for it unchanged.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::grid::ParameterValues;
 use super::{CandidateResult, Grid, ParameterAxis, Status};
@@ -24,7 +24,7 @@ use crate::error::InputError;
 
 /// One film's part of a joint grid: its name and the axes over its own
 /// parameters.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FilmAxes {
     /// The config's file stem, or `name = "…"` in its `[settings]`.
     pub name: String,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::identify::{
     CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, Film, GPU_CHUNK_CANDIDATES,
@@ -24,7 +24,7 @@ use super::identify::{
 use super::{Hooks, WorkflowError, batch, claim_output};
 use crate::camera::Camera;
 use crate::engine::choice::EngineRequest;
-use crate::engine::{Engine, EngineKind, EngineOptions, RunHooks};
+use crate::engine::{Engine, EngineKind, EngineNames, EngineOptions, RunHooks};
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
 use crate::io::results::{
     BestFit, write_best_fit, write_joint_results, write_refined, write_results,
@@ -38,8 +38,8 @@ use crate::sweep::joint::{FilmAxes, FilmScore, FilmWeight, best_over_own, combin
 use crate::sweep::refine::{RefineFilm, Refined, refine_best};
 use crate::sweep::validation::{Validation, pick, validate};
 use crate::sweep::{
-    Axis, Candidate, CandidateResult, Coverage, Grid, ParameterAxis, Selection, Status, Summary,
-    run, summarize,
+    Axis, Candidate, CandidateResult, Coverage, Grid, ParameterAxis, Selection, Shard, Status,
+    Summary, run, summarize,
 };
 
 /// One film of a joint identification, as the user gave it.
@@ -89,10 +89,40 @@ pub struct JointRequest {
     /// Finish an interrupted run of the same request from its saved
     /// chunks (each film's in `.chunks/film=NAME/`).
     pub resume: bool,
+    /// Run only this shard of every film's candidates, and write each
+    /// film's part (`DIR/shard=K/film=NAME/part.parquet`), which
+    /// `summarize` merges.
+    pub shard: Option<Shard>,
     pub force: bool,
 }
 
 impl JointRequest {
+    /// A joint identification over `grid` with the CLI's defaults (as
+    /// [`IdentifyRequest::new`]'s) and no films yet, into
+    /// `identify-results`.
+    pub fn new(grid: Grid) -> Self {
+        let single = IdentifyRequest::new("", grid, "identify-results");
+        Self {
+            films: Vec::new(),
+            grid: single.grid,
+            chunk_size: single.chunk_size,
+            engine: single.engine,
+            base: single.base,
+            tolerance_m: single.tolerance_m,
+            validate: single.validate,
+            validate_marker_tolerance_m: single.validate_marker_tolerance_m,
+            validate_j_e_tolerance: single.validate_j_e_tolerance,
+            refine: single.refine,
+            allow_implausible: single.allow_implausible,
+            surface_axes: single.surface_axes,
+            csv: single.csv,
+            out: single.out,
+            resume: single.resume,
+            shard: single.shard,
+            force: single.force,
+        }
+    }
+
     /// Film `film`'s own identification request, for the checks a single
     /// film has: its file, experiment, camera and grid (the shared axes
     /// and its own).
@@ -164,16 +194,38 @@ pub struct Prepared {
     made_out: bool,
 }
 
-struct PreparedFilm {
+/// A film checked against its experiment: what combining the films
+/// needs of it.
+struct CheckedFilm {
     axes: FilmAxes,
+    /// The shared axes and its own.
     grid: Grid,
     film: Film,
     camera: Camera,
+    /// Its measured file, as given.
+    measured: PathBuf,
+}
+
+/// A film ready to sweep.
+struct PreparedFilm {
+    checked: CheckedFilm,
     /// Its saved chunks, the results they hold, and the positions in its
-    /// grid still to run.
+    /// grid this run still runs (a shard's part of them).
     store: ChunkStore,
     done: Vec<CandidateResult>,
     todo: Vec<usize>,
+    /// Where a shard writes the film's part.
+    part_path: Option<PathBuf>,
+}
+
+/// A shard part's film ([`metadata::FILM`]): its place among the films
+/// (their order is the refinement's and the columns'), its name and own
+/// axes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FilmKey {
+    pub index: usize,
+    #[serde(flatten)]
+    pub axes: FilmAxes,
 }
 
 /// A film's record in the metadata ([`metadata::FILMS`]).
@@ -194,10 +246,9 @@ struct FilmRecord<'a> {
     weight: f64,
 }
 
-/// What a joint identification found and wrote.
-#[derive(Debug, Clone)]
+/// What a joint identification found and wrote (a shard: its parts).
+#[derive(Debug, Clone, Default)]
 pub struct JointReport {
-    pub plan: JointPlan,
     /// One per shared candidate: the joint J_e.
     pub results: Vec<CandidateResult>,
     /// Each film's best over its own axes at each shared candidate.
@@ -220,8 +271,22 @@ pub struct JointReport {
     pub implausible_allowed: bool,
     /// Each film's samples far beyond the noise from its best fit, and the
     /// distance beyond which they are listed \[m\].
-    pub outliers: Vec<(String, Vec<Outlier>, f64)>,
+    pub outliers: Vec<FilmOutliers>,
     pub out: PathBuf,
+    /// The shard this run was, and the films' parts it wrote.
+    pub shard: Option<Shard>,
+    pub parts: Vec<PathBuf>,
+}
+
+/// A film's samples far beyond its noise from its best fit.
+#[derive(Debug, Clone)]
+pub struct FilmOutliers {
+    pub film: String,
+    pub outliers: Vec<Outlier>,
+    /// The distance beyond which they are listed \[m\].
+    pub limit_m: f64,
+    /// How its file is written, to name them as the file has them.
+    pub camera: Camera,
 }
 
 /// Film names name columns (`FILM.j_e_m2`) and files (`best_fit_FILM`).
@@ -254,9 +319,8 @@ fn check_names(films: &[JointFilm]) -> Result<(), WorkflowError> {
     Ok(())
 }
 
-/// Checks every film, claims the output and chooses the engine for all
-/// the films' simulations.
-pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
+/// Checks every film against its experiment and the grid.
+fn check_films(request: &JointRequest) -> Result<Vec<CheckedFilm>, WorkflowError> {
     check_names(&request.films)?;
     if let Some(axes) = &request.surface_axes {
         check_surface_axes(&request.grid, axes)?;
@@ -272,44 +336,87 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
         if k == 0 {
             check_settings(&film_request)?;
         }
-        let prepared = prepare_film(&film_request).map_err(|e| named(e, film))?;
-        checked.push((axes, grid, prepared));
+        checked.push(CheckedFilm {
+            axes,
+            grid,
+            film: prepare_film(&film_request).map_err(|e| named(e, film))?,
+            camera: film.camera.clone(),
+            measured: film.measured.clone(),
+        });
     }
-    let made_out = !request.out.exists();
-    let table_path = claim_output(&request.out, "results.parquet", request.force)?;
-    let experiments: Vec<(&Grid, &Scenario)> =
-        checked.iter().map(|(_, g, f)| (g, &f.scenario)).collect();
-    let (choice, settings) = choose_engine(&request, &experiments)?;
-    let engine = choice.engine.kind();
-    let names = engine.names();
-    let films = open_chunks(&request, checked, &json(&(&settings, &names)))?;
+    Ok(checked)
+}
+
+/// What every table of the run records: the shared grid, the tether, the
+/// solver and the engine.
+fn run_metadata(
+    request: &JointRequest,
+    settings: &SolverSettings,
+    choice: &crate::engine::choice::Choice,
+) -> Metadata {
     let mut metadata = metadata::base();
     metadata.insert(metadata::GRID.into(), json(&request.grid));
     if let Some(axes) = &request.surface_axes {
         metadata.insert(metadata::SURFACE_AXES.into(), json(axes));
     }
+    if let Some(s) = &request.shard {
+        metadata.insert(metadata::SHARD.into(), s.to_string());
+    }
     metadata.insert(
         metadata::TETHER.into(),
         sweep_tether_json(&request.base, &request.grid),
     );
-    metadata.insert(metadata::SOLVER_SETTINGS.into(), json(&settings));
-    super::record_engine(&mut metadata, &request.engine, &choice);
+    metadata.insert(metadata::SOLVER_SETTINGS.into(), json(settings));
+    super::record_engine(&mut metadata, &request.engine, choice);
+    metadata
+}
+
+/// Checks every film, claims the output (a shard's parts) and chooses the
+/// engine for all the films' simulations.
+pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
+    let checked = check_films(&request)?;
+    let made_out = !request.out.exists();
+    let table_dir = match &request.shard {
+        Some(s) => request.out.join(s.directory()),
+        None => request.out.clone(),
+    };
+    let table_path = match &request.shard {
+        Some(_) => table_dir.clone(),
+        None => claim_output(&request.out, "results.parquet", request.force)?,
+    };
+    let experiments: Vec<(&Grid, &Scenario)> = checked
+        .iter()
+        .map(|f| (&f.grid, &f.film.scenario))
+        .collect();
+    let (choice, settings) = choose_engine(&request, &experiments)?;
+    let engine = choice.engine.kind();
+    let names = engine.names();
+    let films = open_chunks(
+        &request,
+        checked,
+        &table_dir,
+        &json(&(&settings, &names, &request.shard)),
+    )?;
+    let metadata = run_metadata(&request, &settings, &choice);
     let plan = JointPlan {
         films: films
             .iter()
-            .zip(&request.films)
-            .map(|(f, given)| FilmPlan {
-                name: f.axes.name.clone(),
-                measured: given.measured.clone(),
-                scenario: f.film.scenario.clone(),
-                coverage: f.film.coverage,
-                start: f.film.start,
-                unused_rows: f.film.unused_rows,
-                occluded_rows: f.film.measured.occluded_rows,
-                candidates: f.grid.len(),
-                resumed: f.done.len(),
-                simulations: f.grid.len() / f.grid.release_run(),
-                own: f.axes.own.clone(),
+            .map(|p| {
+                let f = &p.checked;
+                let selected = p.done.len() + p.todo.len();
+                FilmPlan {
+                    name: f.axes.name.clone(),
+                    measured: f.measured.clone(),
+                    scenario: f.film.scenario.clone(),
+                    coverage: f.film.coverage,
+                    start: f.film.start,
+                    unused_rows: f.film.unused_rows,
+                    occluded_rows: f.film.measured.occluded_rows,
+                    candidates: selected,
+                    resumed: p.done.len(),
+                    simulations: selected / f.grid.release_run(),
+                    own: f.axes.own.clone(),
+                }
             })
             .collect(),
         shared_candidates: request.grid.len(),
@@ -329,47 +436,57 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
 }
 
 /// Each checked film with its saved chunks opened (resumed, or refused
-/// without `--resume`), and the positions of its grid still to run.
-/// `engine_key` is the sweep's solver settings and engine, which decide
-/// the results as much as the film does.
+/// without `--resume`), the positions of its grid this run runs (a
+/// shard's), and, for a shard, its part claimed. `engine_key` is the
+/// sweep's solver settings, engine and shard, which decide the results as
+/// much as the film does.
 fn open_chunks(
     request: &JointRequest,
-    checked: Vec<(FilmAxes, Grid, Film)>,
+    checked: Vec<CheckedFilm>,
+    table_dir: &Path,
     engine_key: &str,
 ) -> Result<Vec<PreparedFilm>, WorkflowError> {
     let mut films = Vec::with_capacity(checked.len());
-    for ((axes, grid, film), given) in checked.into_iter().zip(&request.films) {
+    for f in checked {
+        let part_path = match &request.shard {
+            Some(_) => Some(claim_output(
+                &table_dir.join(format!("film={}", f.axes.name)),
+                "part.parquet",
+                request.force,
+            )?),
+            None => None,
+        };
         // Everything that decides the film's results: a resume must
         // continue the same run.
         let run_key = json(&(
             &request.grid,
-            &grid,
-            &film.measured_sha256,
-            &given.camera,
+            &f.grid,
+            &f.film.measured_sha256,
+            &f.camera,
             &request.base,
-            &film.scenario,
+            &f.film.scenario,
             engine_key,
         ));
         let (store, done) = ChunkStore::open_film(
-            &request.out,
-            &axes.name,
+            table_dir,
+            &f.axes.name,
             &run_key,
             request.resume,
             request.force,
         )?;
         let finished: HashSet<usize> = done
             .iter()
-            .filter_map(|r| grid.index_of(&r.candidate))
+            .filter_map(|r| f.grid.index_of(&r.candidate))
             .collect();
-        let todo = (0..grid.len()).filter(|i| !finished.contains(i)).collect();
+        let todo = Selection::new(f.grid.clone(), request.shard, finished)
+            .positions()
+            .collect();
         films.push(PreparedFilm {
-            axes,
-            grid,
-            film,
-            camera: given.camera.clone(),
+            checked: f,
             store,
             done,
             todo,
+            part_path,
         });
     }
     Ok(films)
@@ -431,14 +548,240 @@ struct Swept {
 }
 
 impl Prepared {
-    /// Sweeps every film, combines, summarizes, refines, validates and
-    /// writes.
+    /// Sweeps every film, then combines, summarizes, refines, validates
+    /// and writes; a shard writes each film's part.
     pub fn run(mut self, hooks: Hooks<'_>) -> Result<JointReport, WorkflowError> {
+        let swept = self.sweep(hooks)?;
+        let stores: Vec<ChunkStore>;
+        let report = match self.request.shard {
+            Some(shard) => {
+                let report = self.write_parts(shard, &swept)?;
+                stores = self.films.into_iter().map(|f| f.store).collect();
+                report
+            }
+            None => {
+                let (checked, kept): (Vec<CheckedFilm>, Vec<ChunkStore>) =
+                    self.films.into_iter().map(|f| (f.checked, f.store)).unzip();
+                stores = kept;
+                Combination {
+                    request: self.request,
+                    films: checked,
+                    names: self.plan.engine.names(),
+                    engine: Some(self.engine),
+                    metadata: self.metadata,
+                    table_path: self.plan.table_path,
+                }
+                .finish(swept)?
+            }
+        };
+        // Every file is written: the chunks are no longer needed.
+        for store in stores {
+            store.finish()?;
+        }
+        Ok(report)
+    }
+
+    /// A shard's parts: each film's results with the film's own record
+    /// (its experiment, file and axes), for `summarize` to merge.
+    fn write_parts(&self, shard: Shard, swept: &Swept) -> Result<JointReport, WorkflowError> {
+        let names = self.plan.engine.names();
+        let mut parts = Vec::new();
+        let mut validations = Vec::new();
+        for (index, (f, results)) in self.films.iter().zip(&swept.results).enumerate() {
+            let c = &f.checked;
+            let mut metadata = self.metadata.clone();
+            if let Some(v) = self.validate_part(c, results)? {
+                metadata.insert(metadata::VALIDATION.into(), json(&v));
+                validations.push((c.axes.name.clone(), v));
+            }
+            metadata.insert(metadata::WALL_S.into(), format!("{:.3}", swept.wall_s));
+            let key = FilmKey {
+                index,
+                axes: c.axes.clone(),
+            };
+            metadata.insert(metadata::FILM.into(), json(&key));
+            metadata.insert(metadata::MEASURED.into(), c.measured.display().to_string());
+            metadata.insert(
+                metadata::MEASURED_SHA256.into(),
+                c.film.measured_sha256.clone(),
+            );
+            if !c.camera.is_default() {
+                metadata.insert(metadata::CAMERA.into(), json(&c.camera));
+            }
+            metadata.insert(metadata::SCENARIO.into(), c.film.scenario.record());
+            let path = f.part_path.clone().expect("a shard claims its parts");
+            write_results(
+                &path,
+                results,
+                &names.backend,
+                &names.precision,
+                &names.solver,
+                &metadata,
+            )?;
+            parts.push(path);
+        }
+        Ok(JointReport {
+            scored: swept.results.iter().map(Vec::len).sum(),
+            simulations: swept.simulations,
+            wall_s: swept.wall_s,
+            table_path: self.plan.table_path.clone(),
+            implausible_allowed: self.request.allow_implausible,
+            out: self.request.out.clone(),
+            shard: Some(shard),
+            parts,
+            validations,
+            ..JointReport::default()
+        })
+    }
+
+    /// A shard's check of its engine on one film, as a single film's shard
+    /// checks its part: the film's best in this part and the best of other
+    /// n, re-run on the reference solver (a shard has no joint best).
+    fn validate_part(
+        &self,
+        film: &CheckedFilm,
+        results: &[CandidateResult],
+    ) -> Result<Option<Validation>, WorkflowError> {
+        let request = &self.request;
+        if self.plan.engine.solver() == SolverKind::Reference || request.validate == 0 {
+            return Ok(None);
+        }
+        let Some(s) = summarize(&film.grid, results, film.film.coverage.observations()) else {
+            return Ok(None);
+        };
+        let rerun =
+            |params: &TetherParams, scenario: &Scenario| self.engine.simulate(scenario, params);
+        let (v, _) = validate(
+            &pick(&s, request.validate),
+            &request.base,
+            &film.film.scenario,
+            &film.film.measured,
+            &rerun,
+            request.validate_marker_tolerance_m,
+            request.validate_j_e_tolerance,
+        )
+        .map_err(batch("validation run failed"))?;
+        Ok(Some(v))
+    }
+
+    /// Every film's candidates still to run, film by film, chunk by chunk,
+    /// each chunk saved before the next starts (the film's resumed ones
+    /// first); an interruption is an error once the finished chunks are
+    /// saved.
+    fn sweep(&mut self, hooks: Hooks<'_>) -> Result<Swept, WorkflowError> {
+        let started = Instant::now();
+        let total: u64 = self.films.iter().map(|f| f.todo.len() as u64).sum();
+        let names = self.plan.engine.names();
+        let mut finished = 0u64;
+        let mut simulations = 0;
+        let mut all = Vec::with_capacity(self.films.len());
+        for f in &mut self.films {
+            let chunk_size = self.request.chunk_size.unwrap_or_else(|| {
+                let size = match self.plan.engine.is_gpu() {
+                    true => GPU_CHUNK_CANDIDATES,
+                    false => CPU_CHUNK_CANDIDATES_PER_THREAD * rayon::current_num_threads(),
+                };
+                size.next_multiple_of(f.checked.grid.release_run())
+            });
+            let mut results = std::mem::take(&mut f.done);
+            for positions in f.todo.chunks(chunk_size) {
+                let chunk: Vec<Candidate> = positions
+                    .iter()
+                    .map(|&i| f.checked.grid.candidate(i))
+                    .collect();
+                let offset = finished;
+                let report = |done: u64, of: u64| {
+                    if let Some(p) = hooks.progress {
+                        p(offset + (chunk.len() as u64 * done) / of.max(1), total);
+                    }
+                };
+                let scored = run(
+                    &self.engine,
+                    &chunk,
+                    &f.checked.film.measured,
+                    &self.request.base,
+                    &f.checked.film.scenario,
+                    RunHooks {
+                        progress: Some(&report),
+                        cancel: hooks.cancel,
+                    },
+                )
+                .map_err(batch("sweep failed"))?;
+                if scored.iter().any(|r| r.status == Status::Cancelled) {
+                    all.push(results);
+                    return Err(self.interrupted(&all));
+                }
+                f.store.save(
+                    &scored,
+                    (&names.backend, &names.precision, &names.solver),
+                    &self.metadata,
+                )?;
+                simulations += crate::sweep::release::group_by_release(&chunk).len();
+                finished += chunk.len() as u64;
+                results.extend(scored);
+            }
+            results.sort_by_key(|r| f.checked.grid.index_of(&r.candidate));
+            all.push(results);
+        }
+        Ok(Swept {
+            results: all,
+            simulations,
+            wall_s: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The error of an interrupted sweep, `kept` its films' finished
+    /// results so far: with nothing saved, nothing is left behind.
+    fn interrupted(&self, kept: &[Vec<CandidateResult>]) -> WorkflowError {
+        let saved: usize = kept.iter().map(Vec::len).sum();
+        let all: usize = self.films.iter().map(|f| f.done.len() + f.todo.len()).sum();
+        if saved == 0 {
+            for f in &self.films {
+                f.store.discard_empty();
+            }
+            if self.made_out {
+                let _ = std::fs::remove_dir(&self.request.out);
+            }
+            return WorkflowError::Interrupted(format!(
+                "interrupted before the first chunk of {} film candidates was saved: nothing to resume, nothing written",
+                all
+            ));
+        }
+        WorkflowError::Interrupted(format!(
+            "interrupted: {saved} of {all} film candidates are finished and saved in {}; run the same command with --resume to finish",
+            self.plan
+                .table_path
+                .parent()
+                .filter(|_| self.request.shard.is_none())
+                .unwrap_or(&self.plan.table_path)
+                .join(CHUNKS_DIR)
+                .display()
+        ))
+    }
+}
+
+/// The films' results combined into the joint J_e, summarized, refined,
+/// validated and written: after a whole run's sweep, or `summarize`'s
+/// merge of a sharded one's parts ([`merge`]).
+struct Combination {
+    request: JointRequest,
+    films: Vec<CheckedFilm>,
+    names: EngineNames,
+    /// The sweep's engine, for the validation; None for a merge (each
+    /// shard ran its own).
+    engine: Option<Engine>,
+    metadata: Metadata,
+    table_path: PathBuf,
+}
+
+impl Combination {
+    /// Combines, summarizes, refines, validates and writes.
+    fn finish(mut self, swept: Swept) -> Result<JointReport, WorkflowError> {
         let Swept {
             results,
             simulations,
             wall_s,
-        } = self.sweep(hooks)?;
+        } = swept;
         let scores: Vec<Vec<FilmScore>> = self
             .films
             .iter()
@@ -477,7 +820,7 @@ impl Prepared {
         }
         let (validations, references) = match &summary {
             Some(s) => self.validate(s, &scores, &results)?,
-            None => (Vec::new(), Vec::new()),
+            None => (Vec::new(), vec![None; self.films.len()]),
         };
         self.write_results(&joint, &scores)?;
         let (figures, outliers) = match &summary {
@@ -491,8 +834,7 @@ impl Prepared {
             )?,
             None => (Vec::new(), Vec::new()),
         };
-        let report = JointReport {
-            plan: self.plan.clone(),
+        Ok(JointReport {
             scored: results.iter().map(Vec::len).sum(),
             results: joint,
             scores,
@@ -502,105 +844,15 @@ impl Prepared {
             validations,
             simulations,
             wall_s,
-            table_path: self.plan.table_path.clone(),
+            table_path: self.table_path.clone(),
             figures,
             fit_warning,
             implausible_allowed: self.request.allow_implausible,
             outliers,
             out: self.request.out.clone(),
-        };
-        // Every file is written: the chunks are no longer needed.
-        for f in self.films {
-            f.store.finish()?;
-        }
-        Ok(report)
-    }
-
-    /// Every film's candidates still to run, film by film, chunk by chunk,
-    /// each chunk saved before the next starts (the film's resumed ones
-    /// first); an interruption is an error once the finished chunks are
-    /// saved.
-    fn sweep(&mut self, hooks: Hooks<'_>) -> Result<Swept, WorkflowError> {
-        let started = Instant::now();
-        let total: u64 = self.films.iter().map(|f| f.todo.len() as u64).sum();
-        let names = self.plan.engine.names();
-        let mut finished = 0u64;
-        let mut simulations = 0;
-        let mut all = Vec::with_capacity(self.films.len());
-        for f in &mut self.films {
-            let chunk_size = self.request.chunk_size.unwrap_or_else(|| {
-                let size = match self.plan.engine.is_gpu() {
-                    true => GPU_CHUNK_CANDIDATES,
-                    false => CPU_CHUNK_CANDIDATES_PER_THREAD * rayon::current_num_threads(),
-                };
-                size.next_multiple_of(f.grid.release_run())
-            });
-            let mut results = std::mem::take(&mut f.done);
-            for positions in f.todo.chunks(chunk_size) {
-                let chunk: Vec<Candidate> =
-                    positions.iter().map(|&i| f.grid.candidate(i)).collect();
-                let offset = finished;
-                let report = |done: u64, of: u64| {
-                    if let Some(p) = hooks.progress {
-                        p(offset + (chunk.len() as u64 * done) / of.max(1), total);
-                    }
-                };
-                let scored = run(
-                    &self.engine,
-                    &chunk,
-                    &f.film.measured,
-                    &self.request.base,
-                    &f.film.scenario,
-                    RunHooks {
-                        progress: Some(&report),
-                        cancel: hooks.cancel,
-                    },
-                )
-                .map_err(batch("sweep failed"))?;
-                if scored.iter().any(|r| r.status == Status::Cancelled) {
-                    all.push(results);
-                    return Err(self.interrupted(&all));
-                }
-                f.store.save(
-                    &scored,
-                    (&names.backend, &names.precision, &names.solver),
-                    &self.metadata,
-                )?;
-                simulations += crate::sweep::release::group_by_release(&chunk).len();
-                finished += chunk.len() as u64;
-                results.extend(scored);
-            }
-            results.sort_by_key(|r| f.grid.index_of(&r.candidate));
-            all.push(results);
-        }
-        Ok(Swept {
-            results: all,
-            simulations,
-            wall_s: started.elapsed().as_secs_f64(),
+            shard: None,
+            parts: Vec::new(),
         })
-    }
-
-    /// The error of an interrupted sweep, `kept` its films' finished
-    /// results so far: with nothing saved, nothing is left behind.
-    fn interrupted(&self, kept: &[Vec<CandidateResult>]) -> WorkflowError {
-        let saved: usize = kept.iter().map(Vec::len).sum();
-        let all: usize = self.films.iter().map(|f| f.grid.len()).sum();
-        if saved == 0 {
-            for f in &self.films {
-                f.store.discard_empty();
-            }
-            if self.made_out {
-                let _ = std::fs::remove_dir(&self.request.out);
-            }
-            return WorkflowError::Interrupted(format!(
-                "interrupted before the first chunk of {} film candidates was saved: nothing to resume, nothing written",
-                all
-            ));
-        }
-        WorkflowError::Interrupted(format!(
-            "interrupted: {saved} of {all} film candidates are finished and saved in {}; run the same command with --resume to finish",
-            self.request.out.join(CHUNKS_DIR).display()
-        ))
     }
 
     /// The films in the metadata, each with its noise and weight.
@@ -608,11 +860,10 @@ impl Prepared {
         let records: Vec<FilmRecord> = self
             .films
             .iter()
-            .zip(&self.plan.films)
             .zip(weights)
-            .map(|((f, plan), w)| FilmRecord {
+            .map(|(f, w)| FilmRecord {
                 name: &f.axes.name,
-                measured: plan.measured.display().to_string(),
+                measured: f.measured.display().to_string(),
                 measured_sha256: &f.film.measured_sha256,
                 scenario: serde_json::from_str(&f.film.scenario.record())
                     .unwrap_or(serde_json::Value::Null),
@@ -698,9 +949,13 @@ impl Prepared {
         WorkflowError,
     > {
         let request = &self.request;
-        if self.plan.engine.solver() == SolverKind::Reference || request.validate == 0 {
+        let Some(engine) = self
+            .engine
+            .as_ref()
+            .filter(|e| e.kind().solver() != SolverKind::Reference && request.validate > 0)
+        else {
             return Ok((Vec::new(), vec![None; self.films.len()]));
-        }
+        };
         let picked = pick(summary, request.validate);
         let mut validations = Vec::new();
         let mut references = Vec::new();
@@ -710,7 +965,7 @@ impl Prepared {
                 .map(|r| self.film_result(k, &r.candidate, scores, results))
                 .collect();
             let rerun =
-                |params: &TetherParams, scenario: &Scenario| self.engine.simulate(scenario, params);
+                |params: &TetherParams, scenario: &Scenario| engine.simulate(scenario, params);
             let (v, refs) = validate(
                 &film_picked,
                 &request.base,
@@ -737,14 +992,14 @@ impl Prepared {
         joint: &[CandidateResult],
         scores: &[Vec<FilmScore>],
     ) -> Result<(), WorkflowError> {
-        let names = self.plan.engine.names();
+        let names = &self.names;
         let films: Vec<(&FilmAxes, &[FilmScore])> = self
             .films
             .iter()
             .zip(scores)
             .map(|(f, s)| (&f.axes, s.as_slice()))
             .collect();
-        let table_path = &self.plan.table_path;
+        let table_path = &self.table_path;
         write_joint_results(
             table_path,
             joint,
@@ -780,7 +1035,7 @@ impl Prepared {
         scores: &[Vec<FilmScore>],
         weights: &[FilmWeight],
         references: Vec<Option<crate::scenario::SimulationOutput>>,
-    ) -> Result<(Vec<String>, Vec<(String, Vec<Outlier>, f64)>), WorkflowError> {
+    ) -> Result<(Vec<String>, Vec<FilmOutliers>), WorkflowError> {
         let out = self.request.out.clone();
         let annotations = crate::plot::identify::Annotations::from_metadata(&self.metadata);
         let mut figures = crate::plot::identify::save_all(&out, joint, None, &annotations)?;
@@ -816,19 +1071,30 @@ impl Prepared {
                     .track;
                 fit = fit.with_refined(&refined_track);
             }
-            let limit = outlier_limit_m(weights[k].sigma_m, self.request.base.length_m);
-            outliers.push((
-                f.axes.name.clone(),
-                find_outliers(&fit, limit, &f.camera),
-                limit,
-            ));
+            // Each film's own noise: the refinement's, whose residual is
+            // the fit's, else the grid's estimate.
+            let sigma_m = refined
+                .and_then(|r| r.films.get(k))
+                .map_or(weights[k].sigma_m, |f| f.sigma_m);
+            let limit_m = outlier_limit_m(sigma_m, self.request.base.length_m);
+            let found = find_outliers(&fit, limit_m, &f.camera);
+            let mut fit_metadata = self.metadata.clone();
+            if !found.is_empty() {
+                fit_metadata.insert(metadata::OUTLIERS.into(), json(&found));
+            }
             write_best_fit(
                 &best_fit_path(&out, &f.axes.name),
                 &fit,
                 &f.camera,
                 f.film.scenario.pin_m(),
-                &self.metadata,
+                &fit_metadata,
             )?;
+            outliers.push(FilmOutliers {
+                film: f.axes.name.clone(),
+                outliers: found,
+                limit_m,
+                camera: f.camera.clone(),
+            });
             figures.extend(crate::plot::identify::save_fit(
                 &out,
                 &fit,
@@ -840,12 +1106,55 @@ impl Prepared {
     }
 }
 
+/// Merges a sharded joint identification (`summarize`): `results`, each
+/// film's parts merged in its grid's order, combined, summarized, refined
+/// and written as a whole run's; `shard_validations`, each film's part's
+/// check of its engine, become the report's validations.
+pub fn merge(
+    request: JointRequest,
+    results: Vec<Vec<CandidateResult>>,
+    names: EngineNames,
+    metadata: Metadata,
+    wall_s: f64,
+    shard_validations: Vec<(String, Validation)>,
+) -> Result<JointReport, WorkflowError> {
+    let films = check_films(&request)?;
+    for (f, r) in films.iter().zip(&results) {
+        if r.len() != f.grid.len() {
+            return Err(WorkflowError::Usage(format!(
+                "film {}: {} merged rows, not its grid's {} candidates",
+                f.axes.name,
+                r.len(),
+                f.grid.len()
+            )));
+        }
+    }
+    let table_path = claim_output(&request.out, "results.parquet", request.force)?;
+    Combination {
+        request,
+        films,
+        names,
+        engine: None,
+        metadata,
+        table_path,
+    }
+    .finish(Swept {
+        results,
+        simulations: 0,
+        wall_s,
+    })
+    .map(|report| JointReport {
+        validations: shard_validations,
+        ..report
+    })
+}
+
 /// A finished joint identification's outcome, as a single film's
 /// ([`super::identify::check_outcome`]): no candidate that every film ran,
 /// a film's failed validation, or an implausible fit is an error after
 /// the files are written.
 pub fn check_outcome(report: &JointReport) -> Result<(), WorkflowError> {
-    if report.summary.is_none() {
+    if report.summary.is_none() && report.shard.is_none() {
         return Err(WorkflowError::Failed(format!(
             "no candidate ran in every film: no joint J_e to compare (results in {})",
             report.table_path.display()
@@ -861,6 +1170,10 @@ pub fn check_outcome(report: &JointReport) -> Result<(), WorkflowError> {
             metadata::VALIDATION,
             report.table_path.display(),
         )));
+    }
+    if report.shard.is_some() {
+        // A shard's best is only its part's: `summarize` judges the merge.
+        return Ok(());
     }
     implausible(
         report.fit_warning.as_ref(),

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::identify::{best_fit_run, best_fit_with_refined, engine_names, observations};
+use super::joint::{FilmKey, JointFilm, JointReport, JointRequest};
 use super::{WorkflowError, claim_output, usage};
 use crate::camera::Camera;
 use crate::engine::EngineNames;
@@ -279,6 +280,186 @@ fn merged_metadata(
         metadata.insert(metadata::SHARD_VALIDATIONS.into(), json(&validations));
     }
     Ok((metadata, validations))
+}
+
+/// What a merge found: a single film's sweep, or a joint one of several
+/// films (`identify --config a --config b --shard K/N`).
+#[derive(Debug, Clone)]
+pub enum Merged {
+    Single(Box<SummarizeReport>),
+    Joint(Box<JointReport>),
+}
+
+/// Merges the parts in `request.dir`: a joint identification's when its
+/// shard directories hold one `film=NAME/part.parquet` per film, else a
+/// single film's ([`run`]).
+pub fn merge(request: &SummarizeRequest) -> Result<Merged, WorkflowError> {
+    match joint_parts(&request.dir)? {
+        Some(films) => Ok(Merged::Joint(Box::new(run_joint(request, films)?))),
+        None => Ok(Merged::Single(Box::new(run(request)?))),
+    }
+}
+
+/// One film's parts of a joint identification, by shard.
+type FilmParts = Vec<(usize, Part)>;
+
+/// A joint identification's parts, by film (in the films' order), each
+/// film's by shard; None when the shard directories hold no film's part.
+fn joint_parts(dir: &Path) -> Result<Option<Vec<FilmParts>>, WorkflowError> {
+    let read = |d: &Path| {
+        std::fs::read_dir(d)
+            .map_err(|e| WorkflowError::Usage(format!("cannot read {}: {e}", d.display())))
+    };
+    let mut films: std::collections::BTreeMap<usize, FilmParts> = Default::default();
+    let mut joint = false;
+    for entry in read(dir)?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(k) = name.strip_prefix("shard=").and_then(|k| k.parse().ok()) else {
+            continue;
+        };
+        for film in read(&entry.path())?.flatten() {
+            if !film.file_name().to_string_lossy().starts_with("film=") {
+                continue;
+            }
+            joint = true;
+            let path = film.path().join("part.parquet");
+            if !path.exists() {
+                return Err(WorkflowError::Usage(format!(
+                    "{} is missing: shard {k} has not finished (rerun it, with --resume if it was interrupted)",
+                    path.display()
+                )));
+            }
+            let part = Part {
+                metadata: read_parquet_metadata(&path)?,
+                results: read_results(&path)?,
+                path,
+            };
+            let key: FilmKey = part.parse(metadata::FILM)?;
+            films.entry(key.index).or_default().push((k, part));
+        }
+    }
+    if !joint {
+        return Ok(None);
+    }
+    Ok(Some(
+        films
+            .into_values()
+            .map(|mut parts| {
+                parts.sort_by_key(|(k, _)| *k);
+                parts
+            })
+            .collect(),
+    ))
+}
+
+/// The merge of a joint identification's parts: each film's checked and
+/// merged as a single film's, then combined as a whole run
+/// (`workflow::joint::merge`).
+fn run_joint(
+    request: &SummarizeRequest,
+    films: Vec<FilmParts>,
+) -> Result<JointReport, WorkflowError> {
+    if request.measured.is_some() {
+        return Err(WorkflowError::Usage(
+            "--measured names a single film's file; a joint identification's parts each record their film's (move the files back to those paths)".into(),
+        ));
+    }
+    let first = &films[0][0].1;
+    let grid: Grid = first.parse(metadata::GRID)?;
+    let mut count = 0;
+    let (mut joint_films, mut results, mut wall_s) = (Vec::new(), Vec::new(), 0.0);
+    for parts in &films {
+        count = check_parts(&request.dir, parts)?;
+        let part = &parts[0].1;
+        for k in [
+            metadata::GRID,
+            metadata::TETHER,
+            metadata::ENGINE,
+            metadata::SHARD,
+        ] {
+            if part.key(k)? != first.key(k)? {
+                return Err(WorkflowError::Usage(format!(
+                    "{} and {} differ in {k}: they are parts of different sweeps",
+                    first.path.display(),
+                    part.path.display()
+                )));
+            }
+        }
+        let key: FilmKey = part.parse(metadata::FILM)?;
+        let film_grid = key.axes.grid(&grid)?;
+        results.push(merged_results(parts, &film_grid, &request.dir)?);
+        wall_s += parts
+            .iter()
+            .filter_map(|(_, p)| p.metadata.get(metadata::WALL_S)?.parse::<f64>().ok())
+            .sum::<f64>();
+        let measured = PathBuf::from(part.key(metadata::MEASURED)?);
+        let sha = crate::io::sha256_hex(&measured).map_err(usage)?;
+        if sha != part.key(metadata::MEASURED_SHA256)? {
+            return Err(WorkflowError::Usage(format!(
+                "{} is not the measured track film {}'s shards used (SHA-256 differs)",
+                measured.display(),
+                key.axes.name
+            )));
+        }
+        joint_films.push(JointFilm {
+            name: key.axes.name,
+            measured,
+            scenario: Some(part.parse(metadata::SCENARIO)?),
+            declared_frames: Default::default(),
+            camera: shards_camera(part)?,
+            marker_arc_lengths_m: None,
+            own: key.axes.own,
+        });
+    }
+    let (mut metadata, _) = merged_metadata(&films[0], count)?;
+    // Every film's parts' checks of their engine, named by film and shard.
+    let mut validations = Vec::new();
+    for (parts, film) in films.iter().zip(&joint_films) {
+        for (k, part) in parts {
+            if part.metadata.contains_key(metadata::VALIDATION) {
+                let v: Validation = part.parse(metadata::VALIDATION)?;
+                validations.push((format!("{} (shard {k})", film.name), v));
+            }
+        }
+    }
+    if !validations.is_empty() {
+        let listed: Vec<&Validation> = validations.iter().map(|(_, v)| v).collect();
+        metadata.insert(metadata::SHARD_VALIDATIONS.into(), json(&listed));
+    }
+    for key in [
+        metadata::FILM,
+        metadata::MEASURED,
+        metadata::MEASURED_SHA256,
+        metadata::CAMERA,
+        metadata::SCENARIO,
+    ] {
+        metadata.remove(key);
+    }
+    let joint = JointRequest {
+        films: joint_films,
+        surface_axes: first
+            .metadata
+            .get(metadata::SURFACE_AXES)
+            .map(|_| first.parse(metadata::SURFACE_AXES))
+            .transpose()?,
+        base: shards_tether(first)?,
+        refine: request.refine,
+        allow_implausible: request.allow_implausible,
+        out: request
+            .out
+            .clone()
+            .unwrap_or_else(|| request.dir.join("_summary")),
+        force: request.force,
+        ..JointRequest::new(grid)
+    };
+    super::joint::merge(
+        joint,
+        results,
+        first.engine()?,
+        metadata,
+        wall_s,
+        validations,
+    )
 }
 
 /// Merges the parts in `request.dir`.
