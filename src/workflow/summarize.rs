@@ -412,16 +412,7 @@ fn run_joint(
         });
     }
     let (mut metadata, _) = merged_metadata(&films[0], count)?;
-    // Every film's parts' checks of their engine, named by film and shard.
-    let mut validations = Vec::new();
-    for (parts, film) in films.iter().zip(&joint_films) {
-        for (k, part) in parts {
-            if part.metadata.contains_key(metadata::VALIDATION) {
-                let v: Validation = part.parse(metadata::VALIDATION)?;
-                validations.push((format!("{} (shard {k})", film.name), v));
-            }
-        }
-    }
+    let validations = shard_validations(&films, &joint_films)?;
     if !validations.is_empty() {
         let listed: Vec<&Validation> = validations.iter().map(|(_, v)| v).collect();
         metadata.insert(metadata::SHARD_VALIDATIONS.into(), json(&listed));
@@ -460,6 +451,23 @@ fn run_joint(
         wall_s,
         validations,
     )
+}
+
+/// Every film's parts' checks of their engine, named by film and shard.
+fn shard_validations(
+    films: &[FilmParts],
+    joint_films: &[JointFilm],
+) -> Result<Vec<(String, Validation)>, WorkflowError> {
+    let mut validations = Vec::new();
+    for (parts, film) in films.iter().zip(joint_films) {
+        for (k, part) in parts {
+            if part.metadata.contains_key(metadata::VALIDATION) {
+                let v: Validation = part.parse(metadata::VALIDATION)?;
+                validations.push((format!("{} (shard {k})", film.name), v));
+            }
+        }
+    }
+    Ok(validations)
 }
 
 /// Merges the parts in `request.dir`.
