@@ -207,3 +207,130 @@ fn a_design_without_the_values_it_assumes_or_with_a_bad_axis_writes_nothing() {
     );
     assert!(!out.exists());
 }
+
+/// The standard errors of one design run (one row per point), by column.
+fn predicted(args: &[&str], out: &Path) -> arrow::record_batch::RecordBatch {
+    let mut all = vec!["design"];
+    all.extend(args);
+    all.extend(["--out", path(out)]);
+    let o = tether_sweep(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    read_table(&out.join("design.parquet")).unwrap()
+}
+
+#[test]
+fn more_markers_tell_more_and_eleven_are_the_papers() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = predicted(
+        &[
+            "--elements",
+            "6",
+            "--damping",
+            "2000",
+            "--drag-coefficient",
+            "0.8",
+            "--axis",
+            "markers=3,6,11,21",
+        ],
+        &dir.path().join("markers"),
+    );
+    assert_eq!(f64_column(&table, "markers"), [3.0, 6.0, 11.0, 21.0]);
+    let se = f64_column(&table, "se_damping_pa_s");
+    assert!(se.windows(2).all(|w| w[1] < w[0]), "{se:?}");
+    // Eleven evenly spaced markers are the paper's drop as planned.
+    let paper = predicted(
+        &[
+            "--elements",
+            "6",
+            "--damping",
+            "2000",
+            "--drag-coefficient",
+            "0.8",
+        ],
+        &dir.path().join("paper"),
+    );
+    let paper_se = f64_column(&paper, "se_damping_pa_s")[0];
+    assert!(
+        (se[2] / paper_se - 1.0).abs() < 1e-9,
+        "{} {paper_se}",
+        se[2]
+    );
+    // A marker count that is not a whole number from 2 is refused.
+    for bad in ["markers=1", "markers=4.5"] {
+        let out = dir.path().join("bad");
+        let o = tether_sweep(&[
+            "design",
+            "--elements",
+            "6",
+            "--damping",
+            "2000",
+            "--drag-coefficient",
+            "0.8",
+            "--axis",
+            bad,
+            "--out",
+            path(&out),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--axis markers"), "{}", stderr(&o));
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn a_planned_film_takes_its_frames_from_a_film_already_taken() {
+    // The tracker's export (pixels, y down, a tilted camera, the camera's
+    // clock): named as `measured`, its frames are those its config
+    // declares, so the prediction is the same. (A wide file has no `s`
+    // column: the markers' arc lengths stay in the config.)
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let declared = root.join("examples/tracker_film.toml");
+    let text = std::fs::read_to_string(&declared).unwrap();
+    let from_file: String = text
+        .lines()
+        .filter(|l| !l.starts_with("frame_times_s"))
+        .map(|l| match l {
+            "[settings]" => format!(
+                "[settings]\nmeasured = \"{}\"",
+                root.join("datasets/tracker_film.csv").display()
+            ),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let measured = dir.path().join("from_file.toml");
+    std::fs::write(&measured, from_file).unwrap();
+    let args = |config: &Path| {
+        vec![
+            "--config".to_string(),
+            path(config).to_string(),
+            "--elements".into(),
+            "8".into(),
+            "--damping".into(),
+            "2300".into(),
+            "--drag-coefficient".into(),
+            "0.77".into(),
+            "--estimate".into(),
+            "release_time_s".into(),
+        ]
+    };
+    let run = |config: &Path, out: &str| {
+        let a = args(config);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        predicted(&refs, &dir.path().join(out))
+    };
+    let (a, b) = (run(&declared, "declared"), run(&measured, "measured"));
+    assert_eq!(b.num_rows(), 1);
+    for column in [
+        "se_damping_pa_s",
+        "se_drag_coefficient",
+        "se_release_time_s",
+    ] {
+        let (x, y) = (f64_column(&a, column)[0], f64_column(&b, column)[0]);
+        assert!(
+            (x / y - 1.0).abs() < 1e-6,
+            "{column}: {x} declared, {y} from the file"
+        );
+    }
+}

@@ -10,20 +10,24 @@ use super::UsageError;
 use super::args::{TETHER_FLAGS, TetherArgs, name_flags};
 use tether_sweep::error::InputError;
 use tether_sweep::io::config::{self, ConfigError};
-use tether_sweep::scenario::{ScenarioKind, SolverSettings};
+use tether_sweep::scenario::{DeclaredFrames, ScenarioKind, SolverSettings};
 use tether_sweep::sweep::design::{Design, DesignAxis, DesignVariable, Estimated, PlannedFilm};
 use tether_sweep::sweep::grid::parse_axis;
 use tether_sweep::sweep::{Axis, Parameter};
 use tether_sweep::workflow::WorkflowError;
-use tether_sweep::workflow::design::{DesignReport, DesignRequest, run as run_design};
+use tether_sweep::workflow::design::{
+    DesignReport, DesignRequest, planned_from_measured, run as run_design,
+};
 
 #[derive(Debug, Args)]
 pub struct DesignArgs {
     /// A planned film, as `simulate --config` takes it: [tether] and
     /// [settings] (initial_angle_deg, pin_m, release_time_s,
     /// marker_arc_lengths_m, and frame_interval_s with duration_s or
-    /// frame_times_s). Repeat it for several films of one tether, each
-    /// named by its file stem or `name = "…"` in [settings]. None: the
+    /// frame_times_s), or the frames and markers of a film already taken,
+    /// `measured = "FILE"` in [settings] (read through [camera]; its
+    /// positions are not used). Repeat it for several films of one tether,
+    /// each named by its file stem or `name = "…"` in [settings]. None: the
     /// paper's drop (docs/model.md §4.1).
     #[arg(long, value_name = "FILE")]
     pub config: Vec<PathBuf>,
@@ -36,7 +40,8 @@ pub struct DesignArgs {
     #[arg(long, value_name = "M", default_value_t = 5e-4)]
     pub noise: f64,
     /// A design axis, NAME=AXIS (A:B:STEP or V1,V2,…): frame_interval_s,
-    /// duration_s or any parameter (initial_angle_deg, tip_mass_kg,
+    /// duration_s, markers (how many, evenly spaced from the pin to the
+    /// free end) or any parameter (initial_angle_deg, tip_mass_kg,
     /// length_m, …), in every film, or in one as FILM.NAME. Repeatable:
     /// every combination is a design point.
     #[arg(long = "axis", value_name = "NAME=AXIS")]
@@ -291,21 +296,10 @@ impl DesignArgs {
             Some(p) => config::read_table(p).map_err(|e| UsageError(e.to_string()))?,
             None => Table::new(),
         };
-        // A film's name is the design's, not the experiment's.
-        let named = table
-            .get_mut("settings")
-            .and_then(Value::as_table_mut)
-            .and_then(|s| s.remove("name"));
-        let name = match (named, path) {
-            (Some(Value::String(n)), _) => n,
-            (Some(other), Some(p)) => Err(UsageError(format!(
-                "[settings] name = {other} in {}: give the film's name as text, e.g. name = \"steep\"",
-                p.display()
-            )))?,
-            (_, Some(p)) => p
-                .file_stem()
-                .map_or_else(|| "film".into(), |s| s.to_string_lossy().into_owned()),
-            (_, None) => "drop".into(),
+        // A film's name and file are the design's, not the experiment's.
+        let (name, measured) = match path {
+            Some(p) => super::identify::film_keys(&mut table, p)?,
+            None => ("drop".into(), None),
         };
         let in_config = |key: &str| {
             table
@@ -337,7 +331,11 @@ impl DesignArgs {
         let mut overrides = Table::new();
         overrides.insert("tether".into(), Value::Table(self.tether.table()));
         config::merge(&mut table, overrides);
-        let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {
+        let resolved = match (&measured, path) {
+            (Some(_), Some(p)) => config::resolve_film(table, p),
+            _ => config::resolve(table).map(|cfg| (cfg, DeclaredFrames::default())),
+        };
+        let (cfg, declared) = resolved.map_err(|e| -> anyhow::Error {
             match (e, path) {
                 (ConfigError::Input(input), _)
                     if TETHER_FLAGS.iter().any(|(k, _)| *k == input.field) =>
@@ -357,11 +355,16 @@ impl DesignArgs {
                 path.map_or_else(|| "the config".into(), |p| p.display().to_string())
             )))?;
         }
-        Ok(PlannedFilm {
+        let film = PlannedFilm {
             name,
             tether: cfg.tether,
             scenario: cfg.scenario,
-        })
+        };
+        match measured {
+            Some(file) => Ok(planned_from_measured(film, &file, &cfg.camera, declared)
+                .map_err(|e| UsageError(format!("{}: {e}", file.display())))?),
+            None => Ok(film),
+        }
     }
 }
 

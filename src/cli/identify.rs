@@ -415,7 +415,10 @@ impl IdentifyArgs {
 /// out of it (they are the film's, not the experiment's): the name
 /// defaults to the config's file stem, and the file is relative to the
 /// config.
-fn film_keys(table: &mut Table, path: &std::path::Path) -> Result<(String, Option<PathBuf>)> {
+pub(super) fn film_keys(
+    table: &mut Table,
+    path: &std::path::Path,
+) -> Result<(String, Option<PathBuf>)> {
     let settings = table.get_mut("settings").and_then(Value::as_table_mut);
     let (named, measured) = match settings {
         Some(s) => (s.remove("name"), s.remove("measured")),

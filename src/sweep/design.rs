@@ -43,7 +43,14 @@ pub enum DesignVariable {
     FrameIntervalS,
     /// The film's duration from the release \[s\] (its interval kept).
     DurationS,
+    /// How many markers the film tracks, evenly spaced from the pin to the
+    /// free end (s = L j / (M − 1), j = 0 … M − 1).
+    Markers,
 }
+
+/// The most markers a design axis may ask for: far beyond what a tracker
+/// follows on one tether.
+pub const MAX_DESIGN_MARKERS: usize = 1000;
 
 impl DesignVariable {
     /// The variable named `name`: a parameter's name, `frame_interval_s`
@@ -52,6 +59,7 @@ impl DesignVariable {
         match name {
             "frame_interval_s" => Ok(DesignVariable::FrameIntervalS),
             "duration_s" => Ok(DesignVariable::DurationS),
+            "markers" => Ok(DesignVariable::Markers),
             other => Parameter::parse(other)
                 .map(DesignVariable::Parameter)
                 .map_err(|_| {
@@ -59,7 +67,7 @@ impl DesignVariable {
                         "design axis",
                         format!("'{other}'"),
                         format!(
-                            "frame_interval_s, duration_s or one of {}",
+                            "frame_interval_s, duration_s, markers or one of {}",
                             Parameter::ALL.map(Parameter::name).join(", ")
                         ),
                     )
@@ -72,6 +80,7 @@ impl DesignVariable {
             DesignVariable::Parameter(p) => p.name(),
             DesignVariable::FrameIntervalS => "frame_interval_s",
             DesignVariable::DurationS => "duration_s",
+            DesignVariable::Markers => "markers",
         }
     }
 
@@ -79,6 +88,7 @@ impl DesignVariable {
         match self {
             DesignVariable::Parameter(p) => p.unit(),
             DesignVariable::FrameIntervalS | DesignVariable::DurationS => "s",
+            DesignVariable::Markers => "",
         }
     }
 
@@ -94,7 +104,27 @@ impl DesignVariable {
                     .with_frames(Frames::every(value, duration_s));
             }
             DesignVariable::DurationS => *scenario = scenario.clone().with_duration_s(value),
+            DesignVariable::Markers => {
+                let (count, length_m) = (value as usize, film.tether.length_m);
+                scenario.marker_arc_lengths_m = (0..count)
+                    .map(|j| length_m * j as f64 / (count - 1) as f64)
+                    .collect();
+            }
         }
+    }
+
+    /// A value it cannot take, refused: a marker count that is not a
+    /// whole number in 2 ..= [`MAX_DESIGN_MARKERS`].
+    fn check(self, value: f64) -> Result<(), InputError> {
+        let whole = value.fract() == 0.0 && (2.0..=MAX_DESIGN_MARKERS as f64).contains(&value);
+        if self == DesignVariable::Markers && !whole {
+            return Err(InputError::new(
+                "markers",
+                value,
+                format!("a whole number of markers from 2 to {MAX_DESIGN_MARKERS}"),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -241,7 +271,12 @@ impl Design {
     /// move the tether, not the camera.
     pub fn films_at(&self, point: &[f64]) -> Result<Vec<PlannedFilm>, InputError> {
         let mut films = self.films.clone();
-        for (axis, &value) in self.axes.iter().zip(point) {
+        // The markers last: they are spread over the length the point sets.
+        let mut axes: Vec<(&DesignAxis, f64)> =
+            self.axes.iter().zip(point.iter().copied()).collect();
+        axes.sort_by_key(|(a, _)| a.variable == DesignVariable::Markers);
+        for (axis, value) in axes {
+            axis.variable.check(value)?;
             for (i, film) in films.iter_mut().enumerate() {
                 if axis.film.is_none_or(|f| f == i) {
                     axis.variable.set(value, film);

@@ -4,15 +4,52 @@
 //! tracks (`sweep::design`), with no measured data; design.parquet, a
 //! figure, and the best design for each parameter.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::identify::IdentifyRequest;
 use super::{WorkflowError, claim_output};
+use crate::camera::Camera;
 use crate::error::InputError;
 use crate::io::design::write_design;
 use crate::metadata::{self, json};
+use crate::scenario::DeclaredFrames;
 use crate::scenario::SolverSettings;
-use crate::sweep::design::{Design, DesignError, Prediction};
+use crate::sweep::Grid;
+use crate::sweep::design::{Design, DesignError, PlannedFilm, Prediction};
+
+/// A planned film whose frames and markers are those of a film already
+/// taken (`measured = "FILE"` in its config): its times and its markers'
+/// arc lengths (the file's `s` column, else the config's), read through
+/// its camera and checked against its experiment as `identify` checks a
+/// film (the config's own frame keys must agree with the file). The
+/// file's positions are not used.
+pub fn planned_from_measured(
+    film: PlannedFilm,
+    measured: &Path,
+    camera: &Camera,
+    declared_frames: DeclaredFrames,
+) -> Result<PlannedFilm, WorkflowError> {
+    let t = &film.tether;
+    let grid = Grid {
+        elements: vec![t.elements],
+        damping_pa_s: vec![t.damping_pa_s],
+        drag_coefficient: vec![t.drag_coefficient],
+        parameters: Vec::new(),
+    };
+    let request = IdentifyRequest {
+        scenario: Some(film.scenario.clone()),
+        camera: camera.clone(),
+        declared_frames,
+        base: film.tether.clone(),
+        ..IdentifyRequest::new(measured, grid, "")
+    };
+    let checked = super::identify::prepare_film(&request)?;
+    Ok(PlannedFilm {
+        scenario: checked.scenario,
+        ..film
+    })
+}
 
 /// Design points at most: each costs two reference simulations per
 /// estimated parameter and film.
