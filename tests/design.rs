@@ -334,3 +334,65 @@ fn a_planned_film_takes_its_frames_from_a_film_already_taken() {
         );
     }
 }
+
+#[test]
+fn the_gpu_predicts_what_the_cpu_does() {
+    if !common::gpu_tests_run("this test") {
+        return;
+    }
+    // The two films of docs/identify.md's joint example, each with its
+    // own release estimated, over two angles of the steep film: the GPU's
+    // fixed-step scheme in f64 against the reference solver.
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (shallow, steep) = (
+        root.join("examples/joint_shallow.toml"),
+        root.join("examples/joint_steep.toml"),
+    );
+    let on = |backend: &str| {
+        predicted(
+            &[
+                "--config",
+                path(&shallow),
+                "--config",
+                path(&steep),
+                "--elements",
+                "12",
+                "--damping",
+                "2000",
+                "--drag-coefficient",
+                "0.8",
+                "--noise",
+                "0.0004",
+                "--estimate",
+                "release_time_s",
+                "--axis",
+                "steep.initial_angle_deg=60,90",
+                "--backend",
+                backend,
+            ],
+            &dir.path().join(backend),
+        )
+    };
+    let (cpu, gpu) = (on("cpu"), on("gpu"));
+    let engine = |backend: &str| {
+        let path = dir.path().join(backend).join("design.parquet");
+        tether_sweep::io::track::read_parquet_metadata(&path).unwrap()
+            [tether_sweep::metadata::ENGINE]
+            .clone()
+    };
+    assert!(engine("gpu").contains("gpu"), "{}", engine("gpu"));
+    for column in [
+        "se_damping_pa_s",
+        "se_drag_coefficient",
+        "se_shallow.release_time_s",
+        "se_steep.release_time_s",
+    ] {
+        for (c, g) in f64_column(&cpu, column)
+            .iter()
+            .zip(f64_column(&gpu, column))
+        {
+            assert!((g / c - 1.0).abs() < 0.02, "{column}: {g} GPU, {c} CPU");
+        }
+    }
+}

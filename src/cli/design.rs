@@ -8,6 +8,7 @@ use toml::{Table, Value};
 
 use super::UsageError;
 use super::args::{TETHER_FLAGS, TetherArgs, name_flags};
+use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::error::InputError;
 use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::scenario::{DeclaredFrames, ScenarioKind, SolverSettings};
@@ -52,8 +53,16 @@ pub struct DesignArgs {
     /// film. D and C_D are always estimated.
     #[arg(long = "estimate", value_name = "NAME")]
     pub estimates: Vec<String>,
+    /// Where the simulations run: `cpu` (the reference solver on every
+    /// core), `gpu` (its fixed-step scheme in f64, even on a CPU emulation),
+    /// or `auto`: the faster for this design, of the CPU and a hardware GPU.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+    /// GPU adapter: its index or part of its name (`tether-sweep adapters`).
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
     /// The reference solver's local error tolerance [m] for the
-    /// sensitivities. [default: the solver's, 1e-9]
+    /// sensitivities on the CPU. [default: the solver's, 1e-9]
     #[arg(long, value_name = "M")]
     pub tolerance: Option<f64>,
     /// Output directory: design.parquet and the figure design (.svg, .png).
@@ -74,7 +83,7 @@ pub fn run(args: DesignArgs) -> Result<()> {
         .collect();
     let points = design.points().len();
     println!(
-        "design: {} point{} × {} planned film{} ({}), estimating {}; σ = {} mm per coordinate; {} reference simulations on the CPU",
+        "design: {} point{} × {} planned film{} ({}), estimating {}; σ = {} mm per coordinate; {} simulations",
         points,
         if points == 1 { "" } else { "s" },
         design.films.len(),
@@ -197,9 +206,10 @@ fn print_report(design: &Design, report: &DesignReport) {
         .map(|p| p.display().to_string())
         .collect();
     println!(
-        "{} simulations in {:.1} s; wrote {}",
+        "{} simulations in {:.1} s on {}; wrote {}",
         report.simulations,
         report.wall_s,
+        report.engine,
         names.join(", ")
     );
 }
@@ -258,6 +268,11 @@ impl DesignArgs {
         Ok(DesignRequest {
             design,
             solver,
+            engine: EngineOptions {
+                backend: self.backend,
+                adapter: self.adapter.clone(),
+                ..EngineOptions::default()
+            },
             out: self.out.clone(),
             force: self.force,
         })

@@ -23,6 +23,7 @@ use crate::least_squares::{LmSettings, covariance};
 use crate::model::TetherParams;
 use crate::scenario::{Frames, Scenario, SolverSettings, simulate};
 use crate::solver::SolverError;
+use crate::track::Track;
 
 /// One planned film: its tether at the assumed values and its experiment
 /// (frames and markers as it will be filmed).
@@ -314,46 +315,82 @@ impl Design {
         self.columns(&self.films).iter().map(|c| 2 * c.len()).sum()
     }
 
-    /// The prediction at every design point, all simulations in parallel.
-    pub fn predict(&self, settings: &SolverSettings) -> Result<Vec<Prediction>, DesignError> {
+    /// Every simulation the design takes: at each point, for each
+    /// estimate and film it belongs to, the film with the estimate a step
+    /// up and a step down.
+    pub fn runs(&self) -> Result<DesignRuns, DesignError> {
         let points = self.points();
         let films: Vec<Vec<PlannedFilm>> = points
             .iter()
             .map(|p| self.films_at(p))
             .collect::<Result<_, _>>()?;
-        // One task per (point, estimate, film, side).
         let mut tasks = Vec::new();
+        let mut experiments = Vec::new();
         for (p, point_films) in films.iter().enumerate() {
             for (e, column) in self.columns(point_films).into_iter().enumerate() {
                 for (f, value, step) in column {
-                    tasks.push((p, e, f, value, step));
+                    let estimate = self.estimated[e];
+                    let down = if estimate.non_negative() {
+                        (value - step).max(0.0)
+                    } else {
+                        value - step
+                    };
+                    let up = value + step;
+                    for v in [up, down] {
+                        let mut film = point_films[f].clone();
+                        estimate.set(v, &mut film);
+                        experiments.push((film.scenario, film.tether));
+                    }
+                    tasks.push(Task {
+                        point: p,
+                        estimate: e,
+                        film: f,
+                        span: up - down,
+                    });
                 }
             }
         }
-        let derivatives: Vec<Vec<f64>> = tasks
+        Ok(DesignRuns {
+            points,
+            films,
+            tasks,
+            experiments,
+        })
+    }
+
+    /// The prediction at every design point, all simulations in parallel
+    /// on the CPU cores with `settings` (the reference solver).
+    pub fn predict(&self, settings: &SolverSettings) -> Result<Vec<Prediction>, DesignError> {
+        let runs = self.runs()?;
+        let tracks = runs
+            .experiments
             .par_iter()
-            .map(|&(p, e, f, value, step)| {
-                let estimate = self.estimated[e];
-                let track = |v: f64| {
-                    let mut film = films[p][f].clone();
-                    estimate.set(v, &mut film);
-                    compared_coordinates(&film, settings)
-                };
-                let down = if estimate.non_negative() {
-                    (value - step).max(0.0)
-                } else {
-                    value - step
-                };
-                let up = value + step;
-                let (a, b) = rayon::join(|| track(up), || track(down));
-                let (a, b) = (a?, b?);
-                Ok(a.iter()
-                    .zip(&b)
-                    .map(|(x, y)| (x - y) / (up - down))
-                    .collect())
-            })
-            .collect::<Result<_, SolverError>>()
+            .map(|(scenario, tether)| Ok(simulate(scenario, tether, settings)?.track))
+            .collect::<Result<Vec<Track>, SolverError>>()
             .map_err(DesignError::Solver)?;
+        Ok(self.predict_from(runs, &tracks))
+    }
+
+    /// The prediction at every design point from the tracks of its
+    /// [`Design::runs`], in their order (from any engine).
+    pub fn predict_from(&self, runs: DesignRuns, tracks: &[Track]) -> Vec<Prediction> {
+        let DesignRuns {
+            points,
+            films,
+            tasks,
+            ..
+        } = runs;
+        let derivatives: Vec<Vec<f64>> = tasks
+            .iter()
+            .zip(tracks.chunks(2))
+            .map(|(task, pair)| {
+                let (a, b) = (
+                    compared_coordinates(&pair[0]),
+                    compared_coordinates(&pair[1]),
+                );
+                a.iter().zip(&b).map(|(x, y)| (x - y) / task.span).collect()
+            })
+            .collect();
         let mut predictions = Vec::with_capacity(points.len());
         let mut next = 0;
         for (p, point) in points.into_iter().enumerate() {
@@ -369,9 +406,9 @@ impl Design {
             let mut jtj = nalgebra::DMatrix::zeros(k, k);
             // Columns per film: (estimate, derivative) of this point.
             let mut by_film: Vec<Vec<(usize, &Vec<f64>)>> = vec![Vec::new(); films[p].len()];
-            while next < tasks.len() && tasks[next].0 == p {
-                let (_, e, f, _, _) = tasks[next];
-                by_film[f].push((e, &derivatives[next]));
+            while next < tasks.len() && tasks[next].point == p {
+                let t = &tasks[next];
+                by_film[t.film].push((t.estimate, &derivatives[next]));
                 next += 1;
             }
             for columns in &by_film {
@@ -397,17 +434,34 @@ impl Design {
                 observations,
             });
         }
-        Ok(predictions)
+        predictions
     }
+}
+
+/// One difference quotient of a design: an estimate's in one film at one
+/// point, over `span` (its step up less its step down).
+#[derive(Debug, Clone, Copy)]
+struct Task {
+    point: usize,
+    estimate: usize,
+    film: usize,
+    span: f64,
+}
+
+/// The simulations of a design ([`Design::runs`]): `experiments`, two per
+/// difference quotient (up, then down), for an engine to run with their
+/// tracks kept.
+#[derive(Debug, Clone)]
+pub struct DesignRuns {
+    points: Vec<Vec<f64>>,
+    films: Vec<Vec<PlannedFilm>>,
+    tasks: Vec<Task>,
+    pub experiments: Vec<(Scenario, TetherParams)>,
 }
 
 /// The compared marker coordinates of a film, in J_e's order (every frame
 /// but the first, each marker's x then y).
-fn compared_coordinates(
-    film: &PlannedFilm,
-    settings: &SolverSettings,
-) -> Result<Vec<f64>, SolverError> {
-    let track = simulate(&film.scenario, &film.tether, settings)?.track;
+fn compared_coordinates(track: &Track) -> Vec<f64> {
     let mut r = Vec::with_capacity(2 * track.markers() * track.times_s.len());
     for f in 1..track.times_s.len() {
         for j in 0..track.markers() {
@@ -416,7 +470,7 @@ fn compared_coordinates(
             r.push(s[1]);
         }
     }
-    Ok(r)
+    r
 }
 
 #[derive(Debug, thiserror::Error)]

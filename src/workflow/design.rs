@@ -5,16 +5,21 @@
 //! figure, and the best design for each parameter.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::identify::IdentifyRequest;
 use super::{WorkflowError, claim_output};
 use crate::camera::Camera;
+use crate::engine::choice::EngineRequest;
+use crate::engine::{Backend, EngineOptions, RunHooks, Simulation};
 use crate::error::InputError;
+use crate::gpu::Precision;
 use crate::io::design::write_design;
-use crate::metadata::{self, json};
+use crate::metadata::{self, Metadata, json};
 use crate::scenario::DeclaredFrames;
 use crate::scenario::SolverSettings;
+use crate::scenario::batch::StepCache;
 use crate::sweep::Grid;
 use crate::sweep::design::{Design, DesignError, PlannedFilm, Prediction};
 
@@ -59,8 +64,13 @@ pub const MAX_DESIGN_POINTS: usize = 10_000;
 #[derive(Debug, Clone)]
 pub struct DesignRequest {
     pub design: Design,
-    /// The reference solver's settings for the sensitivities.
+    /// The reference solver's settings for the sensitivities on the CPU.
     pub solver: SolverSettings,
+    /// Where the design's simulations run: the CPU cores (the reference
+    /// solver), or the GPU's fixed-step scheme in f64 (the precision asked
+    /// for is not used: a difference quotient subtracts tracks a few
+    /// micrometres apart, below f32's resolution of a coordinate).
+    pub engine: EngineOptions,
     pub out: PathBuf,
     pub force: bool,
 }
@@ -76,6 +86,8 @@ pub struct BestDesign {
 
 #[derive(Debug, Clone)]
 pub struct DesignReport {
+    /// The engine that ran the simulations, in words.
+    pub engine: String,
     pub predictions: Vec<Prediction>,
     /// Per estimated parameter with a finite standard error somewhere.
     pub best: Vec<BestDesign>,
@@ -131,6 +143,90 @@ impl DesignRequest {
     }
 }
 
+/// The predictions on the engine the request chooses, and that engine in
+/// words (recorded in `metadata` when it was chosen).
+fn predict(
+    request: &DesignRequest,
+    metadata: &mut Metadata,
+) -> Result<(Vec<Prediction>, String), WorkflowError> {
+    let design = &request.design;
+    let failed = |e| match e {
+        DesignError::Input(e) => WorkflowError::Input(e),
+        DesignError::Solver(error) => WorkflowError::Solver {
+            context: "simulating a design point",
+            error,
+        },
+    };
+    let on_cpu = |design: &Design| {
+        let predictions = design.predict(&request.solver).map_err(failed)?;
+        let engine = format!(
+            "{}, reference solver (f64)",
+            crate::engine::EngineKind::cpu_device_name()
+        );
+        Ok((predictions, engine))
+    };
+    if request.engine.backend == Backend::Cpu {
+        return on_cpu(design);
+    }
+    let runs = design.runs().map_err(failed)?;
+    let options = EngineOptions {
+        precision: Precision::F64,
+        ..request.engine.clone()
+    };
+    let count = runs.experiments.len();
+    let choice = super::choose_engine(
+        EngineRequest {
+            options: &options,
+            cpu: request.solver,
+            simulations: count,
+        },
+        &super::count(count, "simulation"),
+        &runs.experiments,
+        count,
+        &Arc::new(StepCache::default()),
+    )?;
+    if !choice.engine.kind().is_gpu() {
+        return on_cpu(design);
+    }
+    super::record_engine(metadata, &options, &choice);
+    let simulations: Vec<Simulation> = runs
+        .experiments
+        .iter()
+        .map(|(scenario, params)| Simulation {
+            scenario: scenario.clone(),
+            params: params.clone(),
+            keep_track: true,
+        })
+        .collect();
+    let outcomes = choice
+        .engine
+        .run(&simulations, None, RunHooks::default())
+        .map_err(super::batch("simulating the design points on the GPU"))?;
+    let tracks = outcomes
+        .into_iter()
+        .zip(&simulations)
+        .map(|(o, s)| {
+            o.output.map(|out| out.track).ok_or_else(|| {
+                WorkflowError::Failed(format!(
+                    "a design simulation did not finish on the GPU ({:?}: n = {}, D = {} Pa·s, C_D = {}); --backend cpu runs the reference solver",
+                    o.status,
+                    s.params.elements,
+                    s.params.damping_pa_s,
+                    s.params.drag_coefficient
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let kind = choice.engine.kind();
+    let engine = format!(
+        "GPU {}, {} scheme ({})",
+        choice.engine.adapter_name().unwrap_or("?"),
+        kind.solver().name(),
+        kind.precision().name()
+    );
+    Ok((design.predict_from(runs, &tracks), engine))
+}
+
 pub fn run(request: &DesignRequest) -> Result<DesignReport, WorkflowError> {
     request.validate()?;
     let design = &request.design;
@@ -140,15 +236,9 @@ pub fn run(request: &DesignRequest) -> Result<DesignReport, WorkflowError> {
     }
     let path = claim_output(&request.out, "design.parquet", request.force)?;
     let started = Instant::now();
-    let predictions = design.predict(&request.solver).map_err(|e| match e {
-        DesignError::Input(e) => WorkflowError::Input(e),
-        DesignError::Solver(error) => WorkflowError::Solver {
-            context: "simulating a design point",
-            error,
-        },
-    })?;
-    let wall_s = started.elapsed().as_secs_f64();
     let mut metadata = metadata::base();
+    let (predictions, engine) = predict(request, &mut metadata)?;
+    let wall_s = started.elapsed().as_secs_f64();
     metadata.insert(
         metadata::DESIGN.into(),
         serde_json::json!({
@@ -160,7 +250,7 @@ pub fn run(request: &DesignRequest) -> Result<DesignReport, WorkflowError> {
             "axes": design.axes.iter().map(|a| design.axis_column(a)).collect::<Vec<_>>(),
             "estimated": design.estimated.iter().map(|e| design.estimate_name(e)).collect::<Vec<_>>(),
             "noise_m": design.noise_m,
-            "method": "Fisher information J^T J / sigma^2 of the compared marker coordinates (every frame but the first), J by central differences on the reference solver at the assumed values",
+            "method": "Fisher information J^T J / sigma^2 of the compared marker coordinates (every frame but the first), J by central differences at the assumed values (the engine in tether_sweep.engine, else the reference solver)",
         })
         .to_string(),
     );
@@ -187,6 +277,7 @@ pub fn run(request: &DesignRequest) -> Result<DesignReport, WorkflowError> {
         })
         .collect();
     Ok(DesignReport {
+        engine,
         simulations: predictions.len() * design.simulations_per_point(),
         predictions,
         best,
