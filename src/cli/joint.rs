@@ -82,25 +82,7 @@ fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
         });
     }
     add_film_axes(args, &mut films)?;
-    Ok(JointRequest {
-        films,
-        grid: single.grid,
-        chunk_size: single.chunk_size,
-        engine: single.engine,
-        base: single.base,
-        tolerance_m: single.tolerance_m,
-        validate: single.validate,
-        validate_marker_tolerance_m: single.validate_marker_tolerance_m,
-        validate_j_e_tolerance: single.validate_j_e_tolerance,
-        refine: single.refine,
-        allow_implausible: single.allow_implausible,
-        surface_axes: single.surface_axes,
-        csv: single.csv,
-        out: single.out,
-        resume: single.resume,
-        shard: single.shard,
-        force: single.force,
-    })
+    Ok(JointRequest::from_single(films, single))
 }
 
 /// The [tether] keys whose values differ between two tethers.

@@ -101,9 +101,18 @@ impl JointRequest {
     /// [`IdentifyRequest::new`]'s) and no films yet, into
     /// `identify-results`.
     pub fn new(grid: Grid) -> Self {
-        let single = IdentifyRequest::new("", grid, "identify-results");
+        Self::from_single(
+            Vec::new(),
+            IdentifyRequest::new("", grid, "identify-results"),
+        )
+    }
+
+    /// `films` with everything else as `single` asks for it (its grid,
+    /// engine, tether, checks, output, shard and resume); its measured
+    /// file and experiment are the films'.
+    pub fn from_single(films: Vec<JointFilm>, single: IdentifyRequest) -> Self {
         Self {
-            films: Vec::new(),
+            films,
             grid: single.grid,
             chunk_size: single.chunk_size,
             engine: single.engine,
@@ -760,6 +769,13 @@ impl Prepared {
     }
 }
 
+/// Each film's validation, by its name, and its reference run of the
+/// joint best (None where the sweep ran on the reference solver).
+type Validated = (
+    Vec<(String, Validation)>,
+    Vec<Option<crate::scenario::SimulationOutput>>,
+);
+
 /// The films' results combined into the joint J_e, summarized, refined,
 /// validated and written: after a whole run's sweep, or `summarize`'s
 /// merge of a sharded one's parts ([`merge`]).
@@ -935,19 +951,12 @@ impl Combination {
     /// Each film's validation at the joint best and the best of other n,
     /// when the sweep ran on another solver than the reference; each
     /// film's reference run of the joint best, for its best fit.
-    #[allow(clippy::type_complexity)]
     fn validate(
         &mut self,
         summary: &Summary,
         scores: &[Vec<FilmScore>],
         results: &[Vec<CandidateResult>],
-    ) -> Result<
-        (
-            Vec<(String, Validation)>,
-            Vec<Option<crate::scenario::SimulationOutput>>,
-        ),
-        WorkflowError,
-    > {
+    ) -> Result<Validated, WorkflowError> {
         let request = &self.request;
         let Some(engine) = self
             .engine
@@ -999,20 +1008,15 @@ impl Combination {
             .zip(scores)
             .map(|(f, s)| (&f.axes, s.as_slice()))
             .collect();
-        let table_path = &self.table_path;
-        write_joint_results(
-            table_path,
-            joint,
-            &films,
-            &names.backend,
-            &names.precision,
-            &names.solver,
-            &self.metadata,
-        )?;
-        if self.request.csv {
-            write_results(
-                &table_path.with_extension("csv"),
+        let csv = self
+            .request
+            .csv
+            .then(|| self.table_path.with_extension("csv"));
+        for path in std::iter::once(&self.table_path).chain(&csv) {
+            write_joint_results(
+                path,
                 joint,
+                &films,
                 &names.backend,
                 &names.precision,
                 &names.solver,
@@ -1026,7 +1030,6 @@ impl Combination {
     /// its samples far beyond its noise, and the figures: the joint
     /// surface, profiles and per-n figure, and each film's shapes and
     /// residuals.
-    #[allow(clippy::type_complexity)]
     fn best_fits_and_figures(
         &mut self,
         summary: &Summary,
