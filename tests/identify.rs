@@ -1877,7 +1877,7 @@ fn a_joint_run_refuses_what_it_cannot_mean_and_writes_nothing() {
         assert!(!out.exists(), "{extra:?} wrote {}", out.display());
     };
     // A film's own parameter on a shared axis, a film that is not there,
-    // a tether parameter as a film's, one file for two films, shards.
+    // a tether parameter as a film's, one file for two films.
     refused(
         &["--axis", "release_time_s=0,0.01"],
         "shallow.release_time_s",
@@ -1888,7 +1888,6 @@ fn a_joint_run_refuses_what_it_cannot_mean_and_writes_nothing() {
     );
     refused(&["--axis", "steep.tip_mass_kg=0,0.01"], "steep.tip_mass_kg");
     refused(&["--measured", path_str(&shallow)], "--measured");
-    refused(&["--shard", "1/2"], "--shard");
     // Two configs of another tether.
     let other = dir.path().join("other.toml");
     let steep_csv = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/joint_steep.csv");

@@ -88,7 +88,9 @@ pub struct IdentifyArgs {
     /// Run only shard K of N (interleaved by release group: the
     /// candidates that share one simulation, one each without a
     /// release_time_s axis; group g belongs to shard g mod N) and write
-    /// DIR/shard=K/part.parquet; `summarize DIR` merges the parts. Default in a Slurm array job: SLURM_ARRAY_TASK_ID −
+    /// DIR/shard=K/part.parquet (several films: one
+    /// DIR/shard=K/film=FILM/part.parquet each); `summarize DIR` merges
+    /// the parts. Default in a Slurm array job: SLURM_ARRAY_TASK_ID −
     /// SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
@@ -171,7 +173,8 @@ pub struct IdentifyArgs {
     /// refined.parquet (the refined optimum with standard errors) and the
     /// figures surface, profile_NAME (one per continuous axis),
     /// per_elements, shapes and residuals (SVG and PNG); with --shard only
-    /// DIR/shard=K/part.parquet.
+    /// DIR/shard=K/part.parquet. Several films: best_fit_FILM.parquet,
+    /// shapes_FILM and residuals_FILM per film.
     #[arg(long, value_name = "DIR", default_value = "identify-results")]
     pub out: PathBuf,
     /// Replace an existing results table, and discard the saved chunks of

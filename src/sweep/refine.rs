@@ -1,7 +1,9 @@
 //! The refined optimum: from the grid's best candidate, a local
 //! Levenberg–Marquardt fit ([`crate::least_squares`]) of the continuous grid
 //! axes (D, C_D and the parameter axes, each when the grid varies it; n
-//! stays the best's) to the measured marker coordinates, on the reference
+//! stays the best's) to the measured marker coordinates (of several films
+//! at once in a joint identification, each film's weighed by its noise and
+//! its own axes refined with it: [`RefineFilm`]), on the reference
 //! solver, bounded by the grid's range, with standard errors and the
 //! correlation from the Gauss–Newton covariance, and each parameter's
 //! profile-likelihood interval ([`crate::least_squares::profile`]). Each
@@ -469,13 +471,20 @@ impl Problem<'_> {
         slots: &[Slot],
         p: &[f64],
     ) -> Result<Vec<f64>, SolverError> {
-        let mut all = Vec::new();
-        for (k, weight) in self.weights.iter().enumerate() {
-            let scale = weight.sqrt();
-            let r = self.film_residuals(k, start, slots, p)?;
-            all.extend(r.into_iter().map(|x| scale * x));
-        }
-        Ok(all)
+        // The films side by side: an LM trial step is one evaluation, and
+        // the films' simulations are its whole cost.
+        use rayon::prelude::*;
+        let per_film = self
+            .weights
+            .par_iter()
+            .enumerate()
+            .map(|(k, weight)| {
+                let scale = weight.sqrt();
+                let r = self.film_residuals(k, start, slots, p)?;
+                Ok(r.into_iter().map(|x| scale * x).collect::<Vec<f64>>())
+            })
+            .collect::<Result<Vec<_>, SolverError>>()?;
+        Ok(per_film.concat())
     }
 
     /// Film `k`'s residuals, unweighted, with the parameters at `p`.
