@@ -2159,3 +2159,54 @@ fn a_sharded_joint_run_merges_to_the_whole_runs_table() {
     }
     assert!(sharded.join("_summary/best_fit_steep.parquet").exists());
 }
+
+#[test]
+fn a_film_that_is_not_the_experiment_fails_the_joint_run_though_its_weight_is_small() {
+    // The steep film with x mirrored after the release: its first frame
+    // is the experiment's, its swing is not. Weighed by its own (huge)
+    // noise it would hardly move the joint J_e, so the run judges each
+    // film's own fit too.
+    let dir = tempfile::tempdir().unwrap();
+    let [shallow, steep] = two_films();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("datasets/joint_steep.csv")).unwrap();
+    let mirrored = edit_csv(&text, |cells, column| {
+        if cells[column("t")].parse::<f64>().unwrap() > 0.0 {
+            let x: f64 = cells[column("x")].parse().unwrap();
+            cells[column("x")] = (-x).to_string();
+        }
+        true
+    });
+    let csv = dir.path().join("mirrored.csv");
+    std::fs::write(&csv, mirrored).unwrap();
+    let config = std::fs::read_to_string(&steep)
+        .unwrap()
+        .replace("name = \"steep\"", "name = \"mirrored\"")
+        .replace("../datasets/joint_steep.csv", path_str(&csv));
+    let mirrored_config = dir.path().join("mirrored.toml");
+    std::fs::write(&mirrored_config, config).unwrap();
+    let out = dir.path().join("joint");
+    let o = run(&[
+        "identify",
+        "--config",
+        path_str(&shallow),
+        "--config",
+        path_str(&mirrored_config),
+        "--elements",
+        "16",
+        "--damping",
+        "1500,2500",
+        "--drag-coefficient",
+        "0.8",
+        "--no-refine",
+        "--backend",
+        "cpu",
+        "--out",
+        path_str(&out),
+    ]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{e}");
+    assert!(e.contains("film mirrored"), "{e}");
+    let metadata = read_parquet_metadata(&out.join("results.parquet")).unwrap();
+    assert!(metadata[tether_sweep::metadata::PLAUSIBILITY].contains("mirrored"));
+}

@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use super::identify::{
     CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, Film, GPU_CHUNK_CANDIDATES,
-    IdentifyRequest, Outlier, StartOffset, check_settings, check_surface_axes, find_outliers,
-    fit_warning, implausible, outlier_limit_m, prepare_film, release_simulations, sweep_settings,
-    sweep_tether_json,
+    IdentifyRequest, Outlier, Plausibility, StartOffset, check_settings, check_surface_axes,
+    find_outliers, fit_warning, implausible, outlier_limit_m, prepare_film, release_simulations,
+    sweep_settings, sweep_tether_json,
 };
 use super::{Hooks, WorkflowError, batch, claim_output};
 use crate::camera::Camera;
@@ -819,9 +819,20 @@ impl Combination {
         if let Some(s) = &summary {
             self.metadata.insert(metadata::SUMMARY.into(), json(s));
         }
-        let fit_warning = summary
-            .as_ref()
-            .and_then(|s| fit_warning(s, &self.request.base));
+        // The joint fit's, and each film's own: a film that is no film of
+        // this experiment weighs little in the joint J_e, so the joint σ
+        // alone would not show it.
+        let fit_warning = summary.as_ref().and_then(|s| {
+            fit_warning(s, &self.request.base).or_else(|| {
+                // The best candidate's own length where the grid sweeps it.
+                let length_m = s
+                    .best
+                    .candidate
+                    .value(Axis::Parameter(crate::sweep::Parameter::LengthM))
+                    .unwrap_or(self.request.base.length_m);
+                film_fit_warning(&weights, length_m)
+            })
+        });
         if let Some(w) = &fit_warning {
             self.metadata
                 .insert(metadata::PLAUSIBILITY.into(), w.clone());
@@ -1107,6 +1118,23 @@ impl Combination {
         }
         Ok((figures, outliers))
     }
+}
+
+/// Why a film's own best fit is no fit of this experiment, when its
+/// noise estimate (from its best candidate over the grid) is more than
+/// [`Plausibility::FIT_WARNING`] of the tether's `length_m`.
+fn film_fit_warning(weights: &[FilmWeight], length_m: f64) -> Option<String> {
+    weights
+        .iter()
+        .find(|w| w.sigma_m > Plausibility::FIT_WARNING * length_m)
+        .map(|w| {
+            format!(
+                "film {}'s best candidate misses its data by σ ≈ {:.4} m RMS a coordinate, more than {} % of the tether's {length_m} m: that film may not be this experiment (units, axes, length, release, markers)",
+                w.name,
+                w.sigma_m,
+                100.0 * Plausibility::FIT_WARNING
+            )
+        })
 }
 
 /// Merges a sharded joint identification (`summarize`): `results`, each
