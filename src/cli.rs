@@ -53,7 +53,13 @@ pub enum Command {
     /// any --estimate) that identify would report, for each planned film or
     /// set of films and each point of the design axes, from the Fisher
     /// information of the marker tracks at the values you expect.
-    #[command(allow_negative_numbers = true)]
+    #[command(
+        allow_negative_numbers = true,
+        // The shared tether flags' defaults are not design's: it predicts
+        // at the values the user expects, and guesses none.
+        mut_arg("damping", |a| a.help("Kelvin–Voigt material damping D you expect [Pa·s], ≥ 0 (required: here or in every config's [tether])")),
+        mut_arg("drag_coefficient", |a| a.help("Air drag coefficient C_D you expect [-], ≥ 0 (required: here or in every config's [tether])"))
+    )]
     Design(design::DesignArgs),
     /// Datasets: `dataset synth` makes a synthetic measured drop.
     #[command(subcommand)]
