@@ -1690,6 +1690,46 @@ const JOINT_GRID: [&str; 8] = [
     "cpu",
 ];
 
+/// A small joint run of the two films at n = 16 (9 shared candidates,
+/// each film's 7 releases), unrefined, on the CPU, into `out`, with
+/// `extra` flags.
+fn small_joint_run(out: &Path, extra: &[&str]) -> Vec<String> {
+    let [shallow, steep] = two_films();
+    let mut args: Vec<String> = [
+        "identify",
+        "--config",
+        path_str(&shallow),
+        "--config",
+        path_str(&steep),
+        "--elements",
+        "16",
+        "--damping",
+        "1500:2500:500",
+        "--drag-coefficient",
+        "0.75:0.85:0.05",
+        "--axis",
+        "shallow.release_time_s=0:0.03:0.005",
+        "--axis",
+        "steep.release_time_s=0:0.015:0.0025",
+        "--no-refine",
+        "--backend",
+        "cpu",
+        "--out",
+        path_str(out),
+    ]
+    .map(String::from)
+    .to_vec();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
+
+/// Runs the binary with `args`, which must succeed; its standard output.
+fn succeeds(args: &[String]) -> String {
+    let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// refined.parquet's (name, value, standard error) rows.
 fn refined_rows(out: &Path) -> Vec<(String, f64, f64)> {
     let refined = read_table(&out.join("refined.parquet")).unwrap();
@@ -1972,41 +2012,10 @@ fn an_interrupted_joint_run_resumes_to_the_same_table() {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
-    let [shallow, steep] = two_films();
-    let args = |out: &Path| -> Vec<String> {
-        [
-            "identify",
-            "--config",
-            path_str(&shallow),
-            "--config",
-            path_str(&steep),
-            "--elements",
-            "16",
-            "--damping",
-            "1500:2500:500",
-            "--drag-coefficient",
-            "0.75:0.85:0.05",
-            "--axis",
-            "shallow.release_time_s=0:0.03:0.005",
-            "--axis",
-            "steep.release_time_s=0:0.015:0.0025",
-            "--chunk-size",
-            "7",
-            "--no-refine",
-            "--backend",
-            "cpu",
-            "--out",
-            path_str(out),
-        ]
-        .map(String::from)
-        .to_vec()
-    };
+    // Chunks of one simulation (7 release values) each.
+    let args = |out: &Path| small_joint_run(out, &["--chunk-size", "7"]);
     let whole = dir.path().join("whole");
-    let o = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
-        .args(args(&whole))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    succeeds(&args(&whole));
 
     let out = dir.path().join("interrupted");
     let child = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
@@ -2043,11 +2052,7 @@ fn an_interrupted_joint_run_resumes_to_the_same_table() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
 
-    let mut resumed = args(&out);
-    resumed.push("--resume".into());
-    let o = run(&resumed.iter().map(String::as_str).collect::<Vec<_>>());
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{stdout}\n{}", stderr(&o));
+    let stdout = succeeds(&small_joint_run(&out, &["--chunk-size", "7", "--resume"]));
     assert!(stdout.contains("resuming: "), "{stdout}");
     assert!(!out.join(".chunks").exists(), "the chunks are removed");
     let (a, b) = (
@@ -2071,45 +2076,11 @@ fn an_interrupted_joint_run_resumes_to_the_same_table() {
 #[test]
 fn a_sharded_joint_run_merges_to_the_whole_runs_table() {
     let dir = tempfile::tempdir().unwrap();
-    let [shallow, steep] = two_films();
-    let args = |out: &Path| -> Vec<String> {
-        [
-            "identify",
-            "--config",
-            path_str(&shallow),
-            "--config",
-            path_str(&steep),
-            "--elements",
-            "16",
-            "--damping",
-            "1500:2500:500",
-            "--drag-coefficient",
-            "0.75:0.85:0.05",
-            "--axis",
-            "shallow.release_time_s=0:0.03:0.005",
-            "--axis",
-            "steep.release_time_s=0:0.015:0.0025",
-            "--no-refine",
-            "--backend",
-            "cpu",
-            "--out",
-            path_str(out),
-        ]
-        .map(String::from)
-        .to_vec()
-    };
-    let call = |v: Vec<String>| {
-        let o = run(&v.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(o.status.success(), "{v:?}: {}", stderr(&o));
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    };
     let whole = dir.path().join("whole");
-    call(args(&whole));
+    succeeds(&small_joint_run(&whole, &[]));
     let sharded = dir.path().join("sharded");
     for k in 0..3 {
-        let mut a = args(&sharded);
-        a.extend(["--shard".to_string(), format!("{k}/3")]);
-        let printed = call(a);
+        let printed = succeeds(&small_joint_run(&sharded, &["--shard", &format!("{k}/3")]));
         assert!(printed.contains("summarize"), "{printed}");
         for film in ["shallow", "steep"] {
             assert!(
@@ -2132,11 +2103,7 @@ fn a_sharded_joint_run_merges_to_the_whole_runs_table() {
     );
     std::fs::write(&part, kept).unwrap();
 
-    let printed = call(
-        ["summarize", path_str(&sharded), "--no-refine"]
-            .map(String::from)
-            .to_vec(),
-    );
+    let printed = succeeds(&["summarize", path_str(&sharded), "--no-refine"].map(String::from));
     assert!(
         printed.contains("a joint identification of 2 films (shallow, steep)"),
         "{printed}"
