@@ -1723,6 +1723,25 @@ fn small_joint_run(out: &Path, extra: &[&str]) -> Vec<String> {
     args
 }
 
+/// Two joint results tables of the small run hold the same joint and
+/// per-film J_e and best releases, bit for bit.
+fn assert_same_joint_table(a: &Path, b: &Path) {
+    let (a, b) = (read_table(a).unwrap(), read_table(b).unwrap());
+    for column in [
+        "j_e_m2",
+        "shallow.j_e_m2",
+        "steep.j_e_m2",
+        "shallow.release_time_s",
+        "steep.release_time_s",
+    ] {
+        assert_eq!(
+            common::f64_column(&a, column),
+            common::f64_column(&b, column),
+            "{column}"
+        );
+    }
+}
+
 /// Runs the binary with `args`, which must succeed; its standard output.
 fn succeeds(args: &[String]) -> String {
     let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
@@ -2055,22 +2074,7 @@ fn an_interrupted_joint_run_resumes_to_the_same_table() {
     let stdout = succeeds(&small_joint_run(&out, &["--chunk-size", "7", "--resume"]));
     assert!(stdout.contains("resuming: "), "{stdout}");
     assert!(!out.join(".chunks").exists(), "the chunks are removed");
-    let (a, b) = (
-        read_table(&whole.join("results.parquet")).unwrap(),
-        read_table(&out.join("results.parquet")).unwrap(),
-    );
-    for column in [
-        "j_e_m2",
-        "shallow.j_e_m2",
-        "steep.j_e_m2",
-        "steep.release_time_s",
-    ] {
-        assert_eq!(
-            common::f64_column(&a, column),
-            common::f64_column(&b, column),
-            "{column}"
-        );
-    }
+    assert_same_joint_table(&whole.join("results.parquet"), &out.join("results.parquet"));
 }
 
 #[test]
@@ -2108,22 +2112,10 @@ fn a_sharded_joint_run_merges_to_the_whole_runs_table() {
         printed.contains("a joint identification of 2 films (shallow, steep)"),
         "{printed}"
     );
-    let (a, b) = (
-        read_table(&whole.join("results.parquet")).unwrap(),
-        read_table(&sharded.join("_summary/results.parquet")).unwrap(),
+    assert_same_joint_table(
+        &whole.join("results.parquet"),
+        &sharded.join("_summary/results.parquet"),
     );
-    for column in [
-        "j_e_m2",
-        "shallow.j_e_m2",
-        "steep.j_e_m2",
-        "shallow.release_time_s",
-    ] {
-        assert_eq!(
-            common::f64_column(&a, column),
-            common::f64_column(&b, column),
-            "{column}"
-        );
-    }
     assert!(sharded.join("_summary/best_fit_steep.parquet").exists());
 }
 

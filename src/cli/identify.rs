@@ -540,6 +540,23 @@ pub(super) fn solver_text(solver: &str, tolerance_m: Option<f64>) -> String {
     }
 }
 
+/// The grid's parameter axes and their lengths, as the headers list them
+/// after n, D and C_D: ", release_time_s: 7".
+pub(super) fn parameter_axes_text(grid: &Grid) -> String {
+    grid.parameters
+        .iter()
+        .map(|a| format!(", {}: {}", a.parameter, a.values.len()))
+        .collect()
+}
+
+/// The device a run's engine runs on: the GPU's adapter, or the CPU.
+pub(super) fn device_text(adapter: Option<&str>) -> String {
+    match adapter {
+        Some(name) => format!("GPU {name}"),
+        None => tether_sweep::engine::EngineKind::cpu_device_name(),
+    }
+}
+
 fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     if let Some(reason) = &plan.engine_reason {
         eprintln!("{reason}");
@@ -551,19 +568,13 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         grid.elements.len(),
         grid.damping_pa_s.len(),
         grid.drag_coefficient.len(),
-        grid.parameters
-            .iter()
-            .map(|a| format!(", {}: {}", a.parameter, a.values.len()))
-            .collect::<String>(),
+        parameter_axes_text(grid),
         match &request.shard {
             Some(s) => format!(", shard {s}: {}", plan.selected),
             None => String::new(),
         },
         request.measured.display(),
-        match &plan.adapter {
-            Some(name) => format!("GPU {name}"),
-            None => tether_sweep::engine::EngineKind::cpu_device_name(),
-        },
+        device_text(plan.adapter.as_deref()),
         solver_text(plan.engine.solver().name(), request.tolerance_m),
         plan.engine.precision().name(),
     );

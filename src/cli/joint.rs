@@ -6,8 +6,8 @@ use anyhow::Result;
 use super::UsageError;
 use super::args::{name_flags, number};
 use super::identify::{
-    IdentifyArgs, describe_camera, print_experiment, print_outliers, print_refined, print_summary,
-    print_validation, solver_text,
+    IdentifyArgs, describe_camera, device_text, parameter_axes_text, print_experiment,
+    print_outliers, print_refined, print_summary, print_validation, solver_text,
 };
 use super::progress::{Progress, interrupt_flag};
 use tether_sweep::sweep::grid::parse_axis;
@@ -138,6 +138,9 @@ fn add_film_axes(args: &IdentifyArgs, films: &mut [JointFilm]) -> Result<()> {
 }
 
 fn print_plan(request: &JointRequest, plan: &JointPlan) {
+    if let Some(reason) = &plan.engine_reason {
+        eprintln!("{reason}");
+    }
     print_header(request, plan);
     let resumed: usize = plan.films.iter().map(|f| f.resumed).sum();
     if resumed > 0 {
@@ -158,20 +161,14 @@ fn print_header(request: &JointRequest, plan: &JointPlan) {
         grid.elements.len(),
         grid.damping_pa_s.len(),
         grid.drag_coefficient.len(),
-        grid.parameters
-            .iter()
-            .map(|a| format!(", {}: {}", a.parameter, a.values.len()))
-            .collect::<String>(),
+        parameter_axes_text(grid),
         match &request.shard {
             Some(s) => format!("shard {s}: "),
             None => String::new(),
         },
         plan.films.iter().map(|f| f.candidates).sum::<usize>(),
         count(simulations, "simulation"),
-        match &plan.adapter {
-            Some(name) => format!("GPU {name}"),
-            None => tether_sweep::engine::EngineKind::cpu_device_name(),
-        },
+        device_text(plan.adapter.as_deref()),
         solver_text(plan.engine.solver().name(), request.tolerance_m),
         plan.engine.precision().name(),
     );
