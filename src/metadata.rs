@@ -60,6 +60,8 @@ pub const MEASURED: &str = "tether_sweep.measured";
 pub const MEASURED_SHA256: &str = "tether_sweep.measured_sha256";
 /// Identification: the check against the f64 reference solver (`Validation`).
 pub const VALIDATION: &str = "tether_sweep.validation";
+/// The reference solver's tolerances and why (`sweep::accuracy::Chosen`).
+pub const ACCURACY: &str = "tether_sweep.accuracy";
 /// `summarize`: every shard's validation.
 pub const SHARD_VALIDATIONS: &str = "tether_sweep.shard_validations";
 /// A saved chunk: everything that decides the results of the run it

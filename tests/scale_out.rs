@@ -33,6 +33,10 @@ fn identify(out: &Path, extra: &[&str]) -> Output {
         "identify",
         "--backend",
         "cpu",
+        // As the shards sweep: a whole run's first pass at the data's
+        // tolerance would differ from their 1e-9 m far from the best.
+        "--tolerance",
+        "1e-9",
         "--out",
         out.to_str().unwrap(),
     ];
@@ -49,6 +53,7 @@ fn results(path: &Path) -> Vec<CandidateResult> {
 fn identify_request(out: &Path) -> IdentifyRequest {
     IdentifyRequest {
         engine: EngineOptions::cpu(),
+        tolerance_m: Some(1e-9),
         ..IdentifyRequest::new(
             shipped_dataset().unwrap(),
             Grid::parse(GRID[1], GRID[3], GRID[5]).unwrap(),
@@ -220,6 +225,8 @@ fn a_killed_run_resumes_to_the_same_table() {
         "identify",
         "--backend",
         "cpu",
+        "--tolerance",
+        "1e-9",
         "--chunk-size",
         "2",
         "--out",

@@ -12,11 +12,13 @@ use super::progress::{Progress, duration, interrupt_flag};
 use toml::{Table, Value};
 
 use tether_sweep::camera::{Camera, TimeUnit};
+use tether_sweep::engine::EngineKind;
 use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::least_squares::profile::ProfileEnd;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{DeclaredFrames, Scenario};
 use tether_sweep::solver::SolverKind;
+use tether_sweep::sweep::accuracy::{Chosen, SCOUT_TOLERANCE_M};
 use tether_sweep::sweep::refine::Refined;
 use tether_sweep::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation,
@@ -133,11 +135,12 @@ pub struct IdentifyArgs {
     /// the config's, else 0.6]
     #[arg(long, value_name = "M")]
     pub length: Option<f64>,
-    /// The reference solver's local error tolerance for the sweep [m], > 0:
-    /// looser is faster (the paper's grid in 45 s at 1e-7 against 111 s),
-    /// but the region's edge can move a grid step: quote the region from
-    /// the default. The best fit and the refinement keep 1e-9.
-    /// [default: 1e-9]
+    /// The reference solver's local error tolerance [m], > 0, for the
+    /// sweep, the best fit and the refinement alike. By default it is
+    /// chosen from the data (docs/identify.md, "How accurately"): a first
+    /// pass at 1e-7, then the candidates near the best, the best fit and
+    /// the refinement at the tolerance whose track error moves J_e by a
+    /// tenth of the confidence threshold. [default: from the data]
     #[arg(long, value_name = "M")]
     pub tolerance: Option<f64>,
     /// After a sweep on the GPU or the CPU explicit solver, re-run the best
@@ -540,6 +543,58 @@ pub(super) fn solver_text(solver: &str, tolerance_m: Option<f64>) -> String {
     }
 }
 
+/// A single film's header solver: `--tolerance` holds for the whole run,
+/// else a reference-solver sweep is a first pass at the scouting
+/// tolerance ([`tether_sweep::sweep::accuracy`]).
+fn sweep_solver_text(plan: &Plan, tolerance_m: Option<f64>) -> String {
+    let solver = plan.engine.solver().name();
+    match (tolerance_m, plan.engine) {
+        (Some(t), _) => format!("{solver} solver at tolerance {t:e} m (--tolerance)"),
+        (None, EngineKind::Cpu(settings))
+            if settings.kind == SolverKind::Reference
+                && settings.reference.tolerance_m == SCOUT_TOLERANCE_M =>
+        {
+            format!(
+                "{solver} solver, a first pass at tolerance {SCOUT_TOLERANCE_M:e} m, then the candidates near the best at the data's"
+            )
+        }
+        _ => format!("{solver} solver"),
+    }
+}
+
+/// How the reference solver's tolerance was chosen, and what it re-ran.
+pub(super) fn print_accuracy(chosen: &Chosen) {
+    let Some(a) = &chosen.accuracy else {
+        println!(
+            "accuracy: --tolerance {:e} m for the sweep, the best fit and the refinement",
+            chosen.tolerance_m
+        );
+        return;
+    };
+    let rerun = match &chosen.confirmation {
+        Some(c) if c.confirmed > 0 => format!(
+            "; {} near the best re-run at it after a first pass at {:e} m (largest J_e shift {:.1e} m², re-run to {:.1e} m² above the threshold{})",
+            count(c.confirmed, "candidate"),
+            c.scout_tolerance_m,
+            c.largest_shift_m2,
+            c.margin_m2,
+            if c.settled { "" } else { ", NOT settled" },
+        ),
+        Some(c) => format!(
+            "; the first pass at {:e} m was already as accurate",
+            c.scout_tolerance_m
+        ),
+        None => String::new(),
+    };
+    println!(
+        "accuracy: σ ≈ {:.2} mm over N = {} coordinates: a track error of {:.1e} m RMS moves J_e by a tenth of the region's threshold, so the best fit and the refinement run the reference solver at tolerance {:.1e} m{rerun}",
+        a.noise_m * 1e3,
+        a.observations,
+        a.track_error_m,
+        a.tolerance_m,
+    );
+}
+
 /// The grid's parameter axes and their lengths, as the headers list them
 /// after n, D and C_D: ", release_time_s: 7".
 pub(super) fn parameter_axes_text(grid: &Grid) -> String {
@@ -575,7 +630,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         },
         request.measured.display(),
         device_text(plan.adapter.as_deref()),
-        solver_text(plan.engine.solver().name(), request.tolerance_m),
+        sweep_solver_text(plan, request.tolerance_m),
         plan.engine.precision().name(),
     );
     let s = &plan.scenario;
@@ -717,6 +772,9 @@ fn print_report(report: &IdentifyReport, camera: &Camera) {
     }
     if let Some(s) = &report.summary {
         print_summary(s, report.shard.is_some());
+    }
+    if let Some(c) = report.accuracy.as_ref().filter(|_| report.shard.is_none()) {
+        print_accuracy(c);
     }
     if let Some(w) = report
         .fit_warning

@@ -25,7 +25,7 @@ use crate::scenario::batch::{
 use crate::scenario::{
     RunStatus, Scenario, SimulationOutput, SolverReport, SolverSettings, simulate,
 };
-use crate::solver::{FixedStepScheme, SolverError};
+use crate::solver::{FixedStepScheme, SolverError, SolverKind};
 
 /// A kind of engine with what it runs on: the CPU's cores, or an open GPU.
 /// Cloning shares the device.
@@ -202,6 +202,17 @@ impl Engine {
                 scheme: run.scheme,
                 layout: run.layout,
             },
+        }
+    }
+
+    /// The reference solver's local error tolerance \[m\], when it is the
+    /// engine's solver.
+    pub fn tolerance_m(&self) -> Option<f64> {
+        match &self.on {
+            On::Cpu(settings) if settings.kind == SolverKind::Reference => {
+                Some(settings.reference.tolerance_m)
+            }
+            _ => None,
         }
     }
 

@@ -14,7 +14,8 @@ use crate::sweep::{Axis, CandidateResult};
 /// Writes `results` with the documented schema: `elements`, `damping_pa_s`,
 /// `drag_coefficient`, one column per parameter axis named as the parameter
 /// (`release_time_s`, `youngs_modulus_pa`, …), `j_e_m2` (null unless ok), `status` (ok | diverged),
-/// `step_s` (null for the adaptive reference solver), `steps`, `backend`,
+/// `step_s` (null for the adaptive reference solver), `steps`,
+/// `tolerance_m` (the reference solver's, null for a fixed step), `backend`,
 /// `precision`, `solver`, `gpu_layout` (`thread` or `workgroup`, null on
 /// the CPU).
 pub fn write_results(
@@ -108,6 +109,11 @@ pub fn write_joint_results(
         ),
         Column::optional_f64("step_s", "s", results.iter().map(|r| r.step_s).collect()),
         Column::i64("steps", results.iter().map(|r| r.steps as i64).collect()),
+        Column::optional_f64(
+            "tolerance_m",
+            "m",
+            results.iter().map(|r| r.tolerance_m).collect(),
+        ),
         Column::text("backend", vec![backend.to_string(); rows]),
         Column::text("precision", vec![precision.to_string(); rows]),
         Column::text("solver", vec![solver.to_string(); rows]),
@@ -210,6 +216,11 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
     let j_e = col("j_e_m2")?;
     let step = col("step_s")?;
     let steps = required(col("steps")?, "steps", path)?;
+    // Tables from before the tolerance was chosen per row have none.
+    let tolerance = match batch.column_by_name("tolerance_m") {
+        Some(_) => col("tolerance_m")?,
+        None => vec![None; batch.num_rows()],
+    };
     let status = batch
         .column_by_name("status")
         .and_then(|c| {
@@ -251,6 +262,7 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
                 status,
                 step_s: step[i],
                 steps: steps[i] as u64,
+                tolerance_m: tolerance[i],
                 gpu_layout: match layouts.as_ref().map(|l| l.is_valid(i).then(|| l.value(i))) {
                     None | Some(None) => None,
                     Some(Some(name)) => Some(

@@ -657,6 +657,7 @@ mod tests {
                     step_s: None,
                     steps: 1,
                     gpu_layout: None,
+                    tolerance_m: None,
                 }
             })
             .collect()

@@ -425,6 +425,13 @@ impl SolverSettings {
             ..Default::default()
         }
     }
+
+    /// The reference solver at local error tolerance `tolerance_m` \[m\].
+    pub fn reference_at(tolerance_m: f64) -> Self {
+        let mut settings = Self::reference();
+        settings.reference.tolerance_m = tolerance_m;
+        settings
+    }
 }
 
 impl Default for SolverSettings {

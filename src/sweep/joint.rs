@@ -87,6 +87,9 @@ pub struct FilmScore {
     /// Ok, or the first failure when no own value ran.
     pub status: Status,
     pub steps: u64,
+    /// The reference solver's tolerance it ran at \[m\]; None for a
+    /// fixed-step scheme.
+    pub tolerance_m: Option<f64>,
 }
 
 /// Each shared candidate's best of one film, in the shared grid's order,
@@ -112,6 +115,7 @@ pub fn best_over_own(film: &FilmAxes, results: &[CandidateResult]) -> Vec<FilmSc
                 own: values,
                 status: best.status.clone(),
                 steps: best.steps,
+                tolerance_m: best.tolerance_m,
             }
         })
         .collect()
@@ -219,8 +223,10 @@ pub fn combine(
                 j_e_m2,
                 status,
                 step_s: None,
-                steps: films.map(|s| s.steps).sum(),
+                steps: films.clone().map(|s| s.steps).sum(),
                 gpu_layout: None,
+                // The loosest of the films'.
+                tolerance_m: films.filter_map(|s| s.tolerance_m).reduce(f64::max),
             }
         })
         .collect()
@@ -267,6 +273,7 @@ mod tests {
                     step_s: None,
                     steps: 10,
                     gpu_layout: None,
+                    tolerance_m: None,
                 }
             })
             .collect();
@@ -284,6 +291,7 @@ mod tests {
             own: ParameterValues::NONE,
             status: Status::Ok,
             steps: 1,
+            tolerance_m: None,
         };
         let films = [release("a", &[0.0]), release("b", &[0.0])];
         // Film a: σ² = 102/102 = 1; film b: σ² = 4·52/52 = 4.

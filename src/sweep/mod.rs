@@ -2,6 +2,7 @@
 //! the drop and scored by J_e against a measured track (docs/model.md §5, §6), and
 //! what the J_e surface says about how well each parameter is determined.
 
+pub mod accuracy;
 pub mod axis;
 pub mod design;
 pub mod grid;
@@ -41,6 +42,9 @@ pub struct CandidateResult {
     pub steps: u64,
     /// The GPU layout it ran in; None on the CPU.
     pub gpu_layout: Option<GpuLayout>,
+    /// The reference solver's local error tolerance it ran at \[m\]; None
+    /// for a fixed-step scheme.
+    pub tolerance_m: Option<f64>,
 }
 
 impl CandidateResult {
@@ -53,6 +57,7 @@ impl CandidateResult {
             step_s: None,
             steps: 0,
             gpu_layout: None,
+            tolerance_m: None,
         }
     }
 
@@ -208,6 +213,7 @@ pub fn run(
                 step_s: outcome.step_s,
                 steps: outcome.steps,
                 gpu_layout: outcome.layout,
+                tolerance_m: engine.tolerance_m(),
             });
         }
     }
@@ -386,6 +392,7 @@ mod tests {
                 step_s: None,
                 steps: 1,
                 gpu_layout: None,
+                tolerance_m: None,
             })
             .collect();
         let s = summarize(&grid, &results, 1002).unwrap();

@@ -31,7 +31,8 @@ use crate::scenario::{
     DeclaredFrames, Frames, Scenario, ScenarioKind, SimulationOutput, SolverSettings,
     median_interval_s, simulate,
 };
-use crate::solver::SolverKind;
+use crate::solver::{ReferenceOptions, SolverKind};
+use crate::sweep::accuracy::{Accuracy, Chosen, SCOUT_TOLERANCE_M, confirm};
 use crate::sweep::refine::{RefineFilm, Refined, refine_best};
 use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
@@ -404,6 +405,9 @@ pub struct IdentifyReport {
     pub outlier_limit_m: f64,
     /// The refined optimum (not for a shard, or with `refine` off).
     pub refined: Option<Refined>,
+    /// The reference solver's tolerance for the best fit and the
+    /// refinement, and how it was chosen (None: no candidate had a J_e).
+    pub accuracy: Option<Chosen>,
 }
 
 /// The drop the candidates are compared in: the request's scenario (or
@@ -844,17 +848,23 @@ fn read_request_film(request: &IdentifyRequest) -> Result<MeasuredTrack, Workflo
         .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))
 }
 
-/// The sweep's solver settings: `kind`, at the request's tolerance; an
-/// error when a tolerance is given for another solver than the reference
-/// (`--backend auto` chose a GPU: it would not be used).
+/// The sweep's solver settings: `kind`, at the request's tolerance, else
+/// (the reference solver's first pass, `scout`) at the scouting tolerance
+/// ([`crate::sweep::accuracy`]); an error when a tolerance is given for
+/// another solver than the reference (`--backend auto` chose a GPU: it
+/// would not be used).
 pub(super) fn sweep_settings(
     request: &IdentifyRequest,
     kind: SolverKind,
+    scout: bool,
 ) -> Result<SolverSettings, WorkflowError> {
     let mut settings = SolverSettings {
         kind,
         ..Default::default()
     };
+    if scout && kind == SolverKind::Reference {
+        settings.reference.tolerance_m = SCOUT_TOLERANCE_M;
+    }
     if let Some(t) = request.tolerance_m {
         if kind != SolverKind::Reference {
             return Err(crate::error::InputError::new(
@@ -870,6 +880,15 @@ pub(super) fn sweep_settings(
         settings.reference.tolerance_m = t;
     }
     Ok(settings)
+}
+
+/// Whether a run's reference-solver sweep is a first pass at the
+/// scouting tolerance, confirmed at the data's ([`confirm`]): a whole run
+/// without `--tolerance`. A shard cannot know the grid's best, so it
+/// sweeps at the solver's default and `summarize` chooses for the
+/// refinement.
+fn scouts(request: &IdentifyRequest) -> bool {
+    request.tolerance_m.is_none() && request.shard.is_none()
 }
 
 /// The request's own numbers and combinations, before anything is read.
@@ -896,7 +915,7 @@ pub(super) fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowEr
             Backend::Gpu => request.engine.solver.unwrap_or(SolverKind::SemiImplicit),
             _ => request.engine.solver.unwrap_or(SolverKind::Reference),
         };
-        sweep_settings(request, named)?;
+        sweep_settings(request, named, false)?;
     }
     if request.engine.backend == Backend::Gpu
         && request.engine.solver == Some(SolverKind::Reference)
@@ -975,6 +994,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
             cpu: sweep_settings(
                 &request,
                 request.engine.solver.unwrap_or(SolverKind::Reference),
+                scouts(&request),
             )?,
             simulations: groups,
         },
@@ -986,7 +1006,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     )?;
     let engine = choice.engine.kind();
     let names = engine.names();
-    let settings = sweep_settings(&request, engine.solver())?;
+    let settings = sweep_settings(&request, engine.solver(), scouts(&request))?;
 
     let metadata = run_metadata(&request, &scenario, &measured_sha256, &settings, &choice);
     // Everything that decides the results: a resume must continue the same run.
@@ -1081,6 +1101,15 @@ impl Prepared {
         } = self.sweep(hooks)?;
         let grid = &self.request.grid;
         results.sort_by_key(|r| grid.index_of(&r.candidate));
+        let chosen = self.choose_accuracy(&mut results, hooks)?;
+        if let Some(c) = &chosen {
+            self.metadata.insert(metadata::ACCURACY.into(), json(c));
+        }
+        let reference = SolverSettings::reference_at(
+            chosen
+                .as_ref()
+                .map_or(ReferenceOptions::DEFAULT.tolerance_m, |c| c.tolerance_m),
+        );
         self.metadata
             .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
         let summary = summarize(
@@ -1107,7 +1136,7 @@ impl Prepared {
                 s,
                 &[RefineFilm::single(&self.measured, &self.scenario)],
                 &self.request.base,
-                &SolverSettings::reference(),
+                &reference,
             )
             .map_err(super::solver("refining the best candidate"))?,
             _ => None,
@@ -1138,6 +1167,7 @@ impl Prepared {
             refined.as_ref(),
             best_reference,
             &results,
+            &reference,
         )?;
         self.store.finish()?;
         let report = IdentifyReport {
@@ -1157,6 +1187,7 @@ impl Prepared {
             refined,
             outliers,
             outlier_limit_m: outlier_limit,
+            accuracy: chosen,
         };
         Ok(report)
     }
@@ -1267,21 +1298,23 @@ impl Prepared {
         refined: Option<&Refined>,
         best_reference: Option<SimulationOutput>,
         results: &[CandidateResult],
+        reference: &SolverSettings,
     ) -> Result<FitOutputs, WorkflowError> {
         let request = &self.request;
         let (mut outliers, mut outlier_limit) = (Vec::new(), f64::NAN);
         let figures = match (summary, &request.shard) {
             (Some(s), None) => {
-                let reference = match best_reference {
+                let best = match best_reference {
                     Some(r) => r,
-                    None => best_fit_run(s, &request.base, &self.scenario)?,
+                    None => best_fit_run(s, &request.base, &self.scenario, reference)?,
                 };
                 let fit = best_fit_with_refined(
-                    BestFit::new(&self.measured, &reference.track),
+                    BestFit::new(&self.measured, &best.track),
                     s,
                     refined,
                     &request.base,
                     &self.scenario,
+                    reference,
                 )?;
                 outlier_limit =
                     outlier_limit_m(s.confidence.sigma2_m2.sqrt(), request.base.length_m);
@@ -1311,6 +1344,62 @@ impl Prepared {
             outliers,
             outlier_limit_m: outlier_limit,
         })
+    }
+
+    /// The tolerance of what the run decides: `--tolerance`'s, else the
+    /// data's ([`crate::sweep::accuracy`]). After a first pass at the
+    /// scouting tolerance, the candidates the answer depends on are
+    /// re-run at it, replacing their results.
+    fn choose_accuracy(
+        &self,
+        results: &mut [CandidateResult],
+        hooks: Hooks<'_>,
+    ) -> Result<Option<Chosen>, WorkflowError> {
+        if let Some(t) = self.request.tolerance_m {
+            return Ok(Some(Chosen::given(t)));
+        }
+        let observations = self.plan.coverage.observations();
+        if self.engine.tolerance_m() != Some(SCOUT_TOLERANCE_M) {
+            return Ok(
+                summarize(&self.request.grid, results, observations).map(|s| {
+                    let noise_m = s.confidence.sigma2_m2.sqrt();
+                    Chosen::from_data(Accuracy::from_noise(noise_m, observations), None)
+                }),
+            );
+        }
+        let rerun = |candidates: &[Candidate], tolerance_m: f64| {
+            run(
+                &Engine::cpu(SolverSettings::reference_at(tolerance_m)),
+                candidates,
+                &self.measured,
+                &self.request.base,
+                &self.scenario,
+                RunHooks {
+                    progress: None,
+                    cancel: hooks.cancel,
+                },
+            )
+        };
+        let confirmation = confirm(
+            &self.request.grid,
+            results,
+            observations,
+            SCOUT_TOLERANCE_M,
+            rerun,
+        )
+        .map_err(batch("re-running the candidates near the best"))?;
+        if results.iter().any(|r| r.status == Status::Cancelled) {
+            return Err(WorkflowError::Interrupted(format!(
+                "interrupted while re-running the candidates near the best at the data's tolerance: the sweep is saved in {}; run the same command with --resume to finish",
+                self.plan
+                    .table_path
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .join(CHUNKS_DIR)
+                    .display()
+            )));
+        }
+        Ok(confirmation.map(|c| Chosen::from_data(c.accuracy, Some(c))))
     }
 
     fn run_chunk(
@@ -1372,9 +1461,10 @@ pub fn best_fit_run(
     s: &Summary,
     base: &TetherParams,
     scenario: &Scenario,
+    settings: &SolverSettings,
 ) -> Result<SimulationOutput, WorkflowError> {
     let (tether, scenario) = s.best.candidate.experiment(base, scenario);
-    simulate(&scenario, &tether, &SolverSettings::reference())
+    simulate(&scenario, &tether, settings)
         .map_err(super::solver("best-fit run on the reference solver failed"))
 }
 
@@ -1385,6 +1475,7 @@ pub fn best_fit_with_refined(
     refined: Option<&Refined>,
     base: &TetherParams,
     scenario: &Scenario,
+    settings: &SolverSettings,
 ) -> Result<BestFit, WorkflowError> {
     let Some(r) = refined else {
         return Ok(fit);
@@ -1392,7 +1483,7 @@ pub fn best_fit_with_refined(
     let (tether, scenario) = r
         .candidate(&s.best.candidate, None)
         .experiment(base, scenario);
-    let track = simulate(&scenario, &tether, &SolverSettings::reference())
+    let track = simulate(&scenario, &tether, settings)
         .map_err(super::solver(
             "refined-fit run on the reference solver failed",
         ))?

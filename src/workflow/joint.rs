@@ -526,6 +526,7 @@ fn choose_engine(
             cpu: sweep_settings(
                 &first,
                 request.engine.solver.unwrap_or(SolverKind::Reference),
+                false,
             )?,
             simulations: groups,
         },
@@ -534,7 +535,7 @@ fn choose_engine(
         (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / films[0].0.release_run()).max(1),
         &steps,
     )?;
-    let settings = sweep_settings(&first, choice.engine.kind().solver())?;
+    let settings = sweep_settings(&first, choice.engine.kind().solver(), false)?;
     Ok((choice, settings))
 }
 

@@ -14,7 +14,9 @@ use crate::io::track::read_parquet_metadata;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, SolverSettings};
+use crate::solver::ReferenceOptions;
+use crate::sweep::accuracy::{Accuracy, Chosen};
 use crate::sweep::refine::{RefineFilm, Refined, refine_best};
 use crate::sweep::validation::Validation;
 use crate::sweep::{CandidateResult, Grid, Shard, Summary, summarize};
@@ -470,6 +472,41 @@ fn shard_validations(
     Ok(validations)
 }
 
+/// The reference solver for what the merged run decides (the best fit,
+/// the refinement): at the shards' `--tolerance`, else at the data's
+/// (the shards swept at the solver's default), recorded in `metadata`.
+fn merged_accuracy(
+    summary: Option<&Summary>,
+    observations: usize,
+    first: &Part,
+    metadata: &mut Metadata,
+) -> SolverSettings {
+    // `--tolerance` given to the shards holds for the merge too.
+    let given_m = first
+        .metadata
+        .get(metadata::ACCURACY)
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+        .filter(|chosen| chosen["given"] == true)
+        .and_then(|chosen| chosen["tolerance_m"].as_f64());
+    let chosen = match given_m {
+        Some(t) => Some(Chosen::given(t)),
+        None => summary.map(|s| {
+            Chosen::from_data(
+                Accuracy::from_noise(s.confidence.sigma2_m2.sqrt(), observations),
+                None,
+            )
+        }),
+    };
+    if let Some(c) = &chosen {
+        metadata.insert(metadata::ACCURACY.into(), json(c));
+    }
+    SolverSettings::reference_at(
+        chosen
+            .as_ref()
+            .map_or(ReferenceOptions::DEFAULT.tolerance_m, |c| c.tolerance_m),
+    )
+}
+
 /// Merges the parts in `request.dir`.
 pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError> {
     let parts = shard_parts(&request.dir)?;
@@ -488,15 +525,17 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         .clone()
         .unwrap_or_else(|| request.dir.join("_summary"));
     let results_path = claim_output(&out, "results.parquet", request.force)?;
-    let summary = summarize(&grid, &results, observations(&measured, &scenario));
+    let observations = observations(&measured, &scenario);
+    let summary = summarize(&grid, &results, observations);
     let (mut metadata, validations) = merged_metadata(&parts, count)?;
+    let reference = merged_accuracy(summary.as_ref(), observations, first, &mut metadata);
     let refined = match &summary {
         Some(s) if request.refine => refine_best(
             &grid,
             s,
             &[RefineFilm::single(&measured, &scenario)],
             &base,
-            &crate::scenario::SolverSettings::reference(),
+            &reference,
         )
         .map_err(super::solver("refining the best candidate"))?,
         _ => None,
@@ -516,11 +555,15 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         Some(s) => {
             metadata.insert(metadata::SUMMARY.into(), json(s));
             Some(best_fit_with_refined(
-                BestFit::new(&measured, &best_fit_run(s, &base, &scenario)?.track),
+                BestFit::new(
+                    &measured,
+                    &best_fit_run(s, &base, &scenario, &reference)?.track,
+                ),
                 s,
                 refined.as_ref(),
                 &base,
                 &scenario,
+                &reference,
             )?)
         }
         None => None,

@@ -25,6 +25,7 @@ SCHEMA = {
     "status": (pa.string(), None),
     "step_s": (pa.float64(), "s"),
     "steps": (pa.int64(), "1"),
+    "tolerance_m": (pa.float64(), "m"),
     "backend": (pa.string(), None),
     "precision": (pa.string(), None),
     "solver": (pa.string(), None),
