@@ -12,13 +12,12 @@ use super::progress::{Progress, duration, interrupt_flag};
 use toml::{Table, Value};
 
 use tether_sweep::camera::{Camera, TimeUnit};
-use tether_sweep::engine::EngineKind;
 use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::least_squares::profile::ProfileEnd;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{DeclaredFrames, Scenario};
 use tether_sweep::solver::SolverKind;
-use tether_sweep::sweep::accuracy::{Chosen, SCOUT_TOLERANCE_M};
+use tether_sweep::sweep::accuracy::Chosen;
 use tether_sweep::sweep::refine::Refined;
 use tether_sweep::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation,
@@ -548,17 +547,12 @@ pub(super) fn solver_text(solver: &str, tolerance_m: Option<f64>) -> String {
 /// tolerance ([`tether_sweep::sweep::accuracy`]).
 fn sweep_solver_text(plan: &Plan, tolerance_m: Option<f64>) -> String {
     let solver = plan.engine.solver().name();
-    match (tolerance_m, plan.engine) {
+    match (tolerance_m, plan.scout_tolerance_m) {
         (Some(t), _) => format!("{solver} solver at tolerance {t:e} m (--tolerance)"),
-        (None, EngineKind::Cpu(settings))
-            if settings.kind == SolverKind::Reference
-                && settings.reference.tolerance_m == SCOUT_TOLERANCE_M =>
-        {
-            format!(
-                "{solver} solver, a first pass at tolerance {SCOUT_TOLERANCE_M:e} m, then the candidates near the best at the data's"
-            )
-        }
-        _ => format!("{solver} solver"),
+        (None, Some(scout)) => format!(
+            "{solver} solver, a first pass at tolerance {scout:e} m, then the candidates near the best at the data's"
+        ),
+        (None, None) => format!("{solver} solver"),
     }
 }
 
@@ -573,12 +567,11 @@ pub(super) fn print_accuracy(chosen: &Chosen) {
     };
     let rerun = match &chosen.confirmation {
         Some(c) if c.confirmed > 0 => format!(
-            "; {} near the best re-run at it after a first pass at {:e} m (largest J_e shift {:.1e} m², re-run to {:.1e} m² above the threshold{})",
+            "; {} near the best re-run at it after a first pass at {:e} m (largest J_e shift {:.1e} m², re-run to {:.1e} m² above the threshold)",
             count(c.confirmed, "candidate"),
             c.scout_tolerance_m,
             c.largest_shift_m2,
             c.margin_m2,
-            if c.settled { "" } else { ", NOT settled" },
         ),
         Some(c) => format!(
             "; the first pass at {:e} m was already as accurate",

@@ -30,9 +30,13 @@
 
 use std::collections::HashSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::{CONFIDENCE_LEVEL, Candidate, CandidateResult, Grid, chi2_quantile, summarize};
+use super::{
+    CONFIDENCE_LEVEL, Candidate, CandidateResult, Grid, Summary, chi2_quantile, summarize,
+};
+use crate::scenario::SolverSettings;
+use crate::solver::ReferenceOptions;
 
 /// The RMS marker error per unit of τ^(2/3) \[m^(1/3)\]: the largest
 /// measured (1.18, n = 50, D = 100, C_D = 0.6 at τ = 1e-9 m), rounded up.
@@ -51,9 +55,6 @@ pub const LOOSEST_TOLERANCE_M: f64 = 1e-6;
 /// time at 1e-9 m, and J_e near the paper's optimum moves by about a
 /// fifth of the threshold.
 pub const SCOUT_TOLERANCE_M: f64 = 1e-7;
-/// Confirmation rounds at most: each re-runs what the last one's shifts
-/// and each n's new best call for.
-const MAX_CONFIRM_ROUNDS: usize = 8;
 /// The margin above the threshold, as a multiple of the largest J_e shift
 /// the re-runs measured: a candidate left out must have moved more than
 /// half of it, twice what any candidate re-run moved, and the best's own
@@ -61,7 +62,7 @@ const MAX_CONFIRM_ROUNDS: usize = 8;
 const MARGIN_PER_SHIFT: f64 = 4.0;
 
 /// The tolerance the data call for, and why.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Accuracy {
     /// The marker noise the rule assumed, σ \[m\].
     pub noise_m: f64,
@@ -109,7 +110,7 @@ pub fn tolerance_for_track_error(track_error_m: f64) -> f64 {
 
 /// The reference solver's tolerance for what a run decides (the best, the
 /// region, the refinement), and how it was chosen.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Chosen {
     /// The tolerance of the best fit and the refinement \[m\].
     pub tolerance_m: f64,
@@ -135,6 +136,20 @@ impl Chosen {
         }
     }
 
+    /// The rule's choice for a sweep's summary, whose σ is the data's.
+    pub fn from_summary(summary: &Summary, observations: usize) -> Self {
+        let noise_m = summary.confidence.sigma2_m2.sqrt();
+        Self::from_data(Accuracy::from_noise(noise_m, observations), None)
+    }
+
+    /// The reference solver at the chosen tolerance, or at its default
+    /// where nothing was chosen (no candidate had a J_e).
+    pub fn reference(chosen: Option<&Self>) -> SolverSettings {
+        SolverSettings::reference_at(
+            chosen.map_or(ReferenceOptions::DEFAULT.tolerance_m, |c| c.tolerance_m),
+        )
+    }
+
     /// The rule's choice, with the confirmation that applied it, if any.
     pub fn from_data(accuracy: Accuracy, confirmation: Option<Confirmation>) -> Self {
         Self {
@@ -147,7 +162,7 @@ impl Chosen {
 }
 
 /// What the confirmation re-ran, and what it measured.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Confirmation {
     pub accuracy: Accuracy,
     /// The first pass's tolerance \[m\].
@@ -160,12 +175,9 @@ pub struct Confirmation {
     /// The largest |J_e| change between the two passes over the
     /// candidates re-run \[m²\].
     pub largest_shift_m2: f64,
+    /// Rounds of re-runs: each adds the candidates a margin grown from
+    /// the last round's shifts brings inside, until none is left.
     pub rounds: usize,
-    /// The margin held: it is at least [`MARGIN_PER_SHIFT`] times the
-    /// largest shift of the candidates re-run for being near the best
-    /// (each n's first-pass best is re-run too, and reported, but far
-    /// from the best its shift does not bear on the region).
-    pub settled: bool,
 }
 
 /// Chooses the tolerance from a first pass's `results` (all at
@@ -191,7 +203,6 @@ pub fn confirm<E>(
         margin_m2: accuracy.threshold_m2,
         largest_shift_m2: 0.0,
         rounds: 0,
-        settled: true,
     };
     if accuracy.tolerance_m >= scout_tolerance_m {
         // The first pass is already as accurate as the data need.
@@ -200,27 +211,28 @@ pub fn confirm<E>(
     let scout: Vec<Option<f64>> = results.iter().map(|r| r.j_e_m2).collect();
     let scout_min = first.best.j_e_m2.expect("the best has a J_e");
     let mut done: HashSet<usize> = HashSet::new();
-    confirmation.settled = false;
-    while confirmation.rounds < MAX_CONFIRM_ROUNDS {
+    // Each round only adds candidates, so the loop ends, at worst with
+    // every candidate re-run.
+    loop {
         let cutoff = scout_min + accuracy.threshold_m2 + confirmation.margin_m2;
-        let near: Vec<usize> = (0..results.len())
+        let near: HashSet<usize> = (0..results.len())
             .filter(|i| !done.contains(i) && scout[*i].is_some_and(|j| j <= cutoff))
             .collect();
         // Each n's best once, with the first round: far from the best it
         // is reported, not decided on, and its shift (the solver's error
         // times a misfit far above the noise) says nothing of the margin.
-        let mut picked = near.clone();
+        let mut picked: Vec<usize> = near.iter().copied().collect();
         if confirmation.rounds == 0 {
-            for i in best_per_elements(grid, results) {
-                if !picked.contains(&i) {
-                    picked.push(i);
-                }
-            }
+            picked.extend(
+                best_per_elements(grid, results)
+                    .into_iter()
+                    .filter(|i| !near.contains(i)),
+            );
         }
         if picked.is_empty() {
-            confirmation.settled = true;
             break;
         }
+        picked.sort_unstable();
         confirmation.rounds += 1;
         let candidates: Vec<Candidate> = picked.iter().map(|&i| results[i].candidate).collect();
         for (&i, result) in picked.iter().zip(rerun(&candidates, accuracy.tolerance_m)?) {
@@ -233,10 +245,9 @@ pub fn confirm<E>(
             done.insert(i);
         }
         confirmation.confirmed = done.len();
-        let needed = MARGIN_PER_SHIFT * confirmation.largest_shift_m2;
-        if needed > confirmation.margin_m2 {
-            confirmation.margin_m2 = needed;
-        }
+        confirmation.margin_m2 = confirmation
+            .margin_m2
+            .max(MARGIN_PER_SHIFT * confirmation.largest_shift_m2);
     }
     Ok(Some(confirmation))
 }
@@ -324,7 +335,6 @@ mod tests {
         })
         .unwrap()
         .unwrap();
-        assert!(confirmation.settled);
         assert!(confirmation.rounds >= 2, "the shift grew the margin");
         assert!(confirmation.largest_shift_m2 >= 0.45);
         assert!(confirmation.margin_m2 >= MARGIN_PER_SHIFT * confirmation.largest_shift_m2);
@@ -357,6 +367,6 @@ mod tests {
         })
         .unwrap()
         .unwrap();
-        assert_eq!((c.confirmed, c.settled), (0, true));
+        assert_eq!((c.confirmed, c.rounds), (0, 0));
     }
 }

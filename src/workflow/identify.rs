@@ -31,8 +31,8 @@ use crate::scenario::{
     DeclaredFrames, Frames, Scenario, ScenarioKind, SimulationOutput, SolverSettings,
     median_interval_s, simulate,
 };
-use crate::solver::{ReferenceOptions, SolverKind};
-use crate::sweep::accuracy::{Accuracy, Chosen, SCOUT_TOLERANCE_M, confirm};
+use crate::solver::SolverKind;
+use crate::sweep::accuracy::{Chosen, SCOUT_TOLERANCE_M, confirm};
 use crate::sweep::refine::{RefineFilm, Refined, refine_best};
 use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
@@ -202,6 +202,10 @@ pub struct Plan {
     pub coverage: Coverage,
     /// Rows of the file with an empty or NaN position (occluded markers).
     pub occluded_rows: usize,
+    /// The tolerance of the sweep's first pass \[m\] when the run then
+    /// re-runs the candidates near the best at the data's
+    /// ([`crate::sweep::accuracy::confirm`]); None: the sweep is final.
+    pub scout_tolerance_m: Option<f64>,
 }
 
 /// How far the measured first frame, before the release, is from the experiment's initial
@@ -1041,6 +1045,8 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         start,
         coverage,
         occluded_rows: measured.occluded_rows,
+        scout_tolerance_m: (scouts(&request) && engine.solver() == SolverKind::Reference)
+            .then_some(SCOUT_TOLERANCE_M),
     };
     Ok(Prepared {
         request,
@@ -1105,11 +1111,7 @@ impl Prepared {
         if let Some(c) = &chosen {
             self.metadata.insert(metadata::ACCURACY.into(), json(c));
         }
-        let reference = SolverSettings::reference_at(
-            chosen
-                .as_ref()
-                .map_or(ReferenceOptions::DEFAULT.tolerance_m, |c| c.tolerance_m),
-        );
+        let reference = Chosen::reference(chosen.as_ref());
         self.metadata
             .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
         let summary = summarize(
@@ -1359,14 +1361,10 @@ impl Prepared {
             return Ok(Some(Chosen::given(t)));
         }
         let observations = self.plan.coverage.observations();
-        if self.engine.tolerance_m() != Some(SCOUT_TOLERANCE_M) {
-            return Ok(
-                summarize(&self.request.grid, results, observations).map(|s| {
-                    let noise_m = s.confidence.sigma2_m2.sqrt();
-                    Chosen::from_data(Accuracy::from_noise(noise_m, observations), None)
-                }),
-            );
-        }
+        let Some(scout_tolerance_m) = self.plan.scout_tolerance_m else {
+            return Ok(summarize(&self.request.grid, results, observations)
+                .map(|s| Chosen::from_summary(&s, observations)));
+        };
         let rerun = |candidates: &[Candidate], tolerance_m: f64| {
             run(
                 &Engine::cpu(SolverSettings::reference_at(tolerance_m)),
@@ -1384,7 +1382,7 @@ impl Prepared {
             &self.request.grid,
             results,
             observations,
-            SCOUT_TOLERANCE_M,
+            scout_tolerance_m,
             rerun,
         )
         .map_err(batch("re-running the candidates near the best"))?;

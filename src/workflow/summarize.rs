@@ -15,8 +15,7 @@ use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
 use crate::scenario::{Scenario, SolverSettings};
-use crate::solver::ReferenceOptions;
-use crate::sweep::accuracy::{Accuracy, Chosen};
+use crate::sweep::accuracy::Chosen;
 use crate::sweep::refine::{RefineFilm, Refined, refine_best};
 use crate::sweep::validation::Validation;
 use crate::sweep::{CandidateResult, Grid, Shard, Summary, summarize};
@@ -481,30 +480,16 @@ fn merged_accuracy(
     first: &Part,
     metadata: &mut Metadata,
 ) -> SolverSettings {
-    // `--tolerance` given to the shards holds for the merge too.
-    let given_m = first
+    let given = first
         .metadata
         .get(metadata::ACCURACY)
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
-        .filter(|chosen| chosen["given"] == true)
-        .and_then(|chosen| chosen["tolerance_m"].as_f64());
-    let chosen = match given_m {
-        Some(t) => Some(Chosen::given(t)),
-        None => summary.map(|s| {
-            Chosen::from_data(
-                Accuracy::from_noise(s.confidence.sigma2_m2.sqrt(), observations),
-                None,
-            )
-        }),
-    };
+        .and_then(|text| serde_json::from_str::<Chosen>(text).ok())
+        .filter(|chosen| chosen.given);
+    let chosen = given.or_else(|| summary.map(|s| Chosen::from_summary(s, observations)));
     if let Some(c) = &chosen {
         metadata.insert(metadata::ACCURACY.into(), json(c));
     }
-    SolverSettings::reference_at(
-        chosen
-            .as_ref()
-            .map_or(ReferenceOptions::DEFAULT.tolerance_m, |c| c.tolerance_m),
-    )
+    Chosen::reference(chosen.as_ref())
 }
 
 /// Merges the parts in `request.dir`.
