@@ -89,8 +89,9 @@ sinfo
 # A small grid on the shipped drop, three shards of one CPU each: the job
 # script passes its arguments to identify in place of the paper's grid.
 # One candidate a chunk, so that a task requeued while it runs has saved
-# some.
-grid=(--elements 12,16 --damping 0:3000:1000 --drag-coefficient 0.7,0.8
+# some; 163 candidates a shard (about 6 s of first pass on one core), so
+# that it is still running when requeued.
+grid=(--elements 30,40 --damping 0:3000:50 --drag-coefficient 0.5,0.6,0.7,0.8
     --backend cpu --chunk-size 1)
 cd "$work"
 array=$(sbatch --parsable --array=0-2 --cpus-per-task=1 \
@@ -99,9 +100,9 @@ echo "array job $array"
 
 # Task 1 stopped half-way, as a preemption or `scontrol requeue` stops it:
 # once it has saved a chunk, requeue it. It must come back with --resume.
-for _ in $(seq 300); do
+for _ in $(seq 1200); do
     ls "sweep/shard=1/.chunks/"*.parquet >/dev/null 2>&1 && break
-    sleep 0.2
+    sleep 0.05
 done
 scontrol requeue "${array}_1"
 echo "requeued ${array}_1 after $(ls "sweep/shard=1/.chunks/" | wc -l) saved chunk(s)"

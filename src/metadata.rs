@@ -62,6 +62,10 @@ pub const MEASURED_SHA256: &str = "tether_sweep.measured_sha256";
 pub const VALIDATION: &str = "tether_sweep.validation";
 /// The reference solver's tolerances and why (`sweep::accuracy::Chosen`).
 pub const ACCURACY: &str = "tether_sweep.accuracy";
+/// Identification: the tolerance \[m\] of a reference-solver sweep that is
+/// a first pass, whose candidates near the best are re-run at the data's
+/// tolerance (by the run, or by `summarize` for a shard's part).
+pub const SCOUT_TOLERANCE: &str = "tether_sweep.scout_tolerance_m";
 /// `summarize`: every shard's validation.
 pub const SHARD_VALIDATIONS: &str = "tether_sweep.shard_validations";
 /// A saved chunk: everything that decides the results of the run it

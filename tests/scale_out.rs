@@ -33,10 +33,6 @@ fn identify(out: &Path, extra: &[&str]) -> Output {
         "identify",
         "--backend",
         "cpu",
-        // As the shards sweep: a whole run's first pass at the data's
-        // tolerance would differ from their 1e-9 m far from the best.
-        "--tolerance",
-        "1e-9",
         "--out",
         out.to_str().unwrap(),
     ];
@@ -53,7 +49,6 @@ fn results(path: &Path) -> Vec<CandidateResult> {
 fn identify_request(out: &Path) -> IdentifyRequest {
     IdentifyRequest {
         engine: EngineOptions::cpu(),
-        tolerance_m: Some(1e-9),
         ..IdentifyRequest::new(
             shipped_dataset().unwrap(),
             Grid::parse(GRID[1], GRID[3], GRID[5]).unwrap(),
@@ -124,10 +119,30 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
         let part = results(&sharded.join(format!("shard={k}/part.parquet")));
         // Interleaved: shard k holds grid positions k, k + 3, …
         let expected: Vec<&CandidateResult> = whole.iter().skip(k).step_by(3).collect();
-        assert_eq!(part.iter().collect::<Vec<_>>(), expected, "shard {k}");
+        let candidates =
+            |rows: &[&CandidateResult]| -> Vec<_> { rows.iter().map(|r| r.candidate).collect() };
+        assert_eq!(
+            candidates(&part.iter().collect::<Vec<_>>()),
+            candidates(&expected),
+            "shard {k}"
+        );
+        // A part is a first pass: the single run's rows, but for those it
+        // re-ran near the best at the data's tolerance.
+        for (p, w) in part.iter().zip(&expected) {
+            assert_eq!(p.tolerance_m, Some(1e-7), "shard {k}: {p:?}");
+            if w.tolerance_m == p.tolerance_m {
+                assert_eq!(p, *w, "shard {k}");
+            }
+        }
         union.extend(part);
     }
     assert_eq!(union.len(), whole.len());
+    assert!(
+        whole
+            .iter()
+            .any(|r| r.tolerance_m.is_some_and(|t| t < 1e-7)),
+        "the single run re-ran none at the data's tolerance, so the merge's re-runs go untested"
+    );
 
     let merged = summarize().unwrap();
     assert_eq!(merged.shards, 3);
@@ -159,6 +174,21 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(best(&stdout).is_some(), "{stdout}");
     assert_eq!(best(&stdout), best(&single_stdout), "{stdout}");
+
+    // A shard swept at another tolerance is another sweep.
+    IdentifyRequest {
+        shard: Some(Shard { index: 0, count: 3 }),
+        tolerance_m: Some(1e-9),
+        force: true,
+        ..identify_request(&sharded)
+    }
+    .run(Hooks::default())
+    .unwrap();
+    let mixed = summarize_dir(&sharded).unwrap_err().to_string();
+    assert!(
+        mixed.contains("tether_sweep.solver_settings") && mixed.contains("--tolerance"),
+        "{mixed}"
+    );
 }
 
 /// With a release-time axis, a shard runs whole release groups (the
@@ -225,8 +255,6 @@ fn a_killed_run_resumes_to_the_same_table() {
         "identify",
         "--backend",
         "cpu",
-        "--tolerance",
-        "1e-9",
         "--chunk-size",
         "2",
         "--out",

@@ -545,10 +545,13 @@ pub(super) fn solver_text(solver: &str, tolerance_m: Option<f64>) -> String {
 /// A single film's header solver: `--tolerance` holds for the whole run,
 /// else a reference-solver sweep is a first pass at the scouting
 /// tolerance ([`tether_sweep::sweep::accuracy`]).
-fn sweep_solver_text(plan: &Plan, tolerance_m: Option<f64>) -> String {
+fn sweep_solver_text(plan: &Plan, tolerance_m: Option<f64>, shard: bool) -> String {
     let solver = plan.engine.solver().name();
     match (tolerance_m, plan.scout_tolerance_m) {
         (Some(t), _) => format!("{solver} solver at tolerance {t:e} m (--tolerance)"),
+        (None, Some(scout)) if shard => format!(
+            "{solver} solver, a first pass at tolerance {scout:e} m (summarize re-runs the candidates near the merged best at the data's)"
+        ),
         (None, Some(scout)) => format!(
             "{solver} solver, a first pass at tolerance {scout:e} m, then the candidates near the best at the data's"
         ),
@@ -623,7 +626,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         },
         request.measured.display(),
         device_text(plan.adapter.as_deref()),
-        sweep_solver_text(plan, request.tolerance_m),
+        sweep_solver_text(plan, request.tolerance_m, request.shard.is_some()),
         plan.engine.precision().name(),
     );
     let s = &plan.scenario;

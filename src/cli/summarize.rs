@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::identify::{print_refined, print_summary, print_validation};
+use super::identify::{print_accuracy, print_refined, print_summary, print_validation};
 use tether_sweep::workflow::count;
 use tether_sweep::workflow::summarize::{Merged, SummarizeRequest, check_outcome, merge};
 
@@ -77,6 +77,9 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         e.precision
     );
     print_summary(&report.summary, false);
+    if let Some(c) = &report.accuracy {
+        print_accuracy(c);
+    }
     if let Some(r) = &report.refined {
         print_refined(r);
     }

@@ -887,12 +887,12 @@ pub(super) fn sweep_settings(
 }
 
 /// Whether a run's reference-solver sweep is a first pass at the
-/// scouting tolerance, confirmed at the data's ([`confirm`]): a whole run
-/// without `--tolerance`. A shard cannot know the grid's best, so it
-/// sweeps at the solver's default and `summarize` chooses for the
-/// refinement.
+/// scouting tolerance, confirmed at the data's ([`confirm`]): a run
+/// without `--tolerance`. A shard cannot know the grid's best, so
+/// `summarize` confirms the merged parts as the single run confirms its
+/// table.
 fn scouts(request: &IdentifyRequest) -> bool {
-    request.tolerance_m.is_none() && request.shard.is_none()
+    request.tolerance_m.is_none()
 }
 
 /// The request's own numbers and combinations, before anything is read.
@@ -1012,7 +1012,12 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     let names = engine.names();
     let settings = sweep_settings(&request, engine.solver(), scouts(&request))?;
 
-    let metadata = run_metadata(&request, &scenario, &measured_sha256, &settings, &choice);
+    let scout_tolerance_m =
+        (scouts(&request) && engine.solver() == SolverKind::Reference).then_some(SCOUT_TOLERANCE_M);
+    let mut metadata = run_metadata(&request, &scenario, &measured_sha256, &settings, &choice);
+    if let Some(t) = scout_tolerance_m {
+        metadata.insert(metadata::SCOUT_TOLERANCE.into(), json(&t));
+    }
     // Everything that decides the results: a resume must continue the same run.
     let run_key = json(&(
         grid,
@@ -1045,8 +1050,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         start,
         coverage,
         occluded_rows: measured.occluded_rows,
-        scout_tolerance_m: (scouts(&request) && engine.solver() == SolverKind::Reference)
-            .then_some(SCOUT_TOLERANCE_M),
+        scout_tolerance_m,
     };
     Ok(Prepared {
         request,
@@ -1365,39 +1369,35 @@ impl Prepared {
             return Ok(summarize(&self.request.grid, results, observations)
                 .map(|s| Chosen::from_summary(&s, observations)));
         };
-        let rerun = |candidates: &[Candidate], tolerance_m: f64| {
-            run(
-                &Engine::cpu(SolverSettings::reference_at(tolerance_m)),
-                candidates,
-                &self.measured,
-                &self.request.base,
-                &self.scenario,
-                RunHooks {
-                    progress: None,
-                    cancel: hooks.cancel,
-                },
-            )
-        };
-        let confirmation = confirm(
+        if self.request.shard.is_some() {
+            // `summarize` confirms the merged parts: a shard's best is
+            // only its part's.
+            return Ok(None);
+        }
+        confirm_near_best(
             &self.request.grid,
             results,
-            observations,
-            scout_tolerance_m,
-            rerun,
+            ConfirmRun {
+                measured: &self.measured,
+                base: &self.request.base,
+                scenario: &self.scenario,
+                observations,
+                scout_tolerance_m,
+            },
+            hooks.cancel,
         )
-        .map_err(batch("re-running the candidates near the best"))?;
-        if results.iter().any(|r| r.status == Status::Cancelled) {
-            return Err(WorkflowError::Interrupted(format!(
-                "interrupted while re-running the candidates near the best at the data's tolerance: the sweep is saved in {}; run the same command with --resume to finish",
+        .map_err(|e| match e {
+            WorkflowError::Interrupted(why) => WorkflowError::Interrupted(format!(
+                "{why}: the sweep is saved in {}; run the same command with --resume to finish",
                 self.plan
                     .table_path
                     .parent()
                     .unwrap_or(Path::new("."))
                     .join(CHUNKS_DIR)
                     .display()
-            )));
-        }
-        Ok(confirmation.map(|c| Chosen::from_data(c.accuracy, Some(c))))
+            )),
+            e => e,
+        })
     }
 
     fn run_chunk(
@@ -1452,6 +1452,57 @@ impl Prepared {
         self.metadata.insert(metadata::VALIDATION.into(), json(&v));
         Ok((Some(v), references.into_iter().next()))
     }
+}
+
+/// What a first pass's confirmation runs: one film's experiment on the
+/// reference solver.
+pub(super) struct ConfirmRun<'a> {
+    pub measured: &'a MeasuredTrack,
+    pub base: &'a TetherParams,
+    pub scenario: &'a Scenario,
+    pub observations: usize,
+    pub scout_tolerance_m: f64,
+}
+
+/// The data's tolerance, chosen from a first pass's `results` (in the
+/// grid's order) at `run.scout_tolerance_m`, with the candidates near the
+/// best and each n's best re-run at it in place ([`confirm`]): a whole
+/// run's, and `summarize`'s of the merged parts, so both end with the
+/// same table. None: no candidate has a J_e.
+pub(super) fn confirm_near_best(
+    grid: &Grid,
+    results: &mut [CandidateResult],
+    run_on: ConfirmRun<'_>,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Option<Chosen>, WorkflowError> {
+    let rerun = |candidates: &[Candidate], tolerance_m: f64| {
+        run(
+            &Engine::cpu(SolverSettings::reference_at(tolerance_m)),
+            candidates,
+            run_on.measured,
+            run_on.base,
+            run_on.scenario,
+            RunHooks {
+                progress: None,
+                cancel,
+            },
+        )
+    };
+    let confirmation = confirm(
+        grid,
+        results,
+        run_on.observations,
+        run_on.scout_tolerance_m,
+        rerun,
+    )
+    .map_err(batch("re-running the candidates near the best"))?;
+    if results.iter().any(|r| r.status == Status::Cancelled) {
+        return Err(WorkflowError::Interrupted(
+            "interrupted while re-running the candidates near the best at the data's tolerance"
+                .into(),
+        ));
+    }
+    Ok(confirmation.map(|c| Chosen::from_data(c.accuracy, Some(c))))
 }
 
 /// The best candidate on the f64 reference solver: the best fit's track.

@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::identify::{best_fit_run, best_fit_with_refined, engine_names, observations};
+use super::identify::{
+    ConfirmRun, best_fit_run, best_fit_with_refined, confirm_near_best, engine_names, observations,
+};
 use super::joint::{FilmKey, JointFilm, JointReport, JointRequest};
 use super::{WorkflowError, claim_output, usage};
 use crate::camera::Camera;
@@ -54,6 +56,9 @@ pub struct SummarizeReport {
     pub fit_warning: Option<String>,
     pub implausible_allowed: bool,
     pub out: PathBuf,
+    /// The reference solver's tolerance for the merged run, and why
+    /// (`sweep::accuracy`).
+    pub accuracy: Option<Chosen>,
 }
 
 /// One shard's part: where it is, its metadata and its rows.
@@ -145,10 +150,17 @@ fn check_parts(dir: &Path, parts: &[(usize, Part)]) -> Result<usize, WorkflowErr
             metadata::TETHER,
             metadata::SCENARIO,
             metadata::ENGINE,
+            metadata::SOLVER_SETTINGS,
         ] {
             if part.key(k)? != first.key(k)? {
+                let hint = match k {
+                    metadata::SOLVER_SETTINGS => {
+                        " (run every shard with the same --solver and --tolerance)"
+                    }
+                    _ => "",
+                };
                 return Err(WorkflowError::Usage(format!(
-                    "{} and {} differ in {k}: they are shards of different sweeps",
+                    "{} and {} differ in {k}: they are shards of different sweeps{hint}",
                     first.path.display(),
                     part.path.display()
                 )));
@@ -160,6 +172,16 @@ fn check_parts(dir: &Path, parts: &[(usize, Part)]) -> Result<usize, WorkflowErr
                 first.path.display(),
                 part.path.display(),
                 metadata::CAMERA
+            )));
+        }
+        if part.metadata.get(metadata::SCOUT_TOLERANCE)
+            != first.metadata.get(metadata::SCOUT_TOLERANCE)
+        {
+            return Err(WorkflowError::Usage(format!(
+                "{} and {} differ in {}: one swept a first pass, the other its final tolerance (run every shard with the same --tolerance, or none)",
+                first.path.display(),
+                part.path.display(),
+                metadata::SCOUT_TOLERANCE
             )));
         }
     }
@@ -267,6 +289,7 @@ fn merged_metadata(
         metadata::VALIDATION,
         metadata::WALL_S,
         metadata::SUMMARY,
+        metadata::ACCURACY,
     ] {
         metadata.remove(key);
     }
@@ -471,25 +494,71 @@ fn shard_validations(
     Ok(validations)
 }
 
-/// The reference solver for what the merged run decides (the best fit,
-/// the refinement): at the shards' `--tolerance`, else at the data's
-/// (the shards swept at the solver's default), recorded in `metadata`.
+/// The tolerance of what the merged run decides (the best fit, the
+/// refinement): the shards' `--tolerance`; else, after first passes, the
+/// data's, with the candidates near the merged best re-run at it in
+/// `results` as a single run re-runs them; else the data's, from the
+/// merged summary (the shards swept at a fixed step or their final
+/// tolerance).
 fn merged_accuracy(
-    summary: Option<&Summary>,
-    observations: usize,
+    grid: &Grid,
+    results: &mut [CandidateResult],
+    film: &MergedFilm<'_>,
     first: &Part,
-    metadata: &mut Metadata,
-) -> SolverSettings {
+) -> Result<Option<Chosen>, WorkflowError> {
     let given = first
         .metadata
         .get(metadata::ACCURACY)
         .and_then(|text| serde_json::from_str::<Chosen>(text).ok())
         .filter(|chosen| chosen.given);
-    let chosen = given.or_else(|| summary.map(|s| Chosen::from_summary(s, observations)));
-    if let Some(c) = &chosen {
-        metadata.insert(metadata::ACCURACY.into(), json(c));
+    if given.is_some() {
+        return Ok(given);
     }
-    Chosen::reference(chosen.as_ref())
+    let observations = observations(film.measured, film.scenario);
+    if first.metadata.contains_key(metadata::SCOUT_TOLERANCE) {
+        let scout_tolerance_m: f64 = first.parse(metadata::SCOUT_TOLERANCE)?;
+        return confirm_near_best(
+            grid,
+            results,
+            ConfirmRun {
+                measured: film.measured,
+                base: film.base,
+                scenario: film.scenario,
+                observations,
+                scout_tolerance_m,
+            },
+            None,
+        );
+    }
+    Ok(summarize(grid, results, observations).map(|s| Chosen::from_summary(&s, observations)))
+}
+
+/// The film the shards compared, as `summarize` reads it back.
+struct MergedFilm<'a> {
+    measured: &'a MeasuredTrack,
+    base: &'a TetherParams,
+    scenario: &'a Scenario,
+}
+
+impl MergedFilm<'_> {
+    /// The merged best candidate's track and the refined optimum's, on
+    /// the reference solver at `reference`.
+    fn best_fit(
+        &self,
+        summary: &Summary,
+        refined: Option<&Refined>,
+        reference: &SolverSettings,
+    ) -> Result<BestFit, WorkflowError> {
+        let best = best_fit_run(summary, self.base, self.scenario, reference)?;
+        best_fit_with_refined(
+            BestFit::new(self.measured, &best.track),
+            summary,
+            refined,
+            self.base,
+            self.scenario,
+            reference,
+        )
+    }
 }
 
 /// Merges the parts in `request.dir`.
@@ -501,7 +570,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     let base = shards_tether(first)?;
     let scenario: Scenario = first.parse(metadata::SCENARIO)?;
     let engine = first.engine()?;
-    let results = merged_results(&parts, &grid, &request.dir)?;
+    let mut results = merged_results(&parts, &grid, &request.dir)?;
     let camera = shards_camera(first)?;
     let measured = shards_measured(request, first, &camera, scenario.pin_m())?;
 
@@ -510,10 +579,18 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         .clone()
         .unwrap_or_else(|| request.dir.join("_summary"));
     let results_path = claim_output(&out, "results.parquet", request.force)?;
-    let observations = observations(&measured, &scenario);
-    let summary = summarize(&grid, &results, observations);
     let (mut metadata, validations) = merged_metadata(&parts, count)?;
-    let reference = merged_accuracy(summary.as_ref(), observations, first, &mut metadata);
+    let film = MergedFilm {
+        measured: &measured,
+        base: &base,
+        scenario: &scenario,
+    };
+    let accuracy = merged_accuracy(&grid, &mut results, &film, first)?;
+    if let Some(c) = &accuracy {
+        metadata.insert(metadata::ACCURACY.into(), json(c));
+    }
+    let reference = Chosen::reference(accuracy.as_ref());
+    let summary = summarize(&grid, &results, observations(&measured, &scenario));
     let refined = match &summary {
         Some(s) if request.refine => refine_best(
             &grid,
@@ -539,17 +616,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     let fit = match &summary {
         Some(s) => {
             metadata.insert(metadata::SUMMARY.into(), json(s));
-            Some(best_fit_with_refined(
-                BestFit::new(
-                    &measured,
-                    &best_fit_run(s, &base, &scenario, &reference)?.track,
-                ),
-                s,
-                refined.as_ref(),
-                &base,
-                &scenario,
-                &reference,
-            )?)
+            Some(film.best_fit(s, refined.as_ref(), &reference)?)
         }
         None => None,
     };
@@ -591,6 +658,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         fit_warning,
         implausible_allowed: request.allow_implausible,
         out,
+        accuracy,
     })
 }
 

@@ -62,11 +62,16 @@ frame = pl.read_parquet(f"{sharded_dir}/shard=*/part.parquet", hive_partitioning
 assert frame.height == rows and "shard" in frame.columns, frame
 
 con = duckdb.connect()
-count, shards, best = con.execute(
-    f"select count(*), count(distinct shard), min(j_e_m2) from "
-    f"read_parquet('{sharded_dir}/shard=*/part.parquet', hive_partitioning = true)"
+# The parts are a first pass: the single run's rows, but for those it
+# re-ran near the best at the data's tolerance.
+count, shards, same, rerun = con.execute(
+    f"select count(*), count(distinct p.shard), "
+    f"count(*) filter (where p.j_e_m2 is not distinct from s.j_e_m2 and p.tolerance_m = s.tolerance_m), "
+    f"count(*) filter (where p.tolerance_m > s.tolerance_m) "
+    f"from read_parquet('{sharded_dir}/shard=*/part.parquet', hive_partitioning = true) p "
+    f"join read_parquet('{results_path}') s using (elements, damping_pa_s, drag_coefficient)"
 ).fetchone()
 assert count == rows and shards >= 2, (count, shards)
-single_best = con.execute(f"select min(j_e_m2) from read_parquet('{results_path}')").fetchone()[0]
-assert best == single_best, (best, single_best)
-print(f"pyarrow, pandas, polars and DuckDB read {rows} rows; best J_e {best:.6e} m^2")
+assert same + rerun == rows, (same, rerun, rows)
+best = con.execute(f"select min(j_e_m2) from read_parquet('{results_path}')").fetchone()[0]
+print(f"pyarrow, pandas, polars and DuckDB read {rows} rows ({rerun} re-run by the single run); best J_e {best:.6e} m^2")
