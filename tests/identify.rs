@@ -1583,7 +1583,8 @@ fn the_compared_frames_do_not_depend_on_where_the_clock_starts() {
 /// The reference solver's tolerance chosen from the data (issue 26) gives
 /// the best candidate, the region and the refined values (within a tenth
 /// of their standard errors) of a run at 1e-9 m throughout, on the
-/// shipped drop and the shipped filmed drop; the choice and each row's
+/// shipped drop, the shipped filmed drop and the tracker example (whose
+/// refinement tightens for its own σ); the choice and each row's
 /// tolerance are recorded; `--tolerance` is refused where no reference
 /// solver sweeps.
 #[test]
@@ -1626,7 +1627,28 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
     ]
     .map(String::from)
     .to_vec();
-    for (name, args) in [("drop", drop), ("filmed", filmed)] {
+    // The tracker example: a coarse release axis inflates the grid's σ
+    // (0.74 mm against 0.39 mm refined), so the refinement tightens.
+    let tracker: Vec<String> = [
+        "identify",
+        "--backend",
+        "cpu",
+        "--config",
+        path_str(&root.join("examples/tracker_film.toml")),
+        "--measured",
+        path_str(&root.join("datasets/tracker_film.csv")),
+        "--elements",
+        "7",
+        "--damping",
+        "1000:4000:1000",
+        "--drag-coefficient",
+        "0.7:0.85:0.05",
+        "--axis",
+        "release_time_s=7.49:7.53:0.005",
+    ]
+    .map(String::from)
+    .to_vec();
+    for (name, args) in [("drop", drop), ("filmed", filmed), ("tracker", tracker)] {
         let run_at = |tolerance: Option<&str>| {
             let out = dir
                 .path()
@@ -1671,8 +1693,29 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
         }
         // Recorded: the rule's choice, what it re-ran, each row's tolerance.
         let chosen = json(&data_meta, tether_sweep::metadata::ACCURACY);
-        let tolerance = chosen["tolerance_m"].as_f64().unwrap();
+        // The grid's candidates near the best ran at the rule's tolerance
+        // for the grid's σ; the refinement at the refined σ's where that
+        // is under half of it.
+        let tolerance = chosen["accuracy"]["tolerance_m"].as_f64().unwrap();
         assert!(tolerance > 1e-9 && tolerance < 1e-7, "{name}: {chosen}");
+        let refinement = chosen["tolerance_m"].as_f64().unwrap();
+        if name == "tracker" {
+            assert_eq!(
+                chosen["refinement"]["tolerance_m"].as_f64(),
+                Some(refinement),
+                "{chosen}"
+            );
+            assert!(refinement < 0.5 * tolerance, "{chosen}");
+            assert!(
+                data.contains(&format!(
+                    "calls for tolerance {refinement:.1e} m, under half of that: the refinement and the best fit re-ran at it"
+                )),
+                "{data}"
+            );
+        } else {
+            assert!(chosen.get("refinement").is_none(), "{name}: {chosen}");
+            assert_eq!(refinement, tolerance, "{name}: {chosen}");
+        }
         let confirmed = chosen["confirmation"]["confirmed"].as_u64().unwrap() as usize;
         assert!(
             chosen["confirmation"]["rounds"].as_u64().unwrap() >= 1,

@@ -582,13 +582,24 @@ pub(super) fn print_accuracy(chosen: &Chosen) {
         ),
         None => String::new(),
     };
+    let what = match chosen.refinement {
+        Some(_) => "the candidates near the best",
+        None => "the best fit and the refinement",
+    };
     println!(
-        "accuracy: σ ≈ {:.2} mm over N = {} coordinates: a track error of {:.1e} m RMS moves J_e by a tenth of the region's threshold, so the best fit and the refinement run the reference solver at tolerance {:.1e} m{rerun}",
+        "accuracy: σ ≈ {:.2} mm over N = {} coordinates: a track error of {:.1e} m RMS moves J_e by a tenth of the region's threshold, so {what} run the reference solver at tolerance {:.1e} m{rerun}",
         a.noise_m * 1e3,
         a.observations,
         a.track_error_m,
         a.tolerance_m,
     );
+    if let Some(r) = &chosen.refinement {
+        println!(
+            "  the refined σ ≈ {:.2} mm calls for tolerance {:.1e} m, under half of that: the refinement and the best fit re-ran at it",
+            r.noise_m * 1e3,
+            r.tolerance_m,
+        );
+    }
 }
 
 /// The grid's parameter axes and their lengths, as the headers list them

@@ -1111,11 +1111,7 @@ impl Prepared {
         } = self.sweep(hooks)?;
         let grid = &self.request.grid;
         results.sort_by_key(|r| grid.index_of(&r.candidate));
-        let chosen = self.choose_accuracy(&mut results, hooks)?;
-        if let Some(c) = &chosen {
-            self.metadata.insert(metadata::ACCURACY.into(), json(c));
-        }
-        let reference = Chosen::reference(chosen.as_ref());
+        let mut chosen = self.choose_accuracy(&mut results, hooks)?;
         self.metadata
             .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
         let summary = summarize(
@@ -1137,16 +1133,19 @@ impl Prepared {
                 .insert(metadata::PLAUSIBILITY.into(), w.clone());
         }
         let refined = match (&summary, &self.request.shard) {
-            (Some(s), None) if self.request.refine => refine_best(
+            (Some(s), None) if self.request.refine => refine_at_datas_accuracy(
                 &self.request.grid,
                 s,
                 &[RefineFilm::single(&self.measured, &self.scenario)],
                 &self.request.base,
-                &reference,
-            )
-            .map_err(super::solver("refining the best candidate"))?,
+                &mut chosen,
+            )?,
             _ => None,
         };
+        if let Some(c) = &chosen {
+            self.metadata.insert(metadata::ACCURACY.into(), json(c));
+        }
+        let reference = Chosen::reference(chosen.as_ref());
         if let Some(r) = &refined {
             self.metadata.insert(metadata::REFINED.into(), json(r));
             write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
@@ -1503,6 +1502,36 @@ pub(super) fn confirm_near_best(
         ));
     }
     Ok(confirmation.map(|c| Chosen::from_data(c.accuracy, Some(c))))
+}
+
+/// The refined optimum at the chosen tolerance; refined again at its
+/// own σ's when that asks for a tolerance far below the grid's
+/// ([`Chosen::tightened_for_refinement`]), `chosen` then updated, so that
+/// the best fit runs at it too.
+pub(super) fn refine_at_datas_accuracy(
+    grid: &Grid,
+    summary: &Summary,
+    films: &[RefineFilm<'_>],
+    base: &TetherParams,
+    chosen: &mut Option<Chosen>,
+) -> Result<Option<Refined>, WorkflowError> {
+    let refine = |chosen: Option<&Chosen>| {
+        refine_best(grid, summary, films, base, &Chosen::reference(chosen))
+            .map_err(super::solver("refining the best candidate"))
+    };
+    let refined = refine(chosen.as_ref())?;
+    let tighter = refined
+        .as_ref()
+        .zip(chosen.as_ref())
+        .and_then(|(r, c)| c.tightened_for_refinement(r.sigma_m, r.observations));
+    match tighter {
+        Some(t) => {
+            let again = refine(Some(&t))?;
+            *chosen = Some(t);
+            Ok(again)
+        }
+        None => Ok(refined),
+    }
 }
 
 /// The best candidate on the f64 reference solver: the best fit's track.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::identify::{
     ConfirmRun, best_fit_run, best_fit_with_refined, confirm_near_best, engine_names, observations,
+    refine_at_datas_accuracy,
 };
 use super::joint::{FilmKey, JointFilm, JointReport, JointRequest};
 use super::{WorkflowError, claim_output, usage};
@@ -18,7 +19,7 @@ use crate::model::TetherParams;
 use crate::objective::MeasuredTrack;
 use crate::scenario::{Scenario, SolverSettings};
 use crate::sweep::accuracy::Chosen;
-use crate::sweep::refine::{RefineFilm, Refined, refine_best};
+use crate::sweep::refine::{RefineFilm, Refined};
 use crate::sweep::validation::Validation;
 use crate::sweep::{CandidateResult, Grid, Shard, Summary, summarize};
 
@@ -585,23 +586,22 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         base: &base,
         scenario: &scenario,
     };
-    let accuracy = merged_accuracy(&grid, &mut results, &film, first)?;
-    if let Some(c) = &accuracy {
-        metadata.insert(metadata::ACCURACY.into(), json(c));
-    }
-    let reference = Chosen::reference(accuracy.as_ref());
+    let mut accuracy = merged_accuracy(&grid, &mut results, &film, first)?;
     let summary = summarize(&grid, &results, observations(&measured, &scenario));
     let refined = match &summary {
-        Some(s) if request.refine => refine_best(
+        Some(s) if request.refine => refine_at_datas_accuracy(
             &grid,
             s,
             &[RefineFilm::single(&measured, &scenario)],
             &base,
-            &reference,
-        )
-        .map_err(super::solver("refining the best candidate"))?,
+            &mut accuracy,
+        )?,
         _ => None,
     };
+    if let Some(c) = &accuracy {
+        metadata.insert(metadata::ACCURACY.into(), json(c));
+    }
+    let reference = Chosen::reference(accuracy.as_ref());
     if let Some(r) = &refined {
         metadata.insert(metadata::REFINED.into(), json(r));
     }
