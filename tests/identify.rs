@@ -1608,46 +1608,47 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
     ]
     .map(String::from)
     .to_vec();
-    let filmed: Vec<String> = [
-        "identify",
-        "--backend",
-        "cpu",
-        "--config",
-        path_str(&root.join("examples/filmed_experiment.toml")),
-        "--measured",
-        path_str(&root.join("datasets/filmed_synthetic.parquet")),
-        "--elements",
-        "12",
-        "--damping",
-        "1000:4000:500",
-        "--drag-coefficient",
-        "0.6:0.9:0.05",
-        "--axis",
-        "release_time_s=0:0.03:0.005",
-    ]
-    .map(String::from)
-    .to_vec();
+    // A worked example of docs/identify.md: its experiment, film and grid.
+    let example = |config: &str, measured: &str, grid: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = ["identify", "--backend", "cpu", "--config"]
+            .map(String::from)
+            .to_vec();
+        args.push(path_str(&root.join(config)).to_string());
+        args.push("--measured".to_string());
+        args.push(path_str(&root.join(measured)).to_string());
+        args.extend(grid.iter().map(|a| a.to_string()));
+        args
+    };
+    let filmed = example(
+        "examples/filmed_experiment.toml",
+        "datasets/filmed_synthetic.parquet",
+        &[
+            "--elements",
+            "12",
+            "--damping",
+            "1000:4000:500",
+            "--drag-coefficient",
+            "0.6:0.9:0.05",
+            "--axis",
+            "release_time_s=0:0.03:0.005",
+        ],
+    );
     // The tracker example: a coarse release axis inflates the grid's σ
     // (0.74 mm against 0.39 mm refined), so the refinement tightens.
-    let tracker: Vec<String> = [
-        "identify",
-        "--backend",
-        "cpu",
-        "--config",
-        path_str(&root.join("examples/tracker_film.toml")),
-        "--measured",
-        path_str(&root.join("datasets/tracker_film.csv")),
-        "--elements",
-        "7",
-        "--damping",
-        "1000:4000:1000",
-        "--drag-coefficient",
-        "0.7:0.85:0.05",
-        "--axis",
-        "release_time_s=7.49:7.53:0.005",
-    ]
-    .map(String::from)
-    .to_vec();
+    let tracker = example(
+        "examples/tracker_film.toml",
+        "datasets/tracker_film.csv",
+        &[
+            "--elements",
+            "7",
+            "--damping",
+            "1000:4000:1000",
+            "--drag-coefficient",
+            "0.7:0.85:0.05",
+            "--axis",
+            "release_time_s=7.49:7.53:0.005",
+        ],
+    );
     for (name, args) in [("drop", drop), ("filmed", filmed), ("tracker", tracker)] {
         let run_at = |tolerance: Option<&str>| {
             let out = dir
@@ -2113,8 +2114,6 @@ fn a_joint_run_on_the_gpu_finds_the_cpus_best_and_validates_each_film() {
 
 #[test]
 fn an_interrupted_joint_run_resumes_to_the_same_table() {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     // Chunks of one simulation (7 release values) each.
     let args = |out: &Path| small_joint_run(out, &["--chunk-size", "7"]);
@@ -2122,35 +2121,8 @@ fn an_interrupted_joint_run_resumes_to_the_same_table() {
     succeeds(&args(&whole));
 
     let out = dir.path().join("interrupted");
-    let child = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
-        .args(args(&out))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the first film's first chunk is saved, then interrupt.
-    let chunks = out.join(".chunks/film=shallow");
-    let started = Instant::now();
-    while std::fs::read_dir(&chunks).map_or(0, |d| d.count()) == 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "no chunk saved"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let status = Command::new("sh")
-        .args(["-c", &format!("kill -INT {}", child.id())])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let result = child.wait_with_output().unwrap();
-    let err = stderr(&result);
-    assert_eq!(result.status.code(), Some(130), "{err}");
-    assert!(
-        err.contains("--resume") && err.contains("saved in"),
-        "{err}"
-    );
-    assert!(!out.join("results.parquet").exists());
+    // Interrupted once the first film's first chunk is saved.
+    common::interrupt_once_a_chunk_is_saved(&args(&out), &out.join(".chunks/film=shallow"), &out);
     // Without --resume the saved chunks are not silently replaced.
     let o = run(&args(&out).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

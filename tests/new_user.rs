@@ -4,8 +4,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 use common::{stderr, tether_sweep};
 
@@ -33,8 +32,8 @@ fn ctrl_c_on_a_cpu_identify_saves_and_says_how_to_resume() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sweep");
     // Enough candidates that the run is still going when Ctrl-C comes.
-    let child = binary()
-        .args([
+    common::interrupt_once_a_chunk_is_saved(
+        &[
             "identify",
             "--backend",
             "cpu",
@@ -46,35 +45,10 @@ fn ctrl_c_on_a_cpu_identify_saves_and_says_how_to_resume() {
             "2",
             "--out",
             out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the first chunk is saved, then interrupt.
-    let chunks = out.join(".chunks");
-    let started = Instant::now();
-    while std::fs::read_dir(&chunks).map_or(0, |d| d.count()) == 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "no chunk saved"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // The shell's own `kill`: no procps needed.
-    let status = Command::new("sh")
-        .args(["-c", &format!("kill -INT {}", child.id())])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let result = child.wait_with_output().unwrap();
-    let err = stderr(&result);
-    assert_eq!(result.status.code(), Some(130), "{err}");
-    assert!(
-        err.contains("--resume") && err.contains("saved in"),
-        "{err}"
+        ],
+        &out.join(".chunks"),
+        &out,
     );
-    assert!(!out.join("results.parquet").exists());
 }
 
 #[test]

@@ -14,6 +14,7 @@ use common::{stderr, tether_sweep as run};
 
 use tether_sweep::engine::EngineOptions;
 use tether_sweep::io::results::read_results;
+use tether_sweep::sweep::accuracy::SCOUT_TOLERANCE_M;
 use tether_sweep::sweep::{CandidateResult, Grid, Shard};
 use tether_sweep::workflow::identify::{IdentifyRequest, shipped_dataset};
 use tether_sweep::workflow::summarize::{self, SummarizeRequest};
@@ -129,7 +130,7 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
         // A part is a first pass: the single run's rows, but for those it
         // re-ran near the best at the data's tolerance.
         for (p, w) in part.iter().zip(&expected) {
-            assert_eq!(p.tolerance_m, Some(1e-7), "shard {k}: {p:?}");
+            assert_eq!(p.tolerance_m, Some(SCOUT_TOLERANCE_M), "shard {k}: {p:?}");
             if w.tolerance_m == p.tolerance_m {
                 assert_eq!(p, *w, "shard {k}");
             }
@@ -140,7 +141,7 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
     assert!(
         whole
             .iter()
-            .any(|r| r.tolerance_m.is_some_and(|t| t < 1e-7)),
+            .any(|r| r.tolerance_m.is_some_and(|t| t < SCOUT_TOLERANCE_M)),
         "the single run re-ran none at the data's tolerance, so the merge's re-runs go untested"
     );
 

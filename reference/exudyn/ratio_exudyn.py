@@ -96,9 +96,9 @@ def track_of(path):
             if round(tt / FRAME) in FRAMES and abs(tt - round(tt / FRAME) * FRAME) < 1e-9}
 
 
-env_path = os.path.join(work, "truth.parquet")
-subprocess.run(ours(1e-12, env_path), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-truth = track_of(env_path)
+truth_path = os.path.join(work, "truth.parquet")
+subprocess.run(ours(1e-12, truth_path), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+truth = track_of(truth_path)
 for tolerance in [1e-9, 6e-9]:
     path = os.path.join(work, f"ours_{tolerance}.parquet")
     wall = best_of(ours(tolerance, path))

@@ -515,7 +515,7 @@ fn merged_accuracy(
     if given.is_some() {
         return Ok(given);
     }
-    let observations = observations(film.measured, film.scenario);
+    let observations = film.observations;
     if first.metadata.contains_key(metadata::SCOUT_TOLERANCE) {
         let scout_tolerance_m: f64 = first.parse(metadata::SCOUT_TOLERANCE)?;
         return confirm_near_best(
@@ -539,6 +539,8 @@ struct MergedFilm<'a> {
     measured: &'a MeasuredTrack,
     base: &'a TetherParams,
     scenario: &'a Scenario,
+    /// The coordinates J_e compares.
+    observations: usize,
 }
 
 impl MergedFilm<'_> {
@@ -585,9 +587,10 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         measured: &measured,
         base: &base,
         scenario: &scenario,
+        observations: observations(&measured, &scenario),
     };
     let mut accuracy = merged_accuracy(&grid, &mut results, &film, first)?;
-    let summary = summarize(&grid, &results, observations(&measured, &scenario));
+    let summary = summarize(&grid, &results, film.observations);
     let refined = match &summary {
         Some(s) if request.refine => refine_at_datas_accuracy(
             &grid,

@@ -11,6 +11,47 @@ pub fn tether_sweep(args: &[&str]) -> Output {
         .expect("binary runs")
 }
 
+/// Runs the binary with `args`, sends it Ctrl-C (SIGINT, by the shell's
+/// own `kill`: no procps needed) once `chunks` holds a saved chunk, and
+/// checks that it stopped as an interrupted run does: exit 130, the saved
+/// chunks and `--resume` named, no results table in `out`.
+#[allow(dead_code)]
+pub fn interrupt_once_a_chunk_is_saved<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    chunks: &std::path::Path,
+    out: &std::path::Path,
+) -> Output {
+    use std::time::{Duration, Instant};
+    let child = Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::fs::read_dir(chunks).map_or(0, |d| d.count()) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no chunk saved"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let result = child.wait_with_output().unwrap();
+    let err = stderr(&result);
+    assert_eq!(result.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("--resume") && err.contains("saved in"),
+        "{err}"
+    );
+    assert!(!out.join("results.parquet").exists());
+    result
+}
+
 /// A path as a command-line argument.
 #[allow(dead_code)]
 pub fn path_str(p: &std::path::Path) -> &str {
