@@ -559,6 +559,14 @@ fn sweep_solver_text(plan: &Plan, tolerance_m: Option<f64>, shard: bool) -> Stri
     }
 }
 
+/// A best fit that misses the data as no fit of this experiment can,
+/// accepted by `--allow-implausible`: said, since the run exits 0.
+pub(super) fn print_allowed_implausible(warning: Option<&str>, allowed: bool) {
+    if let Some(w) = warning.filter(|_| allowed) {
+        println!("warning (--allow-implausible): {w}");
+    }
+}
+
 /// How the reference solver's tolerance was chosen, and what it re-ran.
 pub(super) fn print_accuracy(chosen: &Chosen) {
     let Some(a) = &chosen.accuracy else {
@@ -783,13 +791,7 @@ fn print_report(report: &IdentifyReport, camera: &Camera) {
     if let Some(c) = report.accuracy.as_ref().filter(|_| report.shard.is_none()) {
         print_accuracy(c);
     }
-    if let Some(w) = report
-        .fit_warning
-        .as_ref()
-        .filter(|_| report.implausible_allowed)
-    {
-        println!("warning (--allow-implausible): {w}");
-    }
+    print_allowed_implausible(report.fit_warning.as_deref(), report.implausible_allowed);
     print_outliers(
         &report.outliers,
         report.outlier_limit_m,

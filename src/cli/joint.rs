@@ -6,8 +6,8 @@ use anyhow::Result;
 use super::UsageError;
 use super::args::{name_flags, number};
 use super::identify::{
-    IdentifyArgs, describe_camera, device_text, parameter_axes_text, print_experiment,
-    print_outliers, print_refined, print_summary, print_validation, solver_text,
+    IdentifyArgs, describe_camera, device_text, parameter_axes_text, print_allowed_implausible,
+    print_experiment, print_outliers, print_refined, print_summary, print_validation, solver_text,
 };
 use super::progress::{Progress, interrupt_flag};
 use tether_sweep::sweep::grid::parse_axis;
@@ -255,13 +255,7 @@ pub(super) fn print_joint(report: &JointReport) {
         print_summary(s, false);
         print_own_at_best(report);
     }
-    if let Some(w) = report
-        .fit_warning
-        .as_ref()
-        .filter(|_| report.implausible_allowed)
-    {
-        println!("warning (--allow-implausible): {w}");
-    }
+    print_allowed_implausible(report.fit_warning.as_deref(), report.implausible_allowed);
     for f in &report.outliers {
         let file = format!("best_fit_{}.parquet", f.film);
         print_outliers(&f.outliers, f.limit_m, &f.camera, &file);

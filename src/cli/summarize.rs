@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::identify::{print_accuracy, print_refined, print_summary, print_validation};
+use super::identify::{
+    print_accuracy, print_allowed_implausible, print_refined, print_summary, print_validation,
+};
 use tether_sweep::workflow::count;
 use tether_sweep::workflow::summarize::{Merged, SummarizeRequest, check_outcome, merge};
 
@@ -86,13 +88,7 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     for v in &report.validations {
         print_validation(v);
     }
-    if let Some(w) = report
-        .fit_warning
-        .as_ref()
-        .filter(|_| report.implausible_allowed)
-    {
-        println!("warning (--allow-implausible): {w}");
-    }
+    print_allowed_implausible(report.fit_warning.as_deref(), report.implausible_allowed);
     println!(
         "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
         report.results_path.display(),
