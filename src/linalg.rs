@@ -90,16 +90,29 @@ impl BandedMatrix {
 
     /// y = A x
     pub fn mul_vec(&self, x: &[f64], y: &mut [f64]) {
-        let w = self.half_bandwidth;
-        for (i, yi) in y.iter_mut().enumerate().take(self.dim) {
-            let lo = i.saturating_sub(w);
-            let hi = (i + w).min(self.dim - 1);
-            let row = &self.data[i * self.width()..];
-            let mut acc = 0.0;
-            for (j, xj) in x.iter().enumerate().take(hi + 1).skip(lo) {
-                acc += row[j + w - i] * xj;
-            }
-            *yi = acc;
+        let (w, width, dim) = (self.half_bandwidth, self.width(), self.dim);
+        assert!(x.len() >= dim && y.len() >= dim);
+        let edge_row = |i: usize| {
+            let (lo, hi) = (i.saturating_sub(w), (i + w).min(dim - 1));
+            let row = &self.data[i * width..];
+            (lo..=hi).map(|j| row[j + w - i] * x[j]).sum::<f64>()
+        };
+        // Rows whose band lies wholly inside the matrix are a dot product
+        // of two slices of one length, with no bounds check per entry: the
+        // reference solver's n = 40 drop, whose every Newton iteration
+        // forms M ä, ran 1.2x faster, to the same bits (each sum keeps its
+        // order; four running sums gained 3 % more and changed the steps).
+        let interior = if dim > 2 * w { w..dim - w } else { 0..0 };
+        for i in (0..dim).filter(|i| !interior.contains(i)) {
+            y[i] = edge_row(i);
+        }
+        for (i, (row, yi)) in self.data[interior.start * width..interior.end * width]
+            .chunks_exact(width)
+            .zip(&mut y[interior.clone()])
+            .enumerate()
+        {
+            let window = &x[i..i + width];
+            *yi = row.iter().zip(window).map(|(a, b)| a * b).sum();
         }
     }
 
@@ -401,6 +414,26 @@ mod tests {
         m.mul_vec(&x, &mut y);
         for i in 0..n {
             assert!((y[i] - b[i]).abs() < 1e-13);
+        }
+    }
+
+    #[test]
+    fn product_is_the_dense_product_at_every_size() {
+        // Sizes with no interior row (dim ≤ 2w), one, and many.
+        for (n, w) in [(1, 3), (5, 3), (6, 3), (7, 3), (8, 3), (40, 7), (164, 7)] {
+            let m = test_matrix(n, w);
+            let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.61).cos()).collect();
+            let mut y = vec![f64::NAN; n];
+            m.mul_vec(&x, &mut y);
+            let dense = m.to_dense() * nalgebra::DVector::from_vec(x);
+            for i in 0..n {
+                assert!(
+                    (y[i] - dense[i]).abs() <= 1e-14 * dense[i].abs().max(1.0),
+                    "n = {n}, w = {w}, row {i}: {} vs {}",
+                    y[i],
+                    dense[i]
+                );
+            }
         }
     }
 
