@@ -1583,10 +1583,10 @@ fn the_compared_frames_do_not_depend_on_where_the_clock_starts() {
 /// The reference solver's tolerance chosen from the data (issue 26) gives
 /// the best candidate, the region and the refined values (within a tenth
 /// of their standard errors) of a run at 1e-9 m throughout, on the
-/// shipped drop, the shipped filmed drop and the tracker example (whose
-/// refinement tightens for its own σ); the choice and each row's
-/// tolerance are recorded; `--tolerance` is refused where no reference
-/// solver sweeps.
+/// shipped drop, the shipped filmed drop, the tracker example and the
+/// joint example (whose refinements tighten for their own σ); the choice
+/// and each row's tolerance are recorded; `--tolerance` is refused where
+/// no reference solver sweeps.
 #[test]
 fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -1649,7 +1649,30 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
             "release_time_s=7.49:7.53:0.005",
         ],
     );
-    for (name, args) in [("drop", drop), ("filmed", filmed), ("tracker", tracker)] {
+    // The joint example: two films, each release on its own axis; the
+    // grid's σ̄ (0.75 mm) is inflated by the axes' steps (0.40 mm
+    // refined), so its refinement tightens too.
+    let mut joint = vec!["identify".to_string()];
+    for config in two_films() {
+        joint.extend(["--config".to_string(), path_str(&config).to_string()]);
+    }
+    joint.extend(JOINT_GRID.map(String::from));
+    joint.extend(
+        [
+            "--axis",
+            "shallow.release_time_s=0:0.03:0.005",
+            "--axis",
+            "steep.release_time_s=0:0.015:0.0025",
+        ]
+        .map(String::from),
+    );
+    let examples = [
+        ("drop", drop),
+        ("filmed", filmed),
+        ("tracker", tracker),
+        ("joint", joint),
+    ];
+    for (name, args) in examples {
         let run_at = |tolerance: Option<&str>| {
             let out = dir
                 .path()
@@ -1700,7 +1723,7 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
         let tolerance = chosen["accuracy"]["tolerance_m"].as_f64().unwrap();
         assert!(tolerance > 1e-9 && tolerance < 1e-7, "{name}: {chosen}");
         let refinement = chosen["tolerance_m"].as_f64().unwrap();
-        if name == "tracker" {
+        if name == "tracker" || name == "joint" {
             assert_eq!(
                 chosen["refinement"]["tolerance_m"].as_f64(),
                 Some(refinement),
@@ -1709,7 +1732,7 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
             assert!(refinement < 0.5 * tolerance, "{chosen}");
             assert!(
                 data.contains(&format!(
-                    "calls for tolerance {refinement:.1e} m, under half of that: the refinement and the best fit re-ran at it"
+                    "calls for tolerance {refinement:.1e} m, under half of that: the refinement went on from its values at it, and the best fit ran at it"
                 )),
                 "{data}"
             );

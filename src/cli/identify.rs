@@ -531,23 +531,18 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     Ok(check_outcome(&report)?)
 }
 
-/// The header's solver, with the sweep's tolerance when `--tolerance`
-/// gave one.
-pub(super) fn solver_text(solver: &str, tolerance_m: Option<f64>) -> String {
-    match tolerance_m {
-        Some(t) => format!(
-            "{solver} solver at tolerance {t:e} m (the best fit and refinement at the default)"
-        ),
-        None => format!("{solver} solver"),
-    }
-}
-
-/// A single film's header solver: `--tolerance` holds for the whole run,
+/// A sweep's solver in the header: `--tolerance` holds for the whole run,
 /// else a reference-solver sweep is a first pass at the scouting
-/// tolerance ([`tether_sweep::sweep::accuracy`]).
-fn sweep_solver_text(plan: &Plan, tolerance_m: Option<f64>, shard: bool) -> String {
-    let solver = plan.engine.solver().name();
-    match (tolerance_m, plan.scout_tolerance_m) {
+/// tolerance, `scout_tolerance_m` ([`tether_sweep::sweep::accuracy`]),
+/// whose candidates near the best re-run at the data's: in this run, or
+/// in `summarize`'s merge of a `shard`'s parts.
+pub(super) fn sweep_solver_text(
+    solver: &str,
+    scout_tolerance_m: Option<f64>,
+    tolerance_m: Option<f64>,
+    shard: bool,
+) -> String {
+    match (tolerance_m, scout_tolerance_m) {
         (Some(t), _) => format!("{solver} solver at tolerance {t:e} m (--tolerance)"),
         (None, Some(scout)) if shard => format!(
             "{solver} solver, a first pass at tolerance {scout:e} m (summarize re-runs the candidates near the merged best at the data's)"
@@ -603,7 +598,7 @@ pub(super) fn print_accuracy(chosen: &Chosen) {
     );
     if let Some(r) = &chosen.refinement {
         println!(
-            "  the refined σ ≈ {:.2} mm calls for tolerance {:.1e} m, under half of that: the refinement and the best fit re-ran at it",
+            "  the refined σ ≈ {:.2} mm calls for tolerance {:.1e} m, under half of that: the refinement went on from its values at it, and the best fit ran at it",
             r.noise_m * 1e3,
             r.tolerance_m,
         );
@@ -645,7 +640,12 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         },
         request.measured.display(),
         device_text(plan.adapter.as_deref()),
-        sweep_solver_text(plan, request.tolerance_m, request.shard.is_some()),
+        sweep_solver_text(
+            plan.engine.solver().name(),
+            plan.scout_tolerance_m,
+            request.tolerance_m,
+            request.shard.is_some(),
+        ),
         plan.engine.precision().name(),
     );
     let s = &plan.scenario;

@@ -6,8 +6,9 @@ use anyhow::Result;
 use super::UsageError;
 use super::args::{name_flags, number};
 use super::identify::{
-    IdentifyArgs, describe_camera, device_text, parameter_axes_text, print_allowed_implausible,
-    print_experiment, print_outliers, print_refined, print_summary, print_validation, solver_text,
+    IdentifyArgs, describe_camera, device_text, parameter_axes_text, print_accuracy,
+    print_allowed_implausible, print_experiment, print_outliers, print_refined, print_summary,
+    print_validation, sweep_solver_text,
 };
 use super::progress::{Progress, interrupt_flag};
 use tether_sweep::sweep::grid::parse_axis;
@@ -169,7 +170,12 @@ fn print_header(request: &JointRequest, plan: &JointPlan) {
         plan.films.iter().map(|f| f.candidates).sum::<usize>(),
         count(simulations, "simulation"),
         device_text(plan.adapter.as_deref()),
-        solver_text(plan.engine.solver().name(), request.tolerance_m),
+        sweep_solver_text(
+            plan.engine.solver().name(),
+            plan.scout_tolerance_m,
+            request.tolerance_m,
+            request.shard.is_some(),
+        ),
         plan.engine.precision().name(),
     );
     for (f, given) in plan.films.iter().zip(&request.films) {
@@ -254,6 +260,9 @@ pub(super) fn print_joint(report: &JointReport) {
     if let Some(s) = &report.summary {
         print_summary(s, false);
         print_own_at_best(report);
+    }
+    if let Some(c) = &report.accuracy {
+        print_accuracy(c);
     }
     print_allowed_implausible(report.fit_warning.as_deref(), report.implausible_allowed);
     for f in &report.outliers {

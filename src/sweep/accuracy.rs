@@ -132,8 +132,8 @@ pub struct Chosen {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<Confirmation>,
     /// The rule for the refined σ, when it called for a tolerance below
-    /// [`REFINEMENT_RERUN_FRACTION`] of the grid's: the refinement and the
-    /// best fit re-ran at it (`tolerance_m`).
+    /// [`REFINEMENT_RERUN_FRACTION`] of the grid's: the refinement went on
+    /// at it from its values, and the best fit ran at it (`tolerance_m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refinement: Option<Accuracy>,
 }

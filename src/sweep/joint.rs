@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::grid::ParameterValues;
-use super::{CandidateResult, Grid, ParameterAxis, Status};
+use super::{Candidate, CandidateResult, Grid, ParameterAxis, Status};
 use crate::error::InputError;
 
 /// One film's part of a joint grid: its name and the axes over its own
@@ -201,35 +201,42 @@ pub fn combine(
     weights: &[FilmWeight],
 ) -> Vec<CandidateResult> {
     (0..shared.len())
-        .map(|i| {
-            let films = scores.iter().map(|s| &s[i]);
-            let failed = films.clone().zip(weights).find(|(s, _)| s.j_e_m2.is_none());
-            let status = match failed {
-                Some((s, w)) => match &s.status {
-                    Status::Diverged(why) => Status::Diverged(format!("film {}: {why}", w.name)),
-                    other => other.clone(),
-                },
-                None => Status::Ok,
-            };
-            let j_e_m2 = failed.is_none().then(|| {
-                films
-                    .clone()
-                    .zip(weights)
-                    .map(|(s, w)| w.weight * s.j_e_m2.expect("every film ran"))
-                    .sum()
-            });
-            CandidateResult {
-                candidate: shared.candidate(i),
-                j_e_m2,
-                status,
-                step_s: None,
-                steps: films.clone().map(|s| s.steps).sum(),
-                gpu_layout: None,
-                // The loosest of the films'.
-                tolerance_m: films.filter_map(|s| s.tolerance_m).reduce(f64::max),
-            }
-        })
+        .map(|i| combine_one(shared.candidate(i), scores.iter().map(|s| &s[i]), weights))
         .collect()
+}
+
+/// One shared candidate's joint result from each film's score there (in
+/// the films' order), as [`combine`] forms it.
+pub fn combine_one<'a>(
+    candidate: Candidate,
+    films: impl Iterator<Item = &'a FilmScore> + Clone,
+    weights: &[FilmWeight],
+) -> CandidateResult {
+    let failed = films.clone().zip(weights).find(|(s, _)| s.j_e_m2.is_none());
+    let status = match failed {
+        Some((s, w)) => match &s.status {
+            Status::Diverged(why) => Status::Diverged(format!("film {}: {why}", w.name)),
+            other => other.clone(),
+        },
+        None => Status::Ok,
+    };
+    let j_e_m2 = failed.is_none().then(|| {
+        films
+            .clone()
+            .zip(weights)
+            .map(|(s, w)| w.weight * s.j_e_m2.expect("every film ran"))
+            .sum()
+    });
+    CandidateResult {
+        candidate,
+        j_e_m2,
+        status,
+        step_s: None,
+        steps: films.clone().map(|s| s.steps).sum(),
+        gpu_layout: None,
+        // The loosest of the films'.
+        tolerance_m: films.filter_map(|s| s.tolerance_m).reduce(f64::max),
+    }
 }
 
 #[cfg(test)]

@@ -282,6 +282,27 @@ pub fn refine_best(
     base: &TetherParams,
     settings: &SolverSettings,
 ) -> Result<Option<Refined>, SolverError> {
+    refine_best_tightened(grid, summary, films, base, settings, |_| None)
+}
+
+/// [`refine_best`], asking `tighter`, with the kept refinement before its
+/// profiles, whether its own σ calls for tighter solver settings
+/// (`sweep::accuracy::Chosen::tightened_for_refinement`): if so, the kept
+/// refinement is fitted again at them from its own values (a joint one's
+/// weights settled again) and profiled at them. The n kept is the first
+/// settings' choice. Starting from the refined values, the second fit
+/// takes a few iterations of one n, where refining every n afresh and
+/// profiling at both settings took the whole time again (the joint
+/// example of docs/identify.md: 12.3 s against 18.8 s, and 13.2 s at
+/// 1e-9 m throughout).
+pub fn refine_best_tightened(
+    grid: &Grid,
+    summary: &super::Summary,
+    films: &[RefineFilm<'_>],
+    base: &TetherParams,
+    settings: &SolverSettings,
+    tighter: impl FnOnce(&Refined) -> Option<SolverSettings>,
+) -> Result<Option<Refined>, SolverError> {
     let threshold = summary.confidence.threshold_m2;
     let finest = summary
         .best_per_elements
@@ -322,7 +343,7 @@ pub fn refine_best(
         return Ok(None);
     };
     let (refined, fit, start) = fits.swap_remove(kept);
-    let (problem, mut refined, fit, reweighing) = match films.len() {
+    let (problem, refined, fit, reweighing) = match films.len() {
         1 => (problem, refined, fit, 0),
         _ => {
             let (problem, refined, fit) = problem.reweighed(&start, refined, fit)?;
@@ -330,12 +351,21 @@ pub fn refine_best(
             (problem, refined, fit, simulations)
         }
     };
+    let tight = tighter(&refined);
+    let (problem, mut refined, fit, refitting) = match &tight {
+        Some(settings) => Problem {
+            settings,
+            ..problem
+        }
+        .refit(&start, refined, &fit)?,
+        None => (problem, refined, fit, 0),
+    };
     let found = problem.profile(&start, &fit, refined.profile_rise_m2)?;
     for (p, profile) in refined.parameters.iter_mut().zip(found) {
         p.profile = Some(profile);
     }
     Ok(Some(Refined {
-        simulations: simulations + reweighing,
+        simulations: simulations + reweighing + refitting,
         elements_tried: starts.iter().map(|c| c.elements).collect(),
         per_elements,
         ..refined
@@ -685,6 +715,38 @@ impl Problem<'_> {
         }
         refined.simulations = evaluations * self.films.len();
         Ok((self, refined, fit))
+    }
+}
+
+impl Problem<'_> {
+    /// `refined` (with its `fit`) fitted again from its values, at this
+    /// problem's settings; a joint one reweighed again. Also the
+    /// simulations it took.
+    fn refit(
+        self,
+        start: &Candidate,
+        refined: Refined,
+        fit: &Fit,
+    ) -> Result<(Self, Refined, Fit, usize), SolverError> {
+        let (slots, bounds) = self.axes();
+        let grid_best: Vec<f64> = refined.parameters.iter().map(|p| p.grid_best).collect();
+        let fit = levenberg_marquardt(
+            |p: &[f64]| self.residuals(start, &slots, p),
+            &fit.values,
+            &bounds,
+            &LmSettings::DEFAULT,
+        )?;
+        let again = Refined {
+            films: refined.films,
+            ..self.describe(start, &grid_best, &fit)
+        };
+        let simulations = fit.evaluations * self.films.len();
+        if self.films.len() == 1 {
+            return Ok((self, again, fit, simulations));
+        }
+        let (problem, again, fit) = self.reweighed(start, again, fit)?;
+        let reweighing = again.simulations;
+        Ok((problem, again, fit, simulations + reweighing))
     }
 }
 

@@ -33,7 +33,7 @@ use crate::scenario::{
 };
 use crate::solver::SolverKind;
 use crate::sweep::accuracy::{Chosen, SCOUT_TOLERANCE_M, confirm};
-use crate::sweep::refine::{RefineFilm, Refined, refine_best};
+use crate::sweep::refine::{RefineFilm, Refined, refine_best_tightened};
 use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
@@ -1504,10 +1504,10 @@ pub(super) fn confirm_near_best(
     Ok(confirmation.map(|c| Chosen::from_data(c.accuracy, Some(c))))
 }
 
-/// The refined optimum at the chosen tolerance; refined again at its
-/// own σ's when that asks for a tolerance far below the grid's
-/// ([`Chosen::tightened_for_refinement`]), `chosen` then updated, so that
-/// the best fit runs at it too.
+/// The refined optimum at the chosen tolerance; fitted again from its
+/// values at its own σ's when that asks for a tolerance far below the
+/// grid's ([`Chosen::tightened_for_refinement`]) and profiled there,
+/// `chosen` then updated, so that the best fit runs at it too.
 pub(super) fn refine_at_datas_accuracy(
     grid: &Grid,
     summary: &Summary,
@@ -1515,23 +1515,27 @@ pub(super) fn refine_at_datas_accuracy(
     base: &TetherParams,
     chosen: &mut Option<Chosen>,
 ) -> Result<Option<Refined>, WorkflowError> {
-    let refine = |chosen: Option<&Chosen>| {
-        refine_best(grid, summary, films, base, &Chosen::reference(chosen))
-            .map_err(super::solver("refining the best candidate"))
-    };
-    let refined = refine(chosen.as_ref())?;
-    let tighter = refined
-        .as_ref()
-        .zip(chosen.as_ref())
-        .and_then(|(r, c)| c.tightened_for_refinement(r.sigma_m, r.observations));
-    match tighter {
-        Some(t) => {
-            let again = refine(Some(&t))?;
-            *chosen = Some(t);
-            Ok(again)
-        }
-        None => Ok(refined),
+    let mut tightened = None;
+    let refined = refine_best_tightened(
+        grid,
+        summary,
+        films,
+        base,
+        &Chosen::reference(chosen.as_ref()),
+        |r| {
+            let t = chosen
+                .as_ref()?
+                .tightened_for_refinement(r.sigma_m, r.observations)?;
+            let settings = Chosen::reference(Some(&t));
+            tightened = Some(t);
+            Some(settings)
+        },
+    )
+    .map_err(super::solver("refining the best candidate"))?;
+    if tightened.is_some() {
+        *chosen = tightened;
     }
+    Ok(refined)
 }
 
 /// The best candidate on the f64 reference solver: the best fit's track.

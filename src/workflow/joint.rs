@@ -11,6 +11,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -18,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use super::identify::{
     CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, Film, GPU_CHUNK_CANDIDATES,
     IdentifyRequest, Outlier, Plausibility, StartOffset, check_settings, check_surface_axes,
-    find_outliers, fit_warning, implausible, outlier_limit_m, prepare_film, release_simulations,
-    sweep_settings, sweep_tether_json,
+    find_outliers, fit_warning, implausible, outlier_limit_m, prepare_film,
+    refine_at_datas_accuracy, release_simulations, sweep_settings, sweep_tether_json,
 };
 use super::{Hooks, WorkflowError, batch, claim_output};
 use crate::camera::Camera;
@@ -34,8 +35,11 @@ use crate::model::TetherParams;
 use crate::scenario::batch::StepCache;
 use crate::scenario::{DeclaredFrames, Scenario, SolverSettings, simulate};
 use crate::solver::SolverKind;
-use crate::sweep::joint::{FilmAxes, FilmScore, FilmWeight, best_over_own, combine, weights};
-use crate::sweep::refine::{RefineFilm, Refined, refine_best};
+use crate::sweep::accuracy::{Chosen, SCOUT_TOLERANCE_M, confirm};
+use crate::sweep::joint::{
+    FilmAxes, FilmScore, FilmWeight, best_over_own, combine, combine_one, weights,
+};
+use crate::sweep::refine::{RefineFilm, Refined};
 use crate::sweep::validation::{Validation, pick, validate};
 use crate::sweep::{
     Axis, Candidate, CandidateResult, Coverage, Grid, ParameterAxis, Selection, Shard, Status,
@@ -74,7 +78,8 @@ pub struct JointRequest {
     pub engine: EngineOptions,
     /// Every tether parameter the grid does not vary.
     pub base: TetherParams,
-    /// The sweep's reference-solver tolerance \[m\]; None: its default.
+    /// The reference solver's tolerance for everything \[m\]; None: chosen
+    /// from the data after a first pass ([`crate::sweep::accuracy`]).
     pub tolerance_m: Option<f64>,
     /// Candidates per film re-run on the reference solver after a sweep on
     /// another solver; 0 skips the check.
@@ -189,6 +194,10 @@ pub struct JointPlan {
     pub adapter: Option<String>,
     pub engine_reason: Option<String>,
     pub table_path: PathBuf,
+    /// The first pass's tolerance, when the sweep is the reference
+    /// solver's first pass, confirmed at the data's afterwards
+    /// ([`crate::sweep::accuracy`]) \[m\].
+    pub scout_tolerance_m: Option<f64>,
 }
 
 /// A joint identification ready to run.
@@ -267,6 +276,10 @@ pub struct JointReport {
     /// None when every candidate diverged in some film.
     pub summary: Option<Summary>,
     pub refined: Option<Refined>,
+    /// The reference solver's tolerance for the best, the region, the
+    /// refinement and the best fits, and how it was chosen (None for a
+    /// shard, or when no shared candidate ran in every film).
+    pub accuracy: Option<Chosen>,
     /// Each film's validation, when the sweep ran on another solver than
     /// the reference.
     pub validations: Vec<(String, Validation)>,
@@ -406,7 +419,12 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
         &table_dir,
         &json(&(&settings, &names, &request.shard)),
     )?;
-    let metadata = run_metadata(&request, &settings, &choice);
+    let mut metadata = run_metadata(&request, &settings, &choice);
+    let scout_tolerance_m =
+        (scouts(&request) && engine.solver() == SolverKind::Reference).then_some(SCOUT_TOLERANCE_M);
+    if let Some(t) = scout_tolerance_m {
+        metadata.insert(metadata::SCOUT_TOLERANCE.into(), json(&t));
+    }
     let plan = JointPlan {
         films: films
             .iter()
@@ -433,6 +451,7 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
         adapter: choice.engine.adapter_name().map(str::to_string),
         engine_reason: choice.reason,
         table_path,
+        scout_tolerance_m,
     };
     Ok(Prepared {
         request,
@@ -526,7 +545,7 @@ fn choose_engine(
             cpu: sweep_settings(
                 &first,
                 request.engine.solver.unwrap_or(SolverKind::Reference),
-                false,
+                scouts(request),
             )?,
             simulations: groups,
         },
@@ -535,8 +554,15 @@ fn choose_engine(
         (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / films[0].0.release_run()).max(1),
         &steps,
     )?;
-    let settings = sweep_settings(&first, choice.engine.kind().solver(), false)?;
+    let settings = sweep_settings(&first, choice.engine.kind().solver(), scouts(request))?;
     Ok((choice, settings))
+}
+
+/// Whether a reference-solver sweep is a first pass at the scouting
+/// tolerance, confirmed at the data's: a run without `--tolerance`, as a
+/// single film's. A shard's parts are confirmed by `summarize`'s merge.
+fn scouts(request: &JointRequest) -> bool {
+    request.tolerance_m.is_none()
 }
 
 /// An error in one film's checks, with the film named.
@@ -580,8 +606,9 @@ impl Prepared {
                     engine: Some(self.engine),
                     metadata: self.metadata,
                     table_path: self.plan.table_path,
+                    scout_tolerance_m: self.plan.scout_tolerance_m,
                 }
-                .finish(swept)?
+                .finish(swept, hooks.cancel)?
             }
         };
         // Every file is written: the chunks are no longer needed.
@@ -770,6 +797,15 @@ impl Prepared {
     }
 }
 
+/// The films' results combined ([`crate::sweep::joint`]).
+struct Combined {
+    /// Each film's best over its own axes at each shared candidate.
+    scores: Vec<Vec<FilmScore>>,
+    weights: Vec<FilmWeight>,
+    /// One per shared candidate: the joint J_e.
+    joint: Vec<CandidateResult>,
+}
+
 /// Each film's validation, by its name, and its reference run of the
 /// joint best (None where the sweep ran on the reference solver).
 type Validated = (
@@ -789,86 +825,82 @@ struct Combination {
     engine: Option<Engine>,
     metadata: Metadata,
     table_path: PathBuf,
+    /// The sweep's first-pass tolerance, when it was one \[m\].
+    scout_tolerance_m: Option<f64>,
 }
 
 impl Combination {
     /// Combines, summarizes, refines, validates and writes.
-    fn finish(mut self, swept: Swept) -> Result<JointReport, WorkflowError> {
+    fn finish(
+        mut self,
+        swept: Swept,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<JointReport, WorkflowError> {
         let Swept {
-            results,
+            mut results,
             simulations,
             wall_s,
         } = swept;
-        let scores: Vec<Vec<FilmScore>> = self
-            .films
-            .iter()
-            .zip(&results)
-            .map(|(f, r)| best_over_own(&f.axes, r))
-            .collect();
         let observations: Vec<usize> = self
             .films
             .iter()
             .map(|f| f.film.coverage.observations())
             .collect();
-        let axes: Vec<FilmAxes> = self.films.iter().map(|f| f.axes.clone()).collect();
-        let weights = weights(&axes, &scores, &observations)?;
-        let joint = combine(&self.request.grid, &scores, &weights);
-        let summary = summarize(&self.request.grid, &joint, observations.iter().sum());
-        self.record_films(&weights);
+        let total: usize = observations.iter().sum();
+        let confirmed = self.confirm_near_best(&mut results, &observations, cancel)?;
+        let combined = self.combined(&results, &observations)?;
+        let summary = summarize(&self.request.grid, &combined.joint, total);
+        let mut chosen = match self.request.tolerance_m {
+            Some(t) => Some(Chosen::given(t)),
+            None => confirmed.or_else(|| summary.as_ref().map(|s| Chosen::from_summary(s, total))),
+        };
+        self.record_films(&combined.weights);
         self.metadata
             .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
         if let Some(s) = &summary {
             self.metadata.insert(metadata::SUMMARY.into(), json(s));
         }
-        // The joint fit's, and each film's own: a film that is no film of
-        // this experiment weighs little in the joint J_e, so the joint σ
-        // alone would not show it.
-        let fit_warning = summary.as_ref().and_then(|s| {
-            fit_warning(s, &self.request.base).or_else(|| {
-                // The best candidate's own length where the grid sweeps it.
-                let length_m = s
-                    .best
-                    .candidate
-                    .value(Axis::Parameter(crate::sweep::Parameter::LengthM))
-                    .unwrap_or(self.request.base.length_m);
-                film_fit_warning(&weights, length_m)
-            })
-        });
+        let fit_warning = summary
+            .as_ref()
+            .and_then(|s| self.fit_warning(s, &combined.weights));
         if let Some(w) = &fit_warning {
             self.metadata
                 .insert(metadata::PLAUSIBILITY.into(), w.clone());
         }
         let refined = match &summary {
-            Some(s) if self.request.refine => self.refine(s, &scores, &weights)?,
+            Some(s) if self.request.refine => self.refine(s, &combined, &mut chosen)?,
             _ => None,
         };
+        if let Some(c) = &chosen {
+            self.metadata.insert(metadata::ACCURACY.into(), json(c));
+        }
         if let Some(r) = &refined {
             self.metadata.insert(metadata::REFINED.into(), json(r));
             write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
         }
         let (validations, references) = match &summary {
-            Some(s) => self.validate(s, &scores, &results)?,
+            Some(s) => self.validate(s, &combined.scores, &results)?,
             None => (Vec::new(), vec![None; self.films.len()]),
         };
-        self.write_results(&joint, &scores)?;
+        self.write_results(&combined.joint, &combined.scores)?;
         let (figures, outliers) = match &summary {
             Some(s) => self.best_fits_and_figures(
                 s,
                 refined.as_ref(),
-                &joint,
-                &scores,
-                &weights,
+                &combined,
                 references,
+                &Chosen::reference(chosen.as_ref()),
             )?,
             None => (Vec::new(), Vec::new()),
         };
         Ok(JointReport {
             scored: results.iter().map(Vec::len).sum(),
-            results: joint,
-            scores,
-            weights,
+            results: combined.joint,
+            scores: combined.scores,
+            weights: combined.weights,
             summary,
             refined,
+            accuracy: chosen,
             validations,
             simulations,
             wall_s,
@@ -880,6 +912,134 @@ impl Combination {
             out: self.request.out.clone(),
             shard: None,
             parts: Vec::new(),
+        })
+    }
+
+    /// The films' results combined: each film's best over its own axes at
+    /// every shared candidate, the films' weights, the joint results.
+    fn combined(
+        &self,
+        results: &[Vec<CandidateResult>],
+        observations: &[usize],
+    ) -> Result<Combined, WorkflowError> {
+        let scores: Vec<Vec<FilmScore>> = self
+            .films
+            .iter()
+            .zip(results)
+            .map(|(f, r)| best_over_own(&f.axes, r))
+            .collect();
+        let axes: Vec<FilmAxes> = self.films.iter().map(|f| f.axes.clone()).collect();
+        let weights = weights(&axes, &scores, observations)?;
+        let joint = combine(&self.request.grid, &scores, &weights);
+        Ok(Combined {
+            scores,
+            weights,
+            joint,
+        })
+    }
+
+    /// After a first pass at the scouting tolerance, as a single film's
+    /// run ([`confirm`]): the data's tolerance from the joint J_e's σ over
+    /// all the films' compared coordinates, and the shared candidates near
+    /// the joint best and each n's best re-run at it in every film (all
+    /// their own values), their rows replaced in `results`. The joint J_e
+    /// of a re-run keeps the first pass's weights, so that its shift is
+    /// the solver's alone; the caller weighs and combines afresh. None:
+    /// no first pass, or no shared candidate every film ran.
+    fn confirm_near_best(
+        &self,
+        results: &mut [Vec<CandidateResult>],
+        observations: &[usize],
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Option<Chosen>, WorkflowError> {
+        let Some(scout_tolerance_m) = self
+            .scout_tolerance_m
+            .filter(|_| self.request.tolerance_m.is_none())
+        else {
+            return Ok(None);
+        };
+        let Combined {
+            weights, mut joint, ..
+        } = self.combined(results, observations)?;
+        let (grid, base, films) = (&self.request.grid, &self.request.base, &self.films);
+        let rerun = |shared: &[Candidate], tolerance_m: f64| {
+            let engine = Engine::cpu(SolverSettings::reference_at(tolerance_m));
+            let at: Vec<usize> = shared
+                .iter()
+                .map(|c| grid.index_of(c).expect("a shared grid point"))
+                .collect();
+            let mut scores: Vec<Vec<FilmScore>> = Vec::with_capacity(films.len());
+            for (f, rows) in films.iter().zip(results.iter_mut()) {
+                let own = f.axes.own_len();
+                let positions: Vec<usize> =
+                    at.iter().flat_map(|&i| i * own..(i + 1) * own).collect();
+                let candidates: Vec<Candidate> =
+                    positions.iter().map(|&p| rows[p].candidate).collect();
+                let hooks = RunHooks {
+                    progress: None,
+                    cancel,
+                };
+                let scored = run(
+                    &engine,
+                    &candidates,
+                    &f.film.measured,
+                    base,
+                    &f.film.scenario,
+                    hooks,
+                )
+                .map_err(batch("re-running the candidates near the joint best"))?;
+                for (&p, r) in positions.iter().zip(scored) {
+                    rows[p] = r;
+                }
+                scores.push(
+                    at.iter()
+                        .flat_map(|&i| best_over_own(&f.axes, &rows[i * own..(i + 1) * own]))
+                        .collect(),
+                );
+            }
+            Ok::<_, WorkflowError>(
+                shared
+                    .iter()
+                    .enumerate()
+                    .map(|(j, c)| combine_one(*c, scores.iter().map(|s| &s[j]), &weights))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let total = observations.iter().sum();
+        let confirmation = confirm(grid, &mut joint, total, scout_tolerance_m, rerun)?;
+        if results
+            .iter()
+            .flatten()
+            .any(|r| r.status == Status::Cancelled)
+        {
+            let mut why = "interrupted while re-running the candidates near the joint best at the data's tolerance".to_string();
+            if self.engine.is_some() {
+                why += &format!(
+                    ": the sweep is saved in {}; run the same command with --resume to finish",
+                    self.table_path
+                        .parent()
+                        .unwrap_or(Path::new("."))
+                        .join(CHUNKS_DIR)
+                        .display()
+                );
+            }
+            return Err(WorkflowError::Interrupted(why));
+        }
+        Ok(confirmation.map(|c| Chosen::from_data(c.accuracy, Some(c))))
+    }
+
+    /// The joint fit's warning, and each film's own: a film that is no
+    /// film of this experiment weighs little in the joint J_e, so the
+    /// joint σ alone would not show it.
+    fn fit_warning(&self, summary: &Summary, weights: &[FilmWeight]) -> Option<String> {
+        fit_warning(summary, &self.request.base).or_else(|| {
+            // The best candidate's own length where the grid sweeps it.
+            let length_m = summary
+                .best
+                .candidate
+                .value(Axis::Parameter(crate::sweep::Parameter::LengthM))
+                .unwrap_or(self.request.base.length_m);
+            film_fit_warning(weights, length_m)
         })
     }
 
@@ -911,14 +1071,14 @@ impl Combination {
     fn refine(
         &self,
         summary: &Summary,
-        scores: &[Vec<FilmScore>],
-        weights: &[FilmWeight],
+        combined: &Combined,
+        chosen: &mut Option<Chosen>,
     ) -> Result<Option<Refined>, WorkflowError> {
         let films: Vec<RefineFilm> = self
             .films
             .iter()
-            .zip(scores)
-            .zip(weights)
+            .zip(&combined.scores)
+            .zip(&combined.weights)
             .map(|((f, s), w)| RefineFilm {
                 name: Some(&f.axes.name),
                 measured: &f.film.measured,
@@ -928,14 +1088,13 @@ impl Combination {
                 scores: s,
             })
             .collect();
-        refine_best(
+        refine_at_datas_accuracy(
             &self.request.grid,
             summary,
             &films,
             &self.request.base,
-            &SolverSettings::reference(),
+            chosen,
         )
-        .map_err(super::solver("refining the best candidate"))
     }
 
     /// Film `k`'s result at the shared candidate `shared`: the one at its
@@ -1046,14 +1205,15 @@ impl Combination {
         &mut self,
         summary: &Summary,
         refined: Option<&Refined>,
-        joint: &[CandidateResult],
-        scores: &[Vec<FilmScore>],
-        weights: &[FilmWeight],
+        combined: &Combined,
         references: Vec<Option<crate::scenario::SimulationOutput>>,
+        settings: &SolverSettings,
     ) -> Result<(Vec<String>, Vec<FilmOutliers>), WorkflowError> {
         let out = self.request.out.clone();
         let annotations = crate::plot::identify::Annotations::from_metadata(&self.metadata);
-        let mut figures = crate::plot::identify::save_all(&out, joint, None, &annotations)?;
+        let (scores, weights) = (&combined.scores, &combined.weights);
+        let mut figures =
+            crate::plot::identify::save_all(&out, &combined.joint, None, &annotations)?;
         let mut outliers = Vec::new();
         let at = self
             .request
@@ -1069,7 +1229,7 @@ impl Combination {
             let track = match reference {
                 Some(r) => r.track,
                 None => {
-                    simulate(&scenario, &tether, &SolverSettings::reference())
+                    simulate(&scenario, &tether, settings)
                         .map_err(super::solver("best-fit run on the reference solver failed"))?
                         .track
                 }
@@ -1079,7 +1239,7 @@ impl Combination {
                 let (tether, scenario) = r
                     .candidate(&best, Some(&f.axes.name))
                     .experiment(&self.request.base, &f.film.scenario);
-                let refined_track = simulate(&scenario, &tether, &SolverSettings::reference())
+                let refined_track = simulate(&scenario, &tether, settings)
                     .map_err(super::solver(
                         "refined-fit run on the reference solver failed",
                     ))?
@@ -1162,6 +1322,12 @@ pub fn merge(
         }
     }
     let table_path = claim_output(&request.out, "results.parquet", request.force)?;
+    // The shards' first pass, confirmed here as a whole run confirms its own.
+    let scout_tolerance_m = metadata
+        .get(metadata::SCOUT_TOLERANCE)
+        .map(|t| serde_json::from_str(t))
+        .transpose()
+        .map_err(super::usage)?;
     Combination {
         request,
         films,
@@ -1169,12 +1335,16 @@ pub fn merge(
         engine: None,
         metadata,
         table_path,
+        scout_tolerance_m,
     }
-    .finish(Swept {
-        results,
-        simulations: 0,
-        wall_s,
-    })
+    .finish(
+        Swept {
+            results,
+            simulations: 0,
+            wall_s,
+        },
+        None,
+    )
     .map(|report| JointReport {
         validations: shard_validations,
         ..report
