@@ -55,16 +55,32 @@ fn cross2(p: real2, q: real2) -> real {
     return p.x * q.y - p.y * q.x;
 }
 
-// Adds the internal force −∫ (N ∂ε/∂e + M ∂κ/∂e)ᵀ ds of one Gauss point, and
-// with SEMI_IMPLICIT its damping matrix times `damping_scale`.
-fn add_gauss_point(
-    f: ptr<function, ElementForce>, d: ptr<function, ElementDamping>,
-    xi: real, weight: real, le: real, t0: real2, sec: Section, s: ElementState,
-    damping_scale: real,
-) {
+// One point's kinematics: the Hermite functions' derivatives ∂s/∂s and
+// ∂²s/∂s² there, p = r_x, c = r_xx and their rates, |p|², |p|, the strain
+// and the curvature with their derivatives by p and c, and the resultants
+// N = E a ε + D a ε̇, M = E I κ + D I κ̇. Shared by the force (here) and the
+// tangent (tangent.wgsl).
+struct PointKinematics {
+    sx: real4,
+    sxx: real4,
+    p: real2,
+    c: real2,
+    pd: real2,
+    cd: real2,
+    g: real,
+    stretch: real,
+    z: real,
+    curvature: real,
+    strain_p: real2,
+    curvature_p: real2,
+    curvature_c: real2,
+    axial: real,
+    moment: real,
+}
+
+fn point_kinematics(xi: real, le: real, t0: real2, sec: Section, s: ElementState) -> PointKinematics {
     let inv_le = 1.0 / le;
     let x2 = xi * xi;
-    // ∂s/∂s and ∂²s/∂s² of the four Hermite functions.
     let sx = real4((6.0 * x2 - 6.0 * xi) * inv_le, 1.0 - 4.0 * xi + 3.0 * x2,
                    (6.0 * xi - 6.0 * x2) * inv_le, 3.0 * x2 - 2.0 * xi);
     let sxx = real4((12.0 * xi - 6.0) * inv_le * inv_le, (6.0 * xi - 4.0) * inv_le,
@@ -92,6 +108,25 @@ fn add_gauss_point(
     let curvature_rate = dot(curvature_p, pd) + dot(curvature_c, cd);
     let axial = sec.axial_stiffness * strain + sec.axial_damping * strain_rate;
     let moment = sec.bending_stiffness * curvature + sec.bending_damping * curvature_rate;
+    return PointKinematics(sx, sxx, p, c, pd, cd, g, stretch, z, curvature, strain_p, curvature_p,
+                           curvature_c, axial, moment);
+}
+
+// Adds the internal force −∫ (N ∂ε/∂e + M ∂κ/∂e)ᵀ ds of one Gauss point, and
+// with SEMI_IMPLICIT its damping matrix times `damping_scale`.
+fn add_gauss_point(
+    f: ptr<function, ElementForce>, d: ptr<function, ElementDamping>,
+    xi: real, weight: real, le: real, t0: real2, sec: Section, s: ElementState,
+    damping_scale: real,
+) {
+    let k = point_kinematics(xi, le, t0, sec, s);
+    let sx = k.sx;
+    let sxx = k.sxx;
+    let strain_p = k.strain_p;
+    let curvature_p = k.curvature_p;
+    let curvature_c = k.curvature_c;
+    let axial = k.axial;
+    let moment = k.moment;
     let wl = weight * le;
     let fp = wl * (axial * strain_p + moment * curvature_p);
     let fc = wl * moment * curvature_c;

@@ -22,6 +22,13 @@ fn coupling_transpose_times(k: real4, v: real4) -> real4 {
     return real4(k.x * v.xy + k.z * v.zw, k.y * v.xy + k.w * v.zw);
 }
 
+// (k ⊗ I₂) v: a node's mass block (its diagonal, or its coupling to the
+// next node) times an acceleration, without the eight zeros; the implicit
+// scheme's residual f − M ä (src/gpu/mirror/adaptive.rs).
+fn node_mass_times(k: real4, v: real4) -> real4 {
+    return real4(k.x * v.xy + k.y * v.zw, k.z * v.xy + k.w * v.zw);
+}
+
 // Node 0's pivot block and coupling with its prescribed rows (x, y)
 // replaced: identity rows in the pivot, zero rows in the coupling.
 fn pin_rows_pivot(m: real4x4) -> real4x4 {

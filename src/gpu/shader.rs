@@ -19,6 +19,10 @@ const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
 const NODE_BLOCKS: &str = include_str!("../../shaders/node_blocks.wgsl");
 const ELEMENT: &str = include_str!("../../shaders/element.wgsl");
 const MOTION: &str = include_str!("../../shaders/motion.wgsl");
+// The implicit scheme's tangent; only the test kernels use it until the
+// adaptive stage does.
+#[cfg(test)]
+const TANGENT: &str = include_str!("../../shaders/tangent.wgsl");
 const STEP_IO: &str = include_str!("../../shaders/step_io.wgsl");
 const STEP: &str = include_str!("../../shaders/step.wgsl");
 const STEP_WORKGROUP: &str = include_str!("../../shaders/step_workgroup.wgsl");
@@ -105,7 +109,7 @@ pub(crate) fn function_test_source(precision: Precision, kernel: &str) -> String
     ]
     .into_iter()
     .chain(SHARED_FUNCTIONS)
-    .chain([kernel])
+    .chain([TANGENT, kernel])
     .collect::<Vec<_>>()
     .join("\n")
 }

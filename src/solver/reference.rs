@@ -23,6 +23,13 @@ use serde::Serialize;
 use super::{SecondOrderSystem, SolverError, TetherDynamics, length_weights};
 use crate::linalg::{BandedMatrix, BlockTridiagonalLu};
 use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
+use crate::scheme::GeneralizedAlpha;
+use crate::scheme::implicit_control::{
+    BORROWED_ETA_EXPONENT, DIVERGING_RATE, FIRST_CORRECTION_FRACTION, KEEP_BELOW,
+    MAX_NEWTON_ITERATIONS, MIN_STEP_S, NEWTON_TOLERANCE_FRACTION, REJECTED_STEP_FACTOR,
+    STALE_STEP_CHANGE, STEP_FACTOR_MAX, STEP_FACTOR_MIN, STEP_SAFETY, SUBSTEP_SLACK,
+    UNMEASURED_NEWTON_ETA,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ReferenceOptions {
@@ -70,58 +77,35 @@ pub struct ReferenceStats {
     pub max_step_s: f64,
 }
 
-struct Coefficients {
-    alpha_m: f64,
-    alpha_f: f64,
-    beta: f64,
-    gamma: f64,
-}
-
-impl Coefficients {
-    fn new(rho_inf: f64) -> Self {
-        let alpha_m = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0);
-        let alpha_f = rho_inf / (rho_inf + 1.0);
-        let gamma = 0.5 + alpha_f - alpha_m;
-        let beta = 0.25 * (gamma + 0.5).powi(2);
-        Self {
-            alpha_m,
-            alpha_f,
-            beta,
-            gamma,
-        }
-    }
-}
-
-const MAX_NEWTON_ITERATIONS: usize = 8;
-/// Newton has converged when its remaining error, as a length, is estimated
-/// below this fraction of the error tolerance. With a contraction rate θ
-/// measured from two corrections, the remaining error is η = θ/(1−θ) times
-/// the last correction (Hairer & Wanner, Solving ODEs II, §IV.8). The first
-/// iteration of a step has no rate of its own yet and uses the last
-/// converged step's η, below 1 raised to the power 0.8 (their RADAU5 does
-/// the same): the iteration matrix changes little from step to step, and
-/// the exponent makes η grow toward 1 over steps that stop after one
-/// iteration, until a second iteration measures the rate afresh.
-const NEWTON_TOLERANCE_FRACTION: f64 = 1e-2;
-/// A first iteration's η is borrowed, not measured: should it be wrong,
-/// the Newton error left behind is up to the correction itself. So a step
-/// stops after one iteration only if that correction is below this
-/// fraction of the local error tolerance. Without this bound, undamped
-/// drops (D = 0), whose predictor misses the ringing axial modes, took
-/// four times the steps: the leftover Newton error fed the error estimate.
-const FIRST_CORRECTION_FRACTION: f64 = 0.1;
-/// η where no contraction has been measured (the first step, the first
-/// iteration after a refresh of the iteration matrix, a correction that
-/// did not shrink): the correction itself must then be a tenth of the
-/// Newton tolerance.
-const UNMEASURED_NEWTON_ETA: f64 = 10.0;
-/// Below this step the solver gives up rather than creep.
-const MIN_STEP_S: f64 = 1e-12;
+// Newton's stopping rule (constants in scheme::implicit_control, shared
+// with the GPU's adaptive scheme). Newton has converged when its remaining
+// error, as a length, is estimated below NEWTON_TOLERANCE_FRACTION of the
+// error tolerance. With a contraction rate θ measured from two
+// corrections, the remaining error is η = θ/(1−θ) times the last
+// correction (Hairer & Wanner, Solving ODEs II, §IV.8). The first
+// iteration of a step has no rate of its own yet and uses the last
+// converged step's η, below 1 raised to BORROWED_ETA_EXPONENT (their
+// RADAU5 does the same): the iteration matrix changes little from step to
+// step, and the exponent makes η grow toward 1 over steps that stop after
+// one iteration, until a second iteration measures the rate afresh.
+//
+// A first iteration's η is borrowed, not measured: should it be wrong, the
+// Newton error left behind is up to the correction itself. So a step stops
+// after one iteration only if that correction is below
+// FIRST_CORRECTION_FRACTION of the local error tolerance. Without this
+// bound, undamped drops (D = 0), whose predictor misses the ringing axial
+// modes, took four times the steps: the leftover Newton error fed the error
+// estimate.
+//
+// UNMEASURED_NEWTON_ETA stands where no contraction has been measured (the
+// first step, the first iteration after a refresh of the iteration matrix,
+// a correction that did not shrink): the correction itself must then be a
+// tenth of the Newton tolerance.
 
 pub struct ReferenceSolver {
     dynamics: TetherDynamics,
     options: ReferenceOptions,
-    coef: Coefficients,
+    coef: GeneralizedAlpha,
     weights: Vec<f64>,
     t: f64,
     q: Vec<f64>,
@@ -165,7 +149,7 @@ impl ReferenceSolver {
         let dofs = q.len();
         let weights = length_weights(dynamics.tether());
         Self {
-            coef: Coefficients::new(options.spectral_radius),
+            coef: GeneralizedAlpha::new(options.spectral_radius),
             options,
             weights,
             t: start_s,
@@ -211,7 +195,9 @@ impl ReferenceSolver {
         while self.t < target_s {
             let remaining = target_s - self.t;
             // Equal substeps that end exactly on the target.
-            let substeps = (remaining / self.step_s * (1.0 - 1e-12)).ceil().max(1.0);
+            let substeps = (remaining / self.step_s * (1.0 - SUBSTEP_SLACK))
+                .ceil()
+                .max(1.0);
             let h = remaining / substeps;
             match self.try_step(h)? {
                 Some((trial, error)) => {
@@ -229,7 +215,7 @@ impl ReferenceSolver {
                 }
                 None => {
                     self.stats.rejected_steps += 1;
-                    self.step_s = h * 0.5;
+                    self.step_s = h * REJECTED_STEP_FACTOR;
                 }
             }
             if self.step_s < MIN_STEP_S {
@@ -265,7 +251,7 @@ impl ReferenceSolver {
         v: &[f64],
         h: f64,
     ) -> Result<(), SolverError> {
-        let (bp, gp) = self.scaled_coefficients();
+        let (bp, gp) = self.coef.scaled();
         self.dynamics
             .tether()
             .tangent(q, v, &mut self.stiffness, &mut self.damping);
@@ -277,22 +263,14 @@ impl ReferenceSolver {
         Ok(())
     }
 
-    /// β' = β (1−αf)/(1−αm) and γ' = γ (1−αf)/(1−αm): ∂q/∂ä and ∂v/∂ä per h², h.
-    fn scaled_coefficients(&self) -> (f64, f64) {
-        let c = &self.coef;
-        let r = (1.0 - c.alpha_f) / (1.0 - c.alpha_m);
-        (c.beta * r, c.gamma * r)
-    }
-
     /// One step of size h. Returns the converged trial and its error
     /// estimate, or None if the step must be redone smaller (too large an
     /// error, or Newton not converging).
     fn try_step(&mut self, h: f64) -> Result<Option<(Trial, f64)>, SolverError> {
-        let beta = self.coef.beta;
         let n = self.q.len();
         let mut trial = self.predict(h);
         let stale = match &self.iteration {
-            Some((_, h_lu)) => (h / h_lu - 1.0).abs() > 0.25,
+            Some((_, h_lu)) => (h / h_lu - 1.0).abs() > STALE_STEP_CHANGE,
             None => true,
         };
         if stale
@@ -306,7 +284,7 @@ impl ReferenceSolver {
         if !self.newton(&mut trial, h, stale) {
             return Ok(None);
         }
-        let error = (beta - 1.0 / 6.0).abs()
+        let error = self.coef.error_constant()
             * h
             * h
             * (PRESCRIBED_DOFS..n).fold(0.0f64, |m, i| {
@@ -364,7 +342,7 @@ impl ReferenceSolver {
     /// it does not converge. False: the step must be redone smaller.
     fn newton(&mut self, trial: &mut Trial, h: f64, fresh: bool) -> bool {
         let (alpha_m, alpha_f) = (self.coef.alpha_m, self.coef.alpha_f);
-        let (bp, gp) = self.scaled_coefficients();
+        let (bp, gp) = self.coef.scaled();
         let n = self.q.len();
         let newton_tol = NEWTON_TOLERANCE_FRACTION * self.options.tolerance_m;
         let mut refreshed = fresh;
@@ -373,7 +351,7 @@ impl ReferenceSolver {
         // The power raises a borrowed η toward 1, never lowers one above it.
         let borrowed = self.newton_eta.max(f64::EPSILON);
         let mut eta = if borrowed < 1.0 {
-            borrowed.powf(0.8)
+            borrowed.powf(BORROWED_ETA_EXPONENT)
         } else {
             borrowed
         };
@@ -418,7 +396,7 @@ impl ReferenceSolver {
                 return true;
             }
             previous = correction;
-            if iterations >= MAX_NEWTON_ITERATIONS || rate > 0.5 {
+            if iterations >= MAX_NEWTON_ITERATIONS || rate > DIVERGING_RATE {
                 if !refreshed {
                     // A stale matrix, not the step, may be the problem:
                     // refresh at the current iterate and carry on.
@@ -444,14 +422,18 @@ impl ReferenceSolver {
 }
 
 /// Step growth from the error estimate (local error ∝ h³), with a safety
-/// factor; within [1, 1.25) the step is kept so the iteration matrix stays
-/// valid.
+/// factor; within [1, KEEP_BELOW) the step is kept so the iteration matrix
+/// stays valid.
 fn step_factor(error: f64, tolerance: f64) -> f64 {
     let f = if error > 0.0 {
-        0.9 * (tolerance / error).cbrt()
+        STEP_SAFETY * (tolerance / error).cbrt()
     } else {
-        2.0
+        STEP_FACTOR_MAX
     };
-    let f = f.clamp(0.3, 2.0);
-    if (1.0..1.25).contains(&f) { 1.0 } else { f }
+    let f = f.clamp(STEP_FACTOR_MIN, STEP_FACTOR_MAX);
+    if (1.0..KEEP_BELOW).contains(&f) {
+        1.0
+    } else {
+        f
+    }
 }

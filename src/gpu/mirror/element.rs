@@ -54,19 +54,33 @@ fn cross2<R: MirrorReal>(p: Vector2<R>, q: Vector2<R>) -> R {
     p.x * q.y - p.y * q.x
 }
 
-/// element.wgsl's `add_gauss_point`; `damping` is its SEMI_IMPLICIT part
-/// (the blocks, and the scale).
-#[allow(clippy::too_many_arguments)]
-pub fn add_gauss_point<R: MirrorReal>(
-    f: &mut ElementForce<R>,
-    damping: Option<(&mut ElementDamping<R>, R)>,
+/// element.wgsl's `PointKinematics`.
+pub struct PointKinematics<R: MirrorReal> {
+    pub sx: Vector4<R>,
+    pub sxx: Vector4<R>,
+    pub p: Vector2<R>,
+    pub c: Vector2<R>,
+    pub pd: Vector2<R>,
+    pub cd: Vector2<R>,
+    pub g: R,
+    pub stretch: R,
+    pub z: R,
+    pub curvature: R,
+    pub strain_p: Vector2<R>,
+    pub curvature_p: Vector2<R>,
+    pub curvature_c: Vector2<R>,
+    pub axial: R,
+    pub moment: R,
+}
+
+/// element.wgsl's `point_kinematics`.
+pub fn point_kinematics<R: MirrorReal>(
     xi: R,
-    weight: R,
     le: R,
     t0: Vector2<R>,
     sec: Section<R>,
     s: &ElementState<R>,
-) {
+) -> PointKinematics<R> {
     let (ua, ub, va, vb) = (&s.ua, &s.ub, &s.damped_va, &s.damped_vb);
     let (one, two, three, four, six, twelve) = (
         lit::<R>(1.0),
@@ -107,8 +121,48 @@ pub fn add_gauss_point<R: MirrorReal>(
     let curvature_c = Vector2::new(-p.y, p.x) * inv_g;
     let strain_rate = strain_p.dot(&pd);
     let curvature_rate = curvature_p.dot(&pd) + curvature_c.dot(&cd);
-    let axial = sec.axial_stiffness * strain + sec.axial_damping * strain_rate;
-    let moment = sec.bending_stiffness * curvature + sec.bending_damping * curvature_rate;
+    PointKinematics {
+        sx,
+        sxx,
+        p,
+        c,
+        pd,
+        cd,
+        g,
+        stretch,
+        z,
+        curvature,
+        strain_p,
+        curvature_p,
+        curvature_c,
+        axial: sec.axial_stiffness * strain + sec.axial_damping * strain_rate,
+        moment: sec.bending_stiffness * curvature + sec.bending_damping * curvature_rate,
+    }
+}
+
+/// element.wgsl's `add_gauss_point`; `damping` is its SEMI_IMPLICIT part
+/// (the blocks, and the scale).
+#[allow(clippy::too_many_arguments)]
+pub fn add_gauss_point<R: MirrorReal>(
+    f: &mut ElementForce<R>,
+    damping: Option<(&mut ElementDamping<R>, R)>,
+    xi: R,
+    weight: R,
+    le: R,
+    t0: Vector2<R>,
+    sec: Section<R>,
+    s: &ElementState<R>,
+) {
+    let PointKinematics {
+        sx,
+        sxx,
+        strain_p,
+        curvature_p,
+        curvature_c,
+        axial,
+        moment,
+        ..
+    } = point_kinematics(xi, le, t0, sec, s);
     let wl = weight * le;
     let fp = (strain_p * axial + curvature_p * moment) * wl;
     let fc = curvature_c * (wl * moment);
@@ -180,7 +234,7 @@ pub fn element_force<R: MirrorReal>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::super::kernel::{
@@ -194,7 +248,7 @@ mod tests {
     /// 376 N, E I ≈ 1.3e-4 N m²) widened, the damping up to D = 5000 Pa s;
     /// the element bent and stretched by random angles and strains, so that
     /// every term of the force counts.
-    fn random_element(rng: &mut ChaCha8Rng) -> Vec<f64> {
+    pub(in crate::gpu::mirror) fn random_element(rng: &mut ChaCha8Rng) -> Vec<f64> {
         let le = uniform(rng, 0.005, 0.1);
         let angle = uniform(rng, -3.1, 3.1);
         let t0 = [angle.cos(), angle.sin()];
@@ -243,7 +297,7 @@ mod tests {
     const INPUTS: usize = 36;
 
     /// The WGSL that reads `random_element`'s layout.
-    const READ_ELEMENT: &str = "
+    pub(in crate::gpu::mirror) const READ_ELEMENT: &str = "
         let le = arg(0u);
         let t0 = arg2(1u);
         let sec = Section(arg(3u), arg(4u), arg(5u), arg(6u));
@@ -254,18 +308,18 @@ mod tests {
         let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
         var d = ElementDamping(no_damping, real4x4(), no_damping);";
 
-    struct Element<R: MirrorReal> {
-        le: R,
-        t0: Vector2<R>,
-        sec: Section<R>,
-        weight_per_length: R,
-        drag_factor: R,
-        damping_scale: R,
-        state: ElementState<R>,
-        gauss_point: (R, R),
+    pub(in crate::gpu::mirror) struct Element<R: MirrorReal> {
+        pub(in crate::gpu::mirror) le: R,
+        pub(in crate::gpu::mirror) t0: Vector2<R>,
+        pub(in crate::gpu::mirror) sec: Section<R>,
+        pub(in crate::gpu::mirror) weight_per_length: R,
+        pub(in crate::gpu::mirror) drag_factor: R,
+        pub(in crate::gpu::mirror) damping_scale: R,
+        pub(in crate::gpu::mirror) state: ElementState<R>,
+        pub(in crate::gpu::mirror) gauss_point: (R, R),
     }
 
-    fn read_element<R: MirrorReal>(x: &[R]) -> Element<R> {
+    pub(in crate::gpu::mirror) fn read_element<R: MirrorReal>(x: &[R]) -> Element<R> {
         let v = |k: usize| Vector4::from_column_slice(&x[k..k + 4]);
         Element {
             le: x[0],

@@ -8,9 +8,11 @@
 //! | `matrix.wgsl` | [`matrix`] |
 //! | `node_blocks.wgsl` | [`node_blocks`] |
 //! | `element.wgsl` | [`element`] |
+//! | `tangent.wgsl` | [`tangent`] |
 //! | `motion.wgsl` | [`motion`] |
 //! | `step.wgsl` (with `coupling_*.wgsl`) | [`step`] |
 //! | `step_workgroup.wgsl` | [`step`]: the same arithmetic per simulation, spread over lanes |
+//! | (the adaptive implicit stage, not yet written) | [`adaptive`]: its arithmetic, held to the reference solver first |
 //!
 //! The workgroup layout has no mirror of its own: per simulation it does
 //! [`step`]'s operations in [`step`]'s order, its 4×4 products column by
@@ -38,6 +40,7 @@
 //!
 //! Not a fast path: one thread per simulation, no SIMD.
 
+pub mod adaptive;
 pub mod element;
 #[cfg(test)]
 mod kernel;
@@ -45,6 +48,7 @@ pub mod matrix;
 pub mod motion;
 pub mod node_blocks;
 pub mod step;
+pub mod tangent;
 
 use nalgebra::{RealField, Vector2, Vector4};
 

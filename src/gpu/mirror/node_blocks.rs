@@ -10,6 +10,11 @@ pub fn coupling_transpose_times<R: MirrorReal>(k: &Vector4<R>, v: &Vector4<R>) -
     join(xy(v) * k.x + zw(v) * k.z, xy(v) * k.y + zw(v) * k.w)
 }
 
+/// node_blocks.wgsl's `node_mass_times`: (k ⊗ I₂) v.
+pub fn node_mass_times<R: MirrorReal>(k: &Vector4<R>, v: &Vector4<R>) -> Vector4<R> {
+    join(xy(v) * k.x + zw(v) * k.y, xy(v) * k.z + zw(v) * k.w)
+}
+
 /// node_blocks.wgsl's `plus_node_mass`: m + k ⊗ I₂, only the eight nonzero entries
 /// added.
 pub fn plus_node_mass<R: MirrorReal>(m: &Matrix4<R>, k: &Vector4<R>) -> Matrix4<R> {
@@ -61,6 +66,8 @@ mod tests {
                 .max()
                 < 1e-15
         );
+        let want = MeshMass::block(&k) * v;
+        assert!((node_mass_times(&Vector4::from(k), &v) - want).abs().max() < 1e-15);
     }
 
     #[test]
@@ -83,15 +90,16 @@ mod tests {
         out.extend(reals(coupling_transpose_times(&k, &v).iter()));
         out.extend(reals(pin_rows(&m, true).iter()));
         out.extend(reals(pin_rows(&m, false).iter()));
+        out.extend(reals(node_mass_times(&k, &v).iter()));
         out
     }
 
     #[test]
     fn node_blocks_on_the_adapter_match_the_mirror() {
         let kernel = FunctionKernel {
-            name: "plus_node_mass/coupling_transpose_times/pin_rows_pivot/pin_rows_coupling",
+            name: "plus_node_mass/coupling_transpose_times/pin_rows_pivot/pin_rows_coupling/node_mass_times",
             inputs: 24,
-            outputs: 52,
+            outputs: 56,
             body: "fn run() {
                 let m = arg4x4(0u);
                 let k = arg4(16u);
@@ -99,6 +107,7 @@ mod tests {
                 put4(16u, coupling_transpose_times(k, arg4(20u)));
                 put4x4(20u, pin_rows_pivot(m));
                 put4x4(36u, pin_rows_coupling(m));
+                put4(52u, node_mass_times(k, arg4(20u)));
             }",
         };
         let cases = random_cases(3, 256, |rng| {

@@ -57,7 +57,7 @@ pub fn run_prepared(
     }
 }
 
-fn convert_measured<R: MirrorReal>(measured: Option<&[[f64; 2]]>) -> Vec<Vector2<R>> {
+pub(super) fn convert_measured<R: MirrorReal>(measured: Option<&[[f64; 2]]>) -> Vec<Vector2<R>> {
     measured
         .unwrap_or(&[])
         .iter()
@@ -66,14 +66,14 @@ fn convert_measured<R: MirrorReal>(measured: Option<&[[f64; 2]]>) -> Vec<Vector2
 }
 
 /// step.wgsl's `exploded_position`.
-fn exploded_position<R: MirrorReal>(u: &Vector4<R>, length_m: R) -> bool {
+pub(super) fn exploded_position<R: MirrorReal>(u: &Vector4<R>, length_m: R) -> bool {
     let limit = lit::<R>(100.0) * length_m;
     let hundred = lit::<R>(100.0);
     !(u.x.abs() < limit && u.y.abs() < limit && u.z.abs() < hundred && u.w.abs() < hundred)
 }
 
 /// step.wgsl's `exploded_velocity`.
-fn exploded_velocity<R: MirrorReal>(v: &Vector4<R>) -> bool {
+pub(super) fn exploded_velocity<R: MirrorReal>(v: &Vector4<R>) -> bool {
     let limit = lit::<R>(1e4);
     !(v.x.abs() < limit && v.y.abs() < limit && v.z.abs() < limit && v.w.abs() < limit)
 }
@@ -98,7 +98,10 @@ fn node_factors<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl, node: usize) -
 
 /// The mesh's mass matrix (step.wgsl's `mesh_mass`): first, interior and
 /// last diagonal and the coupling, each a row-major 2×2.
-fn mesh_mass<R: MirrorReal>(mesh: &[[f64; 4]], c: &SimControl) -> [Vector4<R>; MESH_MASS_VEC4] {
+pub(super) fn mesh_mass<R: MirrorReal>(
+    mesh: &[[f64; 4]],
+    c: &SimControl,
+) -> [Vector4<R>; MESH_MASS_VEC4] {
     std::array::from_fn(|i| lit4(&mesh[c.mass_offset as usize + i]))
 }
 
@@ -115,7 +118,7 @@ struct Mirror<'a, R: MirrorReal> {
     /// The mesh's mass blocks: first, interior and last diagonal, coupling.
     mass: [Vector4<R>; MESH_MASS_VEC4],
     coupling: Vec<Matrix4<R>>,
-    markers: Vec<(Vector4<R>, R, usize)>,
+    markers: Vec<Marker<R>>,
     h: R,
     half: R,
     le: R,
@@ -149,25 +152,14 @@ impl<'a, R: MirrorReal> Mirror<'a, R> {
         // The E blocks of nodes 0..n−1; the tip's is never needed
         // (COUPLING_NODES = MAX_NODES − 1 in coupling_private.wgsl).
         let coupling: Vec<Matrix4<R>> = vec![Matrix4::zeros(); n];
-        let markers: Vec<(Vector4<R>, R, usize)> = (0..c.markers as usize)
-            .map(|m| {
-                let shapes = data.mesh[c.marker_offset as usize + 2 * m];
-                let place = data.mesh[c.marker_offset as usize + 2 * m + 1];
-                (lit4(&shapes), lit(place[0]), place[1] as usize)
-            })
-            .collect();
+        let markers = marker_table(data, c);
 
         let h = ph.step_s;
         let half = lit::<R>(0.5) * h;
         let le = ph.element_length_m;
         let t0 = Vector2::new(ph.tangent_x, ph.tangent_y);
         let pin0 = Vector2::new(ph.pin_x_m, ph.pin_y_m);
-        let sec = Section {
-            axial_stiffness: ph.axial_stiffness_n,
-            axial_damping: ph.axial_damping_n_s,
-            bending_stiffness: ph.bending_stiffness_n_m2,
-            bending_damping: ph.bending_damping_n_m2_s,
-        };
+        let sec = section(&ph);
         Self {
             c,
             ph,
@@ -336,12 +328,78 @@ impl<'a, R: MirrorReal> Mirror<'a, R> {
     }
 
     /// The markers at frame `frame`, `back_s` before the step's end (the
-    /// step's expansion): their squared distance from the measured samples
-    /// the shader compares, their positions appended to `track` where it
-    /// is recorded.
+    /// step's expansion), through [`observe_markers`].
     fn frame_error(
         &self,
         back: R,
+        frame: usize,
+        measured: &[Vector2<R>],
+        track: &mut Vec<[f64; 2]>,
+    ) -> R {
+        let Self {
+            disp,
+            drift,
+            vel,
+            acc,
+            ..
+        } = self;
+        let at_frame = |k: usize| {
+            let u = disp[k] + drift[k];
+            u - vel[k] * back + acc[k] * (lit::<R>(0.5) * back * back)
+        };
+        let frame_markers = FrameMarkers {
+            c: self.c,
+            t0: self.t0,
+            pin0: self.pin0,
+            markers: &self.markers,
+        };
+        frame_markers.observe(at_frame, frame, measured, track)
+    }
+}
+
+/// A marker of the marker table: its shape values s1..s4, its arc length
+/// \[m\] and its element.
+pub(super) type Marker<R> = (Vector4<R>, R, usize);
+
+/// The simulation's marker table as uploaded (two vec4 per marker in the
+/// mesh buffer).
+pub(super) fn marker_table<R: MirrorReal>(data: &ChunkData, c: &SimControl) -> Vec<Marker<R>> {
+    (0..c.markers as usize)
+        .map(|m| {
+            let shapes = data.mesh[c.marker_offset as usize + 2 * m];
+            let place = data.mesh[c.marker_offset as usize + 2 * m + 1];
+            (lit4(&shapes), lit(place[0]), place[1] as usize)
+        })
+        .collect()
+}
+
+/// element.wgsl's `Section` from a simulation's physics.
+pub(super) fn section<R: MirrorReal>(ph: &SimPhysics<R>) -> Section<R> {
+    Section {
+        axial_stiffness: ph.axial_stiffness_n,
+        axial_damping: ph.axial_damping_n_s,
+        bending_stiffness: ph.bending_stiffness_n_m2,
+        bending_damping: ph.bending_damping_n_m2_s,
+    }
+}
+
+/// What a frame's observation needs: step_io.wgsl's `observe_marker` for
+/// every marker.
+pub(super) struct FrameMarkers<'a, R: MirrorReal> {
+    pub c: &'a SimControl,
+    pub t0: Vector2<R>,
+    pub pin0: Vector2<R>,
+    pub markers: &'a [Marker<R>],
+}
+
+impl<R: MirrorReal> FrameMarkers<'_, R> {
+    /// The markers at frame `frame` from the nodes' displacements at its
+    /// time (`at_node`): their squared distance from the measured samples
+    /// the shader compares, their positions appended to `track` where it
+    /// is recorded.
+    pub fn observe(
+        &self,
+        at_node: impl Fn(usize) -> Vector4<R>,
         frame: usize,
         measured: &[Vector2<R>],
         track: &mut Vec<[f64; 2]>,
@@ -351,22 +409,12 @@ impl<'a, R: MirrorReal> Mirror<'a, R> {
             t0,
             pin0,
             markers,
-            disp,
-            drift,
-            vel,
-            acc,
-            ..
         } = self;
-        let (t0, pin0) = (*t0, *pin0);
-        let at_frame = |k: usize| {
-            let u = disp[k] + drift[k];
-            u - vel[k] * back + acc[k] * (lit::<R>(0.5) * back * back)
-        };
         let mut error: R = lit(0.0);
         for (m, (shapes, arc, element)) in markers.iter().enumerate() {
-            let (ua, ub) = (at_frame(*element), at_frame(*element + 1));
+            let (ua, ub) = (at_node(*element), at_node(*element + 1));
             let displacement = combine(shapes, &ua, &ub);
-            let position = pin0 + t0 * *arc + displacement;
+            let position = *pin0 + *t0 * *arc + displacement;
             let index = frame * markers.len() + m;
             // A sample the measurement lacks is skipped.
             if c.measured_offset != NO_TRACK {
