@@ -6,16 +6,15 @@
 
 mod common;
 
-use common::{cpu_on_the_same_step, largest_distance, params};
+use common::{adaptive_options, cpu_on_the_same_step, landings, largest_distance, params};
+use tether_sweep::gpu::adaptive::{AdaptiveOutcome, AdaptiveStatus};
 use tether_sweep::gpu::batch::chunk_data;
-use tether_sweep::gpu::mirror::adaptive::{
-    AdaptiveOptions, AdaptiveOutcome, AdaptiveStatus, Landings, run_adaptive,
-};
+use tether_sweep::gpu::mirror::adaptive::run_adaptive;
 use tether_sweep::gpu::{GpuOutcome, GpuSimulation, Precision, mirror};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
-use tether_sweep::solver::{FixedStepScheme, ReferenceOptions};
+use tether_sweep::solver::FixedStepScheme;
 
 fn recorded(scenario: &Scenario, p: &TetherParams, scheme: FixedStepScheme) -> GpuSimulation {
     let mut sim = gpu_simulation(scenario, p, scheme, None, &StepCache::default()).unwrap();
@@ -120,34 +119,6 @@ fn f32_semi_implicit_holds_a_stiff_damped_drop_to_a_hundredth_of_a_millimetre() 
     let (_, distance) = f64_and_f32(&sim);
     eprintln!("{} steps: f32 {distance:.1e} m from f64", sim.total_steps);
     assert!(distance < 1e-5, "f32: {distance:e} m");
-}
-
-/// The adaptive scheme's landings for `scenario`: its frames after the
-/// release and, for a swing-up, every J_a sample.
-fn landings(scenario: &Scenario) -> Landings {
-    Landings {
-        frame_times_s: scenario
-            .frame_times_s()
-            .into_iter()
-            .map(|t| scenario.model_time_s(t))
-            .filter(|&t| t > 0.0)
-            .collect(),
-        samples: (scenario.kind() == ScenarioKind::Swingup)
-            .then(|| (scenario.sample_interval_s(), scenario.sample_count() as u64)),
-    }
-}
-
-fn adaptive_options(tolerance_m: f64) -> AdaptiveOptions {
-    let r = ReferenceOptions {
-        tolerance_m,
-        ..ReferenceOptions::default()
-    };
-    AdaptiveOptions {
-        tolerance_m: r.tolerance_m,
-        spectral_radius: r.spectral_radius,
-        max_step_s: r.max_step_s,
-        initial_step_s: r.initial_step_s,
-    }
 }
 
 /// `scenario` for `p` on the adaptive mirror in `precision` at

@@ -173,6 +173,53 @@ impl Real for f64 {
     }
 }
 
+/// `AdaptiveProgress::status` of a simulation whose Newton iteration kept
+/// failing until its step fell below the smallest (step_adaptive.wgsl).
+pub const STATUS_NEWTON_FAILED: u32 = 3;
+/// The adaptive stage's state planes (step_adaptive.wgsl's PLANE_*): the
+/// four of [`STATE_PLANES`], then the algorithmic and the previous step's
+/// accelerations, the trial iterate's drift, velocity, acceleration and
+/// algorithmic acceleration, and the Newton residual.
+pub const ADAPTIVE_PLANES: usize = 11;
+/// vec4 entries per node of the adaptive stage's factors: L, G and E, four
+/// columns each.
+pub const ADAPTIVE_FACTOR_VEC4_PER_NODE: usize = 12;
+
+/// Per simulation, the adaptive stage's scalars, read and written by every
+/// dispatch (step_adaptive.wgsl's `AdaptiveProgress`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AdaptiveProgress<R: Real> {
+    pub time_s: R,
+    pub step_s: R,
+    /// The last accepted step; 0 before the first.
+    pub previous_step_s: R,
+    /// The step the factors were made for; 0 when there are none.
+    pub factored_step_s: R,
+    pub newton_eta: R,
+    pub max_local_error_m: R,
+    pub status: u32,
+    pub steps: u32,
+    pub rejected_steps: u32,
+    pub newton_iterations: u32,
+    pub factorizations: u32,
+    pub frames_done: u32,
+    pub samples_done: u32,
+    pub attempts: u32,
+}
+
+/// Per simulation, the adaptive stage's settings (step_adaptive.wgsl's
+/// `AdaptiveSettings`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AdaptiveSettings<R: Real> {
+    pub tolerance_m: R,
+    pub max_step_s: R,
+    pub sample_interval_s: R,
+    pub samples: u32,
+    pub _pad: u32,
+}
+
 /// Per-simulation physics in f64; converted to the shader's precision with
 /// [`SimPhysics::convert`].
 #[repr(C)]
@@ -243,6 +290,16 @@ unsafe impl<R: Real> Pod for SimPhysics<R> {}
 unsafe impl<R: Real> Zeroable for SimObjectives<R> {}
 unsafe impl<R: Real> Pod for SimObjectives<R> {}
 
+// SAFETY: six (AdaptiveProgress) or three (AdaptiveSettings) reals, then
+// eight or two u32: with R = f32 every field is 4 bytes; with R = f64 the
+// u32s start 8-aligned and come in even numbers, so the size stays a
+// multiple of 8. Neither has padding (`adaptive_structs_have_no_padding`),
+// every bit pattern is valid, and they are Copy + 'static.
+unsafe impl<R: Real> Zeroable for AdaptiveProgress<R> {}
+unsafe impl<R: Real> Pod for AdaptiveProgress<R> {}
+unsafe impl<R: Real> Zeroable for AdaptiveSettings<R> {}
+unsafe impl<R: Real> Pod for AdaptiveSettings<R> {}
+
 #[cfg(test)]
 mod tests {
     use std::mem::{offset_of, size_of};
@@ -254,12 +311,18 @@ mod tests {
     /// (name, offset) of every member of the WGSL struct `name`, and its size,
     /// as naga lays them out.
     fn wgsl_layout(precision: Precision, name: &str) -> (Vec<(String, u32)>, u32) {
-        let module = naga::front::wgsl::parse_str(&step_source(
-            precision,
-            *NODE_CAPACITIES.last().unwrap(),
-            FixedStepScheme::Explicit,
-        ))
-        .expect("WGSL parses");
+        wgsl_layout_in(
+            &step_source(
+                precision,
+                *NODE_CAPACITIES.last().unwrap(),
+                FixedStepScheme::Explicit,
+            ),
+            name,
+        )
+    }
+
+    fn wgsl_layout_in(source: &str, name: &str) -> (Vec<(String, u32)>, u32) {
+        let module = naga::front::wgsl::parse_str(source).expect("WGSL parses");
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).unwrap();
         let ty = module
@@ -348,6 +411,41 @@ mod tests {
         );
         assert_eq!(size_of::<SimObjectives<f64>>(), 4 * 8);
         assert_eq!(size_of::<SimObjectives<f32>>(), 4 * 4);
+    }
+
+    fn check_adaptive<R: Real>(precision: Precision) {
+        let source = crate::gpu::shader::step_adaptive_source(
+            precision,
+            crate::gpu::adaptive::AdaptiveShape { sims: 2, lanes: 4 },
+            0.8,
+        );
+        assert_eq!(
+            wgsl_layout_in(&source, "AdaptiveProgress"),
+            rust_layout!(AdaptiveProgress<R>; time_s, step_s, previous_step_s,
+                factored_step_s, newton_eta, max_local_error_m, status, steps, rejected_steps,
+                newton_iterations, factorizations, frames_done, samples_done, attempts),
+            "AdaptiveProgress ({precision:?})"
+        );
+        assert_eq!(
+            wgsl_layout_in(&source, "AdaptiveSettings"),
+            rust_layout!(AdaptiveSettings<R>; tolerance_m, max_step_s, sample_interval_s,
+                samples, _pad),
+            "AdaptiveSettings ({precision:?})"
+        );
+    }
+
+    #[test]
+    fn adaptive_structs_match_wgsl_in_both_precisions() {
+        check_adaptive::<f32>(Precision::F32);
+        check_adaptive::<f64>(Precision::F64);
+    }
+
+    #[test]
+    fn adaptive_structs_have_no_padding() {
+        assert_eq!(size_of::<AdaptiveProgress<f32>>(), 6 * 4 + 8 * 4);
+        assert_eq!(size_of::<AdaptiveProgress<f64>>(), 6 * 8 + 8 * 4);
+        assert_eq!(size_of::<AdaptiveSettings<f32>>(), 3 * 4 + 2 * 4);
+        assert_eq!(size_of::<AdaptiveSettings<f64>>(), 3 * 8 + 2 * 4);
     }
 
     #[test]
@@ -477,6 +575,22 @@ mod tests {
                 .validate(&module)
                 .unwrap_or_else(|e| panic!("{scheme:?} {p:?}: {}", e.emit_to_string(&src)));
             }
+        }
+    }
+
+    #[test]
+    fn the_adaptive_stage_passes_naga_validation_in_both_precisions() {
+        for p in [Precision::F32, Precision::F64] {
+            let shape = crate::gpu::adaptive::AdaptiveShape { sims: 2, lanes: 4 };
+            let src = crate::gpu::shader::step_adaptive_source(p, shape, 0.8);
+            let module = naga::front::wgsl::parse_str(&src)
+                .unwrap_or_else(|e| panic!("{p:?}: {}", e.emit_to_string(&src)));
+            naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::all(),
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{p:?}: {}", e.emit_to_string(&src)));
         }
     }
 }

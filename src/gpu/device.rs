@@ -133,6 +133,14 @@ pub enum Stage {
         shape: super::layout::WorkgroupShape,
         scheme: FixedStepScheme,
     },
+    /// The adaptive implicit scheme (step_adaptive.wgsl) in workgroups of
+    /// `sims` simulations of `lanes` invocations, for generalized-α's ρ∞
+    /// (its bits: a stage is a cache key).
+    StepAdaptive {
+        sims: u32,
+        lanes: u32,
+        spectral_radius_bits: u64,
+    },
     /// Multiply-add throughput (peak.wgsl), one of its variants.
     Peak(PeakChains),
 }
@@ -153,7 +161,7 @@ impl Stage {
     /// The stage's entry point in its WGSL file.
     fn entry_point(self) -> &'static str {
         match self {
-            Stage::Step { .. } | Stage::StepWorkgroup { .. } => "main",
+            Stage::Step { .. } | Stage::StepWorkgroup { .. } | Stage::StepAdaptive { .. } => "main",
             Stage::Peak(PeakChains::Four) => "four_chains",
             Stage::Peak(PeakChains::Eight) => "eight_chains",
         }
@@ -367,6 +375,15 @@ impl Gpu {
                         Stage::StepWorkgroup { shape, scheme } => {
                             shader::step_workgroup_source(precision, scheme, shape)
                         }
+                        Stage::StepAdaptive {
+                            sims,
+                            lanes,
+                            spectral_radius_bits,
+                        } => shader::step_adaptive_source(
+                            precision,
+                            super::adaptive::AdaptiveShape { sims, lanes },
+                            f64::from_bits(spectral_radius_bits),
+                        ),
                         Stage::Peak(_) => shader::peak_source(precision),
                     }
                     .into(),
@@ -383,7 +400,7 @@ impl Gpu {
                 compilation_options: wgpu::PipelineCompilationOptions {
                     // The workgroup layout's size is its shape, a constant.
                     constants: match stage {
-                        Stage::StepWorkgroup { .. } => &[],
+                        Stage::StepWorkgroup { .. } | Stage::StepAdaptive { .. } => &[],
                         _ => &workgroup_size,
                     },
                     ..Default::default()

@@ -167,7 +167,10 @@ pub(super) fn read_back<T: Pod>(gpu: &Gpu, buffer: &wgpu::Buffer) -> Result<Vec<
     map_and_collect(gpu, &staging)
 }
 
-fn map_and_collect<T: Pod>(gpu: &Gpu, staging: &wgpu::Buffer) -> Result<Vec<T>, GpuError> {
+pub(super) fn map_and_collect<T: Pod>(
+    gpu: &Gpu,
+    staging: &wgpu::Buffer,
+) -> Result<Vec<T>, GpuError> {
     let slice = staging.slice(..);
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -190,7 +193,10 @@ fn map_and_collect<T: Pod>(gpu: &Gpu, staging: &wgpu::Buffer) -> Result<Vec<T>, 
 
 /// Refuses a batch whose compared simulations need more measured frames
 /// than `measured` holds.
-fn check_measured(sims: &[GpuSimulation], measured: Option<&[[f64; 2]]>) -> Result<(), GpuError> {
+pub(super) fn check_measured(
+    sims: &[GpuSimulation],
+    measured: Option<&[[f64; 2]]>,
+) -> Result<(), GpuError> {
     let measured_len = measured.map_or(0, |m| m.len());
     for sim in sims.iter().filter(|s| s.compare_measured) {
         let frames = sim.measured_first_frame + sim.frames() as usize;

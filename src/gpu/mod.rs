@@ -15,9 +15,12 @@
 //!   workgroup) and their shapes; [`cost`]: the cost model that picks one.
 //! - [`mirror`]: the CPU mirror of the step stage, operation for operation,
 //!   one file per WGSL module, each function tested against its shader.
+//! - [`adaptive`]: the adaptive implicit scheme (step_adaptive.wgsl), each
+//!   simulation with its own steps, run by [`adaptive::run_adaptive_batch`].
 //! - [`flops`]: the flop count of a step, and the peak-throughput stage.
 
 pub mod abi;
+pub mod adaptive;
 pub mod batch;
 pub mod cost;
 pub mod device;

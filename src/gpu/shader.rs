@@ -19,9 +19,6 @@ const MATRIX: &str = include_str!("../../shaders/matrix.wgsl");
 const NODE_BLOCKS: &str = include_str!("../../shaders/node_blocks.wgsl");
 const ELEMENT: &str = include_str!("../../shaders/element.wgsl");
 const MOTION: &str = include_str!("../../shaders/motion.wgsl");
-// The implicit scheme's tangent; only the test kernels use it until the
-// adaptive stage does.
-#[cfg(test)]
 const TANGENT: &str = include_str!("../../shaders/tangent.wgsl");
 const STEP_IO: &str = include_str!("../../shaders/step_io.wgsl");
 const STEP: &str = include_str!("../../shaders/step.wgsl");
@@ -29,6 +26,7 @@ const STEP_WORKGROUP: &str = include_str!("../../shaders/step_workgroup.wgsl");
 const COUPLING_PRIVATE: &str = include_str!("../../shaders/coupling_private.wgsl");
 const COUPLING_NONE: &str = include_str!("../../shaders/coupling_none.wgsl");
 const PEAK: &str = include_str!("../../shaders/peak.wgsl");
+const STEP_ADAPTIVE: &str = include_str!("../../shaders/step_adaptive.wgsl");
 
 /// The modules of shared functions, in the order every step stage (and a
 /// test kernel) concatenates them.
@@ -94,6 +92,83 @@ pub fn step_workgroup_source(
         .into_iter()
         .chain(SHARED_FUNCTIONS)
         .chain([STEP_IO, STEP_WORKGROUP])
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The source of the adaptive implicit stage (step_adaptive.wgsl) for
+/// workgroups of `shape` and generalized-α's ρ∞ `spectral_radius`: its
+/// coefficients and the step control's constants prepended, each as the
+/// CPU mirror rounds it to the precision (src/gpu/mirror/adaptive.rs).
+pub fn step_adaptive_source(
+    precision: Precision,
+    shape: super::adaptive::AdaptiveShape,
+    spectral_radius: f64,
+) -> String {
+    use crate::scheme::GeneralizedAlpha;
+    use crate::scheme::implicit_control as control;
+    let c = GeneralizedAlpha::new(spectral_radius);
+    let (beta_scaled, gamma_scaled) = c.scaled();
+    let (epsilon, huge) = match precision {
+        Precision::F32 => (f32::EPSILON as f64, 1e38),
+        Precision::F64 => (f64::EPSILON, 1e300),
+    };
+    let reals = [
+        ("ALPHA_M", c.alpha_m),
+        ("ALPHA_F", c.alpha_f),
+        ("BETA", c.beta),
+        ("GAMMA", c.gamma),
+        ("BETA_SCALED", beta_scaled),
+        ("GAMMA_SCALED", gamma_scaled),
+        ("ERROR_CONSTANT", c.error_constant()),
+        ("EPSILON", epsilon),
+        // Above any finite value the stage meets; NaN fails `<` too.
+        ("HUGE", huge),
+        ("SUBSTEP_SLACK", (8.0 * epsilon).max(control::SUBSTEP_SLACK)),
+        ("STALE_STEP_CHANGE", control::STALE_STEP_CHANGE),
+        ("MIN_STEP_S", control::MIN_STEP_S),
+        ("REJECTED_STEP_FACTOR", control::REJECTED_STEP_FACTOR),
+        ("UNMEASURED_NEWTON_ETA", control::UNMEASURED_NEWTON_ETA),
+        (
+            "FIRST_CORRECTION_FRACTION",
+            control::FIRST_CORRECTION_FRACTION,
+        ),
+        (
+            "NEWTON_TOLERANCE_FRACTION",
+            control::NEWTON_TOLERANCE_FRACTION,
+        ),
+        ("DIVERGING_RATE", control::DIVERGING_RATE),
+        ("STEP_SAFETY", control::STEP_SAFETY),
+        ("STEP_FACTOR_MIN", control::STEP_FACTOR_MIN),
+        ("STEP_FACTOR_MAX", control::STEP_FACTOR_MAX),
+        (
+            "STEP_REACH",
+            (control::STEP_FACTOR_MAX / control::STEP_SAFETY).powi(3),
+        ),
+        ("KEEP_BELOW", control::KEEP_BELOW),
+    ];
+    let mut constants = format!(
+        "// Simulations per workgroup and lanes per simulation (src/gpu/adaptive.rs).\n\
+         const GROUP_SIMS: u32 = {}u;\n\
+         const SIM_LANES: u32 = {}u;\n\
+         // element.wgsl's force without the semi-implicit damping blocks.\n\
+         const SEMI_IMPLICIT: bool = false;\n\
+         // Generalized-α at rho_inf = {spectral_radius:?} and the step control\n\
+         // (scheme::GeneralizedAlpha, scheme::implicit_control).\n\
+         const MAX_NEWTON_ITERATIONS: u32 = {}u;\n\
+         const BORROWED_ETA_EXPONENT: f32 = {:?};\n",
+        shape.sims,
+        shape.lanes,
+        control::MAX_NEWTON_ITERATIONS,
+        control::BORROWED_ETA_EXPONENT,
+    );
+    for (name, value) in reals {
+        constants += &format!("const {name}: real = {value:e};\n");
+    }
+    [precision_module(precision), &constants]
+        .into_iter()
+        .chain(SHARED_FUNCTIONS)
+        .chain([TANGENT, STEP_IO, STEP_ADAPTIVE])
         .collect::<Vec<_>>()
         .join("\n")
 }

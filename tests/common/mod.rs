@@ -171,3 +171,38 @@ pub fn open_gpu() -> Option<tether_sweep::gpu::Gpu> {
     eprintln!("adapter: {}", gpu.adapter);
     Some(gpu)
 }
+
+/// The adaptive scheme's landings for `scenario`: its frames after the
+/// release and, for a swing-up, every J_a sample.
+#[allow(dead_code)] // only the adaptive scheme's tests land
+pub fn landings(
+    scenario: &tether_sweep::scenario::Scenario,
+) -> tether_sweep::gpu::adaptive::Landings {
+    use tether_sweep::scenario::ScenarioKind;
+    tether_sweep::gpu::adaptive::Landings {
+        frame_times_s: scenario
+            .frame_times_s()
+            .into_iter()
+            .map(|t| scenario.model_time_s(t))
+            .filter(|&t| t > 0.0)
+            .collect(),
+        samples: (scenario.kind() == ScenarioKind::Swingup)
+            .then(|| (scenario.sample_interval_s(), scenario.sample_count() as u64)),
+    }
+}
+
+/// The reference solver's options at `tolerance_m`, as the adaptive
+/// scheme takes them.
+#[allow(dead_code)]
+pub fn adaptive_options(tolerance_m: f64) -> tether_sweep::gpu::adaptive::AdaptiveOptions {
+    let r = tether_sweep::solver::ReferenceOptions {
+        tolerance_m,
+        ..Default::default()
+    };
+    tether_sweep::gpu::adaptive::AdaptiveOptions {
+        tolerance_m: r.tolerance_m,
+        spectral_radius: r.spectral_radius,
+        max_step_s: r.max_step_s,
+        initial_step_s: r.initial_step_s,
+    }
+}

@@ -27,6 +27,9 @@
 use nalgebra::{Matrix4, Vector2, Vector4};
 
 use super::super::abi::{MESH_MASS_VEC4, SimControl, SimPhysics};
+use super::super::adaptive::{
+    AdaptiveOptions, AdaptiveOutcome, AdaptiveStats, AdaptiveStatus, Landings, same_landing,
+};
 use super::super::batch::{ChunkData, GpuSimulation};
 use super::super::{GpuError, Precision};
 use super::element::{ElementState, Section, element_force};
@@ -46,68 +49,6 @@ use crate::scheme::implicit_control::{
     STALE_STEP_CHANGE, STEP_FACTOR_MAX, STEP_FACTOR_MIN, STEP_SAFETY, SUBSTEP_SLACK,
     UNMEASURED_NEWTON_ETA,
 };
-
-/// The scheme's settings: the reference solver's `ReferenceOptions`
-/// (src/solver/reference.rs), which this layer cannot name.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AdaptiveOptions {
-    /// Largest accepted local error per step, as a length \[m\].
-    pub tolerance_m: f64,
-    /// Generalized-α's ρ∞.
-    pub spectral_radius: f64,
-    pub max_step_s: f64,
-    pub initial_step_s: f64,
-}
-
-/// The times a simulation lands on: its frames (model time, after its
-/// release) and, for a swing-up, J_a every `interval_s`, `count` times.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Landings {
-    pub frame_times_s: Vec<f64>,
-    pub samples: Option<(f64, u64)>,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum AdaptiveStatus {
-    Ok,
-    /// The state exploded; detected after the step ending at `time_s`.
-    Diverged {
-        time_s: f64,
-    },
-    /// Newton's method kept failing until the step fell below the
-    /// smallest one (the reference solver's `NewtonFailed`).
-    NewtonFailed {
-        time_s: f64,
-        step_s: f64,
-    },
-}
-
-/// What the scheme did, as the reference solver counts it.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct AdaptiveStats {
-    pub steps: u64,
-    pub rejected_steps: u64,
-    pub newton_iterations: u64,
-    pub factorizations: u64,
-    /// Largest local error estimate of an accepted step \[m\].
-    pub max_local_error_m: f64,
-}
-
-/// One simulation's outcome: the engine's objectives and track, and the
-/// scheme's counts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AdaptiveOutcome {
-    pub status: AdaptiveStatus,
-    pub stats: AdaptiveStats,
-    /// J_e \[m²\] over its frames (when compared).
-    pub identification_error_m2: f64,
-    /// J_a,min \[m\] and its time \[s\].
-    pub swingup_min_m: f64,
-    pub swingup_time_s: f64,
-    /// Marker positions of its frames, frame-major, when recorded.
-    pub track_m: Option<Vec<[f64; 2]>>,
-}
 
 /// Runs `sim` (its upload `data`, a chunk of one: [`super::super::batch::chunk_data`])
 /// with the adaptive scheme in `precision`, landing on `landings`.
@@ -592,6 +533,14 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
                 .ceil()
                 .max(one);
             let h = remaining / substeps;
+            // A step below the clock's resolution (possible in f32 only)
+            // would never arrive: the run fails as below the smallest step.
+            if self.t + h == self.t {
+                return Err(AdaptiveStatus::NewtonFailed {
+                    time_s: self.t.to_f64(),
+                    step_s: h.to_f64(),
+                });
+            }
             match self.try_step(h) {
                 Some((it, error, pin)) => {
                     let last = substeps == one;
@@ -669,8 +618,6 @@ fn run_typed<R: MirrorReal>(
     let mut swingup_time: R = lit(0.0);
     let mut track = Vec::new();
     let mut status = AdaptiveStatus::Ok;
-    // A frame and a sample within this much of each other are one landing.
-    let same = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(1.0);
     loop {
         let next_frame = frames.get(frames_done).copied();
         let next_sample = (samples_done < samples).then(|| (samples_done + 1) as f64 * interval);
@@ -690,7 +637,7 @@ fn run_typed<R: MirrorReal>(
             };
             break;
         }
-        if next_sample.is_some_and(|s| same(s, target)) {
+        if next_sample.is_some_and(|s| same_landing(s, target)) {
             samples_done += 1;
             let t = a.t;
             let pin = pin_state(t, a.c.winch_moves, &a.ph.waypoints_m, &a.ph.periods_s);
@@ -705,7 +652,10 @@ fn run_typed<R: MirrorReal>(
                 swingup_time = t;
             }
         }
-        while frames.get(frames_done).is_some_and(|&f| same(f, target)) {
+        while frames
+            .get(frames_done)
+            .is_some_and(|&f| same_landing(f, target))
+        {
             let disp = &a.disp;
             identification_error +=
                 frame_markers.observe(|k| disp[k], frames_done, &measured, &mut track);

@@ -1,0 +1,672 @@
+// Pipeline stage "step_adaptive": the adaptive implicit scheme, the
+// reference solver's generalized-α with Newton's method on the
+// block-tridiagonal iteration matrix M + γ'h C + β'h² K and local error
+// control, each simulation with its own step, landing exactly on its
+// frames and (for a swing-up) its J_a samples. Its arithmetic is that of
+// src/gpu/mirror/adaptive.rs, operation for operation; tests/gpu.rs holds
+// the two together and the mirror holds the reference solver (tests/mirror.rs).
+//
+// A workgroup holds GROUP_SIMS simulations ("slots") with SIM_LANES
+// invocations ("lanes") each. A simulation's state stays in the storage
+// buffers (the `state` planes and its `factors`), so a slot's size does not
+// depend on n. Per attempted step, for each slot:
+//
+// 1. its lanes predict the step's first iterate, node by node;
+// 2. where its iteration matrix is stale (the step changed by a quarter
+//    since it was factored, or none is), its lanes evaluate the elements'
+//    tangent blocks in two passes (even elements, then odd, so that no two
+//    write one node's block at once) and lane 0 factors the matrix node by
+//    node (G = (D − L E)⁻¹, E = G U);
+// 3. Newton: its lanes assemble the residual f − M ä (the elements in two
+//    passes again), lane 0 solves with the factors, its lanes update the
+//    iterate and their largest correction; every lane of the slot then
+//    takes the same decision (converged, go on, refactor once, fail) from
+//    the same numbers;
+// 4. the error estimate (a largest difference over the lanes), accept or
+//    reject, the new step; at a landing the drift is folded, the
+//    explosion check made, and lane 0 observes the frame or the sample.
+//
+// Every barrier is reached by every invocation: the attempt loop and the
+// Newton loop have uniform counts (a dispatch's attempts, and the most
+// rounds Newton may take), and a slot that is not attempting, not
+// factoring or not iterating skips the work, not the barriers. A slot's
+// scalars (time, step, η, counters) are held by each of its lanes, which
+// all compute them alike.
+//
+// Prepended per pipeline (src/gpu/shader.rs): GROUP_SIMS, SIM_LANES,
+// SEMI_IMPLICIT (false: element.wgsl's force without damping blocks), and
+// the scheme's coefficients ALPHA_M, ALPHA_F, BETA, GAMMA, BETA_SCALED,
+// GAMMA_SCALED, ERROR_CONSTANT, with the step control's constants
+// (scheme::implicit_control in src/scheme.rs).
+//
+// Needs: a precision module, those constants, matrix.wgsl, node_blocks.wgsl,
+// element.wgsl, motion.wgsl, tangent.wgsl, step_io.wgsl.
+
+const GROUP_INVOCATIONS: u32 = GROUP_SIMS * SIM_LANES;
+const STATUS_NEWTON_FAILED: u32 = 3u;
+// State planes beyond step_io.wgsl's four (ADAPTIVE_PLANES in src/gpu/abi.rs).
+const PLANE_ALGORITHMIC: u32 = 4u;
+const PLANE_PREVIOUS_ACCELERATION: u32 = 5u;
+const PLANE_TRIAL_DRIFT: u32 = 6u;
+const PLANE_TRIAL_VELOCITY: u32 = 7u;
+const PLANE_TRIAL_ACCELERATION: u32 = 8u;
+const PLANE_TRIAL_ALGORITHMIC: u32 = 9u;
+const PLANE_RESIDUAL: u32 = 10u;
+// The factors per node: L, G, E (four columns each).
+const FACTOR_LOWER: u32 = 0u;
+const FACTOR_INVERSE: u32 = 1u;
+const FACTOR_UPPER: u32 = 2u;
+
+// Per simulation, read and written by every dispatch (AdaptiveProgress in
+// src/gpu/abi.rs).
+struct AdaptiveProgress {
+    time_s: real,
+    step_s: real,
+    // The last accepted step (0: none yet) and the step the factors were
+    // made for (0: none).
+    previous_step_s: real,
+    factored_step_s: real,
+    newton_eta: real,
+    max_local_error_m: real,
+    status: u32,
+    steps: u32,
+    rejected_steps: u32,
+    newton_iterations: u32,
+    factorizations: u32,
+    frames_done: u32,
+    samples_done: u32,
+    // Attempts made: the host checks them against the dispatches' loops
+    // (Mesa's loop limit skips iterations silently).
+    attempts: u32,
+}
+
+// Per simulation, read only (AdaptiveSettings in src/gpu/abi.rs).
+struct AdaptiveSettings {
+    tolerance_m: real,
+    max_step_s: real,
+    sample_interval_s: real,
+    samples: u32,
+    _pad: u32,
+}
+
+@group(0) @binding(11) var<storage, read_write> adaptive: array<AdaptiveProgress>;
+// Each simulation's frames as model times (from SimControl.frame_offset).
+@group(0) @binding(12) var<storage, read> frame_times: array<real>;
+@group(0) @binding(13) var<storage, read_write> factors: array<real4>;
+@group(0) @binding(14) var<storage, read> settings: array<AdaptiveSettings>;
+
+// Per lane: its largest correction, error estimate or explosion flag, for
+// its slot's lanes to combine.
+var<workgroup> w_partial: array<real, GROUP_INVOCATIONS>;
+// Per slot: whether lane 0's factorization succeeded.
+var<workgroup> w_factored: array<u32, GROUP_SIMS>;
+
+fn factor_slot(which: u32, column: u32, node: u32, sim: u32) -> u32 {
+    return ((which * 4u + column) * params.node_slots + node) * params.simulations + sim;
+}
+
+fn load_factor(which: u32, node: u32, sim: u32) -> real4x4 {
+    return real4x4(factors[factor_slot(which, 0u, node, sim)],
+                   factors[factor_slot(which, 1u, node, sim)],
+                   factors[factor_slot(which, 2u, node, sim)],
+                   factors[factor_slot(which, 3u, node, sim)]);
+}
+
+// Written out: lavapipe counts every loop iteration against its limit.
+fn store_factor(which: u32, node: u32, sim: u32, m: real4x4) {
+    factors[factor_slot(which, 0u, node, sim)] = m[0];
+    factors[factor_slot(which, 1u, node, sim)] = m[1];
+    factors[factor_slot(which, 2u, node, sim)] = m[2];
+    factors[factor_slot(which, 3u, node, sim)] = m[3];
+}
+
+// Finite (WGSL has no isfinite; NaN fails the comparison too).
+fn finite(x: real) -> bool {
+    return abs(x) < HUGE;
+}
+
+fn finite4(v: real4) -> bool {
+    return finite(v.x) && finite(v.y) && finite(v.z) && finite(v.w);
+}
+
+fn plane(p: u32, node: u32, sim: u32) -> real4 {
+    return state[slot(p, node, sim)];
+}
+
+fn set_plane(p: u32, node: u32, sim: u32, v: real4) {
+    state[slot(p, node, sim)] = v;
+}
+
+// Storage and workgroup writes before the reads after it.
+fn barrier() {
+    storageBarrier();
+    workgroupBarrier();
+}
+
+// The largest of the slot's lanes' partial values.
+fn slot_max(s: u32) -> real {
+    var m: real = 0.0;
+    for (var l = 0u; l < SIM_LANES; l++) {
+        m = max(m, w_partial[s * SIM_LANES + l]);
+    }
+    return m;
+}
+
+fn largest4(v: real4) -> real {
+    return max(max(v.x, v.y), max(v.z, v.w));
+}
+
+// Node k's displacement in the trial iterate, the pin's at node 0.
+fn trial_displacement(k: u32, sim: u32, pin: PinState) -> real4 {
+    let u = plane(PLANE_DISPLACEMENT, k, sim) + plane(PLANE_TRIAL_DRIFT, k, sim);
+    if (k == 0u) {
+        return real4(pin.position, u.zw);
+    }
+    return u;
+}
+
+// Element k's state in the trial iterate: one velocity for the material
+// damping and the drag (both implicit).
+fn trial_element(k: u32, sim: u32, pin: PinState) -> ElementState {
+    let va = plane(PLANE_TRIAL_VELOCITY, k, sim);
+    let vb = plane(PLANE_TRIAL_VELOCITY, k + 1u, sim);
+    return ElementState(trial_displacement(k, sim, pin), trial_displacement(k + 1u, sim, pin),
+                        va, vb, va, vb);
+}
+
+fn section(ph: SimPhysics) -> Section {
+    return Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
+                   ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
+}
+
+fn mass_diagonal(mass: MeshMass, k: u32, n: u32) -> real4 {
+    if (k == 0u) {
+        return mass.first;
+    }
+    if (k == n) {
+        return mass.last;
+    }
+    return mass.interior;
+}
+
+// The mirror's `predict`, node k.
+fn predict_node(k: u32, sim: u32, h: real, p: AdaptiveProgress, pin: PinState) {
+    let a = plane(PLANE_ACCELERATION, k, sim);
+    let alg = plane(PLANE_ALGORITHMIC, k, sim);
+    let v = plane(PLANE_VELOCITY, k, sim);
+    var acc = a;
+    if (p.previous_step_s > 0.0) {
+        let r = h / p.previous_step_s;
+        acc = a + (a - plane(PLANE_PREVIOUS_ACCELERATION, k, sim)) * r;
+    }
+    if (k == 0u) {
+        acc = real4(pin.acceleration, acc.zw);
+    }
+    let alg_t = (acc * (1.0 - ALPHA_F) + a * ALPHA_F - alg * ALPHA_M) / (1.0 - ALPHA_M);
+    let drift = plane(PLANE_DRIFT, k, sim) + v * h
+        + (alg * (0.5 - BETA) + alg_t * BETA) * (h * h);
+    var vel = v + (alg * (1.0 - GAMMA) + alg_t * GAMMA) * h;
+    if (k == 0u) {
+        vel = real4(pin.velocity, vel.zw);
+    }
+    set_plane(PLANE_TRIAL_DRIFT, k, sim, drift);
+    set_plane(PLANE_TRIAL_VELOCITY, k, sim, vel);
+    set_plane(PLANE_TRIAL_ACCELERATION, k, sim, acc);
+    set_plane(PLANE_TRIAL_ALGORITHMIC, k, sim, alg_t);
+}
+
+// Element j's tangent blocks into the factor slots, in pass `parity`: the
+// pivot sums of the two elements of a node into G's slot (assigned by the
+// first pass, added by the second), U into E's slot, L of node j + 1 into
+// its slot, each with the mesh's mass coupling.
+fn tangent_pass(j: u32, parity: u32, n: u32, sim: u32, h: real, ph: SimPhysics, mass: MeshMass,
+                pin: PinState) {
+    let blocks = element_tangent(ph.element_length_m, real2(ph.tangent_x, ph.tangent_y),
+                                 section(ph), ph.drag_factor_kg_m3, trial_element(j, sim, pin),
+                                 BETA_SCALED * h * h, GAMMA_SCALED * h);
+    let first = parity == 0u;
+    let tip_first = j + 1u == n;
+    if (first) {
+        store_factor(FACTOR_INVERSE, j, sim, blocks.aa);
+        store_factor(FACTOR_INVERSE, j + 1u, sim, blocks.bb);
+    } else {
+        store_factor(FACTOR_INVERSE, j, sim, load_factor(FACTOR_INVERSE, j, sim) + blocks.aa);
+        if (tip_first) {
+            store_factor(FACTOR_INVERSE, j + 1u, sim, blocks.bb);
+        } else {
+            store_factor(FACTOR_INVERSE, j + 1u, sim,
+                         load_factor(FACTOR_INVERSE, j + 1u, sim) + blocks.bb);
+        }
+    }
+    store_factor(FACTOR_UPPER, j, sim, plus_node_mass(blocks.ab, mass.coupling));
+    store_factor(FACTOR_LOWER, j + 1u, sim, plus_node_mass(blocks.ba, mass.coupling.xzyw));
+}
+
+// Lane 0: the block LU of the assembled matrix, node by node, in place.
+// False: a pivot block is singular (or not finite).
+fn factor_chain(n: u32, sim: u32, mass: MeshMass) -> bool {
+    var e_prev = real4x4();
+    for (var k = 0u; k <= n; k++) {
+        var pivot = plus_node_mass(load_factor(FACTOR_INVERSE, k, sim), mass_diagonal(mass, k, n));
+        var upper = real4x4();
+        if (k < n) {
+            upper = load_factor(FACTOR_UPPER, k, sim);
+        }
+        var g: real4x4;
+        if (k == 0u) {
+            pivot = pin_rows_pivot(pivot);
+            upper = pin_rows_coupling(upper);
+            g = inverse4(pivot);
+        } else {
+            g = inverse4(pivot - load_factor(FACTOR_LOWER, k, sim) * e_prev);
+        }
+        if (!(finite4(g[0]) && finite4(g[1]) && finite4(g[2]) && finite4(g[3]))) {
+            return false;
+        }
+        e_prev = g * upper;
+        store_factor(FACTOR_INVERSE, k, sim, g);
+        store_factor(FACTOR_UPPER, k, sim, e_prev);
+    }
+    return true;
+}
+
+// Node k's residual after the element passes: the tip's weight, minus M ä,
+// the pin's rows 0.
+fn residual_node(k: u32, n: u32, sim: u32, ph: SimPhysics, mass: MeshMass) {
+    var r = plane(PLANE_RESIDUAL, k, sim);
+    if (k == n) {
+        r.y -= ph.tip_weight_n;
+    }
+    var m_acc = node_mass_times(mass_diagonal(mass, k, n), plane(PLANE_TRIAL_ACCELERATION, k, sim));
+    if (k < n) {
+        m_acc += node_mass_times(mass.coupling, plane(PLANE_TRIAL_ACCELERATION, k + 1u, sim));
+    }
+    if (k > 0u) {
+        m_acc += coupling_transpose_times(mass.coupling,
+                                          plane(PLANE_TRIAL_ACCELERATION, k - 1u, sim));
+    }
+    r -= m_acc;
+    if (k == 0u) {
+        r = real4(0.0, 0.0, r.zw);
+    }
+    set_plane(PLANE_RESIDUAL, k, sim, r);
+}
+
+// Element j's force into the residual plane, in pass `parity` (assigned by
+// the first, added by the second).
+fn force_pass(j: u32, parity: u32, n: u32, sim: u32, ph: SimPhysics, pin: PinState) {
+    let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
+    var dmp = ElementDamping(no_damping, real4x4(), no_damping);
+    let fe = element_force(ph.element_length_m, real2(ph.tangent_x, ph.tangent_y), section(ph),
+                           ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
+                           trial_element(j, sim, pin), &dmp, 0.0);
+    if (parity == 0u) {
+        set_plane(PLANE_RESIDUAL, j, sim, fe.a);
+        set_plane(PLANE_RESIDUAL, j + 1u, sim, fe.b);
+    } else {
+        set_plane(PLANE_RESIDUAL, j, sim, plane(PLANE_RESIDUAL, j, sim) + fe.a);
+        if (j + 1u == n) {
+            set_plane(PLANE_RESIDUAL, j + 1u, sim, fe.b);
+        } else {
+            set_plane(PLANE_RESIDUAL, j + 1u, sim, plane(PLANE_RESIDUAL, j + 1u, sim) + fe.b);
+        }
+    }
+}
+
+// Lane 0: the residual solved in place with the factors.
+fn solve_chain(n: u32, sim: u32) {
+    var y_prev = real4(0.0);
+    for (var k = 0u; k <= n; k++) {
+        let y = load_factor(FACTOR_INVERSE, k, sim)
+            * (plane(PLANE_RESIDUAL, k, sim) - load_factor(FACTOR_LOWER, k, sim) * y_prev);
+        set_plane(PLANE_RESIDUAL, k, sim, y);
+        y_prev = y;
+    }
+    var x_next = y_prev;
+    for (var j = 0u; j < n; j++) {
+        let k = n - 1u - j;
+        let x = plane(PLANE_RESIDUAL, k, sim) - load_factor(FACTOR_UPPER, k, sim) * x_next;
+        set_plane(PLANE_RESIDUAL, k, sim, x);
+        x_next = x;
+    }
+}
+
+// Node k's Newton update from its correction; returns the correction's
+// largest length-weighted displacement.
+fn update_node(k: u32, sim: u32, h: real, weights: real4) -> real {
+    var d = plane(PLANE_RESIDUAL, k, sim);
+    if (k == 0u) {
+        d = real4(0.0, 0.0, d.zw);
+    }
+    set_plane(PLANE_TRIAL_ACCELERATION, k, sim, plane(PLANE_TRIAL_ACCELERATION, k, sim) + d);
+    set_plane(PLANE_TRIAL_ALGORITHMIC, k, sim,
+              plane(PLANE_TRIAL_ALGORITHMIC, k, sim) + d * ((1.0 - ALPHA_F) / (1.0 - ALPHA_M)));
+    set_plane(PLANE_TRIAL_DRIFT, k, sim,
+              plane(PLANE_TRIAL_DRIFT, k, sim) + d * (BETA_SCALED * h * h));
+    set_plane(PLANE_TRIAL_VELOCITY, k, sim,
+              plane(PLANE_TRIAL_VELOCITY, k, sim) + d * (GAMMA_SCALED * h));
+    return largest4(abs((d * (BETA_SCALED * h * h)) * weights));
+}
+
+// x^(1/3) for x > 0: an f32 power refined by one Newton step.
+fn cube_root(x: real) -> real {
+    let y = real(pow(f32(x), 1.0 / 3.0));
+    return y - (y * y * y - x) / (3.0 * y * y);
+}
+
+// The reference solver's step factor (the mirror's `step_factor`).
+fn step_factor(error: real, tolerance: real) -> real {
+    var f: real;
+    if (error * STEP_REACH <= tolerance) {
+        f = STEP_FACTOR_MAX;
+    } else {
+        f = STEP_SAFETY * cube_root(tolerance / error);
+    }
+    f = min(max(f, STEP_FACTOR_MIN), STEP_FACTOR_MAX);
+    if (f >= 1.0 && f < KEEP_BELOW) {
+        return 1.0;
+    }
+    return f;
+}
+
+// The next time this simulation lands on: its next frame or sample, or a
+// negative time when none is left.
+fn next_landing(c: SimControl, st: AdaptiveSettings, p: AdaptiveProgress) -> real {
+    var landing_s: real = -1.0;
+    if (p.frames_done < c.frames) {
+        landing_s = frame_times[c.frame_offset + p.frames_done];
+    }
+    if (p.samples_done < st.samples) {
+        let sample = real(p.samples_done + 1u) * st.sample_interval_s;
+        if (landing_s < 0.0 || sample < landing_s) {
+            landing_s = sample;
+        }
+    }
+    return landing_s;
+}
+
+// A frame or a sample at `a` is observed at a landing at `b`.
+fn same_time(a: real, b: real) -> bool {
+    return abs(a - b) <= 1e-9 * max(abs(a), 1.0);
+}
+
+@compute @workgroup_size(GROUP_INVOCATIONS)
+fn main(@builtin(workgroup_id) group: vec3<u32>,
+        @builtin(local_invocation_index) local: u32) {
+    let s = local / SIM_LANES;
+    let lane = local % SIM_LANES;
+    let sim = group.x * GROUP_SIMS + s;
+    var p: AdaptiveProgress;
+    p.status = STATUS_DONE;
+    var c: SimControl;
+    var ph: SimPhysics;
+    var st: AdaptiveSettings;
+    var mass: MeshMass;
+    if (sim < params.simulations) {
+        p = adaptive[sim];
+        c = controls[sim];
+        ph = physics[sim];
+        st = settings[sim];
+        mass = mesh_mass(c);
+    }
+    let n = c.elements;
+    let weights = real4(1.0, 1.0, ph.element_length_m, ph.element_length_m);
+
+    for (var attempt = 0u; attempt < params.steps_per_dispatch; attempt++) {
+        var live = p.status == STATUS_RUNNING;
+        var landing_s: real = 0.0;
+        if (live) {
+            landing_s = next_landing(c, st, p);
+            if (landing_s < 0.0) {
+                p.status = STATUS_DONE;
+                live = false;
+            }
+        }
+        var h: real = 0.0;
+        var last = false;
+        var pin = PinState(real2(0.0), real2(0.0), real2(0.0));
+        var stale = false;
+        if (live) {
+            p.attempts += 1u;
+            let remaining = landing_s - p.time_s;
+            let substeps = max(ceil(remaining / p.step_s * (1.0 - SUBSTEP_SLACK)), 1.0);
+            h = remaining / substeps;
+            last = substeps == 1.0;
+            // Below the clock's resolution (f32 only) a step never arrives.
+            if (p.time_s + h == p.time_s) {
+                p.status = STATUS_NEWTON_FAILED;
+                p.step_s = h;
+                live = false;
+            }
+        }
+        if (live) {
+            pin = pin_state(p.time_s + h, c.winch_moves, ph.waypoints_m, ph.periods_s);
+            for (var k = lane; k <= n; k += SIM_LANES) {
+                predict_node(k, sim, h, p, pin);
+            }
+            stale = p.factored_step_s == 0.0
+                || abs(h / p.factored_step_s - 1.0) > STALE_STEP_CHANGE;
+        }
+        barrier();
+
+        // Newton, with the factorization where it is due.
+        var need_factor = stale;
+        var iterating = live;
+        var refreshed = stale;
+        var converged = false;
+        var previous: real = -1.0;
+        var iterations = 0u;
+        let borrowed = max(p.newton_eta, EPSILON);
+        var eta = borrowed;
+        if (borrowed < 1.0) {
+            eta = real(pow(f32(borrowed), BORROWED_ETA_EXPONENT));
+        }
+        for (var round = 0u; round < 2u * MAX_NEWTON_ITERATIONS; round++) {
+            let factoring = iterating && need_factor;
+            for (var parity = 0u; parity < 2u; parity++) {
+                if (factoring) {
+                    for (var e = lane; 2u * e + parity < n; e += SIM_LANES) {
+                        tangent_pass(2u * e + parity, parity, n, sim, h, ph, mass, pin);
+                    }
+                }
+                barrier();
+            }
+            if (factoring && lane == 0u) {
+                w_factored[s] = select(0u, 1u, factor_chain(n, sim, mass));
+            }
+            barrier();
+            if (factoring) {
+                need_factor = false;
+                if (w_factored[s] == 1u) {
+                    p.factored_step_s = h;
+                    p.factorizations += 1u;
+                } else {
+                    p.factored_step_s = 0.0;
+                    iterating = false;
+                }
+            }
+            for (var parity = 0u; parity < 2u; parity++) {
+                if (iterating) {
+                    for (var e = lane; 2u * e + parity < n; e += SIM_LANES) {
+                        force_pass(2u * e + parity, parity, n, sim, ph, pin);
+                    }
+                }
+                barrier();
+            }
+            if (iterating) {
+                for (var k = lane; k <= n; k += SIM_LANES) {
+                    residual_node(k, n, sim, ph, mass);
+                }
+            }
+            barrier();
+            if (iterating && lane == 0u) {
+                solve_chain(n, sim);
+            }
+            barrier();
+            if (iterating) {
+                var largest: real = 0.0;
+                for (var k = lane; k <= n; k += SIM_LANES) {
+                    largest = max(largest, update_node(k, sim, h, weights));
+                }
+                w_partial[local] = largest;
+            }
+            barrier();
+            if (iterating) {
+                iterations += 1u;
+                p.newton_iterations += 1u;
+                let correction = slot_max(s);
+                let measured = previous >= 0.0;
+                var rate: real = 0.0;
+                if (measured) {
+                    rate = correction / previous;
+                    if (rate < 1.0) {
+                        eta = rate / (1.0 - rate);
+                    } else {
+                        eta = UNMEASURED_NEWTON_ETA;
+                    }
+                }
+                let trusted = measured
+                    || correction < FIRST_CORRECTION_FRACTION * st.tolerance_m;
+                if (!finite(correction)) {
+                    // The step fails.
+                    iterating = false;
+                } else if (trusted && eta * correction < NEWTON_TOLERANCE_FRACTION * st.tolerance_m) {
+                    p.newton_eta = eta;
+                    converged = true;
+                    iterating = false;
+                } else {
+                    previous = correction;
+                    if (iterations >= MAX_NEWTON_ITERATIONS || (measured && rate > DIVERGING_RATE)) {
+                        if (!refreshed) {
+                            // A stale matrix, not the step, may be why:
+                            // refactor at this iterate and go on.
+                            need_factor = true;
+                            refreshed = true;
+                            previous = -1.0;
+                            iterations = 0u;
+                            eta = UNMEASURED_NEWTON_ETA;
+                        } else {
+                            iterating = false;
+                        }
+                    }
+                }
+            }
+            barrier();
+        }
+
+        // The error estimate, and the step accepted or rejected.
+        if (converged) {
+            var largest: real = 0.0;
+            for (var k = lane; k <= n; k += SIM_LANES) {
+                var da = (plane(PLANE_TRIAL_ALGORITHMIC, k, sim) - plane(PLANE_ALGORITHMIC, k, sim))
+                    * weights;
+                if (k == 0u) {
+                    da = real4(0.0, 0.0, da.zw);
+                }
+                largest = max(largest, largest4(abs(da)));
+            }
+            w_partial[local] = largest;
+        }
+        barrier();
+        var accepted = false;
+        var error: real = 0.0;
+        if (converged) {
+            error = ERROR_CONSTANT * h * h * slot_max(s);
+            accepted = !(error > st.tolerance_m);
+        }
+        if (accepted) {
+            for (var k = lane; k <= n; k += SIM_LANES) {
+                set_plane(PLANE_PREVIOUS_ACCELERATION, k, sim, plane(PLANE_ACCELERATION, k, sim));
+                set_plane(PLANE_ACCELERATION, k, sim, plane(PLANE_TRIAL_ACCELERATION, k, sim));
+                set_plane(PLANE_ALGORITHMIC, k, sim, plane(PLANE_TRIAL_ALGORITHMIC, k, sim));
+                set_plane(PLANE_VELOCITY, k, sim, plane(PLANE_TRIAL_VELOCITY, k, sim));
+                var drift = plane(PLANE_TRIAL_DRIFT, k, sim);
+                if (k == 0u) {
+                    let u = plane(PLANE_DISPLACEMENT, 0u, sim);
+                    set_plane(PLANE_DISPLACEMENT, 0u, sim, real4(pin.position, u.zw));
+                    drift = real4(0.0, 0.0, drift.zw);
+                }
+                set_plane(PLANE_DRIFT, k, sim, drift);
+            }
+            p.previous_step_s = h;
+            if (last) {
+                p.time_s = landing_s;
+            } else {
+                p.time_s = p.time_s + h;
+            }
+            p.steps += 1u;
+            p.max_local_error_m = max(p.max_local_error_m, error);
+            let factor = step_factor(error, st.tolerance_m);
+            let short_landing = h < 0.5 * p.step_s;
+            if (!(short_landing && h * factor >= p.step_s)) {
+                p.step_s = min(h * factor, st.max_step_s);
+            }
+        } else if (live) {
+            p.rejected_steps += 1u;
+            p.step_s = h * REJECTED_STEP_FACTOR;
+        }
+        if (live && p.step_s < MIN_STEP_S) {
+            p.status = STATUS_NEWTON_FAILED;
+        }
+        barrier();
+
+        // A landing: the drift folded, the explosion check, then the
+        // sample and the frames at this time.
+        let landed = accepted && last && p.status == STATUS_RUNNING;
+        if (landed) {
+            var exploded: real = 0.0;
+            for (var k = lane; k <= n; k += SIM_LANES) {
+                let u = plane(PLANE_DISPLACEMENT, k, sim) + plane(PLANE_DRIFT, k, sim);
+                set_plane(PLANE_DISPLACEMENT, k, sim, u);
+                set_plane(PLANE_DRIFT, k, sim, real4(0.0));
+                if (exploded_position(u, ph.length_m)
+                    || exploded_velocity(plane(PLANE_VELOCITY, k, sim))) {
+                    exploded = 1.0;
+                }
+            }
+            w_partial[local] = exploded;
+        }
+        barrier();
+        if (landed) {
+            if (slot_max(s) > 0.0) {
+                p.status = STATUS_DIVERGED;
+            } else {
+                let t = p.time_s;
+                if (p.samples_done < st.samples
+                    && same_time(real(p.samples_done + 1u) * st.sample_interval_s, landing_s)) {
+                    p.samples_done += 1u;
+                    if (lane == 0u) {
+                        let sample_pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s);
+                        observe_swingup(sim, ph, sample_pin.position,
+                                        plane(PLANE_DISPLACEMENT, n, sim).xy,
+                                        plane(PLANE_VELOCITY, n, sim).xy, t);
+                    }
+                }
+                loop {
+                    if (p.frames_done >= c.frames
+                        || !same_time(frame_times[c.frame_offset + p.frames_done], landing_s)) {
+                        break;
+                    }
+                    if (lane == 0u) {
+                        var error_m2: real = 0.0;
+                        for (var m = 0u; m < c.markers; m++) {
+                            let a = marker_element(c, m);
+                            error_m2 += observe_marker(c, ph, p.frames_done, m,
+                                                       plane(PLANE_DISPLACEMENT, a, sim),
+                                                       plane(PLANE_DISPLACEMENT, a + 1u, sim));
+                        }
+                        objectives[sim].identification_error_m2 += error_m2;
+                    }
+                    p.frames_done += 1u;
+                }
+                if (next_landing(c, st, p) < 0.0) {
+                    p.status = STATUS_DONE;
+                }
+            }
+        }
+        barrier();
+    }
+    if (sim < params.simulations && lane == 0u) {
+        adaptive[sim] = p;
+    }
+}

@@ -1,0 +1,269 @@
+//! The adaptive implicit stage (shaders/step_adaptive.wgsl) on whatever
+//! adapter wgpu finds, lavapipe in CI, against its CPU mirror
+//! (src/gpu/mirror/adaptive.rs), which tests/mirror.rs holds to the
+//! reference solver step for step. Like tests/gpu.rs these fail without an
+//! adapter unless TETHER_SWEEP_SKIP_GPU_TESTS=1 says to skip them.
+
+mod common;
+
+use common::{adaptive_options, landings, largest_distance, open_gpu as open, params};
+
+use tether_sweep::gpu::adaptive::{
+    AdaptiveBatch, AdaptiveOptions, AdaptiveOutcome, AdaptiveRun, AdaptiveShape, AdaptiveStatus,
+    Landings, run_adaptive_batch,
+};
+use tether_sweep::gpu::batch::chunk_data;
+use tether_sweep::gpu::mirror::adaptive::run_adaptive;
+use tether_sweep::gpu::{GpuError, GpuSimulation, Precision};
+use tether_sweep::model::TetherParams;
+use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
+use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
+use tether_sweep::solver::FixedStepScheme;
+
+/// A batch of different n, D, C_D and experiments packed together: a
+/// damped drop, an undamped one whose axial modes ring (hundreds of
+/// rejections and refactorizations), a swing-up with its 1-ms J_a
+/// samples, and a coarser drop with little damping.
+fn mixed() -> Vec<(Scenario, TetherParams)> {
+    let drop = |s| Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(s);
+    vec![
+        (drop(0.4), params(6, 2000.0, 0.8, 0.0)),
+        (drop(0.2), params(10, 0.0, 0.0, 0.0)),
+        (
+            Scenario::new(ScenarioKind::Swingup, 0.6).with_duration_s(0.32),
+            params(4, 2000.0, 0.8, 0.021),
+        ),
+        (drop(0.28), params(3, 300.0, 0.6, 0.0)),
+    ]
+}
+
+struct Prepared {
+    sims: Vec<GpuSimulation>,
+    landings: Vec<Landings>,
+    options: Vec<AdaptiveOptions>,
+}
+
+fn prepare(cases: &[(Scenario, TetherParams)], tolerance_m: f64) -> Prepared {
+    let sims: Vec<GpuSimulation> = cases
+        .iter()
+        .map(|(scenario, p)| {
+            let mut sim = gpu_simulation(
+                scenario,
+                p,
+                FixedStepScheme::SemiImplicit,
+                None,
+                &StepCache::default(),
+            )
+            .unwrap();
+            sim.record_track = true;
+            sim
+        })
+        .collect();
+    Prepared {
+        landings: cases.iter().map(|(s, _)| landings(s)).collect(),
+        options: vec![adaptive_options(tolerance_m); cases.len()],
+        sims,
+    }
+}
+
+fn on_gpu(
+    gpu: &tether_sweep::gpu::Gpu,
+    prepared: &Prepared,
+    run: &AdaptiveRun,
+) -> Result<Vec<AdaptiveOutcome>, GpuError> {
+    run_adaptive_batch(
+        gpu,
+        &AdaptiveBatch {
+            sims: &prepared.sims,
+            landings: &prepared.landings,
+            options: &prepared.options,
+            measured: None,
+        },
+        run,
+    )
+}
+
+fn on_mirror(prepared: &Prepared, precision: Precision) -> Vec<AdaptiveOutcome> {
+    prepared
+        .sims
+        .iter()
+        .zip(&prepared.landings)
+        .zip(&prepared.options)
+        .map(|((sim, l), o)| {
+            let data = chunk_data(&[sim]).unwrap();
+            run_adaptive(sim, &data, l, o, None, precision).unwrap()
+        })
+        .collect()
+}
+
+fn counts(o: &AdaptiveOutcome) -> (u64, u64, u64, u64) {
+    let s = &o.stats;
+    (
+        s.steps,
+        s.rejected_steps,
+        s.newton_iterations,
+        s.factorizations,
+    )
+}
+
+fn track(o: &AdaptiveOutcome) -> &[[f64; 2]] {
+    o.track_m.as_deref().expect("a recorded track")
+}
+
+/// f64 on the adapter against the f64 mirror: the same decisions, step for
+/// step, and the same tracks to rounding; and so, through the mirror, the
+/// reference solver's tracks within the tolerance.
+#[test]
+fn f64_adaptive_stage_matches_its_mirror_and_the_reference_solver() {
+    let Some(gpu) = open() else { return };
+    let tolerance_m = 1e-9;
+    let cases = mixed();
+    let prepared = prepare(&cases, tolerance_m);
+    let gpu_runs = on_gpu(&gpu, &prepared, &AdaptiveRun::default()).unwrap();
+    let mirror_runs = on_mirror(&prepared, Precision::F64);
+    for (((scenario, p), g), m) in cases.iter().zip(&gpu_runs).zip(&mirror_runs) {
+        let what = format!(
+            "{:?} n = {}, D = {}",
+            scenario.kind(),
+            p.elements,
+            p.damping_pa_s
+        );
+        assert_eq!(g.status, AdaptiveStatus::Ok, "{what}");
+        let distance = largest_distance(track(g), track(m));
+        eprintln!(
+            "{what}: adapter {distance:.1e} m from the mirror; counts {:?}",
+            counts(g)
+        );
+        assert_eq!(
+            counts(g),
+            counts(m),
+            "{what}: steps, rejections, Newton, factorizations"
+        );
+        assert!(distance < 1e-12, "{what}: {distance:e} m from the mirror");
+        let cpu = simulate(scenario, p, &SolverSettings::reference_at(tolerance_m)).unwrap();
+        let SolverReport::Reference(_) = cpu.report else {
+            panic!("not the reference solver")
+        };
+        let markers = scenario.marker_arc_lengths_m.len();
+        let reference = largest_distance(track(g), &cpu.track.positions_m[markers..]);
+        assert!(
+            reference < 1e-8,
+            "{what}: {reference:e} m from the reference solver"
+        );
+        if let Some(objective) = cpu.swingup {
+            let relative = (g.swingup_min_m / objective.j_a_min - 1.0).abs();
+            assert!(relative < 1e-8, "{what}: J_a,min {relative:e}");
+        }
+    }
+}
+
+/// f32 on the adapter at its tolerance floor (1e-7 m, tests/mirror.rs):
+/// within 1e-4 m of the f64 mirror. Its step decisions may part from the
+/// f32 mirror's where a rounding tips one, so the tracks are compared,
+/// not the counts.
+#[test]
+fn f32_adaptive_stage_holds_its_tolerance_floor() {
+    let Some(gpu) = open() else { return };
+    let cases = mixed();
+    let prepared = prepare(&cases, 1e-7);
+    let run = AdaptiveRun {
+        precision: Precision::F32,
+        ..Default::default()
+    };
+    let gpu_runs = on_gpu(&gpu, &prepared, &run).unwrap();
+    let exact = on_mirror(&prepare(&cases, 1e-10), Precision::F64);
+    for (((scenario, p), g), e) in cases.iter().zip(&gpu_runs).zip(&exact) {
+        assert_eq!(g.status, AdaptiveStatus::Ok);
+        let distance = largest_distance(track(g), track(e));
+        eprintln!(
+            "{:?} n = {}: f32 {distance:.1e} m from f64, {} steps",
+            scenario.kind(),
+            p.elements,
+            g.stats.steps
+        );
+        assert!(distance < 1e-4, "{:?}: {distance:e} m", scenario.kind());
+    }
+}
+
+/// The shape (simulations per workgroup, lanes per simulation) changes
+/// who does the work, not the arithmetic: one lane per simulation, or
+/// eight lanes and four simulations a workgroup, give the same numbers.
+#[test]
+fn the_shape_changes_nothing() {
+    let Some(gpu) = open() else { return };
+    let prepared = prepare(&mixed(), 1e-8);
+    let runs: Vec<Vec<AdaptiveOutcome>> = [
+        AdaptiveShape { sims: 1, lanes: 1 },
+        AdaptiveShape { sims: 4, lanes: 8 },
+        AdaptiveShape { sims: 3, lanes: 2 },
+    ]
+    .into_iter()
+    .map(|shape| {
+        let run = AdaptiveRun {
+            shape: Some(shape),
+            ..Default::default()
+        };
+        on_gpu(&gpu, &prepared, &run).unwrap()
+    })
+    .collect();
+    assert_eq!(runs[0], runs[1]);
+    assert_eq!(runs[0], runs[2]);
+}
+
+/// A simulation whose Newton iteration cannot converge (a non-finite
+/// velocity stands for any iterate that goes non-finite) halves its step
+/// until it falls below the smallest and ends as NewtonFailed, as the
+/// reference solver's would, packed with stable ones that end exactly as
+/// they do without it.
+#[test]
+fn a_failing_simulation_fails_alone() {
+    let Some(gpu) = open() else { return };
+    let cases = mixed();
+    let mut prepared = prepare(&cases, 1e-9);
+    let alone = on_gpu(&gpu, &prepared, &AdaptiveRun::default()).unwrap();
+    prepared.sims[1].initial_v[9] = f64::NAN;
+    let packed = on_gpu(&gpu, &prepared, &AdaptiveRun::default()).unwrap();
+    let AdaptiveStatus::NewtonFailed { time_s, step_s } = packed[1].status else {
+        panic!("expected a Newton failure, got {:?}", packed[1].status)
+    };
+    assert!(step_s < 1e-12 && time_s == 0.0, "{time_s} s, {step_s:e} s");
+    assert_eq!(packed[1].stats.steps, 0);
+    let mirror = on_mirror(&prepared, Precision::F64);
+    assert_eq!(packed[1].status, mirror[1].status);
+    assert_eq!(counts(&packed[1]), counts(&mirror[1]));
+    for i in [0, 2, 3] {
+        assert_eq!(
+            packed[i], alone[i],
+            "simulation {i} changed by its neighbour"
+        );
+    }
+}
+
+/// Every run above spans many dispatches (each makes a few dozen
+/// attempts). One dispatch per submission with no split must be caught
+/// on a driver with a loop limit, not return a shortened run.
+#[test]
+fn an_unsplit_dispatch_is_caught_on_lavapipe() {
+    let Some(gpu) = open() else { return };
+    let prepared = prepare(&mixed(), 1e-9);
+    let split = on_gpu(&gpu, &prepared, &AdaptiveRun::default()).unwrap();
+    let unsplit = on_gpu(
+        &gpu,
+        &prepared,
+        &AdaptiveRun {
+            loop_budget: u64::MAX / 2,
+            ..Default::default()
+        },
+    );
+    if gpu.adapter.driver.to_lowercase().contains("llvmpipe") {
+        match unsplit {
+            Err(GpuError::Truncated { expected, got, .. }) => {
+                eprintln!("an undivided dispatch stopped after {got} of {expected} attempts");
+                assert!(got < expected);
+            }
+            other => panic!("an unsplit run on lavapipe must be caught: {other:?}"),
+        }
+    } else {
+        assert_eq!(unsplit.unwrap(), split);
+    }
+}
