@@ -125,7 +125,7 @@ fn row(
     // and the reference solver's steps are implicit: neither is that count.
     let counted = match engine {
         EngineKind::Cpu(s) if s.kind == SolverKind::Explicit => Some(FixedStepScheme::Explicit),
-        EngineKind::Cpu(_) => None,
+        EngineKind::Cpu(_) | EngineKind::GpuAdaptive { .. } => None,
         EngineKind::Gpu { scheme, .. } => Some(scheme),
     };
     let gflops = counted.map(|scheme| {

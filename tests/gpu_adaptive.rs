@@ -8,6 +8,7 @@ mod common;
 
 use common::{adaptive_options, landings, largest_distance, open_gpu as open, params};
 
+use tether_sweep::engine::{Engine, EngineKind};
 use tether_sweep::gpu::adaptive::{
     AdaptiveBatch, AdaptiveOptions, AdaptiveOutcome, AdaptiveRun, AdaptiveShape, AdaptiveStatus,
     Landings, run_adaptive_batch,
@@ -266,4 +267,101 @@ fn an_unsplit_dispatch_is_caught_on_lavapipe() {
     } else {
         assert_eq!(unsplit.unwrap(), split);
     }
+}
+
+/// `simulate --backend gpu --solver reference` as the engine runs it: the
+/// GPU's scheme at the reference solver's settings, its report the GPU's
+/// adaptive scheme's, its track within 1e-8 m of the CPU reference
+/// solver's.
+#[test]
+fn the_engine_runs_the_reference_solver_on_the_gpu() {
+    let Some(gpu) = open() else { return };
+    let scenario = Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(0.4);
+    let p = params(8, 2000.0, 0.8, 0.0);
+    let settings = SolverSettings::reference_at(1e-9);
+    let engine = Engine::new(
+        EngineKind::GpuAdaptive {
+            precision: Precision::F64,
+            reference: settings.reference,
+        },
+        std::sync::Arc::new(gpu),
+    );
+    assert_eq!(
+        engine.kind().solver(),
+        tether_sweep::solver::SolverKind::Reference
+    );
+    assert_eq!(engine.tolerance_m(), Some(1e-9));
+    let on_gpu = engine.simulate(&scenario, &p).unwrap();
+    let on_cpu = simulate(&scenario, &p, &settings).unwrap();
+    let SolverReport::GpuAdaptive { steps, .. } = on_gpu.report else {
+        panic!("not the GPU's adaptive scheme: {:?}", on_gpu.report)
+    };
+    let SolverReport::Reference(stats) = on_cpu.report else {
+        panic!("not the reference solver")
+    };
+    assert_eq!(steps, stats.steps);
+    assert_eq!(on_gpu.track.times_s, on_cpu.track.times_s);
+    let distance = largest_distance(&on_gpu.track.positions_m, &on_cpu.track.positions_m);
+    assert!(distance < 1e-8, "{distance:e} m");
+}
+
+/// `identify --backend gpu --solver reference` on the shipped drop finds
+/// the CPU's best: its first pass on the GPU, the candidates near the best
+/// re-run on the CPU at the data's tolerance (their rows say so), its best
+/// validated against the CPU's reference solver.
+#[test]
+fn identify_on_the_gpu_reference_finds_the_cpus_best() {
+    if !common::gpu_tests_run("identify on the GPU's reference solver") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ts-gpu-reference-{}", std::process::id()));
+    let grid = [
+        "--elements",
+        "40,50",
+        "--damping",
+        "1500:2500:500",
+        "--drag-coefficient",
+        "0.75:0.85:0.05",
+        "--force",
+    ];
+    let run = |backend: &[&str], out: &str| {
+        let out_dir = dir.join(out);
+        let mut args = vec!["identify", "--out", common::path_str(&out_dir)];
+        args.extend(backend);
+        args.extend(grid);
+        let output = common::tether_sweep(&args);
+        let text = String::from_utf8_lossy(&output.stdout).to_string();
+        assert!(
+            output.status.success(),
+            "{text}\n{}",
+            common::stderr(&output)
+        );
+        let best = text
+            .lines()
+            .find(|l| l.starts_with("best:"))
+            .unwrap_or_else(|| panic!("a best line in {text}"))
+            .to_string();
+        (best, text, out_dir)
+    };
+    let (gpu_best, gpu_text, gpu_dir) = run(
+        &[
+            "--backend",
+            "gpu",
+            "--solver",
+            "reference",
+            "--precision",
+            "f64",
+        ],
+        "gpu",
+    );
+    let (cpu_best, _, _) = run(&["--backend", "cpu"], "cpu");
+    assert_eq!(gpu_best, cpu_best);
+    assert!(
+        gpu_text.contains("validation against the f64 reference solver"),
+        "{gpu_text}"
+    );
+    let table = tether_sweep::io::track::read_table(&gpu_dir.join("results.parquet")).unwrap();
+    let backends = common::text_column(&table, "backend");
+    assert!(backends.iter().any(|b| b == "gpu") && backends.iter().any(|b| b == "cpu"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -221,6 +221,19 @@ fn print_summary(request: &SimulateRequest, report: &SimulateReport, path: &Path
             precision.name(),
             layout.name()
         ),
+        SolverReport::GpuAdaptive {
+            precision,
+            tolerance_m,
+            steps,
+            rejected_steps,
+            newton_iterations,
+            factorizations,
+            max_local_error_m,
+        } => println!(
+            "GPU reference ({}): {steps} steps ({rejected_steps} rejected), {newton_iterations} Newton iterations, {factorizations} factorizations; \
+             local error ≤ {max_local_error_m:.1e} m (tolerance {tolerance_m:.1e} m); {wall_s:.3} s wall",
+            precision.name()
+        ),
         SolverReport::Reference(s) => println!(
             "reference: {} steps ({} rejected), step {:.2e}..{:.2e} s, {} Newton iterations, {} factorizations; \
              local error ≤ {:.1e} m (tolerance {:.1e} m); {wall_s:.3} s wall",

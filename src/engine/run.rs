@@ -15,17 +15,22 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::EngineKind;
+use crate::gpu::GpuOutcome;
+use crate::gpu::adaptive::{
+    AdaptiveBatch, AdaptiveOptions, AdaptiveOutcome, AdaptiveRun, Landings, run_adaptive_batch,
+};
 use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, GpuSimulation, LayoutRequest};
 use crate::gpu::{GpuError, MISSING_SAMPLE_M, OutcomeStatus, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::{MeasuredTrack, SwingupObjective, frame_error, identification_error};
 use crate::scenario::batch::{
-    BatchError, StepCache, first_frame_simulated, gpu_output, gpu_simulation,
+    BatchError, StepCache, adaptive_as_gpu_outcome, adaptive_landings, adaptive_report,
+    first_frame_simulated, gpu_output, gpu_simulation,
 };
 use crate::scenario::{
     RunStatus, Scenario, SimulationOutput, SolverReport, SolverSettings, simulate,
 };
-use crate::solver::{FixedStepScheme, SolverError, SolverKind};
+use crate::solver::{FixedStepScheme, ReferenceOptions, SolverError, SolverKind};
 
 /// A kind of engine with what it runs on: the CPU's cores, or an open GPU.
 /// Cloning shares the device.
@@ -50,6 +55,10 @@ struct GpuRun {
     layout: LayoutRequest,
     /// A fixed step asked for [s]; None: the model's.
     step_s: Option<f64>,
+    /// The adaptive implicit scheme's settings (`gpu::adaptive`) instead
+    /// of the fixed-step scheme; the simulations are still planned with
+    /// `scheme` (their upload), whose step the adaptive stage ignores.
+    adaptive: Option<ReferenceOptions>,
 }
 
 /// One simulation of a batch.
@@ -146,6 +155,20 @@ impl Engine {
                     scheme,
                     layout,
                     step_s: None,
+                    adaptive: None,
+                },
+            },
+            EngineKind::GpuAdaptive {
+                precision,
+                reference,
+            } => On::Gpu {
+                gpu,
+                run: GpuRun {
+                    precision,
+                    scheme: FixedStepScheme::SemiImplicit,
+                    layout: LayoutRequest::Workgroup,
+                    step_s: None,
+                    adaptive: Some(reference),
                 },
             },
         };
@@ -197,10 +220,16 @@ impl Engine {
     pub fn kind(&self) -> EngineKind {
         match &self.on {
             On::Cpu(settings) => EngineKind::Cpu(*settings),
-            On::Gpu { run, .. } => EngineKind::Gpu {
-                precision: run.precision,
-                scheme: run.scheme,
-                layout: run.layout,
+            On::Gpu { run, .. } => match run.adaptive {
+                Some(reference) => EngineKind::GpuAdaptive {
+                    precision: run.precision,
+                    reference,
+                },
+                None => EngineKind::Gpu {
+                    precision: run.precision,
+                    scheme: run.scheme,
+                    layout: run.layout,
+                },
             },
         }
     }
@@ -212,6 +241,7 @@ impl Engine {
             On::Cpu(settings) if settings.kind == SolverKind::Reference => {
                 Some(settings.reference.tolerance_m)
             }
+            On::Gpu { run, .. } => run.adaptive.map(|r| r.tolerance_m),
             _ => None,
         }
     }
@@ -252,6 +282,22 @@ impl Engine {
                 };
                 let batch = self.gpu_batch(run, std::slice::from_ref(&simulation), None)?;
                 let sim = &batch.simulations[0];
+                if let Some(reference) = run.adaptive {
+                    let adaptive =
+                        run_adaptive(gpu, run.precision, reference, &batch, &[scenario])?;
+                    let (outcome, failure) = adaptive_as_gpu_outcome(&adaptive[0]);
+                    if let Some(reason) = failure {
+                        let time_s = match outcome.status {
+                            OutcomeStatus::Diverged { time_s } => time_s,
+                            _ => 0.0,
+                        };
+                        return Err(SolverError::Diverged { time_s, reason }.into());
+                    }
+                    let mut output = gpu_output(scenario, sim, &outcome, run.precision)?;
+                    output.report =
+                        adaptive_report(&adaptive[0], run.precision, reference.tolerance_m);
+                    return Ok(output);
+                }
                 let outcome = gpu::run_batch(gpu, &batch.simulations, None, &run.options())?;
                 Ok(gpu_output(scenario, sim, &outcome[0], run.precision)?)
             }
@@ -315,6 +361,11 @@ impl Engine {
     /// per batch); None on the CPU.
     pub fn layout_of(&self, prepared: &PreparedBatch<'_>) -> Result<Option<GpuLayout>, BatchError> {
         match (&self.on, &prepared.gpu) {
+            // The adaptive stage has one layout: simulations of a workgroup
+            // sharing its lanes.
+            (On::Gpu { run, .. }, Some(_)) if run.adaptive.is_some() => {
+                Ok(Some(GpuLayout::Workgroup))
+            }
             (On::Gpu { gpu, run }, Some(batch)) if !batch.simulations.is_empty() => Ok(Some(
                 gpu::dispatch::assign_layouts(gpu, &batch.simulations, &run.options())?[0],
             )),
@@ -371,6 +422,45 @@ impl GpuRun {
     }
 }
 
+/// The GPU's adaptive scheme on a planned batch (`scenarios` in its
+/// order): each simulation landing on its frames and samples, at the
+/// reference solver's settings.
+fn run_adaptive(
+    gpu: &Gpu,
+    precision: Precision,
+    reference: ReferenceOptions,
+    batch: &GpuBatch,
+    scenarios: &[&Scenario],
+) -> Result<Vec<AdaptiveOutcome>, GpuError> {
+    let landings: Vec<Landings> = scenarios
+        .iter()
+        .zip(&batch.simulations)
+        .map(|(scenario, sim)| adaptive_landings(scenario, sim))
+        .collect();
+    let options = vec![
+        AdaptiveOptions {
+            tolerance_m: reference.tolerance_m,
+            spectral_radius: reference.spectral_radius,
+            max_step_s: reference.max_step_s,
+            initial_step_s: reference.initial_step_s,
+        };
+        landings.len()
+    ];
+    run_adaptive_batch(
+        gpu,
+        &AdaptiveBatch {
+            sims: &batch.simulations,
+            landings: &landings,
+            options: &options,
+            measured: batch.measured_frames.as_deref(),
+        },
+        &AdaptiveRun {
+            precision,
+            ..Default::default()
+        },
+    )
+}
+
 /// The GPU's run of a prepared batch, its outcomes in the engine's terms.
 fn execute_gpu(
     gpu: &Gpu,
@@ -395,21 +485,37 @@ fn execute_gpu(
             .map(|_| &in_simulations as &(dyn Fn(u64, u64) + Sync)),
         ..run.options()
     };
-    let outcomes = gpu::run_batch(
-        gpu,
-        &batch.simulations,
-        batch.measured_frames.as_deref(),
-        &options,
-    )?;
+    let (outcomes, failures): (Vec<GpuOutcome>, Vec<Option<String>>) = match run.adaptive {
+        Some(reference) => {
+            let scenarios: Vec<&Scenario> =
+                prepared.simulations.iter().map(|s| &s.scenario).collect();
+            run_adaptive(gpu, precision, reference, batch, &scenarios)?
+                .iter()
+                .map(adaptive_as_gpu_outcome)
+                .unzip()
+        }
+        None => (
+            gpu::run_batch(
+                gpu,
+                &batch.simulations,
+                batch.measured_frames.as_deref(),
+                &options,
+            )?,
+            vec![None; batch.simulations.len()],
+        ),
+    };
     prepared
         .simulations
         .iter()
         .zip(&batch.simulations)
         .zip(&batch.held_m2)
-        .zip(outcomes)
-        .map(|(((s, sim), held), out)| {
+        .zip(outcomes.into_iter().zip(failures))
+        .map(|(((s, sim), held), (out, failure))| {
             let status = match out.status {
                 OutcomeStatus::Ok => RunStatus::Ok,
+                OutcomeStatus::Diverged { .. } if failure.is_some() => {
+                    RunStatus::Diverged(failure.unwrap_or_default())
+                }
                 OutcomeStatus::Diverged { time_s } => RunStatus::Diverged(format!(
                     "state exploded on the GPU ({}) at t = {time_s} s",
                     precision.name()
@@ -436,7 +542,7 @@ fn execute_gpu(
                 output,
                 j_e_m2: scored.then(|| out.identification_error_m2 + held),
                 swingup,
-                step_s: Some(sim.step_s),
+                step_s: run.adaptive.is_none().then_some(sim.step_s),
                 steps: out.steps,
                 layout: Some(out.layout),
             })
@@ -497,6 +603,7 @@ fn solver_steps(report: &SolverReport) -> (Option<f64>, u64) {
             (Some(step_s), steps)
         }
         SolverReport::Reference(s) => (None, s.steps),
+        SolverReport::GpuAdaptive { steps, .. } => (None, steps),
     }
 }
 

@@ -15,9 +15,10 @@ use crate::sweep::{Axis, CandidateResult};
 /// `drag_coefficient`, one column per parameter axis named as the parameter
 /// (`release_time_s`, `youngs_modulus_pa`, …), `j_e_m2` (null unless ok), `status` (ok | diverged),
 /// `step_s` (null for the adaptive reference solver), `steps`,
-/// `tolerance_m` (the reference solver's, null for a fixed step), `backend`,
-/// `precision`, `solver`, `gpu_layout` (`thread` or `workgroup`, null on
-/// the CPU).
+/// `tolerance_m` (the reference solver's, null for a fixed step), `backend`
+/// and `precision` (per row: the CPU's and f64 for a GPU run's rows
+/// re-run on the CPU), `solver`, `gpu_layout` (`thread` or `workgroup`,
+/// null on the CPU).
 pub fn write_results(
     path: &Path,
     results: &[CandidateResult],
@@ -27,6 +28,33 @@ pub fn write_results(
     metadata: &BTreeMap<String, String>,
 ) -> Result<(), IoError> {
     write_joint_results(path, results, &[], backend, precision, solver, metadata)
+}
+
+/// `Some("cpu")` for a row of a GPU run that the CPU ran: a row the GPU
+/// ran has its layout; one without is a GPU first pass's candidate near
+/// the best, re-run on the reference solver at the data's tolerance.
+fn on_cpu(r: &CandidateResult, backend: &str) -> Option<&'static str> {
+    (backend == "gpu" && r.gpu_layout.is_none()).then_some("cpu")
+}
+
+fn backend_column(results: &[CandidateResult], backend: &str) -> Column {
+    Column::text(
+        "backend",
+        results
+            .iter()
+            .map(|r| on_cpu(r, backend).unwrap_or(backend).to_string())
+            .collect(),
+    )
+}
+
+fn precision_column(results: &[CandidateResult], backend: &str, precision: &str) -> Column {
+    Column::text(
+        "precision",
+        results
+            .iter()
+            .map(|r| on_cpu(r, backend).map_or(precision, |_| "f64").to_string())
+            .collect(),
+    )
 }
 
 /// [`write_results`] of a joint identification (`sweep::joint`): `j_e_m2`
@@ -114,8 +142,8 @@ pub fn write_joint_results(
             "m",
             results.iter().map(|r| r.tolerance_m).collect(),
         ),
-        Column::text("backend", vec![backend.to_string(); rows]),
-        Column::text("precision", vec![precision.to_string(); rows]),
+        backend_column(results, backend),
+        precision_column(results, backend, precision),
         Column::text("solver", vec![solver.to_string(); rows]),
         Column::optional_text(
             "gpu_layout",

@@ -10,6 +10,7 @@ use super::{
     Experiment, Scenario, ScenarioKind, SimulationOutput, SolverReport, SwingupSettings, Track,
     WinchMotion, fixed_step,
 };
+use crate::gpu::adaptive::{AdaptiveOutcome, AdaptiveStatus, Landings};
 use crate::gpu::{GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::SwingupObjective;
@@ -224,6 +225,72 @@ pub fn gpu_output(
         },
         energy_j: Vec::new(),
     })
+}
+
+/// The times the GPU's adaptive scheme lands on for `sim` of `scenario`:
+/// the frames it samples (those after the release, less a first frame the
+/// engine left out of a scored film: [`gpu_simulation`]'s `frames`, as
+/// model times) and, for a swing-up, every J_a sample.
+pub fn adaptive_landings(scenario: &Scenario, sim: &GpuSimulation) -> Landings {
+    let times: Vec<f64> = scenario
+        .frame_times_s()
+        .into_iter()
+        .map(|t| scenario.model_time_s(t))
+        .filter(|&t| t > 0.0)
+        .collect();
+    let skipped = times.len().saturating_sub(sim.frames.len());
+    Landings {
+        frame_times_s: times[skipped..].to_vec(),
+        samples: scenario
+            .as_swingup()
+            .map(|_| (scenario.sample_interval_s(), scenario.sample_count() as u64)),
+    }
+}
+
+/// The GPU's adaptive outcome in the fixed-step engine's terms, for what
+/// reads those ([`gpu_output`], the engine's scoring): a Newton failure is
+/// a divergence there, with its reason in `failure`.
+pub fn adaptive_as_gpu_outcome(outcome: &AdaptiveOutcome) -> (GpuOutcome, Option<String>) {
+    let (status, failure) = match outcome.status {
+        AdaptiveStatus::Ok => (OutcomeStatus::Ok, None),
+        AdaptiveStatus::Diverged { time_s } => (OutcomeStatus::Diverged { time_s }, None),
+        AdaptiveStatus::NewtonFailed { time_s, step_s } => (
+            OutcomeStatus::Diverged { time_s },
+            Some(format!(
+                "Newton iteration of the GPU's reference solver failed at t = {time_s} s (step fell to {step_s:e} s)"
+            )),
+        ),
+    };
+    (
+        GpuOutcome {
+            status,
+            layout: crate::gpu::GpuLayout::Workgroup,
+            steps: outcome.stats.steps,
+            identification_error_m2: outcome.identification_error_m2,
+            swingup_min_m: outcome.swingup_min_m,
+            swingup_time_s: outcome.swingup_time_s,
+            track_m: outcome.track_m.clone(),
+        },
+        failure,
+    )
+}
+
+/// The report of the GPU's adaptive scheme.
+pub fn adaptive_report(
+    outcome: &AdaptiveOutcome,
+    precision: Precision,
+    tolerance_m: f64,
+) -> SolverReport {
+    let s = &outcome.stats;
+    SolverReport::GpuAdaptive {
+        precision,
+        tolerance_m,
+        steps: s.steps,
+        rejected_steps: s.rejected_steps,
+        newton_iterations: s.newton_iterations,
+        factorizations: s.factorizations,
+        max_local_error_m: s.max_local_error_m,
+    }
 }
 
 /// A failure of a batch run: in the model or solver set-up, or on the GPU.

@@ -454,6 +454,17 @@ pub enum SolverReport {
         steps: u64,
     },
     Reference(ReferenceStats),
+    /// The GPU's adaptive implicit scheme (the reference solver's, on the
+    /// GPU: `gpu::adaptive`), with what it did.
+    GpuAdaptive {
+        precision: crate::gpu::Precision,
+        tolerance_m: f64,
+        steps: u64,
+        rejected_steps: u64,
+        newton_iterations: u64,
+        factorizations: u64,
+        max_local_error_m: f64,
+    },
     /// The GPU engine.
     Gpu {
         scheme: FixedStepScheme,

@@ -110,6 +110,8 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
                     *precision == crate::gpu::Precision::F32 || g.adapter.shader_f64
                 }
                 (EngineKind::Gpu { .. }, None) => false,
+                // Not benchmarked yet (issue 26).
+                (EngineKind::GpuAdaptive { .. }, _) => false,
             })
             .collect()
     });

@@ -921,11 +921,6 @@ pub(super) fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowEr
         };
         sweep_settings(request, named, false)?;
     }
-    if request.engine.backend == Backend::Gpu
-        && request.engine.solver == Some(SolverKind::Reference)
-    {
-        return Err(crate::engine::choice::ChoiceError::ReferenceOnGpu.into());
-    }
     Ok(())
 }
 
@@ -1433,7 +1428,7 @@ impl Prepared {
         let Some(s) = summary else {
             return Ok((None, None));
         };
-        if engine.solver() == SolverKind::Reference || request.validate == 0 {
+        if (!engine.is_gpu() && engine.solver() == SolverKind::Reference) || request.validate == 0 {
             return Ok((None, None));
         }
         let rerun =

@@ -174,7 +174,7 @@ impl Prepared {
         // The GA's record also gives the CPU solver's settings.
         let cpu = match engine {
             EngineKind::Cpu(settings) => Some(settings),
-            EngineKind::Gpu { .. } => None,
+            EngineKind::Gpu { .. } | EngineKind::GpuAdaptive { .. } => None,
         };
         m.insert(
             metadata::ENGINE.into(),
