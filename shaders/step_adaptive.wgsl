@@ -100,6 +100,11 @@ struct AdaptiveSettings {
 var<workgroup> w_partial: array<real, GROUP_INVOCATIONS>;
 // Per slot: whether lane 0's factorization succeeded.
 var<workgroup> w_factored: array<u32, GROUP_SIMS>;
+// Whether any slot still iterates Newton: the rounds end for the whole
+// workgroup when none does (most steps converge in one or two of the
+// sixteen rounds allowed, and every round costs eight barriers).
+var<workgroup> w_iterating: atomic<u32>;
+var<workgroup> w_iterating_uniform: u32;
 
 fn factor_slot(which: u32, column: u32, node: u32, sim: u32) -> u32 {
     return ((which * 4u + column) * params.node_slots + node) * params.simulations + sim;
@@ -461,6 +466,10 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
         if (borrowed < 1.0) {
             eta = real(pow(f32(borrowed), BORROWED_ETA_EXPONENT));
         }
+        if (local == 0u) {
+            atomicStore(&w_iterating, 0u);
+        }
+        barrier();
         for (var round = 0u; round < 2u * MAX_NEWTON_ITERATIONS; round++) {
             let factoring = iterating && need_factor;
             for (var parity = 0u; parity < 2u; parity++) {
@@ -551,7 +560,17 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
                     }
                 }
             }
+            if (iterating) {
+                atomicStore(&w_iterating, 1u);
+            }
             barrier();
+            if (local == 0u) {
+                w_iterating_uniform = atomicLoad(&w_iterating);
+                atomicStore(&w_iterating, 0u);
+            }
+            if (workgroupUniformLoad(&w_iterating_uniform) == 0u) {
+                break;
+            }
         }
 
         // The error estimate, and the step accepted or rejected.

@@ -249,10 +249,15 @@ pub fn run(
         Precision::F32 => peaks.gpu_f32,
         Precision::F64 => peaks.gpu_f64,
     };
-    let scheme = kind.gpu_scheme().expect("a GPU engine has a scheme");
+    // The fixed-step layouts' facts; the adaptive stage has no count of
+    // its chain per step yet (a step's Newton iterations vary).
+    let layout = match kind.gpu_scheme() {
+        Some(scheme) => Some(layout_facts(gpu, ran, elements, precision, scheme)?),
+        None => None,
+    };
     Ok(BenchRow {
         setup_s: Some(setup_s),
-        layout: Some(layout_facts(gpu, ran, elements, precision, scheme)?),
+        layout,
         ..row(
             kind,
             &gpu.adapter.name,

@@ -18,13 +18,15 @@ for line in sys.stdin:
         print(m["executable"])'
 }
 gpu_tests=$(test_binary --test gpu)
+gpu_adaptive_tests=$(test_binary --test gpu_adaptive)
 lib_tests=$(test_binary --lib)
 rm -rf .devbin && mkdir -p .devbin
 cp target/release/tether-sweep .devbin/tether-sweep
 cp "$gpu_tests" .devbin/gpu-tests
 cp "$lib_tests" .devbin/lib-tests
-strip .devbin/tether-sweep .devbin/gpu-tests .devbin/lib-tests
-xz -T0 .devbin/tether-sweep .devbin/gpu-tests .devbin/lib-tests
+cp "$gpu_adaptive_tests" .devbin/gpu-adaptive-tests
+strip .devbin/tether-sweep .devbin/gpu-tests .devbin/lib-tests .devbin/gpu-adaptive-tests
+xz -T0 .devbin/tether-sweep .devbin/gpu-tests .devbin/lib-tests .devbin/gpu-adaptive-tests
 mkdir -p .gl
 (cd .gl && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 du -sh .devbin .gl

@@ -13,7 +13,9 @@
 # GA run and the exhaustive 32,768-chromosome landscape, each with
 # --backend auto (the targets: 1 s, 3 s, 0.5 s a generation and 20 s on one
 # H100, with auto choosing the GPU); both grids again in the thread layout
-# and the GA on the GPU, to check auto's choices; the GPU tests and the
+# and the GA on the GPU, to check auto's choices; both grids' sweeps on the
+# GPU's adaptive reference solver (f32; the paper's in f64 too); the GPU
+# tests (the fixed-step and the adaptive stages') and the
 # shader function tests. Output in $OUT (default /tmp/device-run): run.log,
 # bench_layouts.parquet and outputs.tar.gz (every run's folder).
 set -uo pipefail
@@ -85,6 +87,18 @@ run "identify, default grid, thread layout" 30 $B identify --backend gpu --gpu-l
     "${grid[@]}" --no-refine --validate 0 --out "$OUT/identify-default-thread" --force
 run "identify, paper's grid, thread layout" 60 $B identify --backend gpu --gpu-layout thread \
     "${paper[@]}" --no-refine --validate 0 --out "$OUT/identify-paper-thread" --force
+# The reference solver's adaptive implicit scheme on the GPU (issue 26):
+# the sweep alone (a first pass at 1e-7 m in f32, the paper's grid in f64
+# too), against the fixed-step runs above and the CPU's 51 s on 2 cores.
+run "identify, default grid, GPU reference solver f32" 60 $B identify --backend gpu \
+    --solver reference "${grid[@]}" --no-refine --validate 0 \
+    --out "$OUT/identify-default-gpu-reference" --force
+run "identify, paper's grid, GPU reference solver f32" 90 $B identify --backend gpu \
+    --solver reference "${paper[@]}" --no-refine --validate 0 \
+    --out "$OUT/identify-paper-gpu-reference" --force
+run "identify, paper's grid, GPU reference solver f64" 90 $B identify --backend gpu \
+    --solver reference --precision f64 "${paper[@]}" --no-refine --validate 0 \
+    --out "$OUT/identify-paper-gpu-reference-f64" --force
 run "swingup, default GA" 40 $B swingup --backend $backend "${ga[@]}" \
     --out "$OUT/swingup-ga" --force
 run "swingup, default GA on the GPU" 40 $B swingup --backend gpu "${ga[@]}" \
@@ -93,11 +107,12 @@ run "swingup, exhaustive landscape" 60 $B swingup --backend $backend --exhaustiv
     "${landscape[@]}" --out "$OUT/swingup-landscape" --force
 if [ -n "$TESTS" ]; then
     run "GPU tests" 80 "$TESTS"
+    run "GPU adaptive scheme tests" 60 .devbin/gpu-adaptive-tests
     # Each shared WGSL function against its CPU mirror, on this adapter's
     # compiler (which may fuse multiply-adds the mirror rounds twice).
     run "shader function tests" 30 .devbin/lib-tests gpu::mirror --nocapture
 else
-    echo "=== GPU tests: run here with cargo test --test gpu (no .devbin/gpu-tests)"
+    echo "=== GPU tests: run here with cargo test --test gpu --test gpu_adaptive (no .devbin/gpu-tests)"
 fi
 } 2>&1 | tee "$OUT/run.log"
 # The device tool brings back eight files: the runs' folders travel as one

@@ -216,7 +216,7 @@ impl EngineKind {
 
     /// The engines `bench --engines` names, with their names, in the
     /// order the bench runs them.
-    pub const BENCH: [(&'static str, EngineKind); 7] = [
+    pub const BENCH: [(&'static str, EngineKind); 9] = [
         (
             "gpu-f32",
             EngineKind::gpu(Precision::F32, FixedStepScheme::Explicit),
@@ -233,6 +233,25 @@ impl EngineKind {
             "gpu-semi-implicit-f64",
             EngineKind::gpu(Precision::F64, FixedStepScheme::SemiImplicit),
         ),
+        // The reference solver's scheme on the GPU: in f32 at its
+        // tolerance floor (docs/gpu.md), in f64 at the CPU's default.
+        (
+            "gpu-reference-f32",
+            EngineKind::GpuAdaptive {
+                precision: Precision::F32,
+                reference: crate::solver::ReferenceOptions {
+                    tolerance_m: 1e-7,
+                    ..crate::solver::ReferenceOptions::DEFAULT
+                },
+            },
+        ),
+        (
+            "gpu-reference-f64",
+            EngineKind::GpuAdaptive {
+                precision: Precision::F64,
+                reference: crate::solver::ReferenceOptions::DEFAULT,
+            },
+        ),
         ("cpu-explicit", EngineKind::cpu(SolverKind::Explicit)),
         (
             "cpu-semi-implicit",
@@ -243,7 +262,7 @@ impl EngineKind {
 
     /// The engine's name in `bench` (`gpu-semi-implicit-f32`, …).
     pub fn bench_name(&self) -> &'static str {
-        // Not in the bench's list yet (issue 26); named for its tables.
+        // By precision, whatever its tolerance.
         if let EngineKind::GpuAdaptive { precision, .. } = self {
             return match precision {
                 Precision::F32 => "gpu-reference-f32",

@@ -110,8 +110,12 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
                     *precision == crate::gpu::Precision::F32 || g.adapter.shader_f64
                 }
                 (EngineKind::Gpu { .. }, None) => false,
-                // Not benchmarked yet (issue 26).
-                (EngineKind::GpuAdaptive { .. }, _) => false,
+                // Slow on a CPU emulation: by name only there.
+                (EngineKind::GpuAdaptive { precision, .. }, Some(g)) => {
+                    g.adapter.hardware
+                        && (*precision == crate::gpu::Precision::F32 || g.adapter.shader_f64)
+                }
+                (EngineKind::GpuAdaptive { .. }, None) => false,
             })
             .collect()
     });
