@@ -365,3 +365,26 @@ fn identify_on_the_gpu_reference_finds_the_cpus_best() {
     assert!(backends.iter().any(|b| b == "gpu") && backends.iter().any(|b| b == "cpu"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A cancel flag set before the first submission stops the batch at once:
+/// every simulation comes back cancelled, none as a result.
+#[test]
+fn a_set_cancel_flag_stops_the_batch() {
+    let Some(gpu) = open() else { return };
+    let prepared = prepare(&mixed(), 1e-9);
+    let cancel = std::sync::atomic::AtomicBool::new(true);
+    let runs = on_gpu(
+        &gpu,
+        &prepared,
+        &AdaptiveRun {
+            cancel: Some(&cancel),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        runs.iter()
+            .all(|r| r.status == AdaptiveStatus::Cancelled && r.track_m.is_none()),
+        "{runs:?}"
+    );
+}

@@ -284,7 +284,7 @@ impl Engine {
                 let sim = &batch.simulations[0];
                 if let Some(reference) = run.adaptive {
                     let adaptive =
-                        run_adaptive(gpu, run.precision, reference, &batch, &[scenario])?;
+                        run_adaptive(gpu, (run.precision, reference), &batch, &[scenario], None)?;
                     let (outcome, failure) = adaptive_as_gpu_outcome(&adaptive[0]);
                     if let Some(reason) = failure {
                         let time_s = match outcome.status {
@@ -427,10 +427,10 @@ impl GpuRun {
 /// reference solver's settings.
 fn run_adaptive(
     gpu: &Gpu,
-    precision: Precision,
-    reference: ReferenceOptions,
+    (precision, reference): (Precision, ReferenceOptions),
     batch: &GpuBatch,
     scenarios: &[&Scenario],
+    cancel: Option<&AtomicBool>,
 ) -> Result<Vec<AdaptiveOutcome>, GpuError> {
     let landings: Vec<Landings> = scenarios
         .iter()
@@ -456,6 +456,7 @@ fn run_adaptive(
         },
         &AdaptiveRun {
             precision,
+            cancel,
             ..Default::default()
         },
     )
@@ -489,7 +490,7 @@ fn execute_gpu(
         Some(reference) => {
             let scenarios: Vec<&Scenario> =
                 prepared.simulations.iter().map(|s| &s.scenario).collect();
-            run_adaptive(gpu, precision, reference, batch, &scenarios)?
+            run_adaptive(gpu, (precision, reference), batch, &scenarios, hooks.cancel)?
                 .iter()
                 .map(adaptive_as_gpu_outcome)
                 .unzip()

@@ -16,6 +16,7 @@
 //! Not yet chosen by `--solver`, `--backend auto` or the cost model: the
 //! engine runs it through [`run_adaptive_batch`] (issue 26 goes on).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::abi::{
@@ -82,6 +83,9 @@ pub enum AdaptiveStatus {
         time_s: f64,
         step_s: f64,
     },
+    /// Stopped by the cancel flag before it finished; its objectives are
+    /// partial and must not be used.
+    Cancelled,
 }
 
 /// What the scheme did, as the reference solver counts it.
@@ -171,21 +175,26 @@ pub struct AdaptiveBatch<'a> {
 }
 
 /// How to run it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct AdaptiveRun {
+#[derive(Debug, Clone, Copy)]
+pub struct AdaptiveRun<'a> {
     pub precision: Precision,
     /// None: [`AdaptiveShape::for_elements`] of the largest n.
     pub shape: Option<AdaptiveShape>,
     /// Loop iterations per invocation and dispatch (see [`LOOP_BUDGET`]).
     pub loop_budget: u64,
+    /// Checked between submissions: once set, the simulations that have
+    /// not finished come back as `Cancelled`, the finished ones with their
+    /// results.
+    pub cancel: Option<&'a AtomicBool>,
 }
 
-impl Default for AdaptiveRun {
+impl Default for AdaptiveRun<'_> {
     fn default() -> Self {
         Self {
             precision: Precision::F64,
             shape: None,
             loop_budget: LOOP_BUDGET,
+            cancel: None,
         }
     }
 }
@@ -255,6 +264,7 @@ pub fn run_adaptive_batch(
         shape,
         data: &data,
         loop_budget: run.loop_budget,
+        cancel: run.cancel,
     };
     match run.precision {
         Precision::F32 => run_typed::<f32>(gpu, &chunk, batch),
@@ -268,6 +278,7 @@ struct Chunk<'a> {
     shape: AdaptiveShape,
     data: &'a ChunkData,
     loop_budget: u64,
+    cancel: Option<&'a AtomicBool>,
 }
 
 /// The state planes of the adaptive stage from the chunk's four: the
@@ -295,6 +306,7 @@ fn run_typed<R: Real>(
         shape,
         data,
         loop_budget,
+        cancel,
     } = *chunk;
     let AdaptiveBatch {
         sims,
@@ -355,8 +367,8 @@ fn run_typed<R: Real>(
         &bind_group,
         progress_buf,
         progress0,
-        workgroups,
-        attempts,
+        (workgroups, attempts),
+        cancel,
     )?;
     let objectives: Vec<SimObjectives<R>> = read_back(gpu, buffer(7))?;
     let track: Vec<[R; 2]> = if data.track_len > 0 {
@@ -470,7 +482,8 @@ fn bind(
     })
 }
 
-/// Dispatches until no simulation runs, checking every simulation's
+/// Dispatches (`workgroups` each, of `attempts` per simulation) until no
+/// simulation runs or `cancel` is set, checking every simulation's
 /// attempts after each submission; the progress read back last.
 fn dispatch_until_done<R: Real>(
     gpu: &Gpu,
@@ -478,8 +491,8 @@ fn dispatch_until_done<R: Real>(
     bind_group: &wgpu::BindGroup,
     progress_buf: &wgpu::Buffer,
     progress0: Vec<AdaptiveProgress<R>>,
-    workgroups: u32,
-    attempts: u32,
+    (workgroups, attempts): (u32, u32),
+    cancel: Option<&AtomicBool>,
 ) -> Result<Vec<AdaptiveProgress<R>>, GpuError> {
     let device = &gpu.device;
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
@@ -492,6 +505,9 @@ fn dispatch_until_done<R: Real>(
     let mut progress = progress0;
     let mut dispatches: u32 = 1;
     while progress.iter().any(|p| p.status == STATUS_RUNNING) {
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            break;
+        }
         let started = Instant::now();
         let mut encoder = device.create_command_encoder(&Default::default());
         for _ in 0..dispatches {
@@ -562,6 +578,7 @@ fn outcome<R: Real>(
             time_s,
             step_s: p.step_s.to_f64(),
         },
+        STATUS_RUNNING => AdaptiveStatus::Cancelled,
         _ => AdaptiveStatus::Ok,
     };
     let track_m = (sim.record_track && status == AdaptiveStatus::Ok).then(|| {

@@ -254,6 +254,7 @@ pub fn adaptive_as_gpu_outcome(outcome: &AdaptiveOutcome) -> (GpuOutcome, Option
     let (status, failure) = match outcome.status {
         AdaptiveStatus::Ok => (OutcomeStatus::Ok, None),
         AdaptiveStatus::Diverged { time_s } => (OutcomeStatus::Diverged { time_s }, None),
+        AdaptiveStatus::Cancelled => (OutcomeStatus::Cancelled, None),
         AdaptiveStatus::NewtonFailed { time_s, step_s } => (
             OutcomeStatus::Diverged { time_s },
             Some(format!(
