@@ -233,6 +233,27 @@ fn the_swingup_refuses_the_gpus_reference_solver() {
 }
 
 #[test]
+fn a_tolerance_below_f32s_floor_is_refused_on_the_gpus_reference_solver() {
+    // Needs no adapter: refused before any device opens. The default
+    // tolerance (1e-9 m) is below what the scheme can hold in f32.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.parquet");
+    assert_rejected(
+        dir.path(),
+        &[
+            "simulate",
+            "--backend",
+            "gpu",
+            "--solver",
+            "reference",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &["tolerance_m", "1e-7", "--precision f64"],
+    );
+}
+
+#[test]
 fn malformed_and_misspelled_configs_are_rejected() {
     let cfg_dir = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();

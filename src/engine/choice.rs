@@ -183,6 +183,8 @@ pub enum ChoiceError {
 /// reference settings: `--backend gpu --solver reference`.
 fn reference_on_gpu(request: &EngineRequest<'_>) -> Result<Choice, ChoiceError> {
     let options = request.options;
+    crate::gpu::adaptive::check_tolerance(options.precision, request.cpu.reference.tolerance_m)
+        .map_err(GpuError::from)?;
     let engine = EngineKind::GpuAdaptive {
         precision: options.precision,
         reference: request.cpu.reference,

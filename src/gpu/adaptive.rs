@@ -52,6 +52,27 @@ pub struct Landings {
     pub samples: Option<(f64, u64)>,
 }
 
+/// The smallest tolerance the scheme takes in f32 \[m\]: below it Newton's
+/// corrections and the error estimate read f32's rounding, steps are
+/// rejected by the thousand and the step count grows (at n = 40 already
+/// 3.6× the f64 steps at this tolerance; tests/mirror.rs, docs/gpu.md).
+pub const F32_TOLERANCE_FLOOR_M: f64 = 1e-7;
+
+/// Refuses a tolerance that `precision` cannot deliver.
+pub fn check_tolerance(precision: Precision, tolerance_m: f64) -> Result<(), InputError> {
+    if precision == Precision::F32 && tolerance_m < F32_TOLERANCE_FLOOR_M {
+        return Err(InputError::new(
+            "tolerance_m",
+            tolerance_m,
+            format!(
+                "at least {F32_TOLERANCE_FLOOR_M:e} m for the GPU's reference solver in f32 \
+                 (its rounding floor; --tolerance, or --precision f64 for less)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Whether a frame or sample at `a` is observed at a landing at `b`: a
 /// frame time and a sample time that differ by rounding are one landing.
 pub fn same_landing(a: f64, b: f64) -> bool {
@@ -234,6 +255,9 @@ pub fn run_adaptive_batch(
             ),
         )
         .into());
+    }
+    for o in options {
+        check_tolerance(run.precision, o.tolerance_m)?;
     }
     for (sim, l) in sims.iter().zip(landings) {
         sim.validate()?;
