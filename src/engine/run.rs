@@ -486,14 +486,18 @@ fn execute_gpu(
             .map(|_| &in_simulations as &(dyn Fn(u64, u64) + Sync)),
         ..run.options()
     };
+    // The adaptive scheme's own reports, for the tracks kept.
+    let mut reports: Vec<Option<SolverReport>> = vec![None; batch.simulations.len()];
     let (outcomes, failures): (Vec<GpuOutcome>, Vec<Option<String>>) = match run.adaptive {
         Some(reference) => {
             let scenarios: Vec<&Scenario> =
                 prepared.simulations.iter().map(|s| &s.scenario).collect();
-            run_adaptive(gpu, (precision, reference), batch, &scenarios, hooks.cancel)?
-                .iter()
-                .map(adaptive_as_gpu_outcome)
-                .unzip()
+            let adaptive =
+                run_adaptive(gpu, (precision, reference), batch, &scenarios, hooks.cancel)?;
+            for (report, a) in reports.iter_mut().zip(&adaptive) {
+                *report = Some(adaptive_report(a, precision, reference.tolerance_m));
+            }
+            adaptive.iter().map(adaptive_as_gpu_outcome).unzip()
         }
         None => (
             gpu::run_batch(
@@ -510,8 +514,8 @@ fn execute_gpu(
         .iter()
         .zip(&batch.simulations)
         .zip(&batch.held_m2)
-        .zip(outcomes.into_iter().zip(failures))
-        .map(|(((s, sim), held), (out, failure))| {
+        .zip(outcomes.into_iter().zip(failures).zip(reports))
+        .map(|(((s, sim), held), ((out, failure), report))| {
             let status = match out.status {
                 OutcomeStatus::Ok => RunStatus::Ok,
                 OutcomeStatus::Diverged { .. } if failure.is_some() => {
@@ -525,7 +529,13 @@ fn execute_gpu(
             };
             let ok = status == RunStatus::Ok;
             let output = match ok && s.keep_track {
-                true => Some(gpu_output(&s.scenario, sim, &out, precision)?),
+                true => {
+                    let mut output = gpu_output(&s.scenario, sim, &out, precision)?;
+                    if let Some(report) = report {
+                        output.report = report;
+                    }
+                    Some(output)
+                }
                 false => None,
             };
             let scored = ok && !s.keep_track && prepared.measured.is_some();

@@ -67,14 +67,20 @@ fn max_distance(a: &Track, b: &Track) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Re-runs each of `picked` on the reference solver and on the sweep's
-/// engine (`rerun`, which must record the track) and compares J_e and every
-/// marker. Returns the validation and the reference output of each.
+/// Re-runs each of `picked` on the CPU's reference solver and on the
+/// sweep's engine (`rerun`, which must record the track) and compares J_e
+/// and every marker. Returns the validation and the reference output of
+/// each. A fixed-step engine (`same_scheme` None) is compared with the
+/// reference solver at its default tolerance, its J_e as the sweep's table
+/// has it. The GPU's reference solver (`same_scheme`: its settings) is
+/// compared with the CPU's at those same settings, fresh run against fresh
+/// run: what is checked is the engine, not the tolerance (the confirmation
+/// at the data's tolerance sees to that, and re-runs the rows near the
+/// best on the CPU).
 pub fn validate(
     picked: &[CandidateResult],
-    base: &TetherParams,
-    scenario: &Scenario,
-    measured: &MeasuredTrack,
+    (base, scenario, measured): (&TetherParams, &Scenario, &MeasuredTrack),
+    same_scheme: Option<&SolverSettings>,
     rerun: &(dyn Fn(&TetherParams, &Scenario) -> Result<SimulationOutput, BatchError> + Sync),
     marker_tolerance_m: f64,
     j_e_tolerance: f64,
@@ -84,7 +90,10 @@ pub fn validate(
         .par_iter()
         .map(|r| {
             let (params, scenario) = r.candidate.experiment(base, scenario);
-            let reference = simulate(&scenario, &params, &SolverSettings::reference())?;
+            let settings = same_scheme
+                .copied()
+                .unwrap_or_else(SolverSettings::reference);
+            let reference = simulate(&scenario, &params, &settings)?;
             let engine = rerun(&params, &scenario)?;
             Ok((reference, engine))
         })
@@ -93,7 +102,10 @@ pub fn validate(
     let mut references = Vec::new();
     for (r, (reference, engine)) in picked.iter().zip(runs) {
         let j_reference = identification_error(measured, &reference.track);
-        let j_sweep = r.j_e_m2.expect("picked candidates finished");
+        let j_sweep = match same_scheme {
+            Some(_) => identification_error(measured, &engine.track),
+            None => r.j_e_m2.expect("picked candidates finished"),
+        };
         // Relative to J_e, but never to less than what marker differences at
         // the marker tolerance make of it: near a noise-free truth J_e is
         // ~1e-13 m², where any relative comparison is noise and the marker

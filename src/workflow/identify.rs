@@ -1433,18 +1433,38 @@ impl Prepared {
         }
         let rerun =
             |params: &TetherParams, scenario: &Scenario| self.engine.simulate(scenario, params);
+        let reference = validation_reference(&engine);
         let (v, references) = validate(
             &pick(s, request.validate),
-            &request.base,
-            &self.scenario,
-            &self.measured,
+            (&request.base, &self.scenario, &self.measured),
+            reference.as_ref(),
             &rerun,
             request.validate_marker_tolerance_m,
             request.validate_j_e_tolerance,
         )
         .map_err(batch("validation run failed"))?;
         self.metadata.insert(metadata::VALIDATION.into(), json(&v));
-        Ok((Some(v), references.into_iter().next()))
+        // At the GPU's loose sweep tolerance, the reference runs are not
+        // the best fit's (which runs at the data's).
+        let best = references
+            .into_iter()
+            .next()
+            .filter(|_| !engine.is_gpu() || engine.solver() != SolverKind::Reference);
+        Ok((Some(v), best))
+    }
+}
+
+/// The settings of the GPU's reference solver, which [`validate`]
+/// compares with the CPU's at the same settings; None for a fixed-step
+/// engine.
+pub(super) fn validation_reference(engine: &EngineKind) -> Option<SolverSettings> {
+    match engine {
+        EngineKind::GpuAdaptive { reference, .. } => Some(SolverSettings {
+            kind: SolverKind::Reference,
+            step_s: None,
+            reference: *reference,
+        }),
+        _ => None,
     }
 }
 

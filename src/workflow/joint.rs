@@ -680,7 +680,8 @@ impl Prepared {
         results: &[CandidateResult],
     ) -> Result<Option<Validation>, WorkflowError> {
         let request = &self.request;
-        if self.plan.engine.solver() == SolverKind::Reference || request.validate == 0 {
+        let engine = self.plan.engine;
+        if (!engine.is_gpu() && engine.solver() == SolverKind::Reference) || request.validate == 0 {
             return Ok(None);
         }
         let Some(s) = summarize(&film.grid, results, film.film.coverage.observations()) else {
@@ -688,11 +689,11 @@ impl Prepared {
         };
         let rerun =
             |params: &TetherParams, scenario: &Scenario| self.engine.simulate(scenario, params);
+        let reference = super::identify::validation_reference(&engine);
         let (v, _) = validate(
             &pick(&s, request.validate),
-            &request.base,
-            &film.film.scenario,
-            &film.film.measured,
+            (&request.base, &film.film.scenario, &film.film.measured),
+            reference.as_ref(),
             &rerun,
             request.validate_marker_tolerance_m,
             request.validate_j_e_tolerance,
@@ -1129,11 +1130,10 @@ impl Combination {
         results: &[Vec<CandidateResult>],
     ) -> Result<Validated, WorkflowError> {
         let request = &self.request;
-        let Some(engine) = self
-            .engine
-            .as_ref()
-            .filter(|e| e.kind().solver() != SolverKind::Reference && request.validate > 0)
-        else {
+        let Some(engine) = self.engine.as_ref().filter(|e| {
+            (e.kind().is_gpu() || e.kind().solver() != SolverKind::Reference)
+                && request.validate > 0
+        }) else {
             return Ok((Vec::new(), vec![None; self.films.len()]));
         };
         let picked = pick(summary, request.validate);
@@ -1146,18 +1146,21 @@ impl Combination {
                 .collect();
             let rerun =
                 |params: &TetherParams, scenario: &Scenario| engine.simulate(scenario, params);
+            let kind = engine.kind();
             let (v, refs) = validate(
                 &film_picked,
-                &request.base,
-                &f.film.scenario,
-                &f.film.measured,
+                (&request.base, &f.film.scenario, &f.film.measured),
+                super::identify::validation_reference(&kind).as_ref(),
                 &rerun,
                 request.validate_marker_tolerance_m,
                 request.validate_j_e_tolerance,
             )
             .map_err(batch("validation run failed"))?;
             validations.push((f.axes.name.clone(), v));
-            references.push(refs.into_iter().next());
+            // At the GPU's loose sweep tolerance, the reference runs are
+            // not the best fit's (which runs at the data's).
+            let gpu_reference = kind.is_gpu() && kind.solver() == SolverKind::Reference;
+            references.push(refs.into_iter().next().filter(|_| !gpu_reference));
         }
         let by_film: std::collections::BTreeMap<&str, &Validation> =
             validations.iter().map(|(n, v)| (n.as_str(), v)).collect();
