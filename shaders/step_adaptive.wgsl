@@ -3,7 +3,7 @@
 // block-tridiagonal iteration matrix M + γ'h C + β'h² K and local error
 // control, each simulation with its own step, landing exactly on its
 // frames and (for a swing-up) its J_a samples. Its arithmetic is that of
-// src/gpu/mirror/adaptive.rs, operation for operation; tests/gpu.rs holds
+// src/gpu/mirror/adaptive.rs, operation for operation; tests/gpu_adaptive.rs holds
 // the two together and the mirror holds the reference solver (tests/mirror.rs).
 //
 // A workgroup holds GROUP_SIMS simulations ("slots") with SIM_LANES

@@ -397,3 +397,23 @@ fn a_set_cancel_flag_stops_the_batch() {
         "{runs:?}"
     );
 }
+
+/// A batch split into chunks (one simulation each, or three and one) gives
+/// each simulation what it gets in one chunk.
+#[test]
+fn chunks_change_nothing() {
+    let Some(gpu) = open() else { return };
+    let prepared = prepare(&mixed(), 1e-8);
+    let whole = on_gpu(&gpu, &prepared, &AdaptiveRun::default()).unwrap();
+    for max_chunk in [1, 3] {
+        let run = AdaptiveRun {
+            max_chunk: Some(max_chunk),
+            ..Default::default()
+        };
+        assert_eq!(
+            on_gpu(&gpu, &prepared, &run).unwrap(),
+            whole,
+            "chunks of {max_chunk}"
+        );
+    }
+}

@@ -56,8 +56,10 @@ struct GpuRun {
     /// A fixed step asked for [s]; None: the model's.
     step_s: Option<f64>,
     /// The adaptive implicit scheme's settings (`gpu::adaptive`) instead
-    /// of the fixed-step scheme; the simulations are still planned with
-    /// `scheme` (their upload), whose step the adaptive stage ignores.
+    /// of the fixed-step scheme. The simulations are still planned as the
+    /// fixed-step stages upload them (`scheme`), on a step of one sample
+    /// interval that the adaptive stage ignores: the model's step would
+    /// cost a modal analysis per simulation on the host, for nothing.
     adaptive: Option<ReferenceOptions>,
 }
 
@@ -165,7 +167,9 @@ impl Engine {
                 gpu,
                 run: GpuRun {
                     precision,
-                    scheme: FixedStepScheme::SemiImplicit,
+                    // Its step taken as given, with no stability limit
+                    // to check (see `adaptive`).
+                    scheme: FixedStepScheme::Explicit,
                     layout: LayoutRequest::Workgroup,
                     step_s: None,
                     adaptive: Some(reference),
@@ -286,12 +290,8 @@ impl Engine {
                     let adaptive =
                         run_adaptive(gpu, (run.precision, reference), &batch, &[scenario], None)?;
                     let (outcome, failure) = adaptive_as_gpu_outcome(&adaptive[0]);
-                    if let Some(reason) = failure {
-                        let time_s = match outcome.status {
-                            OutcomeStatus::Diverged { time_s } => time_s,
-                            _ => 0.0,
-                        };
-                        return Err(SolverError::Diverged { time_s, reason }.into());
+                    if let Some(error) = failure {
+                        return Err(error.into());
                     }
                     let mut output = gpu_output(scenario, sim, &outcome, run.precision)?;
                     output.report =
@@ -379,10 +379,14 @@ impl Engine {
         simulations: &[Simulation],
         measured: Option<&MeasuredTrack>,
     ) -> Result<GpuBatch, BatchError> {
-        let (scheme, step_s) = (run.scheme, run.step_s);
+        let scheme = run.scheme;
         let planned = simulations
             .par_iter()
             .map(|s| {
+                let step_s = match run.adaptive {
+                    Some(_) => Some(s.scenario.sample_interval_s()),
+                    None => run.step_s,
+                };
                 let mut sim = gpu_simulation(&s.scenario, &s.params, scheme, step_s, &self.steps)?;
                 let held = match measured {
                     Some(m) if !s.keep_track => {
@@ -488,7 +492,7 @@ fn execute_gpu(
     };
     // The adaptive scheme's own reports, for the tracks kept.
     let mut reports: Vec<Option<SolverReport>> = vec![None; batch.simulations.len()];
-    let (outcomes, failures): (Vec<GpuOutcome>, Vec<Option<String>>) = match run.adaptive {
+    let (outcomes, failures): (Vec<GpuOutcome>, Vec<Option<SolverError>>) = match run.adaptive {
         Some(reference) => {
             let scenarios: Vec<&Scenario> =
                 prepared.simulations.iter().map(|s| &s.scenario).collect();
@@ -506,7 +510,7 @@ fn execute_gpu(
                 batch.measured_frames.as_deref(),
                 &options,
             )?,
-            vec![None; batch.simulations.len()],
+            batch.simulations.iter().map(|_| None).collect(),
         ),
     };
     prepared
@@ -516,16 +520,15 @@ fn execute_gpu(
         .zip(&batch.held_m2)
         .zip(outcomes.into_iter().zip(failures).zip(reports))
         .map(|(((s, sim), held), ((out, failure), report))| {
-            let status = match out.status {
-                OutcomeStatus::Ok => RunStatus::Ok,
-                OutcomeStatus::Diverged { .. } if failure.is_some() => {
-                    RunStatus::Diverged(failure.unwrap_or_default())
-                }
-                OutcomeStatus::Diverged { time_s } => RunStatus::Diverged(format!(
+            let status = match (out.status, failure) {
+                // A failed solver reads as diverged, as on the CPU.
+                (_, Some(error)) => RunStatus::Diverged(error.to_string()),
+                (OutcomeStatus::Ok, None) => RunStatus::Ok,
+                (OutcomeStatus::Diverged { time_s }, None) => RunStatus::Diverged(format!(
                     "state exploded on the GPU ({}) at t = {time_s} s",
                     precision.name()
                 )),
-                OutcomeStatus::Cancelled => RunStatus::Cancelled,
+                (OutcomeStatus::Cancelled, None) => RunStatus::Cancelled,
             };
             let ok = status == RunStatus::Ok;
             let output = match ok && s.keep_track {

@@ -3,7 +3,7 @@
 //! error control, each simulation with its own step sequence, landing
 //! exactly on its frames and J_a samples. Its arithmetic is fixed by the
 //! CPU mirror ([`super::mirror::adaptive`]), which reproduces the reference
-//! solver's steps; `tests/gpu.rs` holds the stage to the mirror.
+//! solver's steps; `tests/gpu_adaptive.rs` holds the stage to the mirror.
 //!
 //! Simulations of any n share a dispatch: a workgroup holds `sims`
 //! simulations with `lanes` invocations each, the state stays in storage
@@ -13,11 +13,13 @@
 //! within Mesa's loop budget; the attempts every simulation made are read
 //! back and checked after each submission.
 //!
-//! Not yet chosen by `--solver`, `--backend auto` or the cost model: the
-//! engine runs it through [`run_adaptive_batch`] (issue 26 goes on).
+//! The engine runs it for `--backend gpu --solver reference`
+//! (`EngineKind::GpuAdaptive`); the cost model and `--backend auto` do not
+//! weigh it yet (issue 26 goes on). A batch too large for the adapter's
+//! buffers runs in chunks, one after another.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::abi::{
     ADAPTIVE_FACTOR_VEC4_PER_NODE, ADAPTIVE_PLANES, AdaptiveProgress, AdaptiveSettings,
@@ -26,7 +28,11 @@ use super::abi::{
 };
 use super::batch::{ChunkData, GpuSimulation, chunk_data};
 use super::device::Stage;
-use super::dispatch::{LOOP_BUDGET, check_measured, map_and_collect, read_back, storage};
+use super::dispatch::{
+    CHUNK_MEMORY_BYTES, LOOP_BUDGET, MAX_DISPATCHES_PER_SUBMISSION, SUBMISSION_TARGET,
+    check_measured, initial_objectives, largest_track_bytes, map_and_collect, per_binding,
+    read_back, storage,
+};
 use super::{Gpu, GpuError, Precision};
 use crate::error::InputError;
 use crate::scheme::implicit_control::UNMEASURED_NEWTON_ETA;
@@ -181,10 +187,6 @@ pub fn loop_iterations_per_attempt(
         + 8
 }
 
-/// A submission should take about this long (as the fixed-step engine's).
-const SUBMISSION_TARGET: Duration = Duration::from_millis(250);
-const MAX_DISPATCHES_PER_SUBMISSION: u32 = 4096;
-
 /// A batch for the adaptive stage: each simulation with its landings and
 /// settings (all with one ρ∞, a constant of the pipeline), and the
 /// measured track as for [`super::run_batch`].
@@ -207,6 +209,9 @@ pub struct AdaptiveRun<'a> {
     /// not finished come back as `Cancelled`, the finished ones with their
     /// results.
     pub cancel: Option<&'a AtomicBool>,
+    /// At most this many simulations per chunk (besides the adapter's
+    /// limits): for tests.
+    pub max_chunk: Option<usize>,
 }
 
 impl Default for AdaptiveRun<'_> {
@@ -216,6 +221,7 @@ impl Default for AdaptiveRun<'_> {
             shape: None,
             loop_budget: LOOP_BUDGET,
             cancel: None,
+            max_chunk: None,
         }
     }
 }
@@ -271,8 +277,6 @@ pub fn run_adaptive_batch(
         }
     }
     check_measured(sims, measured)?;
-    let refs: Vec<&GpuSimulation> = sims.iter().collect();
-    let data = chunk_data(&refs)?;
     let max_elements = sims.iter().map(|s| s.params.elements).max().unwrap_or(1);
     let shape = run
         .shape
@@ -283,17 +287,57 @@ pub fn run_adaptive_batch(
         spectral_radius_bits: spectral_radius.to_bits(),
     };
     let pipeline = gpu.pipeline(stage, run.precision)?;
-    let chunk = Chunk {
-        pipeline: &pipeline,
-        shape,
-        data: &data,
-        loop_budget: run.loop_budget,
-        cancel: run.cancel,
-    };
-    match run.precision {
-        Precision::F32 => run_typed::<f32>(gpu, &chunk, batch),
-        Precision::F64 => run_typed::<f64>(gpu, &chunk, batch),
+    let capacity = chunk_capacity(gpu, sims, shape, run)?;
+    let mut outcomes = Vec::with_capacity(sims.len());
+    for start in (0..sims.len()).step_by(capacity) {
+        let range = start..(start + capacity).min(sims.len());
+        let refs: Vec<&GpuSimulation> = sims[range.clone()].iter().collect();
+        let data = chunk_data(&refs)?;
+        let chunk = Chunk {
+            pipeline: &pipeline,
+            shape,
+            data: &data,
+            loop_budget: run.loop_budget,
+            cancel: run.cancel,
+        };
+        let part = AdaptiveBatch {
+            sims: &sims[range.clone()],
+            landings: &landings[range.clone()],
+            options: &options[range],
+            measured,
+        };
+        outcomes.extend(match run.precision {
+            Precision::F32 => run_typed::<f32>(gpu, &chunk, &part)?,
+            Precision::F64 => run_typed::<f64>(gpu, &chunk, &part)?,
+        });
     }
+    Ok(outcomes)
+}
+
+/// Simulations per chunk: the largest buffer (the factors, twelve vec4 a
+/// node) within the adapter's binding limit, a chunk's buffers within
+/// [`CHUNK_MEMORY_BYTES`], its workgroups within one dispatch dimension,
+/// and `run.max_chunk`.
+fn chunk_capacity(
+    gpu: &Gpu,
+    sims: &[GpuSimulation],
+    shape: AdaptiveShape,
+    run: &AdaptiveRun,
+) -> Result<usize, GpuError> {
+    let vec4 = 4 * run.precision.real_bytes();
+    let node_slots = sims
+        .iter()
+        .map(|s| s.params.elements + 1)
+        .max()
+        .unwrap_or(1) as u64;
+    let factors = ADAPTIVE_FACTOR_VEC4_PER_NODE as u64 * node_slots * vec4;
+    let state = ADAPTIVE_PLANES as u64 * node_slots * vec4;
+    let track = largest_track_bytes(sims, run.precision.real_bytes());
+    let by_buffer = per_binding(gpu, factors.max(state).max(track))?;
+    let by_memory = (CHUNK_MEMORY_BYTES / (factors + state + track)).max(1);
+    let by_dispatch = gpu.limits.max_compute_workgroups_per_dimension as u64 * shape.sims as u64;
+    let capacity = by_buffer.min(by_memory).min(by_dispatch) as usize;
+    Ok(run.max_chunk.map_or(capacity, |m| capacity.min(m.max(1))))
 }
 
 /// A chunk's pipeline, shape, upload and loop budget.
@@ -313,7 +357,8 @@ fn adaptive_state<R: Real>(data: &ChunkData, count: usize) -> Vec<[R; 4]> {
     for (i, v) in data.state.iter().enumerate() {
         state[i] = v.map(R::from_f64);
     }
-    let acceleration = 3 * plane;
+    // step_io.wgsl's PLANE_ACCELERATION.
+    let acceleration = (STATE_PLANES - 1) * plane;
     for i in 0..plane {
         state[STATE_PLANES * plane + i] = state[acceleration + i];
     }
@@ -434,15 +479,7 @@ fn initial<R: Real>(
     options: &[AdaptiveOptions],
 ) -> (Vec<SimObjectives<R>>, Vec<AdaptiveProgress<R>>) {
     let r = R::from_f64;
-    let objectives = sims
-        .iter()
-        .map(|s| SimObjectives {
-            identification_error_m2: r(0.0),
-            swingup_min_m: r(s.initial_swingup_m),
-            swingup_time_s: r(0.0),
-            _pad: r(0.0),
-        })
-        .collect();
+    let objectives = initial_objectives(sims.iter());
     let progress = options
         .iter()
         .map(|options| AdaptiveProgress {

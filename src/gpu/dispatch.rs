@@ -35,8 +35,8 @@ pub const CHUNK_MEMORY_BYTES: u64 = 1 << 30;
 /// A submission should take about this long: long enough that its fixed
 /// cost does not matter, short enough for a live progress bar and prompt
 /// cancellation.
-const SUBMISSION_TARGET: Duration = Duration::from_millis(250);
-const MAX_DISPATCHES_PER_SUBMISSION: u32 = 4096;
+pub(super) const SUBMISSION_TARGET: Duration = Duration::from_millis(250);
+pub(super) const MAX_DISPATCHES_PER_SUBMISSION: u32 = 4096;
 
 /// How to run a batch.
 pub struct BatchOptions<'a> {
@@ -104,24 +104,8 @@ fn chunk_capacity(
         .max()
         .unwrap_or(1) as u64;
     let state = STATE_PLANES as u64 * node_slots * 4 * rb;
-    let track = sims
-        .iter()
-        .filter(|s| s.record_track)
-        .map(|s| s.frames() * s.marker_arc_lengths_m.len() as u64 * 2 * rb)
-        .max()
-        .unwrap_or(0);
-    let per_buffer = gpu
-        .limits
-        .max_storage_buffer_binding_size
-        .min(gpu.limits.max_buffer_size);
-    let biggest = state.max(track);
-    if biggest > per_buffer {
-        return Err(GpuError::TooLarge {
-            bytes: biggest,
-            limit: per_buffer,
-        });
-    }
-    let by_buffer = per_buffer / biggest;
+    let track = largest_track_bytes(sims, rb);
+    let by_buffer = per_binding(gpu, state.max(track))?;
     let by_memory = (CHUNK_MEMORY_BYTES / (state + track)).max(1);
     let by_dispatch =
         gpu.limits.max_compute_workgroups_per_dimension as u64 * gpu.workgroup_size as u64;
@@ -130,6 +114,33 @@ fn chunk_capacity(
         capacity = capacity.min(max.max(1));
     }
     Ok(capacity)
+}
+
+/// The largest recorded track of `sims` \[bytes\] (vec2 per marker and
+/// frame).
+pub(super) fn largest_track_bytes(sims: &[GpuSimulation], real_bytes: u64) -> u64 {
+    sims.iter()
+        .filter(|s| s.record_track)
+        .map(|s| s.frames() * s.marker_arc_lengths_m.len() as u64 * 2 * real_bytes)
+        .max()
+        .unwrap_or(0)
+}
+
+/// How many simulations fit one storage binding when the largest
+/// per-simulation slice of a buffer is `biggest` bytes; too large when not
+/// even one does.
+pub(super) fn per_binding(gpu: &Gpu, biggest: u64) -> Result<u64, GpuError> {
+    let per_buffer = gpu
+        .limits
+        .max_storage_buffer_binding_size
+        .min(gpu.limits.max_buffer_size);
+    if biggest > per_buffer {
+        return Err(GpuError::TooLarge {
+            bytes: biggest,
+            limit: per_buffer,
+        });
+    }
+    Ok(per_buffer / biggest.max(1))
 }
 
 pub(super) fn storage<T: Pod>(
@@ -595,15 +606,7 @@ fn chunk_buffers<R: Real>(
         };
         count
     ];
-    let objectives0: Vec<SimObjectives<R>> = sims
-        .iter()
-        .map(|s| SimObjectives {
-            identification_error_m2: R::from_f64(0.0),
-            swingup_min_m: R::from_f64(s.initial_swingup_m),
-            swingup_time_s: R::from_f64(0.0),
-            _pad: R::from_f64(0.0),
-        })
-        .collect();
+    let objectives0 = initial_objectives::<R>(sims.iter().copied());
     let none = wgpu::BufferUsages::empty();
     let copy = wgpu::BufferUsages::COPY_SRC;
     let controls_buf = storage(gpu, "controls", &data.controls, none);
@@ -657,6 +660,20 @@ fn chunk_buffers<R: Real>(
         bind_group,
         progress0,
     }
+}
+
+/// The objectives each simulation starts from: no J_e yet, J_a,min at its
+/// value at t = 0. Both step stages (and the adaptive one) accumulate them.
+pub(super) fn initial_objectives<'a, R: Real>(
+    sims: impl Iterator<Item = &'a GpuSimulation>,
+) -> Vec<SimObjectives<R>> {
+    sims.map(|s| SimObjectives {
+        identification_error_m2: R::from_f64(0.0),
+        swingup_min_m: R::from_f64(s.initial_swingup_m),
+        swingup_time_s: R::from_f64(0.0),
+        _pad: R::from_f64(0.0),
+    })
+    .collect()
 }
 
 /// Checks that every running or finished simulation took exactly the

@@ -248,18 +248,17 @@ pub fn adaptive_landings(scenario: &Scenario, sim: &GpuSimulation) -> Landings {
 }
 
 /// The GPU's adaptive outcome in the fixed-step engine's terms, for what
-/// reads those ([`gpu_output`], the engine's scoring): a Newton failure is
-/// a divergence there, with its reason in `failure`.
-pub fn adaptive_as_gpu_outcome(outcome: &AdaptiveOutcome) -> (GpuOutcome, Option<String>) {
+/// reads those ([`gpu_output`], the engine's scoring), and a Newton failure
+/// as the reference solver's error (`failure`; its outcome reads as
+/// diverged, as a CPU batch reports a failed solver).
+pub fn adaptive_as_gpu_outcome(outcome: &AdaptiveOutcome) -> (GpuOutcome, Option<SolverError>) {
     let (status, failure) = match outcome.status {
         AdaptiveStatus::Ok => (OutcomeStatus::Ok, None),
         AdaptiveStatus::Diverged { time_s } => (OutcomeStatus::Diverged { time_s }, None),
         AdaptiveStatus::Cancelled => (OutcomeStatus::Cancelled, None),
         AdaptiveStatus::NewtonFailed { time_s, step_s } => (
             OutcomeStatus::Diverged { time_s },
-            Some(format!(
-                "Newton iteration of the GPU's reference solver failed at t = {time_s} s (step fell to {step_s:e} s)"
-            )),
+            Some(SolverError::NewtonFailed { time_s, step_s }),
         ),
     };
     (

@@ -1,5 +1,5 @@
-//! The GPU's adaptive implicit scheme, its arithmetic fixed on the CPU
-//! first: the reference solver's generalized-α with Newton's method and
+//! step_adaptive.wgsl: the GPU's adaptive implicit scheme, one simulation
+//! from its upload to its outcome. The reference solver's generalized-α with Newton's method and
 //! local error control (src/solver/reference.rs, whose coefficients and
 //! step control it takes from [`crate::scheme`]), in the engine's
 //! formulation: displacements from the straight reference configuration
@@ -9,15 +9,16 @@
 //! M + γ'h C + β'h² K factored node by node with 4×4 cofactor inverses, its
 //! lower blocks kept apart since K and C are not symmetric.
 //!
-//! Written as the stage will run it, per simulation: every decision is a
+//! Written as the stage runs it, per simulation: every decision is a
 //! scalar of that simulation (its time, step, the η of its last Newton
 //! iteration, the step its iteration matrix was factored at), every loop
 //! runs over nodes in order, and no f64 function beyond the four
 //! operations and the square root is used: the step factor's cube root is
 //! an f32 power refined by one Newton step in the working precision, and
 //! the borrowed η's power 0.8 an f32 power (only a stopping test reads it).
-//! So the WGSL stage can transcribe it line by line; until it exists,
-//! tests/mirror.rs holds this file to the reference solver.
+//! The stage transcribes it line by line (its lanes and barriers aside):
+//! tests/mirror.rs holds this file to the reference solver, and
+//! tests/gpu_adaptive.rs the stage to this file.
 //!
 //! A simulation lands exactly on each time it is observed at, with equal
 //! substeps as the reference solver does: its frames, and for a swing-up

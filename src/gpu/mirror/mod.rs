@@ -12,7 +12,7 @@
 //! | `motion.wgsl` | [`motion`] |
 //! | `step.wgsl` (with `coupling_*.wgsl`) | [`step`] |
 //! | `step_workgroup.wgsl` | [`step`]: the same arithmetic per simulation, spread over lanes |
-//! | (the adaptive implicit stage, not yet written) | [`adaptive`]: its arithmetic, held to the reference solver first |
+//! | `step_adaptive.wgsl` | [`adaptive`]: the same arithmetic per simulation, its lanes and barriers aside |
 //!
 //! The workgroup layout has no mirror of its own: per simulation it does
 //! [`step`]'s operations in [`step`]'s order, its 4×4 products column by
