@@ -206,33 +206,6 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
 }
 
 #[test]
-fn the_swingup_refuses_the_gpus_reference_solver() {
-    // Needs no adapter: refused before any device opens. simulate and
-    // identify run the reference solver's scheme on the GPU
-    // (tests/gpu_adaptive.rs); the swing-up GA does not yet, and says so
-    // before writing anything.
-    let dir = tempfile::tempdir().unwrap();
-    let results = dir.path().join("results");
-    for args in [
-        vec!["swingup", "--out", results.to_str().unwrap()],
-        vec![
-            "swingup",
-            "--exhaustive",
-            "--out",
-            results.to_str().unwrap(),
-        ],
-    ] {
-        let mut args = args;
-        args.extend(["--backend", "gpu", "--solver", "reference"]);
-        assert_rejected(
-            dir.path(),
-            &args,
-            &["reference", "--backend cpu", "swing-up"],
-        );
-    }
-}
-
-#[test]
 fn a_tolerance_below_f32s_floor_is_refused_on_the_gpus_reference_solver() {
     // Needs no adapter: refused before any device opens. The default
     // tolerance (1e-9 m) is below what the scheme can hold in f32.

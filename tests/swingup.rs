@@ -278,6 +278,56 @@ fn cli_ga_is_reproducible_elitist_and_documented() {
 }
 
 #[test]
+fn the_ga_on_the_gpus_reference_solver_scores_as_the_cpus() {
+    // The same seed on the CPU's reference solver and on its scheme on the
+    // GPU: the same chromosomes, and J_a,min within 1e-8 m in f64 (the
+    // stage reproduces the solver's steps) and 1e-4 m in f32; the GA's
+    // choices follow the scores, so a wrong score shows as another
+    // chromosome too.
+    if !common::gpu_tests_run("the GA on the GPU's reference solver") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, engine: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args: Vec<&str> = SMALL[..SMALL.len() - 3].to_vec();
+        args.extend(engine);
+        args.extend(["--force", "--seed", "3", "--out", out.to_str().unwrap()]);
+        run_ok(&args);
+        let table = read_table(&out.join("generations.parquet")).unwrap();
+        let meta = read_parquet_metadata(&out.join("generations.parquet")).unwrap();
+        (table, meta["tether_sweep.engine"].clone())
+    };
+    let (cpu, _) = run("cpu", &["--backend", "cpu", "--solver", "reference"]);
+    for (precision, within) in [("f64", 1e-8), ("f32", 1e-4)] {
+        let (gpu, engine) = run(
+            precision,
+            &[
+                "--backend",
+                "gpu",
+                "--solver",
+                "reference",
+                "--precision",
+                precision,
+            ],
+        );
+        assert!(
+            engine.contains("\"backend\":\"gpu\"") && engine.contains("\"solver\":\"reference\""),
+            "{engine}"
+        );
+        assert_eq!(text_column(&gpu, "bits"), text_column(&cpu, "bits"));
+        let (g, c) = (f64_column(&gpu, "j_a_min_m"), f64_column(&cpu, "j_a_min_m"));
+        let worst = g
+            .iter()
+            .zip(&c)
+            .map(|(g, c)| (g - c).abs())
+            .fold(0.0, f64::max);
+        eprintln!("{precision}: largest J_a,min difference {worst:.1e} m");
+        assert!(worst < within, "{precision}: {worst} m");
+    }
+}
+
+#[test]
 fn cli_exhaustive_ranks_the_ga_answer() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x");

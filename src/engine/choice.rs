@@ -169,10 +169,6 @@ pub struct Choice {
 /// measurement failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ChoiceError {
-    #[error(
-        "--solver reference on the GPU runs identify and simulate so far, not the swing-up (issue 26): use --backend cpu, or --solver explicit or semi-implicit"
-    )]
-    ReferenceOnGpu,
     #[error(transparent)]
     Gpu(#[from] GpuError),
     #[error("estimating the job's work: {0}")]

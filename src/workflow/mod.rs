@@ -149,7 +149,6 @@ impl WorkflowError {
             },
             WorkflowError::Gpu(e) => gpu(e),
             WorkflowError::Choice(e) => match e {
-                ChoiceError::ReferenceOnGpu => 2,
                 ChoiceError::Gpu(e) => gpu(e),
                 ChoiceError::Estimate(_) => 1,
             },

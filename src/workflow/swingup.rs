@@ -8,9 +8,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::{Progress, WorkflowError, batch, claim_output};
+use crate::engine::EngineKind;
 use crate::engine::EngineOptions;
 use crate::engine::choice::{Choice, EngineRequest};
-use crate::engine::{Backend, EngineKind};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{self, Evaluation, Evaluator, GaRun, GaSettings, Generation, SwingupProblem};
 use crate::io::PendingFile;
@@ -92,11 +92,6 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
             "a length in (0, 1e-3] m",
         )
         .into());
-    }
-    if request.engine.backend == Backend::Gpu
-        && request.engine.solver == Some(SolverKind::Reference)
-    {
-        return Err(crate::engine::choice::ChoiceError::ReferenceOnGpu.into());
     }
     let generations_path = claim_output(&request.out, "generations.parquet", request.force)?;
     let problem = &request.problem;
