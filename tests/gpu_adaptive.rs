@@ -417,3 +417,115 @@ fn chunks_change_nothing() {
         );
     }
 }
+
+/// `--backend auto` weighs the adaptive stage at rates measured on the
+/// stage itself: physical ones (below twice the adapter's measured
+/// multiply-add peak; a unit slip of 1e9, a miscounted chain or a noisy
+/// difference of two timings would not be).
+#[test]
+fn the_cost_model_is_calibrated_on_the_adaptive_stage() {
+    let Some(gpu) = open() else { return };
+    let reference = tether_sweep::solver::ReferenceOptions {
+        tolerance_m: 1e-7,
+        ..Default::default()
+    };
+    let rates =
+        tether_sweep::engine::choice::calibrate_adaptive(&gpu, Precision::F32, &reference, 4, 8)
+            .unwrap();
+    let peak = gpu.rates(Precision::F32).unwrap();
+    eprintln!("adaptive stage: {rates:?} (peak stage {peak:?})");
+    assert!(
+        rates.invocation_gflops > 0.0 && rates.device_gflops > 0.0,
+        "{rates:?}"
+    );
+    assert!(
+        rates.invocation_gflops <= 2.0 * peak.device_gflops
+            && rates.device_gflops <= 2.0 * peak.device_gflops,
+        "{rates:?} beyond the peak {peak:?}"
+    );
+}
+
+/// The whole weighing `--backend auto` does on a hardware adapter, here on
+/// any: the GPU's fixed-step scheme, its adaptive scheme and the CPU each
+/// get a finite estimate from the job's own counts and this adapter's
+/// measured rates, and f32 below its efficient tolerance leaves the
+/// adaptive scheme out with the reason.
+#[test]
+fn auto_weighs_the_adaptive_scheme_beside_the_fixed_step_one_and_the_cpu() {
+    use tether_sweep::engine::EngineOptions;
+    use tether_sweep::engine::choice::{
+        AdaptiveWork, CpuProbe, EngineRequest, Estimates, Workload,
+    };
+    let Some(gpu) = open() else { return };
+    let drop = Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(0.12);
+    let job: Vec<TetherParams> = [500.0, 1000.0, 2000.0, 4000.0]
+        .map(|d| params(12, d, 0.8, 0.0))
+        .to_vec();
+    let workload = |scheme: FixedStepScheme| -> Result<Workload, String> {
+        let steps = StepCache::default();
+        let simulations = job
+            .iter()
+            .map(|p| {
+                let sim = gpu_simulation(&drop, p, scheme, None, &steps).unwrap();
+                (p.elements, sim.total_steps)
+            })
+            .collect();
+        Ok(Workload {
+            label: "4 drops".into(),
+            simulations,
+            stands_for: job.len(),
+            chunk: usize::MAX,
+        })
+    };
+    let probe = |settings: &SolverSettings| -> Result<CpuProbe, String> {
+        let output = simulate(&drop, &job[1], settings).unwrap();
+        let SolverReport::Reference(s) = output.report else {
+            panic!("not the reference solver")
+        };
+        Ok(CpuProbe {
+            seconds_per_element: 1e-3,
+            counted: vec![AdaptiveWork {
+                elements: 12,
+                attempts: (s.steps + s.rejected_steps) as f64,
+                newton_iterations: s.newton_iterations as f64,
+                factorizations: s.factorizations as f64,
+            }],
+        })
+    };
+    for (precision, tolerance_m, weighed) in [
+        (Precision::F64, 1e-9, true),
+        (Precision::F32, 1e-6, true),
+        // At n = 12 f32 takes 1.4-2.4 times f64's steps at 1e-7 m.
+        (Precision::F32, 1e-7, false),
+    ] {
+        let options = EngineOptions {
+            precision,
+            ..EngineOptions::default()
+        };
+        let request = EngineRequest {
+            options: &options,
+            cpu: SolverSettings::reference_at(tolerance_m),
+            simulations: job.len(),
+        };
+        let estimates = Estimates::measure(&gpu, &request, &workload, probe, true).unwrap();
+        for e in &estimates.all {
+            eprintln!(
+                "{precision:?} {tolerance_m:e}: {} ≈ {:.4} s",
+                e.how, e.seconds
+            );
+            assert!(e.seconds.is_finite() && e.seconds > 0.0, "{e:?}");
+        }
+        let adaptive = estimates
+            .all
+            .iter()
+            .any(|e| matches!(e.engine, EngineKind::GpuAdaptive { .. }));
+        assert_eq!(adaptive, weighed, "{:?}", estimates.left_out);
+        if !weighed {
+            let why = estimates.left_out.as_deref().unwrap_or_default();
+            assert!(why.contains("--precision f64"), "{why}");
+        }
+        assert_eq!(estimates.all.len(), 2 + usize::from(weighed));
+        let fastest = estimates.fastest().seconds;
+        assert!(estimates.all.iter().all(|e| e.seconds >= fastest));
+    }
+}

@@ -31,14 +31,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Backend, Engine, EngineKind, EngineOptions, gpu_scheme};
+use crate::gpu::adaptive::f32_efficient_tolerance_m;
+use crate::gpu::adaptive::{AdaptiveBatch, AdaptiveRun, AdaptiveShape, run_adaptive_batch};
 use crate::gpu::cost::{self, LayoutRates};
 use crate::gpu::dispatch::layout_holds;
+use crate::gpu::layout::lanes_for;
 use crate::gpu::layout::{GpuLayout, LayoutRequest};
 use crate::gpu::{BatchOptions, Gpu, GpuError, Precision, run_batch};
 use crate::model::TetherParams;
-use crate::scenario::batch::{StepCache, gpu_simulation};
+use crate::scenario::batch::{StepCache, adaptive_landings, adaptive_options, gpu_simulation};
 use crate::scenario::{Frames, Scenario, ScenarioKind, SolverSettings};
-use crate::solver::{FixedStepScheme, SolverKind};
+use crate::solver::{FixedStepScheme, ReferenceOptions, SolverKind};
 
 /// What a job asks for: its options, and what the choice weighs.
 #[derive(Debug, Clone, Copy)]
@@ -93,7 +96,7 @@ impl Workload {
     }
 }
 
-pub use crate::gpu::cost::GpuRates;
+pub use crate::gpu::cost::{AdaptiveWork, GpuRates};
 
 /// How the CPU's time is estimated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -192,107 +195,339 @@ fn reference_on_gpu(request: &EngineRequest<'_>) -> Result<Choice, ChoiceError> 
     })
 }
 
+/// What `probe` answers: the CPU reference solver's seconds per element,
+/// timed on a few of the job's own simulations, and what each of them did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CpuProbe {
+    pub seconds_per_element: f64,
+    /// The timed simulations' attempted steps, Newton iterations and
+    /// factorizations: the GPU's adaptive scheme does the same (it takes
+    /// the reference solver's steps).
+    pub counted: Vec<AdaptiveWork>,
+}
+
 /// Decides where the job runs. `workload(scheme)` counts the job's work on
-/// a fixed-step scheme; `probe(settings)` times one of the job's own
-/// simulations on the CPU and returns seconds per element. Both are called
-/// only when `auto` has a hardware GPU to weigh against the CPU.
+/// a fixed-step scheme; `probe(settings)` times a few of the job's own
+/// simulations on the CPU's reference solver ([`CpuProbe`]). Both are
+/// called only when there is a hardware GPU to weigh.
 pub fn choose(
     request: EngineRequest<'_>,
     workload: impl Fn(FixedStepScheme) -> Result<Workload, String>,
-    probe: impl FnOnce(&SolverSettings) -> Result<f64, String>,
+    probe: impl FnOnce(&SolverSettings) -> Result<CpuProbe, String>,
 ) -> Result<Choice, ChoiceError> {
     let options = request.options;
-    let adapter = options.adapter.as_deref();
     let scheme = gpu_scheme(options.solver);
     let gpu_engine = EngineKind::gpu(options.precision, scheme).with_layout(options.gpu_layout);
-    let cpu_only = options.solver == Some(SolverKind::Reference);
     match options.backend {
         Backend::Cpu => Ok(Choice {
             engine: Engine::cpu(request.cpu),
             reason: None,
         }),
-        Backend::Gpu if cpu_only => reference_on_gpu(&request),
-        Backend::Gpu => Ok(Choice {
-            engine: Engine::new(gpu_engine, Arc::new(Gpu::open(adapter)?)),
-            reason: None,
-        }),
-        Backend::Auto => {
-            let cpu = |reason: String| Choice {
-                engine: Engine::cpu(request.cpu),
-                reason: Some(format!("backend auto: CPU ({reason})")),
-            };
-            if cpu_only {
-                return Ok(cpu(
-                    "the GPU's reference solver is not in the cost model yet; --backend gpu runs it"
-                        .into(),
-                ));
+        Backend::Gpu if options.solver == Some(SolverKind::Reference) => reference_on_gpu(&request),
+        Backend::Gpu => {
+            let gpu = Gpu::open(options.adapter.as_deref())?;
+            let weighs = options.solver.is_none()
+                && gpu.adapter.hardware
+                && request.simulations > 1
+                && adaptive_refusal(&request, largest_elements(&workload)?).is_none();
+            if !weighs {
+                return Ok(Choice {
+                    engine: Engine::new(gpu_engine, Arc::new(gpu)),
+                    reason: None,
+                });
             }
-            if request.simulations <= 1 {
-                // The thread layout runs a simulation on one invocation:
-                // alone, it leaves every other lane of the device idle.
-                return Ok(cpu(
-                    "one simulation: the GPU would run it on a single invocation".into(),
-                ));
+            let estimates = Estimates::measure(&gpu, &request, &workload, probe, false)?;
+            Ok(estimates.choice(gpu, "solver on the GPU"))
+        }
+        Backend::Auto => auto(request, workload, probe),
+    }
+}
+
+/// The largest n of the job.
+fn largest_elements(
+    workload: &impl Fn(FixedStepScheme) -> Result<Workload, String>,
+) -> Result<usize, ChoiceError> {
+    let work = workload(FixedStepScheme::SemiImplicit).map_err(ChoiceError::Estimate)?;
+    Ok(work.simulations.iter().map(|s| s.0).max().unwrap_or(1))
+}
+
+/// Why the GPU's adaptive scheme is not weighed for this job, if it is not:
+/// another solver asked for, the thread layout asked for, or a tolerance
+/// below what f32 runs efficiently at the job's largest n
+/// ([`f32_efficient_tolerance_m`]: there f32 takes several times the
+/// steps the model counts).
+fn adaptive_refusal(request: &EngineRequest<'_>, largest: usize) -> Option<String> {
+    let options = request.options;
+    if request.cpu.kind != SolverKind::Reference {
+        return Some(format!("--solver {}", request.cpu.kind.name()));
+    }
+    if options.gpu_layout == LayoutRequest::Thread {
+        return Some("--gpu-layout thread".into());
+    }
+    let tolerance_m = request.cpu.reference.tolerance_m;
+    let floor_m = f32_efficient_tolerance_m(largest);
+    if options.precision == Precision::F32 && tolerance_m < floor_m {
+        return Some(format!(
+            "its tolerance {tolerance_m:e} m is below f32's {floor_m:e} m at n = {largest}; --precision f64 weighs it"
+        ));
+    }
+    None
+}
+
+/// `--backend auto`: the fastest of the engines the job may run on.
+fn auto(
+    request: EngineRequest<'_>,
+    workload: impl Fn(FixedStepScheme) -> Result<Workload, String>,
+    probe: impl FnOnce(&SolverSettings) -> Result<CpuProbe, String>,
+) -> Result<Choice, ChoiceError> {
+    let options = request.options;
+    let adapter = options.adapter.as_deref();
+    let cpu = |reason: String| Choice {
+        engine: Engine::cpu(request.cpu),
+        reason: Some(format!("backend auto: CPU ({reason})")),
+    };
+    if request.simulations <= 1 {
+        // The thread layout runs a simulation on one invocation, the
+        // workgroup layouts on one workgroup: alone, it leaves the rest of
+        // the device idle.
+        return Ok(cpu(
+            "one simulation: the GPU would run it on a single invocation or workgroup".into(),
+        ));
+    }
+    let gpu = match Gpu::open(adapter) {
+        Ok(gpu) => gpu,
+        Err(GpuError::NoAdapter) => return Ok(cpu("no GPU adapter".into())),
+        Err(e) if adapter.is_none() => {
+            return Ok(cpu(format!("the GPU is unusable: {e}")));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if !gpu.adapter.hardware {
+        return Ok(cpu(format!(
+            "the only GPU adapter, {}, is a CPU emulation on these same cores; --backend gpu runs it",
+            gpu.adapter.name
+        )));
+    }
+    if options.precision == Precision::F64 && !gpu.adapter.shader_f64 {
+        return Ok(cpu(format!("{} has no f64", gpu.adapter.name)));
+    }
+    let estimates = Estimates::measure(&gpu, &request, &workload, probe, true)?;
+    Ok(estimates.choice(gpu, "backend auto"))
+}
+
+/// One engine's estimate: the engine, its wall time \[s\] and how it was
+/// made, for the reason line.
+#[derive(Debug, Clone)]
+pub struct Estimate {
+    pub engine: EngineKind,
+    pub seconds: f64,
+    pub how: String,
+}
+
+/// The estimates a choice weighs, measured on this adapter and these cores.
+#[derive(Debug, Clone)]
+pub struct Estimates {
+    pub label: String,
+    pub all: Vec<Estimate>,
+    /// Why the adaptive scheme was not weighed, if it was not.
+    pub left_out: Option<String>,
+}
+
+impl Estimates {
+    /// The GPU's fixed-step scheme (unless the reference solver was asked
+    /// for), its adaptive scheme (where [`adaptive_refusal`] allows) and,
+    /// `with_cpu`, the CPU. `auto` measures only on a hardware adapter;
+    /// this measures on any.
+    pub fn measure(
+        gpu: &Gpu,
+        request: &EngineRequest<'_>,
+        workload: &impl Fn(FixedStepScheme) -> Result<Workload, String>,
+        probe: impl FnOnce(&SolverSettings) -> Result<CpuProbe, String>,
+        with_cpu: bool,
+    ) -> Result<Self, ChoiceError> {
+        let options = request.options;
+        let scheme = gpu_scheme(options.solver);
+        let work = workload(scheme).map_err(ChoiceError::Estimate)?;
+        let largest = work.simulations.iter().map(|s| s.0).max().unwrap_or(1);
+        let batch = work
+            .simulations
+            .len()
+            .min(work.chunk)
+            .clamp(1, PROBE_BATCH_MAX);
+        let mut all = Vec::new();
+        if options.solver != Some(SolverKind::Reference) {
+            all.push(fixed_step_estimate(gpu, options, &work, (largest, batch))?);
+        }
+        let left_out = adaptive_refusal(request, largest);
+        let cpu_scheme = request.cpu.kind.fixed_step_scheme();
+        let probed = match cpu_scheme {
+            None if with_cpu || left_out.is_none() => {
+                Some(probe(&request.cpu).map_err(ChoiceError::Estimate)?)
             }
-            let gpu = match Gpu::open(adapter) {
-                Ok(gpu) => gpu,
-                Err(GpuError::NoAdapter) => return Ok(cpu("no GPU adapter".into())),
-                Err(e) if adapter.is_none() => {
-                    return Ok(cpu(format!("the GPU is unusable: {e}")));
-                }
-                Err(e) => return Err(e.into()),
-            };
-            if !gpu.adapter.hardware {
-                return Ok(cpu(format!(
-                    "the only GPU adapter, {}, is a CPU emulation on these same cores; --backend gpu runs it",
-                    gpu.adapter.name
-                )));
-            }
-            if options.precision == Precision::F64 && !gpu.adapter.shader_f64 {
-                return Ok(cpu(format!("{} has no f64", gpu.adapter.name)));
-            }
-            let work = workload(scheme).map_err(ChoiceError::Estimate)?;
-            let largest = work.simulations.iter().map(|s| s.0).max().unwrap_or(1);
-            let batch = work
-                .simulations
-                .len()
-                .min(work.chunk)
-                .clamp(1, PROBE_BATCH_MAX);
-            let all_rates = calibrate_layouts(&gpu, options.precision, scheme, largest, batch)?;
-            let (gpu_s, layout) = gpu_seconds(&work, scheme, options.gpu_layout, all_rates);
-            let rates = all_rates.get(layout);
-            let cpu_scheme = request.cpu.kind.fixed_step_scheme();
-            let (cpu_rate, cpu_work) = match cpu_scheme {
-                Some(s) => (
+            _ => None,
+        };
+        if let (None, Some(probed)) = (&left_out, &probed) {
+            all.push(adaptive_estimate(gpu, request, &work, probed, batch)?);
+        }
+        if with_cpu {
+            let threads = rayon::current_num_threads();
+            let (rate, cpu_work) = match (cpu_scheme, &probed) {
+                (Some(s), _) => (
                     CpuRate::CoreGflops(measure_cpu_core_gflops()),
                     workload(s).map_err(ChoiceError::Estimate)?,
                 ),
-                None => (
-                    CpuRate::SecondsPerElement(probe(&request.cpu).map_err(ChoiceError::Estimate)?),
+                (None, probed) => (
+                    CpuRate::SecondsPerElement(
+                        probed.as_ref().map_or(0.0, |p| p.seconds_per_element),
+                    ),
                     work.clone(),
                 ),
             };
-            let threads = rayon::current_num_threads();
-            let cpu_s = cpu_seconds(&cpu_work, cpu_scheme.unwrap_or(scheme), cpu_rate, threads);
-            let estimates = format!(
-                "{}: GPU {}, {} layout ≈ {gpu_s:.2} s (its step measured at n = {largest}: a chain at {:.2} GFLOP/s, {batch} at once at {:.0} GFLOP/s), CPU {} solver on {threads} threads ≈ {cpu_s:.2} s",
-                work.label,
-                gpu.adapter.name,
-                layout.name(),
-                rates.invocation_gflops,
-                rates.device_gflops,
-                request.cpu.kind.name()
-            );
-            if gpu_s < cpu_s {
-                Ok(Choice {
-                    engine: Engine::new(gpu_engine, Arc::new(gpu)),
-                    reason: Some(format!("backend auto: GPU ({estimates})")),
-                })
-            } else {
-                Ok(cpu(estimates))
-            }
+            all.push(Estimate {
+                engine: EngineKind::Cpu(request.cpu),
+                seconds: cpu_seconds(&cpu_work, cpu_scheme.unwrap_or(scheme), rate, threads),
+                how: format!(
+                    "CPU {} solver on {threads} threads",
+                    request.cpu.kind.name()
+                ),
+            });
+        }
+        Ok(Self {
+            label: work.label,
+            all,
+            left_out,
+        })
+    }
+
+    /// The engine estimated fastest.
+    pub fn fastest(&self) -> &Estimate {
+        self.all
+            .iter()
+            .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
+            .expect("at least one engine is weighed")
+    }
+
+    /// The fastest, with the line that says why.
+    fn choice(self, gpu: Gpu, what: &str) -> Choice {
+        let fastest = self.fastest();
+        let mut weighed: Vec<String> = self
+            .all
+            .iter()
+            .map(|e| format!("{} ≈ {:.2} s", e.how, e.seconds))
+            .collect();
+        if let Some(why) = &self.left_out {
+            weighed.push(format!("GPU reference solver not weighed: {why}"));
+        }
+        let engine = fastest.engine;
+        let reason = format!(
+            "{what}: {} ({}: {})",
+            engine.describe(),
+            self.label,
+            weighed.join("; ")
+        );
+        let engine = match engine {
+            EngineKind::Cpu(settings) => Engine::cpu(settings),
+            kind => Engine::new(kind, Arc::new(gpu)),
+        };
+        Choice {
+            engine,
+            reason: Some(reason),
         }
     }
+}
+
+/// The GPU's fixed-step scheme on `work`, its layouts' rates measured on
+/// drops of the job's largest n, `batch` at once (`(largest, batch)`).
+fn fixed_step_estimate(
+    gpu: &Gpu,
+    options: &EngineOptions,
+    work: &Workload,
+    (largest, batch): (usize, usize),
+) -> Result<Estimate, ChoiceError> {
+    let scheme = gpu_scheme(options.solver);
+    let all_rates = calibrate_layouts(gpu, options.precision, scheme, largest, batch)?;
+    let (seconds, layout) = gpu_seconds(work, scheme, options.gpu_layout, all_rates);
+    let rates = all_rates.get(layout);
+    Ok(Estimate {
+        engine: EngineKind::gpu(options.precision, scheme).with_layout(options.gpu_layout),
+        seconds,
+        how: format!(
+            "GPU {} {}, {} layout (its step measured at n = {largest}: a chain at {:.2} GFLOP/s, {batch} at once at {:.0} GFLOP/s)",
+            scheme.name(),
+            options.precision.name(),
+            layout.name(),
+            rates.invocation_gflops,
+            rates.device_gflops,
+        ),
+    })
+}
+
+/// The GPU's adaptive scheme on `work`: each simulation doing what the
+/// probe's did on average, at rates measured on the stage itself.
+fn adaptive_estimate(
+    gpu: &Gpu,
+    request: &EngineRequest<'_>,
+    work: &Workload,
+    probed: &CpuProbe,
+    batch: usize,
+) -> Result<Estimate, ChoiceError> {
+    let precision = request.options.precision;
+    let reference = request.cpu.reference;
+    let largest = work.simulations.iter().map(|s| s.0).max().unwrap_or(1);
+    let rates = calibrate_adaptive(gpu, precision, &reference, largest, batch)?;
+    Ok(Estimate {
+        engine: EngineKind::GpuAdaptive {
+            precision,
+            reference,
+        },
+        seconds: adaptive_gpu_seconds(work, &probed.counted, rates),
+        how: format!(
+            "GPU reference solver {} at {:e} m (its attempt measured at n = {largest}: a chain at {:.2} GFLOP/s, {batch} at once at {:.0} GFLOP/s)",
+            precision.name(),
+            reference.tolerance_m,
+            rates.invocation_gflops,
+            rates.device_gflops,
+        ),
+    })
+}
+
+/// Estimated wall time \[s\] of `work` on the GPU's adaptive scheme, chunk
+/// after chunk: each simulation does what the `counted` ones did on average
+/// (the reference solver's steps depend on the damping and the tolerance
+/// far more than on n), and none less than the longest of them.
+pub fn adaptive_gpu_seconds(work: &Workload, counted: &[AdaptiveWork], rates: GpuRates) -> f64 {
+    if counted.is_empty() {
+        return 0.0;
+    }
+    let count = counted.len() as f64;
+    let mean = |f: fn(&AdaptiveWork) -> f64| counted.iter().map(f).sum::<f64>() / count;
+    let (attempts, newton_iterations, factorizations) = (
+        mean(|w| w.attempts),
+        mean(|w| w.newton_iterations),
+        mean(|w| w.factorizations),
+    );
+    let seconds: f64 = work
+        .simulations
+        .chunks(work.chunk.max(1))
+        .map(|chunk| {
+            let sims: Vec<AdaptiveWork> = chunk
+                .iter()
+                .map(|&(elements, _)| AdaptiveWork {
+                    elements,
+                    attempts,
+                    newton_iterations,
+                    factorizations,
+                })
+                .collect();
+            let lanes = lanes_for(chunk.iter().map(|s| s.0).max().unwrap_or(1));
+            let longest = counted
+                .iter()
+                .map(|w| cost::adaptive_chain_flops(w, lanes))
+                .fold(0.0, f64::max);
+            cost::adaptive_seconds(&sims, rates).max(longest / (rates.invocation_gflops * 1e9))
+        })
+        .sum();
+    seconds * work.scale()
 }
 
 /// The calibration drops' duration and frame interval [s]: 163
@@ -399,6 +634,89 @@ pub fn calibrate_layouts(
     }
     gpu.set_layout_rates(precision, scheme, rates);
     Ok(rates)
+}
+
+/// The cost model's rates of the adaptive stage on `gpu`, measured on the
+/// stage itself as [`calibrate_layouts`] measures the fixed-step layouts:
+/// drops of `elements` elements at the job's `reference` settings, one
+/// alone (the chain's rate) and `batch` at once (the device's), an
+/// attempt's time the difference between two durations, its flops
+/// counted from what the runs did ([`cost::adaptive_chain_flops`]).
+pub fn calibrate_adaptive(
+    gpu: &Gpu,
+    precision: Precision,
+    reference: &ReferenceOptions,
+    elements: usize,
+    batch: usize,
+) -> Result<GpuRates, ChoiceError> {
+    let params = TetherParams {
+        elements,
+        damping_pa_s: 2000.0,
+        drag_coefficient: 0.8,
+        ..TetherParams::default()
+    };
+    let steps = StepCache::default();
+    let options = adaptive_options(reference);
+    let lanes = AdaptiveShape::for_elements(elements).lanes;
+    // Each duration's drop, timed `count` at once: seconds, and the flops
+    // on one simulation's chain.
+    let timed = |duration_s: f64, count: usize| -> Result<(f64, f64), ChoiceError> {
+        let scenario = Scenario::new(ScenarioKind::Drop, params.length_m)
+            .with_frames(Frames::every(PROBE_DURATION_S, duration_s));
+        let sim = gpu_simulation(
+            &scenario,
+            &params,
+            FixedStepScheme::Explicit,
+            Some(scenario.sample_interval_s()),
+            &steps,
+        )
+        .map_err(|e| ChoiceError::Estimate(format!("a calibration drop: {e}")))?;
+        let landings = adaptive_landings(&scenario, &sim);
+        let sims = vec![sim; count];
+        let batch = AdaptiveBatch {
+            sims: &sims,
+            landings: &vec![landings; count],
+            options: &vec![options; count],
+            measured: None,
+        };
+        let run = AdaptiveRun {
+            precision,
+            ..Default::default()
+        };
+        let started = Instant::now();
+        let outcomes = run_adaptive_batch(gpu, &batch, &run)?;
+        let seconds = started.elapsed().as_secs_f64();
+        let s = outcomes[0].stats;
+        let work = AdaptiveWork {
+            elements,
+            attempts: (s.steps + s.rejected_steps) as f64,
+            newton_iterations: s.newton_iterations as f64,
+            factorizations: s.factorizations as f64,
+        };
+        Ok((seconds, cost::adaptive_chain_flops(&work, lanes)))
+    };
+    // The first run compiles the pipeline.
+    timed(PROBE_DURATION_S, 1)?;
+    // As calibrate_layouts: the longer drop doubles until its extra work
+    // stands out of the timing's noise.
+    let rate = |count: usize| -> Result<f64, ChoiceError> {
+        let (short_s, short_flops) = timed(PROBE_DURATION_S, count)?;
+        let mut last = (short_s, short_flops);
+        for k in 1..=PROBE_DOUBLINGS {
+            let (long_s, long_flops) = timed(PROBE_DURATION_S * (1u32 << k) as f64, count)?;
+            if long_s >= 2.0 * short_s {
+                return Ok((long_flops - short_flops) / (long_s - short_s));
+            }
+            last = (long_s, long_flops);
+        }
+        Ok(last.1 / last.0)
+    };
+    let invocation = rate(1)?;
+    let device = rate(batch)? * (batch as f64 * lanes as f64);
+    Ok(GpuRates {
+        invocation_gflops: invocation / 1e9,
+        device_gflops: device / 1e9,
+    })
 }
 
 /// One core's f64 multiply-add rate [GFLOP/s], in about 20 ms: eight
@@ -537,40 +855,110 @@ mod tests {
     }
 
     #[test]
-    fn cpu_and_reference_requests_never_open_a_gpu() {
-        let options = |backend, solver| EngineOptions {
-            backend,
-            solver,
+    fn cpu_requests_never_open_a_gpu() {
+        let options = EngineOptions {
+            backend: Backend::Cpu,
             ..EngineOptions::default()
         };
-        fn request(options: &EngineOptions) -> EngineRequest<'_> {
-            EngineRequest {
-                options,
-                cpu: SolverSettings::reference(),
-                simulations: 100,
-            }
-        }
+        let request = EngineRequest {
+            options: &options,
+            cpu: SolverSettings::reference(),
+            simulations: 100,
+        };
         let never = |_: FixedStepScheme| -> Result<Workload, String> {
             panic!("nothing to count for a decided backend")
         };
-        let no_probe = |_: &SolverSettings| -> Result<f64, String> { panic!("no probe") };
-        let c = choose(request(&options(Backend::Cpu, None)), never, no_probe).unwrap();
+        let no_probe = |_: &SolverSettings| -> Result<CpuProbe, String> { panic!("no probe") };
+        let c = choose(request, never, no_probe).unwrap();
         assert!(c.engine.gpu().is_none() && c.reason.is_none());
         assert_eq!(
             c.engine.kind(),
             EngineKind::Cpu(SolverSettings::reference())
         );
-        let c = choose(
-            request(&options(Backend::Auto, Some(SolverKind::Reference))),
-            never,
-            no_probe,
-        )
-        .unwrap();
-        assert!(c.engine.gpu().is_none());
+    }
+
+    #[test]
+    fn the_adaptive_scheme_is_weighed_where_it_can_run_as_counted() {
+        let request = |options: &EngineOptions, kind: SolverKind, tolerance_m: f64| {
+            let mut cpu = SolverSettings::reference_at(tolerance_m);
+            cpu.kind = kind;
+            adaptive_refusal(
+                &EngineRequest {
+                    options,
+                    cpu,
+                    simulations: 100,
+                },
+                40,
+            )
+        };
+        let f32 = EngineOptions::default();
+        let f64 = EngineOptions {
+            precision: Precision::F64,
+            ..EngineOptions::default()
+        };
+        assert_eq!(request(&f64, SolverKind::Reference, 1e-9), None);
+        assert_eq!(request(&f32, SolverKind::Reference, 1e-6), None);
+        // f32 at 1e-7 m takes 4.5 times f64's steps at n = 40.
+        let why = request(&f32, SolverKind::Reference, 1e-7).unwrap();
         assert!(
-            c.reason
-                .unwrap()
-                .contains("reference solver is not in the cost model yet")
+            why.contains("--precision f64") && why.contains("n = 40"),
+            "{why}"
+        );
+        let why = request(&f64, SolverKind::SemiImplicit, 1e-9).unwrap();
+        assert!(why.contains("--solver semi-implicit"), "{why}");
+        let thread = EngineOptions {
+            gpu_layout: LayoutRequest::Thread,
+            ..f64
+        };
+        let why = request(&thread, SolverKind::Reference, 1e-9).unwrap();
+        assert!(why.contains("--gpu-layout thread"), "{why}");
+    }
+
+    #[test]
+    fn the_adaptive_estimate_counts_the_probes_mean_chunk_by_chunk() {
+        let rates = GpuRates {
+            invocation_gflops: 1.0,
+            device_gflops: 1e3,
+        };
+        let counted = [
+            AdaptiveWork {
+                elements: 20,
+                attempts: 100.0,
+                newton_iterations: 300.0,
+                factorizations: 20.0,
+            },
+            AdaptiveWork {
+                elements: 20,
+                attempts: 300.0,
+                newton_iterations: 700.0,
+                factorizations: 60.0,
+            },
+        ];
+        let mean = AdaptiveWork {
+            elements: 20,
+            attempts: 200.0,
+            newton_iterations: 500.0,
+            factorizations: 40.0,
+        };
+        let job = work(vec![(20, 0); 4096]);
+        let estimate = adaptive_gpu_seconds(&job, &counted, rates);
+        let direct = cost::adaptive_seconds(&vec![mean; 4096], rates);
+        assert!(
+            (estimate - direct).abs() < 1e-12 * direct,
+            "{estimate} vs {direct}"
+        );
+        // Few simulations: the longest counted chain, not the mean's.
+        let few = work(vec![(20, 0); 2]);
+        let lanes = lanes_for(20);
+        let longest = cost::adaptive_chain_flops(&counted[1], lanes) / 1e9;
+        let t = adaptive_gpu_seconds(&few, &counted, rates);
+        assert!((t - longest).abs() < 1e-12 * t, "{t} vs {longest}");
+        // Chunks run one after another.
+        let halves = Workload { chunk: 2048, ..job };
+        let twice = adaptive_gpu_seconds(&halves, &counted, rates);
+        assert!(
+            twice > 1.99 * estimate / 2.0 && twice >= estimate,
+            "{twice} vs {estimate}"
         );
     }
 

@@ -17,15 +17,15 @@ use rayon::prelude::*;
 use super::EngineKind;
 use crate::gpu::GpuOutcome;
 use crate::gpu::adaptive::{
-    AdaptiveBatch, AdaptiveOptions, AdaptiveOutcome, AdaptiveRun, Landings, run_adaptive_batch,
+    AdaptiveBatch, AdaptiveOutcome, AdaptiveRun, Landings, run_adaptive_batch,
 };
 use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, GpuSimulation, LayoutRequest};
 use crate::gpu::{GpuError, MISSING_SAMPLE_M, OutcomeStatus, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::{MeasuredTrack, SwingupObjective, frame_error, identification_error};
 use crate::scenario::batch::{
-    BatchError, StepCache, adaptive_as_gpu_outcome, adaptive_landings, adaptive_report,
-    first_frame_simulated, gpu_output, gpu_simulation,
+    BatchError, StepCache, adaptive_as_gpu_outcome, adaptive_landings, adaptive_options,
+    adaptive_report, first_frame_simulated, gpu_output, gpu_simulation,
 };
 use crate::scenario::{
     RunStatus, Scenario, SimulationOutput, SolverReport, SolverSettings, simulate,
@@ -441,15 +441,7 @@ fn run_adaptive(
         .zip(&batch.simulations)
         .map(|(scenario, sim)| adaptive_landings(scenario, sim))
         .collect();
-    let options = vec![
-        AdaptiveOptions {
-            tolerance_m: reference.tolerance_m,
-            spectral_radius: reference.spectral_radius,
-            max_step_s: reference.max_step_s,
-            initial_step_s: reference.initial_step_s,
-        };
-        landings.len()
-    ];
+    let options = vec![adaptive_options(&reference); landings.len()];
     run_adaptive_batch(
         gpu,
         &AdaptiveBatch {

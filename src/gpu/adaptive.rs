@@ -64,6 +64,22 @@ pub struct Landings {
 /// 3.6× the f64 steps at this tolerance; tests/mirror.rs, docs/gpu.md).
 pub const F32_TOLERANCE_FLOOR_M: f64 = 1e-7;
 
+/// The smallest tolerance \[m\] at which f32 takes at most about half
+/// again f64's attempted steps on tethers of up to `elements` elements.
+/// Below it f32 still holds its tracks (down to [`F32_TOLERANCE_FLOOR_M`])
+/// but its rounding, not the tolerance, drives the step control: on a
+/// 0.4-s drop at 1e-7 m, 1.4× f64's attempts at n = 10, 2.4× at n = 20,
+/// 4.5× at n = 40 and 5.3× at n = 50 (D = 100; `cargo run --release
+/// --example f32_floor`, BENCHMARKS.md). The cost model counts f64's steps,
+/// so `--backend auto` weighs the scheme in f32 only from here up.
+pub fn f32_efficient_tolerance_m(elements: usize) -> f64 {
+    match elements {
+        0..=10 => 1e-7,
+        11..=30 => 5e-7,
+        _ => 1e-6,
+    }
+}
+
 /// Refuses a tolerance that `precision` cannot deliver.
 pub fn check_tolerance(precision: Precision, tolerance_m: f64) -> Result<(), InputError> {
     if precision == Precision::F32 && tolerance_m < F32_TOLERANCE_FLOOR_M {

@@ -183,6 +183,57 @@ pub fn chain_and_occupancy(
     (longest, occupancy)
 }
 
+/// What one simulation of the adaptive implicit scheme does, as the
+/// reference solver counts it: fractional where it is a sample's mean.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AdaptiveWork {
+    pub elements: usize,
+    /// Attempted steps: accepted and rejected.
+    pub attempts: f64,
+    pub newton_iterations: f64,
+    pub factorizations: f64,
+}
+
+/// Flops on one simulation's serial chain in the adaptive stage
+/// (shaders/step_adaptive.wgsl) with `lanes` lanes: its attempts' node
+/// passes, each Newton iteration's force pass, node passes and lane 0's
+/// solve, and each factorization's tangent pass and lane 0's
+/// factorization. Scalars (the step's control, Newton's rate) and
+/// barriers are not counted; rates measured on the stage include them.
+pub fn adaptive_chain_flops(work: &AdaptiveWork, lanes: u32) -> f64 {
+    let lanes = lanes.max(1) as usize;
+    let n = work.elements;
+    let per_lane_elements = (n.div_ceil(2).div_ceil(lanes) + (n / 2).div_ceil(lanes)) as f64;
+    let per_lane_nodes = (n + 1).div_ceil(lanes) as f64;
+    let nodes = (n + 1) as f64;
+    let attempt = per_lane_nodes * flops::ADAPTIVE_ATTEMPT_NODE as f64;
+    let newton = per_lane_elements * flops::ADAPTIVE_FORCE_ELEMENT as f64
+        + per_lane_nodes * flops::ADAPTIVE_NEWTON_NODE as f64
+        + nodes * flops::ADAPTIVE_SOLVE_NODE as f64;
+    let factor = per_lane_elements * flops::ADAPTIVE_TANGENT_ELEMENT as f64
+        + nodes * flops::ADAPTIVE_FACTOR_NODE as f64;
+    work.attempts * attempt + work.newton_iterations * newton + work.factorizations * factor
+}
+
+/// The model's wall time \[s\] of one batch of the adaptive stage: every
+/// simulation in one dispatch sequence, with the lanes of its largest n
+/// (`AdaptiveShape::for_elements`), by the module's formula: the longest
+/// chain at one invocation's rate, or every simulation's lanes × chain at
+/// the device's. A workgroup runs until its slowest simulation is done, so
+/// simulations of unequal work cost more than the second term says; the
+/// estimate counts each one's own.
+pub fn adaptive_seconds(work: &[AdaptiveWork], rates: GpuRates) -> f64 {
+    let largest = work.iter().map(|w| w.elements).max().unwrap_or(1);
+    let lanes = lanes_for(largest);
+    let (mut longest, mut occupancy) = (0.0f64, 0.0f64);
+    for w in work {
+        let chain = adaptive_chain_flops(w, lanes);
+        longest = longest.max(chain);
+        occupancy += lanes as f64 * chain;
+    }
+    (longest / (rates.invocation_gflops * 1e9)).max(occupancy / (rates.device_gflops * 1e9))
+}
+
 /// The layout the model estimates faster for `work`, with both estimates.
 pub fn fastest_layout(
     work: &[SimulationWork],
@@ -202,6 +253,74 @@ pub fn fastest_layout(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_adaptive_chain_adds_its_attempts_iterations_and_factorizations() {
+        let one = |attempts, newton_iterations, factorizations| AdaptiveWork {
+            elements: 4,
+            attempts,
+            newton_iterations,
+            factorizations,
+        };
+        // n = 4 on two lanes: two elements (one even, one odd) and three
+        // nodes a lane, five nodes on lane 0's chains.
+        assert_eq!(
+            adaptive_chain_flops(&one(1.0, 0.0, 0.0), 2),
+            3.0 * flops::ADAPTIVE_ATTEMPT_NODE as f64
+        );
+        assert_eq!(
+            adaptive_chain_flops(&one(0.0, 1.0, 0.0), 2),
+            (2 * flops::ADAPTIVE_FORCE_ELEMENT
+                + 3 * flops::ADAPTIVE_NEWTON_NODE
+                + 5 * flops::ADAPTIVE_SOLVE_NODE) as f64
+        );
+        assert_eq!(
+            adaptive_chain_flops(&one(0.0, 0.0, 1.0), 2),
+            (2 * flops::ADAPTIVE_TANGENT_ELEMENT + 5 * flops::ADAPTIVE_FACTOR_NODE) as f64
+        );
+        let all = adaptive_chain_flops(&one(3.0, 7.0, 2.0), 2);
+        let parts = 3.0 * adaptive_chain_flops(&one(1.0, 0.0, 0.0), 2)
+            + 7.0 * adaptive_chain_flops(&one(0.0, 1.0, 0.0), 2)
+            + 2.0 * adaptive_chain_flops(&one(0.0, 0.0, 1.0), 2);
+        assert!((all - parts).abs() < 1e-9 * all);
+        // More lanes shorten the element and node passes, not lane 0's.
+        let n40 = AdaptiveWork {
+            elements: 40,
+            ..one(1.0, 3.0, 0.5)
+        };
+        let (wide, narrow) = (
+            adaptive_chain_flops(&n40, 20),
+            adaptive_chain_flops(&n40, 4),
+        );
+        assert!(wide < narrow, "{wide} vs {narrow}");
+        let serial = 41.0
+            * (3.0 * flops::ADAPTIVE_SOLVE_NODE as f64 + 0.5 * flops::ADAPTIVE_FACTOR_NODE as f64);
+        assert!(
+            wide > serial && wide < 2.0 * serial,
+            "{wide} vs lane 0's {serial}"
+        );
+    }
+
+    #[test]
+    fn the_adaptive_estimate_is_the_longest_chain_or_the_filled_device() {
+        let rates = GpuRates {
+            invocation_gflops: 1.0,
+            device_gflops: 100.0,
+        };
+        let sim = AdaptiveWork {
+            elements: 10,
+            attempts: 100.0,
+            newton_iterations: 300.0,
+            factorizations: 30.0,
+        };
+        let lanes = lanes_for(10);
+        let chain = adaptive_chain_flops(&sim, lanes);
+        let few = adaptive_seconds(&[sim; 2], rates);
+        assert!((few - chain / 1e9).abs() < 1e-12 * few);
+        let many = adaptive_seconds(&vec![sim; 10_000], rates);
+        let filled = 10_000.0 * lanes as f64 * chain / 100e9;
+        assert!((many - filled).abs() < 1e-9 * many);
+    }
     use crate::gpu::Precision;
     use crate::gpu::layout::*;
 

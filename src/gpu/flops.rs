@@ -125,6 +125,63 @@ pub const VELOCITY_UPDATE: u64 = 8;
 /// layout spreads over the lanes besides the elements.
 pub const NODE_UPDATE: u64 = DRIFT + VELOCITY_UPDATE;
 
+/// The Gauss point's kinematics (element.wgsl's `point_kinematics`, shared
+/// by the force and the tangent): 1/l_e and ξ² (2), the shape functions'
+/// derivatives (15 + 14), r_x, r_xx and their rates (4 × 14), p, |r_x|² − 1,
+/// g, |r_x|, ε and ∂ε/∂p (2 + 8 + 6), z, 1/g, κ (5), ∂κ/∂p, ∂κ/∂c (9),
+/// ε̇, κ̇ (10), N, M (6).
+pub const POINT_KINEMATICS: u64 = 2 + 29 + 56 + 2 + 8 + 6 + 5 + 9 + 10 + 6;
+
+/// tangent.wgsl's `add_gauss_point_tangent` beyond the kinematics: 1/g,
+/// 1/|r_x| (2), ∂²ε/∂p² (11), 1/g² and ∂²κ/∂p² (1 + 27), ∂²κ/∂p∂c (14), the
+/// rates' derivatives (26), dN, dM (24) and the scaled rows (26), k N, k M
+/// (2), the symmetric second-derivative block (13), w l_e (1), the two
+/// outer products, their sum and scaling (80), W B_a and W B_b (two 4×4
+/// products, 224) and the four blocks B_Xᵀ W B_Y accumulated (4 × 128).
+pub const GAUSS_POINT_TANGENT: u64 = POINT_KINEMATICS
+    + 2
+    + 11
+    + 28
+    + 14
+    + 26
+    + 24
+    + 26
+    + 2
+    + 13
+    + 1
+    + 80
+    + 2 * MATRIX_PRODUCT
+    + 4 * (MATRIX_PRODUCT + 16);
+/// The drag's blocks (`element_tangent` after the points): the chord and
+/// mean velocity (10), the four derivatives (12), l_e/12 (1), four
+/// `drag_block`s (4 × 14) accumulated (4 × 16).
+pub const DRAG_TANGENT: u64 = 10 + 12 + 1 + 4 * 14 + 4 * 16;
+/// One element in the adaptive stage's tangent pass: its five points and
+/// the drag, β'h² and γ'h (3), its two mass couplings (2 × 8), and on
+/// average one of its two pivot blocks added to its neighbour's (16).
+pub const ADAPTIVE_TANGENT_ELEMENT: u64 =
+    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT_TANGENT + DRAG_TANGENT + 3 + 16 + 16;
+/// One element in the force pass: the explicit scheme's element force
+/// and, on average, one node's sum (4).
+pub const ADAPTIVE_FORCE_ELEMENT: u64 =
+    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT + GRAVITY_AND_DRAG + 4;
+/// One node of lane 0's factorization (`factor_chain`): the pivot's mass
+/// (8), L E (a 4×4 product) subtracted (16), the inverse and E = G U.
+pub const ADAPTIVE_FACTOR_NODE: u64 = 8 + MATRIX_PRODUCT + 16 + INVERSE4 + MATRIX_PRODUCT;
+/// One node of lane 0's solve (`solve_chain`): forward L y, the difference
+/// and G times it (28 + 4 + 28), back U x and the difference (28 + 4).
+pub const ADAPTIVE_SOLVE_NODE: u64 = 28 + 4 + 28 + 28 + 4;
+/// One node's residual and Newton update (`residual_node`: three mass
+/// products, 3 × 12, their sums and the subtraction, 12; `update_node`:
+/// the four trial vectors, 4 + 8 + 10 + 9, and the correction's weighted
+/// size, 10).
+pub const ADAPTIVE_NEWTON_NODE: u64 = 36 + 12 + 4 + 8 + 10 + 9 + 10;
+/// One node's share of an attempted step outside Newton: the prediction
+/// (`predict_node`: the step ratio and extrapolated acceleration, 13; the
+/// algorithmic acceleration, 25; drift, 29; velocity, 20) and the error
+/// estimate's difference (8).
+pub const ADAPTIVE_ATTEMPT_NODE: u64 = 13 + 25 + 29 + 20 + 8;
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -138,6 +195,14 @@ mod tests {
                 "{scheme:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_kinematics_are_the_force_points_work_without_its_scatter() {
+        use super::*;
+        // w l_e (1), f_p and f_c (8 + 3) and the scatter (32) are the
+        // force's own.
+        assert_eq!(POINT_KINEMATICS + 1 + 11 + 32, GAUSS_POINT);
     }
 
     #[test]

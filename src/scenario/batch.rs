@@ -10,12 +10,12 @@ use super::{
     Experiment, Scenario, ScenarioKind, SimulationOutput, SolverReport, SwingupSettings, Track,
     WinchMotion, fixed_step,
 };
-use crate::gpu::adaptive::{AdaptiveOutcome, AdaptiveStatus, Landings};
+use crate::gpu::adaptive::{AdaptiveOptions, AdaptiveOutcome, AdaptiveStatus, Landings};
 use crate::gpu::{GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::SwingupObjective;
 use crate::scheme::frame_due;
-use crate::solver::{FixedStepScheme, SolverError, TetherDynamics};
+use crate::solver::{FixedStepScheme, ReferenceOptions, SolverError, TetherDynamics};
 
 /// Frames that J_e compares ([`Scenario::compared_frame_times_s`]) but
 /// that the model shows still held (at or before the release): the host
@@ -244,6 +244,16 @@ pub fn adaptive_landings(scenario: &Scenario, sim: &GpuSimulation) -> Landings {
         samples: scenario
             .as_swingup()
             .map(|_| (scenario.sample_interval_s(), scenario.sample_count() as u64)),
+    }
+}
+
+/// The reference solver's settings as the GPU's adaptive scheme takes them.
+pub fn adaptive_options(reference: &ReferenceOptions) -> AdaptiveOptions {
+    AdaptiveOptions {
+        tolerance_m: reference.tolerance_m,
+        spectral_radius: reference.spectral_radius,
+        max_step_s: reference.max_step_s,
+        initial_step_s: reference.initial_step_s,
     }
 }
 

@@ -29,7 +29,9 @@ use thiserror::Error;
 use std::time::Instant;
 
 use crate::engine::EngineOptions;
-use crate::engine::choice::{self, Choice, ChoiceError, EngineRequest, Workload};
+use crate::engine::choice::{
+    self, AdaptiveWork, Choice, ChoiceError, CpuProbe, EngineRequest, Workload,
+};
 use crate::error::InputError;
 use crate::gpu::GpuError;
 use crate::io::IoError;
@@ -39,7 +41,7 @@ use crate::model::TetherParams;
 use crate::plot::PlotError;
 use crate::scenario::batch::BatchError;
 use crate::scenario::batch::{StepCache, gpu_simulation};
-use crate::scenario::{Scenario, SolverSettings, simulate};
+use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
 use crate::solver::FixedStepScheme;
 use crate::solver::SolverError;
 
@@ -302,7 +304,7 @@ pub(crate) fn choose_engine(
     // the CPU side by side: the reference solver's cost varies several-fold
     // with the damping (one at the grid's highest D made the default grid's
     // estimate 3.9 s against 14.1 s measured on 16 cores).
-    let probe = |settings: &SolverSettings| -> Result<f64, String> {
+    let probe = |settings: &SolverSettings| -> Result<CpuProbe, String> {
         use rayon::prelude::*;
         let largest = simulations
             .iter()
@@ -314,21 +316,36 @@ pub(crate) fn choose_engine(
             .filter(|(_, p)| p.elements == largest)
             .collect();
         if candidates.is_empty() {
-            return Ok(0.0);
+            return Ok(CpuProbe::default());
         }
         let count = CPU_PROBE_SIMULATIONS.min(candidates.len());
         let sample: Vec<_> = (0..count)
             .map(|k| candidates[(2 * k + 1) * candidates.len() / (2 * count)])
             .collect();
-        let seconds = sample
+        let timed = sample
             .par_iter()
             .map(|(scenario, params)| {
                 let started = Instant::now();
-                simulate(scenario, params, settings).map_err(|e| e.to_string())?;
-                Ok(started.elapsed().as_secs_f64())
+                let output = simulate(scenario, params, settings).map_err(|e| e.to_string())?;
+                let seconds = started.elapsed().as_secs_f64();
+                let counted = match output.report {
+                    SolverReport::Reference(s) => Some(AdaptiveWork {
+                        elements: params.elements,
+                        attempts: (s.steps + s.rejected_steps) as f64,
+                        newton_iterations: s.newton_iterations as f64,
+                        factorizations: s.factorizations as f64,
+                    }),
+                    _ => None,
+                };
+                Ok((seconds, counted))
             })
-            .collect::<Result<Vec<f64>, String>>()?;
-        Ok(seconds.iter().sum::<f64>() / count as f64 / largest as f64)
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(CpuProbe {
+            seconds_per_element: timed.iter().map(|t| t.0).sum::<f64>()
+                / count as f64
+                / largest as f64,
+            counted: timed.into_iter().filter_map(|t| t.1).collect(),
+        })
     };
     let choice = choice::choose(request, workload, probe)?;
     Ok(Choice {
