@@ -356,6 +356,17 @@ fn identify_on_the_gpu_reference_finds_the_cpus_best() {
     );
     let (cpu_best, _, _) = run(&["--backend", "cpu"], "cpu");
     assert_eq!(gpu_best, cpu_best);
+    // In f32 the first pass runs at f32's efficient tolerance for n = 50
+    // (1e-6 m): the confirmation re-runs more candidates, the best is the
+    // same candidate (its J_e re-run at a data's tolerance chosen from a
+    // σ that the looser first pass moved in its fourth digit).
+    let (f32_best, f32_text, _) = run(&["--backend", "gpu", "--solver", "reference"], "gpu32");
+    let candidate = |best: &str| best.split(": J_e").next().unwrap().to_string();
+    assert_eq!(candidate(&f32_best), candidate(&cpu_best));
+    assert!(
+        f32_text.contains("a first pass at tolerance 1e-6 m"),
+        "{f32_text}"
+    );
     // The engine against the CPU's reference solver at the same settings:
     // the same scheme, so the markers agree far inside the tolerance.
     let validation = gpu_text
@@ -506,6 +517,7 @@ fn auto_weighs_the_adaptive_scheme_beside_the_fixed_step_one_and_the_cpu() {
             options: &options,
             cpu: SolverSettings::reference_at(tolerance_m),
             simulations: job.len(),
+            scouting: false,
         };
         let estimates = Estimates::measure(&gpu, &request, &workload, probe, true).unwrap();
         for e in &estimates.all {

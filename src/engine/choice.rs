@@ -52,6 +52,14 @@ pub struct EngineRequest<'a> {
     pub cpu: SolverSettings,
     /// How many simulations the job runs.
     pub simulations: usize,
+    /// Whether the reference solver's tolerance is a first pass's
+    /// (identify's scouting, `sweep::accuracy`): its candidates near the
+    /// best are re-run at the data's tolerance, with a margin grown from
+    /// the shifts measured, so a looser first pass decides nothing and only
+    /// re-runs more of them. The GPU's adaptive scheme in f32 then runs at
+    /// f32's efficient tolerance for the job's n where that is looser
+    /// ([`adaptive_reference`]).
+    pub scouting: bool,
 }
 
 /// The work of a job, counted before it runs.
@@ -179,14 +187,16 @@ pub enum ChoiceError {
 }
 
 /// The reference solver's scheme on the GPU (gpu::adaptive), at the job's
-/// reference settings: `--backend gpu --solver reference`.
-fn reference_on_gpu(request: &EngineRequest<'_>) -> Result<Choice, ChoiceError> {
+/// reference settings ([`adaptive_reference`]): `--backend gpu --solver
+/// reference`.
+fn reference_on_gpu(request: &EngineRequest<'_>, largest: usize) -> Result<Choice, ChoiceError> {
     let options = request.options;
-    crate::gpu::adaptive::check_tolerance(options.precision, request.cpu.reference.tolerance_m)
+    let reference = adaptive_reference(request, largest);
+    crate::gpu::adaptive::check_tolerance(options.precision, reference.tolerance_m)
         .map_err(GpuError::from)?;
     let engine = EngineKind::GpuAdaptive {
         precision: options.precision,
-        reference: request.cpu.reference,
+        reference,
     };
     let gpu = Gpu::open(options.adapter.as_deref())?;
     Ok(Choice {
@@ -223,7 +233,9 @@ pub fn choose(
             engine: Engine::cpu(request.cpu),
             reason: None,
         }),
-        Backend::Gpu if options.solver == Some(SolverKind::Reference) => reference_on_gpu(&request),
+        Backend::Gpu if options.solver == Some(SolverKind::Reference) => {
+            reference_on_gpu(&request, largest_elements(&workload)?)
+        }
         Backend::Gpu => {
             let gpu = Gpu::open(options.adapter.as_deref())?;
             let weighs = options.solver.is_none()
@@ -264,7 +276,7 @@ fn adaptive_refusal(request: &EngineRequest<'_>, largest: usize) -> Option<Strin
     if options.gpu_layout == LayoutRequest::Thread {
         return Some("--gpu-layout thread".into());
     }
-    let tolerance_m = request.cpu.reference.tolerance_m;
+    let tolerance_m = adaptive_reference(request, largest).tolerance_m;
     let floor_m = f32_efficient_tolerance_m(largest);
     if options.precision == Precision::F32 && tolerance_m < floor_m {
         return Some(format!(
@@ -272,6 +284,22 @@ fn adaptive_refusal(request: &EngineRequest<'_>, largest: usize) -> Option<Strin
         ));
     }
     None
+}
+
+/// The reference settings the GPU's adaptive scheme runs the job at: the
+/// job's, and for a scouting first pass in f32 no tighter than f32's
+/// efficient tolerance at the job's largest n (there f32 takes several
+/// times f64's steps; a first pass at 1e-6 m instead of 1e-7 m re-runs 81
+/// candidates of the default grid instead of 50, with the same best,
+/// region and refined values, BENCHMARKS.md).
+pub fn adaptive_reference(request: &EngineRequest<'_>, largest: usize) -> ReferenceOptions {
+    let mut reference = request.cpu.reference;
+    if request.scouting && request.options.precision == Precision::F32 {
+        reference.tolerance_m = reference
+            .tolerance_m
+            .max(f32_efficient_tolerance_m(largest));
+    }
+    reference
 }
 
 /// `--backend auto`: the fastest of the engines the job may run on.
@@ -472,8 +500,10 @@ fn adaptive_estimate(
     batch: usize,
 ) -> Result<Estimate, ChoiceError> {
     let precision = request.options.precision;
-    let reference = request.cpu.reference;
     let largest = work.simulations.iter().map(|s| s.0).max().unwrap_or(1);
+    // The probe counted the reference solver at the job's tolerance; at a
+    // looser scouting one the stage takes fewer steps than counted.
+    let reference = adaptive_reference(request, largest);
     let rates = calibrate_adaptive(gpu, precision, &reference, largest, batch)?;
     Ok(Estimate {
         engine: EngineKind::GpuAdaptive {
@@ -864,6 +894,7 @@ mod tests {
             options: &options,
             cpu: SolverSettings::reference(),
             simulations: 100,
+            scouting: false,
         };
         let never = |_: FixedStepScheme| -> Result<Workload, String> {
             panic!("nothing to count for a decided backend")
@@ -887,6 +918,7 @@ mod tests {
                     options,
                     cpu,
                     simulations: 100,
+                    scouting: false,
                 },
                 40,
             )
@@ -912,6 +944,28 @@ mod tests {
         };
         let why = request(&thread, SolverKind::Reference, 1e-9).unwrap();
         assert!(why.contains("--gpu-layout thread"), "{why}");
+    }
+
+    #[test]
+    fn only_a_scouting_first_pass_in_f32_is_loosened() {
+        let f32 = EngineOptions::default();
+        let f64 = EngineOptions {
+            precision: Precision::F64,
+            ..EngineOptions::default()
+        };
+        let tolerance = |options: &EngineOptions, scouting: bool, largest: usize| {
+            let request = EngineRequest {
+                options,
+                cpu: SolverSettings::reference_at(1e-7),
+                simulations: 100,
+                scouting,
+            };
+            adaptive_reference(&request, largest).tolerance_m
+        };
+        assert_eq!(tolerance(&f32, true, 40), 1e-6);
+        assert_eq!(tolerance(&f32, true, 10), 1e-7);
+        assert_eq!(tolerance(&f32, false, 40), 1e-7);
+        assert_eq!(tolerance(&f64, true, 40), 1e-7);
     }
 
     #[test]

@@ -179,6 +179,7 @@ fn predict(
             options: &options,
             cpu: request.solver,
             simulations: count,
+            scouting: false,
         },
         &super::count(count, "simulation"),
         &runs.experiments,

@@ -886,6 +886,15 @@ pub(super) fn sweep_settings(
     Ok(settings)
 }
 
+/// The first pass's tolerance \[m\] where a run scouts on the reference
+/// solver: the engine's own, the scouting tolerance or, for the GPU's
+/// adaptive scheme in f32, f32's efficient one where that is looser
+/// (`engine::choice::adaptive_reference`).
+pub(super) fn scout_tolerance_m(scouting: bool, engine: &Engine) -> Option<f64> {
+    (scouting && engine.kind().solver() == SolverKind::Reference)
+        .then(|| engine.tolerance_m().unwrap_or(SCOUT_TOLERANCE_M))
+}
+
 /// Whether a run's reference-solver sweep is a first pass at the
 /// scouting tolerance, confirmed at the data's ([`confirm`]): a run
 /// without `--tolerance`. A shard cannot know the grid's best, so
@@ -996,6 +1005,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
                 scouts(&request),
             )?,
             simulations: groups,
+            scouting: scouts(&request),
         },
         &super::count(groups, "drop"),
         &simulations,
@@ -1005,10 +1015,11 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     )?;
     let engine = choice.engine.kind();
     let names = engine.names();
-    let settings = sweep_settings(&request, engine.solver(), scouts(&request))?;
-
-    let scout_tolerance_m =
-        (scouts(&request) && engine.solver() == SolverKind::Reference).then_some(SCOUT_TOLERANCE_M);
+    let mut settings = sweep_settings(&request, engine.solver(), scouts(&request))?;
+    let scout_tolerance_m = scout_tolerance_m(scouts(&request), &choice.engine);
+    if let Some(t) = scout_tolerance_m {
+        settings.reference.tolerance_m = t;
+    }
     let mut metadata = run_metadata(&request, &scenario, &measured_sha256, &settings, &choice);
     if let Some(t) = scout_tolerance_m {
         metadata.insert(metadata::SCOUT_TOLERANCE.into(), json(&t));

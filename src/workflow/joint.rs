@@ -20,7 +20,8 @@ use super::identify::{
     CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, Film, GPU_CHUNK_CANDIDATES,
     IdentifyRequest, Outlier, Plausibility, StartOffset, check_settings, check_surface_axes,
     find_outliers, fit_warning, implausible, outlier_limit_m, prepare_film,
-    refine_at_datas_accuracy, release_simulations, sweep_settings, sweep_tether_json,
+    refine_at_datas_accuracy, release_simulations, scout_tolerance_m, sweep_settings,
+    sweep_tether_json,
 };
 use super::{Hooks, WorkflowError, batch, claim_output};
 use crate::camera::Camera;
@@ -35,7 +36,7 @@ use crate::model::TetherParams;
 use crate::scenario::batch::StepCache;
 use crate::scenario::{DeclaredFrames, Scenario, SolverSettings, simulate};
 use crate::solver::SolverKind;
-use crate::sweep::accuracy::{Chosen, SCOUT_TOLERANCE_M, confirm};
+use crate::sweep::accuracy::{Chosen, confirm};
 use crate::sweep::joint::{
     FilmAxes, FilmScore, FilmWeight, best_over_own, combine, combine_one, weights,
 };
@@ -420,8 +421,7 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
         &json(&(&settings, &names, &request.shard)),
     )?;
     let mut metadata = run_metadata(&request, &settings, &choice);
-    let scout_tolerance_m =
-        (scouts(&request) && engine.solver() == SolverKind::Reference).then_some(SCOUT_TOLERANCE_M);
+    let scout_tolerance_m = scout_tolerance_m(scouts(&request), &choice.engine);
     if let Some(t) = scout_tolerance_m {
         metadata.insert(metadata::SCOUT_TOLERANCE.into(), json(&t));
     }
@@ -548,13 +548,17 @@ fn choose_engine(
                 scouts(request),
             )?,
             simulations: groups,
+            scouting: scouts(request),
         },
         &super::count(groups, "drop"),
         &simulations,
         (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / films[0].0.release_run()).max(1),
         &steps,
     )?;
-    let settings = sweep_settings(&first, choice.engine.kind().solver(), scouts(request))?;
+    let mut settings = sweep_settings(&first, choice.engine.kind().solver(), scouts(request))?;
+    if let Some(t) = scout_tolerance_m(scouts(request), &choice.engine) {
+        settings.reference.tolerance_m = t;
+    }
     Ok((choice, settings))
 }
 

@@ -58,6 +58,7 @@ pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
             options: &request.engine,
             cpu: cfg.solver,
             simulations: 1,
+            scouting: false,
         },
         "1 simulation",
         &[(cfg.scenario.clone(), cfg.tether.clone())],

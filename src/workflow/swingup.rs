@@ -126,6 +126,7 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
             options: &request.engine,
             cpu: cpu_settings(&request),
             simulations: simulations.len(),
+            scouting: false,
         },
         &label,
         &simulations,
