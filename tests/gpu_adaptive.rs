@@ -465,7 +465,7 @@ fn the_cost_model_is_calibrated_on_the_adaptive_stage() {
 fn auto_weighs_the_adaptive_scheme_beside_the_fixed_step_one_and_the_cpu() {
     use tether_sweep::engine::EngineOptions;
     use tether_sweep::engine::choice::{
-        AdaptiveWork, CpuProbe, EngineRequest, Estimates, Workload,
+        CpuProbe, EngineRequest, Estimates, Workload, counted_work,
     };
     let Some(gpu) = open() else { return };
     let drop = Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(0.12);
@@ -495,12 +495,7 @@ fn auto_weighs_the_adaptive_scheme_beside_the_fixed_step_one_and_the_cpu() {
         };
         Ok(CpuProbe {
             seconds_per_element: 1e-3,
-            counted: vec![AdaptiveWork {
-                elements: 12,
-                attempts: (s.steps + s.rejected_steps) as f64,
-                newton_iterations: s.newton_iterations as f64,
-                factorizations: s.factorizations as f64,
-            }],
+            counted: vec![counted_work(12, &s)],
         })
     };
     for (precision, tolerance_m, weighed) in [

@@ -19,8 +19,22 @@
 //!   counts, and the engine's own layout choice uses the same rates.
 //! - **CPU**: a fixed-step solver's work is counted the same way, at the
 //!   rate of one core measured here, spread over the cores; the adaptive
-//!   reference solver's work cannot be counted ahead, so one of the job's
-//!   own simulations is timed and the rest scaled by their element counts.
+//!   reference solver's work cannot be counted ahead, so a few of the job's
+//!   own simulations are timed ([`CpuProbe`]) and the rest scaled by their
+//!   element counts.
+//! - **GPU, adaptive** (the reference solver's scheme, `gpu::adaptive`):
+//!   what those timed simulations did (attempted steps, Newton iterations,
+//!   factorizations) is what the stage does, since it takes the solver's
+//!   steps; each of the job's simulations is given their mean, and
+//!   `gpu::cost::adaptive_seconds` turns that into a chain and an
+//!   occupancy at rates measured on the stage ([`calibrate_adaptive`]).
+//!   Weighed where the job's solver is the reference solver's, except in
+//!   the thread layout and in f32 below its efficient tolerance
+//!   ([`adaptive_reference`]).
+//!
+//! `auto` takes the fastest of the three; `--backend gpu` without
+//! `--solver` the faster GPU scheme (on a hardware adapter; on an emulation
+//! the semi-implicit one, unmeasured).
 //!
 //! Measuring costs time, so it happens only where a decision is open: with
 //! no adapter, or only a CPU emulation (lavapipe runs its invocations on
@@ -41,7 +55,7 @@ use crate::gpu::{BatchOptions, Gpu, GpuError, Precision, run_batch};
 use crate::model::TetherParams;
 use crate::scenario::batch::{StepCache, adaptive_landings, adaptive_options, gpu_simulation};
 use crate::scenario::{Frames, Scenario, ScenarioKind, SolverSettings};
-use crate::solver::{FixedStepScheme, ReferenceOptions, SolverKind};
+use crate::solver::{FixedStepScheme, ReferenceOptions, ReferenceStats, SolverKind};
 
 /// What a job asks for: its options, and what the choice weighs.
 #[derive(Debug, Clone, Copy)]
@@ -214,6 +228,17 @@ pub struct CpuProbe {
     /// factorizations: the GPU's adaptive scheme does the same (it takes
     /// the reference solver's steps).
     pub counted: Vec<AdaptiveWork>,
+}
+
+/// What a reference-solver run of `elements` elements did, as the
+/// adaptive stage's cost model counts it.
+pub fn counted_work(elements: usize, stats: &ReferenceStats) -> AdaptiveWork {
+    AdaptiveWork {
+        elements,
+        attempts: (stats.steps + stats.rejected_steps) as f64,
+        newton_iterations: stats.newton_iterations as f64,
+        factorizations: stats.factorizations as f64,
+    }
 }
 
 /// Decides where the job runs. `workload(scheme)` counts the job's work on

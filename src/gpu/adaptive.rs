@@ -14,9 +14,10 @@
 //! back and checked after each submission.
 //!
 //! The engine runs it for `--backend gpu --solver reference`
-//! (`EngineKind::GpuAdaptive`); the cost model and `--backend auto` do not
-//! weigh it yet (issue 26 goes on). A batch too large for the adapter's
-//! buffers runs in chunks, one after another.
+//! (`EngineKind::GpuAdaptive`), and `--backend auto` weighs it on a
+//! hardware adapter (`gpu::cost::adaptive_seconds`, `engine::choice`). A
+//! batch too large for the adapter's buffers runs in chunks, one after
+//! another.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;

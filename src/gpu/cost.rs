@@ -1,6 +1,7 @@
 //! The GPU engine's two layouts, and the one cost model that picks between
 //! them (`--gpu-layout auto`) and that `--backend auto` weighs against the
-//! CPU (`engine::choice`).
+//! CPU (`engine::choice`); at its end, the same model for the adaptive
+//! stage ([`adaptive_seconds`]).
 //!
 //! - **Thread layout** (`shaders/step.wgsl`): one invocation runs one whole
 //!   simulation. Every flop of a simulation is on one serial chain, so a

@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use crate::engine::EngineOptions;
 use crate::engine::choice::{
-    self, AdaptiveWork, Choice, ChoiceError, CpuProbe, EngineRequest, Workload,
+    self, Choice, ChoiceError, CpuProbe, EngineRequest, Workload, counted_work,
 };
 use crate::error::InputError;
 use crate::gpu::GpuError;
@@ -329,12 +329,7 @@ pub(crate) fn choose_engine(
                 let output = simulate(scenario, params, settings).map_err(|e| e.to_string())?;
                 let seconds = started.elapsed().as_secs_f64();
                 let counted = match output.report {
-                    SolverReport::Reference(s) => Some(AdaptiveWork {
-                        elements: params.elements,
-                        attempts: (s.steps + s.rejected_steps) as f64,
-                        newton_iterations: s.newton_iterations as f64,
-                        factorizations: s.factorizations as f64,
-                    }),
+                    SolverReport::Reference(s) => Some(counted_work(params.elements, &s)),
                     _ => None,
                 };
                 Ok((seconds, counted))
