@@ -105,6 +105,11 @@ var<workgroup> w_factored: array<u32, GROUP_SIMS>;
 // sixteen rounds allowed, and every round costs eight barriers).
 var<workgroup> w_iterating: atomic<u32>;
 var<workgroup> w_iterating_uniform: u32;
+// Whether any slot factors in the coming round: the tangent passes and
+// their three barriers are skipped when none does (most rounds reuse an
+// earlier factorization).
+var<workgroup> w_factoring: atomic<u32>;
+var<workgroup> w_factoring_uniform: u32;
 
 fn factor_slot(which: u32, column: u32, node: u32, sim: u32) -> u32 {
     return ((which * 4u + column) * params.node_slots + node) * params.simulations + sim;
@@ -468,22 +473,33 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
         }
         if (local == 0u) {
             atomicStore(&w_iterating, 0u);
+            atomicStore(&w_factoring, 0u);
         }
         barrier();
+        if (iterating && need_factor) {
+            atomicStore(&w_factoring, 1u);
+        }
+        barrier();
+        if (local == 0u) {
+            w_factoring_uniform = atomicLoad(&w_factoring);
+            atomicStore(&w_factoring, 0u);
+        }
         for (var round = 0u; round < 2u * MAX_NEWTON_ITERATIONS; round++) {
             let factoring = iterating && need_factor;
-            for (var parity = 0u; parity < 2u; parity++) {
-                if (factoring) {
-                    for (var e = lane; 2u * e + parity < n; e += SIM_LANES) {
-                        tangent_pass(2u * e + parity, parity, n, sim, h, ph, mass, pin);
+            if (workgroupUniformLoad(&w_factoring_uniform) == 1u) {
+                for (var parity = 0u; parity < 2u; parity++) {
+                    if (factoring) {
+                        for (var e = lane; 2u * e + parity < n; e += SIM_LANES) {
+                            tangent_pass(2u * e + parity, parity, n, sim, h, ph, mass, pin);
+                        }
                     }
+                    barrier();
+                }
+                if (factoring && lane == 0u) {
+                    w_factored[s] = select(0u, 1u, factor_chain(n, sim, mass));
                 }
                 barrier();
             }
-            if (factoring && lane == 0u) {
-                w_factored[s] = select(0u, 1u, factor_chain(n, sim, mass));
-            }
-            barrier();
             if (factoring) {
                 need_factor = false;
                 if (w_factored[s] == 1u) {
@@ -562,11 +578,16 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
             }
             if (iterating) {
                 atomicStore(&w_iterating, 1u);
+                if (need_factor) {
+                    atomicStore(&w_factoring, 1u);
+                }
             }
             barrier();
             if (local == 0u) {
                 w_iterating_uniform = atomicLoad(&w_iterating);
                 atomicStore(&w_iterating, 0u);
+                w_factoring_uniform = atomicLoad(&w_factoring);
+                atomicStore(&w_factoring, 0u);
             }
             if (workgroupUniformLoad(&w_iterating_uniform) == 0u) {
                 break;

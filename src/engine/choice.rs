@@ -472,8 +472,12 @@ impl Estimates {
             weighed.push(format!("GPU reference solver not weighed: {why}"));
         }
         let engine = fastest.engine;
+        let on = match engine {
+            EngineKind::Cpu(_) => EngineKind::cpu_device_name(),
+            _ => gpu.adapter.name.clone(),
+        };
         let reason = format!(
-            "{what}: {} ({}: {})",
+            "{what}: {} on {on} ({}: {})",
             engine.describe(),
             self.label,
             weighed.join("; ")

@@ -886,13 +886,23 @@ pub(super) fn sweep_settings(
     Ok(settings)
 }
 
-/// The first pass's tolerance \[m\] where a run scouts on the reference
-/// solver: the engine's own, the scouting tolerance or, for the GPU's
-/// adaptive scheme in f32, f32's efficient one where that is looser
+/// The sweep's solver settings on the chosen `engine`, and the first
+/// pass's tolerance \[m\] where the run scouts on the reference solver:
+/// the engine's own, the scouting tolerance or, for the GPU's adaptive
+/// scheme in f32, f32's efficient one where that is looser
 /// (`engine::choice::adaptive_reference`).
-pub(super) fn scout_tolerance_m(scouting: bool, engine: &Engine) -> Option<f64> {
-    (scouting && engine.kind().solver() == SolverKind::Reference)
-        .then(|| engine.tolerance_m().unwrap_or(SCOUT_TOLERANCE_M))
+pub(super) fn engine_sweep_settings(
+    request: &IdentifyRequest,
+    engine: &Engine,
+) -> Result<(SolverSettings, Option<f64>), WorkflowError> {
+    let kind = engine.kind().solver();
+    let mut settings = sweep_settings(request, kind, scouts(request))?;
+    let scout_tolerance_m = (scouts(request) && kind == SolverKind::Reference)
+        .then(|| engine.tolerance_m().unwrap_or(SCOUT_TOLERANCE_M));
+    if let Some(t) = scout_tolerance_m {
+        settings.reference.tolerance_m = t;
+    }
+    Ok((settings, scout_tolerance_m))
 }
 
 /// Whether a run's reference-solver sweep is a first pass at the
@@ -1015,11 +1025,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     )?;
     let engine = choice.engine.kind();
     let names = engine.names();
-    let mut settings = sweep_settings(&request, engine.solver(), scouts(&request))?;
-    let scout_tolerance_m = scout_tolerance_m(scouts(&request), &choice.engine);
-    if let Some(t) = scout_tolerance_m {
-        settings.reference.tolerance_m = t;
-    }
+    let (settings, scout_tolerance_m) = engine_sweep_settings(&request, &choice.engine)?;
     let mut metadata = run_metadata(&request, &scenario, &measured_sha256, &settings, &choice);
     if let Some(t) = scout_tolerance_m {
         metadata.insert(metadata::SCOUT_TOLERANCE.into(), json(&t));

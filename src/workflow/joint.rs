@@ -19,9 +19,8 @@ use serde::{Deserialize, Serialize};
 use super::identify::{
     CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, Film, GPU_CHUNK_CANDIDATES,
     IdentifyRequest, Outlier, Plausibility, StartOffset, check_settings, check_surface_axes,
-    find_outliers, fit_warning, implausible, outlier_limit_m, prepare_film,
-    refine_at_datas_accuracy, release_simulations, scout_tolerance_m, sweep_settings,
-    sweep_tether_json,
+    engine_sweep_settings, find_outliers, fit_warning, implausible, outlier_limit_m, prepare_film,
+    refine_at_datas_accuracy, release_simulations, sweep_settings, sweep_tether_json,
 };
 use super::{Hooks, WorkflowError, batch, claim_output};
 use crate::camera::Camera;
@@ -421,7 +420,8 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
         &json(&(&settings, &names, &request.shard)),
     )?;
     let mut metadata = run_metadata(&request, &settings, &choice);
-    let scout_tolerance_m = scout_tolerance_m(scouts(&request), &choice.engine);
+    let scout_tolerance_m = (scouts(&request) && engine.solver() == SolverKind::Reference)
+        .then_some(settings.reference.tolerance_m);
     if let Some(t) = scout_tolerance_m {
         metadata.insert(metadata::SCOUT_TOLERANCE.into(), json(&t));
     }
@@ -555,10 +555,7 @@ fn choose_engine(
         (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / films[0].0.release_run()).max(1),
         &steps,
     )?;
-    let mut settings = sweep_settings(&first, choice.engine.kind().solver(), scouts(request))?;
-    if let Some(t) = scout_tolerance_m(scouts(request), &choice.engine) {
-        settings.reference.tolerance_m = t;
-    }
+    let (settings, _) = engine_sweep_settings(&first, &choice.engine)?;
     Ok((choice, settings))
 }
 
