@@ -33,7 +33,9 @@ pub struct BenchRow {
     pub element_steps_per_s: f64,
     /// From `gpu::flops::per_element_step`: the explicit engines and the
     /// GPU's semi-implicit one (the CPU semi-implicit solver assembles and
-    /// factors a banded matrix instead; its work is not that count).
+    /// factors a banded matrix instead; its work is not that count); for
+    /// the GPU's adaptive scheme, from each simulation's attempted steps,
+    /// Newton iterations and factorizations (`gpu::cost::adaptive_work_flops`).
     pub gflops: Option<f64>,
     /// The measured multiply-add peak of the device that ran it, and the
     /// fraction of it reached.
@@ -58,7 +60,9 @@ pub struct LayoutFacts {
     /// Workgroup memory per simulation \[bytes\] (0 in the thread layout,
     /// whose state is in private memory).
     pub workgroup_bytes_per_sim: u64,
-    /// Flops on one step's serial chain (`gpu::cost`).
+    /// Flops on one step's serial chain (`gpu::cost`); for the adaptive
+    /// stage, the batch's mean per accepted step (its rejected attempts,
+    /// Newton iterations and factorizations included).
     pub chain_flops_per_step: u64,
     /// Simulations the device runs at once by the model: its filled rate
     /// over one invocation's (both measured), over the lanes a simulation
@@ -97,10 +101,55 @@ fn batch_params(elements: usize, size: usize) -> Vec<TetherParams> {
         .collect()
 }
 
+/// What a timed run did: Σ steps × n, and for the GPU's adaptive scheme
+/// its counted work (`adaptive` the batch's flops, and the chain flops per
+/// accepted step at its lanes).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Work {
+    element_steps: u64,
+    adaptive_flops: Option<f64>,
+    adaptive_chain_per_step: Option<f64>,
+}
+
+impl Work {
+    /// A diverged run is counted as no work: its counts are lost with the
+    /// error, and the explicit step here is stable anyway.
+    fn of(outcomes: &[Outcome], elements: usize) -> Self {
+        let lanes = gpu::adaptive::AdaptiveShape::for_elements(elements).lanes;
+        let (mut flops, mut chain, mut steps, mut adaptive) = (0.0, 0.0, 0u64, false);
+        for o in outcomes {
+            if let Some(crate::scenario::SolverReport::GpuAdaptive {
+                steps: accepted,
+                rejected_steps,
+                newton_iterations,
+                factorizations,
+                ..
+            }) = o.report
+            {
+                let work = gpu::cost::AdaptiveWork {
+                    elements,
+                    attempts: (accepted + rejected_steps) as f64,
+                    newton_iterations: newton_iterations as f64,
+                    factorizations: factorizations as f64,
+                };
+                flops += gpu::cost::adaptive_work_flops(&work);
+                chain += gpu::cost::adaptive_chain_flops(&work, lanes);
+                steps += accepted;
+                adaptive = true;
+            }
+        }
+        Self {
+            element_steps: outcomes.iter().map(|o| o.steps * elements as u64).sum(),
+            adaptive_flops: adaptive.then_some(flops),
+            adaptive_chain_per_step: adaptive.then(|| chain / steps.max(1) as f64),
+        }
+    }
+}
+
 /// The fastest of `repeats` (at least one) runs of `run`, which returns
 /// the work it did, and that work.
-fn fastest<E>(repeats: usize, mut run: impl FnMut() -> Result<u64, E>) -> Result<(f64, u64), E> {
-    let mut best: Option<(f64, u64)> = None;
+fn fastest<E>(repeats: usize, mut run: impl FnMut() -> Result<Work, E>) -> Result<(f64, Work), E> {
+    let mut best: Option<(f64, Work)> = None;
     for _ in 0..repeats {
         let started = Instant::now();
         let work = run()?;
@@ -117,10 +166,11 @@ fn row(
     device: &str,
     elements: usize,
     batch: usize,
-    (wall_s, element_steps): (f64, u64),
+    (wall_s, work): (f64, Work),
     repeats: usize,
     peak: Option<f64>,
 ) -> BenchRow {
+    let element_steps = work.element_steps;
     // The CPU semi-implicit solver assembles and factors a banded matrix,
     // and the reference solver's steps are implicit: neither is that count.
     let counted = match engine {
@@ -128,9 +178,11 @@ fn row(
         EngineKind::Cpu(_) | EngineKind::GpuAdaptive { .. } => None,
         EngineKind::Gpu { scheme, .. } => Some(scheme),
     };
-    let gflops = counted.map(|scheme| {
-        element_steps as f64 * gpu::flops::per_element_step(scheme) as f64 / wall_s / 1e9
-    });
+    let flops = match counted {
+        Some(scheme) => Some(element_steps as f64 * gpu::flops::per_element_step(scheme) as f64),
+        None => work.adaptive_flops,
+    };
+    let gflops = flops.map(|f| f / wall_s / 1e9);
     BenchRow {
         engine,
         device: device.to_string(),
@@ -142,7 +194,7 @@ fn row(
         simulations_per_s: batch as f64 / wall_s,
         element_steps_per_s: element_steps as f64 / wall_s,
         gflops,
-        peak_gflops: peak.filter(|_| counted.is_some()),
+        peak_gflops: peak.filter(|_| gflops.is_some()),
         peak_fraction: gflops.zip(peak).map(|(g, p)| g / p),
         setup_s: None,
         layout: None,
@@ -185,6 +237,27 @@ fn layout_facts(
     })
 }
 
+/// The adaptive stage's facts for a batch of n = `elements`: its shape
+/// (the state in storage buffers, none in workgroup memory) and the run's
+/// chain per accepted step.
+fn adaptive_facts(
+    gpu: &Gpu,
+    elements: usize,
+    precision: Precision,
+    work: &Work,
+) -> Result<LayoutFacts, gpu::GpuError> {
+    let shape = gpu::adaptive::AdaptiveShape::for_elements(elements);
+    let rates = gpu.rates(precision)?;
+    Ok(LayoutFacts {
+        layout: GpuLayout::Workgroup,
+        sims_per_workgroup: shape.sims,
+        lanes: shape.lanes,
+        workgroup_bytes_per_sim: 0,
+        chain_flops_per_step: work.adaptive_chain_per_step.unwrap_or(0.0).round() as u64,
+        resident_sims: Some(rates.device_gflops / rates.invocation_gflops / shape.lanes as f64),
+    })
+}
+
 /// Runs one engine on one batch of drops of `elements` elements, `repeats`
 /// times, and keeps the fastest run (a shared machine's neighbours only
 /// ever slow a run down).
@@ -204,19 +277,11 @@ pub fn run(
             keep_track: false,
         })
         .collect();
-    // A diverged run is counted as no work: its step count is lost with
-    // the error, and the explicit step here is stable anyway.
-    let element_steps = |outcomes: Vec<Outcome>| -> u64 {
-        outcomes.iter().map(|o| o.steps * elements as u64).sum()
-    };
     let kind = engine.kind();
     let Some(gpu) = engine.gpu() else {
         let timed = fastest(repeats, || {
-            Ok::<u64, BatchError>(element_steps(engine.run(
-                &simulations,
-                None,
-                RunHooks::default(),
-            )?))
+            let outcomes = engine.run(&simulations, None, RunHooks::default())?;
+            Ok::<Work, BatchError>(Work::of(&outcomes, elements))
         })?;
         return Ok(row(
             kind,
@@ -240,20 +305,17 @@ pub fn run(
     let engine = engine.clone().with_layout(ran.into());
     engine.run(&simulations[..1], None, RunHooks::default())?;
     let timed = fastest(repeats, || {
-        Ok::<u64, BatchError>(element_steps(
-            engine.execute(&prepared, RunHooks::default())?,
-        ))
+        let outcomes = engine.execute(&prepared, RunHooks::default())?;
+        Ok::<Work, BatchError>(Work::of(&outcomes, elements))
     })?;
     let precision = kind.precision();
     let peak = match precision {
         Precision::F32 => peaks.gpu_f32,
         Precision::F64 => peaks.gpu_f64,
     };
-    // The fixed-step layouts' facts; the adaptive stage has no count of
-    // its chain per step yet (a step's Newton iterations vary).
     let layout = match kind.gpu_scheme() {
         Some(scheme) => Some(layout_facts(gpu, ran, elements, precision, scheme)?),
-        None => None,
+        None => Some(adaptive_facts(gpu, elements, precision, &timed.1)?),
     };
     Ok(BenchRow {
         setup_s: Some(setup_s),

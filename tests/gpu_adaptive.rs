@@ -536,3 +536,54 @@ fn auto_weighs_the_adaptive_scheme_beside_the_fixed_step_one_and_the_cpu() {
         assert!(estimates.all.iter().all(|e| e.seconds >= fastest));
     }
 }
+
+/// `bench` counts the adaptive stage's flops from what each simulation
+/// did: in f64 the stage takes the reference solver's steps, Newton
+/// iterations and factorizations, so the bench's rate times its wall time
+/// is the count from the CPU solver's own runs of the same batch.
+#[test]
+fn bench_counts_the_adaptive_stages_flops_from_its_work() {
+    use tether_sweep::engine::choice::counted_work;
+    use tether_sweep::throughput::{self, Peaks, batch_parameters};
+    let Some(gpu) = open() else { return };
+    let gpu = std::sync::Arc::new(gpu);
+    let reference = tether_sweep::solver::ReferenceOptions::DEFAULT;
+    let engine = Engine::new(
+        EngineKind::GpuAdaptive {
+            precision: Precision::F64,
+            reference,
+        },
+        gpu.clone(),
+    );
+    let drop = Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(0.04);
+    let (elements, batch) = (4, 3);
+    let peaks = Peaks::measure(Some(&gpu)).unwrap();
+    let row = throughput::run(&engine, &drop, (elements, batch), 1, &peaks).unwrap();
+    let counted: f64 = (0..batch)
+        .map(|i| {
+            let (d, cd) = batch_parameters(i, batch);
+            let output = simulate(
+                &drop,
+                &params(elements, d, cd, 0.0),
+                &SolverSettings::reference_at(reference.tolerance_m),
+            )
+            .unwrap();
+            let SolverReport::Reference(s) = output.report else {
+                panic!("not the reference solver")
+            };
+            tether_sweep::gpu::cost::adaptive_work_flops(&counted_work(elements, &s))
+        })
+        .sum();
+    let gflops = row.gflops.expect("the adaptive stage's rate is counted");
+    let flops = gflops * 1e9 * row.wall_s;
+    assert!(
+        (flops / counted - 1.0).abs() < 1e-9,
+        "{flops} against {counted}"
+    );
+    let facts = row.layout.expect("its layout's facts");
+    assert!(facts.chain_flops_per_step > 0, "{facts:?}");
+    assert!(
+        row.peak_fraction.is_some_and(|f| f > 0.0 && f < 2.0),
+        "{row:?}"
+    );
+}

@@ -89,6 +89,10 @@ pub struct Outcome {
     pub steps: u64,
     /// The GPU layout it ran in; None on the CPU.
     pub layout: Option<GpuLayout>,
+    /// What the solver reports of a run that ended (its steps, and the
+    /// reference solver's Newton iterations and factorizations, on the CPU
+    /// or the GPU); None for the GPU's fixed-step schemes.
+    pub report: Option<SolverReport>,
 }
 
 impl Outcome {
@@ -101,6 +105,7 @@ impl Outcome {
             step_s: None,
             steps: 0,
             layout: None,
+            report: None,
         }
     }
 }
@@ -551,6 +556,7 @@ fn execute_gpu(
                 step_s: run.adaptive.is_none().then_some(sim.step_s),
                 steps: out.steps,
                 layout: Some(out.layout),
+                report,
             })
         })
         .collect()
@@ -581,6 +587,7 @@ fn execute_cpu(
             match result {
                 Ok(out) => {
                     let (step_s, steps) = solver_steps(&out.report);
+                    let report = Some(out.report);
                     let j_e_m2 = measured
                         .filter(|_| !s.keep_track)
                         .map(|m| identification_error(m, &out.track));
@@ -592,6 +599,7 @@ fn execute_cpu(
                         step_s,
                         steps,
                         layout: None,
+                        report,
                     })
                 }
                 Err(SolverError::Cancelled) => Ok(Outcome::stopped(RunStatus::Cancelled)),

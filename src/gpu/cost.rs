@@ -216,6 +216,12 @@ pub fn adaptive_chain_flops(work: &AdaptiveWork, lanes: u32) -> f64 {
     work.attempts * attempt + work.newton_iterations * newton + work.factorizations * factor
 }
 
+/// All the flops of one simulation in the adaptive stage, whichever lanes
+/// do them: its chain on a single lane.
+pub fn adaptive_work_flops(work: &AdaptiveWork) -> f64 {
+    adaptive_chain_flops(work, 1)
+}
+
 /// The model's wall time \[s\] of one batch of the adaptive stage: every
 /// simulation in one dispatch sequence, with the lanes of its largest n
 /// (`AdaptiveShape::for_elements`), by the module's formula: the longest
