@@ -587,3 +587,40 @@ fn bench_counts_the_adaptive_stages_flops_from_its_work() {
         "{row:?}"
     );
 }
+
+/// Asked for in f32 below f32's efficient tolerance for its n, the GPU's
+/// reference solver runs and says what that costs; at that tolerance it
+/// says nothing.
+#[test]
+fn f32_below_its_efficient_tolerance_runs_with_a_note() {
+    if !common::gpu_tests_run("the f32 note") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("drop.parquet");
+    for (tolerance, noted) in [("1e-7", true), ("5e-7", false)] {
+        let output = common::tether_sweep(&[
+            "simulate",
+            "--backend",
+            "gpu",
+            "--solver",
+            "reference",
+            "--elements",
+            "20",
+            "--duration",
+            "0.04",
+            "--tolerance",
+            tolerance,
+            "--force",
+            "--out",
+            common::path_str(&out),
+        ]);
+        let stderr = common::stderr(&output);
+        assert!(output.status.success(), "{stderr}");
+        assert_eq!(
+            stderr.contains("note: in f32 at 1e-7 m") && stderr.contains("--tolerance 5e-7"),
+            noted,
+            "{tolerance}: {stderr}"
+        );
+    }
+}

@@ -213,9 +213,18 @@ fn reference_on_gpu(request: &EngineRequest<'_>, largest: usize) -> Result<Choic
         reference,
     };
     let gpu = Gpu::open(options.adapter.as_deref())?;
+    // Asked for, it runs; below f32's efficient tolerance the user hears
+    // what it costs.
+    let floor_m = f32_efficient_tolerance_m(largest);
+    let reason = (options.precision == Precision::F32 && reference.tolerance_m < floor_m).then(|| {
+        format!(
+            "note: in f32 at {:e} m the GPU's reference solver takes several times f64's steps at n = {largest} (f32's efficient tolerance there is {floor_m:e} m); --precision f64 or --tolerance {floor_m:e} is faster",
+            reference.tolerance_m
+        )
+    });
     Ok(Choice {
         engine: Engine::new(engine, Arc::new(gpu)),
-        reason: None,
+        reason,
     })
 }
 
