@@ -3,8 +3,8 @@
 //! `--backend auto` makes it on a hardware GPU (`engine::choice`): each
 //! candidate given the mean of four of the largest tethers' reference
 //! runs (their attempts, Newton iterations and factorizations), at rates
-//! measured on the stage. Also the same model fed every candidate's own
-//! counts. Compare with the sweep's measured time:
+//! measured on the stage (flops and barriers, at n = 10 and 50). Also the
+//! same model fed every candidate's own counts. Compare with the sweep's measured time:
 //!
 //!     cargo run --release --example adaptive_estimate [f32|f64]
 //!     tether-sweep identify --backend gpu --solver reference [--precision f64] --no-refine --validate 0
@@ -69,7 +69,7 @@ fn main() {
         tolerance_m,
         ..Default::default()
     };
-    let rates = choice::calibrate_adaptive(&gpu, precision, &reference, 50, counted.len())
+    let rates = choice::calibrate_adaptive(&gpu, precision, &reference, (10, 50), counted.len())
         .expect("the stage's rates");
     let estimate = adaptive_gpu_seconds(&work, &probe, rates);
     let every = cost::adaptive_seconds(&counted, rates);

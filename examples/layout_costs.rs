@@ -10,7 +10,8 @@
 //! thread layout's chain at 1.5 GFLOP/s and 4,900 filled with 8,192 drops
 //! at n = 50; the workgroup layout's chain at 0.36 GFLOP/s and its lanes at
 //! 5,000. The adaptive stage has not run on hardware: without its two
-//! rates the workgroup layout's stand in.) Each job's simulations are
+//! rates the workgroup layout's stand in, and its barriers count nothing
+//! beyond them.) Each job's simulations are
 //! counted from the model as the engine would run them on the
 //! semi-implicit scheme, as one batch; for the adaptive stage, from the
 //! CPU reference solver's own runs of every candidate (the stage takes
@@ -23,7 +24,9 @@ use rayon::prelude::*;
 use tether_sweep::engine::choice::counted_work;
 use tether_sweep::gpu::GpuLayout;
 use tether_sweep::gpu::adaptive::f32_efficient_tolerance_m;
-use tether_sweep::gpu::cost::{self, AdaptiveWork, GpuRates, LayoutRates, SimulationWork};
+use tether_sweep::gpu::cost::{
+    self, AdaptiveRates, AdaptiveWork, GpuRates, LayoutRates, SimulationWork,
+};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
@@ -174,8 +177,8 @@ fn main() {
             "{:<36} {thread:>9.2}s {workgroup:>9.2}s {:>6} {:>13.2}s ({f32_tolerance_m:.0e}) {:>17.2}s",
             job.name,
             auto.name(),
-            cost::adaptive_seconds(&f32_counts, adaptive_rates),
-            cost::adaptive_seconds(&f64_counts, adaptive_rates),
+            cost::adaptive_seconds(&f32_counts, AdaptiveRates::flops_only(adaptive_rates)),
+            cost::adaptive_seconds(&f64_counts, AdaptiveRates::flops_only(adaptive_rates)),
         );
         if job.simulations.len() == 10 {
             ga_counts = f64_counts;
@@ -192,6 +195,9 @@ fn main() {
         "landscape (32,768; the GA's mean)",
         auto.name(),
         "–",
-        cost::adaptive_seconds(&mean_of(&ga_counts, 32_768), adaptive_rates),
+        cost::adaptive_seconds(
+            &mean_of(&ga_counts, 32_768),
+            AdaptiveRates::flops_only(adaptive_rates),
+        ),
     );
 }

@@ -110,6 +110,9 @@ var<workgroup> w_iterating_uniform: u32;
 // earlier factorization).
 var<workgroup> w_factoring: atomic<u32>;
 var<workgroup> w_factoring_uniform: u32;
+// Whether any slot attempts a step: none, and the workgroup is done.
+var<workgroup> w_live: atomic<u32>;
+var<workgroup> w_live_uniform: u32;
 
 fn factor_slot(which: u32, column: u32, node: u32, sim: u32) -> u32 {
     return ((which * 4u + column) * params.node_slots + node) * params.simulations + sim;
@@ -456,8 +459,19 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
             }
             stale = p.factored_step_s == 0.0
                 || abs(h / p.factored_step_s - 1.0) > STALE_STEP_CHANGE;
+            atomicStore(&w_live, 1u);
         }
         barrier();
+        // A workgroup whose simulations have all ended leaves its loop: it
+        // would otherwise pass every barrier of every attempt until the
+        // batch's slowest simulation ends.
+        if (local == 0u) {
+            w_live_uniform = atomicLoad(&w_live);
+            atomicStore(&w_live, 0u);
+        }
+        if (workgroupUniformLoad(&w_live_uniform) == 0u) {
+            break;
+        }
 
         // Newton, with the factorization where it is due.
         var need_factor = stale;

@@ -440,11 +440,23 @@ fn the_cost_model_is_calibrated_on_the_adaptive_stage() {
         tolerance_m: 1e-7,
         ..Default::default()
     };
-    let rates =
-        tether_sweep::engine::choice::calibrate_adaptive(&gpu, Precision::F32, &reference, 4, 8)
-            .unwrap();
+    let all = tether_sweep::engine::choice::calibrate_adaptive(
+        &gpu,
+        Precision::F32,
+        &reference,
+        (4, 12),
+        8,
+    )
+    .unwrap();
     let peak = gpu.rates(Precision::F32).unwrap();
-    eprintln!("adaptive stage: {rates:?} (peak stage {peak:?})");
+    eprintln!("adaptive stage: {all:?} (peak stage {peak:?})");
+    assert!(
+        all.barrier_lone_s >= 0.0 && all.barrier_filled_s >= 0.0,
+        "{all:?}"
+    );
+    // A barrier costs less than a whole 0.004-s drop alone.
+    assert!(all.barrier_lone_s < 1e-3, "{all:?}");
+    let rates = all.flops;
     assert!(
         rates.invocation_gflops > 0.0 && rates.device_gflops > 0.0,
         "{rates:?}"

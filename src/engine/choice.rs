@@ -118,7 +118,7 @@ impl Workload {
     }
 }
 
-pub use crate::gpu::cost::{AdaptiveWork, GpuRates};
+pub use crate::gpu::cost::{AdaptiveRates, AdaptiveWork, GpuRates};
 
 /// How the CPU's time is estimated.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -539,10 +539,11 @@ fn adaptive_estimate(
 ) -> Result<Estimate, ChoiceError> {
     let precision = request.options.precision;
     let largest = work.simulations.iter().map(|s| s.0).max().unwrap_or(1);
+    let smallest = work.simulations.iter().map(|s| s.0).min().unwrap_or(1);
     // The probe counted the reference solver at the job's tolerance; at a
     // looser scouting one the stage takes fewer steps than counted.
     let reference = adaptive_reference(request, largest);
-    let rates = calibrate_adaptive(gpu, precision, &reference, largest, batch)?;
+    let rates = calibrate_adaptive(gpu, precision, &reference, (smallest, largest), batch)?;
     Ok(Estimate {
         engine: EngineKind::GpuAdaptive {
             precision,
@@ -550,11 +551,12 @@ fn adaptive_estimate(
         },
         seconds: adaptive_gpu_seconds(work, &probed.counted, rates),
         how: format!(
-            "GPU reference solver {} at {:e} m (its attempt measured at n = {largest}: a chain at {:.2} GFLOP/s, {batch} at once at {:.0} GFLOP/s)",
+            "GPU reference solver {} at {:e} m (its attempt measured at n = {smallest} and {largest}: a chain at {:.2} GFLOP/s and {:.2} µs a barrier, {batch} at once at {:.0} GFLOP/s)",
             precision.name(),
             reference.tolerance_m,
-            rates.invocation_gflops,
-            rates.device_gflops,
+            rates.flops.invocation_gflops,
+            rates.barrier_lone_s * 1e6,
+            rates.flops.device_gflops,
         ),
     })
 }
@@ -563,7 +565,11 @@ fn adaptive_estimate(
 /// after chunk: each simulation does what the `counted` ones did on average
 /// (the reference solver's steps depend on the damping and the tolerance
 /// far more than on n), and none less than the longest of them.
-pub fn adaptive_gpu_seconds(work: &Workload, counted: &[AdaptiveWork], rates: GpuRates) -> f64 {
+pub fn adaptive_gpu_seconds(
+    work: &Workload,
+    counted: &[AdaptiveWork],
+    rates: AdaptiveRates,
+) -> f64 {
     if counted.is_empty() {
         return 0.0;
     }
@@ -590,9 +596,9 @@ pub fn adaptive_gpu_seconds(work: &Workload, counted: &[AdaptiveWork], rates: Gp
             let lanes = lanes_for(chunk.iter().map(|s| s.0).max().unwrap_or(1));
             let longest = counted
                 .iter()
-                .map(|w| cost::adaptive_chain_flops(w, lanes))
+                .map(|w| rates.lone_s(w, lanes))
                 .fold(0.0, f64::max);
-            cost::adaptive_seconds(&sims, rates).max(longest / (rates.invocation_gflops * 1e9))
+            cost::adaptive_seconds(&sims, rates).max(longest)
         })
         .sum();
     seconds * work.scale()
@@ -706,17 +712,88 @@ pub fn calibrate_layouts(
 
 /// The cost model's rates of the adaptive stage on `gpu`, measured on the
 /// stage itself as [`calibrate_layouts`] measures the fixed-step layouts:
-/// drops of `elements` elements at the job's `reference` settings, one
-/// alone (the chain's rate) and `batch` at once (the device's), an
-/// attempt's time the difference between two durations, its flops
-/// counted from what the runs did ([`cost::adaptive_chain_flops`]).
+/// drops at the job's `reference` settings, one alone (the chain's costs)
+/// and `batch` at once (the device's), in the shape of the job's largest n,
+/// an attempt's time the difference between two durations, its flops and
+/// barriers counted from what the runs did ([`cost::adaptive_chain_flops`],
+/// [`cost::adaptive_barriers`]). Drops of the job's smallest and largest n
+/// (`elements`) give the two costs, a flop's and a barrier's; one n, or a
+/// fit that leaves either negative (noise), gives flops alone.
 pub fn calibrate_adaptive(
     gpu: &Gpu,
     precision: Precision,
     reference: &ReferenceOptions,
-    elements: usize,
+    (smallest, largest): (usize, usize),
     batch: usize,
-) -> Result<GpuRates, ChoiceError> {
+) -> Result<AdaptiveRates, ChoiceError> {
+    let shape = AdaptiveShape::for_elements(largest);
+    let lone = (
+        adaptive_increment(gpu, (precision, reference), shape, largest, 1)?,
+        adaptive_increment(gpu, (precision, reference), shape, smallest, 1)?,
+    );
+    let filled = (
+        adaptive_increment(gpu, (precision, reference), shape, largest, batch)?,
+        adaptive_increment(gpu, (precision, reference), shape, smallest, batch)?,
+    );
+    // Per lane filled: the batch's time shared by its lanes.
+    let lanes = (batch * shape.lanes as usize) as f64;
+    let per_lane = |i: Increment| Increment {
+        seconds: i.seconds / lanes,
+        ..i
+    };
+    let (flop_lone, barrier_lone) = fit_costs(lone.0, lone.1, smallest == largest);
+    let (flop_filled, barrier_filled) =
+        fit_costs(per_lane(filled.0), per_lane(filled.1), smallest == largest);
+    Ok(AdaptiveRates {
+        flops: GpuRates {
+            invocation_gflops: 1.0 / flop_lone / 1e9,
+            device_gflops: 1.0 / flop_filled / 1e9,
+        },
+        barrier_lone_s: barrier_lone,
+        barrier_filled_s: barrier_filled,
+    })
+}
+
+/// What the longer of two calibration drops added: seconds, and the chain
+/// flops and barriers of one of its simulations.
+#[derive(Debug, Clone, Copy)]
+struct Increment {
+    seconds: f64,
+    flops: f64,
+    barriers: f64,
+}
+
+/// Seconds per flop and per barrier from two sizes' increments; flops
+/// alone where the sizes are one or the fit is not physical.
+fn fit_costs(large: Increment, small: Increment, one_size: bool) -> (f64, f64) {
+    let flops_only = (large.seconds / large.flops.max(1.0), 0.0);
+    if one_size {
+        return flops_only;
+    }
+    let det = large.flops * small.barriers - small.flops * large.barriers;
+    if det.abs() <= 1e-9 * (large.flops * small.barriers).abs() {
+        return flops_only;
+    }
+    let per_flop = (large.seconds * small.barriers - small.seconds * large.barriers) / det;
+    let per_barrier = (large.flops * small.seconds - small.flops * large.seconds) / det;
+    if per_flop > 0.0 && per_barrier >= 0.0 {
+        (per_flop, per_barrier)
+    } else {
+        flops_only
+    }
+}
+
+/// The increment of `count` drops of `elements` elements in `shape`: the
+/// longer drop doubles, as in [`calibrate_layouts`], until its extra work
+/// stands out of the timing's noise (at the last doubling, the longer
+/// run's whole).
+fn adaptive_increment(
+    gpu: &Gpu,
+    (precision, reference): (Precision, &ReferenceOptions),
+    shape: AdaptiveShape,
+    elements: usize,
+    count: usize,
+) -> Result<Increment, ChoiceError> {
     let params = TetherParams {
         elements,
         damping_pa_s: 2000.0,
@@ -725,10 +802,7 @@ pub fn calibrate_adaptive(
     };
     let steps = StepCache::default();
     let options = adaptive_options(reference);
-    let lanes = AdaptiveShape::for_elements(elements).lanes;
-    // Each duration's drop, timed `count` at once: seconds, and the flops
-    // on one simulation's chain.
-    let timed = |duration_s: f64, count: usize| -> Result<(f64, f64), ChoiceError> {
+    let timed = |duration_s: f64| -> Result<Increment, ChoiceError> {
         let scenario = Scenario::new(ScenarioKind::Drop, params.length_m)
             .with_frames(Frames::every(PROBE_DURATION_S, duration_s));
         let sim = gpu_simulation(
@@ -749,6 +823,7 @@ pub fn calibrate_adaptive(
         };
         let run = AdaptiveRun {
             precision,
+            shape: Some(shape),
             ..Default::default()
         };
         let started = Instant::now();
@@ -761,30 +836,28 @@ pub fn calibrate_adaptive(
             newton_iterations: s.newton_iterations as f64,
             factorizations: s.factorizations as f64,
         };
-        Ok((seconds, cost::adaptive_chain_flops(&work, lanes)))
+        Ok(Increment {
+            seconds,
+            flops: cost::adaptive_chain_flops(&work, shape.lanes),
+            barriers: cost::adaptive_barriers(&work),
+        })
     };
     // The first run compiles the pipeline.
-    timed(PROBE_DURATION_S, 1)?;
-    // As calibrate_layouts: the longer drop doubles until its extra work
-    // stands out of the timing's noise.
-    let rate = |count: usize| -> Result<f64, ChoiceError> {
-        let (short_s, short_flops) = timed(PROBE_DURATION_S, count)?;
-        let mut last = (short_s, short_flops);
-        for k in 1..=PROBE_DOUBLINGS {
-            let (long_s, long_flops) = timed(PROBE_DURATION_S * (1u32 << k) as f64, count)?;
-            if long_s >= 2.0 * short_s {
-                return Ok((long_flops - short_flops) / (long_s - short_s));
-            }
-            last = (long_s, long_flops);
+    timed(PROBE_DURATION_S)?;
+    let short = timed(PROBE_DURATION_S)?;
+    let mut last = short;
+    for k in 1..=PROBE_DOUBLINGS {
+        let long = timed(PROBE_DURATION_S * (1u32 << k) as f64)?;
+        if long.seconds >= 2.0 * short.seconds {
+            return Ok(Increment {
+                seconds: long.seconds - short.seconds,
+                flops: long.flops - short.flops,
+                barriers: long.barriers - short.barriers,
+            });
         }
-        Ok(last.1 / last.0)
-    };
-    let invocation = rate(1)?;
-    let device = rate(batch)? * (batch as f64 * lanes as f64);
-    Ok(GpuRates {
-        invocation_gflops: invocation / 1e9,
-        device_gflops: device / 1e9,
-    })
+        last = long;
+    }
+    Ok(last)
 }
 
 /// One core's f64 multiply-add rate [GFLOP/s], in about 20 ms: eight
@@ -1032,6 +1105,7 @@ mod tests {
             newton_iterations: 500.0,
             factorizations: 40.0,
         };
+        let rates = AdaptiveRates::flops_only(rates);
         let job = work(vec![(20, 0); 4096]);
         let estimate = adaptive_gpu_seconds(&job, &counted, rates);
         let direct = cost::adaptive_seconds(&vec![mean; 4096], rates);
@@ -1052,6 +1126,26 @@ mod tests {
             twice > 1.99 * estimate / 2.0 && twice >= estimate,
             "{twice} vs {estimate}"
         );
+    }
+
+    #[test]
+    fn two_sizes_give_a_flops_and_a_barriers_cost() {
+        let increment = |flops: f64, barriers: f64| Increment {
+            seconds: flops * 1e-9 + barriers * 2e-6,
+            flops,
+            barriers,
+        };
+        let (large, small) = (increment(5e6, 1e3), increment(1e6, 1e3));
+        let (per_flop, per_barrier) = fit_costs(large, small, false);
+        assert!((per_flop / 1e-9 - 1.0).abs() < 1e-9, "{per_flop}");
+        assert!((per_barrier / 2e-6 - 1.0).abs() < 1e-9, "{per_barrier}");
+        // One size, or noise that makes a cost negative: flops alone.
+        assert_eq!(fit_costs(large, small, true), (large.seconds / 5e6, 0.0));
+        let noisy = Increment {
+            seconds: small.seconds * 3.0,
+            ..small
+        };
+        assert_eq!(fit_costs(large, noisy, false), (large.seconds / 5e6, 0.0));
     }
 
     #[test]

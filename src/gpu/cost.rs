@@ -222,23 +222,70 @@ pub fn adaptive_work_flops(work: &AdaptiveWork) -> f64 {
     adaptive_chain_flops(work, 1)
 }
 
+/// The barriers one simulation's work passes in the adaptive stage
+/// (step_adaptive.wgsl): seven an attempted step outside Newton's rounds
+/// (prediction, the round flags, error, acceptance, landing, the end), eight
+/// a round (the factoring flag's uniform load, two force passes, residual,
+/// solve, update, the round's end and its uniform load) and three more in a
+/// round that factors (two tangent passes and the factorization).
+pub fn adaptive_barriers(work: &AdaptiveWork) -> f64 {
+    7.0 * work.attempts + 8.0 * work.newton_iterations + 3.0 * work.factorizations
+}
+
+/// The adaptive stage's measured costs: its chain's flops, and what a
+/// barrier adds, which flops do not count and which cost the same for
+/// every n (on the H100 the semi-implicit workgroup layout's barriers took
+/// three quarters of its step).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdaptiveRates {
+    /// One simulation alone, and the device filled (per lane).
+    pub flops: GpuRates,
+    /// What a barrier adds to one simulation's chain alone \[s\].
+    pub barrier_lone_s: f64,
+    /// What a barrier costs a lane with the device filled \[s\].
+    pub barrier_filled_s: f64,
+}
+
+impl AdaptiveRates {
+    /// Flops alone, barriers free: where only one n was measured.
+    pub fn flops_only(flops: GpuRates) -> Self {
+        Self {
+            flops,
+            barrier_lone_s: 0.0,
+            barrier_filled_s: 0.0,
+        }
+    }
+
+    /// One simulation's chain alone \[s\].
+    pub fn lone_s(&self, work: &AdaptiveWork, lanes: u32) -> f64 {
+        adaptive_chain_flops(work, lanes) / (self.flops.invocation_gflops * 1e9)
+            + adaptive_barriers(work) * self.barrier_lone_s
+    }
+
+    /// One simulation's lanes with the device filled \[s\].
+    pub fn filled_s(&self, work: &AdaptiveWork, lanes: u32) -> f64 {
+        lanes as f64
+            * (adaptive_chain_flops(work, lanes) / (self.flops.device_gflops * 1e9)
+                + adaptive_barriers(work) * self.barrier_filled_s)
+    }
+}
+
 /// The model's wall time \[s\] of one batch of the adaptive stage: every
 /// simulation in one dispatch sequence, with the lanes of its largest n
-/// (`AdaptiveShape::for_elements`), by the module's formula: the longest
-/// chain at one invocation's rate, or every simulation's lanes × chain at
-/// the device's. A workgroup runs until its slowest simulation is done, so
-/// simulations of unequal work cost more than the second term says; the
-/// estimate counts each one's own.
-pub fn adaptive_seconds(work: &[AdaptiveWork], rates: GpuRates) -> f64 {
+/// (`AdaptiveShape::for_elements`), by the module's formula with barriers
+/// added: the longest chain alone, or every simulation's lanes filled. A
+/// workgroup runs until its slowest simulation is done, so simulations of
+/// unequal work cost more than the second term says; the estimate counts
+/// each one's own.
+pub fn adaptive_seconds(work: &[AdaptiveWork], rates: AdaptiveRates) -> f64 {
     let largest = work.iter().map(|w| w.elements).max().unwrap_or(1);
     let lanes = lanes_for(largest);
     let (mut longest, mut occupancy) = (0.0f64, 0.0f64);
     for w in work {
-        let chain = adaptive_chain_flops(w, lanes);
-        longest = longest.max(chain);
-        occupancy += lanes as f64 * chain;
+        longest = longest.max(rates.lone_s(w, lanes));
+        occupancy += rates.filled_s(w, lanes);
     }
-    (longest / (rates.invocation_gflops * 1e9)).max(occupancy / (rates.device_gflops * 1e9))
+    longest.max(occupancy)
 }
 
 /// The layout the model estimates faster for `work`, with both estimates.
@@ -322,10 +369,24 @@ mod tests {
         };
         let lanes = lanes_for(10);
         let chain = adaptive_chain_flops(&sim, lanes);
+        let rates = AdaptiveRates::flops_only(rates);
         let few = adaptive_seconds(&[sim; 2], rates);
         assert!((few - chain / 1e9).abs() < 1e-12 * few);
         let many = adaptive_seconds(&vec![sim; 10_000], rates);
         let filled = 10_000.0 * lanes as f64 * chain / 100e9;
+        assert!((many - filled).abs() < 1e-9 * many);
+        // Barriers add their count's cost, alone and per lane filled.
+        let barriers = 7.0 * 100.0 + 8.0 * 300.0 + 3.0 * 30.0;
+        assert_eq!(adaptive_barriers(&sim), barriers);
+        let with = AdaptiveRates {
+            barrier_lone_s: 1e-6,
+            barrier_filled_s: 1e-8,
+            ..rates
+        };
+        let few = adaptive_seconds(&[sim; 2], with);
+        assert!((few - (chain / 1e9 + barriers * 1e-6)).abs() < 1e-12 * few);
+        let many = adaptive_seconds(&vec![sim; 10_000], with);
+        let filled = 10_000.0 * lanes as f64 * (chain / 100e9 + barriers * 1e-8);
         assert!((many - filled).abs() < 1e-9 * many);
     }
     use crate::gpu::Precision;
