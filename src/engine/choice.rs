@@ -619,6 +619,22 @@ const PROBE_DOUBLINGS: u32 = 5;
 /// measured at its own count.
 pub const PROBE_BATCH_MAX: usize = 32_768;
 
+/// The calibration drops' tether: the identification's typical candidate.
+fn calibration_tether(elements: usize) -> TetherParams {
+    TetherParams {
+        elements,
+        damping_pa_s: 2000.0,
+        drag_coefficient: 0.8,
+        ..TetherParams::default()
+    }
+}
+
+/// A calibration drop of `duration_s`, a frame every [`PROBE_DURATION_S`].
+fn calibration_drop(duration_s: f64) -> Scenario {
+    Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m)
+        .with_frames(Frames::every(PROBE_DURATION_S, duration_s))
+}
+
 /// The cost model's rates of each layout that can run drops of `elements`
 /// elements on `gpu`, measured on the step pipeline itself: one drop alone
 /// gives the chain's rate (a step's counted chain over a step's wall time),
@@ -634,21 +650,12 @@ pub fn calibrate_layouts(
     elements: usize,
     batch: usize,
 ) -> Result<LayoutRates, ChoiceError> {
-    let drop = |duration_s: f64| {
-        Scenario::new(ScenarioKind::Drop, TetherParams::default().length_m)
-            .with_frames(Frames::every(PROBE_DURATION_S, duration_s))
-    };
-    // The identification's typical candidate; its step, like every drop's
-    // on the semi-implicit scheme, is set by elasticity.
-    let params = TetherParams {
-        elements,
-        damping_pa_s: 2000.0,
-        drag_coefficient: 0.8,
-        ..TetherParams::default()
-    };
+    // Its step, like every drop's on the semi-implicit scheme, is set by
+    // elasticity.
+    let params = calibration_tether(elements);
     let steps = StepCache::default();
     let calibration = |duration_s: f64| {
-        gpu_simulation(&drop(duration_s), &params, scheme, None, &steps)
+        gpu_simulation(&calibration_drop(duration_s), &params, scheme, None, &steps)
             .map_err(|e| ChoiceError::Estimate(format!("a calibration drop: {e}")))
     };
     let short = calibration(PROBE_DURATION_S)?;
@@ -794,17 +801,11 @@ fn adaptive_increment(
     elements: usize,
     count: usize,
 ) -> Result<Increment, ChoiceError> {
-    let params = TetherParams {
-        elements,
-        damping_pa_s: 2000.0,
-        drag_coefficient: 0.8,
-        ..TetherParams::default()
-    };
+    let params = calibration_tether(elements);
     let steps = StepCache::default();
     let options = adaptive_options(reference);
     let timed = |duration_s: f64| -> Result<Increment, ChoiceError> {
-        let scenario = Scenario::new(ScenarioKind::Drop, params.length_m)
-            .with_frames(Frames::every(PROBE_DURATION_S, duration_s));
+        let scenario = calibration_drop(duration_s);
         let sim = gpu_simulation(
             &scenario,
             &params,
