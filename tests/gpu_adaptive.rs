@@ -526,7 +526,8 @@ fn auto_weighs_the_adaptive_scheme_beside_the_fixed_step_one_and_the_cpu() {
             simulations: job.len(),
             scouting: false,
         };
-        let estimates = Estimates::measure(&gpu, &request, &workload, probe, true).unwrap();
+        let work = workload(FixedStepScheme::SemiImplicit).unwrap();
+        let estimates = Estimates::measure(&gpu, &request, work, (&workload, probe), true).unwrap();
         for e in &estimates.all {
             eprintln!(
                 "{precision:?} {tolerance_m:e}: {} ≈ {:.4} s",

@@ -108,6 +108,11 @@ impl Workload {
             .unwrap_or(0)
     }
 
+    /// The largest n (1 for an empty job).
+    pub fn largest_n(&self) -> usize {
+        self.simulations.iter().map(|s| s.0).max().unwrap_or(1)
+    }
+
     pub fn elements(&self) -> u64 {
         self.simulations.iter().map(|&(n, _)| n as u64).sum()
     }
@@ -268,33 +273,27 @@ pub fn choose(
             reason: None,
         }),
         Backend::Gpu if options.solver == Some(SolverKind::Reference) => {
-            reference_on_gpu(&request, largest_elements(&workload)?)
+            let work = workload(scheme).map_err(ChoiceError::Estimate)?;
+            reference_on_gpu(&request, work.largest_n())
         }
         Backend::Gpu => {
             let gpu = Gpu::open(options.adapter.as_deref())?;
-            let weighs = options.solver.is_none()
-                && gpu.adapter.hardware
-                && request.simulations > 1
-                && adaptive_refusal(&request, largest_elements(&workload)?).is_none();
-            if !weighs {
-                return Ok(Choice {
-                    engine: Engine::new(gpu_engine, Arc::new(gpu)),
-                    reason: None,
-                });
+            let fixed = |gpu: Gpu| Choice {
+                engine: Engine::new(gpu_engine, Arc::new(gpu)),
+                reason: None,
+            };
+            if options.solver.is_some() || !gpu.adapter.hardware || request.simulations <= 1 {
+                return Ok(fixed(gpu));
             }
-            let estimates = Estimates::measure(&gpu, &request, &workload, probe, false)?;
+            let work = workload(scheme).map_err(ChoiceError::Estimate)?;
+            if adaptive_refusal(&request, work.largest_n()).is_some() {
+                return Ok(fixed(gpu));
+            }
+            let estimates = Estimates::measure(&gpu, &request, work, (&workload, probe), false)?;
             Ok(estimates.choice(gpu, "solver on the GPU"))
         }
         Backend::Auto => auto(request, workload, probe),
     }
-}
-
-/// The largest n of the job.
-fn largest_elements(
-    workload: &impl Fn(FixedStepScheme) -> Result<Workload, String>,
-) -> Result<usize, ChoiceError> {
-    let work = workload(FixedStepScheme::SemiImplicit).map_err(ChoiceError::Estimate)?;
-    Ok(work.simulations.iter().map(|s| s.0).max().unwrap_or(1))
 }
 
 /// Why the GPU's adaptive scheme is not weighed for this job, if it is not:
@@ -373,7 +372,8 @@ fn auto(
     if options.precision == Precision::F64 && !gpu.adapter.shader_f64 {
         return Ok(cpu(format!("{} has no f64", gpu.adapter.name)));
     }
-    let estimates = Estimates::measure(&gpu, &request, &workload, probe, true)?;
+    let work = workload(gpu_scheme(options.solver)).map_err(ChoiceError::Estimate)?;
+    let estimates = Estimates::measure(&gpu, &request, work, (&workload, probe), true)?;
     Ok(estimates.choice(gpu, "backend auto"))
 }
 
@@ -398,19 +398,23 @@ pub struct Estimates {
 impl Estimates {
     /// The GPU's fixed-step scheme (unless the reference solver was asked
     /// for), its adaptive scheme (where [`adaptive_refusal`] allows) and,
-    /// `with_cpu`, the CPU. `auto` measures only on a hardware adapter;
-    /// this measures on any.
+    /// `with_cpu`, the CPU, for `work`, the job counted on the GPU's
+    /// fixed-step scheme (`workload` counts it on the CPU's where that
+    /// differs). `auto` measures only on a hardware adapter; this measures
+    /// on any.
     pub fn measure(
         gpu: &Gpu,
         request: &EngineRequest<'_>,
-        workload: &impl Fn(FixedStepScheme) -> Result<Workload, String>,
-        probe: impl FnOnce(&SolverSettings) -> Result<CpuProbe, String>,
+        work: Workload,
+        (workload, probe): (
+            &impl Fn(FixedStepScheme) -> Result<Workload, String>,
+            impl FnOnce(&SolverSettings) -> Result<CpuProbe, String>,
+        ),
         with_cpu: bool,
     ) -> Result<Self, ChoiceError> {
         let options = request.options;
         let scheme = gpu_scheme(options.solver);
-        let work = workload(scheme).map_err(ChoiceError::Estimate)?;
-        let largest = work.simulations.iter().map(|s| s.0).max().unwrap_or(1);
+        let largest = work.largest_n();
         let batch = work
             .simulations
             .len()
@@ -538,7 +542,7 @@ fn adaptive_estimate(
     batch: usize,
 ) -> Result<Estimate, ChoiceError> {
     let precision = request.options.precision;
-    let largest = work.simulations.iter().map(|s| s.0).max().unwrap_or(1);
+    let largest = work.largest_n();
     let smallest = work.simulations.iter().map(|s| s.0).min().unwrap_or(1);
     // The probe counted the reference solver at the job's tolerance; at a
     // looser scouting one the stage takes fewer steps than counted.
@@ -734,13 +738,24 @@ pub fn calibrate_adaptive(
     batch: usize,
 ) -> Result<AdaptiveRates, ChoiceError> {
     let shape = AdaptiveShape::for_elements(largest);
+    let increment = |elements: usize, count: usize, doublings: u32| {
+        adaptive_increment(
+            gpu,
+            (precision, reference),
+            shape,
+            (elements, count),
+            doublings,
+        )
+    };
+    // The first run compiles the pipeline, which every size shares.
+    increment(smallest, 1, 0)?;
     let lone = (
-        adaptive_increment(gpu, (precision, reference), shape, largest, 1)?,
-        adaptive_increment(gpu, (precision, reference), shape, smallest, 1)?,
+        increment(largest, 1, PROBE_DOUBLINGS)?,
+        increment(smallest, 1, PROBE_DOUBLINGS)?,
     );
     let filled = (
-        adaptive_increment(gpu, (precision, reference), shape, largest, batch)?,
-        adaptive_increment(gpu, (precision, reference), shape, smallest, batch)?,
+        increment(largest, batch, PROBE_DOUBLINGS)?,
+        increment(smallest, batch, PROBE_DOUBLINGS)?,
     );
     // Per lane filled: the batch's time shared by its lanes.
     let lanes = (batch * shape.lanes as usize) as f64;
@@ -791,15 +806,15 @@ fn fit_costs(large: Increment, small: Increment, one_size: bool) -> (f64, f64) {
 }
 
 /// The increment of `count` drops of `elements` elements in `shape`: the
-/// longer drop doubles, as in [`calibrate_layouts`], until its extra work
-/// stands out of the timing's noise (at the last doubling, the longer
-/// run's whole).
+/// longer drop doubles, as in [`calibrate_layouts`], up to `doublings`
+/// times until its extra work stands out of the timing's noise (at the
+/// last doubling, the longer run's whole; with none, the short run's).
 fn adaptive_increment(
     gpu: &Gpu,
     (precision, reference): (Precision, &ReferenceOptions),
     shape: AdaptiveShape,
-    elements: usize,
-    count: usize,
+    (elements, count): (usize, usize),
+    doublings: u32,
 ) -> Result<Increment, ChoiceError> {
     let params = calibration_tether(elements);
     let steps = StepCache::default();
@@ -843,11 +858,9 @@ fn adaptive_increment(
             barriers: cost::adaptive_barriers(&work),
         })
     };
-    // The first run compiles the pipeline.
-    timed(PROBE_DURATION_S)?;
     let short = timed(PROBE_DURATION_S)?;
     let mut last = short;
-    for k in 1..=PROBE_DOUBLINGS {
+    for k in 1..=doublings {
         let long = timed(PROBE_DURATION_S * (1u32 << k) as f64)?;
         if long.seconds >= 2.0 * short.seconds {
             return Ok(Increment {
@@ -1120,12 +1133,17 @@ mod tests {
         let longest = cost::adaptive_chain_flops(&counted[1], lanes) / 1e9;
         let t = adaptive_gpu_seconds(&few, &counted, rates);
         assert!((t - longest).abs() < 1e-12 * t, "{t} vs {longest}");
-        // Chunks run one after another.
+        // Chunks run one after another: the few one at a time take twice
+        // the longest chain; two halves of the many fill the device for as
+        // long as the whole.
+        let singles = Workload { chunk: 1, ..few };
+        let twice = adaptive_gpu_seconds(&singles, &counted, rates);
+        assert!((twice - 2.0 * t).abs() < 1e-12 * twice, "{twice} vs {t}");
         let halves = Workload { chunk: 2048, ..job };
-        let twice = adaptive_gpu_seconds(&halves, &counted, rates);
+        let split = adaptive_gpu_seconds(&halves, &counted, rates);
         assert!(
-            twice > 1.99 * estimate / 2.0 && twice >= estimate,
-            "{twice} vs {estimate}"
+            (split - estimate).abs() < 1e-9 * estimate,
+            "{split} vs {estimate}"
         );
     }
 

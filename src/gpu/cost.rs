@@ -223,13 +223,14 @@ pub fn adaptive_work_flops(work: &AdaptiveWork) -> f64 {
 }
 
 /// The barriers one simulation's work passes in the adaptive stage
-/// (step_adaptive.wgsl): seven an attempted step outside Newton's rounds
-/// (prediction, the round flags, error, acceptance, landing, the end), eight
+/// (step_adaptive.wgsl): eight an attempted step outside Newton's rounds
+/// (prediction and the live flag's uniform load, the two round flags,
+/// error, acceptance, landing, the end), eight
 /// a round (the factoring flag's uniform load, two force passes, residual,
 /// solve, update, the round's end and its uniform load) and three more in a
 /// round that factors (two tangent passes and the factorization).
 pub fn adaptive_barriers(work: &AdaptiveWork) -> f64 {
-    7.0 * work.attempts + 8.0 * work.newton_iterations + 3.0 * work.factorizations
+    8.0 * work.attempts + 8.0 * work.newton_iterations + 3.0 * work.factorizations
 }
 
 /// The adaptive stage's measured costs: its chain's flops, and what a
@@ -376,7 +377,7 @@ mod tests {
         let filled = 10_000.0 * lanes as f64 * chain / 100e9;
         assert!((many - filled).abs() < 1e-9 * many);
         // Barriers add their count's cost, alone and per lane filled.
-        let barriers = 7.0 * 100.0 + 8.0 * 300.0 + 3.0 * 30.0;
+        let barriers = 8.0 * 100.0 + 8.0 * 300.0 + 3.0 * 30.0;
         assert_eq!(adaptive_barriers(&sim), barriers);
         let with = AdaptiveRates {
             barrier_lone_s: 1e-6,

@@ -410,7 +410,7 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
         .iter()
         .map(|f| (&f.grid, &f.film.scenario))
         .collect();
-    let (choice, settings) = choose_engine(&request, &experiments)?;
+    let (choice, (settings, scout_tolerance_m)) = choose_engine(&request, &experiments)?;
     let engine = choice.engine.kind();
     let names = engine.names();
     let films = open_chunks(
@@ -420,8 +420,6 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
         &json(&(&settings, &names, &request.shard)),
     )?;
     let mut metadata = run_metadata(&request, &settings, &choice);
-    let scout_tolerance_m = (scouts(&request) && engine.solver() == SolverKind::Reference)
-        .then_some(settings.reference.tolerance_m);
     if let Some(t) = scout_tolerance_m {
         metadata.insert(metadata::SCOUT_TOLERANCE.into(), json(&t));
     }
@@ -521,11 +519,12 @@ fn open_chunks(
 }
 
 /// The engine for every film's simulations, and the sweep's solver
-/// settings on it.
+/// settings on it with the first pass's tolerance where it scouts
+/// (`identify::engine_sweep_settings`).
 fn choose_engine(
     request: &JointRequest,
     films: &[(&Grid, &Scenario)],
-) -> Result<(crate::engine::choice::Choice, SolverSettings), WorkflowError> {
+) -> Result<(crate::engine::choice::Choice, (SolverSettings, Option<f64>)), WorkflowError> {
     // The engine weighs every film's simulations (one per release group),
     // or an even sample of each.
     let per_film = (CHOICE_SAMPLE_GROUPS / films.len()).max(1);
@@ -555,7 +554,7 @@ fn choose_engine(
         (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / films[0].0.release_run()).max(1),
         &steps,
     )?;
-    let (settings, _) = engine_sweep_settings(&first, &choice.engine)?;
+    let settings = engine_sweep_settings(&first, &choice.engine)?;
     Ok((choice, settings))
 }
 
