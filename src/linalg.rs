@@ -20,6 +20,72 @@ pub enum FactorError {
     TinyPivot { row: usize, pivot: f64, scale: f64 },
 }
 
+/// A banded matrix that acts alike and separately on the two components of
+/// interleaved coordinates (x₀, y₀, x₁, y₁, …): A = A_s ⊗ I₂, A_s banded.
+/// The tether's mass matrix is one (the x and y coordinates of its nodes
+/// and slopes never couple, and couple alike). Its product skips the
+/// band's structural zeros: half the multiplications of
+/// [`BandedMatrix::mul_vec`] and chains half as long, to the same sums in
+/// the same order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterleavedBandedMatrix {
+    scalar: BandedMatrix,
+}
+
+impl InterleavedBandedMatrix {
+    /// A_s from A, or None where A is not A_s ⊗ I₂ exactly (an odd
+    /// dimension, an x–y coupling, or x and y rows that differ).
+    pub fn from_banded(a: &BandedMatrix) -> Option<Self> {
+        if a.dim % 2 != 0 {
+            return None;
+        }
+        let mut scalar = BandedMatrix::zeros(a.dim / 2, a.half_bandwidth / 2);
+        for i in 0..a.dim {
+            let lo = i.saturating_sub(a.half_bandwidth);
+            for j in lo..(i + a.half_bandwidth + 1).min(a.dim) {
+                let value = a.get(i, j);
+                let (s, t) = (i / 2, j / 2);
+                let expected = if i % 2 != j % 2 {
+                    0.0
+                } else if scalar.in_band(s, t) {
+                    scalar.get(s, t)
+                } else {
+                    0.0
+                };
+                if i % 2 == 0 && j % 2 == 0 && scalar.in_band(s, t) {
+                    scalar.set(s, t, value);
+                } else if value != expected {
+                    return None;
+                }
+            }
+        }
+        Some(Self { scalar })
+    }
+
+    /// y = A x.
+    pub fn mul_vec(&self, x: &[f64], y: &mut [f64]) {
+        let (w, width, dim) = (
+            self.scalar.half_bandwidth,
+            self.scalar.width(),
+            self.scalar.dim,
+        );
+        assert!(x.len() >= 2 * dim && y.len() >= 2 * dim);
+        for (s, row) in self.scalar.data.chunks_exact(width).enumerate() {
+            let (lo, hi) = (s.saturating_sub(w), (s + w).min(dim - 1));
+            // -0.0, as f64's Sum starts, so that every sum is BandedMatrix's.
+            let mut sum = [-0.0; 2];
+            for (m, xs) in row[lo + w - s..=hi + w - s]
+                .iter()
+                .zip(x[2 * lo..2 * hi + 2].chunks_exact(2))
+            {
+                sum[0] += m * xs[0];
+                sum[1] += m * xs[1];
+            }
+            y[2 * s..2 * s + 2].copy_from_slice(&sum);
+        }
+    }
+}
+
 /// A square matrix with `half_bandwidth` sub- and super-diagonals, stored row by
 /// row: entry (i, j) lives at `i * (2w + 1) + (j + w - i)`.
 #[derive(Debug, Clone, PartialEq)]
@@ -435,6 +501,53 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A_s ⊗ I₂ as a banded matrix of half-bandwidth 2w + 1, A_s the test
+    /// matrix of size n and half-bandwidth w.
+    fn interleaved_test_matrix(n: usize, w: usize) -> BandedMatrix {
+        let scalar = test_matrix(n, w);
+        let mut m = BandedMatrix::zeros(2 * n, 2 * w + 1);
+        for i in 0..2 * n {
+            for j in i.saturating_sub(2 * w + 1)..=(i + 2 * w + 1).min(2 * n - 1) {
+                if i % 2 == j % 2 {
+                    m.set(i, j, scalar.get(i / 2, j / 2));
+                }
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn interleaved_product_has_the_banded_products_bits() {
+        // The tether's shape (w = 3 → 7) at sizes with no interior row,
+        // one, and many.
+        for n in [1, 3, 4, 7, 8, 21, 82] {
+            let m = interleaved_test_matrix(n, 3);
+            let interleaved = InterleavedBandedMatrix::from_banded(&m).expect("A_s ⊗ I₂");
+            let x: Vec<f64> = (0..2 * n).map(|i| (i as f64 * 0.61).cos() * 1e3).collect();
+            let (mut y, mut expected) = (vec![f64::NAN; 2 * n], vec![f64::NAN; 2 * n]);
+            interleaved.mul_vec(&x, &mut y);
+            m.mul_vec(&x, &mut expected);
+            for i in 0..2 * n {
+                assert_eq!(y[i].to_bits(), expected[i].to_bits(), "n = {n}, row {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn interleaved_form_refuses_what_is_not_a_kronecker_product() {
+        let m = interleaved_test_matrix(8, 3);
+        let mut coupled = m.clone();
+        coupled.set(4, 7, 1e-3);
+        assert_eq!(InterleavedBandedMatrix::from_banded(&coupled), None);
+        let mut unlike = m.clone();
+        unlike.add(5, 5, 1e-3);
+        assert_eq!(InterleavedBandedMatrix::from_banded(&unlike), None);
+        assert_eq!(
+            InterleavedBandedMatrix::from_banded(&test_matrix(7, 3)),
+            None
+        );
     }
 
     #[test]

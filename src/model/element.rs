@@ -10,6 +10,8 @@
 // as the formulas do; iterator chains would hide that.
 #![allow(clippy::needless_range_loop)]
 
+use multiversion::multiversion;
+
 use super::params::TetherParams;
 
 /// Gauss–Legendre points used for the elastic and damping integrals (and for
@@ -138,6 +140,7 @@ pub struct SectionKinematics {
 }
 
 impl SectionKinematics {
+    #[inline]
     pub fn new(p: Vec2, c: Vec2, pd: Vec2, cd: Vec2) -> Self {
         let g = dot(p, p);
         let stretch = g.sqrt();
@@ -530,6 +533,63 @@ impl ElementKernel {
     }
 }
 
+/// [`ElementKernel::add_internal_force`] for `B` elements at once, to the
+/// same bits. The Gauss points' section forces (a square root and nine
+/// divisions each) do not depend on one another, so they are computed in
+/// one straight loop over the block's points, which the compiler packs; the
+/// interpolations before and the sums after keep the one-element order.
+/// Compiled for AVX2 and AVX-512 as well as SSE2, chosen at run time: in
+/// SSE2's two lanes the packing gained nothing measurable, in AVX-512's
+/// eight the n = 40 drop ran 1.4× faster. Rust does not fuse a product and
+/// a sum into an FMA unless told, so every build gives the same bits.
+#[multiversion(targets("x86_64+avx512f+avx512vl+avx512dq+avx2+fma", "x86_64+avx2+fma"))]
+pub fn internal_forces_block<const B: usize>(
+    kernel: &ElementKernel,
+    e: [&ElementVector; B],
+    ed: [&ElementVector; B],
+    out: &mut [ElementVector; B],
+) {
+    // [p_x, p_y, c_x, c_y, ṗ_x, ṗ_y, ċ_x, ċ_y][element][Gauss point]
+    let mut kinematics = [[[0.0; GAUSS_POINTS]; B]; 8];
+    for b in 0..B {
+        for (q, qp) in kernel.points.iter().enumerate() {
+            let (p, c, pd, cd) = kernel.point_kinematics(qp, e[b], ed[b]);
+            for (row, value) in [p[0], p[1], c[0], c[1], pd[0], pd[1], cd[0], cd[1]]
+                .into_iter()
+                .enumerate()
+            {
+                kinematics[row][b][q] = value;
+            }
+        }
+    }
+    // [f_p,x, f_p,y, f_c,x, f_c,y][element][Gauss point]
+    let mut forces = [[[0.0; GAUSS_POINTS]; B]; 4];
+    {
+        let [px, py, cx, cy, pdx, pdy, cdx, cdy] = kinematics.each_ref().map(|r| r.as_flattened());
+        let [fpx, fpy, fcx, fcy] = forces.each_mut().map(|r| r.as_flattened_mut());
+        for i in 0..B * GAUSS_POINTS {
+            let kin = SectionKinematics::new(
+                [px[i], py[i]],
+                [cx[i], cy[i]],
+                [pdx[i], pdy[i]],
+                [cdx[i], cdy[i]],
+            );
+            let (fp, fc) = section_force(&kin, &kernel.section);
+            (fpx[i], fpy[i], fcx[i], fcy[i]) = (fp[0], fp[1], fc[0], fc[1]);
+        }
+    }
+    for b in 0..B {
+        for (q, qp) in kernel.points.iter().enumerate() {
+            let [fpx, fpy, fcx, fcy] = [0, 1, 2, 3].map(|row| forces[row][b][q]);
+            for a in 0..4 {
+                let (bx, bxx) = (qp.weight_m * qp.s_x[a], qp.weight_m * qp.s_xx[a]);
+                out[b][2 * a] += bx * fpx + bxx * fcx;
+                out[b][2 * a + 1] += bx * fpy + bxx * fcy;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -602,6 +662,46 @@ mod tests {
         let mut d = [0.0; 8];
         k.add_drag(e, ed, &mut d);
         std::array::from_fn(|i| f[i] - d[i])
+    }
+
+    #[test]
+    fn a_block_of_elements_has_the_one_element_forces_bits() {
+        // Whichever build the CPU runs (SSE2, AVX2 or AVX-512), the packed
+        // section loop must give each element's force as the one-element
+        // kernel does: the reference solver's steps depend on the bits.
+        let kern = kernel();
+        let states: Vec<_> = (1..=8).map(perturbed_state).collect();
+        let one: Vec<ElementVector> = states
+            .iter()
+            .map(|(e, ed)| {
+                let mut f = [0.0; 8];
+                kern.add_internal_force(e, ed, &mut f);
+                f
+            })
+            .collect();
+        let mut eight = [[0.0; 8]; 8];
+        internal_forces_block(
+            &kern,
+            std::array::from_fn(|b| &states[b].0),
+            std::array::from_fn(|b| &states[b].1),
+            &mut eight,
+        );
+        let mut four = [[0.0; 8]; 4];
+        internal_forces_block(
+            &kern,
+            std::array::from_fn(|b| &states[b + 4].0),
+            std::array::from_fn(|b| &states[b + 4].1),
+            &mut four,
+        );
+        for (b, f) in eight.iter().chain(&four).enumerate() {
+            let expected = one[if b < 8 { b } else { b - 4 }];
+            assert_ne!(f, &[0.0; 8]);
+            assert_eq!(
+                f.map(f64::to_bits),
+                expected.map(f64::to_bits),
+                "element {b}"
+            );
+        }
     }
 
     #[test]

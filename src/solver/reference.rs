@@ -116,6 +116,9 @@ pub struct ReferenceSolver {
     alg: Vec<f64>,
     /// True accelerations and step of the previous accepted step.
     previous_acc: Option<(Vec<f64>, f64)>,
+    /// A rejected trial's or a replaced state's vectors, for the next
+    /// trial: a step allocates nothing.
+    spare: Option<Trial>,
     step_s: f64,
     stats: ReferenceStats,
     // Newton workspace.
@@ -155,6 +158,7 @@ impl ReferenceSolver {
             t: start_s,
             alg: acc.clone(),
             previous_acc: None,
+            spare: None,
             acc,
             q,
             v,
@@ -229,11 +233,14 @@ impl ReferenceSolver {
     }
 
     fn accept(&mut self, trial: Trial, h: f64, error: f64, exact_end: Option<f64>) {
-        self.previous_acc = Some((std::mem::take(&mut self.acc), h));
-        self.q = trial.q;
-        self.v = trial.v;
-        self.acc = trial.acc;
-        self.alg = trial.alg;
+        let acc = std::mem::replace(&mut self.acc, trial.acc);
+        let oldest_acc = self.previous_acc.replace((acc, h)).map(|(acc, _)| acc);
+        self.spare = Some(Trial {
+            q: std::mem::replace(&mut self.q, trial.q),
+            v: std::mem::replace(&mut self.v, trial.v),
+            acc: oldest_acc.unwrap_or_else(|| vec![0.0; self.q.len()]),
+            alg: std::mem::replace(&mut self.alg, trial.alg),
+        });
         self.t = exact_end.unwrap_or(self.t + h);
         let s = &mut self.stats;
         s.steps += 1;
@@ -279,9 +286,11 @@ impl ReferenceSolver {
                 .is_err()
         {
             self.iteration = None;
+            self.spare = Some(trial);
             return Ok(None);
         }
         if !self.newton(&mut trial, h, stale) {
+            self.spare = Some(trial);
             return Ok(None);
         }
         let error = self.coef.error_constant()
@@ -291,6 +300,7 @@ impl ReferenceSolver {
                 m.max(((trial.alg[i] - self.alg[i]) * self.weights[i]).abs())
             });
         if error > self.options.tolerance_m {
+            self.spare = Some(trial);
             return Ok(None);
         }
         Ok(Some((trial, error)))
@@ -305,24 +315,23 @@ impl ReferenceSolver {
         let n = self.q.len();
         // Predictor: äₙ₊₁ extrapolated linearly from the last two steps
         // (saves about one Newton iteration per step on smooth motion).
-        let mut trial = Trial {
+        // Every entry of the trial is written below.
+        let mut trial = self.spare.take().unwrap_or_else(|| Trial {
             q: vec![0.0; n],
             v: vec![0.0; n],
-            acc: match &self.previous_acc {
-                Some((acc, h_prev)) => {
-                    let r = h / h_prev;
-                    self.acc
-                        .iter()
-                        .zip(acc)
-                        .map(|(a, a0)| a + r * (a - a0))
-                        .collect()
-                }
-                None => self.acc.clone(),
-            },
+            acc: vec![0.0; n],
             alg: vec![0.0; n],
-        };
-        let motion = self.dynamics.motion().clone();
-        let acc_r = motion.acceleration(t1);
+        });
+        match &self.previous_acc {
+            Some((acc, h_prev)) => {
+                let r = h / h_prev;
+                for ((predicted, a), a0) in trial.acc.iter_mut().zip(&self.acc).zip(acc) {
+                    *predicted = a + r * (a - a0);
+                }
+            }
+            None => trial.acc.copy_from_slice(&self.acc),
+        }
+        let acc_r = self.dynamics.motion().acceleration(t1);
         trial.acc[..PRESCRIBED_DOFS].copy_from_slice(&acc_r);
         for i in 0..n {
             trial.alg[i] = ((1.0 - alpha_f) * trial.acc[i] + alpha_f * self.acc[i]
@@ -362,21 +371,33 @@ impl ReferenceSolver {
             // first entries, so the product carries M_dr ä_r too.
             let tether = self.dynamics.tether();
             tether.generalized_force(&trial.q, &trial.v, &mut self.force);
-            tether.mass().mul_vec(&trial.acc, &mut self.mass_times_acc);
-            for (r, i) in self.residual.iter_mut().zip(PRESCRIBED_DOFS..n) {
-                *r = self.force[i] - self.mass_times_acc[i];
+            tether.mass_times(&trial.acc, &mut self.mass_times_acc);
+            let dynamic = PRESCRIBED_DOFS..n;
+            for ((r, f), ma) in self
+                .residual
+                .iter_mut()
+                .zip(&self.force[dynamic.clone()])
+                .zip(&self.mass_times_acc[dynamic.clone()])
+            {
+                *r = f - ma;
             }
             let lu = &self.iteration.as_ref().expect("iteration matrix set").0;
             lu.solve_in_place(&mut self.residual);
             let mut correction = 0.0f64;
-            for (i, d) in self.residual.iter().enumerate() {
-                let j = i + PRESCRIBED_DOFS;
-                trial.acc[j] += d;
-                let da = (1.0 - alpha_f) / (1.0 - alpha_m) * d;
-                trial.alg[j] += da;
-                trial.q[j] += bp * h * h * d;
-                trial.v[j] += gp * h * d;
-                correction = correction.max((bp * h * h * d * self.weights[j]).abs());
+            // The coefficients once per iteration, as the products were
+            // grouped (left to right) when written per entry: same bits.
+            let (to_alg, to_q, to_v) = ((1.0 - alpha_f) / (1.0 - alpha_m), bp * h * h, gp * h);
+            let updated = (trial.acc[dynamic.clone()].iter_mut())
+                .zip(&mut trial.alg[dynamic.clone()])
+                .zip(&mut trial.q[dynamic.clone()])
+                .zip(&mut trial.v[dynamic.clone()])
+                .zip(&self.weights[dynamic]);
+            for (d, ((((acc, alg), q), v), weight)) in self.residual.iter().zip(updated) {
+                *acc += d;
+                *alg += to_alg * d;
+                *q += to_q * d;
+                *v += to_v * d;
+                correction = correction.max((to_q * d * weight).abs());
             }
             if !correction.is_finite() {
                 return false;
