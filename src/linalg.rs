@@ -70,7 +70,30 @@ impl InterleavedBandedMatrix {
             self.scalar.dim,
         );
         assert!(x.len() >= 2 * dim && y.len() >= 2 * dim);
+        // The tether's band (w = 3): interior rows of fixed length, unrolled.
+        let interior = if w == 3 && dim > 2 * w {
+            w..dim - w
+        } else {
+            0..0
+        };
+        for s in interior.clone() {
+            let row: &[f64; 7] = self.scalar.data[s * width..(s + 1) * width]
+                .try_into()
+                .expect("a row of 7");
+            let window: &[f64; 14] = x[2 * (s - w)..2 * (s + w + 1)]
+                .try_into()
+                .expect("a window of 7 pairs");
+            let mut sum = [-0.0; 2];
+            for (t, m) in row.iter().enumerate() {
+                sum[0] += m * window[2 * t];
+                sum[1] += m * window[2 * t + 1];
+            }
+            y[2 * s..2 * s + 2].copy_from_slice(&sum);
+        }
         for (s, row) in self.scalar.data.chunks_exact(width).enumerate() {
+            if interior.contains(&s) {
+                continue;
+            }
             let (lo, hi) = (s.saturating_sub(w), (s + w).min(dim - 1));
             // -0.0, as f64's Sum starts, so that every sum is BandedMatrix's.
             let mut sum = [-0.0; 2];

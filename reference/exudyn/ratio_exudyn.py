@@ -30,11 +30,11 @@ FRAMES = range(1, 51)
 FRAME = 0.04
 
 
-def best_of(command, repeats=5):
+def best_of(command, repeats=5, env=None):
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -72,16 +72,23 @@ with open(os.path.join(here, "drop_n40_d2000.csv")) as f:
 
 work = tempfile.mkdtemp()
 print("solver\tsetting\trms_marker_error_m\twhole_process_s")
-exudyn = {}
-for h in [2.5e-4, 5e-4, 1e-3]:
-    out = os.path.join(work, f"exudyn_{h}.txt")
-    script = os.path.join(work, f"exudyn_{h}.py")
-    with open(script, "w") as f:
-        f.write(EXUDYN_RUN.format(here=here, h=h, out=out))
-    wall = best_of([sys.executable, script])
-    track = {(int(p), int(j)): (x, y) for p, j, x, y in np.loadtxt(out)}
-    exudyn[h] = (rms(track, converged), wall)
-    print(f"exudyn {h:g} s\t{exudyn[h][0]:.2e}\t{wall:.3f}")
+# Exudyn ships two modules: exudynCPP (baseline instruction set, range
+# checks; what `import exudyn` loads) and exudynCPPfast (AVX2, no range
+# checks; EXUDYN_MODULE=fast). Our binary picks AVX2 or AVX-512 at run time
+# where the CPU has them, so both are timed and compared.
+MODULES = {"exudyn": "", "exudyn fast": "fast"}
+exudyn = {name: {} for name in MODULES}
+for name, module in MODULES.items():
+    env = dict(os.environ, EXUDYN_MODULE=module)
+    for h in [2.5e-4, 5e-4, 1e-3]:
+        out = os.path.join(work, f"exudyn_{module}_{h}.txt")
+        script = os.path.join(work, f"exudyn_{module}_{h}.py")
+        with open(script, "w") as f:
+            f.write(EXUDYN_RUN.format(here=here, h=h, out=out))
+        wall = best_of([sys.executable, script], env=env)
+        track = {(int(p), int(j)): (x, y) for p, j, x, y in np.loadtxt(out)}
+        exudyn[name][h] = (rms(track, converged), wall)
+        print(f"{name} {h:g} s\t{exudyn[name][h][0]:.2e}\t{wall:.3f}")
 
 
 def ours(tolerance, path):
@@ -107,17 +114,18 @@ for tolerance in [1e-9, 6e-9]:
     # Equal accuracy lies between the cheapest Exudyn step at least as
     # accurate (its ratio an upper bound) and the next coarser one (a
     # lower bound); log-log interpolation between them gives the estimate.
-    finer = [(h, e, w) for h, (e, w) in exudyn.items() if e <= error]
-    coarser = [(h, e, w) for h, (e, w) in exudyn.items() if e > error]
-    line = []
-    if finer:
-        h, e, w = max(finer)
-        line.append(f"{w / wall:.1f}x against h = {h:g} s (rms {e:.2e} m, as accurate)")
-    if coarser:
-        h, e, w = min(coarser)
-        line.append(f"{w / wall:.1f}x against h = {h:g} s (rms {e:.2e} m, less accurate)")
-    if finer and coarser:
-        (_, e0, w0), (_, e1, w1) = max(finer), min(coarser)
-        slope = np.log(w1 / w0) / np.log(e1 / e0)
-        line.append(f"at equal accuracy ≈ {w0 * (error / e0) ** slope / wall:.1f}x")
-    print("  ratio: " + "; ".join(line))
+    for name, runs in exudyn.items():
+        finer = [(h, e, w) for h, (e, w) in runs.items() if e <= error]
+        coarser = [(h, e, w) for h, (e, w) in runs.items() if e > error]
+        line = []
+        if finer:
+            h, e, w = max(finer)
+            line.append(f"{w / wall:.1f}x against h = {h:g} s (rms {e:.2e} m, as accurate)")
+        if coarser:
+            h, e, w = min(coarser)
+            line.append(f"{w / wall:.1f}x against h = {h:g} s (rms {e:.2e} m, less accurate)")
+        if finer and coarser:
+            (_, e0, w0), (_, e1, w1) = max(finer), min(coarser)
+            slope = np.log(w1 / w0) / np.log(e1 / e0)
+            line.append(f"at equal accuracy ≈ {w0 * (error / e0) ** slope / wall:.1f}x")
+        print(f"  ratio to {name}: " + "; ".join(line))

@@ -533,59 +533,82 @@ impl ElementKernel {
     }
 }
 
-/// [`ElementKernel::add_internal_force`] for `B` elements at once, to the
-/// same bits. The Gauss points' section forces (a square root and nine
-/// divisions each) do not depend on one another, so they are computed in
-/// one straight loop over the block's points, which the compiler packs; the
-/// interpolations before and the sums after keep the one-element order.
-/// Compiled for AVX2 and AVX-512 as well as SSE2, chosen at run time: in
-/// SSE2's two lanes the packing gained nothing measurable, in AVX-512's
-/// eight the n = 40 drop ran 1.4× faster. Rust does not fuse a product and
-/// a sum into an FMA unless told, so every build gives the same bits.
+/// [`ElementKernel::add_internal_force`] for `B` consecutive elements at
+/// once, to the same bits: `nodes` and `node_rates` hold the coordinates
+/// and velocities of their B + 1 nodes (4 each, node-major, as in the
+/// tether's vectors), and element b's force is written into `out[b]`.
+///
+/// Every stage runs along the block's elements, b the innermost index, so
+/// the compiler packs it: the interpolations to the Gauss points, the
+/// section forces (a square root and nine divisions each) and the sums
+/// back onto the element coordinates, each entry's sums in the one-element
+/// kernel's order. Compiled for AVX2 and AVX-512 as well as SSE2, chosen
+/// at run time (`multiversion`): one binary runs on any x86-64 CPU and
+/// takes eight elements a vector where it can. Rust never fuses a product
+/// and a sum into an FMA unless told, so every build gives the same bits.
 #[multiversion(targets("x86_64+avx512f+avx512vl+avx512dq+avx2+fma", "x86_64+avx2+fma"))]
 pub fn internal_forces_block<const B: usize>(
     kernel: &ElementKernel,
-    e: [&ElementVector; B],
-    ed: [&ElementVector; B],
+    nodes: &[f64],
+    node_rates: &[f64],
     out: &mut [ElementVector; B],
 ) {
-    // [p_x, p_y, c_x, c_y, ṗ_x, ṗ_y, ċ_x, ċ_y][element][Gauss point]
-    let mut kinematics = [[[0.0; GAUSS_POINTS]; B]; 8];
-    for b in 0..B {
-        for (q, qp) in kernel.points.iter().enumerate() {
-            let (p, c, pd, cd) = kernel.point_kinematics(qp, e[b], ed[b]);
-            for (row, value) in [p[0], p[1], c[0], c[1], pd[0], pd[1], cd[0], cd[1]]
-                .into_iter()
-                .enumerate()
-            {
-                kinematics[row][b][q] = value;
-            }
+    assert!(nodes.len() >= 4 * (B + 1) && node_rates.len() >= 4 * (B + 1));
+    // Element b's entry i is nodes[4b + i]: [entry][element].
+    let (mut e, mut ed) = ([[0.0; B]; 8], [[0.0; B]; 8]);
+    for i in 0..8 {
+        for b in 0..B {
+            e[i][b] = nodes[4 * b + i];
+            ed[i][b] = node_rates[4 * b + i];
         }
     }
-    // [f_p,x, f_p,y, f_c,x, f_c,y][element][Gauss point]
-    let mut forces = [[[0.0; GAUSS_POINTS]; B]; 4];
-    {
-        let [px, py, cx, cy, pdx, pdy, cdx, cdy] = kinematics.each_ref().map(|r| r.as_flattened());
-        let [fpx, fpy, fcx, fcy] = forces.each_mut().map(|r| r.as_flattened_mut());
-        for i in 0..B * GAUSS_POINTS {
+    // [Gauss point][p_x, p_y, c_x, c_y, ṗ_x, ṗ_y, ċ_x, ċ_y][element], each
+    // Σ_a s_a e_{2a+d} from 0.0, a ascending, as `interpolate` sums.
+    let mut kinematics = [[[0.0; B]; 8]; GAUSS_POINTS];
+    for (qp, k) in kernel.points.iter().zip(&mut kinematics) {
+        let (sx, sxx) = (&qp.s_x, &qp.s_xx);
+        for b in 0..B {
+            let sum = |s: &[f64; 4], v: &[[f64; B]; 8], d: usize| {
+                0.0 + s[0] * v[d][b] + s[1] * v[2 + d][b] + s[2] * v[4 + d][b] + s[3] * v[6 + d][b]
+            };
+            k[0][b] = sum(sx, &e, 0);
+            k[1][b] = sum(sx, &e, 1);
+            k[2][b] = sum(sxx, &e, 0);
+            k[3][b] = sum(sxx, &e, 1);
+            k[4][b] = sum(sx, &ed, 0);
+            k[5][b] = sum(sx, &ed, 1);
+            k[6][b] = sum(sxx, &ed, 0);
+            k[7][b] = sum(sxx, &ed, 1);
+        }
+    }
+    // [Gauss point][f_p,x, f_p,y, f_c,x, f_c,y][element]
+    let mut forces = [[[0.0; B]; 4]; GAUSS_POINTS];
+    for (k, f) in kinematics.iter().zip(&mut forces) {
+        for b in 0..B {
             let kin = SectionKinematics::new(
-                [px[i], py[i]],
-                [cx[i], cy[i]],
-                [pdx[i], pdy[i]],
-                [cdx[i], cdy[i]],
+                [k[0][b], k[1][b]],
+                [k[2][b], k[3][b]],
+                [k[4][b], k[5][b]],
+                [k[6][b], k[7][b]],
             );
             let (fp, fc) = section_force(&kin, &kernel.section);
-            (fpx[i], fpy[i], fcx[i], fcy[i]) = (fp[0], fp[1], fc[0], fc[1]);
+            [f[0][b], f[1][b], f[2][b], f[3][b]] = [fp[0], fp[1], fc[0], fc[1]];
         }
     }
-    for b in 0..B {
-        for (q, qp) in kernel.points.iter().enumerate() {
-            let [fpx, fpy, fcx, fcy] = [0, 1, 2, 3].map(|row| forces[row][b][q]);
-            for a in 0..4 {
-                let (bx, bxx) = (qp.weight_m * qp.s_x[a], qp.weight_m * qp.s_xx[a]);
-                out[b][2 * a] += bx * fpx + bxx * fcx;
-                out[b][2 * a + 1] += bx * fpy + bxx * fcy;
+    // [element coordinate][element], summed over the Gauss points in order.
+    let mut sums = [[0.0; B]; 8];
+    for (qp, f) in kernel.points.iter().zip(&forces) {
+        for (i, sum) in sums.iter_mut().enumerate() {
+            let (a, d) = (i / 2, i % 2);
+            let (bx, bxx) = (qp.weight_m * qp.s_x[a], qp.weight_m * qp.s_xx[a]);
+            for ((sum, fp), fc) in sum.iter_mut().zip(&f[d]).zip(&f[2 + d]) {
+                *sum += bx * fp + bxx * fc;
             }
+        }
+    }
+    for (b, out) in out.iter_mut().enumerate() {
+        for i in 0..8 {
+            out[i] = sums[i][b];
         }
     }
 }
@@ -671,28 +694,28 @@ mod tests {
         // kernel does: the reference solver's steps depend on the bits.
         let kern = kernel();
         let states: Vec<_> = (1..=8).map(perturbed_state).collect();
-        let one: Vec<ElementVector> = states
-            .iter()
-            .map(|(e, ed)| {
+        // Nine nodes whose eight elements are the states above: element b
+        // takes its first node from state b and its second from state b + 1
+        // (their first nodes), so the one-element forces are recomputed on
+        // the same vectors.
+        let nodes: Vec<f64> = (0..9)
+            .flat_map(|k| states[k.min(7)].0[..4].to_vec())
+            .collect();
+        let rates: Vec<f64> = (0..9)
+            .flat_map(|k| states[k.min(7)].1[..4].to_vec())
+            .collect();
+        let one: Vec<ElementVector> = (0..8)
+            .map(|b| {
                 let mut f = [0.0; 8];
-                kern.add_internal_force(e, ed, &mut f);
+                let (e, ed) = (&nodes[4 * b..4 * b + 8], &rates[4 * b..4 * b + 8]);
+                kern.add_internal_force(e.try_into().unwrap(), ed.try_into().unwrap(), &mut f);
                 f
             })
             .collect();
         let mut eight = [[0.0; 8]; 8];
-        internal_forces_block(
-            &kern,
-            std::array::from_fn(|b| &states[b].0),
-            std::array::from_fn(|b| &states[b].1),
-            &mut eight,
-        );
+        internal_forces_block(&kern, &nodes, &rates, &mut eight);
         let mut four = [[0.0; 8]; 4];
-        internal_forces_block(
-            &kern,
-            std::array::from_fn(|b| &states[b + 4].0),
-            std::array::from_fn(|b| &states[b + 4].1),
-            &mut four,
-        );
+        internal_forces_block(&kern, &nodes[16..], &rates[16..], &mut four);
         for (b, f) in eight.iter().chain(&four).enumerate() {
             let expected = one[if b < 8 { b } else { b - 4 }];
             assert_ne!(f, &[0.0; 8]);

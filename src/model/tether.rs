@@ -144,8 +144,8 @@ impl Tether {
     }
 
     /// Adds −F_a − F_D + Q_D of the `B` elements from `first` into `f` and
-    /// returns `B`. A block past the last element repeats the last element;
-    /// the repeats' forces are dropped.
+    /// returns `B`. A block past the last element is padded with copies of
+    /// the last node; the padding's forces are dropped.
     fn add_block_forces<const B: usize>(
         &self,
         first: usize,
@@ -155,14 +155,22 @@ impl Tether {
         f: &mut [f64],
     ) -> usize {
         let elements = self.params.elements;
-        let element = |b: usize| (first + b).min(elements - 1);
         let mut fe = [[0.0; 8]; B];
-        internal_forces_block(
-            &self.kernel,
-            std::array::from_fn(|b| Self::element_vector(q, element(b))),
-            std::array::from_fn(|b| Self::element_vector(damped_qd, element(b))),
-            &mut fe,
-        );
+        let span = NODE_DOFS * first..NODE_DOFS * (first + B + 1);
+        if span.end <= q.len() {
+            internal_forces_block(&self.kernel, &q[span.clone()], &damped_qd[span], &mut fe);
+        } else {
+            // Past the last node, the last node again: finite, and dropped.
+            let padded = |v: &[f64]| -> [f64; NODE_DOFS * (WIDE_FORCE_BLOCK + 1)] {
+                let last = &v[v.len() - NODE_DOFS..];
+                std::array::from_fn(|i| {
+                    let i = i + span.start;
+                    v.get(i).copied().unwrap_or(last[i % NODE_DOFS])
+                })
+            };
+            assert!(B <= WIDE_FORCE_BLOCK);
+            internal_forces_block(&self.kernel, &padded(q), &padded(damped_qd), &mut fe);
+        }
         for (b, fe) in fe.iter_mut().enumerate().take(elements - first) {
             let k = first + b;
             for v in fe.iter_mut() {
