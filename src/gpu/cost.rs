@@ -222,15 +222,23 @@ pub fn adaptive_work_flops(work: &AdaptiveWork) -> f64 {
     adaptive_chain_flops(work, 1)
 }
 
-/// The barriers one simulation's work passes in the adaptive stage
-/// (step_adaptive.wgsl): eight an attempted step outside Newton's rounds
-/// (prediction and the live flag's uniform load, the two round flags,
-/// error, acceptance, landing, the end), eight
-/// a round (the factoring flag's uniform load, two force passes, residual,
-/// solve, update, the round's end and its uniform load) and three more in a
-/// round that factors (two tangent passes and the factorization).
+/// Barriers (a `workgroupUniformLoad` is one) the adaptive stage
+/// (step_adaptive.wgsl) passes per attempted step outside Newton's rounds:
+/// prediction and the live flag's uniform load, the two round flags,
+/// error, acceptance, landing, the end.
+pub const ADAPTIVE_BARRIERS_PER_ATTEMPT: f64 = 8.0;
+/// ... per Newton round: the factoring flag's uniform load, two force
+/// passes, residual, solve, update, the round's end and its uniform load.
+pub const ADAPTIVE_BARRIERS_PER_ROUND: f64 = 8.0;
+/// ... more in a round that factors: two tangent passes, the factorization.
+pub const ADAPTIVE_BARRIERS_PER_FACTORING: f64 = 3.0;
+
+/// The barriers one simulation's work passes in the adaptive stage (the
+/// three counts above; a test counts them in the shader).
 pub fn adaptive_barriers(work: &AdaptiveWork) -> f64 {
-    8.0 * work.attempts + 8.0 * work.newton_iterations + 3.0 * work.factorizations
+    ADAPTIVE_BARRIERS_PER_ATTEMPT * work.attempts
+        + ADAPTIVE_BARRIERS_PER_ROUND * work.newton_iterations
+        + ADAPTIVE_BARRIERS_PER_FACTORING * work.factorizations
 }
 
 /// The adaptive stage's measured costs: its chain's flops, and what a
@@ -309,6 +317,104 @@ pub fn fastest_layout(
 mod tests {
     use super::*;
 
+    /// Barriers in the adaptive stage's attempt loop, as (outside Newton's
+    /// rounds, per round, per factoring round): each `barrier()` and
+    /// `workgroupUniformLoad(` times the trip counts of the loops around
+    /// it, read from the shader's braces.
+    fn counted_barriers(shader: &str) -> [u32; 3] {
+        let code: String = shader
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let main = &code[code.find("fn main(").expect("the stage's entry point")..];
+        // (trip count, region: 0 attempt, 1 round, 2 factoring, None outside)
+        let mut frames: Vec<(u32, Option<usize>)> = Vec::new();
+        let mut counts = [0; 3];
+        let mut header = String::new();
+        let count_in = |text: &str, frames: &[(u32, Option<usize>)], counts: &mut [u32; 3]| {
+            let hits = (text.matches("barrier()").count()
+                + text.matches("workgroupUniformLoad(").count()) as u32;
+            if hits == 0 {
+                return;
+            }
+            let region = frames.iter().rev().find_map(|f| f.1);
+            let trips: u32 = frames.iter().map(|f| f.0).product();
+            let region = region.expect("a barrier inside the attempt loop");
+            // Each loop frame multiplies by its trips, but the attempt and
+            // round loops are what the counts are per.
+            counts[region] += hits * trips;
+        };
+        let mut depth = 0usize;
+        for ch in main.chars() {
+            match ch {
+                '{' => {
+                    depth += 1;
+                    count_in(&header, &frames, &mut counts);
+                    let h = header.trim();
+                    let frame = if h.starts_with("for (var attempt") {
+                        (1, Some(0))
+                    } else if h.starts_with("for (var round") {
+                        (1, Some(1))
+                    } else if h.contains("workgroupUniformLoad(&w_factoring_uniform)") {
+                        (1, Some(2))
+                    } else if h.starts_with("for (var parity = 0u; parity < 2u;") {
+                        (2, None)
+                    } else if h.starts_with("for")
+                        || h.starts_with("loop")
+                        || h.starts_with("while")
+                    {
+                        (0, None) // unknown trips: a barrier inside would count 0 and fail
+                    } else {
+                        (1, None)
+                    };
+                    frames.push(frame);
+                    header.clear();
+                }
+                '}' => {
+                    count_in(&header, &frames, &mut counts);
+                    header.clear();
+                    frames.pop();
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                ';' => {
+                    header.push(ch);
+                    if !header.trim_start().starts_with("for") {
+                        count_in(&header, &frames, &mut counts);
+                        header.clear();
+                    }
+                }
+                _ => header.push(ch),
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn the_shaders_barriers_are_the_models() {
+        let counted = counted_barriers(crate::gpu::shader::STEP_ADAPTIVE);
+        let modelled = [
+            ADAPTIVE_BARRIERS_PER_ATTEMPT,
+            ADAPTIVE_BARRIERS_PER_ROUND,
+            ADAPTIVE_BARRIERS_PER_FACTORING,
+        ];
+        assert_eq!(
+            counted.map(f64::from),
+            modelled,
+            "step_adaptive.wgsl's barriers"
+        );
+        // The counter sees a barrier moved into a loop of two.
+        let doubled = crate::gpu::shader::STEP_ADAPTIVE.replacen(
+            "            barrier();\n",
+            "            for (var parity = 0u; parity < 2u; parity++) {\n barrier();\n }\n",
+            1,
+        );
+        assert_ne!(counted_barriers(&doubled), counted);
+    }
+
     #[test]
     fn the_adaptive_chain_adds_its_attempts_iterations_and_factorizations() {
         let one = |attempts, newton_iterations, factorizations| AdaptiveWork {
@@ -377,7 +483,9 @@ mod tests {
         let filled = 10_000.0 * lanes as f64 * chain / 100e9;
         assert!((many - filled).abs() < 1e-9 * many);
         // Barriers add their count's cost, alone and per lane filled.
-        let barriers = 8.0 * 100.0 + 8.0 * 300.0 + 3.0 * 30.0;
+        let barriers = ADAPTIVE_BARRIERS_PER_ATTEMPT * 100.0
+            + ADAPTIVE_BARRIERS_PER_ROUND * 300.0
+            + ADAPTIVE_BARRIERS_PER_FACTORING * 30.0;
         assert_eq!(adaptive_barriers(&sim), barriers);
         let with = AdaptiveRates {
             barrier_lone_s: 1e-6,

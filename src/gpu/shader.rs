@@ -26,7 +26,7 @@ const STEP_WORKGROUP: &str = include_str!("../../shaders/step_workgroup.wgsl");
 const COUPLING_PRIVATE: &str = include_str!("../../shaders/coupling_private.wgsl");
 const COUPLING_NONE: &str = include_str!("../../shaders/coupling_none.wgsl");
 const PEAK: &str = include_str!("../../shaders/peak.wgsl");
-const STEP_ADAPTIVE: &str = include_str!("../../shaders/step_adaptive.wgsl");
+pub(crate) const STEP_ADAPTIVE: &str = include_str!("../../shaders/step_adaptive.wgsl");
 
 /// The modules of shared functions, in the order every step stage (and a
 /// test kernel) concatenates them.
