@@ -397,7 +397,7 @@ pub struct Estimates {
 
 impl Estimates {
     /// The GPU's fixed-step scheme (unless the reference solver was asked
-    /// for), its adaptive scheme (where [`adaptive_refusal`] allows) and,
+    /// for), its adaptive scheme (where `adaptive_refusal` allows) and,
     /// `with_cpu`, the CPU, for `work`, the job counted on the GPU's
     /// fixed-step scheme (`workload` counts it on the CPU's where that
     /// differs). `auto` measures only on a hardware adapter; this measures

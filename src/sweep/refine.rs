@@ -270,7 +270,7 @@ fn residuals(
 
 /// Refines the best candidate of every n whose grid J_e lies within the
 /// confidence region's threshold (the grid's best always) and of the
-/// grid's finest n, keeps one refinement ([`kept`]), and profiles its
+/// grid's finest n, keeps one refinement (`kept`), and profiles its
 /// parameters. A coarse grid can favour the wrong n (its best (D, C_D)
 /// point happens to lie closer, or the finest n's grid points all miss
 /// its C_D), and the refined J_e of each n is the fair comparison; other
