@@ -383,6 +383,7 @@ impl ElementKernel {
     }
 
     /// ∂(F_a + F_D)/∂e and ∂(F_a + F_D)/∂ė, added into `k` and `c`.
+    #[inline]
     pub fn add_internal_tangent(
         &self,
         e: &ElementVector,
@@ -611,6 +612,21 @@ pub fn internal_forces_block<const B: usize>(
             out[i] = sums[i][b];
         }
     }
+}
+
+/// [`ElementKernel::add_internal_tangent`] compiled for AVX2 and AVX-512
+/// as well as SSE2, chosen at run time, to the same bits (as
+/// [`internal_forces_block`]): the reference solver's iteration matrix
+/// needs it at every refresh.
+#[multiversion(targets("x86_64+avx512f+avx512vl+avx512dq+avx2+fma", "x86_64+avx2+fma"))]
+pub fn internal_tangent(
+    kernel: &ElementKernel,
+    e: &ElementVector,
+    ed: &ElementVector,
+    k: &mut ElementMatrix,
+    c: &mut ElementMatrix,
+) {
+    kernel.add_internal_tangent(e, ed, k, c);
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 //! Coordinates are node-major, q = [x_0, y_0, x'_0, y'_0, …, x_n, y_n, x'_n, y'_n],
 //! 4(n+1) of them; element k owns q[4k .. 4k+8].
 
-use super::element::{ElementKernel, ElementMatrix, ElementVector, internal_forces_block, shape};
+use super::element::{
+    ElementKernel, ElementMatrix, ElementVector, internal_forces_block, internal_tangent, shape,
+};
 use super::params::TetherParams;
 use crate::error::InputError;
 use crate::linalg::{BandedMatrix, InterleavedBandedMatrix};
@@ -204,7 +206,7 @@ impl Tether {
             ke = [[0.0; 8]; 8];
             ce = [[0.0; 8]; 8];
             let (e, ed) = (Self::element_vector(q, k), Self::element_vector(qd, k));
-            self.kernel.add_internal_tangent(e, ed, &mut ke, &mut ce);
+            internal_tangent(&self.kernel, e, ed, &mut ke, &mut ce);
             self.kernel.sub_drag_tangent(e, ed, &mut ke, &mut ce);
             let base = NODE_DOFS * k;
             for i in 0..8 {
