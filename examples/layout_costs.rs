@@ -86,18 +86,6 @@ fn counted(simulations: &[(Scenario, TetherParams)], tolerance_m: f64) -> Vec<Ad
         .collect()
 }
 
-/// `work` repeated to `count` simulations with its mean counts.
-fn mean_of(work: &[AdaptiveWork], count: usize) -> Vec<AdaptiveWork> {
-    let k = work.len() as f64;
-    let mean = AdaptiveWork {
-        elements: work[0].elements,
-        attempts: work.iter().map(|w| w.attempts).sum::<f64>() / k,
-        newton_iterations: work.iter().map(|w| w.newton_iterations).sum::<f64>() / k,
-        factorizations: work.iter().map(|w| w.factorizations).sum::<f64>() / k,
-    };
-    vec![mean; count]
-}
-
 fn rates_from(args: &[f64]) -> Option<(LayoutRates, GpuRates)> {
     let rate = |invocation_gflops, device_gflops| GpuRates {
         invocation_gflops,
@@ -196,7 +184,7 @@ fn main() {
         auto.name(),
         "–",
         cost::adaptive_seconds(
-            &mean_of(&ga_counts, 32_768),
+            &vec![AdaptiveWork::mean(&ga_counts).expect("the GA's counts"); 32_768],
             AdaptiveRates::flops_only(adaptive_rates),
         ),
     );

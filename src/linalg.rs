@@ -43,18 +43,13 @@ impl InterleavedBandedMatrix {
         for i in 0..a.dim {
             let lo = i.saturating_sub(a.half_bandwidth);
             for j in lo..(i + a.half_bandwidth + 1).min(a.dim) {
-                let value = a.get(i, j);
-                let (s, t) = (i / 2, j / 2);
-                let expected = if i % 2 != j % 2 {
-                    0.0
-                } else if scalar.in_band(s, t) {
-                    scalar.get(s, t)
-                } else {
-                    0.0
-                };
-                if i % 2 == 0 && j % 2 == 0 && scalar.in_band(s, t) {
+                let (value, s, t) = (a.get(i, j), i / 2, j / 2);
+                // x rows (even) come first and fill A_s; y rows must
+                // repeat them, and x–y entries be zero.
+                let kept = i % 2 == j % 2 && scalar.in_band(s, t);
+                if kept && i % 2 == 0 {
                     scalar.set(s, t, value);
-                } else if value != expected {
+                } else if value != if kept { scalar.get(s, t) } else { 0.0 } {
                     return None;
                 }
             }

@@ -126,12 +126,12 @@ impl Work {
                 ..
             }) = o.report
             {
-                let work = gpu::cost::AdaptiveWork {
+                let work = gpu::cost::AdaptiveWork::counted(
                     elements,
-                    attempts: (accepted + rejected_steps) as f64,
-                    newton_iterations: newton_iterations as f64,
-                    factorizations: factorizations as f64,
-                };
+                    (accepted, rejected_steps),
+                    newton_iterations,
+                    factorizations,
+                );
                 flops += gpu::cost::adaptive_work_flops(&work);
                 chain += gpu::cost::adaptive_chain_flops(&work, lanes);
                 steps += accepted;

@@ -93,7 +93,7 @@ run "identify, paper's grid, thread layout" 60 $B identify --backend gpu --gpu-l
 # The reference solver's adaptive implicit scheme on the GPU (issue 26):
 # the sweep alone (a first pass at f32's efficient tolerance, 1e-6 m at
 # n = 50; the paper's grid in f64 at 1e-7 m too), against the fixed-step
-# runs above and the CPU's 51 s on 2 cores. The runs with --backend auto
+# runs above and the CPU's 28 s on 2 cores (2026-11-26). The runs with --backend auto
 # above say in their reason line what the cost model estimated for it.
 run "identify, default grid, GPU reference solver f32" 60 $B identify --backend gpu \
     --solver reference "${grid[@]}" --no-refine --validate 0 \

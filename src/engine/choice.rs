@@ -113,6 +113,11 @@ impl Workload {
         self.simulations.iter().map(|s| s.0).max().unwrap_or(1)
     }
 
+    /// The smallest n (1 for an empty job).
+    pub fn smallest_n(&self) -> usize {
+        self.simulations.iter().map(|s| s.0).min().unwrap_or(1)
+    }
+
     pub fn elements(&self) -> u64 {
         self.simulations.iter().map(|&(n, _)| n as u64).sum()
     }
@@ -247,12 +252,12 @@ pub struct CpuProbe {
 /// What a reference-solver run of `elements` elements did, as the
 /// adaptive stage's cost model counts it.
 pub fn counted_work(elements: usize, stats: &ReferenceStats) -> AdaptiveWork {
-    AdaptiveWork {
+    AdaptiveWork::counted(
         elements,
-        attempts: (stats.steps + stats.rejected_steps) as f64,
-        newton_iterations: stats.newton_iterations as f64,
-        factorizations: stats.factorizations as f64,
-    }
+        (stats.steps, stats.rejected_steps),
+        stats.newton_iterations,
+        stats.factorizations,
+    )
 }
 
 /// Decides where the job runs. `workload(scheme)` counts the job's work on
@@ -543,7 +548,7 @@ fn adaptive_estimate(
 ) -> Result<Estimate, ChoiceError> {
     let precision = request.options.precision;
     let largest = work.largest_n();
-    let smallest = work.simulations.iter().map(|s| s.0).min().unwrap_or(1);
+    let smallest = work.smallest_n();
     // The probe counted the reference solver at the job's tolerance; at a
     // looser scouting one the stage takes fewer steps than counted.
     let reference = adaptive_reference(request, largest);
@@ -574,28 +579,16 @@ pub fn adaptive_gpu_seconds(
     counted: &[AdaptiveWork],
     rates: AdaptiveRates,
 ) -> f64 {
-    if counted.is_empty() {
+    let Some(mean) = AdaptiveWork::mean(counted) else {
         return 0.0;
-    }
-    let count = counted.len() as f64;
-    let mean = |f: fn(&AdaptiveWork) -> f64| counted.iter().map(f).sum::<f64>() / count;
-    let (attempts, newton_iterations, factorizations) = (
-        mean(|w| w.attempts),
-        mean(|w| w.newton_iterations),
-        mean(|w| w.factorizations),
-    );
+    };
     let seconds: f64 = work
         .simulations
         .chunks(work.chunk.max(1))
         .map(|chunk| {
             let sims: Vec<AdaptiveWork> = chunk
                 .iter()
-                .map(|&(elements, _)| AdaptiveWork {
-                    elements,
-                    attempts,
-                    newton_iterations,
-                    factorizations,
-                })
+                .map(|&(elements, _)| AdaptiveWork { elements, ..mean })
                 .collect();
             let lanes = lanes_for(chunk.iter().map(|s| s.0).max().unwrap_or(1));
             let longest = counted
@@ -846,12 +839,12 @@ fn adaptive_increment(
         let outcomes = run_adaptive_batch(gpu, &batch, &run)?;
         let seconds = started.elapsed().as_secs_f64();
         let s = outcomes[0].stats;
-        let work = AdaptiveWork {
+        let work = AdaptiveWork::counted(
             elements,
-            attempts: (s.steps + s.rejected_steps) as f64,
-            newton_iterations: s.newton_iterations as f64,
-            factorizations: s.factorizations as f64,
-        };
+            (s.steps, s.rejected_steps),
+            s.newton_iterations,
+            s.factorizations,
+        );
         Ok(Increment {
             seconds,
             flops: cost::adaptive_chain_flops(&work, shape.lanes),

@@ -195,6 +195,35 @@ pub struct AdaptiveWork {
     pub factorizations: f64,
 }
 
+impl AdaptiveWork {
+    /// One run's counts: `steps` accepted and `rejected` attempts.
+    pub fn counted(
+        elements: usize,
+        (steps, rejected): (u64, u64),
+        newton_iterations: u64,
+        factorizations: u64,
+    ) -> Self {
+        Self {
+            elements,
+            attempts: (steps + rejected) as f64,
+            newton_iterations: newton_iterations as f64,
+            factorizations: factorizations as f64,
+        }
+    }
+
+    /// The mean of `work`'s counts, at its largest n; None if empty.
+    pub fn mean(work: &[Self]) -> Option<Self> {
+        let count = work.len() as f64;
+        let mean = |f: fn(&Self) -> f64| work.iter().map(f).sum::<f64>() / count;
+        (!work.is_empty()).then(|| Self {
+            elements: work.iter().map(|w| w.elements).max().unwrap_or(0),
+            attempts: mean(|w| w.attempts),
+            newton_iterations: mean(|w| w.newton_iterations),
+            factorizations: mean(|w| w.factorizations),
+        })
+    }
+}
+
 /// Flops on one simulation's serial chain in the adaptive stage
 /// (shaders/step_adaptive.wgsl) with `lanes` lanes: its attempts' node
 /// passes, each Newton iteration's force pass, node passes and lane 0's
@@ -316,6 +345,8 @@ pub fn fastest_layout(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::Precision;
+    use crate::gpu::layout::*;
 
     /// Barriers in the adaptive stage's attempt loop, as (outside Newton's
     /// rounds, per round, per factoring round): each `barrier()` and
@@ -340,16 +371,14 @@ mod tests {
             }
             let region = frames.iter().rev().find_map(|f| f.1);
             let trips: u32 = frames.iter().map(|f| f.0).product();
-            let region = region.expect("a barrier inside the attempt loop");
+            let region = region.expect("every barrier inside the attempt loop");
             // Each loop frame multiplies by its trips, but the attempt and
             // round loops are what the counts are per.
             counts[region] += hits * trips;
         };
-        let mut depth = 0usize;
         for ch in main.chars() {
             match ch {
                 '{' => {
-                    depth += 1;
                     count_in(&header, &frames, &mut counts);
                     let h = header.trim();
                     let frame = if h.starts_with("for (var attempt") {
@@ -375,8 +404,7 @@ mod tests {
                     count_in(&header, &frames, &mut counts);
                     header.clear();
                     frames.pop();
-                    depth -= 1;
-                    if depth == 0 {
+                    if frames.is_empty() {
                         break;
                     }
                 }
@@ -413,6 +441,23 @@ mod tests {
             1,
         );
         assert_ne!(counted_barriers(&doubled), counted);
+    }
+
+    #[test]
+    fn a_runs_counts_and_their_mean() {
+        let a = AdaptiveWork::counted(10, (90, 10), 300, 20);
+        assert_eq!(
+            (a.attempts, a.newton_iterations, a.factorizations),
+            (100.0, 300.0, 20.0)
+        );
+        let b = AdaptiveWork::counted(20, (290, 10), 500, 60);
+        let mean = AdaptiveWork::mean(&[a, b]).unwrap();
+        assert_eq!(mean.elements, 20);
+        assert_eq!(
+            (mean.attempts, mean.newton_iterations, mean.factorizations),
+            (200.0, 400.0, 40.0)
+        );
+        assert_eq!(AdaptiveWork::mean(&[]), None);
     }
 
     #[test]
@@ -498,8 +543,6 @@ mod tests {
         let filled = 10_000.0 * lanes as f64 * (chain / 100e9 + barriers * 1e-8);
         assert!((many - filled).abs() < 1e-9 * many);
     }
-    use crate::gpu::Precision;
-    use crate::gpu::layout::*;
 
     const SEMI: FixedStepScheme = FixedStepScheme::SemiImplicit;
 

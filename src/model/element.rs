@@ -364,6 +364,9 @@ impl ElementKernel {
     }
 
     /// Internal force F_a + F_D = ∫ (N ∂ε/∂e + M ∂κ/∂e)ᵀ ds, added into `out`.
+    /// The tether evaluates it in blocks ([`internal_forces_block`]); this
+    /// one-element form is the statement they are tested against, bit for
+    /// bit (the independent vectors of tests/data check the tether's).
     pub fn add_internal_force(
         &self,
         e: &ElementVector,
