@@ -113,9 +113,9 @@ struct Work {
 
 impl Work {
     /// A diverged run is counted as no work: its counts are lost with the
-    /// error, and the explicit step here is stable anyway.
-    fn of(outcomes: &[Outcome], elements: usize) -> Self {
-        let lanes = gpu::adaptive::AdaptiveShape::for_elements(elements).lanes;
+    /// error, and the explicit step here is stable anyway. `lanes`: the
+    /// adaptive stage's a simulation.
+    fn of(outcomes: &[Outcome], elements: usize, lanes: u32) -> Self {
         let (mut flops, mut chain, mut steps, mut adaptive) = (0.0, 0.0, 0u64, false);
         for o in outcomes {
             if let Some(crate::scenario::SolverReport::GpuAdaptive {
@@ -237,16 +237,15 @@ fn layout_facts(
     })
 }
 
-/// The adaptive stage's facts for a batch of n = `elements`: its shape
-/// (the state in storage buffers, none in workgroup memory) and the run's
-/// chain per accepted step.
+/// The adaptive stage's facts for a batch run in `shape`: the shape (the
+/// state in storage buffers, none in workgroup memory) and the run's chain
+/// per accepted step.
 fn adaptive_facts(
     gpu: &Gpu,
-    elements: usize,
+    shape: gpu::adaptive::AdaptiveShape,
     precision: Precision,
     work: &Work,
 ) -> Result<LayoutFacts, gpu::GpuError> {
-    let shape = gpu::adaptive::AdaptiveShape::for_elements(elements);
     let rates = gpu.rates(precision)?;
     Ok(LayoutFacts {
         layout: GpuLayout::Workgroup,
@@ -281,7 +280,7 @@ pub fn run(
     let Some(gpu) = engine.gpu() else {
         let timed = fastest(repeats, || {
             let outcomes = engine.run(&simulations, None, RunHooks::default())?;
-            Ok::<Work, BatchError>(Work::of(&outcomes, elements))
+            Ok::<Work, BatchError>(Work::of(&outcomes, elements, 1))
         })?;
         return Ok(row(
             kind,
@@ -303,19 +302,36 @@ pub fn run(
         .layout_of(&prepared)?
         .expect("a GPU engine runs in a layout");
     let engine = engine.clone().with_layout(ran.into());
-    engine.run(&simulations[..1], None, RunHooks::default())?;
+    let precision = kind.precision();
+    // The adaptive stage's shape, and so its pipeline, depends on the
+    // batch's size: its compile needs the whole batch.
+    let shape = match kind.gpu_scheme() {
+        Some(_) => {
+            engine.run(&simulations[..1], None, RunHooks::default())?;
+            None
+        }
+        None => {
+            engine.execute(&prepared, RunHooks::default())?;
+            let elements = vec![elements; batch];
+            Some(match engine.adaptive_lanes() {
+                Some(lanes) => gpu::adaptive::AdaptiveShape::with_lanes(lanes),
+                None => gpu::adaptive::AdaptiveShape::for_batch(gpu, precision, &elements)?,
+            })
+        }
+    };
+    let lanes = shape.map_or(1, |s| s.lanes);
     let timed = fastest(repeats, || {
         let outcomes = engine.execute(&prepared, RunHooks::default())?;
-        Ok::<Work, BatchError>(Work::of(&outcomes, elements))
+        Ok::<Work, BatchError>(Work::of(&outcomes, elements, lanes))
     })?;
-    let precision = kind.precision();
     let peak = match precision {
         Precision::F32 => peaks.gpu_f32,
         Precision::F64 => peaks.gpu_f64,
     };
-    let layout = match kind.gpu_scheme() {
-        Some(scheme) => Some(layout_facts(gpu, ran, elements, precision, scheme)?),
-        None => Some(adaptive_facts(gpu, elements, precision, &timed.1)?),
+    let layout = match (kind.gpu_scheme(), shape) {
+        (Some(scheme), _) => Some(layout_facts(gpu, ran, elements, precision, scheme)?),
+        (None, Some(shape)) => Some(adaptive_facts(gpu, shape, precision, &timed.1)?),
+        (None, None) => None,
     };
     Ok(BenchRow {
         setup_s: Some(setup_s),

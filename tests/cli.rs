@@ -198,6 +198,14 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
         (["--repeats", "0"], ["invalid --repeats", "1–100"]),
         (["--batch", "0"], ["invalid --batch", "≥ 1"]),
         (["--duration", "0"], ["invalid --duration", "> 0"]),
+        (
+            ["--lanes", "3"],
+            ["invalid --lanes", "power of two from 1 to 32"],
+        ),
+        (
+            ["--lanes", "64"],
+            ["invalid --lanes", "power of two from 1 to 32"],
+        ),
     ] {
         let mut args = vec!["bench", "--engines", "cpu-reference", "--out", bench_out];
         args.extend(extra);

@@ -211,6 +211,71 @@ fn the_shape_changes_nothing() {
     assert_eq!(runs[0], runs[2]);
 }
 
+/// Without a shape asked for, a batch runs in the lanes the cost model
+/// chooses at the adapter's rates: one workgroup's worth with the most
+/// lanes, a batch that fills the device with fewer, a device wide enough
+/// for all of them with the most again; and on a CPU emulation, which runs
+/// a workgroup on one thread, never in fewer workgroups than it has
+/// threads where the most lanes give that many.
+#[test]
+fn a_batch_runs_in_the_lanes_the_model_chooses() {
+    use tether_sweep::gpu::cost::{AdaptiveRates, GpuRates};
+    let Some(gpu) = open() else { return };
+    let most = AdaptiveShape::for_elements(50);
+    assert_eq!(
+        AdaptiveShape::for_batch(&gpu, Precision::F64, &[50, 10]).unwrap(),
+        most
+    );
+    let narrow = AdaptiveRates {
+        flops: GpuRates {
+            invocation_gflops: 0.36,
+            device_gflops: 5000.0,
+        },
+        barrier_lone_s: 1e-7,
+        barrier_filled_s: 1e-9,
+    };
+    let wide = AdaptiveRates {
+        flops: GpuRates {
+            device_gflops: 5e6,
+            ..narrow.flops
+        },
+        barrier_filled_s: 1e-12,
+        ..narrow
+    };
+    let many = vec![50; 32_768];
+    gpu.set_adaptive_rates(Precision::F64, narrow);
+    let filled = AdaptiveShape::for_batch(&gpu, Precision::F64, &many).unwrap();
+    assert!(filled.lanes < most.lanes, "{filled:?}");
+    assert_eq!(filled.sims * filled.lanes, most.sims * most.lanes);
+    gpu.set_adaptive_rates(Precision::F64, wide);
+    assert_eq!(
+        AdaptiveShape::for_batch(&gpu, Precision::F64, &many).unwrap(),
+        most
+    );
+    // Three workgroups' worth at the most lanes on a device the model
+    // finds filled: an emulation keeps one per thread, up to the three.
+    gpu.set_adaptive_rates(
+        Precision::F64,
+        AdaptiveRates {
+            barrier_filled_s: 1.0,
+            ..narrow
+        },
+    );
+    let few = vec![50; 3 * most.sims as usize];
+    let shape = AdaptiveShape::for_batch(&gpu, Precision::F64, &few).unwrap();
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let workgroups = few.len().div_ceil(shape.sims as usize);
+    if gpu.adapter.hardware {
+        assert_eq!(shape.lanes, 1, "{shape:?}");
+    } else {
+        assert!(
+            workgroups >= threads.min(3),
+            "{shape:?}: {workgroups} workgroups"
+        );
+        assert!(shape.lanes == 1 || workgroups < 2 * threads, "{shape:?}");
+    }
+}
+
 /// A simulation whose Newton iteration cannot converge (a non-finite
 /// velocity stands for any iterate that goes non-finite) halves its step
 /// until it falls below the smallest and ends as NewtonFailed, as the
@@ -598,6 +663,24 @@ fn bench_counts_the_adaptive_stages_flops_from_its_work() {
     assert!(
         row.peak_fraction.is_some_and(|f| f > 0.0 && f < 2.0),
         "{row:?}"
+    );
+    // Three drops fit in one workgroup: the most lanes. With one lane
+    // fixed (`bench --lanes 1`) the work is the same and one lane's chain
+    // carries all of it.
+    assert_eq!(
+        (facts.sims_per_workgroup, facts.lanes),
+        (16, 4),
+        "{facts:?}"
+    );
+    let one = engine.with_adaptive_lanes(Some(1));
+    let row_one = throughput::run(&one, &drop, (elements, batch), 1, &peaks).unwrap();
+    let facts_one = row_one.layout.expect("its layout's facts");
+    assert_eq!((facts_one.sims_per_workgroup, facts_one.lanes), (64, 1));
+    let flops_one = row_one.gflops.unwrap() * 1e9 * row_one.wall_s;
+    assert!((flops_one / counted - 1.0).abs() < 1e-9, "{flops_one}");
+    assert!(
+        facts_one.chain_flops_per_step > facts.chain_flops_per_step,
+        "{facts_one:?} against {facts:?}"
     );
 }
 

@@ -19,8 +19,10 @@
 # H100: 0.2 s, 0.3 s and 0.15 s a generation; `auto`'s reason lines give
 # the cost model's calibrated estimate of every engine it weighed, the
 # adaptive one included); the GPU tests (the fixed-step and the adaptive
-# stages') and the shader function tests. Output in $OUT (default /tmp/device-run): run.log,
-# bench_layouts.parquet and outputs.tar.gz (every run's folder).
+# stages') and the shader function tests; `bench` of that solver at each
+# number of lanes a simulation against the cost model's choice. Output in
+# $OUT (default /tmp/device-run): run.log, bench_layouts.parquet,
+# bench_lanes.parquet and outputs.tar.gz (every run's folder).
 set -uo pipefail
 small=false
 [ "${1:-}" = "--small" ] && small=true
@@ -48,6 +50,7 @@ fi
 [ -x "$B" ] || { echo "no binary at $B: run prepare.sh (device) or cargo build --release (here)"; exit 2; }
 if $small; then
     bench_sizes=(--elements 4,10 --batch 1,8 --duration 0.04)
+    lanes_sizes=(--elements 10 --batch 1,8 --duration 0.04)
     backend=gpu      # lavapipe: auto would choose the CPU
     grid=(--elements 4 --damping 1000:2000:1000 --drag-coefficient 0.8)
     paper=(--elements 4,6 --damping 0:4000:2000 --drag-coefficient 0.7,0.8)
@@ -56,6 +59,7 @@ if $small; then
     limit=120
 else
     bench_sizes=(--elements 10,40,50 --batch 1,1024,8192 --duration 0.04)
+    lanes_sizes=(--elements 50 --batch 10,3535 --duration 0.12)
     backend=auto
     grid=()
     paper=(--grid examples/paper_grid.toml)
@@ -80,6 +84,11 @@ $B adapters
 run "bench, both layouts" 60 $B bench "${bench_sizes[@]}" \
     --engines gpu-semi-implicit-f32,gpu-semi-implicit-f64 --gpu-layout thread,workgroup \
     --out "$OUT/bench_layouts.parquet" --force
+# The GPU reference solver's lanes a simulation: the cost model's choice
+# per batch ("auto") against each fixed count, alone and filled.
+run "bench, GPU reference solver lanes" 60 $B bench "${lanes_sizes[@]}" \
+    --engines gpu-reference-f32,gpu-reference-f64 --lanes 1,4,8,16,32,auto \
+    --out "$OUT/bench_lanes.parquet" --force
 run "identify, default grid" 40 $B identify --backend $backend "${grid[@]}" \
     --out "$OUT/identify-default" --force
 run "identify, paper's grid" 60 $B identify --backend $backend "${paper[@]}" \

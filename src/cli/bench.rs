@@ -56,6 +56,17 @@ pub struct BenchArgs {
         default_value = "thread,workgroup"
     )]
     pub gpu_layout: Vec<LayoutRequest>,
+    /// Lanes a simulation for the GPU reference solver's engines,
+    /// comma-separated: each runs once with each (powers of two from 1 to
+    /// 32; `auto`: the cost model's choice per batch).
+    #[arg(
+        long,
+        value_name = "L,..",
+        value_delimiter = ',',
+        default_value = "auto",
+        value_parser = parse_lanes
+    )]
+    pub lanes: Vec<Lanes>,
     /// GPU adapter: its index or part of its name.
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
@@ -67,16 +78,31 @@ pub struct BenchArgs {
     pub force: bool,
 }
 
+/// A `--lanes` value: a lane count, or None for `auto`.
+#[derive(Debug, Clone, Copy)]
+pub struct Lanes(Option<u32>);
+
+fn parse_lanes(value: &str) -> Result<Lanes, String> {
+    if value == "auto" {
+        return Ok(Lanes(None));
+    }
+    value
+        .parse::<u32>()
+        .map(|lanes| Lanes(Some(lanes)))
+        .map_err(|_| format!("`{value}` is neither a number of lanes nor auto"))
+}
+
 fn gflops(p: Option<f64>) -> String {
     p.map_or("-".to_string(), |p| format!("{p:.1}"))
 }
 
 /// The flags of the values the bench checks, by the library's field names.
-const FLAGS: [(&str, &str); 4] = [
+const FLAGS: [(&str, &str); 5] = [
     Axis::Elements.column_and_flag(),
     ("batch", "--batch"),
     ("repeats", "--repeats"),
     ("duration_s", "--duration"),
+    ("adaptive_lanes", "--lanes"),
 ];
 
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -87,6 +113,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         repeats: args.repeats,
         engines: args.engines.clone(),
         gpu_layouts: args.gpu_layout.clone(),
+        adaptive_lanes: args.lanes.iter().map(|l| l.0).collect(),
         adapter: args.adapter.clone(),
         out: args.out.clone(),
         force: args.force,

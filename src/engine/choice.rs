@@ -49,7 +49,6 @@ use crate::gpu::adaptive::f32_efficient_tolerance_m;
 use crate::gpu::adaptive::{AdaptiveBatch, AdaptiveRun, AdaptiveShape, run_adaptive_batch};
 use crate::gpu::cost::{self, LayoutRates};
 use crate::gpu::dispatch::layout_holds;
-use crate::gpu::layout::lanes_for;
 use crate::gpu::layout::{GpuLayout, LayoutRequest};
 use crate::gpu::{BatchOptions, Gpu, GpuError, Precision, run_batch};
 use crate::model::TetherParams;
@@ -590,12 +589,13 @@ pub fn adaptive_gpu_seconds(
                 .iter()
                 .map(|&(elements, _)| AdaptiveWork { elements, ..mean })
                 .collect();
-            let lanes = lanes_for(chunk.iter().map(|s| s.0).max().unwrap_or(1));
+            let elements: Vec<usize> = chunk.iter().map(|s| s.0).collect();
+            let lanes = cost::adaptive_lanes(&elements, rates);
             let longest = counted
                 .iter()
                 .map(|w| rates.lone_s(w, lanes))
                 .fold(0.0, f64::max);
-            cost::adaptive_seconds(&sims, rates).max(longest)
+            cost::adaptive_seconds_at(&sims, rates, lanes).max(longest)
         })
         .sum();
     seconds * work.scale()
@@ -759,14 +759,16 @@ pub fn calibrate_adaptive(
     let (flop_lone, barrier_lone) = fit_costs(lone.0, lone.1, smallest == largest);
     let (flop_filled, barrier_filled) =
         fit_costs(per_lane(filled.0), per_lane(filled.1), smallest == largest);
-    Ok(AdaptiveRates {
+    let rates = AdaptiveRates {
         flops: GpuRates {
             invocation_gflops: 1.0 / flop_lone / 1e9,
             device_gflops: 1.0 / flop_filled / 1e9,
         },
         barrier_lone_s: barrier_lone,
         barrier_filled_s: barrier_filled,
-    })
+    };
+    gpu.set_adaptive_rates(precision, rates);
+    Ok(rates)
 }
 
 /// What the longer of two calibration drops added: seconds, and the chain
@@ -1122,22 +1124,26 @@ mod tests {
         );
         // Few simulations: the longest counted chain, not the mean's.
         let few = work(vec![(20, 0); 2]);
-        let lanes = lanes_for(20);
+        let lanes = crate::gpu::layout::lanes_for(20);
         let longest = cost::adaptive_chain_flops(&counted[1], lanes) / 1e9;
         let t = adaptive_gpu_seconds(&few, &counted, rates);
         assert!((t - longest).abs() < 1e-12 * t, "{t} vs {longest}");
         // Chunks run one after another: the few one at a time take twice
-        // the longest chain; two halves of the many fill the device for as
-        // long as the whole.
+        // the longest chain; two halves of the many each take a half's
+        // estimate at the lanes chosen for a half, no less than the whole.
         let singles = Workload { chunk: 1, ..few };
         let twice = adaptive_gpu_seconds(&singles, &counted, rates);
         assert!((twice - 2.0 * t).abs() < 1e-12 * twice, "{twice} vs {t}");
         let halves = Workload { chunk: 2048, ..job };
         let split = adaptive_gpu_seconds(&halves, &counted, rates);
+        let lanes = cost::adaptive_lanes(&[20; 2048], rates);
+        let half = cost::adaptive_seconds_at(&vec![mean; 2048], rates, lanes)
+            .max(rates.lone_s(&counted[1], lanes));
         assert!(
-            (split - estimate).abs() < 1e-9 * estimate,
-            "{split} vs {estimate}"
+            (split - 2.0 * half).abs() < 1e-9 * split,
+            "{split} vs {half}"
         );
+        assert!(split >= estimate * (1.0 - 1e-9), "{split} vs {estimate}");
     }
 
     #[test]

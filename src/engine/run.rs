@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use super::EngineKind;
 use crate::gpu::GpuOutcome;
 use crate::gpu::adaptive::{
-    AdaptiveBatch, AdaptiveOutcome, AdaptiveRun, Landings, run_adaptive_batch,
+    AdaptiveBatch, AdaptiveOutcome, AdaptiveRun, AdaptiveShape, Landings, run_adaptive_batch,
 };
 use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, GpuSimulation, LayoutRequest};
 use crate::gpu::{GpuError, MISSING_SAMPLE_M, OutcomeStatus, Precision};
@@ -61,6 +61,9 @@ struct GpuRun {
     /// interval that the adaptive stage ignores: the model's step would
     /// cost a modal analysis per simulation on the host, for nothing.
     adaptive: Option<ReferenceOptions>,
+    /// The adaptive scheme's lanes a simulation; None: the cost model's
+    /// per batch (`gpu::adaptive::AdaptiveShape::for_batch`).
+    adaptive_lanes: Option<u32>,
 }
 
 /// One simulation of a batch.
@@ -163,6 +166,7 @@ impl Engine {
                     layout,
                     step_s: None,
                     adaptive: None,
+                    adaptive_lanes: None,
                 },
             },
             EngineKind::GpuAdaptive {
@@ -178,6 +182,7 @@ impl Engine {
                     layout: LayoutRequest::Workgroup,
                     step_s: None,
                     adaptive: Some(reference),
+                    adaptive_lanes: None,
                 },
             },
         };
@@ -224,6 +229,31 @@ impl Engine {
             cpu => cpu,
         };
         Self { on, ..self }
+    }
+
+    /// The same engine with the adaptive scheme's lanes a simulation fixed
+    /// at `lanes` (None: the cost model's per batch); no change to the
+    /// other engines.
+    pub fn with_adaptive_lanes(self, lanes: Option<u32>) -> Self {
+        let on = match self.on {
+            On::Gpu { gpu, run } if run.adaptive.is_some() => On::Gpu {
+                gpu,
+                run: GpuRun {
+                    adaptive_lanes: lanes,
+                    ..run
+                },
+            },
+            other => other,
+        };
+        Self { on, ..self }
+    }
+
+    /// The adaptive scheme's lanes a simulation where they are fixed.
+    pub fn adaptive_lanes(&self) -> Option<u32> {
+        match &self.on {
+            On::Gpu { run, .. } => run.adaptive_lanes,
+            On::Cpu(_) => None,
+        }
     }
 
     pub fn kind(&self) -> EngineKind {
@@ -292,8 +322,7 @@ impl Engine {
                 let batch = self.gpu_batch(run, std::slice::from_ref(&simulation), None)?;
                 let sim = &batch.simulations[0];
                 if let Some(reference) = run.adaptive {
-                    let adaptive =
-                        run_adaptive(gpu, (run.precision, reference), &batch, &[scenario], None)?;
+                    let adaptive = run_adaptive(gpu, run, reference, &batch, &[scenario], None)?;
                     let (outcome, failure) = adaptive_as_gpu_outcome(&adaptive[0]);
                     if let Some(error) = failure {
                         return Err(error.into());
@@ -433,10 +462,11 @@ impl GpuRun {
 
 /// The GPU's adaptive scheme on a planned batch (`scenarios` in its
 /// order): each simulation landing on its frames and samples, at the
-/// reference solver's settings.
+/// reference solver's settings, in `run`'s precision and lanes.
 fn run_adaptive(
     gpu: &Gpu,
-    (precision, reference): (Precision, ReferenceOptions),
+    run: &GpuRun,
+    reference: ReferenceOptions,
     batch: &GpuBatch,
     scenarios: &[&Scenario],
     cancel: Option<&AtomicBool>,
@@ -456,7 +486,8 @@ fn run_adaptive(
             measured: batch.measured_frames.as_deref(),
         },
         &AdaptiveRun {
-            precision,
+            precision: run.precision,
+            shape: run.adaptive_lanes.map(AdaptiveShape::with_lanes),
             cancel,
             ..Default::default()
         },
@@ -493,8 +524,7 @@ fn execute_gpu(
         Some(reference) => {
             let scenarios: Vec<&Scenario> =
                 prepared.simulations.iter().map(|s| &s.scenario).collect();
-            let adaptive =
-                run_adaptive(gpu, (precision, reference), batch, &scenarios, hooks.cancel)?;
+            let adaptive = run_adaptive(gpu, run, reference, batch, &scenarios, hooks.cancel)?;
             for (report, a) in reports.iter_mut().zip(&adaptive) {
                 *report = Some(adaptive_report(a, precision, reference.tolerance_m));
             }

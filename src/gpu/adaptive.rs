@@ -6,7 +6,8 @@
 //! solver's steps; `tests/gpu_adaptive.rs` holds the stage to the mirror.
 //!
 //! Simulations of any n share a dispatch: a workgroup holds `sims`
-//! simulations with `lanes` invocations each, the state stays in storage
+//! simulations with `lanes` invocations each (the lanes chosen per batch by
+//! the cost model, [`AdaptiveShape::for_batch`]), the state stays in storage
 //! buffers, and a simulation that finished, diverged, failed or waits on
 //! a rejected step shares its neighbours' barriers, never their values.
 //! Each dispatch makes a fixed number of attempted steps per simulation,
@@ -34,7 +35,8 @@ use super::dispatch::{
     check_measured, initial_objectives, largest_track_bytes, map_and_collect, per_binding,
     read_back, storage,
 };
-use super::{Gpu, GpuError, Precision};
+use super::layout::TARGET_INVOCATIONS;
+use super::{Gpu, GpuError, Precision, cost};
 use crate::error::InputError;
 use crate::scheme::implicit_control::UNMEASURED_NEWTON_ETA;
 
@@ -166,15 +168,77 @@ pub struct AdaptiveShape {
 }
 
 impl AdaptiveShape {
-    /// The shape for simulations of up to `max_elements` elements: a lane
-    /// per two elements up to 32 (the workgroup layout's rule), and as many
-    /// simulations as make 64 invocations.
+    /// The shape for simulations of up to `max_elements` elements with the
+    /// most lanes: a lane per two elements up to 32 (the workgroup
+    /// layout's rule).
     pub fn for_elements(max_elements: usize) -> Self {
-        let lanes = super::layout::lanes_for(max_elements);
+        Self::with_lanes(super::layout::lanes_for(max_elements))
+    }
+
+    /// `lanes` lanes a simulation, and as many simulations as make 64
+    /// invocations.
+    pub fn with_lanes(lanes: u32) -> Self {
+        let lanes = lanes.clamp(1, TARGET_INVOCATIONS);
         Self {
-            sims: (64 / lanes).max(1),
+            sims: TARGET_INVOCATIONS / lanes,
             lanes,
         }
+    }
+
+    /// The shape the stage runs simulations of `elements` elements in on
+    /// `gpu`: the most lanes for a batch that fits in one workgroup with
+    /// them, else the lanes the cost model chooses at the adapter's rates
+    /// ([`cost::adaptive_lanes`]). On a CPU emulation, which runs each
+    /// workgroup on one thread, no fewer workgroups than it has threads
+    /// where the most lanes give that many.
+    pub fn for_batch(
+        gpu: &Gpu,
+        precision: Precision,
+        elements: &[usize],
+    ) -> Result<Self, GpuError> {
+        let largest = elements.iter().copied().max().unwrap_or(1);
+        let most = Self::for_elements(largest);
+        if elements.len() <= most.sims as usize {
+            return Ok(most);
+        }
+        let chosen = cost::adaptive_lanes(elements, gpu.adaptive_rates(precision)?);
+        let threads = if gpu.adapter.hardware {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, |t| t.get())
+        };
+        let workgroups = |shape: Self| elements.len().div_ceil(shape.sims as usize);
+        let mut shape = Self::with_lanes(chosen);
+        while shape.lanes < most.lanes && workgroups(shape) < threads {
+            shape = Self::with_lanes(2 * shape.lanes);
+        }
+        Ok(shape)
+    }
+}
+
+impl Gpu {
+    /// The adaptive stage's rates in `precision`: as measured on the stage
+    /// once [`Gpu::set_adaptive_rates`] has them, else the peak stage's
+    /// flops with barriers free.
+    pub fn adaptive_rates(&self, precision: Precision) -> Result<cost::AdaptiveRates, GpuError> {
+        let calibrated = self
+            .adaptive_rates
+            .lock()
+            .expect("adaptive rates lock")
+            .get(&precision)
+            .copied();
+        match calibrated {
+            Some(rates) => Ok(rates),
+            None => Ok(cost::AdaptiveRates::flops_only(self.rates(precision)?)),
+        }
+    }
+
+    /// Keeps `rates`, measured on the adaptive stage, for its lane choice.
+    pub fn set_adaptive_rates(&self, precision: Precision, rates: cost::AdaptiveRates) {
+        self.adaptive_rates
+            .lock()
+            .expect("adaptive rates lock")
+            .insert(precision, rates);
     }
 }
 
@@ -218,7 +282,7 @@ pub struct AdaptiveBatch<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct AdaptiveRun<'a> {
     pub precision: Precision,
-    /// None: [`AdaptiveShape::for_elements`] of the largest n.
+    /// None: [`AdaptiveShape::for_batch`].
     pub shape: Option<AdaptiveShape>,
     /// Loop iterations per invocation and dispatch (see [`LOOP_BUDGET`]).
     pub loop_budget: u64,
@@ -294,10 +358,13 @@ pub fn run_adaptive_batch(
         }
     }
     check_measured(sims, measured)?;
-    let max_elements = sims.iter().map(|s| s.params.elements).max().unwrap_or(1);
-    let shape = run
-        .shape
-        .unwrap_or_else(|| AdaptiveShape::for_elements(max_elements));
+    let shape = match run.shape {
+        Some(shape) => shape,
+        None => {
+            let elements: Vec<usize> = sims.iter().map(|s| s.params.elements).collect();
+            AdaptiveShape::for_batch(gpu, run.precision, &elements)?
+        }
+    };
     let stage = Stage::StepAdaptive {
         sims: shape.sims,
         lanes: shape.lanes,

@@ -1,7 +1,8 @@
 //! The GPU engine's two layouts, and the one cost model that picks between
 //! them (`--gpu-layout auto`) and that `--backend auto` weighs against the
 //! CPU (`engine::choice`); at its end, the same model for the adaptive
-//! stage ([`adaptive_seconds`]).
+//! stage ([`adaptive_seconds`]), which also chooses that stage's lanes
+//! ([`adaptive_lanes`]).
 //!
 //! - **Thread layout** (`shaders/step.wgsl`): one invocation runs one whole
 //!   simulation. Every flop of a simulation is on one serial chain, so a
@@ -308,22 +309,76 @@ impl AdaptiveRates {
     }
 }
 
-/// The model's wall time \[s\] of one batch of the adaptive stage: every
-/// simulation in one dispatch sequence, with the lanes of its largest n
-/// (`AdaptiveShape::for_elements`), by the module's formula with barriers
-/// added: the longest chain alone, or every simulation's lanes filled. A
-/// workgroup runs until its slowest simulation is done, so simulations of
-/// unequal work cost more than the second term says; the estimate counts
-/// each one's own.
+/// The model's wall time \[s\] of one batch of the adaptive stage at the
+/// lanes it is run with ([`adaptive_lanes`]).
 pub fn adaptive_seconds(work: &[AdaptiveWork], rates: AdaptiveRates) -> f64 {
-    let largest = work.iter().map(|w| w.elements).max().unwrap_or(1);
-    let lanes = lanes_for(largest);
+    let elements: Vec<usize> = work.iter().map(|w| w.elements).collect();
+    adaptive_seconds_at(work, rates, adaptive_lanes(&elements, rates))
+}
+
+/// The model's wall time \[s\] of one batch of the adaptive stage with
+/// `lanes` lanes a simulation, every simulation in one dispatch sequence,
+/// by the module's formula with barriers added: the longest chain alone,
+/// or every simulation's lanes filled. A workgroup runs until its slowest
+/// simulation is done, so simulations of unequal work cost more than the
+/// second term says; the estimate counts each one's own.
+pub fn adaptive_seconds_at(work: &[AdaptiveWork], rates: AdaptiveRates, lanes: u32) -> f64 {
     let (mut longest, mut occupancy) = (0.0f64, 0.0f64);
     for w in work {
         longest = longest.max(rates.lone_s(w, lanes));
         occupancy += rates.filled_s(w, lanes);
     }
     longest.max(occupancy)
+}
+
+/// The work the adaptive stage's lanes are chosen for, per attempted
+/// step: the Newton iterations and factorizations of the reference runs
+/// the cost model's estimates count (`examples/layout_costs`: 1.8–3.1 and
+/// 0.08–0.48 over the default grid, the paper's and a GA generation, in
+/// f32 and f64), and how much more the longest simulation of a batch does
+/// than the mean (1.7–3.3 there). Only ratios matter to the choice.
+const LANES_NEWTON_PER_ATTEMPT: f64 = 2.5;
+const LANES_FACTORIZATIONS_PER_ATTEMPT: f64 = 0.25;
+const LANES_LONGEST_OVER_MEAN: f64 = 3.0;
+
+/// The lanes a simulation the adaptive stage gives a batch of simulations
+/// of `elements` elements: of the powers of two up to the workgroup
+/// layout's ([`lanes_for`] of the largest n), the one the model estimates
+/// fastest for simulations of the typical work above, ties to more lanes.
+///
+/// Few simulations take the most: the wall time is the longest
+/// simulation's chain, which more lanes shorten. A filled device takes
+/// fewer: lane 0 factors and solves while its slot's other lanes wait,
+/// holding their places on the device, so a lane's waiting costs the
+/// device as much as its work, and fewer lanes a simulation put more
+/// simulations' lane 0s to work at once (on lavapipe the default grid's
+/// first pass took 70.7 s with 32 lanes, 48.3 s with 8, 35.9 s with 2;
+/// BENCHMARKS.md).
+pub fn adaptive_lanes(elements: &[usize], rates: AdaptiveRates) -> u32 {
+    let largest = elements.iter().copied().max().unwrap_or(1);
+    let typical = |elements: usize, attempts: f64| AdaptiveWork {
+        elements,
+        attempts,
+        newton_iterations: LANES_NEWTON_PER_ATTEMPT * attempts,
+        factorizations: LANES_FACTORIZATIONS_PER_ATTEMPT * attempts,
+    };
+    let longest = typical(largest, LANES_LONGEST_OVER_MEAN);
+    let seconds = |lanes: u32| {
+        let filled: f64 = elements
+            .iter()
+            .map(|&n| rates.filled_s(&typical(n, 1.0), lanes))
+            .sum();
+        rates.lone_s(&longest, lanes).max(filled)
+    };
+    let most = lanes_for(largest);
+    let mut best = (most, seconds(most));
+    for lanes in (0..most.trailing_zeros()).rev().map(|k| 1u32 << k) {
+        let s = seconds(lanes);
+        if s < best.1 {
+            best = (lanes, s);
+        }
+    }
+    best.0
 }
 
 /// The layout the model estimates faster for `work`, with both estimates.
@@ -522,9 +577,9 @@ mod tests {
         let lanes = lanes_for(10);
         let chain = adaptive_chain_flops(&sim, lanes);
         let rates = AdaptiveRates::flops_only(rates);
-        let few = adaptive_seconds(&[sim; 2], rates);
+        let few = adaptive_seconds_at(&[sim; 2], rates, lanes);
         assert!((few - chain / 1e9).abs() < 1e-12 * few);
-        let many = adaptive_seconds(&vec![sim; 10_000], rates);
+        let many = adaptive_seconds_at(&vec![sim; 10_000], rates, lanes);
         let filled = 10_000.0 * lanes as f64 * chain / 100e9;
         assert!((many - filled).abs() < 1e-9 * many);
         // Barriers add their count's cost, alone and per lane filled.
@@ -537,11 +592,57 @@ mod tests {
             barrier_filled_s: 1e-8,
             ..rates
         };
-        let few = adaptive_seconds(&[sim; 2], with);
+        let few = adaptive_seconds_at(&[sim; 2], with, lanes);
         assert!((few - (chain / 1e9 + barriers * 1e-6)).abs() < 1e-12 * few);
-        let many = adaptive_seconds(&vec![sim; 10_000], with);
+        let many = adaptive_seconds_at(&vec![sim; 10_000], with, lanes);
         let filled = 10_000.0 * lanes as f64 * (chain / 100e9 + barriers * 1e-8);
         assert!((many - filled).abs() < 1e-9 * many);
+    }
+
+    /// Few simulations get the most lanes, a filled device fewer, and the
+    /// batch's estimate is the model's at the lanes chosen.
+    #[test]
+    fn the_adaptive_stage_takes_the_lanes_the_model_finds_fastest() {
+        let rates = AdaptiveRates {
+            flops: GpuRates {
+                invocation_gflops: 0.36,
+                device_gflops: 5000.0,
+            },
+            barrier_lone_s: 1e-7,
+            barrier_filled_s: 1e-9,
+        };
+        assert_eq!(adaptive_lanes(&[50; 10], rates), lanes_for(50));
+        // Mixed n: the largest's.
+        assert_eq!(adaptive_lanes(&[8, 50], rates), 32);
+        let many = vec![50; 32_768];
+        let chosen = adaptive_lanes(&many, rates);
+        assert!(chosen < lanes_for(50), "{chosen}");
+        assert!(chosen.is_power_of_two());
+        // Fewer lanes are chosen because the model finds them faster.
+        let sim = AdaptiveWork {
+            elements: 50,
+            attempts: 1000.0,
+            newton_iterations: 2500.0,
+            factorizations: 250.0,
+        };
+        let work = vec![sim; 32_768];
+        let at = |lanes| adaptive_seconds_at(&work, rates, lanes);
+        assert!(at(chosen) < at(lanes_for(50)));
+        assert_eq!(adaptive_seconds(&work, rates), at(chosen));
+        // The device's width in lanes decides: on a device a thousand
+        // times as wide (flops and barriers), with the same chain alone,
+        // 32,768 simulations no longer fill it.
+        let wide = AdaptiveRates {
+            flops: GpuRates {
+                device_gflops: 5_000_000.0,
+                ..rates.flops
+            },
+            barrier_filled_s: rates.barrier_filled_s / 1000.0,
+            ..rates
+        };
+        assert_eq!(adaptive_lanes(&many, wide), lanes_for(50));
+        // No more lanes than the largest n's element pairs.
+        assert_eq!(adaptive_lanes(&[4; 3], rates), lanes_for(4));
     }
 
     const SEMI: FixedStepScheme = FixedStepScheme::SemiImplicit;

@@ -184,6 +184,9 @@ pub struct Gpu {
     /// (`engine::choice::calibrate_layouts`), which the cost model prefers
     /// to the peak stage's.
     pub(super) layout_rates: Mutex<HashMap<(Precision, FixedStepScheme), super::cost::LayoutRates>>,
+    /// The adaptive stage's rates measured on the stage
+    /// (`engine::choice::calibrate_adaptive`), by which it chooses its lanes.
+    pub(super) adaptive_rates: Mutex<HashMap<Precision, super::cost::AdaptiveRates>>,
     /// Errors wgpu reported outside an error scope, and a lost device: kept
     /// here and returned by [`Gpu::check`] rather than wgpu's default of
     /// panicking (or, for a lost device, of invalid resources later on).
@@ -275,6 +278,7 @@ impl Gpu {
             pipelines: Mutex::new(HashMap::new()),
             rates: Mutex::new(HashMap::new()),
             layout_rates: Mutex::new(HashMap::new()),
+            adaptive_rates: Mutex::new(HashMap::new()),
             faults,
         })
     }

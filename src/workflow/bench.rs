@@ -28,6 +28,9 @@ pub struct BenchRequest {
     pub engines: Option<Vec<EngineKind>>,
     /// The GPU engines run once in each of these layouts.
     pub gpu_layouts: Vec<LayoutRequest>,
+    /// The GPU's reference solver runs once with each of these lanes a
+    /// simulation (None: the cost model's choice per batch).
+    pub adaptive_lanes: Vec<Option<u32>>,
     pub adapter: Option<String>,
     pub out: PathBuf,
     pub force: bool,
@@ -83,6 +86,7 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
     if !(1..=100).contains(&request.repeats) {
         return Err(InputError::new("repeats", request.repeats, "1–100 runs").into());
     }
+    check_adaptive_lanes(&request.adaptive_lanes)?;
     let scenario = throughput::scenario(request.duration_s);
     scenario.validate(crate::model::TetherParams::default().length_m)?;
     super::output_format(&request.out)?;
@@ -163,7 +167,7 @@ impl Prepared {
         let mut rows = Vec::new();
         for &n in &request.elements {
             for &b in &request.batch {
-                for &engine in &self.engines {
+                for (engine, lanes) in self.runs() {
                     if let Some(reason) = self.beyond_limits(engine, n) {
                         each(&BenchOutcome::Skipped {
                             engine,
@@ -174,7 +178,7 @@ impl Prepared {
                         continue;
                     }
                     let row = throughput::run(
-                        &Engine::open(engine, self.gpu.as_ref())?,
+                        &Engine::open(engine, self.gpu.as_ref())?.with_adaptive_lanes(lanes),
                         &self.scenario,
                         (n, b),
                         request.repeats,
@@ -201,6 +205,23 @@ impl Prepared {
             peaks_after,
             shortfall,
         })
+    }
+
+    /// Each engine with the GPU reference solver's lanes it runs with:
+    /// every lane count asked for the adaptive engines, None for the rest.
+    fn runs(&self) -> Vec<(EngineKind, Option<u32>)> {
+        self.engines
+            .iter()
+            .flat_map(|&engine| match engine {
+                EngineKind::GpuAdaptive { .. } => self
+                    .request
+                    .adaptive_lanes
+                    .iter()
+                    .map(|&lanes| (engine, lanes))
+                    .collect::<Vec<_>>(),
+                other => vec![(other, None)],
+            })
+            .collect()
     }
 
     /// Why `engine` cannot run n elements here, if it cannot: the thread
@@ -324,6 +345,29 @@ impl Prepared {
 }
 
 /// The engines `bench --engines` accepts, for its help.
+/// The lanes a simulation `bench` may fix for the GPU's reference solver:
+/// powers of two up to the most a simulation takes.
+fn check_adaptive_lanes(lanes: &[Option<u32>]) -> Result<(), InputError> {
+    let most = crate::gpu::layout::MAX_LANES;
+    if lanes.is_empty() {
+        return Err(InputError::new(
+            "adaptive_lanes",
+            "none",
+            "at least one value or auto",
+        ));
+    }
+    for &l in lanes.iter().flatten() {
+        if !l.is_power_of_two() || l > most {
+            return Err(InputError::new(
+                "adaptive_lanes",
+                l,
+                format!("a power of two from 1 to {most}, or auto"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn engine_names() -> Vec<&'static str> {
     EngineKind::BENCH.iter().map(|(name, _)| *name).collect()
 }
