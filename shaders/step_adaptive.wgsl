@@ -95,24 +95,28 @@ struct AdaptiveSettings {
 @group(0) @binding(13) var<storage, read_write> factors: array<real4>;
 @group(0) @binding(14) var<storage, read> settings: array<AdaptiveSettings>;
 
-// Per lane: its largest correction, error estimate or explosion flag, for
-// its slot's lanes to combine.
+// Per lane: its largest correction or error estimate, for its slot's lanes
+// to combine.
 var<workgroup> w_partial: array<real, GROUP_INVOCATIONS>;
+// Per lane: whether one of its nodes exploded at a landing. Apart from
+// w_partial, so that a lane may flag it while its neighbours still read
+// their error estimate (no barrier between).
+var<workgroup> w_exploded: array<u32, GROUP_INVOCATIONS>;
 // Per slot: whether lane 0's factorization succeeded.
 var<workgroup> w_factored: array<u32, GROUP_SIMS>;
-// Whether any slot still iterates Newton: the rounds end for the whole
-// workgroup when none does (most steps converge in one or two of the
-// sixteen rounds allowed, and every round costs eight barriers).
-var<workgroup> w_iterating: atomic<u32>;
-var<workgroup> w_iterating_uniform: u32;
-// Whether any slot factors in the coming round: the tangent passes and
-// their three barriers are skipped when none does (most rounds reuse an
-// earlier factorization).
-var<workgroup> w_factoring: atomic<u32>;
-var<workgroup> w_factoring_uniform: u32;
-// Whether any slot attempts a step: none, and the workgroup is done.
-var<workgroup> w_live: atomic<u32>;
-var<workgroup> w_live_uniform: u32;
+// The workgroup's flags, gathered from its slots (atomicOr) and read by
+// every invocation in one uniform load: whether any slot goes on (attempts
+// a step, at an attempt's start; iterates Newton, at a round's end) and
+// whether any factors in the coming round. No slot going on ends the
+// attempt loop (the workgroup is done) or the rounds (most steps converge
+// in one or two of the sixteen allowed, and every round costs seven
+// barriers); no slot factoring skips the tangent passes and their three
+// barriers (most rounds reuse an earlier factorization). One word for both
+// flags: one uniform load instead of two.
+const FLAG_GOING: u32 = 1u;
+const FLAG_FACTORING: u32 = 2u;
+var<workgroup> w_flags: atomic<u32>;
+var<workgroup> w_flags_uniform: u32;
 
 fn factor_slot(which: u32, column: u32, node: u32, sim: u32) -> u32 {
     return ((which * 4u + column) * params.node_slots + node) * params.simulations + sim;
@@ -163,6 +167,26 @@ fn slot_max(s: u32) -> real {
         m = max(m, w_partial[s * SIM_LANES + l]);
     }
     return m;
+}
+
+// Whether any of the slot's lanes flagged an explosion.
+fn slot_exploded(s: u32) -> bool {
+    var any = 0u;
+    for (var l = 0u; l < SIM_LANES; l++) {
+        any = any | w_exploded[s * SIM_LANES + l];
+    }
+    return any != 0u;
+}
+
+// Local 0 hands the gathered flags over and clears them for the next
+// gathering; every invocation then loads them (a barrier). The gathering
+// must be behind a barrier.
+fn take_flags(local: u32) -> u32 {
+    if (local == 0u) {
+        w_flags_uniform = atomicLoad(&w_flags);
+        atomicStore(&w_flags, 0u);
+    }
+    return workgroupUniformLoad(&w_flags_uniform);
 }
 
 fn largest4(v: real4) -> real {
@@ -459,17 +483,14 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
             }
             stale = p.factored_step_s == 0.0
                 || abs(h / p.factored_step_s - 1.0) > STALE_STEP_CHANGE;
-            atomicStore(&w_live, 1u);
+            atomicOr(&w_flags, FLAG_GOING | select(0u, FLAG_FACTORING, stale));
         }
         barrier();
         // A workgroup whose simulations have all ended leaves its loop: it
         // would otherwise pass every barrier of every attempt until the
         // batch's slowest simulation ends.
-        if (local == 0u) {
-            w_live_uniform = atomicLoad(&w_live);
-            atomicStore(&w_live, 0u);
-        }
-        if (workgroupUniformLoad(&w_live_uniform) == 0u) {
+        var flags = take_flags(local);
+        if ((flags & FLAG_GOING) == 0u) {
             break;
         }
 
@@ -485,22 +506,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
         if (borrowed < 1.0) {
             eta = real(pow(f32(borrowed), BORROWED_ETA_EXPONENT));
         }
-        if (local == 0u) {
-            atomicStore(&w_iterating, 0u);
-            atomicStore(&w_factoring, 0u);
-        }
-        barrier();
-        if (iterating && need_factor) {
-            atomicStore(&w_factoring, 1u);
-        }
-        barrier();
-        if (local == 0u) {
-            w_factoring_uniform = atomicLoad(&w_factoring);
-            atomicStore(&w_factoring, 0u);
-        }
         for (var round = 0u; round < 2u * MAX_NEWTON_ITERATIONS; round++) {
             let factoring = iterating && need_factor;
-            if (workgroupUniformLoad(&w_factoring_uniform) == 1u) {
+            if ((flags & FLAG_FACTORING) != 0u) {
                 for (var parity = 0u; parity < 2u; parity++) {
                     if (factoring) {
                         for (var e = lane; 2u * e + parity < n; e += SIM_LANES) {
@@ -591,19 +599,11 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
                 }
             }
             if (iterating) {
-                atomicStore(&w_iterating, 1u);
-                if (need_factor) {
-                    atomicStore(&w_factoring, 1u);
-                }
+                atomicOr(&w_flags, FLAG_GOING | select(0u, FLAG_FACTORING, need_factor));
             }
             barrier();
-            if (local == 0u) {
-                w_iterating_uniform = atomicLoad(&w_iterating);
-                atomicStore(&w_iterating, 0u);
-                w_factoring_uniform = atomicLoad(&w_factoring);
-                atomicStore(&w_factoring, 0u);
-            }
-            if (workgroupUniformLoad(&w_iterating_uniform) == 0u) {
+            flags = take_flags(local);
+            if ((flags & FLAG_GOING) == 0u) {
                 break;
             }
         }
@@ -662,27 +662,27 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
         if (live && p.step_s < MIN_STEP_S) {
             p.status = STATUS_NEWTON_FAILED;
         }
-        barrier();
 
         // A landing: the drift folded, the explosion check, then the
-        // sample and the frames at this time.
+        // sample and the frames at this time. A lane folds the nodes it
+        // accepted (no barrier between).
         let landed = accepted && last && p.status == STATUS_RUNNING;
         if (landed) {
-            var exploded: real = 0.0;
+            var exploded = 0u;
             for (var k = lane; k <= n; k += SIM_LANES) {
                 let u = plane(PLANE_DISPLACEMENT, k, sim) + plane(PLANE_DRIFT, k, sim);
                 set_plane(PLANE_DISPLACEMENT, k, sim, u);
                 set_plane(PLANE_DRIFT, k, sim, real4(0.0));
                 if (exploded_position(u, ph.length_m)
                     || exploded_velocity(plane(PLANE_VELOCITY, k, sim))) {
-                    exploded = 1.0;
+                    exploded = 1u;
                 }
             }
-            w_partial[local] = exploded;
+            w_exploded[local] = exploded;
         }
         barrier();
         if (landed) {
-            if (slot_max(s) > 0.0) {
+            if (slot_exploded(s)) {
                 p.status = STATUS_DIVERGED;
             } else {
                 let t = p.time_s;

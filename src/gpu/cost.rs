@@ -254,12 +254,11 @@ pub fn adaptive_work_flops(work: &AdaptiveWork) -> f64 {
 
 /// Barriers (a `workgroupUniformLoad` is one) the adaptive stage
 /// (step_adaptive.wgsl) passes per attempted step outside Newton's rounds:
-/// prediction and the live flag's uniform load, the two round flags,
-/// error, acceptance, landing, the end.
-pub const ADAPTIVE_BARRIERS_PER_ATTEMPT: f64 = 8.0;
-/// ... per Newton round: the factoring flag's uniform load, two force
-/// passes, residual, solve, update, the round's end and its uniform load.
-pub const ADAPTIVE_BARRIERS_PER_ROUND: f64 = 8.0;
+/// prediction, the flags' uniform load, error, landing, the end.
+pub const ADAPTIVE_BARRIERS_PER_ATTEMPT: f64 = 5.0;
+/// ... per Newton round: two force passes, residual, solve, update, the
+/// round's end and the flags' uniform load.
+pub const ADAPTIVE_BARRIERS_PER_ROUND: f64 = 7.0;
 /// ... more in a round that factors: two tangent passes, the factorization.
 pub const ADAPTIVE_BARRIERS_PER_FACTORING: f64 = 3.0;
 
@@ -404,9 +403,9 @@ mod tests {
     use crate::gpu::layout::*;
 
     /// Barriers in the adaptive stage's attempt loop, as (outside Newton's
-    /// rounds, per round, per factoring round): each `barrier()` and
-    /// `workgroupUniformLoad(` times the trip counts of the loops around
-    /// it, read from the shader's braces.
+    /// rounds, per round, per factoring round): each `barrier()`,
+    /// `workgroupUniformLoad(` and `take_flags(` (a uniform load) times the
+    /// trip counts of the loops around it, read from the shader's braces.
     fn counted_barriers(shader: &str) -> [u32; 3] {
         let code: String = shader
             .lines()
@@ -420,7 +419,8 @@ mod tests {
         let mut header = String::new();
         let count_in = |text: &str, frames: &[(u32, Option<usize>)], counts: &mut [u32; 3]| {
             let hits = (text.matches("barrier()").count()
-                + text.matches("workgroupUniformLoad(").count()) as u32;
+                + text.matches("workgroupUniformLoad(").count()
+                + text.matches("take_flags(").count()) as u32;
             if hits == 0 {
                 return;
             }
@@ -440,7 +440,7 @@ mod tests {
                         (1, Some(0))
                     } else if h.starts_with("for (var round") {
                         (1, Some(1))
-                    } else if h.contains("workgroupUniformLoad(&w_factoring_uniform)") {
+                    } else if h.contains("(flags & FLAG_FACTORING)") {
                         (1, Some(2))
                     } else if h.starts_with("for (var parity = 0u; parity < 2u;") {
                         (2, None)
