@@ -718,7 +718,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
                 }
             }
         }
-        barrier();
+        // No barrier here: lane 0's reads of other lanes' nodes above come
+        // before the next attempt's first barrier, and every write to those
+        // nodes, or to w_exploded, comes after it.
     }
     if (sim < params.simulations && lane == 0u) {
         adaptive[sim] = p;

@@ -254,8 +254,8 @@ pub fn adaptive_work_flops(work: &AdaptiveWork) -> f64 {
 
 /// Barriers (a `workgroupUniformLoad` is one) the adaptive stage
 /// (step_adaptive.wgsl) passes per attempted step outside Newton's rounds:
-/// prediction, the flags' uniform load, error, landing, the end.
-pub const ADAPTIVE_BARRIERS_PER_ATTEMPT: f64 = 5.0;
+/// prediction, the flags' uniform load, error, landing.
+pub const ADAPTIVE_BARRIERS_PER_ATTEMPT: f64 = 4.0;
 /// ... per Newton round: two force passes, residual, solve, update, the
 /// round's end and the flags' uniform load.
 pub const ADAPTIVE_BARRIERS_PER_ROUND: f64 = 7.0;
