@@ -45,6 +45,8 @@ struct Job {
     simulations: Vec<(Scenario, TetherParams)>,
 }
 
+/// An NVIDIA warp: the H100's subgroup width.
+const H100_WARP: u32 = 32;
 fn grid_job(name: &'static str, grid: &Grid, cache: &StepCache) -> Job {
     let base = TetherParams::default();
     let scenario = Scenario::new(ScenarioKind::Drop, base.length_m);
@@ -165,8 +167,14 @@ fn main() {
             "{:<36} {thread:>9.2}s {workgroup:>9.2}s {:>6} {:>13.2}s ({f32_tolerance_m:.0e}) {:>17.2}s",
             job.name,
             auto.name(),
-            cost::adaptive_seconds(&f32_counts, AdaptiveRates::flops_only(adaptive_rates)),
-            cost::adaptive_seconds(&f64_counts, AdaptiveRates::flops_only(adaptive_rates)),
+            cost::adaptive_seconds(
+                &f32_counts,
+                AdaptiveRates::flops_only(adaptive_rates, H100_WARP)
+            ),
+            cost::adaptive_seconds(
+                &f64_counts,
+                AdaptiveRates::flops_only(adaptive_rates, H100_WARP)
+            ),
         );
         if job.simulations.len() == 10 {
             ga_counts = f64_counts;
@@ -185,7 +193,7 @@ fn main() {
         "–",
         cost::adaptive_seconds(
             &vec![AdaptiveWork::mean(&ga_counts).expect("the GA's counts"); 32_768],
-            AdaptiveRates::flops_only(adaptive_rates),
+            AdaptiveRates::flops_only(adaptive_rates, H100_WARP),
         ),
     );
 }

@@ -233,6 +233,7 @@ fn a_batch_runs_in_the_lanes_the_model_chooses() {
         },
         barrier_lone_s: 1e-7,
         barrier_filled_s: 1e-9,
+        subgroup_width: 32,
     };
     let wide = AdaptiveRates {
         flops: GpuRates {

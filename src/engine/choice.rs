@@ -750,10 +750,12 @@ pub fn calibrate_adaptive(
         increment(largest, batch, PROBE_DOUBLINGS)?,
         increment(smallest, batch, PROBE_DOUBLINGS)?,
     );
-    // Per lane filled: the batch's time shared by its lanes.
+    // Per lane filled: the batch's time shared by its lanes, against
+    // the lane-flops a simulation holds filled.
     let lanes = (batch * shape.lanes as usize) as f64;
     let per_lane = |i: Increment| Increment {
         seconds: i.seconds / lanes,
+        flops: i.filled_flops / shape.lanes as f64,
         ..i
     };
     let (flop_lone, barrier_lone) = fit_costs(lone.0, lone.1, smallest == largest);
@@ -766,17 +768,20 @@ pub fn calibrate_adaptive(
         },
         barrier_lone_s: barrier_lone,
         barrier_filled_s: barrier_filled,
+        subgroup_width: gpu.adapter.subgroup_width,
     };
     gpu.set_adaptive_rates(precision, rates);
     Ok(rates)
 }
 
 /// What the longer of two calibration drops added: seconds, and the chain
-/// flops and barriers of one of its simulations.
+/// flops, filled lane-flops ([`cost::adaptive_filled_flops`]) and barriers
+/// of one of its simulations.
 #[derive(Debug, Clone, Copy)]
 struct Increment {
     seconds: f64,
     flops: f64,
+    filled_flops: f64,
     barriers: f64,
 }
 
@@ -850,6 +855,11 @@ fn adaptive_increment(
         Ok(Increment {
             seconds,
             flops: cost::adaptive_chain_flops(&work, shape.lanes),
+            filled_flops: cost::adaptive_filled_flops(
+                &work,
+                shape.lanes,
+                gpu.adapter.subgroup_width,
+            ),
             barriers: cost::adaptive_barriers(&work),
         })
     };
@@ -861,6 +871,7 @@ fn adaptive_increment(
             return Ok(Increment {
                 seconds: long.seconds - short.seconds,
                 flops: long.flops - short.flops,
+                filled_flops: long.filled_flops - short.filled_flops,
                 barriers: long.barriers - short.barriers,
             });
         }
@@ -1114,7 +1125,7 @@ mod tests {
             newton_iterations: 500.0,
             factorizations: 40.0,
         };
-        let rates = AdaptiveRates::flops_only(rates);
+        let rates = AdaptiveRates::flops_only(rates, 32);
         let job = work(vec![(20, 0); 4096]);
         let estimate = adaptive_gpu_seconds(&job, &counted, rates);
         let direct = cost::adaptive_seconds(&vec![mean; 4096], rates);
@@ -1151,6 +1162,7 @@ mod tests {
         let increment = |flops: f64, barriers: f64| Increment {
             seconds: flops * 1e-9 + barriers * 2e-6,
             flops,
+            filled_flops: flops,
             barriers,
         };
         let (large, small) = (increment(5e6, 1e3), increment(1e6, 1e3));

@@ -229,7 +229,10 @@ impl Gpu {
             .copied();
         match calibrated {
             Some(rates) => Ok(rates),
-            None => Ok(cost::AdaptiveRates::flops_only(self.rates(precision)?)),
+            None => Ok(cost::AdaptiveRates::flops_only(
+                self.rates(precision)?,
+                self.adapter.subgroup_width,
+            )),
         }
     }
 

@@ -246,6 +246,27 @@ pub fn adaptive_chain_flops(work: &AdaptiveWork, lanes: u32) -> f64 {
     work.attempts * attempt + work.newton_iterations * newton + work.factorizations * factor
 }
 
+/// The part of [`adaptive_chain_flops`] that lane 0 does alone, whatever
+/// the lanes: its factorizations and solves.
+pub fn adaptive_serial_flops(work: &AdaptiveWork) -> f64 {
+    (work.elements + 1) as f64
+        * (work.newton_iterations * flops::ADAPTIVE_SOLVE_NODE as f64
+            + work.factorizations * flops::ADAPTIVE_FACTOR_NODE as f64)
+}
+
+/// The lane-flops one simulation with `lanes` lanes holds on a filled
+/// device whose subgroups (warps, wavefronts, SIMD vectors) are
+/// `subgroup_width` invocations wide: its every lane along the shared
+/// passes, but along lane 0's factorizations and solves only the lanes of
+/// lane 0's subgroup. A subgroup whose lanes all wait at a barrier issues
+/// nothing (a GPU gives its turn to another; lavapipe skips the branch),
+/// while the idle lanes of a working subgroup go along with it.
+pub fn adaptive_filled_flops(work: &AdaptiveWork, lanes: u32, subgroup_width: u32) -> f64 {
+    let serial = adaptive_serial_flops(work);
+    let shared = adaptive_chain_flops(work, lanes) - serial;
+    lanes as f64 * shared + lanes.min(subgroup_width.max(1)) as f64 * serial
+}
+
 /// All the flops of one simulation in the adaptive stage, whichever lanes
 /// do them: its chain on a single lane.
 pub fn adaptive_work_flops(work: &AdaptiveWork) -> f64 {
@@ -282,15 +303,18 @@ pub struct AdaptiveRates {
     pub barrier_lone_s: f64,
     /// What a barrier costs a lane with the device filled \[s\].
     pub barrier_filled_s: f64,
+    /// The adapter's subgroup width ([`adaptive_filled_flops`]).
+    pub subgroup_width: u32,
 }
 
 impl AdaptiveRates {
     /// Flops alone, barriers free: where only one n was measured.
-    pub fn flops_only(flops: GpuRates) -> Self {
+    pub fn flops_only(flops: GpuRates, subgroup_width: u32) -> Self {
         Self {
             flops,
             barrier_lone_s: 0.0,
             barrier_filled_s: 0.0,
+            subgroup_width,
         }
     }
 
@@ -302,9 +326,8 @@ impl AdaptiveRates {
 
     /// One simulation's lanes with the device filled \[s\].
     pub fn filled_s(&self, work: &AdaptiveWork, lanes: u32) -> f64 {
-        lanes as f64
-            * (adaptive_chain_flops(work, lanes) / (self.flops.device_gflops * 1e9)
-                + adaptive_barriers(work) * self.barrier_filled_s)
+        adaptive_filled_flops(work, lanes, self.subgroup_width) / (self.flops.device_gflops * 1e9)
+            + lanes as f64 * adaptive_barriers(work) * self.barrier_filled_s
     }
 }
 
@@ -347,12 +370,11 @@ const LANES_LONGEST_OVER_MEAN: f64 = 3.0;
 ///
 /// Few simulations take the most: the wall time is the longest
 /// simulation's chain, which more lanes shorten. A filled device takes
-/// fewer: lane 0 factors and solves while its slot's other lanes wait,
-/// holding their places on the device, so a lane's waiting costs the
-/// device as much as its work, and fewer lanes a simulation put more
-/// simulations' lane 0s to work at once (on lavapipe the default grid's
-/// first pass took 70.7 s with 32 lanes, 48.3 s with 8, 35.9 s with 2;
-/// BENCHMARKS.md).
+/// fewer: lane 0 factors and solves while the other lanes of its subgroup
+/// go along idle ([`adaptive_filled_flops`]), and fewer lanes a
+/// simulation put more simulations' lane 0s in one subgroup to work at
+/// once (on lavapipe the default grid's first pass took 70.7 s with 32
+/// lanes, 48.3 s with 8, 35.9 s with 2; BENCHMARKS.md).
 pub fn adaptive_lanes(elements: &[usize], rates: AdaptiveRates) -> u32 {
     let largest = elements.iter().copied().max().unwrap_or(1);
     let typical = |elements: usize, attempts: f64| AdaptiveWork {
@@ -576,7 +598,8 @@ mod tests {
         };
         let lanes = lanes_for(10);
         let chain = adaptive_chain_flops(&sim, lanes);
-        let rates = AdaptiveRates::flops_only(rates);
+        // Subgroups as wide as the lanes: every lane holds its place.
+        let rates = AdaptiveRates::flops_only(rates, lanes);
         let few = adaptive_seconds_at(&[sim; 2], rates, lanes);
         assert!((few - chain / 1e9).abs() < 1e-12 * few);
         let many = adaptive_seconds_at(&vec![sim; 10_000], rates, lanes);
@@ -599,6 +622,42 @@ mod tests {
         assert!((many - filled).abs() < 1e-9 * many);
     }
 
+    /// Filled, a simulation holds all its lanes along the shared passes and
+    /// lane 0's subgroup along its factorizations and solves.
+    #[test]
+    fn a_filled_simulation_holds_lane_0s_subgroup_along_its_chain() {
+        let sim = AdaptiveWork {
+            elements: 50,
+            attempts: 1000.0,
+            newton_iterations: 2500.0,
+            factorizations: 250.0,
+        };
+        let serial = adaptive_serial_flops(&sim);
+        let nodes = 51.0;
+        assert_eq!(
+            serial,
+            nodes
+                * (2500.0 * flops::ADAPTIVE_SOLVE_NODE as f64
+                    + 250.0 * flops::ADAPTIVE_FACTOR_NODE as f64)
+        );
+        let chain = adaptive_chain_flops(&sim, 32);
+        // Subgroups as wide as the lanes or wider: every lane throughout.
+        assert_eq!(adaptive_filled_flops(&sim, 32, 32), 32.0 * chain);
+        assert_eq!(
+            adaptive_filled_flops(&sim, 8, 64),
+            8.0 * adaptive_chain_flops(&sim, 8)
+        );
+        // lavapipe's 8: along lane 0's chain a quarter of 32 lanes.
+        let narrow = adaptive_filled_flops(&sim, 32, 8);
+        assert_eq!(narrow, 32.0 * (chain - serial) + 8.0 * serial);
+        // The model's price of 32 lanes over 1 on a filled lavapipe: about
+        // the 1.9 measured (BENCHMARKS.md), where counting every lane
+        // along lane 0's chain made it about 3.6.
+        let one = adaptive_filled_flops(&sim, 1, 8);
+        assert!((1.5..2.5).contains(&(narrow / one)), "{}", narrow / one);
+        assert!(adaptive_filled_flops(&sim, 32, 32) / one > 3.0);
+    }
+
     /// Few simulations get the most lanes, a filled device fewer, and the
     /// batch's estimate is the model's at the lanes chosen.
     #[test]
@@ -610,6 +669,7 @@ mod tests {
             },
             barrier_lone_s: 1e-7,
             barrier_filled_s: 1e-9,
+            subgroup_width: 32,
         };
         assert_eq!(adaptive_lanes(&[50; 10], rates), lanes_for(50));
         // Mixed n: the largest's.

@@ -17,6 +17,9 @@ pub struct AdapterSummary {
     /// A real GPU, not a CPU emulation such as lavapipe.
     pub hardware: bool,
     pub shader_f64: bool,
+    /// Invocations that run in lockstep (a warp, a wavefront, lavapipe's
+    /// SIMD vector): the adapter's largest subgroup size.
+    pub subgroup_width: u32,
 }
 
 impl std::fmt::Display for AdapterSummary {
@@ -57,6 +60,7 @@ fn summary(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
             wgpu::DeviceType::Cpu | wgpu::DeviceType::Other
         ),
         shader_f64: adapter.features().contains(wgpu::Features::SHADER_F64),
+        subgroup_width: info.subgroup_max_size,
     }
 }
 
