@@ -344,7 +344,6 @@ impl Prepared {
     }
 }
 
-/// The engines `bench --engines` accepts, for its help.
 /// The lanes a simulation `bench` may fix for the GPU's reference solver:
 /// powers of two up to the most a simulation takes.
 fn check_adaptive_lanes(lanes: &[Option<u32>]) -> Result<(), InputError> {
@@ -368,6 +367,7 @@ fn check_adaptive_lanes(lanes: &[Option<u32>]) -> Result<(), InputError> {
     Ok(())
 }
 
+/// The engines `bench --engines` accepts, for its help.
 pub fn engine_names() -> Vec<&'static str> {
     EngineKind::BENCH.iter().map(|(name, _)| *name).collect()
 }
