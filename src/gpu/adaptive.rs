@@ -187,8 +187,9 @@ impl AdaptiveShape {
 
     /// The shape the stage runs simulations of `elements` elements in on
     /// `gpu`: the most lanes for a batch that fits in one workgroup with
-    /// them, else the lanes the cost model chooses at the adapter's rates
-    /// ([`cost::adaptive_lanes`]). On a CPU emulation, which runs each
+    /// them (fewer lanes would only lengthen its one chain, and a single
+    /// simulation needs no rates measured), else the lanes the cost model
+    /// chooses at the adapter's rates ([`cost::adaptive_lanes`]). On a CPU emulation, which runs each
     /// workgroup on one thread, no fewer workgroups than it has threads
     /// where the most lanes give that many.
     pub fn for_batch(

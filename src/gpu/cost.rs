@@ -229,21 +229,22 @@ impl AdaptiveWork {
 /// (shaders/step_adaptive.wgsl) with `lanes` lanes: its attempts' node
 /// passes, each Newton iteration's force pass, node passes and lane 0's
 /// solve, and each factorization's tangent pass and lane 0's
-/// factorization. Scalars (the step's control, Newton's rate) and
-/// barriers are not counted; rates measured on the stage include them.
+/// factorization (lane 0's part: [`adaptive_serial_flops`]). Scalars (the
+/// step's control, Newton's rate) and barriers are not counted; rates
+/// measured on the stage include them.
 pub fn adaptive_chain_flops(work: &AdaptiveWork, lanes: u32) -> f64 {
     let lanes = lanes.max(1) as usize;
     let n = work.elements;
     let per_lane_elements = (n.div_ceil(2).div_ceil(lanes) + (n / 2).div_ceil(lanes)) as f64;
     let per_lane_nodes = (n + 1).div_ceil(lanes) as f64;
-    let nodes = (n + 1) as f64;
     let attempt = per_lane_nodes * flops::ADAPTIVE_ATTEMPT_NODE as f64;
     let newton = per_lane_elements * flops::ADAPTIVE_FORCE_ELEMENT as f64
-        + per_lane_nodes * flops::ADAPTIVE_NEWTON_NODE as f64
-        + nodes * flops::ADAPTIVE_SOLVE_NODE as f64;
-    let factor = per_lane_elements * flops::ADAPTIVE_TANGENT_ELEMENT as f64
-        + nodes * flops::ADAPTIVE_FACTOR_NODE as f64;
-    work.attempts * attempt + work.newton_iterations * newton + work.factorizations * factor
+        + per_lane_nodes * flops::ADAPTIVE_NEWTON_NODE as f64;
+    let factor = per_lane_elements * flops::ADAPTIVE_TANGENT_ELEMENT as f64;
+    work.attempts * attempt
+        + work.newton_iterations * newton
+        + work.factorizations * factor
+        + adaptive_serial_flops(work)
 }
 
 /// The part of [`adaptive_chain_flops`] that lane 0 does alone, whatever
