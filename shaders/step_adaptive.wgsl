@@ -15,11 +15,12 @@
 // 2. where its iteration matrix is stale (the step changed by a quarter
 //    since it was factored, or none is), its lanes evaluate the elements'
 //    tangent blocks in two passes (even elements, then odd, so that no two
-//    write one node's block at once) and lane 0 factors the matrix node by
-//    node (G = (D − L E)⁻¹, E = G U);
+//    write one node's block at once), and lanes 0 and 1 factor the matrix
+//    node by node from its two ends towards the middle;
 // 3. Newton: its lanes assemble the residual f − M ä (the elements in two
-//    passes again), lane 0 solves with the factors, its lanes update the
-//    iterate and their largest correction; every lane of the slot then
+//    passes again), lanes 0 and 1 solve with the factors from the two ends
+//    (forward sweeps, then back), its lanes update the iterate and their
+//    largest correction; every lane of the slot then
 //    takes the same decision (converged, go on, refactor once, fail) from
 //    the same numbers;
 // 4. the error estimate (a largest difference over the lanes), accept or
@@ -52,6 +53,7 @@ const PLANE_TRIAL_VELOCITY: u32 = 7u;
 const PLANE_TRIAL_ACCELERATION: u32 = 8u;
 const PLANE_TRIAL_ALGORITHMIC: u32 = 9u;
 const PLANE_RESIDUAL: u32 = 10u;
+const PLANE_CORRECTION: u32 = 11u;
 // The factors per node: L, G, E (four columns each).
 const FACTOR_LOWER: u32 = 0u;
 const FACTOR_INVERSE: u32 = 1u;
@@ -102,17 +104,17 @@ var<workgroup> w_partial: array<real, GROUP_INVOCATIONS>;
 // w_partial, so that a lane may flag it while its neighbours still read
 // their error estimate (no barrier between).
 var<workgroup> w_exploded: array<u32, GROUP_INVOCATIONS>;
-// Per slot: whether lane 0's factorization succeeded.
+// Per slot: whether its factorization succeeded (first side 1's part).
 var<workgroup> w_factored: array<u32, GROUP_SIMS>;
 // The workgroup's flags, gathered from its slots (atomicOr) and read by
 // every invocation in one uniform load: whether any slot goes on (attempts
 // a step, at an attempt's start; iterates Newton, at a round's end) and
 // whether any factors in the coming round. No slot going on ends the
 // attempt loop (the workgroup is done) or the rounds (most steps converge
-// in one or two of the sixteen allowed, and every round costs seven
-// barriers); no slot factoring skips the tangent passes and their three
-// barriers (most rounds reuse an earlier factorization). One word for both
-// flags: one uniform load instead of two.
+// in one or two of the sixteen allowed, and every round costs eight
+// barriers); no slot factoring skips the tangent passes, the factorization
+// and their four barriers (most rounds reuse an earlier factorization).
+// One word for both flags: one uniform load instead of two.
 const FLAG_GOING: u32 = 1u;
 const FLAG_FACTORING: u32 = 2u;
 var<workgroup> w_flags: atomic<u32>;
@@ -279,31 +281,82 @@ fn tangent_pass(j: u32, parity: u32, n: u32, sim: u32, h: real, ph: SimPhysics, 
     store_factor(FACTOR_LOWER, j + 1u, sim, plus_node_mass(blocks.ba, mass.coupling.xzyw));
 }
 
-// Lane 0: the block LU of the assembled matrix, node by node, in place.
-// False: a pivot block is singular (or not finite).
-fn factor_chain(n: u32, sim: u32, mass: MeshMass) -> bool {
-    var e_prev = real4x4();
-    for (var k = 0u; k <= n; k++) {
+// The iteration matrix is factored and solved from both ends (a twisted
+// block factorization): side 0 eliminates nodes 0 .. m − 1 downward
+// (G = (D − L E)⁻¹, E = G U), side 1 nodes n .. m + 1 upward
+// (H = (D − U F)⁻¹, F = H L), and the middle node m takes both, its pivot
+// D − L E − U F. Each side is one lane's chain of about n/2 nodes, half a
+// one-ended elimination's, and the two lanes run the same instructions on
+// other addresses: a warp runs diverging branches one after the other. A
+// slot of one lane runs both sides. Per side, which factor slot holds the
+// coupling towards the nodes it has eliminated (L, U) and which the
+// coupling away from them, replaced by G U or H L.
+fn middle_node(n: u32) -> u32 {
+    return (n + 1u) / 2u;
+}
+
+fn side_length(side: u32, n: u32) -> u32 {
+    let m = middle_node(n);
+    return select(m, n - m, side == 1u);
+}
+
+fn side_node(side: u32, i: u32, n: u32) -> u32 {
+    return select(i, n - i, side == 1u);
+}
+
+fn towards_eliminated(side: u32) -> u32 {
+    return select(FACTOR_LOWER, FACTOR_UPPER, side == 1u);
+}
+
+fn away_from_eliminated(side: u32) -> u32 {
+    return select(FACTOR_UPPER, FACTOR_LOWER, side == 1u);
+}
+
+fn finite4x4(m: real4x4) -> bool {
+    return finite4(m[0]) && finite4(m[1]) && finite4(m[2]) && finite4(m[3]);
+}
+
+// One side's elimination, in place. False: a pivot block is singular (or
+// not finite).
+fn factor_side(side: u32, n: u32, sim: u32, mass: MeshMass) -> bool {
+    let towards = towards_eliminated(side);
+    let away = away_from_eliminated(side);
+    var eliminated = real4x4();
+    for (var i = 0u; i < side_length(side, n); i++) {
+        let k = side_node(side, i, n);
         var pivot = plus_node_mass(load_factor(FACTOR_INVERSE, k, sim), mass_diagonal(mass, k, n));
-        var upper = real4x4();
-        if (k < n) {
-            upper = load_factor(FACTOR_UPPER, k, sim);
-        }
-        var g: real4x4;
+        var coupling = load_factor(away, k, sim);
         if (k == 0u) {
             pivot = pin_rows_pivot(pivot);
-            upper = pin_rows_coupling(upper);
-            g = inverse4(pivot);
-        } else {
-            g = inverse4(pivot - load_factor(FACTOR_LOWER, k, sim) * e_prev);
+            coupling = pin_rows_coupling(coupling);
         }
-        if (!(finite4(g[0]) && finite4(g[1]) && finite4(g[2]) && finite4(g[3]))) {
+        if (i > 0u) {
+            pivot = pivot - load_factor(towards, k, sim) * eliminated;
+        }
+        let g = inverse4(pivot);
+        if (!finite4x4(g)) {
             return false;
         }
-        e_prev = g * upper;
+        eliminated = g * coupling;
         store_factor(FACTOR_INVERSE, k, sim, g);
-        store_factor(FACTOR_UPPER, k, sim, e_prev);
+        store_factor(away, k, sim, eliminated);
     }
+    return true;
+}
+
+// The middle node's pivot from both sides' eliminations. False: singular.
+fn factor_middle(n: u32, sim: u32, mass: MeshMass) -> bool {
+    let m = middle_node(n);
+    var pivot = plus_node_mass(load_factor(FACTOR_INVERSE, m, sim), mass_diagonal(mass, m, n))
+        - load_factor(FACTOR_LOWER, m, sim) * load_factor(FACTOR_UPPER, m - 1u, sim);
+    if (m < n) {
+        pivot = pivot - load_factor(FACTOR_UPPER, m, sim) * load_factor(FACTOR_LOWER, m + 1u, sim);
+    }
+    let g = inverse4(pivot);
+    if (!finite4x4(g)) {
+        return false;
+    }
+    store_factor(FACTOR_INVERSE, m, sim, g);
     return true;
 }
 
@@ -350,28 +403,49 @@ fn force_pass(j: u32, parity: u32, n: u32, sim: u32, ph: SimPhysics, pin: PinSta
     }
 }
 
-// Lane 0: the residual solved in place with the factors.
-fn solve_chain(n: u32, sim: u32) {
-    var y_prev = real4(0.0);
-    for (var k = 0u; k <= n; k++) {
-        let y = load_factor(FACTOR_INVERSE, k, sim)
-            * (plane(PLANE_RESIDUAL, k, sim) - load_factor(FACTOR_LOWER, k, sim) * y_prev);
-        set_plane(PLANE_RESIDUAL, k, sim, y);
-        y_prev = y;
+// One side's forward sweep, in place of the residual: y = G (r − L y')
+// downward, z = H (r − U z') upward.
+fn forward_side(side: u32, n: u32, sim: u32) {
+    let towards = towards_eliminated(side);
+    var eliminated = real4(0.0);
+    for (var i = 0u; i < side_length(side, n); i++) {
+        let k = side_node(side, i, n);
+        var r = plane(PLANE_RESIDUAL, k, sim);
+        if (i > 0u) {
+            r = r - load_factor(towards, k, sim) * eliminated;
+        }
+        eliminated = load_factor(FACTOR_INVERSE, k, sim) * r;
+        set_plane(PLANE_RESIDUAL, k, sim, eliminated);
     }
-    var x_next = y_prev;
-    for (var j = 0u; j < n; j++) {
-        let k = n - 1u - j;
-        let x = plane(PLANE_RESIDUAL, k, sim) - load_factor(FACTOR_UPPER, k, sim) * x_next;
-        set_plane(PLANE_RESIDUAL, k, sim, x);
-        x_next = x;
+}
+
+// The middle node's correction from both sweeps (each side's lane works it
+// out alike), then the side's back substitution, x = y − E x' upward and
+// x = z − F x' downward, into the correction plane: the sweeps' plane
+// stays as the other side's lane reads it.
+fn back_side(side: u32, n: u32, sim: u32) {
+    let m = middle_node(n);
+    var r = plane(PLANE_RESIDUAL, m, sim)
+        - load_factor(FACTOR_LOWER, m, sim) * plane(PLANE_RESIDUAL, m - 1u, sim);
+    if (m < n) {
+        r = r - load_factor(FACTOR_UPPER, m, sim) * plane(PLANE_RESIDUAL, m + 1u, sim);
+    }
+    var solved = load_factor(FACTOR_INVERSE, m, sim) * r;
+    if (side == 0u) {
+        set_plane(PLANE_CORRECTION, m, sim, solved);
+    }
+    let away = away_from_eliminated(side);
+    for (var i = 1u; i <= side_length(side, n); i++) {
+        let k = select(m - i, m + i, side == 1u);
+        solved = plane(PLANE_RESIDUAL, k, sim) - load_factor(away, k, sim) * solved;
+        set_plane(PLANE_CORRECTION, k, sim, solved);
     }
 }
 
 // Node k's Newton update from its correction; returns the correction's
 // largest length-weighted displacement.
 fn update_node(k: u32, sim: u32, h: real, weights: real4) -> real {
-    var d = plane(PLANE_RESIDUAL, k, sim);
+    var d = plane(PLANE_CORRECTION, k, sim);
     if (k == 0u) {
         d = real4(0.0, 0.0, d.zw);
     }
@@ -517,8 +591,23 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
                     }
                     barrier();
                 }
+                // Both sides' results, in one word: the side-1 lane's
+                // success, then lane 0's with the middle's.
+                var factored = true;
+                if (factoring) {
+                    for (var side = lane; side < 2u; side += SIM_LANES) {
+                        let ok = factor_side(side, n, sim, mass);
+                        if (side == 1u) {
+                            w_factored[s] = select(0u, 1u, ok);
+                        } else {
+                            factored = ok;
+                        }
+                    }
+                }
+                barrier();
                 if (factoring && lane == 0u) {
-                    w_factored[s] = select(0u, 1u, factor_chain(n, sim, mass));
+                    factored = factored && w_factored[s] == 1u && factor_middle(n, sim, mass);
+                    w_factored[s] = select(0u, 1u, factored);
                 }
                 barrier();
             }
@@ -546,8 +635,16 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
                 }
             }
             barrier();
-            if (iterating && lane == 0u) {
-                solve_chain(n, sim);
+            if (iterating) {
+                for (var side = lane; side < 2u; side += SIM_LANES) {
+                    forward_side(side, n, sim);
+                }
+            }
+            barrier();
+            if (iterating) {
+                for (var side = lane; side < 2u; side += SIM_LANES) {
+                    back_side(side, n, sim);
+                }
             }
             barrier();
             if (iterating) {

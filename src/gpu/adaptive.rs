@@ -249,9 +249,11 @@ impl Gpu {
 /// Loop iterations the busiest lane may be charged for one attempted
 /// step (every loop's exit check counted, as Mesa counts it): sixteen
 /// Newton rounds, each with two tangent and two force passes over the
-/// elements, lane 0's factorization (n + 1 nodes) and solve (2n + 1), two
-/// node passes and the slot's reduction; then the prediction, error,
-/// acceptance and fold passes and the frames of a landing.
+/// elements, the factorization's and the solve's three passes from the
+/// ends (in a slot of one lane, lane 0 runs both sides of each: n nodes,
+/// two exit checks and its loop over the sides, three), two node passes
+/// and the slot's reduction; then the prediction, error, acceptance and
+/// fold passes and the frames of a landing.
 pub fn loop_iterations_per_attempt(
     max_elements: usize,
     lanes: u32,
@@ -262,7 +264,7 @@ pub fn loop_iterations_per_attempt(
     let t = lanes.max(1) as u64;
     let nodes = (n + 1).div_ceil(t) + 1;
     let pass = n.div_ceil(2).div_ceil(t) + 1;
-    let round = 3 * n + 13 + 4 * pass + 2 * nodes + t;
+    let round = 3 * (n + 5) + 8 + 4 * pass + 2 * nodes + t;
     let rounds = 2 * crate::scheme::implicit_control::MAX_NEWTON_ITERATIONS as u64;
     rounds * round
         + rounds

@@ -165,12 +165,21 @@ pub const ADAPTIVE_TANGENT_ELEMENT: u64 =
 /// and, on average, one node's sum (4).
 pub const ADAPTIVE_FORCE_ELEMENT: u64 =
     crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT + GRAVITY_AND_DRAG + 4;
-/// One node of lane 0's factorization (`factor_chain`): the pivot's mass
-/// (8), L E (a 4×4 product) subtracted (16), the inverse and E = G U.
+/// One node of a side of the factorization from both ends (`factor_side`):
+/// the pivot's mass (8), L E (a 4×4 product) subtracted (16), the inverse
+/// and E = G U (from the tip: U F, H and F = H L, as many).
 pub const ADAPTIVE_FACTOR_NODE: u64 = 8 + MATRIX_PRODUCT + 16 + INVERSE4 + MATRIX_PRODUCT;
-/// One node of lane 0's solve (`solve_chain`): forward L y, the difference
-/// and G times it (28 + 4 + 28), back U x and the difference (28 + 4).
+/// The middle node's pivot (`factor_middle`): its mass, both sides' L E and
+/// U F subtracted, the inverse.
+pub const ADAPTIVE_FACTOR_MIDDLE: u64 = 8 + 2 * (MATRIX_PRODUCT + 16) + INVERSE4;
+/// One node of a side of the solve (`forward_side`, `back_side`): forward
+/// L y, the difference and G times it (28 + 4 + 28), back E x and the
+/// difference (28 + 4).
 pub const ADAPTIVE_SOLVE_NODE: u64 = 28 + 4 + 28 + 28 + 4;
+/// The middle node's correction, which each side's lane works out: both
+/// sides' couplings times their sweeps and the differences (2 × (28 + 4)),
+/// G times it (28).
+pub const ADAPTIVE_SOLVE_MIDDLE: u64 = 2 * (28 + 4) + 28;
 /// One node's residual and Newton update (`residual_node`: three mass
 /// products, 3 × 12, their sums and the subtraction, 12; `update_node`:
 /// the four trial vectors, 4 + 8 + 10 + 9, and the correction's weighted

@@ -6,8 +6,9 @@
 //! (with the drift since the last landing apart, as the fixed-step stages
 //! keep it for f32), the tangent of [`super::tangent`] (tangent.wgsl), the
 //! mesh's compact mass blocks, and the block-tridiagonal iteration matrix
-//! M + γ'h C + β'h² K factored node by node with 4×4 cofactor inverses, its
-//! lower blocks kept apart since K and C are not symmetric.
+//! M + γ'h C + β'h² K factored node by node from both ends with 4×4
+//! cofactor inverses ([`super::twisted`]), its lower blocks kept apart
+//! since K and C are not symmetric.
 //!
 //! Written as the stage runs it, per simulation: every decision is a
 //! scalar of that simulation (its time, step, the η of its last Newton
@@ -34,14 +35,14 @@ use super::super::adaptive::{
 use super::super::batch::{ChunkData, GpuSimulation};
 use super::super::{GpuError, Precision};
 use super::element::{ElementState, Section, element_force};
-use super::matrix::inverse4;
 use super::motion::{PinState, pin_state};
-use super::node_blocks::{coupling_transpose_times, node_mass_times, pin_rows, plus_node_mass};
+use super::node_blocks::{coupling_transpose_times, node_mass_times, plus_node_mass};
 use super::step::{
     FrameMarkers, Marker, convert_measured, exploded_position, exploded_velocity, marker_table,
     mesh_mass, section,
 };
 use super::tangent::element_tangent;
+use super::twisted::Factors;
 use super::{MirrorReal, join, lit, xy, zw};
 use crate::scheme::GeneralizedAlpha;
 use crate::scheme::implicit_control::{
@@ -127,16 +128,6 @@ impl<R: MirrorReal> Coefficients<R> {
     }
 }
 
-/// The factored iteration matrix, node by node: L (the coupling to the
-/// previous node), G = (D − L E_prev)⁻¹ and E = G U.
-struct Factors<R: MirrorReal> {
-    lower: Vec<Matrix4<R>>,
-    inverse: Vec<Matrix4<R>>,
-    upper: Vec<Matrix4<R>>,
-    /// The step it was factored for; 0 when there is none.
-    step_s: R,
-}
-
 /// A step's iterate: the drift since the last landing, velocities, true
 /// and algorithmic accelerations.
 #[derive(Clone)]
@@ -170,6 +161,23 @@ struct Adaptive<'a, R: MirrorReal> {
     stats: AdaptiveStats,
 }
 
+/// Node k's diagonal mass block (the stage's `mass_diagonal`), of the
+/// mesh's compact blocks `mass`.
+fn mass_diagonal<R: MirrorReal>(
+    mass: &[Vector4<R>; MESH_MASS_VEC4],
+    n: usize,
+    k: usize,
+) -> Vector4<R> {
+    let [first, interior, last, _] = *mass;
+    if k == 0 {
+        first
+    } else if k == n {
+        last
+    } else {
+        interior
+    }
+}
+
 /// The slack of equal substeps in the working precision: the reference
 /// solver's, or eight units of roundoff where that is coarser.
 fn substep_slack<R: MirrorReal>() -> R {
@@ -191,7 +199,6 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
         };
         // The upload's planes: displacement, drift, velocity, acceleration.
         let (disp, drift, vel, acc) = (plane(0), plane(1), plane(2), plane(3));
-        let zero4 = Matrix4::zeros();
         Self {
             le: ph.element_length_m,
             t0: Vector2::new(ph.tangent_x, ph.tangent_y),
@@ -211,12 +218,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
                 acc,
             },
             previous: None,
-            factors: Factors {
-                lower: vec![zero4; n + 1],
-                inverse: vec![zero4; n + 1],
-                upper: vec![zero4; n + 1],
-                step_s: lit(0.0),
-            },
+            factors: Factors::new(n + 1),
             t: lit(0.0),
             step_s: lit(options.initial_step_s.min(options.max_step_s)),
             newton_eta: lit(UNMEASURED_NEWTON_ETA),
@@ -250,14 +252,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
 
     /// The mesh's diagonal mass block of node k.
     fn mass_diagonal(&self, k: usize) -> Vector4<R> {
-        let [first, interior, last, _] = self.mass;
-        if k == 0 {
-            first
-        } else if k == self.n {
-            last
-        } else {
-            interior
-        }
+        mass_diagonal(&self.mass, self.n, k)
     }
 
     /// The step's first iterate at t + h (`pin` there): ä extrapolated
@@ -295,23 +290,23 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
         it
     }
 
-    /// Factors M + γ'h C + β'h² K at `it`, node by node. False: a pivot
-    /// block is singular (or the iterate is not finite).
+    /// Factors M + γ'h C + β'h² K at `it`: assembled node by node as the
+    /// stage's tangent passes leave it, then factored from both ends
+    /// ([`Factors::factor`]). False: a pivot block is singular (or the
+    /// iterate is not finite).
     fn factor(&mut self, it: &Iterate<R>, h: R, pin: &PinState<R>) -> bool {
         let n = self.n;
         let stiffness_scale = self.coef.beta_scaled * h * h;
         let damping_scale = self.coef.gamma_scaled * h;
         let coupling = self.mass[3];
         let coupling_t = Vector4::new(coupling.x, coupling.z, coupling.y, coupling.w);
-        // The previous element's (b, b) block, and E of the previous node.
+        // The previous element's (b, b) block.
         let mut tail = Matrix4::zeros();
-        let mut e_prev = Matrix4::zeros();
         for k in 0..=n {
-            // The two elements' blocks summed first, then the mass: the
-            // stage's order (its element passes assign and add, in either
-            // order, which is exact; the mass comes in the node's chain).
+            // The two elements' blocks summed (the stage's element passes
+            // assign and add, in either order, which is exact); the mass
+            // comes in the factorization.
             let mut elements = tail;
-            let mut upper = Matrix4::zeros();
             if k < n {
                 let blocks = element_tangent(
                     self.le,
@@ -323,29 +318,16 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
                     damping_scale,
                 );
                 elements = if k == 0 { blocks.aa } else { tail + blocks.aa };
-                upper = plus_node_mass(&blocks.ab, &coupling);
-                tail = blocks.bb;
-                // The next node's lower block, kept for the solve.
+                self.factors.upper[k] = plus_node_mass(&blocks.ab, &coupling);
                 self.factors.lower[k + 1] = plus_node_mass(&blocks.ba, &coupling_t);
+                tail = blocks.bb;
             }
-            let mut pivot = plus_node_mass(&elements, &self.mass_diagonal(k));
-            if k == 0 {
-                pivot = pin_rows(&pivot, true);
-                upper = pin_rows(&upper, false);
-            }
-            let lower = self.factors.lower[k];
-            let g = if k == 0 {
-                inverse4(&pivot)
-            } else {
-                inverse4(&(pivot - lower * e_prev))
-            };
-            if !g.iter().all(|x| x.is_finite()) {
-                self.factors.step_s = lit(0.0);
-                return false;
-            }
-            e_prev = g * upper;
-            self.factors.inverse[k] = g;
-            self.factors.upper[k] = e_prev;
+            self.factors.inverse[k] = elements;
+        }
+        let mass = self.mass;
+        if !self.factors.factor(n, |k| mass_diagonal(&mass, n, k)) {
+            self.factors.step_s = lit(0.0);
+            return false;
         }
         self.factors.step_s = h;
         self.stats.factorizations += 1;
@@ -386,25 +368,6 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
         r
     }
 
-    /// Solves the factored system in place: y_k = G_k (r_k − L_k y_{k−1}),
-    /// then x_k = y_k − E_k x_{k+1}.
-    fn solve(&self, r: &mut [Vector4<R>]) {
-        let f = &self.factors;
-        let n = self.n;
-        let mut y_prev = Vector4::zeros();
-        for (k, rk) in r.iter_mut().enumerate() {
-            let y = f.inverse[k] * (*rk - f.lower[k] * y_prev);
-            *rk = y;
-            y_prev = y;
-        }
-        let mut x_next = r[n];
-        for k in (0..n).rev() {
-            let x = r[k] - f.upper[k] * x_next;
-            r[k] = x;
-            x_next = x;
-        }
-    }
-
     /// The length weights of a node's coordinates: 1 for positions, l_e
     /// for slopes (the reference solver's `length_weights`).
     fn weights(&self) -> Vector4<R> {
@@ -437,7 +400,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
             iterations += 1;
             self.stats.newton_iterations += 1;
             let mut d = self.residual(it, pin);
-            self.solve(&mut d);
+            self.factors.solve(&mut d);
             let mut correction: R = lit(0.0);
             for (k, dk) in d.iter().enumerate() {
                 // Node 0's pin rows stay prescribed.

@@ -12,7 +12,7 @@
 //! | `motion.wgsl` | [`motion`] |
 //! | `step.wgsl` (with `coupling_*.wgsl`) | [`step`] |
 //! | `step_workgroup.wgsl` | [`step`]: the same arithmetic per simulation, spread over lanes |
-//! | `step_adaptive.wgsl` | [`adaptive`]: the same arithmetic per simulation, its lanes and barriers aside |
+//! | `step_adaptive.wgsl` | [`adaptive`]: the same arithmetic per simulation, its lanes and barriers aside (its factorization and solve from both ends: [`twisted`]) |
 //!
 //! The workgroup layout has no mirror of its own: per simulation it does
 //! [`step`]'s operations in [`step`]'s order, its 4×4 products column by
@@ -49,6 +49,7 @@ pub mod motion;
 pub mod node_blocks;
 pub mod step;
 pub mod tangent;
+pub mod twisted;
 
 use nalgebra::{RealField, Vector2, Vector4};
 
