@@ -85,9 +85,11 @@ run "bench, both layouts" 60 $B bench "${bench_sizes[@]}" \
     --engines gpu-semi-implicit-f32,gpu-semi-implicit-f64 --gpu-layout thread,workgroup \
     --out "$OUT/bench_layouts.parquet" --force
 # The GPU reference solver's lanes a simulation: the cost model's choice
-# per batch ("auto") against each fixed count, alone and filled.
+# per batch ("auto") against each fixed count, alone and filled. One lane
+# runs both ends of the factorization and solve, two or more run them at
+# once: 1 against 2 shows what the two ends give beside the shared passes.
 run "bench, GPU reference solver lanes" 60 $B bench "${lanes_sizes[@]}" \
-    --engines gpu-reference-f32,gpu-reference-f64 --lanes 1,4,8,16,32,auto \
+    --engines gpu-reference-f32,gpu-reference-f64 --lanes 1,2,4,8,16,32,auto \
     --out "$OUT/bench_lanes.parquet" --force
 run "identify, default grid" 40 $B identify --backend $backend "${grid[@]}" \
     --out "$OUT/identify-default" --force

@@ -103,9 +103,12 @@ pub struct IdentifyArgs {
     #[arg(long, value_name = "COUNT")]
     pub chunk_size: Option<usize>,
     /// Solver for every candidate. On the CPU the reference solver is the
-    /// faster one for these grids (its step is not limited by D·n²); the GPU
-    /// runs `explicit` or `semi-implicit` (`reference` there is refused).
-    /// [default: reference on the CPU, semi-implicit on the GPU]
+    /// faster one for these grids (its step is not limited by D·n²); on the
+    /// GPU `reference` runs the same adaptive scheme in the workgroup layout
+    /// (docs/gpu.md). [default: reference on the CPU; on a hardware GPU the
+    /// faster of `semi-implicit` and `reference` by the cost model, where
+    /// it weighs `reference` (docs/gpu.md), on a CPU emulation
+    /// `semi-implicit`]
     #[arg(long, value_enum)]
     pub solver: Option<SolverKind>,
     #[command(flatten)]

@@ -73,9 +73,11 @@ pub struct SwingupArgs {
     #[arg(long)]
     pub exhaustive: bool,
     /// Solver. On the CPU the reference solver is the faster one here at
-    /// n = 40 (its step is not limited by D·n²); the GPU runs `explicit` or
-    /// `semi-implicit` (`reference` there is refused).
-    /// [default: reference on the CPU, semi-implicit on the GPU]
+    /// n = 40 (its step is not limited by D·n²); on the GPU `reference`
+    /// runs the same adaptive scheme in the workgroup layout (docs/gpu.md).
+    /// [default: reference on the CPU; on a hardware GPU the faster of
+    /// `semi-implicit` and `reference` by the cost model, where it weighs
+    /// `reference` (docs/gpu.md), on a CPU emulation `semi-implicit`]
     #[arg(long, value_enum)]
     pub solver: Option<SolverKind>,
     /// Reference solver's local error tolerance [m], in (0, 1e-3]. 1e-7 m
