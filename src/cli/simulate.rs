@@ -26,9 +26,9 @@ pub struct SimulateArgs {
     #[command(flatten)]
     pub tether: TetherArgs,
     /// Solver: `explicit` (fixed step), `semi-implicit` (fixed step with the
-    /// damping implicit, so not limited by D·n²), both on the CPU or the GPU,
-    /// or `reference` (adaptive implicit generalized-α with error control,
-    /// CPU only). [default: explicit]
+    /// damping implicit, so not limited by D·n²), or `reference` (adaptive
+    /// implicit generalized-α with error control; on the GPU in the
+    /// workgroup layout), each on the CPU or the GPU. [default: explicit]
     #[arg(long, value_enum)]
     pub solver: Option<SolverKind>,
     /// Explicit step [s]; must divide the sample interval (drop: frame
