@@ -14,15 +14,16 @@
 // 1. its lanes predict the step's first iterate, node by node;
 // 2. where its iteration matrix is stale (the step changed by a quarter
 //    since it was factored, or none is), its lanes evaluate the elements'
-//    tangent blocks in two passes (even elements, then odd, so that no two
-//    write one node's block at once), and lanes 0 and 1 factor the matrix
-//    node by node from its two ends towards the middle;
-// 3. Newton: its lanes assemble the residual f − M ä (the elements in two
-//    passes again), lanes 0 and 1 solve with the factors from the two ends
-//    (forward sweeps, then back), its lanes update the iterate and their
-//    largest correction; every lane of the slot then
-//    takes the same decision (converged, go on, refactor once, fail) from
-//    the same numbers;
+//    tangent blocks in one pass (an element's blocks on its second node
+//    go to a slot of their own, so that no two elements write one place),
+//    and lanes 0 and 1 factor the matrix node by node from its two ends
+//    towards the middle;
+// 3. Newton: its lanes assemble the residual f − M ä (the elements' forces
+//    in one pass again, then the nodes), lanes 0 and 1 solve with the
+//    factors from the two ends (forward sweeps, then back), its lanes
+//    update the iterate and their largest correction; every lane of the
+//    slot then takes the same decision (converged, go on, refactor once,
+//    fail) from the same numbers;
 // 4. the error estimate (a largest difference over the lanes), accept or
 //    reject, the new step; at a landing the drift is folded, the
 //    explosion check made, and lane 0 observes the frame or the sample.
@@ -54,10 +55,13 @@ const PLANE_TRIAL_ACCELERATION: u32 = 8u;
 const PLANE_TRIAL_ALGORITHMIC: u32 = 9u;
 const PLANE_RESIDUAL: u32 = 10u;
 const PLANE_CORRECTION: u32 = 11u;
-// The factors per node: L, G, E (four columns each).
+const PLANE_PREVIOUS_ELEMENT_FORCE: u32 = 12u;
+// The factors per node: L, G, E (four columns each), and the previous
+// element's tangent block on the node, which the factorization adds.
 const FACTOR_LOWER: u32 = 0u;
 const FACTOR_INVERSE: u32 = 1u;
 const FACTOR_UPPER: u32 = 2u;
+const FACTOR_PREVIOUS_ELEMENT: u32 = 3u;
 
 // Per simulation, read and written by every dispatch (AdaptiveProgress in
 // src/gpu/abi.rs).
@@ -111,9 +115,9 @@ var<workgroup> w_factored: array<u32, GROUP_SIMS>;
 // a step, at an attempt's start; iterates Newton, at a round's end) and
 // whether any factors in the coming round. No slot going on ends the
 // attempt loop (the workgroup is done) or the rounds (most steps converge
-// in one or two of the sixteen allowed, and every round costs eight
-// barriers); no slot factoring skips the tangent passes, the factorization
-// and their four barriers (most rounds reuse an earlier factorization).
+// in one or two of the sixteen allowed, and every round costs seven
+// barriers); no slot factoring skips the tangent pass, the factorization
+// and their three barriers (most rounds reuse an earlier factorization).
 // One word for both flags: one uniform load instead of two.
 const FLAG_GOING: u32 = 1u;
 const FLAG_FACTORING: u32 = 2u;
@@ -254,31 +258,31 @@ fn predict_node(k: u32, sim: u32, h: real, p: AdaptiveProgress, pin: PinState) {
     set_plane(PLANE_TRIAL_ALGORITHMIC, k, sim, alg_t);
 }
 
-// Element j's tangent blocks into the factor slots, in pass `parity`: the
-// pivot sums of the two elements of a node into G's slot (assigned by the
-// first pass, added by the second), U into E's slot, L of node j + 1 into
-// its slot, each with the mesh's mass coupling.
-fn tangent_pass(j: u32, parity: u32, n: u32, sim: u32, h: real, ph: SimPhysics, mass: MeshMass,
-                pin: PinState) {
+// Element j's tangent blocks into the factor slots, each block where no
+// other element writes: (a, a) into G's slot of node j, (b, b) into the
+// previous element's slot of node j + 1 (the factorization sums the two,
+// `element_blocks`), U into E's slot and L of node j + 1 into its slot,
+// each with the mesh's mass coupling. So one pass takes every element.
+fn tangent_element(j: u32, sim: u32, h: real, ph: SimPhysics, mass: MeshMass, pin: PinState) {
     let blocks = element_tangent(ph.element_length_m, real2(ph.tangent_x, ph.tangent_y),
                                  section(ph), ph.drag_factor_kg_m3, trial_element(j, sim, pin),
                                  BETA_SCALED * h * h, GAMMA_SCALED * h);
-    let first = parity == 0u;
-    let tip_first = j + 1u == n;
-    if (first) {
-        store_factor(FACTOR_INVERSE, j, sim, blocks.aa);
-        store_factor(FACTOR_INVERSE, j + 1u, sim, blocks.bb);
-    } else {
-        store_factor(FACTOR_INVERSE, j, sim, load_factor(FACTOR_INVERSE, j, sim) + blocks.aa);
-        if (tip_first) {
-            store_factor(FACTOR_INVERSE, j + 1u, sim, blocks.bb);
-        } else {
-            store_factor(FACTOR_INVERSE, j + 1u, sim,
-                         load_factor(FACTOR_INVERSE, j + 1u, sim) + blocks.bb);
-        }
-    }
+    store_factor(FACTOR_INVERSE, j, sim, blocks.aa);
+    store_factor(FACTOR_PREVIOUS_ELEMENT, j + 1u, sim, blocks.bb);
     store_factor(FACTOR_UPPER, j, sim, plus_node_mass(blocks.ab, mass.coupling));
     store_factor(FACTOR_LOWER, j + 1u, sim, plus_node_mass(blocks.ba, mass.coupling.xzyw));
+}
+
+// Node k's diagonal block from its elements' tangents: element k − 1's
+// (b, b) plus element k's (a, a), as the mirror sums them.
+fn element_blocks(k: u32, n: u32, sim: u32) -> real4x4 {
+    if (k == 0u) {
+        return load_factor(FACTOR_INVERSE, 0u, sim);
+    }
+    if (k == n) {
+        return load_factor(FACTOR_PREVIOUS_ELEMENT, n, sim);
+    }
+    return load_factor(FACTOR_PREVIOUS_ELEMENT, k, sim) + load_factor(FACTOR_INVERSE, k, sim);
 }
 
 // The iteration matrix is factored and solved from both ends (a twisted
@@ -324,7 +328,7 @@ fn factor_side(side: u32, n: u32, sim: u32, mass: MeshMass) -> bool {
     var eliminated = real4x4();
     for (var i = 0u; i < side_length(side, n); i++) {
         let k = side_node(side, i, n);
-        var pivot = plus_node_mass(load_factor(FACTOR_INVERSE, k, sim), mass_diagonal(mass, k, n));
+        var pivot = plus_node_mass(element_blocks(k, n, sim), mass_diagonal(mass, k, n));
         var coupling = load_factor(away, k, sim);
         if (k == 0u) {
             pivot = pin_rows_pivot(pivot);
@@ -347,7 +351,7 @@ fn factor_side(side: u32, n: u32, sim: u32, mass: MeshMass) -> bool {
 // The middle node's pivot from both sides' eliminations. False: singular.
 fn factor_middle(n: u32, sim: u32, mass: MeshMass) -> bool {
     let m = middle_node(n);
-    var pivot = plus_node_mass(load_factor(FACTOR_INVERSE, m, sim), mass_diagonal(mass, m, n))
+    var pivot = plus_node_mass(element_blocks(m, n, sim), mass_diagonal(mass, m, n))
         - load_factor(FACTOR_LOWER, m, sim) * load_factor(FACTOR_UPPER, m - 1u, sim);
     if (m < n) {
         pivot = pivot - load_factor(FACTOR_UPPER, m, sim) * load_factor(FACTOR_LOWER, m + 1u, sim);
@@ -360,12 +364,17 @@ fn factor_middle(n: u32, sim: u32, mass: MeshMass) -> bool {
     return true;
 }
 
-// Node k's residual after the element passes: the tip's weight, minus M ä,
-// the pin's rows 0.
+// Node k's residual after the force pass: its two elements' forces, the
+// tip's weight, minus M ä, the pin's rows 0.
 fn residual_node(k: u32, n: u32, sim: u32, ph: SimPhysics, mass: MeshMass) {
-    var r = plane(PLANE_RESIDUAL, k, sim);
-    if (k == n) {
+    var r: real4;
+    if (k == 0u) {
+        r = plane(PLANE_RESIDUAL, 0u, sim);
+    } else if (k == n) {
+        r = plane(PLANE_PREVIOUS_ELEMENT_FORCE, n, sim);
         r.y -= ph.tip_weight_n;
+    } else {
+        r = plane(PLANE_PREVIOUS_ELEMENT_FORCE, k, sim) + plane(PLANE_RESIDUAL, k, sim);
     }
     var m_acc = node_mass_times(mass_diagonal(mass, k, n), plane(PLANE_TRIAL_ACCELERATION, k, sim));
     if (k < n) {
@@ -382,25 +391,17 @@ fn residual_node(k: u32, n: u32, sim: u32, ph: SimPhysics, mass: MeshMass) {
     set_plane(PLANE_RESIDUAL, k, sim, r);
 }
 
-// Element j's force into the residual plane, in pass `parity` (assigned by
-// the first, added by the second).
-fn force_pass(j: u32, parity: u32, n: u32, sim: u32, ph: SimPhysics, pin: PinState) {
+// Element j's force: on node j into the residual plane, on node j + 1
+// into the previous element's force plane, where no other element writes
+// (`residual_node` sums the two). So one pass takes every element.
+fn force_element(j: u32, sim: u32, ph: SimPhysics, pin: PinState) {
     let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
     var dmp = ElementDamping(no_damping, real4x4(), no_damping);
     let fe = element_force(ph.element_length_m, real2(ph.tangent_x, ph.tangent_y), section(ph),
                            ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
                            trial_element(j, sim, pin), &dmp, 0.0);
-    if (parity == 0u) {
-        set_plane(PLANE_RESIDUAL, j, sim, fe.a);
-        set_plane(PLANE_RESIDUAL, j + 1u, sim, fe.b);
-    } else {
-        set_plane(PLANE_RESIDUAL, j, sim, plane(PLANE_RESIDUAL, j, sim) + fe.a);
-        if (j + 1u == n) {
-            set_plane(PLANE_RESIDUAL, j + 1u, sim, fe.b);
-        } else {
-            set_plane(PLANE_RESIDUAL, j + 1u, sim, plane(PLANE_RESIDUAL, j + 1u, sim) + fe.b);
-        }
-    }
+    set_plane(PLANE_RESIDUAL, j, sim, fe.a);
+    set_plane(PLANE_PREVIOUS_ELEMENT_FORCE, j + 1u, sim, fe.b);
 }
 
 // One side's forward sweep, in place of the residual: y = G (r − L y')
@@ -583,14 +584,12 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
         for (var round = 0u; round < 2u * MAX_NEWTON_ITERATIONS; round++) {
             let factoring = iterating && need_factor;
             if ((flags & FLAG_FACTORING) != 0u) {
-                for (var parity = 0u; parity < 2u; parity++) {
-                    if (factoring) {
-                        for (var e = lane; 2u * e + parity < n; e += SIM_LANES) {
-                            tangent_pass(2u * e + parity, parity, n, sim, h, ph, mass, pin);
-                        }
+                if (factoring) {
+                    for (var e = lane; e < n; e += SIM_LANES) {
+                        tangent_element(e, sim, h, ph, mass, pin);
                     }
-                    barrier();
                 }
+                barrier();
                 // Both sides' results, in one word: the side-1 lane's
                 // success, then lane 0's with the middle's.
                 var factored = true;
@@ -621,14 +620,12 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
                     iterating = false;
                 }
             }
-            for (var parity = 0u; parity < 2u; parity++) {
-                if (iterating) {
-                    for (var e = lane; 2u * e + parity < n; e += SIM_LANES) {
-                        force_pass(2u * e + parity, parity, n, sim, ph, pin);
-                    }
+            if (iterating) {
+                for (var e = lane; e < n; e += SIM_LANES) {
+                    force_element(e, sim, ph, pin);
                 }
-                barrier();
             }
+            barrier();
             if (iterating) {
                 for (var k = lane; k <= n; k += SIM_LANES) {
                     residual_node(k, n, sim, ph, mass);

@@ -187,8 +187,10 @@ fn f32_adaptive_stage_holds_its_tolerance_floor() {
 }
 
 /// The shape (simulations per workgroup, lanes per simulation) changes
-/// who does the work, not the arithmetic: one lane per simulation, or
-/// eight lanes and four simulations a workgroup, give the same numbers.
+/// who does the work, not the arithmetic: one lane per simulation (both
+/// ends of the factorization on it), eight lanes and four simulations a
+/// workgroup, or a workgroup's 64 lanes for one simulation (a hardware
+/// GPU's shape for n > 32), give the same numbers.
 #[test]
 fn the_shape_changes_nothing() {
     let Some(gpu) = open() else { return };
@@ -197,6 +199,7 @@ fn the_shape_changes_nothing() {
         AdaptiveShape { sims: 1, lanes: 1 },
         AdaptiveShape { sims: 4, lanes: 8 },
         AdaptiveShape { sims: 3, lanes: 2 },
+        AdaptiveShape { sims: 1, lanes: 64 },
     ]
     .into_iter()
     .map(|shape| {
@@ -209,19 +212,26 @@ fn the_shape_changes_nothing() {
     .collect();
     assert_eq!(runs[0], runs[1]);
     assert_eq!(runs[0], runs[2]);
+    assert_eq!(runs[0], runs[3]);
 }
 
 /// Without a shape asked for, a batch runs in the lanes the cost model
 /// chooses at the adapter's rates: one workgroup's worth with the most
 /// lanes, a batch that fills the device with fewer, a device wide enough
 /// for all of them with the most again; and on a CPU emulation, which runs
-/// a workgroup on one thread, never in fewer workgroups than it has
-/// threads where the most lanes give that many.
+/// a workgroup on one thread a subgroup at a time, with no more lanes than
+/// a subgroup and never in fewer workgroups than it has threads where the
+/// most lanes give that many.
 #[test]
 fn a_batch_runs_in_the_lanes_the_model_chooses() {
     use tether_sweep::gpu::cost::{AdaptiveRates, GpuRates};
     let Some(gpu) = open() else { return };
-    let most = AdaptiveShape::for_elements(50);
+    let most = AdaptiveShape::most_for(&gpu, 50);
+    if gpu.adapter.hardware {
+        assert_eq!(most, AdaptiveShape::for_elements(50));
+    } else {
+        assert_eq!(most.lanes, gpu.adapter.subgroup_width.min(64));
+    }
     assert_eq!(
         AdaptiveShape::for_batch(&gpu, Precision::F64, &[50, 10]).unwrap(),
         most
@@ -267,13 +277,20 @@ fn a_batch_runs_in_the_lanes_the_model_chooses() {
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let workgroups = few.len().div_ceil(shape.sims as usize);
     if gpu.adapter.hardware {
-        assert_eq!(shape.lanes, 1, "{shape:?}");
+        assert_eq!(
+            shape.lanes,
+            tether_sweep::gpu::cost::MIN_ADAPTIVE_LANES,
+            "{shape:?}"
+        );
     } else {
         assert!(
             workgroups >= threads.min(3),
             "{shape:?}: {workgroups} workgroups"
         );
-        assert!(shape.lanes == 1 || workgroups < 2 * threads, "{shape:?}");
+        assert!(
+            shape.lanes == tether_sweep::gpu::cost::MIN_ADAPTIVE_LANES || workgroups < 2 * threads,
+            "{shape:?}"
+        );
     }
 }
 

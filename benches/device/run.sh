@@ -89,7 +89,7 @@ run "bench, both layouts" 60 $B bench "${bench_sizes[@]}" \
 # runs both ends of the factorization and solve, two or more run them at
 # once: 1 against 2 shows what the two ends give beside the shared passes.
 run "bench, GPU reference solver lanes" 60 $B bench "${lanes_sizes[@]}" \
-    --engines gpu-reference-f32,gpu-reference-f64 --lanes 1,2,4,8,16,32,auto \
+    --engines gpu-reference-f32,gpu-reference-f64 --lanes 1,2,4,8,16,32,64,auto \
     --out "$OUT/bench_lanes.parquet" --force
 run "identify, default grid" 40 $B identify --backend $backend "${grid[@]}" \
     --out "$OUT/identify-default" --force

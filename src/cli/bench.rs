@@ -58,7 +58,7 @@ pub struct BenchArgs {
     pub gpu_layout: Vec<LayoutRequest>,
     /// Lanes a simulation for the GPU reference solver's engines,
     /// comma-separated: each runs once with each (powers of two from 1 to
-    /// 32; `auto`: the cost model's choice per batch).
+    /// 64; `auto`: the cost model's choice per batch).
     #[arg(
         long,
         value_name = "L,..",

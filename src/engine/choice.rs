@@ -730,7 +730,7 @@ pub fn calibrate_adaptive(
     (smallest, largest): (usize, usize),
     batch: usize,
 ) -> Result<AdaptiveRates, ChoiceError> {
-    let shape = AdaptiveShape::for_elements(largest);
+    let shape = AdaptiveShape::most_for(gpu, largest);
     let increment = |elements: usize, count: usize, doublings: u32| {
         adaptive_increment(
             gpu,
@@ -1135,7 +1135,7 @@ mod tests {
         );
         // Few simulations: the longest counted chain, not the mean's.
         let few = work(vec![(20, 0); 2]);
-        let lanes = crate::gpu::layout::lanes_for(20);
+        let lanes = crate::gpu::layout::adaptive_lanes_for(20);
         let longest = cost::adaptive_chain_flops(&counted[1], lanes) / 1e9;
         let t = adaptive_gpu_seconds(&few, &counted, rates);
         assert!((t - longest).abs() < 1e-12 * t, "{t} vs {longest}");

@@ -179,13 +179,13 @@ pub const STATUS_NEWTON_FAILED: u32 = 3;
 /// The adaptive stage's state planes (step_adaptive.wgsl's PLANE_*): the
 /// four of [`STATE_PLANES`], then the algorithmic and the previous step's
 /// accelerations, the trial iterate's drift, velocity, acceleration and
-/// algorithmic acceleration, the Newton residual (and the solve's sweeps)
-/// and Newton's correction.
-pub const ADAPTIVE_PLANES: usize = 12;
-/// vec4 entries per node of the adaptive stage's factors: three 4×4 blocks,
+/// algorithmic acceleration, the Newton residual (and the solve's sweeps),
+/// Newton's correction, and the previous element's force on the node.
+pub const ADAPTIVE_PLANES: usize = 13;
+/// vec4 entries per node of the adaptive stage's factors: four 4×4 blocks,
 /// four columns each (L, G, E above the middle node; L, G, U at it; F, H, U
-/// below it).
-pub const ADAPTIVE_FACTOR_VEC4_PER_NODE: usize = 12;
+/// below it; and the previous element's tangent block on the node).
+pub const ADAPTIVE_FACTOR_VEC4_PER_NODE: usize = 16;
 
 /// Per simulation, the adaptive stage's scalars, read and written by every
 /// dispatch (step_adaptive.wgsl's `AdaptiveProgress`).

@@ -156,22 +156,23 @@ pub const GAUSS_POINT_TANGENT: u64 = POINT_KINEMATICS
 /// mean velocity (10), the four derivatives (12), l_e/12 (1), four
 /// `drag_block`s (4 × 14) accumulated (4 × 16).
 pub const DRAG_TANGENT: u64 = 10 + 12 + 1 + 4 * 14 + 4 * 16;
-/// One element in the adaptive stage's tangent pass: its five points and
-/// the drag, β'h² and γ'h (3), its two mass couplings (2 × 8), and on
-/// average one of its two pivot blocks added to its neighbour's (16).
+/// One element in the adaptive stage's tangent pass (`tangent_element`):
+/// its five points and the drag, β'h² and γ'h (3), its two mass couplings
+/// (2 × 8).
 pub const ADAPTIVE_TANGENT_ELEMENT: u64 =
-    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT_TANGENT + DRAG_TANGENT + 3 + 16 + 16;
-/// One element in the force pass: the explicit scheme's element force
-/// and, on average, one node's sum (4).
+    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT_TANGENT + DRAG_TANGENT + 3 + 16;
+/// One element in the force pass (`force_element`): the explicit scheme's
+/// element force.
 pub const ADAPTIVE_FORCE_ELEMENT: u64 =
-    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT + GRAVITY_AND_DRAG + 4;
+    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT + GRAVITY_AND_DRAG;
 /// One node of a side of the factorization from both ends (`factor_side`):
-/// the pivot's mass (8), L E (a 4×4 product) subtracted (16), the inverse
-/// and E = G U (from the tip: U F, H and F = H L, as many).
-pub const ADAPTIVE_FACTOR_NODE: u64 = 8 + MATRIX_PRODUCT + 16 + INVERSE4 + MATRIX_PRODUCT;
-/// The middle node's pivot (`factor_middle`): its mass, both sides' L E and
-/// U F subtracted, the inverse.
-pub const ADAPTIVE_FACTOR_MIDDLE: u64 = 8 + 2 * (MATRIX_PRODUCT + 16) + INVERSE4;
+/// its two elements' blocks summed (16), the pivot's mass (8), L E (a 4×4
+/// product) subtracted (16), the inverse and E = G U (from the tip: U F, H
+/// and F = H L, as many).
+pub const ADAPTIVE_FACTOR_NODE: u64 = 16 + 8 + MATRIX_PRODUCT + 16 + INVERSE4 + MATRIX_PRODUCT;
+/// The middle node's pivot (`factor_middle`): its elements' blocks and its
+/// mass, both sides' L E and U F subtracted, the inverse.
+pub const ADAPTIVE_FACTOR_MIDDLE: u64 = 16 + 8 + 2 * (MATRIX_PRODUCT + 16) + INVERSE4;
 /// One node of a side of the solve (`forward_side`, `back_side`): forward
 /// L y, the difference and G times it (28 + 4 + 28), back E x and the
 /// difference (28 + 4).
@@ -180,11 +181,11 @@ pub const ADAPTIVE_SOLVE_NODE: u64 = 28 + 4 + 28 + 28 + 4;
 /// sides' couplings times their sweeps and the differences (2 × (28 + 4)),
 /// G times it (28).
 pub const ADAPTIVE_SOLVE_MIDDLE: u64 = 2 * (28 + 4) + 28;
-/// One node's residual and Newton update (`residual_node`: three mass
-/// products, 3 × 12, their sums and the subtraction, 12; `update_node`:
-/// the four trial vectors, 4 + 8 + 10 + 9, and the correction's weighted
-/// size, 10).
-pub const ADAPTIVE_NEWTON_NODE: u64 = 36 + 12 + 4 + 8 + 10 + 9 + 10;
+/// One node's residual and Newton update (`residual_node`: its two
+/// elements' forces summed, 4, three mass products, 3 × 12, their sums and
+/// the subtraction, 12; `update_node`: the four trial vectors, 4 + 8 + 10 +
+/// 9, and the correction's weighted size, 10).
+pub const ADAPTIVE_NEWTON_NODE: u64 = 4 + 36 + 12 + 4 + 8 + 10 + 9 + 10;
 /// One node's share of an attempted step outside Newton: the prediction
 /// (`predict_node`: the step ratio and extrapolated acceleration, 13; the
 /// algorithmic acceleration, 25; drift, 29; velocity, 20) and the error

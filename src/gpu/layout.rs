@@ -108,6 +108,17 @@ pub const TARGET_INVOCATIONS: u32 = 64;
 /// needs n/2 of them, and the solve's chain does not shrink with more.
 pub const MAX_LANES: u32 = 32;
 
+/// The most lanes the adaptive stage (step_adaptive.wgsl) gives a
+/// simulation of `elements` elements: a lane per element, since its
+/// element passes take every element at once (a power of two for the lane
+/// index arithmetic), at least the two sides of its factorization and at
+/// most a workgroup's [`TARGET_INVOCATIONS`].
+pub fn adaptive_lanes_for(elements: usize) -> u32 {
+    (elements as u32)
+        .next_power_of_two()
+        .clamp(2, TARGET_INVOCATIONS)
+}
+
 /// The lanes that share a node's solve (a column of its 4×4 blocks each).
 pub const SOLVE_LANES: u32 = 4;
 

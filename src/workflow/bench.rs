@@ -347,7 +347,7 @@ impl Prepared {
 /// The lanes a simulation `bench` may fix for the GPU's reference solver:
 /// powers of two up to the most a simulation takes.
 fn check_adaptive_lanes(lanes: &[Option<u32>]) -> Result<(), InputError> {
-    let most = crate::gpu::layout::MAX_LANES;
+    let most = crate::gpu::layout::TARGET_INVOCATIONS;
     if lanes.is_empty() {
         return Err(InputError::new(
             "adaptive_lanes",
