@@ -576,9 +576,9 @@ mod tests {
             newton_iterations,
             factorizations,
         };
-        // n = 4 on two lanes: two elements (one even, one odd) and three
-        // nodes a lane; on lane 0's side of the factorization and solve,
-        // nodes 0 and 1, then the middle node 2.
+        // n = 4 on two lanes: two elements and three nodes a lane; on
+        // lane 0's side of the factorization and solve, nodes 0 and 1, then
+        // the middle node 2.
         assert_eq!(
             adaptive_chain_flops(&one(1.0, 0.0, 0.0), 2),
             3.0 * flops::ADAPTIVE_ATTEMPT_NODE as f64
