@@ -230,7 +230,11 @@ fn a_batch_runs_in_the_lanes_the_model_chooses() {
     if gpu.adapter.hardware {
         assert_eq!(most, AdaptiveShape::for_elements(50));
     } else {
-        assert_eq!(most.lanes, gpu.adapter.subgroup_width.min(64));
+        let subgroup = gpu.adapter.subgroup_width;
+        assert_eq!(
+            most.lanes,
+            AdaptiveShape::for_elements(50).lanes.min(subgroup)
+        );
     }
     assert_eq!(
         AdaptiveShape::for_batch(&gpu, Precision::F64, &[50, 10]).unwrap(),
@@ -279,7 +283,7 @@ fn a_batch_runs_in_the_lanes_the_model_chooses() {
     if gpu.adapter.hardware {
         assert_eq!(
             shape.lanes,
-            tether_sweep::gpu::cost::MIN_ADAPTIVE_LANES,
+            tether_sweep::gpu::layout::MIN_ADAPTIVE_LANES,
             "{shape:?}"
         );
     } else {
@@ -288,7 +292,8 @@ fn a_batch_runs_in_the_lanes_the_model_chooses() {
             "{shape:?}: {workgroups} workgroups"
         );
         assert!(
-            shape.lanes == tether_sweep::gpu::cost::MIN_ADAPTIVE_LANES || workgroups < 2 * threads,
+            shape.lanes == tether_sweep::gpu::layout::MIN_ADAPTIVE_LANES
+                || workgroups < 2 * threads,
             "{shape:?}"
         );
     }
@@ -685,9 +690,11 @@ fn bench_counts_the_adaptive_stages_flops_from_its_work() {
     // Three drops fit in one workgroup: the most lanes. With one lane
     // fixed (`bench --lanes 1`) the work is the same and one lane's chain
     // carries all of it.
+    let most = AdaptiveShape::most_for(&gpu, elements);
+    assert!(most.sims as usize >= batch, "{most:?}");
     assert_eq!(
         (facts.sims_per_workgroup, facts.lanes),
-        (16, 4),
+        (most.sims, most.lanes),
         "{facts:?}"
     );
     let one = engine.with_adaptive_lanes(Some(1));

@@ -486,6 +486,24 @@ mod tests {
         }
     }
 
+    /// The adaptive stage's buffers hold as many state planes and factor
+    /// blocks a node as step_adaptive.wgsl indexes: one past its highest
+    /// PLANE_ and FACTOR_ constants (no WGSL check catches an index past
+    /// the buffer's end, only wrong numbers much later).
+    #[test]
+    fn adaptive_buffers_hold_the_stages_planes_and_factors() {
+        let highest = |prefix: &str| -> usize {
+            crate::gpu::shader::STEP_ADAPTIVE
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("const ")?.strip_prefix(prefix))
+                .filter_map(|rest| rest.split("= ").nth(1)?.strip_suffix("u;")?.parse().ok())
+                .max()
+                .unwrap_or_else(|| panic!("no {prefix} constant"))
+        };
+        assert_eq!(highest("PLANE_") + 1, ADAPTIVE_PLANES);
+        assert_eq!(4 * (highest("FACTOR_") + 1), ADAPTIVE_FACTOR_VEC4_PER_NODE);
+    }
+
     #[test]
     fn node_capacity_is_the_smallest_variant_within_the_private_budget() {
         let explicit = FixedStepScheme::Explicit;

@@ -195,7 +195,11 @@ impl AdaptiveShape {
         if gpu.adapter.hardware {
             most
         } else {
-            Self::with_lanes(most.lanes.min(gpu.adapter.subgroup_width.max(1)))
+            let subgroup = gpu
+                .adapter
+                .subgroup_width
+                .max(super::layout::MIN_ADAPTIVE_LANES);
+            Self::with_lanes(most.lanes.min(subgroup))
         }
     }
 

@@ -73,7 +73,7 @@
 
 use super::abi::FixedStepScheme;
 use super::flops;
-use super::layout::{GpuLayout, adaptive_lanes_for, lanes_for};
+use super::layout::{GpuLayout, MIN_ADAPTIVE_LANES, adaptive_lanes_for, lanes_for};
 
 /// Measured rates of the GPU [GFLOP/s of multiply-adds].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -378,17 +378,6 @@ const LANES_NEWTON_PER_ATTEMPT: f64 = 2.5;
 const LANES_FACTORIZATIONS_PER_ATTEMPT: f64 = 0.25;
 const LANES_LONGEST_OVER_MEAN: f64 = 3.0;
 
-/// The fewest lanes a simulation [`adaptive_lanes`] chooses: the
-/// factorization's and solve's two sides. With one lane, lane 0 runs both,
-/// one after the other; the model counts that as the same flops on half
-/// as many lanes (about 4 % cheaper than two on lavapipe's default grid),
-/// but it measured 1.22× slower (34.4–34.6 s against 28.2–28.6 s,
-/// BENCHMARKS.md). The model counts neither of what one lane adds: twice
-/// the simulations a subgroup, whose steps and Newton rounds diverge, and
-/// twice the simulations a workgroup, fewer workgroups for the threads of
-/// a CPU emulation to share.
-pub const MIN_ADAPTIVE_LANES: u32 = 2;
-
 /// The lanes a simulation the adaptive stage gives a batch of simulations
 /// of `elements` elements: of the powers of two from
 /// [`MIN_ADAPTIVE_LANES`] up to a lane per element of the largest n
@@ -420,8 +409,7 @@ pub fn adaptive_lanes(elements: &[usize], rates: AdaptiveRates) -> u32 {
     };
     let most = adaptive_lanes_for(largest);
     let mut best = (most, seconds(most));
-    let fewest = MIN_ADAPTIVE_LANES.min(most);
-    for lanes in (fewest.trailing_zeros()..most.trailing_zeros())
+    for lanes in (MIN_ADAPTIVE_LANES.trailing_zeros()..most.trailing_zeros())
         .rev()
         .map(|k| 1u32 << k)
     {
@@ -734,7 +722,7 @@ mod tests {
         };
         assert_eq!(adaptive_lanes(&[50; 10], rates), adaptive_lanes_for(50));
         // Mixed n: the largest's.
-        assert_eq!(adaptive_lanes(&[8, 50], rates), 64);
+        assert_eq!(adaptive_lanes(&[8, 50], rates), adaptive_lanes_for(50));
         let many = vec![50; 32_768];
         let chosen = adaptive_lanes(&many, rates);
         assert!(chosen < adaptive_lanes_for(50), "{chosen}");
@@ -763,7 +751,7 @@ mod tests {
         };
         assert_eq!(adaptive_lanes(&many, wide), adaptive_lanes_for(50));
         // No more lanes than the largest n's elements.
-        assert_eq!(adaptive_lanes(&[4; 3], rates), 4);
+        assert_eq!(adaptive_lanes(&[4; 3], rates), adaptive_lanes_for(4));
     }
 
     const SEMI: FixedStepScheme = FixedStepScheme::SemiImplicit;

@@ -108,15 +108,27 @@ pub const TARGET_INVOCATIONS: u32 = 64;
 /// needs n/2 of them, and the solve's chain does not shrink with more.
 pub const MAX_LANES: u32 = 32;
 
+/// The fewest lanes a simulation the adaptive stage's cost model chooses
+/// (`gpu::cost::adaptive_lanes`), and [`adaptive_lanes_for`] gives: the
+/// factorization's and solve's two sides. With one lane, lane 0 runs both,
+/// one after the other; the model counts that as the same flops on half
+/// as many lanes (about 4 % cheaper than two on lavapipe's default grid),
+/// but it measured 1.22× slower (34.4–34.6 s against 28.2–28.6 s,
+/// BENCHMARKS.md). The model counts neither of what one lane adds: twice
+/// the simulations a subgroup, whose steps and Newton rounds diverge, and
+/// twice the simulations a workgroup, fewer workgroups for the threads of
+/// a CPU emulation to share.
+pub const MIN_ADAPTIVE_LANES: u32 = 2;
+
 /// The most lanes the adaptive stage (step_adaptive.wgsl) gives a
 /// simulation of `elements` elements: a lane per element, since its
 /// element passes take every element at once (a power of two for the lane
-/// index arithmetic), at least the two sides of its factorization and at
-/// most a workgroup's [`TARGET_INVOCATIONS`].
+/// index arithmetic), at least [`MIN_ADAPTIVE_LANES`] and at most a
+/// workgroup's [`TARGET_INVOCATIONS`].
 pub fn adaptive_lanes_for(elements: usize) -> u32 {
     (elements as u32)
         .next_power_of_two()
-        .clamp(2, TARGET_INVOCATIONS)
+        .clamp(MIN_ADAPTIVE_LANES, TARGET_INVOCATIONS)
 }
 
 /// The lanes that share a node's solve (a column of its 4×4 blocks each).

@@ -18,7 +18,7 @@ use super::{MirrorReal, lit};
 
 /// The end a side of the factorization starts from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum End {
+enum End {
     /// Node 0, whose position rows the pin replaces (the stage's side 0).
     Pin,
     /// Node n (the stage's side 1).
@@ -26,16 +26,16 @@ pub enum End {
 }
 
 impl End {
-    pub const BOTH: [End; 2] = [End::Pin, End::Tip];
+    const BOTH: [End; 2] = [End::Pin, End::Tip];
 }
 
 /// The node both sides end at.
-pub fn middle_node(n: usize) -> usize {
+fn middle_node(n: usize) -> usize {
     n.div_ceil(2)
 }
 
 /// The nodes `end`'s side eliminates: 0 .. m − 1 or n .. m + 1.
-pub fn side_length(end: End, n: usize) -> usize {
+fn side_length(end: End, n: usize) -> usize {
     match end {
         End::Pin => middle_node(n),
         End::Tip => n - middle_node(n),
