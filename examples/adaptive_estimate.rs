@@ -12,10 +12,11 @@
 //! (f32 runs at its efficient tolerance for n = 50, 1e-6 m; f64 at the
 //! scouting 1e-7 m.)
 
+use std::convert::Infallible;
 use tether_sweep::engine::choice::{
     self, AdaptiveWork, Workload, adaptive_gpu_seconds, counted_work,
 };
-use tether_sweep::gpu::adaptive::f32_efficient_tolerance_m;
+use tether_sweep::gpu::adaptive::{AdaptiveShape, ShapeBounds, f32_efficient_tolerance_m};
 use tether_sweep::gpu::{Gpu, Precision, cost};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
@@ -71,8 +72,11 @@ fn main() {
     };
     let rates = choice::calibrate_adaptive(&gpu, precision, &reference, (10, 50), counted.len())
         .expect("the stage's rates");
-    let estimate = adaptive_gpu_seconds(&work, &probe, rates);
-    let every = cost::adaptive_seconds(&counted, rates);
+    let bounds = ShapeBounds::of(&gpu);
+    let estimate = adaptive_gpu_seconds(&work, &probe, rates, bounds);
+    let elements: Vec<usize> = counted.iter().map(|w| w.elements).collect();
+    let Ok(shape) = AdaptiveShape::choose(&elements, bounds, || Ok::<_, Infallible>(rates));
+    let every = cost::adaptive_seconds_at(&counted, rates, shape.lanes);
     println!(
         "{} ({}), {} at {tolerance_m:e} m: rates {rates:?}",
         gpu.adapter.name,

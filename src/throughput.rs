@@ -312,11 +312,7 @@ pub fn run(
         }
         None => {
             engine.execute(&prepared, RunHooks::default())?;
-            let elements = vec![elements; batch];
-            Some(match engine.adaptive_lanes() {
-                Some(lanes) => gpu::adaptive::AdaptiveShape::with_lanes(lanes),
-                None => gpu::adaptive::AdaptiveShape::for_batch(gpu, precision, &elements)?,
-            })
+            engine.adaptive_shape_of(&prepared)?
         }
     };
     let lanes = shape.map_or(1, |s| s.lanes);

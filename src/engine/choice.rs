@@ -41,12 +41,15 @@
 //! these same cores, so it cannot beat the CPU solvers), or a CPU-only
 //! solver, the CPU is chosen without measuring.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Backend, Engine, EngineKind, EngineOptions, gpu_scheme};
 use crate::gpu::adaptive::f32_efficient_tolerance_m;
-use crate::gpu::adaptive::{AdaptiveBatch, AdaptiveRun, AdaptiveShape, run_adaptive_batch};
+use crate::gpu::adaptive::{
+    AdaptiveBatch, AdaptiveRun, AdaptiveShape, ShapeBounds, run_adaptive_batch,
+};
 use crate::gpu::cost::{self, LayoutRates};
 use crate::gpu::dispatch::layout_holds;
 use crate::gpu::layout::{GpuLayout, LayoutRequest};
@@ -557,7 +560,7 @@ fn adaptive_estimate(
             precision,
             reference,
         },
-        seconds: adaptive_gpu_seconds(work, &probed.counted, rates),
+        seconds: adaptive_gpu_seconds(work, &probed.counted, rates, ShapeBounds::of(gpu)),
         how: format!(
             "GPU reference solver {} at {:e} m (its attempt measured at n = {smallest} and {largest}: a chain at {:.2} GFLOP/s and {:.2} µs a barrier, {batch} at once at {:.0} GFLOP/s)",
             precision.name(),
@@ -570,13 +573,16 @@ fn adaptive_estimate(
 }
 
 /// Estimated wall time \[s\] of `work` on the GPU's adaptive scheme, chunk
-/// after chunk: each simulation does what the `counted` ones did on average
-/// (the reference solver's steps depend on the damping and the tolerance
-/// far more than on n), and none less than the longest of them.
+/// after chunk, each in the shape the stage would run it in on a device
+/// with `bounds` ([`AdaptiveShape::choose`]): each simulation does what the
+/// `counted` ones did on average (the reference solver's steps depend on
+/// the damping and the tolerance far more than on n), and none less than
+/// the longest of them.
 pub fn adaptive_gpu_seconds(
     work: &Workload,
     counted: &[AdaptiveWork],
     rates: AdaptiveRates,
+    bounds: ShapeBounds,
 ) -> f64 {
     let Some(mean) = AdaptiveWork::mean(counted) else {
         return 0.0;
@@ -590,7 +596,8 @@ pub fn adaptive_gpu_seconds(
                 .map(|&(elements, _)| AdaptiveWork { elements, ..mean })
                 .collect();
             let elements: Vec<usize> = chunk.iter().map(|s| s.0).collect();
-            let lanes = cost::adaptive_lanes(&elements, rates);
+            let Ok(AdaptiveShape { lanes, .. }) =
+                AdaptiveShape::choose(&elements, bounds, || Ok::<_, Infallible>(rates));
             let longest = counted
                 .iter()
                 .map(|w| rates.lone_s(w, lanes))
@@ -1127,7 +1134,7 @@ mod tests {
         };
         let rates = AdaptiveRates::flops_only(rates, 32);
         let job = work(vec![(20, 0); 4096]);
-        let estimate = adaptive_gpu_seconds(&job, &counted, rates);
+        let estimate = adaptive_gpu_seconds(&job, &counted, rates, ShapeBounds::HARDWARE);
         let direct = cost::adaptive_seconds(&vec![mean; 4096], rates);
         assert!(
             (estimate - direct).abs() < 1e-12 * direct,
@@ -1137,16 +1144,16 @@ mod tests {
         let few = work(vec![(20, 0); 2]);
         let lanes = crate::gpu::layout::adaptive_lanes_for(20);
         let longest = cost::adaptive_chain_flops(&counted[1], lanes) / 1e9;
-        let t = adaptive_gpu_seconds(&few, &counted, rates);
+        let t = adaptive_gpu_seconds(&few, &counted, rates, ShapeBounds::HARDWARE);
         assert!((t - longest).abs() < 1e-12 * t, "{t} vs {longest}");
         // Chunks run one after another: the few one at a time take twice
         // the longest chain; two halves of the many each take a half's
         // estimate at the lanes chosen for a half, no less than the whole.
         let singles = Workload { chunk: 1, ..few };
-        let twice = adaptive_gpu_seconds(&singles, &counted, rates);
+        let twice = adaptive_gpu_seconds(&singles, &counted, rates, ShapeBounds::HARDWARE);
         assert!((twice - 2.0 * t).abs() < 1e-12 * twice, "{twice} vs {t}");
         let halves = Workload { chunk: 2048, ..job };
-        let split = adaptive_gpu_seconds(&halves, &counted, rates);
+        let split = adaptive_gpu_seconds(&halves, &counted, rates, ShapeBounds::HARDWARE);
         let lanes = cost::adaptive_lanes(&[20; 2048], rates);
         let half = cost::adaptive_seconds_at(&vec![mean; 2048], rates, lanes)
             .max(rates.lone_s(&counted[1], lanes));
@@ -1155,6 +1162,26 @@ mod tests {
             "{split} vs {half}"
         );
         assert!(split >= estimate * (1.0 - 1e-9), "{split} vs {estimate}");
+        // An emulation of 8-wide subgroups: the few run at 8 lanes, not a
+        // lane per element; three workgroups' worth on three threads in
+        // three workgroups, though the model alone would pack them in one.
+        let emulation = ShapeBounds {
+            most_lanes: 8,
+            threads: 3,
+        };
+        let t8 = adaptive_gpu_seconds(&work(vec![(20, 0); 2]), &counted, rates, emulation);
+        let longest8 = cost::adaptive_chain_flops(&counted[1], 8) / 1e9;
+        assert!((t8 - longest8).abs() < 1e-12 * t8, "{t8} vs {longest8}");
+        let filled = AdaptiveRates {
+            barrier_filled_s: 1.0,
+            ..rates
+        };
+        let threes = work(vec![(20, 0); 3 * 8]);
+        assert_eq!(cost::adaptive_lanes(&[20; 24], filled), 2);
+        let t = adaptive_gpu_seconds(&threes, &counted, filled, emulation);
+        let at8 = cost::adaptive_seconds_at(&vec![mean; 24], filled, 8)
+            .max(filled.lone_s(&counted[1], 8));
+        assert!((t - at8).abs() < 1e-12 * t, "{t} vs {at8}");
     }
 
     #[test]

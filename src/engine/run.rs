@@ -248,14 +248,6 @@ impl Engine {
         Self { on, ..self }
     }
 
-    /// The adaptive scheme's lanes a simulation where they are fixed.
-    pub fn adaptive_lanes(&self) -> Option<u32> {
-        match &self.on {
-            On::Gpu { run, .. } => run.adaptive_lanes,
-            On::Cpu(_) => None,
-        }
-    }
-
     pub fn kind(&self) -> EngineKind {
         match &self.on {
             On::Cpu(settings) => EngineKind::Cpu(*settings),
@@ -407,6 +399,20 @@ impl Engine {
         }
     }
 
+    /// The adaptive stage's shape a prepared batch runs in; None on the
+    /// other engines.
+    pub fn adaptive_shape_of(
+        &self,
+        prepared: &PreparedBatch<'_>,
+    ) -> Result<Option<AdaptiveShape>, BatchError> {
+        match (&self.on, &prepared.gpu) {
+            (On::Gpu { gpu, run }, Some(batch)) if run.adaptive.is_some() => {
+                Ok(Some(adaptive_shape(gpu, run, batch)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn gpu_batch(
         &self,
         run: &GpuRun,
@@ -487,11 +493,27 @@ fn run_adaptive(
         },
         &AdaptiveRun {
             precision: run.precision,
-            shape: run.adaptive_lanes.map(AdaptiveShape::with_lanes),
+            shape: Some(adaptive_shape(gpu, run, batch)?),
             cancel,
             ..Default::default()
         },
     )
+}
+
+/// The adaptive stage's shape for a planned batch: the lanes `run` fixes,
+/// else the stage's choice for the batch ([`AdaptiveShape::for_batch`]).
+fn adaptive_shape(gpu: &Gpu, run: &GpuRun, batch: &GpuBatch) -> Result<AdaptiveShape, GpuError> {
+    match run.adaptive_lanes {
+        Some(lanes) => Ok(AdaptiveShape::with_lanes(lanes)),
+        None => {
+            let elements: Vec<usize> = batch
+                .simulations
+                .iter()
+                .map(|s| s.params.elements)
+                .collect();
+            AdaptiveShape::for_batch(gpu, run.precision, &elements)
+        }
+    }
 }
 
 /// The GPU's run of a prepared batch, its outcomes in the engine's terms.
