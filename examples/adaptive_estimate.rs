@@ -88,6 +88,7 @@ fn main() {
         precision.name()
     );
     println!(
-        "estimate from the probe's four: {estimate:.1} s; from every candidate's counts: {every:.1} s"
+        "estimate from the probe's four: {estimate:.1} s; from every candidate's counts: {every:.1} s; in the shape the run takes, {} lanes a simulation",
+        shape.lanes
     );
 }
