@@ -9,14 +9,14 @@
 //!     cargo run --release --example adaptive_estimate [f32|f64]
 //!     tether-sweep identify --backend gpu --solver reference [--precision f64] --no-refine --validate 0
 //!
-//! (f32 runs at its efficient tolerance for n = 50, 1e-6 m; f64 at the
+//! (f32 runs at its first-pass tolerance for n = 50, 1e-6 m; f64 at the
 //! scouting 1e-7 m.)
 
 use std::convert::Infallible;
 use tether_sweep::engine::choice::{
     self, AdaptiveWork, Workload, adaptive_gpu_seconds, counted_work,
 };
-use tether_sweep::gpu::adaptive::{AdaptiveShape, ShapeBounds, f32_efficient_tolerance_m};
+use tether_sweep::gpu::adaptive::{AdaptiveShape, ShapeBounds, f32_first_pass_tolerance_m};
 use tether_sweep::gpu::{Gpu, Precision, cost};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
@@ -33,7 +33,7 @@ fn main() {
     let base = TetherParams::default();
     let drop = Scenario::new(ScenarioKind::Drop, base.length_m);
     let tolerance_m = match precision {
-        Precision::F32 => f32_efficient_tolerance_m(50).max(1e-7),
+        Precision::F32 => f32_first_pass_tolerance_m(50).max(1e-7),
         Precision::F64 => 1e-7,
     };
     let counted: Vec<AdaptiveWork> = grid
@@ -90,5 +90,17 @@ fn main() {
     println!(
         "estimate from the probe's four: {estimate:.1} s; from every candidate's counts: {every:.1} s; in the shape the run takes, {} lanes a simulation",
         shape.lanes
+    );
+    let most = AdaptiveShape::most_within(bounds, 50).lanes;
+    let at: Vec<String> = (1..=most.trailing_zeros())
+        .map(|k| {
+            let lanes = 1 << k;
+            let seconds = cost::adaptive_seconds_at(&counted, rates, lanes);
+            format!("{lanes}: {seconds:.1} s")
+        })
+        .collect();
+    println!(
+        "from every candidate's counts at each lanes a simulation: {}",
+        at.join(", ")
     );
 }

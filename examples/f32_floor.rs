@@ -50,8 +50,8 @@ fn steps(elements: usize, damping_pa_s: f64, tolerance_m: f64, precision: Precis
 }
 
 fn main() {
-    let tolerances = [1e-7, 2e-7, 5e-7, 1e-6];
-    let cases: Vec<(usize, f64)> = [10, 20, 30, 40, 50]
+    let tolerances = [5e-8, 1e-7, 2e-7, 5e-7, 1e-6];
+    let cases: Vec<(usize, f64)> = [10, 20, 30, 40, 50, 80, 120]
         .iter()
         .flat_map(|&n| [100.0, 2000.0].map(|d| (n, d)))
         .collect();

@@ -15,18 +15,18 @@
 //! counted from the model as the engine would run them on the
 //! semi-implicit scheme, as one batch; for the adaptive stage, from the
 //! CPU reference solver's own runs of every candidate (the stage takes
-//! its steps), at the first pass's tolerance in f32 (f32's efficient one
+//! its steps), at the first pass's tolerance in f32 (f32's first-pass one
 //! for the grid's n) and at 1e-7 m in f64. The landscape is given the
 //! GA's mean. Counting runs the grids on the CPU: about two minutes on
 //! two cores.
 
 use rayon::prelude::*;
 use tether_sweep::engine::choice::counted_work;
-use tether_sweep::gpu::GpuLayout;
-use tether_sweep::gpu::adaptive::f32_efficient_tolerance_m;
+use tether_sweep::gpu::adaptive::f32_first_pass_tolerance_m;
 use tether_sweep::gpu::cost::{
     self, AdaptiveRates, AdaptiveWork, GpuRates, LayoutRates, SimulationWork,
 };
+use tether_sweep::gpu::{GpuLayout, Precision};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
@@ -160,7 +160,7 @@ fn main() {
     for job in &jobs {
         let (auto, thread, workgroup) = cost::fastest_layout(&job.fixed, SCHEME, rates);
         let largest = job.fixed.iter().map(|w| w.0).max().unwrap_or(1);
-        let f32_tolerance_m = f32_efficient_tolerance_m(largest).max(F64_TOLERANCE_M);
+        let f32_tolerance_m = f32_first_pass_tolerance_m(largest).max(F64_TOLERANCE_M);
         let f64_counts = counted(&job.simulations, F64_TOLERANCE_M);
         let f32_counts = counted(&job.simulations, f32_tolerance_m);
         println!(
@@ -169,11 +169,11 @@ fn main() {
             auto.name(),
             cost::adaptive_seconds(
                 &f32_counts,
-                AdaptiveRates::flops_only(adaptive_rates, H100_WARP)
+                AdaptiveRates::flops_only(adaptive_rates, H100_WARP, Precision::F32)
             ),
             cost::adaptive_seconds(
                 &f64_counts,
-                AdaptiveRates::flops_only(adaptive_rates, H100_WARP)
+                AdaptiveRates::flops_only(adaptive_rates, H100_WARP, Precision::F64)
             ),
         );
         if job.simulations.len() == 10 {
@@ -193,7 +193,7 @@ fn main() {
         "–",
         cost::adaptive_seconds(
             &vec![AdaptiveWork::mean(&ga_counts).expect("the GA's counts"); 32_768],
-            AdaptiveRates::flops_only(adaptive_rates, H100_WARP),
+            AdaptiveRates::flops_only(adaptive_rates, H100_WARP, Precision::F64),
         ),
     );
 }

@@ -10,7 +10,8 @@
 // (GAUSS_POINTS there), written out so that no shader loop runs per point
 // (lavapipe counts every loop iteration against its limit).
 //
-// Needs: a precision module, SEMI_IMPLICIT, matrix.wgsl (src/gpu/shader.rs).
+// Needs: a precision module, SEMI_IMPLICIT, SPLIT_STRAIN, matrix.wgsl
+// (src/gpu/shader.rs).
 //
 // CPU mirror, operation for operation: src/gpu/mirror/element.rs.
 
@@ -31,6 +32,17 @@ struct ElementForce {
 // passes its predicted velocity for both; the semi-implicit scheme passes
 // v½ for the damping (its end-of-step remainder is taken implicitly,
 // through ElementDamping) and the predicted velocity for the drag.
+//
+// With SPLIT_STRAIN (the adaptive stage) the displacement is ua + drift_a:
+// the displacement at the last fold and the drift since, never summed into
+// one real. A stage that passes them summed rounds the trial iterate to
+// the displacement's ulp, and |r_x|² − 1 of a rotated element cancels
+// terms of order 1; in f32 both put noise of about 1e-7 into the strain,
+// which changes with every Newton iteration and every step, and which
+// Newton's convergence test and the error estimate read at tolerances of
+// 1e-6 m. Split, the displacement's part stays fixed between folds and
+// the drift's is as fine as the drift is small. The fixed-step stages
+// pass no drift (SPLIT_STRAIN false: the fields are never read).
 struct ElementState {
     ua: real4,
     ub: real4,
@@ -38,6 +50,18 @@ struct ElementState {
     damped_vb: real4,
     drag_va: real4,
     drag_vb: real4,
+    drift_a: real4,
+    drift_b: real4,
+}
+
+// The chord b − a: the reference chord le·t0 plus the displacements'
+// difference (and the drifts', with SPLIT_STRAIN).
+fn element_chord(le: real, t0: real2, s: ElementState) -> real2 {
+    var chord = le * t0 + s.ub.xy - s.ua.xy;
+    if (SPLIT_STRAIN) {
+        chord += s.drift_b.xy - s.drift_a.xy;
+    }
+    return chord;
 }
 
 // scale · C_D of one element, C_D = ∫ (D a ε_e ε_eᵀ + D I κ_e κ_eᵀ) ds the
@@ -90,11 +114,20 @@ fn point_kinematics(xi: real, le: real, t0: real2, sec: Section, s: ElementState
     let va = s.damped_va;
     let vb = s.damped_vb;
     let ux = sx.x * ua.xy + sx.y * ua.zw + sx.z * ub.xy + sx.w * ub.zw;
-    let c = sxx.x * ua.xy + sxx.y * ua.zw + sxx.z * ub.xy + sxx.w * ub.zw;
+    var c = sxx.x * ua.xy + sxx.y * ua.zw + sxx.z * ub.xy + sxx.w * ub.zw;
     let pd = sx.x * va.xy + sx.y * va.zw + sx.z * vb.xy + sx.w * vb.zw;
     let cd = sxx.x * va.xy + sxx.y * va.zw + sxx.z * vb.xy + sxx.w * vb.zw;
-    let p = t0 + ux;
-    let g_minus_1 = 2.0 * dot(t0, ux) + dot(ux, ux);
+    var p = t0 + ux;
+    var g_minus_1 = 2.0 * dot(t0, ux) + dot(ux, ux);
+    if (SPLIT_STRAIN) {
+        // |p + dx|² − 1 = (|p|² − 1) + (2 p·dx + |dx|²) (see ElementState).
+        let da = s.drift_a;
+        let db = s.drift_b;
+        let dx = sx.x * da.xy + sx.y * da.zw + sx.z * db.xy + sx.w * db.zw;
+        c += sxx.x * da.xy + sxx.y * da.zw + sxx.z * db.xy + sxx.w * db.zw;
+        g_minus_1 += 2.0 * dot(p, dx) + dot(dx, dx);
+        p += dx;
+    }
     let g = 1.0 + g_minus_1;
     let stretch = sqrt(g);
     let strain = g_minus_1 / (stretch + 1.0);
@@ -171,7 +204,7 @@ fn element_force(
     add_gauss_point(&f, d, 0.953089922969332, 0.11846344252809454, le, t0, sec, s, damping_scale);
     // Air drag (docs/model.md §2, corrected): mean nodal velocity, projected lengths
     // of the chord (reference chord le·t0 plus the displacement difference).
-    let chord = le * t0 + s.ub.xy - s.ua.xy;
+    let chord = element_chord(le, t0, s);
     let vmean = 0.5 * (s.drag_va.xy + s.drag_vb.xy);
     let fx = -drag_factor * abs(chord.y) * vmean.x * abs(vmean.x);
     let fy = -drag_factor * abs(chord.x) * vmean.y * abs(vmean.y);

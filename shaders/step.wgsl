@@ -133,7 +133,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
                 let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
                 var dmp = ElementDamping(no_damping, real4x4(), no_damping);
                 let fe = element_force(le, t0, sec, ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
-                                       ElementState(u_prev, u, damped_prev, damped, v_prev, v_pred),
+                                       ElementState(u_prev, u, damped_prev, damped, v_prev, v_pred,
+                                                    real4(0.0), real4(0.0)),
                                        &dmp, half);
                 f_prev += fe.a;
                 f_next = fe.b;

@@ -208,13 +208,38 @@ fn trial_displacement(k: u32, sim: u32, pin: PinState) -> real4 {
     return u;
 }
 
-// Element k's state in the trial iterate: one velocity for the material
-// damping and the drag (both implicit).
+// Node k's displacement at the last fold, the pin's (at the trial time) at
+// node 0.
+fn folded_displacement(k: u32, sim: u32, pin: PinState) -> real4 {
+    let u = plane(PLANE_DISPLACEMENT, k, sim);
+    if (k == 0u) {
+        return real4(pin.position, u.zw);
+    }
+    return u;
+}
+
+// Node k's drift since the last fold in the trial iterate; the pin's is
+// in its displacement.
+fn trial_drift(k: u32, sim: u32) -> real4 {
+    let d = plane(PLANE_TRIAL_DRIFT, k, sim);
+    if (k == 0u) {
+        return real4(0.0, 0.0, d.zw);
+    }
+    return d;
+}
+
+// Element k's state in the trial iterate, with SPLIT_STRAIN its
+// displacement and drift apart: one velocity for the material damping and
+// the drag (both implicit).
 fn trial_element(k: u32, sim: u32, pin: PinState) -> ElementState {
     let va = plane(PLANE_TRIAL_VELOCITY, k, sim);
     let vb = plane(PLANE_TRIAL_VELOCITY, k + 1u, sim);
+    if (SPLIT_STRAIN) {
+        return ElementState(folded_displacement(k, sim, pin), folded_displacement(k + 1u, sim, pin),
+                            va, vb, va, vb, trial_drift(k, sim), trial_drift(k + 1u, sim));
+    }
     return ElementState(trial_displacement(k, sim, pin), trial_displacement(k + 1u, sim, pin),
-                        va, vb, va, vb);
+                        va, vb, va, vb, real4(0.0), real4(0.0));
 }
 
 fn section(ph: SimPhysics) -> Section {

@@ -114,7 +114,7 @@ fn element_pass(s: u32, j: u32, parity: u32, n: u32, ph: SimPhysics, pin: PinSta
     var dmp = ElementDamping(no_damping, real4x4(), no_damping);
     let fe = element_force(ph.element_length_m, real2(ph.tangent_x, ph.tangent_y), sec,
                            ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
-                           ElementState(ua, ub, da, db, va, vb), &dmp, half);
+                           ElementState(ua, ub, da, db, va, vb, real4(0.0), real4(0.0)), &dmp, half);
     // Pass 0 assigns both nodes' slots; pass 1 adds to them, except at the
     // tip when n is even (no even element reaches node n then).
     let first = parity == 0u;

@@ -154,7 +154,7 @@ fn element_tangent(
                             stiffness_scale, damping_scale);
     // F_x = −f |Δy| v_x|v_x|, F_y = −f |Δx| v_y|v_y| (element.wgsl), with
     // Δ = b − a the chord and v the mean nodal velocity.
-    let chord = le * t0 + s.ub.xy - s.ua.xy;
+    let chord = element_chord(le, t0, s);
     let vmean = 0.5 * (s.drag_va.xy + s.drag_vb.xy);
     // ∂F/∂v_node = ½ ∂F/∂v_mean.
     let fx_v = -drag_factor * abs(chord.y) * abs(vmean.x);

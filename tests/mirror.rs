@@ -217,10 +217,10 @@ fn f64_adaptive_mirror_matches_the_reference_solver() {
 
 /// In f32 the scheme's own rounding sets a floor under the tolerance:
 /// below it, Newton's corrections and the error estimate read rounding
-/// noise, steps are rejected and the step count grows (measured on a
-/// 0.4-s drop: at n = 20, 1.3× the f64 steps at 1e-7 m and 2.8× at 1e-8;
-/// at n = 40, D = 100, 1.1× at 1e-6 m and 3.6× at 1e-7). At its floor it
-/// holds the track as f64 does at that tolerance.
+/// noise, steps are rejected and the step count grows. At its floor it
+/// holds the track as f64 does at that tolerance, in about f64's steps
+/// since the strain is formed from the displacement and the drift apart
+/// (this drop: 1.07× f64's attempts; 1.68× summed, `examples/f32_floor`).
 #[test]
 fn f32_adaptive_mirror_holds_its_tolerance_floor() {
     let scenario = Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(0.4);
@@ -244,7 +244,7 @@ fn f32_adaptive_mirror_holds_its_tolerance_floor() {
         "f32 at {tolerance_m:e} m: {single_error:e} m off (f64 {double_error:e} m)"
     );
     assert!(
-        single.stats.steps < 2 * double.stats.steps,
+        10 * single.stats.steps < 12 * double.stats.steps,
         "f32 took {} steps against f64's {}",
         single.stats.steps,
         double.stats.steps

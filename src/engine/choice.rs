@@ -29,8 +29,7 @@
 //!   `gpu::cost::adaptive_seconds` turns that into a chain and an
 //!   occupancy at rates measured on the stage ([`calibrate_adaptive`]).
 //!   Weighed where the job's solver is the reference solver's, except in
-//!   the thread layout and in f32 below its efficient tolerance
-//!   ([`adaptive_reference`]).
+//!   the thread layout and in f32 below its floor ([`adaptive_refusal`]).
 //!
 //! `auto` takes the fastest of the three; `--backend gpu` without
 //! `--solver` the faster GPU scheme (on a hardware adapter; on an emulation
@@ -46,10 +45,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Backend, Engine, EngineKind, EngineOptions, gpu_scheme};
-use crate::gpu::adaptive::f32_efficient_tolerance_m;
 use crate::gpu::adaptive::{
     AdaptiveBatch, AdaptiveRun, AdaptiveShape, ShapeBounds, run_adaptive_batch,
 };
+use crate::gpu::adaptive::{F32_TOLERANCE_FLOOR_M, f32_first_pass_tolerance_m};
 use crate::gpu::cost::{self, LayoutRates};
 use crate::gpu::dispatch::layout_holds;
 use crate::gpu::layout::{GpuLayout, LayoutRequest};
@@ -73,7 +72,7 @@ pub struct EngineRequest<'a> {
     /// best are re-run at the data's tolerance, with a margin grown from
     /// the shifts measured, so a looser first pass decides nothing and only
     /// re-runs more of them. The GPU's adaptive scheme in f32 then runs at
-    /// f32's efficient tolerance for the job's n where that is looser
+    /// f32's first-pass tolerance for the job's n where that is looser
     /// ([`adaptive_reference`]).
     pub scouting: bool,
 }
@@ -225,18 +224,9 @@ fn reference_on_gpu(request: &EngineRequest<'_>, largest: usize) -> Result<Choic
         reference,
     };
     let gpu = Gpu::open(options.adapter.as_deref())?;
-    // Asked for, it runs; below f32's efficient tolerance the user hears
-    // what it costs.
-    let floor_m = f32_efficient_tolerance_m(largest);
-    let reason = (options.precision == Precision::F32 && reference.tolerance_m < floor_m).then(|| {
-        format!(
-            "note: in f32 at {:e} m the GPU's reference solver takes several times f64's steps at n = {largest} (f32's efficient tolerance there is {floor_m:e} m); --precision f64 or --tolerance {floor_m:e} is faster",
-            reference.tolerance_m
-        )
-    });
     Ok(Choice {
         engine: Engine::new(engine, Arc::new(gpu)),
-        reason,
+        reason: None,
     })
 }
 
@@ -304,10 +294,8 @@ pub fn choose(
 }
 
 /// Why the GPU's adaptive scheme is not weighed for this job, if it is not:
-/// another solver asked for, the thread layout asked for, or a tolerance
-/// below what f32 runs efficiently at the job's largest n
-/// ([`f32_efficient_tolerance_m`]: there f32 takes several times the
-/// steps the model counts).
+/// another solver asked for, the thread layout asked for, or in f32 a
+/// tolerance below its floor ([`F32_TOLERANCE_FLOOR_M`]).
 fn adaptive_refusal(request: &EngineRequest<'_>, largest: usize) -> Option<String> {
     let options = request.options;
     if request.cpu.kind != SolverKind::Reference {
@@ -317,10 +305,9 @@ fn adaptive_refusal(request: &EngineRequest<'_>, largest: usize) -> Option<Strin
         return Some("--gpu-layout thread".into());
     }
     let tolerance_m = adaptive_reference(request, largest).tolerance_m;
-    let floor_m = f32_efficient_tolerance_m(largest);
-    if options.precision == Precision::F32 && tolerance_m < floor_m {
+    if options.precision == Precision::F32 && tolerance_m < F32_TOLERANCE_FLOOR_M {
         return Some(format!(
-            "its tolerance {tolerance_m:e} m is below f32's {floor_m:e} m at n = {largest}; --precision f64 weighs it"
+            "its tolerance {tolerance_m:e} m is below f32's floor {F32_TOLERANCE_FLOOR_M:e} m; --precision f64 weighs it"
         ));
     }
     None
@@ -328,16 +315,16 @@ fn adaptive_refusal(request: &EngineRequest<'_>, largest: usize) -> Option<Strin
 
 /// The reference settings the GPU's adaptive scheme runs the job at: the
 /// job's, and for a scouting first pass in f32 no tighter than f32's
-/// efficient tolerance at the job's largest n (there f32 takes several
-/// times f64's steps; a first pass at 1e-6 m instead of 1e-7 m re-runs 81
-/// candidates of the default grid instead of 50, with the same best,
-/// region and refined values, BENCHMARKS.md).
+/// first-pass tolerance at the job's largest n
+/// ([`f32_first_pass_tolerance_m`]: a first pass at 1e-6 m instead of
+/// 1e-7 m re-runs 81 candidates of the default grid instead of 50, with
+/// the same best, region and refined values, BENCHMARKS.md).
 pub fn adaptive_reference(request: &EngineRequest<'_>, largest: usize) -> ReferenceOptions {
     let mut reference = request.cpu.reference;
     if request.scouting && request.options.precision == Precision::F32 {
         reference.tolerance_m = reference
             .tolerance_m
-            .max(f32_efficient_tolerance_m(largest));
+            .max(f32_first_pass_tolerance_m(largest));
     }
     reference
 }
@@ -776,6 +763,7 @@ pub fn calibrate_adaptive(
         barrier_lone_s: barrier_lone,
         barrier_filled_s: barrier_filled,
         subgroup_width: gpu.adapter.subgroup_width,
+        precision,
     };
     gpu.set_adaptive_rates(precision, rates);
     Ok(rates)
@@ -861,11 +849,12 @@ fn adaptive_increment(
         );
         Ok(Increment {
             seconds,
-            flops: cost::adaptive_chain_flops(&work, shape.lanes),
+            flops: cost::adaptive_chain_flops(&work, shape.lanes, precision),
             filled_flops: cost::adaptive_filled_flops(
                 &work,
                 shape.lanes,
                 gpu.adapter.subgroup_width,
+                precision,
             ),
             barriers: cost::adaptive_barriers(&work),
         })
@@ -1068,10 +1057,11 @@ mod tests {
         };
         assert_eq!(request(&f64, SolverKind::Reference, 1e-9), None);
         assert_eq!(request(&f32, SolverKind::Reference, 1e-6), None);
-        // f32 at 1e-7 m takes 4.5 times f64's steps at n = 40.
-        let why = request(&f32, SolverKind::Reference, 1e-7).unwrap();
+        // f32 down to its floor (there in about f64's steps), not below.
+        assert_eq!(request(&f32, SolverKind::Reference, 1e-7), None);
+        let why = request(&f32, SolverKind::Reference, 5e-8).unwrap();
         assert!(
-            why.contains("--precision f64") && why.contains("n = 40"),
+            why.contains("--precision f64") && why.contains("floor 1e-7"),
             "{why}"
         );
         let why = request(&f64, SolverKind::SemiImplicit, 1e-9).unwrap();
@@ -1132,7 +1122,7 @@ mod tests {
             newton_iterations: 500.0,
             factorizations: 40.0,
         };
-        let rates = AdaptiveRates::flops_only(rates, 32);
+        let rates = AdaptiveRates::flops_only(rates, 32, Precision::F64);
         let job = work(vec![(20, 0); 4096]);
         let estimate = adaptive_gpu_seconds(&job, &counted, rates, ShapeBounds::HARDWARE);
         let direct = cost::adaptive_seconds(&vec![mean; 4096], rates);
@@ -1143,7 +1133,7 @@ mod tests {
         // Few simulations: the longest counted chain, not the mean's.
         let few = work(vec![(20, 0); 2]);
         let lanes = crate::gpu::layout::adaptive_lanes_for(20);
-        let longest = cost::adaptive_chain_flops(&counted[1], lanes) / 1e9;
+        let longest = cost::adaptive_chain_flops(&counted[1], lanes, Precision::F64) / 1e9;
         let t = adaptive_gpu_seconds(&few, &counted, rates, ShapeBounds::HARDWARE);
         assert!((t - longest).abs() < 1e-12 * t, "{t} vs {longest}");
         // Chunks run one after another: the few one at a time take twice
@@ -1170,7 +1160,7 @@ mod tests {
             threads: 3,
         };
         let t8 = adaptive_gpu_seconds(&work(vec![(20, 0); 2]), &counted, rates, emulation);
-        let longest8 = cost::adaptive_chain_flops(&counted[1], 8) / 1e9;
+        let longest8 = cost::adaptive_chain_flops(&counted[1], 8, Precision::F64) / 1e9;
         assert!((t8 - longest8).abs() < 1e-12 * t8, "{t8} vs {longest8}");
         let filled = AdaptiveRates {
             barrier_filled_s: 1.0,

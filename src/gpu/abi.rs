@@ -151,11 +151,14 @@ pub struct SimProgress {
 
 /// Conversion of the f64 host values into a precision's real.
 pub trait Real: Pod + Copy + Default + std::fmt::Debug + PartialEq {
+    /// The shader precision whose `real` this is.
+    const PRECISION: super::Precision;
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
 }
 
 impl Real for f32 {
+    const PRECISION: super::Precision = super::Precision::F32;
     fn from_f64(x: f64) -> Self {
         x as f32
     }
@@ -165,6 +168,7 @@ impl Real for f32 {
 }
 
 impl Real for f64 {
+    const PRECISION: super::Precision = super::Precision::F64;
     fn from_f64(x: f64) -> Self {
         x
     }

@@ -63,19 +63,24 @@ pub struct Landings {
 
 /// The smallest tolerance the scheme takes in f32 \[m\]: below it Newton's
 /// corrections and the error estimate read f32's rounding, steps are
-/// rejected by the thousand and the step count grows (at n = 40 already
-/// 3.6× the f64 steps at this tolerance; tests/mirror.rs, docs/gpu.md).
+/// rejected by the hundred and the step count grows (at n = 50, 1.4× the
+/// f64 steps at 5e-8 m and 2.8× at 1e-8; tests/mirror.rs, docs/gpu.md).
 pub const F32_TOLERANCE_FLOOR_M: f64 = 1e-7;
 
-/// The smallest tolerance \[m\] at which f32 takes at most about half
-/// again f64's attempted steps on tethers of up to `elements` elements.
-/// Below it f32 still holds its tracks (down to [`F32_TOLERANCE_FLOOR_M`])
-/// but its rounding, not the tolerance, drives the step control: on a
-/// 0.4-s drop at 1e-7 m, 1.4× f64's attempts at n = 10, 2.4× at n = 20,
-/// 4.5× at n = 40 and 5.3× at n = 50 (D = 100; `cargo run --release
-/// --example f32_floor`, BENCHMARKS.md). The cost model counts f64's steps,
-/// so `--backend auto` weighs the scheme in f32 only from here up.
-pub fn f32_efficient_tolerance_m(elements: usize) -> f64 {
+/// The tolerance \[m\] of a first pass in f32 (identify's scouting pass,
+/// whose candidates near the best are re-run at the data's tolerance) on
+/// tethers of up to `elements` elements, where looser than the job's.
+/// It was set where f32 took at most about half again f64's attempted
+/// steps while the strain was formed from the displacement and the drift
+/// summed (at 1e-7 m, 1.4× at n = 10 and 5.3× at n = 50). With them apart
+/// ([`Precision::adaptive_splits_strain`]) f32 takes 1.02–1.17× f64's
+/// attempts at 1e-7 m to n = 50, 1.47× at n = 120 (`cargo run --release
+/// --example f32_floor`, BENCHMARKS.md), so this is no longer f32's
+/// limit: it stays because a looser first pass costs re-runs, not
+/// answers (the default grid: the same best, region and refined values,
+/// 81 candidates re-run instead of 50), and on lavapipe f32's first pass
+/// takes 17–20 s at 1e-6 m against 36 s at 1e-7 m (f64's 29 s).
+pub fn f32_first_pass_tolerance_m(elements: usize) -> f64 {
     match elements {
         0..=10 => 1e-7,
         11..=30 => 5e-7,
@@ -292,6 +297,7 @@ impl Gpu {
             None => Ok(cost::AdaptiveRates::flops_only(
                 self.rates(precision)?,
                 self.adapter.subgroup_width,
+                precision,
             )),
         }
     }

@@ -71,6 +71,7 @@
 //! same SIMD lanes that the thread layout already fills. The workgroup
 //! layout runs there for testing, correctly and slowly.
 
+use super::Precision;
 use super::abi::FixedStepScheme;
 use super::flops;
 use super::layout::{GpuLayout, MIN_ADAPTIVE_LANES, adaptive_lanes_for, lanes_for};
@@ -232,16 +233,16 @@ impl AdaptiveWork {
 /// factorizations' part: [`adaptive_serial_flops`]). Scalars (the
 /// step's control, Newton's rate) and barriers are not counted; rates
 /// measured on the stage include them.
-pub fn adaptive_chain_flops(work: &AdaptiveWork, lanes: u32) -> f64 {
+pub fn adaptive_chain_flops(work: &AdaptiveWork, lanes: u32, precision: Precision) -> f64 {
     let serial = adaptive_serial_flops(work, lanes);
     let lanes = lanes.max(1) as usize;
     let n = work.elements;
     let per_lane_elements = n.div_ceil(lanes) as f64;
     let per_lane_nodes = (n + 1).div_ceil(lanes) as f64;
     let attempt = per_lane_nodes * flops::ADAPTIVE_ATTEMPT_NODE as f64;
-    let newton = per_lane_elements * flops::ADAPTIVE_FORCE_ELEMENT as f64
+    let newton = per_lane_elements * flops::adaptive_force_element(precision) as f64
         + per_lane_nodes * flops::ADAPTIVE_NEWTON_NODE as f64;
-    let factor = per_lane_elements * flops::ADAPTIVE_TANGENT_ELEMENT as f64;
+    let factor = per_lane_elements * flops::adaptive_tangent_element(precision) as f64;
     work.attempts * attempt
         + work.newton_iterations * newton
         + work.factorizations * factor
@@ -274,16 +275,21 @@ pub fn adaptive_serial_flops(work: &AdaptiveWork, lanes: u32) -> f64 {
 /// barrier issues nothing (a GPU gives its turn to another; lavapipe skips
 /// the branch), while the idle lanes of a working subgroup go along with
 /// it.
-pub fn adaptive_filled_flops(work: &AdaptiveWork, lanes: u32, subgroup_width: u32) -> f64 {
+pub fn adaptive_filled_flops(
+    work: &AdaptiveWork,
+    lanes: u32,
+    subgroup_width: u32,
+    precision: Precision,
+) -> f64 {
     let serial = adaptive_serial_flops(work, lanes);
-    let shared = adaptive_chain_flops(work, lanes) - serial;
+    let shared = adaptive_chain_flops(work, lanes, precision) - serial;
     lanes as f64 * shared + lanes.min(subgroup_width.max(1)) as f64 * serial
 }
 
 /// All the flops of one simulation in the adaptive stage, whichever lanes
 /// do them: its chain on a single lane.
-pub fn adaptive_work_flops(work: &AdaptiveWork) -> f64 {
-    adaptive_chain_flops(work, 1)
+pub fn adaptive_work_flops(work: &AdaptiveWork, precision: Precision) -> f64 {
+    adaptive_chain_flops(work, 1, precision)
 }
 
 /// Barriers (a `workgroupUniformLoad` is one) the adaptive stage
@@ -320,28 +326,32 @@ pub struct AdaptiveRates {
     pub barrier_filled_s: f64,
     /// The adapter's subgroup width ([`adaptive_filled_flops`]).
     pub subgroup_width: u32,
+    /// The stage's precision, whose flops the rates are per.
+    pub precision: Precision,
 }
 
 impl AdaptiveRates {
     /// Flops alone, barriers free: where only one n was measured.
-    pub fn flops_only(flops: GpuRates, subgroup_width: u32) -> Self {
+    pub fn flops_only(flops: GpuRates, subgroup_width: u32, precision: Precision) -> Self {
         Self {
             flops,
             barrier_lone_s: 0.0,
             barrier_filled_s: 0.0,
             subgroup_width,
+            precision,
         }
     }
 
     /// One simulation's chain alone \[s\].
     pub fn lone_s(&self, work: &AdaptiveWork, lanes: u32) -> f64 {
-        adaptive_chain_flops(work, lanes) / (self.flops.invocation_gflops * 1e9)
+        adaptive_chain_flops(work, lanes, self.precision) / (self.flops.invocation_gflops * 1e9)
             + adaptive_barriers(work) * self.barrier_lone_s
     }
 
     /// One simulation's lanes with the device filled \[s\].
     pub fn filled_s(&self, work: &AdaptiveWork, lanes: u32) -> f64 {
-        adaptive_filled_flops(work, lanes, self.subgroup_width) / (self.flops.device_gflops * 1e9)
+        adaptive_filled_flops(work, lanes, self.subgroup_width, self.precision)
+            / (self.flops.device_gflops * 1e9)
             + lanes as f64 * adaptive_barriers(work) * self.barrier_filled_s
     }
 }
@@ -568,22 +578,34 @@ mod tests {
         // lane 0's side of the factorization and solve, nodes 0 and 1, then
         // the middle node 2.
         assert_eq!(
-            adaptive_chain_flops(&one(1.0, 0.0, 0.0), 2),
+            adaptive_chain_flops(&one(1.0, 0.0, 0.0), 2, Precision::F64),
             3.0 * flops::ADAPTIVE_ATTEMPT_NODE as f64
         );
         assert_eq!(
-            adaptive_chain_flops(&one(0.0, 1.0, 0.0), 2),
-            (2 * flops::ADAPTIVE_FORCE_ELEMENT
+            adaptive_chain_flops(&one(0.0, 1.0, 0.0), 2, Precision::F64),
+            (2 * flops::adaptive_force_element(Precision::F64)
                 + 3 * flops::ADAPTIVE_NEWTON_NODE
                 + 2 * flops::ADAPTIVE_SOLVE_NODE
                 + flops::ADAPTIVE_SOLVE_MIDDLE) as f64
         );
         assert_eq!(
-            adaptive_chain_flops(&one(0.0, 0.0, 1.0), 2),
-            (2 * flops::ADAPTIVE_TANGENT_ELEMENT
+            adaptive_chain_flops(&one(0.0, 0.0, 1.0), 2, Precision::F64),
+            (2 * flops::adaptive_tangent_element(Precision::F64)
                 + 2 * flops::ADAPTIVE_FACTOR_NODE
                 + flops::ADAPTIVE_FACTOR_MIDDLE) as f64
         );
+        // f32 splits the strain in its two element passes (f64 does not):
+        // two elements a lane each.
+        let split = 2.0
+            * (crate::model::element::GAUSS_POINTS as u64 * flops::SPLIT_STRAIN_POINT
+                + flops::SPLIT_STRAIN_CHORD) as f64;
+        for work in [one(0.0, 1.0, 0.0), one(0.0, 0.0, 1.0)] {
+            assert_eq!(
+                adaptive_chain_flops(&work, 2, Precision::F32)
+                    - adaptive_chain_flops(&work, 2, Precision::F64),
+                split
+            );
+        }
         // One lane: both sides, and the middle's correction for each.
         assert_eq!(
             adaptive_serial_flops(&one(0.0, 1.0, 1.0), 1),
@@ -592,10 +614,10 @@ mod tests {
                 + 4 * flops::ADAPTIVE_FACTOR_NODE
                 + flops::ADAPTIVE_FACTOR_MIDDLE) as f64
         );
-        let all = adaptive_chain_flops(&one(3.0, 7.0, 2.0), 2);
-        let parts = 3.0 * adaptive_chain_flops(&one(1.0, 0.0, 0.0), 2)
-            + 7.0 * adaptive_chain_flops(&one(0.0, 1.0, 0.0), 2)
-            + 2.0 * adaptive_chain_flops(&one(0.0, 0.0, 1.0), 2);
+        let all = adaptive_chain_flops(&one(3.0, 7.0, 2.0), 2, Precision::F64);
+        let parts = 3.0 * adaptive_chain_flops(&one(1.0, 0.0, 0.0), 2, Precision::F64)
+            + 7.0 * adaptive_chain_flops(&one(0.0, 1.0, 0.0), 2, Precision::F64)
+            + 2.0 * adaptive_chain_flops(&one(0.0, 0.0, 1.0), 2, Precision::F64);
         assert!((all - parts).abs() < 1e-9 * all);
         // More lanes shorten the element and node passes; beyond two, not
         // the factorization's and solve's.
@@ -604,8 +626,8 @@ mod tests {
             ..one(1.0, 3.0, 0.5)
         };
         let (wide, narrow) = (
-            adaptive_chain_flops(&n40, 20),
-            adaptive_chain_flops(&n40, 4),
+            adaptive_chain_flops(&n40, 20, Precision::F64),
+            adaptive_chain_flops(&n40, 4, Precision::F64),
         );
         assert!(wide < narrow, "{wide} vs {narrow}");
         let serial = 3.0 * (20 * flops::ADAPTIVE_SOLVE_NODE + flops::ADAPTIVE_SOLVE_MIDDLE) as f64
@@ -634,9 +656,9 @@ mod tests {
             factorizations: 30.0,
         };
         let lanes = adaptive_lanes_for(10);
-        let chain = adaptive_chain_flops(&sim, lanes);
+        let chain = adaptive_chain_flops(&sim, lanes, Precision::F64);
         // Subgroups as wide as the lanes: every lane holds its place.
-        let rates = AdaptiveRates::flops_only(rates, lanes);
+        let rates = AdaptiveRates::flops_only(rates, lanes, Precision::F64);
         let few = adaptive_seconds_at(&[sim; 2], rates, lanes);
         assert!((few - chain / 1e9).abs() < 1e-12 * few);
         let many = adaptive_seconds_at(&vec![sim; 10_000], rates, lanes);
@@ -676,15 +698,18 @@ mod tests {
             2500.0 * (25 * flops::ADAPTIVE_SOLVE_NODE + flops::ADAPTIVE_SOLVE_MIDDLE) as f64
                 + 250.0 * (25 * flops::ADAPTIVE_FACTOR_NODE + flops::ADAPTIVE_FACTOR_MIDDLE) as f64
         );
-        let chain = adaptive_chain_flops(&sim, 32);
+        let chain = adaptive_chain_flops(&sim, 32, Precision::F64);
         // Subgroups as wide as the lanes or wider: every lane throughout.
-        assert_eq!(adaptive_filled_flops(&sim, 32, 32), 32.0 * chain);
         assert_eq!(
-            adaptive_filled_flops(&sim, 8, 64),
-            8.0 * adaptive_chain_flops(&sim, 8)
+            adaptive_filled_flops(&sim, 32, 32, Precision::F64),
+            32.0 * chain
+        );
+        assert_eq!(
+            adaptive_filled_flops(&sim, 8, 64, Precision::F64),
+            8.0 * adaptive_chain_flops(&sim, 8, Precision::F64)
         );
         // lavapipe's 8: along lane 0's chain a quarter of 32 lanes.
-        let narrow = adaptive_filled_flops(&sim, 32, 8);
+        let narrow = adaptive_filled_flops(&sim, 32, 8, Precision::F64);
         assert_eq!(narrow, 32.0 * (chain - serial) + 8.0 * serial);
         // The price of 32 lanes over 2 on a filled lavapipe, over the
         // default grid's n (as many of each): more than 1, and less than
@@ -694,7 +719,12 @@ mod tests {
         let grid = |lanes, width| -> f64 {
             [10, 20, 30, 40, 50]
                 .map(|elements| {
-                    adaptive_filled_flops(&AdaptiveWork { elements, ..sim }, lanes, width)
+                    adaptive_filled_flops(
+                        &AdaptiveWork { elements, ..sim },
+                        lanes,
+                        width,
+                        Precision::F64,
+                    )
                 })
                 .iter()
                 .sum()
@@ -719,6 +749,7 @@ mod tests {
             barrier_lone_s: 1e-7,
             barrier_filled_s: 1e-9,
             subgroup_width: 32,
+            precision: Precision::F64,
         };
         assert_eq!(adaptive_lanes(&[50; 10], rates), adaptive_lanes_for(50));
         // Mixed n: the largest's.

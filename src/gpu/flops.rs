@@ -156,15 +156,41 @@ pub const GAUSS_POINT_TANGENT: u64 = POINT_KINEMATICS
 /// mean velocity (10), the four derivatives (12), l_e/12 (1), four
 /// `drag_block`s (4 × 14) accumulated (4 × 16).
 pub const DRAG_TANGENT: u64 = 10 + 12 + 1 + 4 * 14 + 4 * 16;
-/// One element in the adaptive stage's tangent pass (`tangent_element`):
-/// its five points and the drag, β'h² and γ'h (3), its two mass couplings
-/// (2 × 8).
-pub const ADAPTIVE_TANGENT_ELEMENT: u64 =
-    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT_TANGENT + DRAG_TANGENT + 3 + 16;
-/// One element in the force pass (`force_element`): the explicit scheme's
-/// element force.
-pub const ADAPTIVE_FORCE_ELEMENT: u64 =
-    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT + GRAVITY_AND_DRAG;
+/// What SPLIT_STRAIN (the adaptive stage's) adds to a Gauss point: the
+/// drift's u_x and u_xx (2 × 14), added to u_xx and r_x (4), and
+/// 2 r_x·u_x + |u_x|² added to |r_x|² − 1 (9).
+pub const SPLIT_STRAIN_POINT: u64 = 2 * 14 + 4 + 9;
+/// ... and to an element's chord (`element_chord`).
+pub const SPLIT_STRAIN_CHORD: u64 = 4;
+/// One element in the adaptive stage's tangent pass (`tangent_element`)
+/// in `precision`: its five points and the drag, β'h² and γ'h (3), its two
+/// mass couplings (2 × 8), and where it splits the strain
+/// ([`super::Precision::adaptive_splits_strain`]) the split's.
+pub fn adaptive_tangent_element(precision: super::Precision) -> u64 {
+    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT_TANGENT
+        + DRAG_TANGENT
+        + 3
+        + 16
+        + split_strain_element(precision)
+}
+
+/// One element in the force pass (`force_element`) in `precision`: the
+/// explicit scheme's element force, and the split's where it splits the
+/// strain.
+pub fn adaptive_force_element(precision: super::Precision) -> u64 {
+    crate::model::element::GAUSS_POINTS as u64 * GAUSS_POINT
+        + GRAVITY_AND_DRAG
+        + split_strain_element(precision)
+}
+
+/// What splitting the strain adds to one element's pass in `precision`.
+fn split_strain_element(precision: super::Precision) -> u64 {
+    if precision.adaptive_splits_strain() {
+        crate::model::element::GAUSS_POINTS as u64 * SPLIT_STRAIN_POINT + SPLIT_STRAIN_CHORD
+    } else {
+        0
+    }
+}
 /// One node of a side of the factorization from both ends (`factor_side`):
 /// its two elements' blocks summed (16), the pivot's mass (8), L E (a 4×4
 /// product) subtracted (16), the inverse and E = G U (from the tip: U F, H

@@ -6,6 +6,7 @@
 //! is generated at run time but documented choices: the precision, and for
 //! the step stage the node capacity `MAX_NODES` of its private arrays (one
 //! of [`super::abi::NODE_CAPACITIES`]) and the scheme: `SEMI_IMPLICIT`,
+//! `SPLIT_STRAIN` (the adaptive stage in f32, `Precision::adaptive_splits_strain`),
 //! and the module that keeps the factorization's E blocks
 //! (`coupling_private.wgsl`, sized by `COUPLING_NODES`) or keeps none
 //! (`coupling_none.wgsl`, for the explicit scheme).
@@ -47,7 +48,9 @@ pub fn step_source(precision: Precision, node_capacity: u32, scheme: FixedStepSc
         "// Nodes a simulation may have in this pipeline (src/gpu/abi.rs).\n\
          const MAX_NODES: u32 = {node_capacity}u;\n\
          // The scheme: explicit, or with the material damping implicit.\n\
-         const SEMI_IMPLICIT: bool = {semi_implicit};\n"
+         const SEMI_IMPLICIT: bool = {semi_implicit};\n\
+         // element.wgsl's displacement in one real (no drift apart).\n\
+         const SPLIT_STRAIN: bool = false;\n"
     );
     let coupling = if semi_implicit {
         constants += &format!(
@@ -82,6 +85,7 @@ pub fn step_workgroup_source(
          const GROUP_SIMS: u32 = {}u;\n\
          const SIM_LANES: u32 = {}u;\n\
          const SEMI_IMPLICIT: bool = {semi_implicit};\n\
+         const SPLIT_STRAIN: bool = false;\n\
          const BLOCK_NODES: u32 = {}u;\n",
         shape.nodes,
         shape.sims,
@@ -153,12 +157,16 @@ pub fn step_adaptive_source(
          const SIM_LANES: u32 = {}u;\n\
          // element.wgsl's force without the semi-implicit damping blocks.\n\
          const SEMI_IMPLICIT: bool = false;\n\
+         // element.wgsl's strain with the drift since the last fold apart\n\
+         // (Precision::adaptive_splits_strain).\n\
+         const SPLIT_STRAIN: bool = {};\n\
          // Generalized-α at rho_inf = {spectral_radius:?} and the step control\n\
          // (scheme::GeneralizedAlpha, scheme::implicit_control).\n\
          const MAX_NEWTON_ITERATIONS: u32 = {}u;\n\
          const BORROWED_ETA_EXPONENT: f32 = {:?};\n",
         shape.sims,
         shape.lanes,
+        precision.adaptive_splits_strain(),
         control::MAX_NEWTON_ITERATIONS,
         control::BORROWED_ETA_EXPONENT,
     );
@@ -180,7 +188,7 @@ pub fn step_adaptive_source(
 pub(crate) fn function_test_source(precision: Precision, kernel: &str) -> String {
     [
         precision_module(precision),
-        "const SEMI_IMPLICIT: bool = true;",
+        "const SEMI_IMPLICIT: bool = true;\nconst SPLIT_STRAIN: bool = true;",
     ]
     .into_iter()
     .chain(SHARED_FUNCTIONS)

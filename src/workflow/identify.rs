@@ -889,7 +889,7 @@ pub(super) fn sweep_settings(
 /// The sweep's solver settings on the chosen `engine`, and the first
 /// pass's tolerance \[m\] where the run scouts on the reference solver:
 /// the engine's own, the scouting tolerance or, for the GPU's adaptive
-/// scheme in f32, f32's efficient one where that is looser
+/// scheme in f32, f32's first-pass one where that is looser
 /// (`engine::choice::adaptive_reference`).
 pub(super) fn engine_sweep_settings(
     request: &IdentifyRequest,

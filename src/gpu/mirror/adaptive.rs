@@ -227,7 +227,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
     }
 
     /// Node k's displacement in the iterate `it`, the pin's prescribed one
-    /// at node 0.
+    /// at node 0: the stage's `trial_displacement`.
     fn displacement(&self, it: &Iterate<R>, k: usize, pin: &PinState<R>) -> Vector4<R> {
         let u = self.disp[k] + it.drift[k];
         if k == 0 {
@@ -237,16 +237,51 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
         }
     }
 
-    /// The element (k, k + 1)'s state in `it`: one velocity for the
-    /// material damping and the drag (both implicit).
+    /// Node k's displacement at the last fold, the pin's prescribed one
+    /// (at the iterate's time) at node 0: the stage's `folded_displacement`.
+    fn folded_displacement(&self, k: usize, pin: &PinState<R>) -> Vector4<R> {
+        if k == 0 {
+            join(pin.position, zw(&self.disp[0]))
+        } else {
+            self.disp[k]
+        }
+    }
+
+    /// Node k's drift since the last fold in `it`, none of the pin's
+    /// (in its displacement): the stage's `trial_drift`.
+    fn trial_drift(it: &Iterate<R>, k: usize) -> Vector4<R> {
+        if k == 0 {
+            join(Vector2::zeros(), zw(&it.drift[0]))
+        } else {
+            it.drift[k]
+        }
+    }
+
+    /// The element (k, k + 1)'s state in `it`, in f32 its displacement and
+    /// drift apart (SPLIT_STRAIN, [`Precision::adaptive_splits_strain`]):
+    /// one velocity for the material damping and the drag (both implicit).
     fn element_state(&self, it: &Iterate<R>, k: usize, pin: &PinState<R>) -> ElementState<R> {
+        let (ua, ub, drift) = if R::PRECISION.adaptive_splits_strain() {
+            (
+                self.folded_displacement(k, pin),
+                self.folded_displacement(k + 1, pin),
+                Some((Self::trial_drift(it, k), Self::trial_drift(it, k + 1))),
+            )
+        } else {
+            (
+                self.displacement(it, k, pin),
+                self.displacement(it, k + 1, pin),
+                None,
+            )
+        };
         ElementState {
-            ua: self.displacement(it, k, pin),
-            ub: self.displacement(it, k + 1, pin),
+            ua,
+            ub,
             damped_va: it.vel[k],
             damped_vb: it.vel[k + 1],
             drag_va: it.vel[k],
             drag_vb: it.vel[k + 1],
+            drift,
         }
     }
 

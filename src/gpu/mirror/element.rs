@@ -21,8 +21,11 @@ pub struct ElementForce<R: MirrorReal> {
     pub b: Vector4<R>,
 }
 
-/// element.wgsl's `ElementState`: displacements, and the velocities of the
-/// material damping and of the drag.
+/// element.wgsl's `ElementState`: displacements, the velocities of the
+/// material damping and of the drag, and where the stage compiles
+/// SPLIT_STRAIN (the adaptive stage), the drifts since the last fold,
+/// apart from the displacements (`drift_a`, `drift_b`; None where it does
+/// not).
 pub struct ElementState<R: MirrorReal> {
     pub ua: Vector4<R>,
     pub ub: Vector4<R>,
@@ -30,6 +33,16 @@ pub struct ElementState<R: MirrorReal> {
     pub damped_vb: Vector4<R>,
     pub drag_va: Vector4<R>,
     pub drag_vb: Vector4<R>,
+    pub drift: Option<(Vector4<R>, Vector4<R>)>,
+}
+
+/// element.wgsl's `element_chord`.
+pub fn element_chord<R: MirrorReal>(le: R, t0: Vector2<R>, s: &ElementState<R>) -> Vector2<R> {
+    let mut chord = t0 * le + xy(&s.ub) - xy(&s.ua);
+    if let Some((da, db)) = &s.drift {
+        chord += xy(db) - xy(da);
+    }
+    chord
 }
 
 /// element.wgsl's `ElementDamping`: blocks (a, a), (a, b), (b, b) of
@@ -105,11 +118,17 @@ pub fn point_kinematics<R: MirrorReal>(
         (six * xi - two) * inv_le,
     );
     let ux = combine(&sx, ua, ub);
-    let c = combine(&sxx, ua, ub);
+    let mut c = combine(&sxx, ua, ub);
     let pd = combine(&sx, va, vb);
     let cd = combine(&sxx, va, vb);
-    let p = t0 + ux;
-    let g_minus_1 = two * t0.dot(&ux) + ux.dot(&ux);
+    let mut p = t0 + ux;
+    let mut g_minus_1 = two * t0.dot(&ux) + ux.dot(&ux);
+    if let Some((da, db)) = &s.drift {
+        let dx = combine(&sx, da, db);
+        c += combine(&sxx, da, db);
+        g_minus_1 += two * p.dot(&dx) + dx.dot(&dx);
+        p += dx;
+    }
     let g = one + g_minus_1;
     let stretch = g.sqrt();
     let strain = g_minus_1 / (stretch + one);
@@ -210,7 +229,7 @@ pub fn element_force<R: MirrorReal>(
     s: &ElementState<R>,
     mut damping: Option<(&mut ElementDamping<R>, R)>,
 ) -> ElementForce<R> {
-    let (ua, ub, va, vb) = (&s.ua, &s.ub, &s.drag_va, &s.drag_vb);
+    let (va, vb) = (&s.drag_va, &s.drag_vb);
     let zero = lit::<R>(0.0);
     let half = lit::<R>(0.5);
     let twelve = lit::<R>(12.0);
@@ -223,7 +242,7 @@ pub fn element_force<R: MirrorReal>(
         let d = damping.as_mut().map(|(d, scale)| (&mut **d, *scale));
         add_gauss_point(&mut f, d, lit(xi), lit(weight), le, t0, sec, s);
     }
-    let chord = t0 * le + xy(ub) - xy(ua);
+    let chord = element_chord(le, t0, s);
     let vmean = (xy(va) + xy(vb)) * half;
     let fx = -drag_factor * chord.y.abs() * vmean.x * vmean.x.abs();
     let fy = -drag_factor * chord.x.abs() * vmean.y * vmean.y.abs();
@@ -291,10 +310,22 @@ pub(super) mod tests {
             ]);
         }
         x.extend([uniform(rng, 0.0, 1.0), uniform(rng, 0.05, 0.3)]);
+        // The drifts since the last fold (SPLIT_STRAIN, which the test
+        // kernels compile): up to a frame's travel.
+        for _ in 0..2 {
+            x.extend([
+                uniform(rng, -0.05, 0.05),
+                uniform(rng, -0.05, 0.05),
+                uniform(rng, -0.02, 0.02),
+                uniform(rng, -0.02, 0.02),
+            ]);
+        }
         x
     }
 
-    const INPUTS: usize = 36;
+    /// Reals of `random_element`'s layout.
+    pub(in crate::gpu::mirror) const ELEMENT_INPUTS: usize = 44;
+    const INPUTS: usize = ELEMENT_INPUTS;
 
     /// The WGSL that reads `random_element`'s layout.
     pub(in crate::gpu::mirror) const READ_ELEMENT: &str = "
@@ -304,7 +335,8 @@ pub(super) mod tests {
         let weight_per_length = arg(7u);
         let drag_factor = arg(8u);
         let damping_scale = arg(9u);
-        let state = ElementState(arg4(10u), arg4(14u), arg4(18u), arg4(22u), arg4(26u), arg4(30u));
+        let state = ElementState(arg4(10u), arg4(14u), arg4(18u), arg4(22u), arg4(26u), arg4(30u),
+                                 arg4(36u), arg4(40u));
         let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
         var d = ElementDamping(no_damping, real4x4(), no_damping);";
 
@@ -340,6 +372,7 @@ pub(super) mod tests {
                 damped_vb: v(22),
                 drag_va: v(26),
                 drag_vb: v(30),
+                drift: Some((v(36), v(40))),
             },
             gauss_point: (x[34], x[35]),
         }
@@ -392,6 +425,69 @@ pub(super) mod tests {
             &e.state,
         );
         reals(f.a.iter().chain(f.b.iter()))
+    }
+
+    /// The element's force from the displacement and the drift apart
+    /// (SPLIT_STRAIN) is the force from their sum: in f64 to rounding. In
+    /// f32 what Newton's iteration reads, the force's change with a small
+    /// change of the drift (1e-5 m), is several times nearer f64's than
+    /// where the two are summed first, whose strain reads the sum's
+    /// rounding (4.1× over these cases, whose elements are bent and
+    /// stretched at random; on a drop the step counts show it, tests/mirror.rs).
+    #[test]
+    fn the_split_strain_is_the_summed_one_and_changes_finely_in_f32() {
+        /// The element's force from `x`, its drift apart or summed into
+        /// the displacement first.
+        fn force<R: MirrorReal>(x: &[f64], split: bool) -> Vec<f64> {
+            let mut y = x.to_vec();
+            if !split {
+                for k in 0..4 {
+                    y[10 + k] += y[36 + k];
+                    y[14 + k] += y[40 + k];
+                }
+            }
+            let y: Vec<R> = y.iter().map(|&v| lit(v)).collect();
+            let mut e = read_element(&y);
+            if !split {
+                e.state.drift = None;
+            }
+            let f = element_force(
+                e.le,
+                e.t0,
+                e.sec,
+                e.weight_per_length,
+                e.drag_factor,
+                &e.state,
+                None,
+            );
+            reals(f.a.iter().chain(f.b.iter()))
+        }
+        fn change<R: MirrorReal>(x: &[f64], moved: &[f64], split: bool) -> Vec<f64> {
+            let (a, b) = (force::<R>(x, split), force::<R>(moved, split));
+            b.iter().zip(&a).map(|(b, a)| b - a).collect()
+        }
+        let largest = |f: &[f64]| f.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let off = |f: &[f64], truth: &[f64]| {
+            let diff: Vec<f64> = f.iter().zip(truth).map(|(a, b)| a - b).collect();
+            largest(&diff) / largest(truth)
+        };
+        let (mut split_error, mut summed_error) = (0.0, 0.0);
+        for (case, x) in random_cases(7, 256, random_element).iter().enumerate() {
+            let truth = force::<f64>(x, false);
+            let f64_split = off(&force::<f64>(x, true), &truth);
+            assert!(f64_split < 1e-10, "case {case}: f64 split {f64_split:e}");
+            let mut moved = x.clone();
+            for (k, v) in moved[36..44].iter_mut().enumerate() {
+                *v += 1e-5 * [1.0, -0.5, 0.3, 0.7][k % 4];
+            }
+            let truth = change::<f64>(x, &moved, false);
+            split_error += off(&change::<f32>(x, &moved, true), &truth);
+            summed_error += off(&change::<f32>(x, &moved, false), &truth);
+        }
+        assert!(
+            3.0 * split_error < summed_error,
+            "f32's change of force: split {split_error:e} against summed {summed_error:e} (over the cases)"
+        );
     }
 
     // Measured on lavapipe: 2.3e-7 (f32) and 3.9e-16 (f64) of a case's

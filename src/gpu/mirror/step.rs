@@ -237,6 +237,7 @@ impl<'a, R: MirrorReal> Mirror<'a, R> {
                     damped_vb: damped,
                     drag_va: v_prev,
                     drag_vb: v_pred,
+                    drift: None,
                 };
                 let fe = element_force(
                     le,

@@ -3,7 +3,9 @@
 
 use nalgebra::{Matrix4, Vector2, Vector4};
 
-use super::element::{ElementState, GAUSS, PointKinematics, Section, point_kinematics};
+use super::element::{
+    ElementState, GAUSS, PointKinematics, Section, element_chord, point_kinematics,
+};
 use super::matrix::outer4;
 use super::{MirrorReal, join, lit, xy};
 
@@ -177,7 +179,7 @@ pub fn element_tangent<R: MirrorReal>(
         );
     }
     let half = lit::<R>(0.5);
-    let chord = t0 * le + xy(&s.ub) - xy(&s.ua);
+    let chord = element_chord(le, t0, s);
     let vmean = (xy(&s.drag_va) + xy(&s.drag_vb)) * half;
     let fx_v = -drag_factor * chord.y.abs() * vmean.x.abs();
     let fy_v = -drag_factor * chord.x.abs() * vmean.y.abs();
@@ -199,7 +201,9 @@ mod tests {
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
 
-    use super::super::element::tests::{READ_ELEMENT, random_element, read_element};
+    use super::super::element::tests::{
+        ELEMENT_INPUTS, READ_ELEMENT, random_element, read_element,
+    };
     use super::super::kernel::{
         FunctionKernel, check_both_precisions, random_cases, reals, uniform,
     };
@@ -219,7 +223,7 @@ mod tests {
         x
     }
 
-    const INPUTS: usize = 37;
+    const INPUTS: usize = ELEMENT_INPUTS + 1;
 
     fn tangent_mirror<R: MirrorReal>(x: &[R]) -> Vec<f64> {
         let e = read_element(x);
@@ -229,7 +233,7 @@ mod tests {
             e.sec,
             e.drag_factor,
             &e.state,
-            x[36],
+            x[ELEMENT_INPUTS],
             e.damping_scale,
         );
         [t.aa, t.ab, t.ba, t.bb]
@@ -246,7 +250,7 @@ mod tests {
     fn element_tangent_on_the_adapter_matches_the_mirror() {
         let body = format!(
             "fn run() {{ {READ_ELEMENT}
-                let t = element_tangent(le, t0, sec, drag_factor, state, arg(36u), damping_scale);
+                let t = element_tangent(le, t0, sec, drag_factor, state, arg(44u), damping_scale);
                 put4x4(0u, t.aa);
                 put4x4(16u, t.ab);
                 put4x4(32u, t.ba);
@@ -296,6 +300,11 @@ mod tests {
                 bending_damping: sc.bending_damping_n_m2_s,
             };
             let mut e = read_element(&x);
+            // The model's displacement in one real: the drift summed in.
+            if let Some((da, db)) = e.state.drift.take() {
+                e.state.ua += da;
+                e.state.ub += db;
+            }
             // The model takes one velocity for the damping and the drag.
             e.state.drag_va = e.state.damped_va;
             e.state.drag_vb = e.state.damped_vb;
