@@ -36,6 +36,26 @@ pub struct ElementState<R: MirrorReal> {
     pub drift: Option<(Vector4<R>, Vector4<R>)>,
 }
 
+impl<R: MirrorReal> ElementState<R> {
+    /// A state whose displacements are whole, no drift apart: the
+    /// fixed-step stages' (SPLIT_STRAIN false).
+    pub fn whole(
+        (ua, ub): (Vector4<R>, Vector4<R>),
+        (damped_va, damped_vb): (Vector4<R>, Vector4<R>),
+        (drag_va, drag_vb): (Vector4<R>, Vector4<R>),
+    ) -> Self {
+        Self {
+            ua,
+            ub,
+            damped_va,
+            damped_vb,
+            drag_va,
+            drag_vb,
+            drift: None,
+        }
+    }
+}
+
 /// element.wgsl's `element_chord`.
 pub fn element_chord<R: MirrorReal>(le: R, t0: Vector2<R>, s: &ElementState<R>) -> Vector2<R> {
     let mut chord = t0 * le + xy(&s.ub) - xy(&s.ua);

@@ -230,15 +230,8 @@ impl<'a, R: MirrorReal> Mirror<'a, R> {
             let mut f_next = Vector4::zeros();
             if k > 0 {
                 let mut dmp = ElementDamping::zeros();
-                let state = ElementState {
-                    ua: u_prev,
-                    ub: u,
-                    damped_va: damped_prev,
-                    damped_vb: damped,
-                    drag_va: v_prev,
-                    drag_vb: v_pred,
-                    drift: None,
-                };
+                let state =
+                    ElementState::whole((u_prev, u), (damped_prev, damped), (v_prev, v_pred));
                 let fe = element_force(
                     le,
                     t0,
