@@ -15,10 +15,10 @@
 //! counted from the model as the engine would run them on the
 //! semi-implicit scheme, as one batch; for the adaptive stage, from the
 //! CPU reference solver's own runs of every candidate (the stage takes
-//! its steps), at the first pass's tolerance in f32 (f32's first-pass one
-//! for the grid's n) and at 1e-7 m in f64. The landscape is given the
-//! GA's mean. Counting runs the grids on the CPU: about two minutes on
-//! two cores.
+//! its steps), in f32 at the grids' first-pass tolerance (f32's for the
+//! grid's n) and the GA's 1e-7 m, and at 1e-7 m in f64. The landscape is
+//! given the GA's mean. Counting runs the grids on the CPU: about a minute
+//! on two cores.
 
 use rayon::prelude::*;
 use tether_sweep::engine::choice::counted_work;
@@ -43,6 +43,9 @@ struct Job {
     name: &'static str,
     fixed: Vec<SimulationWork>,
     simulations: Vec<(Scenario, TetherParams)>,
+    /// A first pass (identify's), which f32 runs at its first-pass
+    /// tolerance; else the job's 1e-7 m.
+    first_pass: bool,
 }
 
 /// An NVIDIA warp: the H100's subgroup width.
@@ -70,6 +73,7 @@ fn grid_job(name: &'static str, grid: &Grid, cache: &StepCache) -> Job {
         name,
         fixed,
         simulations,
+        first_pass: true,
     }
 }
 
@@ -149,6 +153,7 @@ fn main() {
             name: "one GA generation (10 swing-ups)",
             fixed: vec![swing; 10],
             simulations: generation.clone(),
+            first_pass: false,
         },
     ];
     println!("rates [GFLOP/s]: {rates:?}, adaptive stage {adaptive_rates:?}");
@@ -160,7 +165,11 @@ fn main() {
     for job in &jobs {
         let (auto, thread, workgroup) = cost::fastest_layout(&job.fixed, SCHEME, rates);
         let largest = job.fixed.iter().map(|w| w.0).max().unwrap_or(1);
-        let f32_tolerance_m = f32_first_pass_tolerance_m(largest).max(F64_TOLERANCE_M);
+        let f32_tolerance_m = if job.first_pass {
+            f32_first_pass_tolerance_m(largest).max(F64_TOLERANCE_M)
+        } else {
+            F64_TOLERANCE_M
+        };
         let f64_counts = counted(&job.simulations, F64_TOLERANCE_M);
         let f32_counts = counted(&job.simulations, f32_tolerance_m);
         println!(

@@ -29,7 +29,7 @@
 //!   `gpu::cost::adaptive_seconds` turns that into a chain and an
 //!   occupancy at rates measured on the stage ([`calibrate_adaptive`]).
 //!   Weighed where the job's solver is the reference solver's, except in
-//!   the thread layout and in f32 below its floor ([`adaptive_refusal`]).
+//!   the thread layout and in f32 below its floor (`adaptive_refusal`).
 //!
 //! `auto` takes the fastest of the three; `--backend gpu` without
 //! `--solver` the faster GPU scheme (on a hardware adapter; on an emulation
