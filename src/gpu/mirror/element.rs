@@ -321,24 +321,23 @@ pub(super) mod tests {
         ];
         x.extend(ua);
         x.extend(ub);
+        // A node's vec4 within ± `position` and ± `slope`.
+        let node = |rng: &mut ChaCha8Rng, position: f64, slope: f64| {
+            [
+                uniform(rng, -position, position),
+                uniform(rng, -position, position),
+                uniform(rng, -slope, slope),
+                uniform(rng, -slope, slope),
+            ]
+        };
         for _ in 0..4 {
-            x.extend([
-                uniform(rng, -2.0, 2.0),
-                uniform(rng, -2.0, 2.0),
-                uniform(rng, -5.0, 5.0),
-                uniform(rng, -5.0, 5.0),
-            ]);
+            x.extend(node(rng, 2.0, 5.0));
         }
         x.extend([uniform(rng, 0.0, 1.0), uniform(rng, 0.05, 0.3)]);
         // The drifts since the last fold (SPLIT_STRAIN, which the test
         // kernels compile): up to a frame's travel.
         for _ in 0..2 {
-            x.extend([
-                uniform(rng, -0.05, 0.05),
-                uniform(rng, -0.05, 0.05),
-                uniform(rng, -0.02, 0.02),
-                uniform(rng, -0.02, 0.02),
-            ]);
+            x.extend(node(rng, 0.05, 0.02));
         }
         x
     }
@@ -399,7 +398,10 @@ pub(super) mod tests {
     }
 
     fn element_force_mirror<R: MirrorReal>(x: &[R]) -> (ElementForce<R>, ElementDamping<R>) {
-        let e = read_element(x);
+        element_force_of(&read_element(x))
+    }
+
+    fn element_force_of<R: MirrorReal>(e: &Element<R>) -> (ElementForce<R>, ElementDamping<R>) {
         let mut d = ElementDamping::zeros();
         let f = element_force(
             e.le,
@@ -471,15 +473,7 @@ pub(super) mod tests {
             if !split {
                 e.state.drift = None;
             }
-            let f = element_force(
-                e.le,
-                e.t0,
-                e.sec,
-                e.weight_per_length,
-                e.drag_factor,
-                &e.state,
-                None,
-            );
+            let (f, _) = element_force_of(&e);
             reals(f.a.iter().chain(f.b.iter()))
         }
         fn change<R: MirrorReal>(x: &[f64], moved: &[f64], split: bool) -> Vec<f64> {
