@@ -33,16 +33,17 @@ struct ElementForce {
 // v½ for the damping (its end-of-step remainder is taken implicitly,
 // through ElementDamping) and the predicted velocity for the drag.
 //
-// With SPLIT_STRAIN (the adaptive stage) the displacement is ua + drift_a:
-// the displacement at the last fold and the drift since, never summed into
-// one real. A stage that passes them summed rounds the trial iterate to
-// the displacement's ulp, and |r_x|² − 1 of a rotated element cancels
-// terms of order 1; in f32 both put noise of about 1e-7 into the strain,
-// which changes with every Newton iteration and every step, and which
-// Newton's convergence test and the error estimate read at tolerances of
-// 1e-6 m. Split, the displacement's part stays fixed between folds and
-// the drift's is as fine as the drift is small. The fixed-step stages
-// pass no drift (SPLIT_STRAIN false: the fields are never read).
+// With SPLIT_STRAIN (the adaptive stage in f32) the displacement is
+// ua + drift_a: the displacement at the last fold and the drift since,
+// never summed into one real. A stage that passes them summed rounds the
+// trial iterate to the displacement's ulp, and |r_x|² − 1 of a rotated
+// element cancels terms of order 1; in f32 both put noise of about 1e-7
+// into the strain, which changes with every Newton iteration and every
+// step, and which Newton's convergence test and the error estimate read
+// at tolerances of 1e-7–1e-6 m. Split, the displacement's part stays
+// fixed between folds and the drift's is as fine as the drift is small.
+// The fixed-step stages pass no drift (SPLIT_STRAIN false: the fields are
+// never read).
 struct ElementState {
     ua: real4,
     ub: real4,

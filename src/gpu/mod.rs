@@ -83,8 +83,9 @@ impl Precision {
     /// Whether the adaptive stage forms the strain with the drift since
     /// the last fold apart from the displacement (element.wgsl's
     /// SPLIT_STRAIN): in f32, where summed they put noise of about 1e-7
-    /// into the strain, and f32 took 1.2–10× f64's steps and up to 25× its
-    /// factorizations at 1e-6–1e-7 m; split, about f64's (BENCHMARKS.md).
+    /// into the strain, and f32 took up to 11× f64's steps and 85× its
+    /// factorizations (a 2-s drop at n = 50, D = 100, 1e-7 m); split,
+    /// 1.2× and 2.2× there (BENCHMARKS.md).
     /// f64 has no need of it, and unsplit its stage keeps the reference
     /// solver's arithmetic decision for decision (tests/mirror.rs).
     pub fn adaptive_splits_strain(self) -> bool {
