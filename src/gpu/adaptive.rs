@@ -79,7 +79,7 @@ pub const F32_TOLERANCE_FLOOR_M: f64 = 1e-7;
 /// limit: it stays because a looser first pass costs re-runs, not
 /// answers (the default grid: the same best, region and refined values,
 /// 81 candidates re-run instead of 50), and on lavapipe f32's first pass
-/// takes 17–20 s at 1e-6 m against 36 s at 1e-7 m (f64's 29 s).
+/// takes 16–17 s at 1e-6 m against 36 s at 1e-7 m (f64's 29 s).
 pub fn f32_first_pass_tolerance_m(elements: usize) -> f64 {
     match elements {
         0..=10 => 1e-7,
