@@ -12,7 +12,6 @@
 //! (f32 runs at its first-pass tolerance for n = 50, 1e-6 m; f64 at the
 //! scouting 1e-7 m.)
 
-use std::convert::Infallible;
 use tether_sweep::engine::choice::{
     self, AdaptiveWork, Workload, adaptive_gpu_seconds, counted_work,
 };
@@ -75,7 +74,7 @@ fn main() {
     let bounds = ShapeBounds::of(&gpu);
     let estimate = adaptive_gpu_seconds(&work, &probe, rates, bounds);
     let elements: Vec<usize> = counted.iter().map(|w| w.elements).collect();
-    let Ok(shape) = AdaptiveShape::choose(&elements, bounds, || Ok::<_, Infallible>(rates));
+    let shape = AdaptiveShape::choose_at(&elements, bounds, rates);
     let every = cost::adaptive_seconds_at(&counted, rates, shape.lanes);
     println!(
         "{} ({}), {} at {tolerance_m:e} m: rates {rates:?}",

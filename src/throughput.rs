@@ -114,11 +114,12 @@ struct Work {
 impl Work {
     /// A diverged run is counted as no work: its counts are lost with the
     /// error, and the explicit step here is stable anyway. `lanes`: the
-    /// adaptive stage's a simulation, run in `precision`.
-    fn of(outcomes: &[Outcome], elements: usize, lanes: u32, precision: Precision) -> Self {
+    /// adaptive stage's a simulation.
+    fn of(outcomes: &[Outcome], elements: usize, lanes: u32) -> Self {
         let (mut flops, mut chain, mut steps, mut adaptive) = (0.0, 0.0, 0u64, false);
         for o in outcomes {
             if let Some(crate::scenario::SolverReport::GpuAdaptive {
+                precision,
                 steps: accepted,
                 rejected_steps,
                 newton_iterations,
@@ -280,7 +281,7 @@ pub fn run(
     let Some(gpu) = engine.gpu() else {
         let timed = fastest(repeats, || {
             let outcomes = engine.run(&simulations, None, RunHooks::default())?;
-            Ok::<Work, BatchError>(Work::of(&outcomes, elements, 1, Precision::F64))
+            Ok::<Work, BatchError>(Work::of(&outcomes, elements, 1))
         })?;
         return Ok(row(
             kind,
@@ -318,7 +319,7 @@ pub fn run(
     let lanes = shape.map_or(1, |s| s.lanes);
     let timed = fastest(repeats, || {
         let outcomes = engine.execute(&prepared, RunHooks::default())?;
-        Ok::<Work, BatchError>(Work::of(&outcomes, elements, lanes, precision))
+        Ok::<Work, BatchError>(Work::of(&outcomes, elements, lanes))
     })?;
     let peak = match precision {
         Precision::F32 => peaks.gpu_f32,

@@ -40,7 +40,6 @@
 //! these same cores, so it cannot beat the CPU solvers), or a CPU-only
 //! solver, the CPU is chosen without measuring.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -48,7 +47,7 @@ use super::{Backend, Engine, EngineKind, EngineOptions, gpu_scheme};
 use crate::gpu::adaptive::{
     AdaptiveBatch, AdaptiveRun, AdaptiveShape, ShapeBounds, run_adaptive_batch,
 };
-use crate::gpu::adaptive::{F32_TOLERANCE_FLOOR_M, f32_first_pass_tolerance_m};
+use crate::gpu::adaptive::{check_tolerance, f32_first_pass_tolerance_m};
 use crate::gpu::cost::{self, LayoutRates};
 use crate::gpu::dispatch::layout_holds;
 use crate::gpu::layout::{GpuLayout, LayoutRequest};
@@ -294,8 +293,9 @@ pub fn choose(
 }
 
 /// Why the GPU's adaptive scheme is not weighed for this job, if it is not:
-/// another solver asked for, the thread layout asked for, or in f32 a
-/// tolerance below its floor ([`F32_TOLERANCE_FLOOR_M`]).
+/// another solver asked for, the thread layout asked for, or a tolerance
+/// the stage refuses in its precision ([`check_tolerance`]: in f32 one
+/// below its floor).
 fn adaptive_refusal(request: &EngineRequest<'_>, largest: usize) -> Option<String> {
     let options = request.options;
     if request.cpu.kind != SolverKind::Reference {
@@ -305,12 +305,14 @@ fn adaptive_refusal(request: &EngineRequest<'_>, largest: usize) -> Option<Strin
         return Some("--gpu-layout thread".into());
     }
     let tolerance_m = adaptive_reference(request, largest).tolerance_m;
-    if options.precision == Precision::F32 && tolerance_m < F32_TOLERANCE_FLOOR_M {
-        return Some(format!(
-            "its tolerance {tolerance_m:e} m is below f32's floor {F32_TOLERANCE_FLOOR_M:e} m; --precision f64 weighs it"
-        ));
-    }
-    None
+    check_tolerance(options.precision, tolerance_m)
+        .err()
+        .map(|e| {
+            format!(
+                "its tolerance {tolerance_m:e} m is not one it takes: {}",
+                e.allowed
+            )
+        })
 }
 
 /// The reference settings the GPU's adaptive scheme runs the job at: the
@@ -583,8 +585,7 @@ pub fn adaptive_gpu_seconds(
                 .map(|&(elements, _)| AdaptiveWork { elements, ..mean })
                 .collect();
             let elements: Vec<usize> = chunk.iter().map(|s| s.0).collect();
-            let Ok(AdaptiveShape { lanes, .. }) =
-                AdaptiveShape::choose(&elements, bounds, || Ok::<_, Infallible>(rates));
+            let lanes = AdaptiveShape::choose_at(&elements, bounds, rates).lanes;
             let longest = counted
                 .iter()
                 .map(|w| rates.lone_s(w, lanes))
@@ -1061,7 +1062,7 @@ mod tests {
         assert_eq!(request(&f32, SolverKind::Reference, 1e-7), None);
         let why = request(&f32, SolverKind::Reference, 5e-8).unwrap();
         assert!(
-            why.contains("--precision f64") && why.contains("floor 1e-7"),
+            why.contains("--precision f64") && why.contains("at least 1e-7 m"),
             "{why}"
         );
         let why = request(&f64, SolverKind::SemiImplicit, 1e-9).unwrap();
@@ -1167,7 +1168,10 @@ mod tests {
             ..rates
         };
         let threes = work(vec![(20, 0); 3 * 8]);
-        assert_eq!(cost::adaptive_lanes(&[20; 24], filled), 2);
+        assert_eq!(
+            cost::adaptive_lanes(&[20; 24], filled),
+            crate::gpu::layout::MIN_ADAPTIVE_LANES
+        );
         let t = adaptive_gpu_seconds(&threes, &counted, filled, emulation);
         let at8 = cost::adaptive_seconds_at(&vec![mean; 24], filled, 8)
             .max(filled.lone_s(&counted[1], 8));

@@ -20,6 +20,7 @@
 //! batch too large for the adapter's buffers runs in chunks, one after
 //! another.
 
+use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -240,6 +241,12 @@ impl AdaptiveShape {
             shape = Self::with_lanes(2 * shape.lanes);
         }
         Ok(shape)
+    }
+
+    /// [`Self::choose`] at rates already at hand.
+    pub fn choose_at(elements: &[usize], bounds: ShapeBounds, rates: cost::AdaptiveRates) -> Self {
+        let Ok(shape) = Self::choose(elements, bounds, || Ok::<_, Infallible>(rates));
+        shape
     }
 }
 

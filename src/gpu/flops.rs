@@ -156,9 +156,9 @@ pub const GAUSS_POINT_TANGENT: u64 = POINT_KINEMATICS
 /// mean velocity (10), the four derivatives (12), l_e/12 (1), four
 /// `drag_block`s (4 × 14) accumulated (4 × 16).
 pub const DRAG_TANGENT: u64 = 10 + 12 + 1 + 4 * 14 + 4 * 16;
-/// What SPLIT_STRAIN (the adaptive stage's) adds to a Gauss point: the
-/// drift's u_x and u_xx (2 × 14), added to u_xx and r_x (4), and
-/// 2 r_x·u_x + |u_x|² added to |r_x|² − 1 (9).
+/// What SPLIT_STRAIN (the adaptive stage's in f32) adds to a Gauss point:
+/// the drift's d_x and d_xx (2 × 14), added to r_x and u_xx (4), and
+/// 2 r_x·d_x + |d_x|² added to |r_x|² − 1 (9).
 pub const SPLIT_STRAIN_POINT: u64 = 2 * 14 + 4 + 9;
 /// ... and to an element's chord (`element_chord`).
 pub const SPLIT_STRAIN_CHORD: u64 = 4;
@@ -191,6 +191,7 @@ fn split_strain_element(precision: super::Precision) -> u64 {
         0
     }
 }
+
 /// One node of a side of the factorization from both ends (`factor_side`):
 /// its two elements' blocks summed (16), the pivot's mass (8), L E (a 4×4
 /// product) subtracted (16), the inverse and E = G U (from the tip: U F, H

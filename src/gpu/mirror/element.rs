@@ -342,8 +342,10 @@ pub(super) mod tests {
         x
     }
 
-    /// Reals of `random_element`'s layout.
-    pub(in crate::gpu::mirror) const ELEMENT_INPUTS: usize = 44;
+    /// Where `random_element`'s layout has the two drifts (`READ_ELEMENT`'s
+    /// `arg4(36u)` and `arg4(40u)`), and its reals.
+    const DRIFT_AT: usize = 36;
+    pub(in crate::gpu::mirror) const ELEMENT_INPUTS: usize = DRIFT_AT + 8;
     const INPUTS: usize = ELEMENT_INPUTS;
 
     /// The WGSL that reads `random_element`'s layout.
@@ -391,9 +393,18 @@ pub(super) mod tests {
                 damped_vb: v(22),
                 drag_va: v(26),
                 drag_vb: v(30),
-                drift: Some((v(36), v(40))),
+                drift: Some((v(DRIFT_AT), v(DRIFT_AT + 4))),
             },
             gauss_point: (x[34], x[35]),
+        }
+    }
+
+    /// `state` as a stage without SPLIT_STRAIN forms it: the drift summed
+    /// into the displacement, in the state's precision.
+    pub(in crate::gpu::mirror) fn drift_summed<R: MirrorReal>(state: &mut ElementState<R>) {
+        if let Some((da, db)) = state.drift.take() {
+            state.ua += da;
+            state.ub += db;
         }
     }
 
@@ -454,24 +465,17 @@ pub(super) mod tests {
     /// f32 what Newton's iteration reads, the force's change with a small
     /// change of the drift (1e-5 m), is several times nearer f64's than
     /// where the two are summed first, whose strain reads the sum's
-    /// rounding (4.1× over these cases, whose elements are bent and
+    /// rounding (4.3× over these cases, whose elements are bent and
     /// stretched at random; on a drop the step counts show it, tests/mirror.rs).
     #[test]
     fn the_split_strain_is_the_summed_one_and_changes_finely_in_f32() {
-        /// The element's force from `x`, its drift apart or summed into
-        /// the displacement first.
+        /// The element's force from `x` in `R`, its drift apart or summed
+        /// into the displacement first.
         fn force<R: MirrorReal>(x: &[f64], split: bool) -> Vec<f64> {
-            let mut y = x.to_vec();
-            if !split {
-                for k in 0..4 {
-                    y[10 + k] += y[36 + k];
-                    y[14 + k] += y[40 + k];
-                }
-            }
-            let y: Vec<R> = y.iter().map(|&v| lit(v)).collect();
+            let y: Vec<R> = x.iter().map(|&v| lit(v)).collect();
             let mut e = read_element(&y);
             if !split {
-                e.state.drift = None;
+                drift_summed(&mut e.state);
             }
             let (f, _) = element_force_of(&e);
             reals(f.a.iter().chain(f.b.iter()))
@@ -491,7 +495,7 @@ pub(super) mod tests {
             let f64_split = off(&force::<f64>(x, true), &truth);
             assert!(f64_split < 1e-10, "case {case}: f64 split {f64_split:e}");
             let mut moved = x.clone();
-            for (k, v) in moved[36..44].iter_mut().enumerate() {
+            for (k, v) in moved[DRIFT_AT..ELEMENT_INPUTS].iter_mut().enumerate() {
                 *v += 1e-5 * [1.0, -0.5, 0.3, 0.7][k % 4];
             }
             let truth = change::<f64>(x, &moved, false);

@@ -202,7 +202,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     use super::super::element::tests::{
-        ELEMENT_INPUTS, READ_ELEMENT, random_element, read_element,
+        ELEMENT_INPUTS, READ_ELEMENT, drift_summed, random_element, read_element,
     };
     use super::super::kernel::{
         FunctionKernel, check_both_precisions, random_cases, reals, uniform,
@@ -250,7 +250,7 @@ mod tests {
     fn element_tangent_on_the_adapter_matches_the_mirror() {
         let body = format!(
             "fn run() {{ {READ_ELEMENT}
-                let t = element_tangent(le, t0, sec, drag_factor, state, arg(44u), damping_scale);
+                let t = element_tangent(le, t0, sec, drag_factor, state, arg({ELEMENT_INPUTS}u), damping_scale);
                 put4x4(0u, t.aa);
                 put4x4(16u, t.ab);
                 put4x4(32u, t.ba);
@@ -301,10 +301,7 @@ mod tests {
             };
             let mut e = read_element(&x);
             // The model's displacement in one real: the drift summed in.
-            if let Some((da, db)) = e.state.drift.take() {
-                e.state.ua += da;
-                e.state.ub += db;
-            }
+            drift_summed(&mut e.state);
             // The model takes one velocity for the damping and the drag.
             e.state.drag_va = e.state.damped_va;
             e.state.drag_vb = e.state.damped_vb;
