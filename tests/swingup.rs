@@ -10,6 +10,7 @@ use std::path::Path;
 
 use common::{f64_column, i32_column, open_gpu as gpu, stderr, tether_sweep, text_column};
 use tether_sweep::engine::{Engine, EngineKind};
+use tether_sweep::ga::confirm::{CONFIRMATION_TOLERANCE_M, FIRST_ROUND, MARGIN_PER_SHIFT};
 use tether_sweep::ga::evaluate::Landscape;
 use tether_sweep::ga::{Evaluator, GeneCoding, SwingupProblem};
 use tether_sweep::gpu::Precision;
@@ -275,6 +276,122 @@ fn cli_ga_is_reproducible_elitist_and_documented() {
         assert!(dir_a.join(format!("{figure}.svg")).exists(), "{figure}.svg");
         assert!(dir_a.join(format!("{figure}.png")).exists(), "{figure}.png");
     }
+}
+
+/// A nullable Float64 column of a table, by name.
+fn optional_f64_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<Option<f64>> {
+    table
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("column {name}"))
+        .as_any()
+        .downcast_ref::<arrow::array::Float64Array>()
+        .unwrap_or_else(|| panic!("{name} is Float64"))
+        .iter()
+        .collect()
+}
+
+/// The GA's answer is confirmed at 1e-10 m (`ga::confirm`): the
+/// chromosomes re-run score as the reference solver does at that
+/// tolerance, the answer is the fittest of them, every chromosome left out
+/// lies beyond the margin above it, and the summary and the terminal give
+/// its confirmed score. A search at that tolerance is not confirmed again.
+#[test]
+fn cli_ga_answer_is_confirmed_at_a_tight_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, tolerance: &str| {
+        let out = dir.path().join(name);
+        let mut args = SMALL.to_vec();
+        args.extend(["--seed", "5", "--tolerance", tolerance]);
+        args.extend(["--out", out.to_str().unwrap()]);
+        let stdout = run_ok(&args);
+        let table = read_table(&out.join("generations.parquet")).unwrap();
+        let meta = read_parquet_metadata(&out.join("generations.parquet")).unwrap();
+        let summary: serde_json::Value =
+            serde_json::from_str(&meta["tether_sweep.summary"]).unwrap();
+        (stdout, table, summary)
+    };
+    // SMALL's swing-up, as the CLI builds it.
+    let params = TetherParams {
+        elements: 3,
+        damping_pa_s: 2000.0,
+        drag_coefficient: 0.8,
+        tip_mass_kg: tether_sweep::scenario::SWINGUP_TIP_MASS_KG,
+        ..Default::default()
+    };
+    let problem = SwingupProblem {
+        scenario: Scenario::new(ScenarioKind::Swingup, params.length_m).with_duration_s(0.8),
+        params,
+        coding: GeneCoding {
+            bits_per_gene: 2,
+            ..Default::default()
+        },
+    };
+    let (stdout, table, summary) = run("loose", "1e-5");
+    let chromosomes = table
+        .column_by_name("chromosome")
+        .unwrap()
+        .as_any()
+        .downcast_ref::<arrow::array::Int64Array>()
+        .unwrap()
+        .values()
+        .to_vec();
+    let search = f64_column(&table, "j_a_min_m");
+    let confirmed = optional_f64_column(&table, "j_a_min_confirmed_m");
+    let mut best: Option<(i64, f64)> = None;
+    for (row, &c) in chromosomes.iter().enumerate() {
+        let Some(j) = confirmed[row] else { continue };
+        let direct = simulate(
+            &problem.scenario_for(c as u32),
+            &problem.params,
+            &SolverSettings::reference_at(CONFIRMATION_TOLERANCE_M),
+        )
+        .unwrap()
+        .swingup
+        .unwrap()
+        .j_a_min;
+        assert!(
+            (j - direct).abs() < 1e-12,
+            "chromosome {c}: {j} against {direct}"
+        );
+        if best.is_none_or(|(_, b)| j < b) {
+            best = Some((c, j));
+        }
+    }
+    let (best_chromosome, best_j) = best.expect("some chromosomes were re-run");
+    let rerun = summary["confirmation"]["rerun"].as_u64().unwrap();
+    assert!(rerun as usize >= FIRST_ROUND);
+    assert_eq!(summary["best_chromosome"].as_i64(), Some(best_chromosome));
+    assert_eq!(summary["j_a_min_m"].as_f64(), Some(best_j));
+    // Left out: beyond the margin, which the measured changes set.
+    let margin = summary["confirmation"]["margin_m"].as_f64().unwrap();
+    let shift = summary["confirmation"]["largest_shift_m"].as_f64().unwrap();
+    assert!(
+        shift > 0.0 && margin == MARGIN_PER_SHIFT * shift,
+        "{summary}"
+    );
+    let left_out: Vec<f64> = (0..search.len())
+        .filter(|&r| confirmed[r].is_none())
+        .map(|r| search[r])
+        .collect();
+    assert!(!left_out.is_empty(), "SMALL leaves some chromosomes out");
+    assert!(
+        left_out.iter().all(|&j| j > best_j + margin),
+        "{left_out:?}"
+    );
+    assert!(
+        stdout.contains(&format!("J_a,min = {best_j:.6} m"))
+            && stdout.contains("confirmed at 1e-10 m"),
+        "{stdout}"
+    );
+    // Searched at the confirmation tolerance: nothing to re-run.
+    let (stdout, table, summary) = run("tight", "1e-10");
+    assert!(!stdout.contains("confirmed at"), "{stdout}");
+    assert!(
+        optional_f64_column(&table, "j_a_min_confirmed_m")
+            .iter()
+            .all(Option::is_none)
+    );
+    assert!(summary["confirmation"].is_null(), "{summary}");
 }
 
 #[test]

@@ -20,6 +20,7 @@
 //! later occurrences reuse its evaluation.
 
 pub mod coding;
+pub mod confirm;
 pub mod evaluate;
 
 use std::collections::HashMap;

@@ -11,10 +11,13 @@ use crate::ga::{Evaluation, GaRun, GeneCoding};
 use crate::scenario::Scenario;
 use crate::track::Track;
 
-/// Columns shared by every table of chromosomes.
+/// Columns shared by every table of chromosomes; `j_a_min_confirmed_m`
+/// is a chromosome's J_a,min re-run at the confirmation tolerance
+/// (`ga::confirm`), null where it was not re-run.
 fn chromosome_columns<'a>(
     coding: &GeneCoding,
     rows: impl Iterator<Item = (u32, &'a Evaluation)> + Clone,
+    confirmed: &BTreeMap<u32, Evaluation>,
 ) -> Vec<Column> {
     let period = |gene: usize| -> Vec<f64> {
         rows.clone()
@@ -40,6 +43,13 @@ fn chromosome_columns<'a>(
             "s",
             rows.clone().map(|(_, e)| e.t_at_min_s).collect(),
         ),
+        Column::optional_f64(
+            "j_a_min_confirmed_m",
+            "m",
+            rows.clone()
+                .map(|(c, _)| confirmed.get(&c).and_then(|e| e.j_a_min_m))
+                .collect(),
+        ),
         Column::text(
             "status",
             rows.map(|(_, e)| e.status.name().to_string()).collect(),
@@ -50,11 +60,12 @@ fn chromosome_columns<'a>(
 /// `generations.parquet`: one row per individual of every generation, with
 /// `generation`, `individual` (0 is the previous generation's elite),
 /// `chromosome`, `bits`, `t1_s`, `t2_s`, `t3_s`, `j_a_min_m`, `t_at_min_s`
-/// (null unless ok) and `status`.
+/// (the search's; null unless ok), `j_a_min_confirmed_m` and `status`.
 pub fn write_generations(
     path: &Path,
     run: &GaRun,
     coding: &GeneCoding,
+    confirmed: &BTreeMap<u32, Evaluation>,
     metadata: &BTreeMap<String, String>,
 ) -> Result<(), IoError> {
     let rows: Vec<(usize, usize, u32, &Evaluation)> = run
@@ -74,17 +85,19 @@ pub fn write_generations(
     columns.extend(chromosome_columns(
         coding,
         rows.iter().map(|&(_, _, c, e)| (c, e)),
+        confirmed,
     ));
     write_columns(path, columns, metadata)
 }
 
 /// `landscape.parquet`: every chromosome, in chromosome order, with the
 /// columns of the generations table (less generation and individual) and
-/// `rank` (1 = the global optimum; ties share a rank).
+/// `rank` by the search's J_a,min (1 = the fittest; ties share a rank).
 pub fn write_landscape(
     path: &Path,
     landscape: &Landscape,
     coding: &GeneCoding,
+    confirmed: &BTreeMap<u32, Evaluation>,
     metadata: &BTreeMap<String, String>,
 ) -> Result<(), IoError> {
     let mut order: Vec<usize> = (0..landscape.evaluations.len()).collect();
@@ -111,6 +124,7 @@ pub fn write_landscape(
             .iter()
             .enumerate()
             .map(|(c, e)| (c as u32, e)),
+        confirmed,
     );
     columns.push(Column::i64("rank", rank));
     write_columns(path, columns, metadata)

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::series::{Heatmap, Panel, Panels, Series, Shape, Snapshots};
 use super::{PlotError, save};
 use crate::ga::evaluate::Landscape;
-use crate::ga::{GaRun, GeneCoding};
+use crate::ga::{GaRun, GeneCoding, Individual};
 use crate::scenario::Scenario;
 use crate::track::Track;
 
@@ -199,10 +199,12 @@ pub fn landscape(landscape: &Landscape, coding: &GeneCoding, best: u32) -> Heatm
 }
 
 /// Draws every figure that the data allow into `dir` (SVG and PNG each):
-/// fitness, winch, tip, snapshots, and landscape with an exhaustive run.
+/// fitness, winch, tip, snapshots, and landscape with an exhaustive run;
+/// `best` is the answer (its tip figure marks its J_a,min).
 pub fn save_all(
     dir: &Path,
     run: &GaRun,
+    best: &Individual,
     best_scenario: &Scenario,
     best_track: Option<&Track>,
     exhaustive: Option<(&Landscape, &GeneCoding, u32)>,
@@ -224,7 +226,7 @@ pub fn save_all(
         save(&dir.join("winch"), &winch(best_scenario, &label)),
     )?;
     if let Some(track) = best_track {
-        let t_min = run.best.evaluation.t_at_min_s;
+        let t_min = best.evaluation.t_at_min_s;
         put(
             "tip",
             save(&dir.join("tip"), &tip(best_scenario, track, t_min)),

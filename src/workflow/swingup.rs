@@ -3,16 +3,20 @@
 //! (the exhaustive landscape) to rank the GA's answer; the best individual
 //! replayed with its track; tables and figures.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::{Progress, WorkflowError, batch, claim_output};
-use crate::engine::EngineKind;
-use crate::engine::EngineOptions;
 use crate::engine::choice::{Choice, EngineRequest};
+use crate::engine::{Engine, EngineKind, EngineOptions};
+use crate::ga::confirm::{CONFIRMATION_TOLERANCE_M, Confirmation, confirm};
 use crate::ga::evaluate::Landscape;
-use crate::ga::{self, Evaluation, Evaluator, GaRun, GaSettings, Generation, SwingupProblem};
+use crate::ga::{
+    self, Evaluation, Evaluator, GaRun, GaSettings, Generation, Individual, SwingupProblem,
+};
+use crate::gpu::Precision;
 use crate::io::PendingFile;
 use crate::io::swingup::{write_generations, write_landscape, write_motion};
 use crate::io::track::{track_batch, write_batch};
@@ -71,6 +75,8 @@ pub struct LandscapeReport {
 #[derive(Debug, Clone)]
 pub struct SwingupReport {
     pub run: GaRun,
+    /// The GA's answer, confirmed at a tight tolerance.
+    pub answer: Answer,
     pub landscape: Option<LandscapeReport>,
     pub ga_wall_s: f64,
     pub generations_path: PathBuf,
@@ -189,12 +195,12 @@ impl Prepared {
         m
     }
 
-    /// Runs the landscape (if asked), the GA and the replay, and writes.
+    /// Runs the landscape (if asked), the GA, the confirmation of its
+    /// answer and the replay, and writes.
     pub fn run(self, hooks: SwingupHooks<'_>) -> Result<SwingupReport, WorkflowError> {
         let started = Instant::now();
         let request = &self.request;
-        let problem = &request.problem;
-        let coding = problem.coding;
+        let coding = request.problem.coding;
         let mut evaluator = Evaluator::new(self.choice.engine.clone());
         evaluator.cancel = hooks.cancel;
         let mut metadata = self.metadata();
@@ -205,14 +211,114 @@ impl Prepared {
             None
         };
         let ga_started = Instant::now();
-        let mut generation_started = Instant::now();
-        let mut on_generation = hooks.on_generation;
-        let run = ga::run(
+        let run = self.search(
+            &evaluator,
+            landscape.as_ref().map(|l| &l.0),
+            hooks.on_generation,
+        )?;
+        let ga_wall_s = ga_started.elapsed().as_secs_f64();
+        metadata.insert(metadata::GA_WALL_S.into(), format!("{ga_wall_s:.3}"));
+        let gpu_layouts = evaluator.layouts_ran();
+        if !gpu_layouts.is_empty() {
+            metadata.insert(metadata::GPU_LAYOUTS_RAN.into(), json(&gpu_layouts));
+        }
+        let answer = if run.cancelled {
+            Answer::unconfirmed(&run)
+        } else {
+            self.answer(
+                &run,
+                landscape.as_ref().map(|l| &l.0.landscape),
+                hooks.cancel,
+            )?
+        };
+        let summary = summary_json(&run, &answer, &coding);
+        metadata.insert(metadata::SUMMARY.into(), summary.to_string());
+        write_generations(
+            &self.generations_path,
+            &run,
             &coding,
-            &request.settings,
+            &answer.confirmed,
+            &metadata,
+        )?;
+        if let Some((l, landscape_metadata)) = &landscape {
+            let mut m = landscape_metadata.clone();
+            m.insert(metadata::SUMMARY.into(), summary.to_string());
+            write_landscape(&l.path, &l.landscape, &coding, &answer.confirmed, &m)?;
+        }
+        self.answer_stands(&run, &answer)?;
+        let (replay, best_scenario) = self.replay(&answer)?;
+        if let Some(out) = &replay {
+            write_replay(&request.out, &best_scenario, out, &metadata)?;
+        }
+        let figures = crate::plot::swingup::save_all(
+            &request.out,
+            &run,
+            &answer.best,
+            &best_scenario,
+            replay.as_ref().map(|o| &o.track),
+            answer
+                .global
+                .as_ref()
+                .zip(landscape.as_ref())
+                .map(|(g, (l, _))| (&l.landscape, &coding, g.best.chromosome)),
+        )?;
+        Ok(SwingupReport {
+            run,
+            answer,
+            landscape: landscape.map(|l| l.0),
+            ga_wall_s,
+            generations_path: self.generations_path.clone(),
+            replayed: replay.is_some(),
+            figures,
+            wall_s: started.elapsed().as_secs_f64(),
+            gpu_layouts,
+        })
+    }
+
+    /// An error where the run was interrupted, in the search or its
+    /// confirmation, or where every chromosome re-run failed at the
+    /// confirmation tolerance: the tables are written by then.
+    fn answer_stands(&self, run: &GaRun, answer: &Answer) -> Result<(), WorkflowError> {
+        let generations = self.generations_path.display();
+        if run.cancelled {
+            return Err(WorkflowError::Interrupted(format!(
+                "interrupted in generation {}: it and the generations before it are in {generations} (unfinished individuals have status = cancelled)",
+                run.generations.len() - 1,
+            )));
+        }
+        let cancelled = answer
+            .confirmed
+            .values()
+            .any(|e| e.status == RunStatus::Cancelled);
+        if cancelled {
+            return Err(WorkflowError::Interrupted(format!(
+                "interrupted while confirming the GA's answer at {CONFIRMATION_TOLERANCE_M:e} m: the generations are in {generations}"
+            )));
+        }
+        match &answer.confirmation {
+            Some(c) if c.best.is_none() => Err(WorkflowError::Failed(format!(
+                "the GA's {} fittest chromosomes finished in the search but failed on the reference solver at {:e} m (j_a_min_confirmed_m and status in {generations}): the search's scores cannot be trusted",
+                c.rerun, c.tolerance_m
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The GA, scoring each generation on `evaluator`, or looking its
+    /// chromosomes up in `landscape` where it was scored.
+    fn search(
+        &self,
+        evaluator: &Evaluator,
+        landscape: Option<&LandscapeReport>,
+        mut on_generation: Option<&mut OnGeneration<'_>>,
+    ) -> Result<GaRun, WorkflowError> {
+        let problem = &self.request.problem;
+        let mut generation_started = Instant::now();
+        ga::run(
+            &problem.coding,
+            &self.request.settings,
             |chromosomes: &[u32]| -> Result<Vec<Evaluation>, WorkflowError> {
-                Ok(match &landscape {
-                    // The landscape already scored every chromosome on this engine.
+                Ok(match landscape {
                     Some(l) => chromosomes
                         .iter()
                         .map(|&c| l.landscape.evaluations[c as usize].clone())
@@ -228,77 +334,96 @@ impl Prepared {
                 }
                 generation_started = Instant::now();
             },
-        )?;
-        let ga_wall_s = ga_started.elapsed().as_secs_f64();
-        metadata.insert(metadata::GA_WALL_S.into(), format!("{ga_wall_s:.3}"));
-        let gpu_layouts = evaluator.layouts_ran();
-        if !gpu_layouts.is_empty() {
-            metadata.insert(metadata::GPU_LAYOUTS_RAN.into(), json(&gpu_layouts));
-        }
-        let summary = summary_json(&run, &coding, landscape.as_ref().map(|l| &l.landscape));
-        metadata.insert(metadata::SUMMARY.into(), summary.to_string());
-        write_generations(&self.generations_path, &run, &coding, &metadata)?;
-        if run.cancelled {
-            return Err(WorkflowError::Interrupted(format!(
-                "interrupted in generation {}: it and the generations before it are in {} (unfinished individuals have status = cancelled)",
-                run.generations.len() - 1,
-                self.generations_path.display()
-            )));
-        }
+        )
+    }
 
-        // The best individual again, on the same engine, with its track.
-        let best = &run.best;
-        let best_scenario = problem.scenario_for(best.chromosome);
-        let duration_s = best_scenario.duration_s();
-        let best_scenario =
-            best_scenario.with_frames(Frames::every(REPLAY_FRAME_INTERVAL_S, duration_s));
-        let replay = if best.evaluation.status == RunStatus::Ok {
-            Some(self.replay(&best_scenario)?)
-        } else {
-            None
+    /// Whether the search's scores are already at the confirmation
+    /// tolerance: the reference solver, on the CPU or the GPU in f64, at
+    /// it or tighter.
+    fn search_is_confirmed(&self) -> bool {
+        let engine = &self.choice.engine;
+        let f32_stage = matches!(
+            engine.kind(),
+            EngineKind::GpuAdaptive {
+                precision: Precision::F32,
+                ..
+            }
+        );
+        !f32_stage
+            && engine
+                .tolerance_m()
+                .is_some_and(|t| t <= CONFIRMATION_TOLERANCE_M)
+    }
+
+    /// The GA's answer and the landscape's optimum, the fittest confirmed
+    /// on the CPU's reference solver at the confirmation tolerance
+    /// (`ga::confirm`) unless the search ran at it.
+    fn answer(
+        &self,
+        run: &GaRun,
+        landscape: Option<&Landscape>,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Answer, WorkflowError> {
+        let mut answer = Answer::unconfirmed(run);
+        if self.search_is_confirmed() {
+            answer.global = landscape.and_then(|l| Global::unconfirmed(l, &answer.best));
+            return Ok(answer);
+        }
+        let mut evaluator = Evaluator::new(Engine::cpu(SolverSettings::reference_at(
+            CONFIRMATION_TOLERANCE_M,
+        )));
+        evaluator.cancel = cancel;
+        let problem = &self.request.problem;
+        let mut rerun = |chromosomes: &[u32]| evaluator.evaluate(problem, chromosomes, None);
+        let confirmation = confirm(&distinct(run), &mut answer.confirmed, &mut rerun)
+            .map_err(batch("confirming the GA's answer"))?;
+        let global = match landscape {
+            Some(l) => confirm(&every(l), &mut answer.confirmed, &mut rerun)
+                .map_err(batch("confirming the landscape's optimum"))?,
+            None => None,
         };
-        if let Some(out) = &replay {
-            write_replay(&request.out, &best_scenario, out, &metadata)?;
+        answer.confirm(run, confirmation);
+        answer.global = match (landscape, global) {
+            (Some(l), Some(g)) => Global::confirmed(l, g, &answer),
+            (Some(l), None) => Global::unconfirmed(l, &answer.best),
+            _ => None,
+        };
+        Ok(answer)
+    }
+
+    /// The answer again with its track, on the engine that confirmed it
+    /// (the CPU's reference solver at the confirmation tolerance) or, where
+    /// the search ran at that tolerance, the search's engine; None when
+    /// the answer did not finish.
+    fn replay(
+        &self,
+        answer: &Answer,
+    ) -> Result<(Option<SimulationOutput>, Scenario), WorkflowError> {
+        let scenario = self.request.problem.scenario_for(answer.best.chromosome);
+        let duration_s = scenario.duration_s();
+        let scenario = scenario.with_frames(Frames::every(REPLAY_FRAME_INTERVAL_S, duration_s));
+        if answer.best.evaluation.status != RunStatus::Ok {
+            return Ok((None, scenario));
         }
-        let figures = crate::plot::swingup::save_all(
-            &request.out,
-            &run,
-            &best_scenario,
-            replay.as_ref().map(|o| &o.track),
-            landscape.as_ref().map(|l| {
-                (
-                    &l.landscape,
-                    &coding,
-                    l.landscape.optimum().unwrap_or(best.chromosome),
-                )
-            }),
-        )?;
-        Ok(SwingupReport {
-            run,
-            landscape,
-            ga_wall_s,
-            generations_path: self.generations_path.clone(),
-            replayed: replay.is_some(),
-            figures,
-            wall_s: started.elapsed().as_secs_f64(),
-            gpu_layouts,
-        })
+        let params = &self.request.problem.params;
+        let output = match answer.confirmation {
+            Some(_) => Engine::cpu(SolverSettings::reference_at(CONFIRMATION_TOLERANCE_M))
+                .simulate(&scenario, params),
+            None => self.choice.engine.simulate(&scenario, params),
+        }
+        .map_err(batch("replaying the best individual"))?;
+        Ok((Some(output), scenario))
     }
 
-    fn replay(&self, scenario: &Scenario) -> Result<SimulationOutput, WorkflowError> {
-        self.choice
-            .engine
-            .simulate(scenario, &self.request.problem.params)
-            .map_err(batch("replaying the best individual"))
-    }
-
-    /// Scores every chromosome and writes landscape.parquet.
+    /// Scores every chromosome: the landscape, with its file's metadata
+    /// (landscape.parquet is written with the confirmation's scores, after
+    /// the GA; here only when interrupted).
     fn exhaustive(
         &self,
         evaluator: &Evaluator,
         metadata: &Metadata,
         progress: Option<&Progress<'_>>,
-    ) -> Result<LandscapeReport, WorkflowError> {
+    ) -> Result<(LandscapeReport, Metadata), WorkflowError> {
         let coding = &self.request.problem.coding;
         let started = Instant::now();
         let landscape = Landscape::compute(&self.request.problem, evaluator, progress)
@@ -311,21 +436,164 @@ impl Prepared {
             metadata.insert(metadata::GPU_LAYOUTS_RAN.into(), json(&gpu_layouts));
         }
         let path = self.request.out.join("landscape.parquet");
-        write_landscape(&path, &landscape, coding, &metadata)?;
         let cancelled = landscape.cancelled();
         if cancelled > 0 {
+            write_landscape(&path, &landscape, coding, &BTreeMap::new(), &metadata)?;
             return Err(WorkflowError::Interrupted(format!(
                 "interrupted: {} were not scored (status = cancelled in {})",
                 super::count(cancelled, "chromosome"),
                 path.display()
             )));
         }
-        Ok(LandscapeReport {
-            landscape,
-            wall_s,
-            path,
+        Ok((
+            LandscapeReport {
+                landscape,
+                wall_s,
+                path,
+            },
+            metadata,
+        ))
+    }
+}
+
+/// The GA's answer: the fittest chromosome it scored, confirmed at a tight
+/// tolerance where the search ran looser (`ga::confirm`).
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The chromosome, with its confirmed score (or the search's, where the
+    /// search ran at the confirmation tolerance or was interrupted).
+    pub best: Individual,
+    /// Its score in the search.
+    pub search: Evaluation,
+    /// The first generation it appeared in.
+    pub found_in: usize,
+    /// None: the search ran at the confirmation tolerance already.
+    pub confirmation: Option<Confirmation>,
+    /// With --exhaustive: the landscape's optimum.
+    pub global: Option<Global>,
+    /// Every chromosome re-run at the confirmation tolerance.
+    pub confirmed: BTreeMap<u32, Evaluation>,
+}
+
+/// The landscape's optimum, confirmed as the GA's answer is, and the GA's
+/// answer's place among all chromosomes.
+#[derive(Debug, Clone)]
+pub struct Global {
+    pub best: Individual,
+    pub confirmation: Option<Confirmation>,
+    /// 1 + the chromosomes fitter than the GA's answer, each by its
+    /// confirmed score where it was re-run, else the search's.
+    pub ga_rank: usize,
+}
+
+impl Answer {
+    /// The search's fittest, as the search scored it.
+    fn unconfirmed(run: &GaRun) -> Self {
+        Self {
+            best: run.best.clone(),
+            search: run.best.evaluation.clone(),
+            found_in: run.best_found_in,
+            confirmation: None,
+            global: None,
+            confirmed: BTreeMap::new(),
+        }
+    }
+
+    /// The confirmation's fittest in place of the search's, where a
+    /// re-run finished (`Prepared::answer_stands` refuses the rest).
+    fn confirm(&mut self, run: &GaRun, confirmation: Option<Confirmation>) {
+        let Some(confirmation) = confirmation else {
+            // No chromosome finished in the search: nothing to confirm.
+            return;
+        };
+        if let Some(best) = confirmation.best.clone() {
+            self.search =
+                scored_in(run, best.chromosome).expect("the answer was scored in the search");
+            self.found_in = run
+                .generations
+                .iter()
+                .position(|g| {
+                    g.individuals
+                        .iter()
+                        .any(|i| i.chromosome == best.chromosome)
+                })
+                .expect("the answer comes from a generation");
+            self.best = best;
+        }
+        self.confirmation = Some(confirmation);
+    }
+
+    /// A chromosome's score for ranking: confirmed where it was re-run.
+    fn score(&self, chromosome: u32, search: &Evaluation) -> f64 {
+        self.confirmed
+            .get(&chromosome)
+            .map_or(search.fitness(), Evaluation::fitness)
+    }
+}
+
+impl Global {
+    fn confirmed(
+        landscape: &Landscape,
+        confirmation: Confirmation,
+        answer: &Answer,
+    ) -> Option<Self> {
+        let best = confirmation.best.clone()?;
+        let ga = answer.score(answer.best.chromosome, &answer.search);
+        let ga_rank = 1
+            + (0..landscape.evaluations.len())
+                .filter(|&c| answer.score(c as u32, &landscape.evaluations[c]) < ga)
+                .count();
+        Some(Self {
+            best,
+            confirmation: Some(confirmation),
+            ga_rank,
         })
     }
+
+    fn unconfirmed(landscape: &Landscape, answer: &Individual) -> Option<Self> {
+        let optimum = landscape.optimum()?;
+        Some(Self {
+            best: Individual {
+                chromosome: optimum,
+                evaluation: landscape.evaluations[optimum as usize].clone(),
+            },
+            confirmation: None,
+            ga_rank: landscape.rank(answer.chromosome),
+        })
+    }
+}
+
+/// The search's score of `chromosome`, if it scored it.
+fn scored_in(run: &GaRun, chromosome: u32) -> Option<Evaluation> {
+    run.generations
+        .iter()
+        .flat_map(|g| &g.individuals)
+        .find(|i| i.chromosome == chromosome)
+        .map(|i| i.evaluation.clone())
+}
+
+/// Every chromosome the GA scored, once.
+fn distinct(run: &GaRun) -> Vec<Individual> {
+    let mut seen = std::collections::BTreeSet::new();
+    run.generations
+        .iter()
+        .flat_map(|g| &g.individuals)
+        .filter(|i| seen.insert(i.chromosome))
+        .cloned()
+        .collect()
+}
+
+/// Every chromosome of the landscape.
+fn every(landscape: &Landscape) -> Vec<Individual> {
+    landscape
+        .evaluations
+        .iter()
+        .enumerate()
+        .map(|(c, e)| Individual {
+            chromosome: c as u32,
+            evaluation: e.clone(),
+        })
+        .collect()
 }
 
 fn write_replay(
@@ -368,29 +636,26 @@ fn write_replay(
     Ok(())
 }
 
-fn summary_json(
-    run: &GaRun,
-    coding: &ga::GeneCoding,
-    landscape: Option<&Landscape>,
-) -> serde_json::Value {
-    let best = &run.best;
+fn summary_json(run: &GaRun, answer: &Answer, coding: &ga::GeneCoding) -> serde_json::Value {
+    let best = &answer.best;
     let mut summary = serde_json::json!({
         "best_chromosome": best.chromosome,
         "best_bits": coding.bit_string(best.chromosome),
         "best_periods_s": coding.periods_s(best.chromosome),
         "j_a_min_m": best.evaluation.j_a_min_m,
         "t_at_min_s": best.evaluation.t_at_min_s,
-        "found_in_generation": run.best_found_in,
+        "search_j_a_min_m": answer.search.j_a_min_m,
+        "confirmation": answer.confirmation,
+        "found_in_generation": answer.found_in,
         "generations": run.generations.len(),
         "distinct_evaluations": run.evaluations,
         "periods_at_bounds": periods_at_bounds(coding, best.chromosome),
     });
-    if let Some(l) = landscape {
-        if let Some(opt) = l.optimum() {
-            summary["global_optimum_chromosome"] = opt.into();
-            summary["global_optimum_j_a_min_m"] = l.evaluations[opt as usize].j_a_min_m.into();
-            summary["ga_rank"] = l.rank(best.chromosome).into();
-        }
+    if let Some(g) = &answer.global {
+        summary["global_optimum_chromosome"] = g.best.chromosome.into();
+        summary["global_optimum_j_a_min_m"] = g.best.evaluation.j_a_min_m.into();
+        summary["global_optimum_confirmation"] = serde_json::json!(g.confirmation);
+        summary["ga_rank"] = g.ga_rank.into();
     }
     summary
 }
