@@ -19,7 +19,7 @@ use tether_sweep::scenario::{SWINGUP_TIP_MASS_KG, Scenario, ScenarioKind};
 use tether_sweep::solver::SolverKind;
 use tether_sweep::sweep::{Axis, Parameter};
 use tether_sweep::workflow::swingup::{
-    Answer, Global, SwingupHooks, SwingupReport, SwingupRequest, periods_at_bounds, prepare,
+    Answer, GlobalOptimum, SwingupHooks, SwingupReport, SwingupRequest, periods_at_bounds, prepare,
 };
 
 #[derive(Debug, Args)]
@@ -281,7 +281,7 @@ fn print_answer(coding: &GeneCoding, searched_best: &Individual, answer: &Answer
 }
 
 /// The landscape's optimum and the GA answer's rank among all.
-fn print_global(coding: &GeneCoding, best: &Individual, g: &Global) {
+fn print_global(coding: &GeneCoding, best: &Individual, g: &GlobalOptimum) {
     println!(
         "global optimum ({} chromosomes): {} {} — {}",
         coding.space_size(),

@@ -112,11 +112,12 @@ pub struct IdentifyRequest {
     /// `marker_arc_lengths_m`): they override the scenario's and must
     /// agree with the file's `s` column.
     pub marker_arc_lengths_m: Option<Vec<f64>>,
-    /// The reference solver's local error tolerance for the sweep \[m\];
-    /// None: its default (1e-9 m). The best fit, the refinement and the
-    /// validation keep the default: the refinement's difference quotients
-    /// need a solver error far below the small change a parameter step
-    /// makes, which a tolerance chosen for J_e alone need not give.
+    /// The reference solver's local error tolerance \[m\] for the sweep,
+    /// the best fit and the refinement alike (`--tolerance`). None:
+    /// chosen from the data ([`crate::sweep::accuracy`]): a first pass at
+    /// the scouting tolerance, then the candidates near the best, the best
+    /// fit and the refinement at the tolerance whose track error moves J_e
+    /// by a tenth of the confidence threshold.
     pub tolerance_m: Option<f64>,
     /// Candidates re-run on the reference solver after a sweep on another
     /// solver; 0 skips the check.

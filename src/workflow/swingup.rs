@@ -297,7 +297,7 @@ impl Prepared {
         }
         match &answer.confirmation {
             Some(c) if c.best.is_none() => Err(WorkflowError::Failed(format!(
-                "the GA's {} fittest chromosomes finished in the search but failed on the reference solver at {:e} m (j_a_min_confirmed_m and status in {generations}): the search's scores cannot be trusted",
+                "the GA's {} fittest chromosomes finished in the search but failed on the reference solver at {:e} m (their j_a_min_confirmed_m is null in {generations}): the search's scores cannot be trusted",
                 c.rerun, c.tolerance_m
             ))),
             _ => Ok(()),
@@ -366,7 +366,7 @@ impl Prepared {
     ) -> Result<Answer, WorkflowError> {
         let mut answer = Answer::unconfirmed(run);
         if self.search_is_confirmed() {
-            answer.global = landscape.and_then(|l| Global::unconfirmed(l, &answer.best));
+            answer.global = landscape.and_then(|l| GlobalOptimum::unconfirmed(l, &answer.best));
             return Ok(answer);
         }
         let mut evaluator = Evaluator::new(Engine::cpu(SolverSettings::reference_at(
@@ -384,8 +384,8 @@ impl Prepared {
         };
         answer.confirm(run, confirmation);
         answer.global = match (landscape, global) {
-            (Some(l), Some(g)) => Global::confirmed(l, g, &answer),
-            (Some(l), None) => Global::unconfirmed(l, &answer.best),
+            (Some(l), Some(g)) => GlobalOptimum::confirmed(l, g, &answer),
+            (Some(l), None) => GlobalOptimum::unconfirmed(l, &answer.best),
             _ => None,
         };
         Ok(answer)
@@ -470,7 +470,7 @@ pub struct Answer {
     /// None: the search ran at the confirmation tolerance already.
     pub confirmation: Option<Confirmation>,
     /// With --exhaustive: the landscape's optimum.
-    pub global: Option<Global>,
+    pub global: Option<GlobalOptimum>,
     /// Every chromosome re-run at the confirmation tolerance.
     pub confirmed: BTreeMap<u32, Evaluation>,
 }
@@ -478,7 +478,7 @@ pub struct Answer {
 /// The landscape's optimum, confirmed as the GA's answer is, and the GA's
 /// answer's place among all chromosomes.
 #[derive(Debug, Clone)]
-pub struct Global {
+pub struct GlobalOptimum {
     pub best: Individual,
     pub confirmation: Option<Confirmation>,
     /// 1 + the chromosomes fitter than the GA's answer, each by its
@@ -531,7 +531,7 @@ impl Answer {
     }
 }
 
-impl Global {
+impl GlobalOptimum {
     fn confirmed(
         landscape: &Landscape,
         confirmation: Confirmation,
