@@ -256,11 +256,13 @@ impl Prepared {
             &answer.best,
             &best_scenario,
             replay.as_ref().map(|o| &o.track),
-            answer
-                .global
-                .as_ref()
-                .zip(landscape.as_ref())
-                .map(|(g, (l, _))| (&l.landscape, &coding, g.best.chromosome)),
+            landscape.as_ref().map(|(l, _)| {
+                let optimum = answer
+                    .global
+                    .as_ref()
+                    .map_or(answer.best.chromosome, |g| g.best.chromosome);
+                (&l.landscape, &coding, optimum)
+            }),
         )?;
         Ok(SwingupReport {
             run,
