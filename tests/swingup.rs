@@ -8,7 +8,10 @@ mod common;
 
 use std::path::Path;
 
-use common::{f64_column, i32_column, open_gpu as gpu, stderr, tether_sweep, text_column};
+use common::{
+    f64_column, i32_column, i64_column, open_gpu as gpu, optional_f64_column, stderr, tether_sweep,
+    text_column,
+};
 use tether_sweep::engine::{Engine, EngineKind};
 use tether_sweep::ga::confirm::{CONFIRMATION_TOLERANCE_M, FIRST_ROUND, MARGIN_PER_SHIFT};
 use tether_sweep::ga::evaluate::Landscape;
@@ -278,18 +281,6 @@ fn cli_ga_is_reproducible_elitist_and_documented() {
     }
 }
 
-/// A nullable Float64 column of a table, by name.
-fn optional_f64_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<Option<f64>> {
-    table
-        .column_by_name(name)
-        .unwrap_or_else(|| panic!("column {name}"))
-        .as_any()
-        .downcast_ref::<arrow::array::Float64Array>()
-        .unwrap_or_else(|| panic!("{name} is Float64"))
-        .iter()
-        .collect()
-}
-
 /// The GA's answer is confirmed at 1e-10 m (`ga::confirm`): the
 /// chromosomes re-run score as the reference solver does at that
 /// tolerance, the answer is the fittest of them, every chromosome left out
@@ -327,14 +318,7 @@ fn cli_ga_answer_is_confirmed_at_a_tight_tolerance() {
         },
     };
     let (stdout, table, summary) = run("loose", "1e-5");
-    let chromosomes = table
-        .column_by_name("chromosome")
-        .unwrap()
-        .as_any()
-        .downcast_ref::<arrow::array::Int64Array>()
-        .unwrap()
-        .values()
-        .to_vec();
+    let chromosomes = i64_column(&table, "chromosome");
     let search = f64_column(&table, "j_a_min_m");
     let confirmed = optional_f64_column(&table, "j_a_min_confirmed_m");
     let mut best: Option<(i64, f64)> = None;
@@ -460,14 +444,7 @@ fn cli_exhaustive_ranks_the_ga_answer() {
     let landscape = read_table(&out.join("landscape.parquet")).unwrap();
     assert_eq!(landscape.num_rows(), 64);
     let j = f64_column(&landscape, "j_a_min_m");
-    let rank = landscape
-        .column_by_name("rank")
-        .unwrap()
-        .as_any()
-        .downcast_ref::<arrow::array::Int64Array>()
-        .unwrap()
-        .values()
-        .to_vec();
+    let rank = i64_column(&landscape, "rank");
     let best = argmin(&j);
     assert_eq!(rank[best], 1);
     // Rows are in chromosome order with docs/model.md §7's mapping.

@@ -63,15 +63,41 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A Float64 column of a results or track table, by name.
+/// A table's column `name` as the array type `A`, or a panic that names
+/// the column and the type.
 #[allow(dead_code)] // not every test crate reads tables
-pub fn f64_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<f64> {
+fn typed_column<'t, A: 'static>(table: &'t arrow::record_batch::RecordBatch, name: &str) -> &'t A {
     table
         .column_by_name(name)
         .unwrap_or_else(|| panic!("column {name}"))
         .as_any()
-        .downcast_ref::<arrow::array::Float64Array>()
-        .unwrap_or_else(|| panic!("{name} is Float64"))
+        .downcast_ref::<A>()
+        .unwrap_or_else(|| panic!("{name} is not {}", std::any::type_name::<A>()))
+}
+
+/// A Float64 column of a results or track table, by name.
+#[allow(dead_code)]
+pub fn f64_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<f64> {
+    typed_column::<arrow::array::Float64Array>(table, name)
+        .values()
+        .to_vec()
+}
+
+/// A nullable Float64 column of a table, by name.
+#[allow(dead_code)]
+pub fn optional_f64_column(
+    table: &arrow::record_batch::RecordBatch,
+    name: &str,
+) -> Vec<Option<f64>> {
+    typed_column::<arrow::array::Float64Array>(table, name)
+        .iter()
+        .collect()
+}
+
+/// An Int64 column of a table, by name.
+#[allow(dead_code)]
+pub fn i64_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<i64> {
+    typed_column::<arrow::array::Int64Array>(table, name)
         .values()
         .to_vec()
 }
@@ -79,12 +105,7 @@ pub fn f64_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<f
 /// A Utf8 column of a table, by name (nulls as "").
 #[allow(dead_code)]
 pub fn text_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<String> {
-    table
-        .column_by_name(name)
-        .unwrap_or_else(|| panic!("column {name}"))
-        .as_any()
-        .downcast_ref::<arrow::array::StringArray>()
-        .unwrap_or_else(|| panic!("{name} is Utf8"))
+    typed_column::<arrow::array::StringArray>(table, name)
         .iter()
         .map(|s| s.unwrap_or_default().to_string())
         .collect()
@@ -93,12 +114,7 @@ pub fn text_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<
 /// An Int32 column of a table, by name.
 #[allow(dead_code)]
 pub fn i32_column(table: &arrow::record_batch::RecordBatch, name: &str) -> Vec<i32> {
-    table
-        .column_by_name(name)
-        .unwrap_or_else(|| panic!("column {name}"))
-        .as_any()
-        .downcast_ref::<arrow::array::Int32Array>()
-        .unwrap_or_else(|| panic!("{name} is Int32"))
+    typed_column::<arrow::array::Int32Array>(table, name)
         .values()
         .to_vec()
 }
