@@ -4,14 +4,20 @@
 //! layout, or the thread layout's and the workgroup layout's, and
 //! optionally the adaptive stage's.
 //!
-//!     cargo run --release --example layout_costs -- 1.5 4900 0.36 5000 [A_INV A_DEV]
+//!     cargo run --release --example layout_costs -- 1.5 4900 0.36 5000 [A_INV A_DEV [BARRIER_US]]
 //!
 //! (The semi-implicit step on an H100, BENCHMARKS.md, 2026-11-24: the
 //! thread layout's chain at 1.5 GFLOP/s and 4,900 filled with 8,192 drops
 //! at n = 50; the workgroup layout's chain at 0.36 GFLOP/s and its lanes at
 //! 5,000. The adaptive stage has not run on hardware: without its two
 //! rates the workgroup layout's stand in, and its barriers count nothing
-//! beyond them.) Each job's simulations are
+//! beyond them. With BARRIER_US, each barrier of a simulation's chain
+//! adds that many µs beyond its flops at A_INV, as the model's
+//! calibration on the stage would fit it: the workgroup layout's 41 µs a
+//! step at n = 50 on an H100 is 9.8 µs of flops at 1.5 GFLOP/s and, if
+//! barriers took the rest, about 0.2 µs for each of its 159, so
+//! `1.5 4900 0.36 5000 1.5 5000 0.2` brackets the stand-in from the
+//! other side.) Each job's simulations are
 //! counted from the model as the engine would run them on the
 //! semi-implicit scheme, as one batch; for the adaptive stage, from the
 //! CPU reference solver's own runs of every candidate (the stage takes
@@ -92,7 +98,7 @@ fn counted(simulations: &[(Scenario, TetherParams)], tolerance_m: f64) -> Vec<Ad
         .collect()
 }
 
-fn rates_from(args: &[f64]) -> Option<(LayoutRates, GpuRates)> {
+fn rates_from(args: &[f64]) -> Option<(LayoutRates, GpuRates, f64)> {
     let rate = |invocation_gflops, device_gflops| GpuRates {
         invocation_gflops,
         device_gflops,
@@ -105,12 +111,13 @@ fn rates_from(args: &[f64]) -> Option<(LayoutRates, GpuRates)> {
         },
         _ => return None,
     };
-    let adaptive = match args {
-        [_, _, _, _, ai, ad] => rate(*ai, *ad),
-        [_, _] | [_, _, _, _] => layouts.workgroup,
+    let (adaptive, barrier_s) = match args {
+        [_, _, _, _, ai, ad] => (rate(*ai, *ad), 0.0),
+        [_, _, _, _, ai, ad, barrier_us] => (rate(*ai, *ad), barrier_us * 1e-6),
+        [_, _] | [_, _, _, _] => (layouts.workgroup, 0.0),
         _ => return None,
     };
-    Some((layouts, adaptive))
+    Some((layouts, adaptive, barrier_s))
 }
 
 fn main() {
@@ -118,11 +125,17 @@ fn main() {
         .skip(1)
         .map(|a| a.parse().expect("numbers: GFLOP/s"))
         .collect();
-    let Some((rates, adaptive_rates)) = rates_from(&args) else {
+    let Some((rates, adaptive_rates, barrier_s)) = rates_from(&args) else {
         eprintln!(
-            "usage: layout_costs INVOCATION_GFLOPS DEVICE_GFLOPS, or per layout: THREAD_INVOCATION THREAD_DEVICE WORKGROUP_INVOCATION WORKGROUP_DEVICE [ADAPTIVE_INVOCATION ADAPTIVE_DEVICE]"
+            "usage: layout_costs INVOCATION_GFLOPS DEVICE_GFLOPS, or per layout: THREAD_INVOCATION THREAD_DEVICE WORKGROUP_INVOCATION WORKGROUP_DEVICE [ADAPTIVE_INVOCATION ADAPTIVE_DEVICE [BARRIER_US]]"
         );
         std::process::exit(2);
+    };
+    // A barrier costs a simulation alone its time; filled, other
+    // workgroups' work hides it (the model's fit on lavapipe found none).
+    let stage = |precision| AdaptiveRates {
+        barrier_lone_s: barrier_s,
+        ..AdaptiveRates::flops_only(adaptive_rates, H100_WARP, precision)
     };
     let cache = StepCache::default();
     let default_grid = Grid::parse("10:50:10", "0:5000:250", "0.6:0.9:0.05").unwrap();
@@ -156,7 +169,10 @@ fn main() {
             first_pass: false,
         },
     ];
-    println!("rates [GFLOP/s]: {rates:?}, adaptive stage {adaptive_rates:?}");
+    println!(
+        "rates [GFLOP/s]: {rates:?}, adaptive stage {adaptive_rates:?}, {:.2} µs a barrier alone",
+        barrier_s * 1e6
+    );
     println!(
         "{:<36} {:>10} {:>10} {:>6} {:>22} {:>18}",
         "job", "thread", "workgroup", "auto", "adaptive f32 (tol.)", "adaptive f64 1e-7"
@@ -176,14 +192,8 @@ fn main() {
             "{:<36} {thread:>9.2}s {workgroup:>9.2}s {:>6} {:>13.2}s ({f32_tolerance_m:.0e}) {:>17.2}s",
             job.name,
             auto.name(),
-            cost::adaptive_seconds(
-                &f32_counts,
-                AdaptiveRates::flops_only(adaptive_rates, H100_WARP, Precision::F32)
-            ),
-            cost::adaptive_seconds(
-                &f64_counts,
-                AdaptiveRates::flops_only(adaptive_rates, H100_WARP, Precision::F64)
-            ),
+            cost::adaptive_seconds(&f32_counts, stage(Precision::F32)),
+            cost::adaptive_seconds(&f64_counts, stage(Precision::F64)),
         );
         if job.simulations.len() == 10 {
             ga_counts = f64_counts;
@@ -202,7 +212,7 @@ fn main() {
         "–",
         cost::adaptive_seconds(
             &vec![AdaptiveWork::mean(&ga_counts).expect("the GA's counts"); 32_768],
-            AdaptiveRates::flops_only(adaptive_rates, H100_WARP, Precision::F64),
+            stage(Precision::F64),
         ),
     );
 }
