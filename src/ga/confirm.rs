@@ -13,7 +13,8 @@
 //! confirmed so far, the margin [`MARGIN_PER_SHIFT`] times the largest
 //! change (shift) a re-run measured, round after round until no chromosome
 //! is left inside it. A chromosome left out would have to move four times
-//! as far as any re-run did to beat the answer.
+//! as far as any re-run did to beat the answer (or, where no re-run moved,
+//! move at all: the chromosomes tied with the answer are not re-run).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,11 +86,14 @@ pub fn confirm<E>(
             let Some(best) = fittest(&considered, confirmed) else {
                 break;
             };
+            // Strictly below: where no re-run moved at all (a J_a,min at
+            // t = 0, the same for every chromosome), the chromosomes tied
+            // with the answer stay out rather than all being re-run.
             let cutoff = best.evaluation.fitness() + c.margin_m;
             ranked
                 .iter()
                 .filter(|i| !considered.contains(&i.chromosome))
-                .take_while(|i| i.evaluation.fitness() <= cutoff)
+                .take_while(|i| i.evaluation.fitness() < cutoff)
                 .copied()
                 .collect()
         };
@@ -237,6 +241,18 @@ mod tests {
         assert_eq!(c.largest_shift_m, 0.0);
         assert_eq!(confirmed.len(), 3);
         assert_eq!(confirmed[&0].status.name(), "diverged");
+    }
+
+    #[test]
+    fn ties_with_an_answer_that_did_not_move_are_not_all_re_run() {
+        // Every swing-up's J_a,min at t = 0: the same for every chromosome
+        // and every tolerance.
+        let search = vec![Some(0.6); 100];
+        let (c, rounds) = run(&search, &search);
+        let c = c.unwrap();
+        assert_eq!(rounds, vec![vec![0, 1, 2]]);
+        assert_eq!(c.best.unwrap().chromosome, 0);
+        assert_eq!((c.rerun, c.largest_shift_m, c.margin_m), (3, 0.0, 0.0));
     }
 
     #[test]
