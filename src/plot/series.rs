@@ -63,11 +63,13 @@ fn tick_format(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
             let decimals = (digits as f64 - magnitude.log10().floor() - 1.0).max(0.0) as usize;
             // 10, not 10.0; 0.85, not 0.850.
             let text = format!("{:.*}", decimals.min(8), v);
-            if text.contains('.') {
+            let text = if text.contains('.') {
                 text.trim_end_matches('0').trim_end_matches('.').to_string()
             } else {
                 text
-            }
+            };
+            // A tick a rounding below zero reads 0, not -0.
+            if text == "-0" { "0".to_string() } else { text }
         }
     }
 }
@@ -469,5 +471,22 @@ impl Figure for Heatmap {
         }
         self.draw_colour_bar(&bar_area, (lo, hi))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick_format;
+
+    #[test]
+    fn ticks_carry_the_digits_their_range_needs_and_no_negative_zero() {
+        let f = tick_format(-0.6, 0.0);
+        assert_eq!(f(&-0.6), "-0.6");
+        assert_eq!(f(&-0.1), "-0.1");
+        // What the axis puts at its top: zero from a sum a rounding below.
+        assert_eq!(f(&-1e-17), "0");
+        assert_eq!(f(&0.0), "0");
+        let profile = tick_format(2.65e-4, 2.82e-4);
+        assert_ne!(profile(&2.70e-4), profile(&2.72e-4));
     }
 }
