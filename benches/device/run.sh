@@ -29,12 +29,17 @@ small=false
 OUT=${OUT:-/tmp/device-run}
 mkdir -p "$OUT"
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-# On the lent machine: the Vulkan loader and glvnd from .gl/, and the
-# binaries from .devbin/ (prepare.sh makes both).
+# On the lent machine (NVIDIA's driver, no build of its own): the Vulkan
+# loader and glvnd from .gl/, and the binaries from .devbin/ (prepare.sh
+# makes both). Here this checkout's release build runs, even where an
+# earlier prepare.sh left .devbin/: its binaries are that day's, and the
+# copy below would replace the build with them.
+lent=false
+command -v nvidia-smi >/dev/null && [ -d .devbin ] && lent=true
 if command -v nvidia-smi >/dev/null && [ -d .gl ]; then
     for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 fi
-if [ -d .devbin ]; then
+if $lent; then
     (cd .devbin && for f in ./*.xz; do [ -e "$f" ] && xz -d -f "$f"; done; chmod +x ./*)
     B=.devbin/tether-sweep
     TESTS=.devbin/gpu-tests
