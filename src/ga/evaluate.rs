@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use rayon::prelude::*;
 
-use super::{Evaluation, GeneCoding};
+use super::{Evaluation, GeneCoding, Individual};
 use crate::engine::{Engine, RunHooks, Simulation};
 use crate::error::InputError;
 use crate::gpu::GpuLayout;
@@ -147,6 +147,18 @@ impl Landscape {
         Ok(Self {
             evaluations: evaluator.evaluate(problem, &all, progress)?,
         })
+    }
+
+    /// Every chromosome with its score, in chromosome order.
+    pub fn individuals(&self) -> Vec<Individual> {
+        self.evaluations
+            .iter()
+            .enumerate()
+            .map(|(c, e)| Individual {
+                chromosome: c as u32,
+                evaluation: e.clone(),
+            })
+            .collect()
     }
 
     /// The fittest chromosome (ties: the smaller).

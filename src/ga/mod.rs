@@ -175,6 +175,27 @@ pub struct GaRun {
     pub cancelled: bool,
 }
 
+impl GaRun {
+    /// The first generation `chromosome` appeared in, if any.
+    pub fn found_in(&self, chromosome: u32) -> Option<usize> {
+        self.generations
+            .iter()
+            .position(|g| g.individuals.iter().any(|i| i.chromosome == chromosome))
+    }
+
+    /// Every chromosome the run scored, once, with its score, in the order
+    /// it was first scored.
+    pub fn scored(&self) -> Vec<Individual> {
+        let mut seen = std::collections::HashSet::new();
+        self.generations
+            .iter()
+            .flat_map(|g| &g.individuals)
+            .filter(|i| seen.insert(i.chromosome))
+            .cloned()
+            .collect()
+    }
+}
+
 /// Runs the GA. `evaluate` scores a list of distinct, not yet seen
 /// chromosomes (one batch per generation); `on_generation` sees each
 /// generation as it completes. A generation with cancelled evaluations is
@@ -252,21 +273,17 @@ where
         .min_by(|a, b| fitter(a, b))
         .expect("at least one generation")
         .clone();
-    let best_found_in = generations
-        .iter()
-        .position(|g| {
-            g.individuals
-                .iter()
-                .any(|i| i.chromosome == best.chromosome)
-        })
-        .expect("best comes from a generation");
-    Ok(GaRun {
+    let mut run = GaRun {
         generations,
         best,
-        best_found_in,
+        best_found_in: 0,
         evaluations: seen.len(),
         cancelled,
-    })
+    };
+    run.best_found_in = run
+        .found_in(run.best.chromosome)
+        .expect("best comes from a generation");
+    Ok(run)
 }
 
 fn next_population(

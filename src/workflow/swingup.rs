@@ -377,14 +377,15 @@ impl Prepared {
         evaluator.cancel = cancel;
         let problem = &self.request.problem;
         let mut rerun = |chromosomes: &[u32]| evaluator.evaluate(problem, chromosomes, None);
-        let confirmation = confirm(&distinct(run), &mut answer.confirmed, &mut rerun)
+        let scored = run.scored();
+        let confirmation = confirm(&scored, &mut answer.confirmed, &mut rerun)
             .map_err(batch("confirming the GA's answer"))?;
         let global = match landscape {
-            Some(l) => confirm(&every(l), &mut answer.confirmed, &mut rerun)
+            Some(l) => confirm(&l.individuals(), &mut answer.confirmed, &mut rerun)
                 .map_err(batch("confirming the landscape's optimum"))?,
             None => None,
         };
-        answer.confirm(run, confirmation);
+        answer.confirm(run, &scored, confirmation);
         answer.global = match (landscape, global) {
             (Some(l), Some(g)) => GlobalOptimum::confirmed(l, g, &answer),
             (Some(l), None) => GlobalOptimum::unconfirmed(l, &answer.best),
@@ -503,22 +504,20 @@ impl Answer {
 
     /// The confirmation's fittest in place of the search's, where a
     /// re-run finished (`Prepared::answer_stands` refuses the rest).
-    fn confirm(&mut self, run: &GaRun, confirmation: Option<Confirmation>) {
+    fn confirm(&mut self, run: &GaRun, scored: &[Individual], confirmation: Option<Confirmation>) {
         let Some(confirmation) = confirmation else {
             // No chromosome finished in the search: nothing to confirm.
             return;
         };
         if let Some(best) = confirmation.best.clone() {
-            self.search =
-                scored_in(run, best.chromosome).expect("the answer was scored in the search");
-            self.found_in = run
-                .generations
+            self.search = scored
                 .iter()
-                .position(|g| {
-                    g.individuals
-                        .iter()
-                        .any(|i| i.chromosome == best.chromosome)
-                })
+                .find(|i| i.chromosome == best.chromosome)
+                .expect("the answer was scored in the search")
+                .evaluation
+                .clone();
+            self.found_in = run
+                .found_in(best.chromosome)
                 .expect("the answer comes from a generation");
             self.best = best;
         }
@@ -540,7 +539,7 @@ impl GlobalOptimum {
         answer: &Answer,
     ) -> Option<Self> {
         let best = confirmation.best.clone()?;
-        let ga = answer.score(answer.best.chromosome, &answer.search);
+        let ga = answer.best.evaluation.fitness();
         let ga_rank = 1
             + (0..landscape.evaluations.len())
                 .filter(|&c| answer.score(c as u32, &landscape.evaluations[c]) < ga)
@@ -563,39 +562,6 @@ impl GlobalOptimum {
             ga_rank: landscape.rank(answer.chromosome),
         })
     }
-}
-
-/// The search's score of `chromosome`, if it scored it.
-fn scored_in(run: &GaRun, chromosome: u32) -> Option<Evaluation> {
-    run.generations
-        .iter()
-        .flat_map(|g| &g.individuals)
-        .find(|i| i.chromosome == chromosome)
-        .map(|i| i.evaluation.clone())
-}
-
-/// Every chromosome the GA scored, once.
-fn distinct(run: &GaRun) -> Vec<Individual> {
-    let mut seen = std::collections::BTreeSet::new();
-    run.generations
-        .iter()
-        .flat_map(|g| &g.individuals)
-        .filter(|i| seen.insert(i.chromosome))
-        .cloned()
-        .collect()
-}
-
-/// Every chromosome of the landscape.
-fn every(landscape: &Landscape) -> Vec<Individual> {
-    landscape
-        .evaluations
-        .iter()
-        .enumerate()
-        .map(|(c, e)| Individual {
-            chromosome: c as u32,
-            evaluation: e.clone(),
-        })
-        .collect()
 }
 
 fn write_replay(
