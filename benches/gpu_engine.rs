@@ -8,7 +8,8 @@
 use criterion::{Criterion, criterion_group, criterion_main};
 use tether_sweep::engine::{Engine, EngineKind};
 use tether_sweep::gpu::{Gpu, Precision};
-use tether_sweep::solver::{FixedStepScheme, SolverKind};
+use tether_sweep::scheme::FixedStepScheme;
+use tether_sweep::solver::SolverKind;
 use tether_sweep::throughput::{self, Peaks};
 
 fn engines(c: &mut Criterion) {

@@ -15,7 +15,8 @@
 use tether_sweep::engine::choice::{
     self, AdaptiveWork, Workload, adaptive_gpu_seconds, counted_work,
 };
-use tether_sweep::gpu::adaptive::{AdaptiveShape, ShapeBounds, f32_first_pass_tolerance_m};
+use tether_sweep::gpu::adaptive::f32_first_pass_tolerance_m;
+use tether_sweep::gpu::shape::{AdaptiveShape, ShapeBounds};
 use tether_sweep::gpu::{Gpu, Precision, cost};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};

@@ -14,7 +14,8 @@ use tether_sweep::gpu::mirror::adaptive::run_adaptive;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, adaptive_landings, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind};
-use tether_sweep::solver::{FixedStepScheme, ReferenceOptions};
+use tether_sweep::scheme::FixedStepScheme;
+use tether_sweep::solver::ReferenceOptions;
 
 fn steps(elements: usize, damping_pa_s: f64, tolerance_m: f64, precision: Precision) -> u64 {
     let scenario = Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(0.4);

@@ -36,7 +36,7 @@ use tether_sweep::gpu::{GpuLayout, Precision};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
-use tether_sweep::solver::FixedStepScheme;
+use tether_sweep::scheme::FixedStepScheme;
 use tether_sweep::sweep::Grid;
 
 const SCHEME: FixedStepScheme = FixedStepScheme::SemiImplicit;

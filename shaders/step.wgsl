@@ -64,6 +64,180 @@ fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32, back_s: re
     objectives[sim].identification_error_m2 += error;
 }
 
+// This simulation's state between private memory and the state planes,
+// once per dispatch each way.
+fn load_state(sim: u32, n: u32) {
+    for (var k = 0u; k <= n; k++) {
+        disp[k] = state[slot(PLANE_DISPLACEMENT, k, sim)];
+        drift[k] = state[slot(PLANE_DRIFT, k, sim)];
+        vel[k] = state[slot(PLANE_VELOCITY, k, sim)];
+        acc[k] = state[slot(PLANE_ACCELERATION, k, sim)];
+    }
+}
+
+fn store_state(sim: u32, n: u32) {
+    for (var k = 0u; k <= n; k++) {
+        state[slot(PLANE_DISPLACEMENT, k, sim)] = disp[k];
+        state[slot(PLANE_DRIFT, k, sim)] = drift[k];
+        state[slot(PLANE_VELOCITY, k, sim)] = vel[k];
+        state[slot(PLANE_ACCELERATION, k, sim)] = acc[k];
+    }
+}
+
+// A step's first sweep, node by node: drift every node, evaluate element
+// k−1, forward-substitute node k−1 (into acc[k−1], whose old value the
+// drift of node k−1 has used); node n last, with the tip's weight.
+// Returns whether a node's position exploded.
+fn forward_sweep(c: SimControl, ph: SimPhysics, mass: MeshMass, pin: PinState) -> bool {
+    let n = c.elements;
+    let h = ph.step_s;
+    let half = 0.5 * h;
+    let le = ph.element_length_m;
+    let t0 = real2(ph.tangent_x, ph.tangent_y);
+    let sec = Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
+                      ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
+    var diverged = false;
+    var u_prev = real4(0.0);
+    var v_prev = real4(0.0);
+    var damped_prev = real4(0.0);
+    var f_prev = real4(0.0);
+    var y_prev = real4(0.0);
+    // Semi-implicit: node k−1's damping block from element k−2, the
+    // previous node's coupling U (as assembled, before the pin rows) and E.
+    var damping_prev = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
+    var upper_prev = real4x4();
+    var e_prev = real4x4();
+    for (var k = 0u; k <= n; k++) {
+        let a = acc[k];
+        let v_half = vel[k] + half * a;
+        drift[k] += h * v_half;
+        var v_pred = v_half + half * a;
+        // The velocity the material damping is evaluated at.
+        var damped = select(v_pred, v_half, SEMI_IMPLICIT);
+        if (k == 0u) {
+            disp[0] = real4(pin.position, disp[0].zw);
+            drift[0] = real4(0.0, 0.0, drift[0].zw);
+            v_pred = real4(pin.velocity, v_pred.zw);
+            damped = real4(pin.velocity, damped.zw);
+        }
+        let u = disp[k] + drift[k];
+        diverged = diverged || exploded_position(u, ph.length_m);
+        vel[k] = v_half;
+        var f_next = real4(0.0);
+        if (k > 0u) {
+            let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
+            var dmp = ElementDamping(no_damping, real4x4(), no_damping);
+            let fe = element_force(le, t0, sec, ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
+                                   ElementState(u_prev, u, damped_prev, damped, v_prev, v_pred,
+                                                real4(0.0), real4(0.0)),
+                                   &dmp, half);
+            f_prev += fe.a;
+            f_next = fe.b;
+            let node = k - 1u;
+            if (node == 0u) {
+                f_prev = real4(pin.acceleration, f_prev.zw);
+            }
+            var y: real4;
+            if (SEMI_IMPLICIT) {
+                // Block LU of M + h/2 C_D: D = A − L E_prev, L = U_prevᵀ.
+                var pivot = symmetric_full(symmetric_sum(damping_prev, dmp.aa));
+                if (node == 0u) {
+                    pivot = plus_node_mass(pivot, mass.first);
+                } else {
+                    pivot = plus_node_mass(pivot, mass.interior);
+                }
+                let upper = plus_node_mass(dmp.ab, mass.coupling);
+                var upper_rows = upper;
+                if (node == 0u) {
+                    pivot = pin_rows_pivot(pivot);
+                    upper_rows = pin_rows_coupling(upper);
+                }
+                let lower = transpose(upper_prev);
+                let g = inverse4(pivot - lower * e_prev);
+                y = g * (f_prev - lower * y_prev);
+                e_prev = g * upper_rows;
+                store_coupling(node, e_prev);
+                upper_prev = upper;
+                damping_prev = dmp.bb;
+            } else {
+                y = factor(c, node, 0u) * (f_prev - coupling_transpose_times(mass.coupling, y_prev));
+            }
+            acc[node] = y;
+            y_prev = y;
+        }
+        u_prev = u;
+        v_prev = v_pred;
+        damped_prev = damped;
+        f_prev = f_next;
+    }
+    // Node n: the tip's weight, then its forward substitution.
+    f_prev.y -= ph.tip_weight_n;
+    if (SEMI_IMPLICIT) {
+        let lower = transpose(upper_prev);
+        let g = inverse4(plus_node_mass(symmetric_full(damping_prev), mass.last) - lower * e_prev);
+        acc[n] = g * (f_prev - lower * y_prev);
+    } else {
+        acc[n] = factor(c, n, 0u) * (f_prev - coupling_transpose_times(mass.coupling, y_prev));
+    }
+    return diverged;
+}
+
+// What a step's second sweep found: the tip's velocity, and whether a
+// node's velocity exploded.
+struct BackSweep {
+    tip_velocity: real2,
+    exploded: bool,
+}
+
+// A step's second sweep: back substitution and the velocity update, tip
+// first.
+fn back_sweep(c: SimControl, pin: PinState, half: real) -> BackSweep {
+    let n = c.elements;
+    var diverged = false;
+    var a_next = real4(0.0);
+    var tip_velocity = real2(0.0);
+    for (var j = 0u; j <= n; j++) {
+        let k = n - j;
+        var a = acc[k];
+        if (k < n) {
+            if (SEMI_IMPLICIT) {
+                a -= stored_coupling(k) * a_next;
+            } else {
+                a -= factor(c, k, 1u) * a_next;
+            }
+        }
+        var v = vel[k] + half * a;
+        if (k == 0u) {
+            v = real4(pin.velocity, v.zw);
+        }
+        diverged = diverged || exploded_velocity(v);
+        acc[k] = a;
+        vel[k] = v;
+        if (k == n) {
+            tip_velocity = v.xy;
+        }
+        a_next = a;
+    }
+    return BackSweep(tip_velocity, diverged);
+}
+
+// Every frame that falls within step `steps` (frames closer than a step
+// share one); `next_frame` becomes the step of the first frame after it.
+fn observe_frames(sim: u32, c: SimControl, ph: SimPhysics, steps: u32,
+                  prog: ptr<function, SimProgress>, next_frame: ptr<function, u32>) {
+    if (steps != *next_frame) {
+        return;
+    }
+    loop {
+        observe_frame(sim, c, ph, (*prog).frames_done, frame_back[c.frame_offset + (*prog).frames_done]);
+        (*prog).frames_done += 1u;
+        *next_frame = frame_step(c, (*prog).frames_done);
+        if (*next_frame != steps) {
+            break;
+        }
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let sim = id.x;
@@ -78,145 +252,23 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let ph = physics[sim];
     let n = c.elements;
     let h = ph.step_s;
-    let half = 0.5 * h;
-    let le = ph.element_length_m;
-    let t0 = real2(ph.tangent_x, ph.tangent_y);
-    let sec = Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
-                      ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
     var clock = start_clock(c, prog.steps_done);
     var next_frame = frame_step(c, prog.frames_done);
     let end = min(c.total_steps, prog.steps_done + params.steps_per_dispatch);
-    for (var k = 0u; k <= n; k++) {
-        disp[k] = state[slot(PLANE_DISPLACEMENT, k, sim)];
-        drift[k] = state[slot(PLANE_DRIFT, k, sim)];
-        vel[k] = state[slot(PLANE_VELOCITY, k, sim)];
-        acc[k] = state[slot(PLANE_ACCELERATION, k, sim)];
-    }
+    load_state(sim, n);
     // One load per dispatch, from private memory afterwards.
     let mass = mesh_mass(c);
-    var diverged = false;
-    while (prog.steps_done < end && !diverged) {
+    while (prog.steps_done < end) {
         let steps = prog.steps_done + 1u;
         let t = real(steps) * h;
         let pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s);
-
-        // Drift every node, evaluate element k−1, forward-substitute node k−1
-        // (into acc[k−1], whose old value the drift of node k−1 has used).
-        var u_prev = real4(0.0);
-        var v_prev = real4(0.0);
-        var damped_prev = real4(0.0);
-        var f_prev = real4(0.0);
-        var y_prev = real4(0.0);
-        // Semi-implicit: node k−1's damping block from element k−2, the
-        // previous node's coupling U (as assembled, before the pin rows) and E.
-        var damping_prev = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
-        var upper_prev = real4x4();
-        var e_prev = real4x4();
-        for (var k = 0u; k <= n; k++) {
-            let a = acc[k];
-            let v_half = vel[k] + half * a;
-            drift[k] += h * v_half;
-            var v_pred = v_half + half * a;
-            // The velocity the material damping is evaluated at.
-            var damped = select(v_pred, v_half, SEMI_IMPLICIT);
-            if (k == 0u) {
-                disp[0] = real4(pin.position, disp[0].zw);
-                drift[0] = real4(0.0, 0.0, drift[0].zw);
-                v_pred = real4(pin.velocity, v_pred.zw);
-                damped = real4(pin.velocity, damped.zw);
-            }
-            let u = disp[k] + drift[k];
-            diverged = diverged || exploded_position(u, ph.length_m);
-            vel[k] = v_half;
-            var f_next = real4(0.0);
-            if (k > 0u) {
-                let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
-                var dmp = ElementDamping(no_damping, real4x4(), no_damping);
-                let fe = element_force(le, t0, sec, ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
-                                       ElementState(u_prev, u, damped_prev, damped, v_prev, v_pred,
-                                                    real4(0.0), real4(0.0)),
-                                       &dmp, half);
-                f_prev += fe.a;
-                f_next = fe.b;
-                let node = k - 1u;
-                if (node == 0u) {
-                    f_prev = real4(pin.acceleration, f_prev.zw);
-                }
-                var y: real4;
-                if (SEMI_IMPLICIT) {
-                    // Block LU of M + h/2 C_D: D = A − L E_prev, L = U_prevᵀ.
-                    var pivot = symmetric_full(symmetric_sum(damping_prev, dmp.aa));
-                    if (node == 0u) {
-                        pivot = plus_node_mass(pivot, mass.first);
-                    } else {
-                        pivot = plus_node_mass(pivot, mass.interior);
-                    }
-                    let upper = plus_node_mass(dmp.ab, mass.coupling);
-                    var upper_rows = upper;
-                    if (node == 0u) {
-                        pivot = pin_rows_pivot(pivot);
-                        upper_rows = pin_rows_coupling(upper);
-                    }
-                    let lower = transpose(upper_prev);
-                    let g = inverse4(pivot - lower * e_prev);
-                    y = g * (f_prev - lower * y_prev);
-                    e_prev = g * upper_rows;
-                    store_coupling(node, e_prev);
-                    upper_prev = upper;
-                    damping_prev = dmp.bb;
-                } else {
-                    y = factor(c, node, 0u) * (f_prev - coupling_transpose_times(mass.coupling, y_prev));
-                }
-                acc[node] = y;
-                y_prev = y;
-            }
-            u_prev = u;
-            v_prev = v_pred;
-            damped_prev = damped;
-            f_prev = f_next;
-        }
-        // Node n: the tip's weight, then its forward substitution.
-        f_prev.y -= ph.tip_weight_n;
-        if (SEMI_IMPLICIT) {
-            let lower = transpose(upper_prev);
-            let g = inverse4(plus_node_mass(symmetric_full(damping_prev), mass.last) - lower * e_prev);
-            acc[n] = g * (f_prev - lower * y_prev);
-        } else {
-            acc[n] = factor(c, n, 0u) * (f_prev - coupling_transpose_times(mass.coupling, y_prev));
-        }
-
-        // Back substitution and the velocity update, tip first.
-        var a_next = real4(0.0);
-        var tip_velocity = real2(0.0);
-        for (var j = 0u; j <= n; j++) {
-            let k = n - j;
-            var a = acc[k];
-            if (k < n) {
-                if (SEMI_IMPLICIT) {
-                    a -= stored_coupling(k) * a_next;
-                } else {
-                    a -= factor(c, k, 1u) * a_next;
-                }
-            }
-            var v = vel[k] + half * a;
-            if (k == 0u) {
-                v = real4(pin.velocity, v.zw);
-            }
-            diverged = diverged || exploded_velocity(v);
-            acc[k] = a;
-            vel[k] = v;
-            if (k == n) {
-                tip_velocity = v.xy;
-            }
-            a_next = a;
-        }
-        if (diverged) {
+        let position_exploded = forward_sweep(c, ph, mass, pin);
+        let back = back_sweep(c, pin, 0.5 * h);
+        prog.steps_done = steps;
+        if (position_exploded || back.exploded) {
             prog.status = STATUS_DIVERGED;
-            prog.steps_done = steps;
             break;
         }
-        prog.steps_done = steps;
-
         let due = tick(&clock, c);
         if (due.sample || due.fold) {
             for (var k = 0u; k <= n; k++) {
@@ -225,27 +277,11 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             }
         }
         if (due.sample) {
-            observe_swingup(sim, ph, pin.position, disp[n].xy, tip_velocity, t);
+            observe_swingup(sim, ph, pin.position, disp[n].xy, back.tip_velocity, t);
         }
-        // Every frame that falls within this step (frames closer than a
-        // step share one).
-        if (steps == next_frame) {
-            loop {
-                observe_frame(sim, c, ph, prog.frames_done, frame_back[c.frame_offset + prog.frames_done]);
-                prog.frames_done += 1u;
-                next_frame = frame_step(c, prog.frames_done);
-                if (next_frame != steps) {
-                    break;
-                }
-            }
-        }
+        observe_frames(sim, c, ph, steps, &prog, &next_frame);
     }
-    for (var k = 0u; k <= n; k++) {
-        state[slot(PLANE_DISPLACEMENT, k, sim)] = disp[k];
-        state[slot(PLANE_DRIFT, k, sim)] = drift[k];
-        state[slot(PLANE_VELOCITY, k, sim)] = vel[k];
-        state[slot(PLANE_ACCELERATION, k, sim)] = acc[k];
-    }
+    store_state(sim, n);
     if (prog.status == STATUS_RUNNING && prog.steps_done >= c.total_steps) {
         prog.status = STATUS_DONE;
     }

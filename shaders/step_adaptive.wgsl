@@ -527,6 +527,266 @@ fn same_time(a: real, b: real) -> bool {
     return abs(a - b) <= 1e-9 * max(abs(a), 1.0);
 }
 
+// An attempt's step: the landing it aims at, its size, whether it lands
+// there, the pin at its end, and whether the factors are stale for it.
+struct Attempt {
+    live: bool,
+    landing_s: real,
+    h: real,
+    last: bool,
+    pin: PinState,
+    stale: bool,
+}
+
+// Begins an attempt of a running simulation: the next landing and the
+// step towards it (substeps evened out), the prediction of this lane's
+// nodes, and the workgroup flagged going (and factoring where the factors
+// were made for another step). A simulation with nothing left to land on
+// is done; one whose step no longer moves its clock (f32) has failed.
+fn begin_attempt(p: ptr<function, AdaptiveProgress>, c: SimControl, ph: SimPhysics,
+                 st: AdaptiveSettings, sim: u32, lane: u32) -> Attempt {
+    var at = Attempt(false, 0.0, 0.0, false, PinState(real2(0.0), real2(0.0), real2(0.0)), false);
+    if ((*p).status != STATUS_RUNNING) {
+        return at;
+    }
+    at.landing_s = next_landing(c, st, *p);
+    if (at.landing_s < 0.0) {
+        (*p).status = STATUS_DONE;
+        return at;
+    }
+    (*p).attempts += 1u;
+    let remaining = at.landing_s - (*p).time_s;
+    let substeps = max(ceil(remaining / (*p).step_s * (1.0 - SUBSTEP_SLACK)), 1.0);
+    at.h = remaining / substeps;
+    at.last = substeps == 1.0;
+    // Below the clock's resolution (f32 only) a step never arrives.
+    if ((*p).time_s + at.h == (*p).time_s) {
+        (*p).status = STATUS_NEWTON_FAILED;
+        (*p).step_s = at.h;
+        return at;
+    }
+    at.live = true;
+    at.pin = pin_state((*p).time_s + at.h, c.winch_moves, ph.waypoints_m, ph.periods_s);
+    for (var k = lane; k <= c.elements; k += SIM_LANES) {
+        predict_node(k, sim, at.h, *p, at.pin);
+    }
+    at.stale = (*p).factored_step_s == 0.0
+        || abs(at.h / (*p).factored_step_s - 1.0) > STALE_STEP_CHANGE;
+    atomicOr(&w_flags, FLAG_GOING | select(0u, FLAG_FACTORING, at.stale));
+    return at;
+}
+
+// A simulation's Newton iteration within an attempt: whether it factors
+// in the coming round, still iterates, has refreshed a stale matrix once,
+// has converged; the last correction (negative: none yet), the rounds
+// since the last factorization, and the contraction estimate.
+struct Newton {
+    need_factor: bool,
+    iterating: bool,
+    refreshed: bool,
+    converged: bool,
+    previous: real,
+    iterations: u32,
+    eta: real,
+}
+
+// The iteration's start: the factors refreshed where stale, and the
+// contraction borrowed from the last step's, damped towards 1.
+fn start_newton(at: Attempt, p: AdaptiveProgress) -> Newton {
+    let borrowed = max(p.newton_eta, EPSILON);
+    var eta = borrowed;
+    if (borrowed < 1.0) {
+        eta = real(pow(f32(borrowed), BORROWED_ETA_EXPONENT));
+    }
+    return Newton(at.stale, at.live, at.stale, false, -1.0, 0u, eta);
+}
+
+// A factorization's outcome for the iteration: on failure the attempt
+// stops iterating (and is rejected).
+fn factored(nw: ptr<function, Newton>, p: ptr<function, AdaptiveProgress>, h: real, ok: bool) {
+    (*nw).need_factor = false;
+    if (ok) {
+        (*p).factored_step_s = h;
+        (*p).factorizations += 1u;
+    } else {
+        (*p).factored_step_s = 0.0;
+        (*nw).iterating = false;
+    }
+}
+
+// This lane's sides of the factorization: side 1's success into the
+// slot's word, side 0's returned (true where the lane has no side 0).
+fn factor_lane_sides(s: u32, lane: u32, n: u32, sim: u32, mass: MeshMass) -> bool {
+    var ok = true;
+    for (var side = lane; side < 2u; side += SIM_LANES) {
+        let side_ok = factor_side(side, n, sim, mass);
+        if (side == 1u) {
+            w_factored[s] = select(0u, 1u, side_ok);
+        } else {
+            ok = side_ok;
+        }
+    }
+    return ok;
+}
+
+// This lane's nodes' Newton updates; returns their largest weighted
+// correction.
+fn update_lane(sim: u32, lane: u32, n: u32, h: real, weights: real4) -> real {
+    var largest: real = 0.0;
+    for (var k = lane; k <= n; k += SIM_LANES) {
+        largest = max(largest, update_node(k, sim, h, weights));
+    }
+    return largest;
+}
+
+// A round's verdict from its largest weighted correction: converged once
+// the contraction-weighted correction is below the Newton tolerance (the
+// first one only when already small), failed on a non-finite correction,
+// else on; too many rounds or a diverging rate refactor a stale matrix
+// once, then fail.
+fn judge_round(nw: ptr<function, Newton>, p: ptr<function, AdaptiveProgress>, correction: real,
+               tolerance_m: real) {
+    (*nw).iterations += 1u;
+    (*p).newton_iterations += 1u;
+    let measured = (*nw).previous >= 0.0;
+    var rate: real = 0.0;
+    if (measured) {
+        rate = correction / (*nw).previous;
+        if (rate < 1.0) {
+            (*nw).eta = rate / (1.0 - rate);
+        } else {
+            (*nw).eta = UNMEASURED_NEWTON_ETA;
+        }
+    }
+    let trusted = measured || correction < FIRST_CORRECTION_FRACTION * tolerance_m;
+    if (!finite(correction)) {
+        // The step fails.
+        (*nw).iterating = false;
+    } else if (trusted && (*nw).eta * correction < NEWTON_TOLERANCE_FRACTION * tolerance_m) {
+        (*p).newton_eta = (*nw).eta;
+        (*nw).converged = true;
+        (*nw).iterating = false;
+    } else {
+        (*nw).previous = correction;
+        if ((*nw).iterations >= MAX_NEWTON_ITERATIONS || (measured && rate > DIVERGING_RATE)) {
+            if (!(*nw).refreshed) {
+                // A stale matrix, not the step, may be why: refactor at
+                // this iterate and go on.
+                (*nw).need_factor = true;
+                (*nw).refreshed = true;
+                (*nw).previous = -1.0;
+                (*nw).iterations = 0u;
+                (*nw).eta = UNMEASURED_NEWTON_ETA;
+            } else {
+                (*nw).iterating = false;
+            }
+        }
+    }
+}
+
+// This lane's part of a converged step's error estimate: the largest
+// length-weighted change of the algorithmic acceleration (node 0's
+// prescribed rows left out).
+fn lane_error(sim: u32, lane: u32, n: u32, weights: real4) -> real {
+    var largest: real = 0.0;
+    for (var k = lane; k <= n; k += SIM_LANES) {
+        var da = (plane(PLANE_TRIAL_ALGORITHMIC, k, sim) - plane(PLANE_ALGORITHMIC, k, sim))
+            * weights;
+        if (k == 0u) {
+            da = real4(0.0, 0.0, da.zw);
+        }
+        largest = max(largest, largest4(abs(da)));
+    }
+    return largest;
+}
+
+// An accepted step: this lane's nodes take the trial iterate (node 0 the
+// pin's position), the clock advances (onto the landing when it is the
+// last substep) and the next step is sized from the error, a short step
+// before a landing not growing the one after it.
+fn accept_step(p: ptr<function, AdaptiveProgress>, at: Attempt, st: AdaptiveSettings, sim: u32,
+               lane: u32, n: u32, error: real) {
+    for (var k = lane; k <= n; k += SIM_LANES) {
+        set_plane(PLANE_PREVIOUS_ACCELERATION, k, sim, plane(PLANE_ACCELERATION, k, sim));
+        set_plane(PLANE_ACCELERATION, k, sim, plane(PLANE_TRIAL_ACCELERATION, k, sim));
+        set_plane(PLANE_ALGORITHMIC, k, sim, plane(PLANE_TRIAL_ALGORITHMIC, k, sim));
+        set_plane(PLANE_VELOCITY, k, sim, plane(PLANE_TRIAL_VELOCITY, k, sim));
+        var drift = plane(PLANE_TRIAL_DRIFT, k, sim);
+        if (k == 0u) {
+            let u = plane(PLANE_DISPLACEMENT, 0u, sim);
+            set_plane(PLANE_DISPLACEMENT, 0u, sim, real4(at.pin.position, u.zw));
+            drift = real4(0.0, 0.0, drift.zw);
+        }
+        set_plane(PLANE_DRIFT, k, sim, drift);
+    }
+    (*p).previous_step_s = at.h;
+    if (at.last) {
+        (*p).time_s = at.landing_s;
+    } else {
+        (*p).time_s = (*p).time_s + at.h;
+    }
+    (*p).steps += 1u;
+    (*p).max_local_error_m = max((*p).max_local_error_m, error);
+    let factor = step_factor(error, st.tolerance_m);
+    let short_landing = at.h < 0.5 * (*p).step_s;
+    if (!(short_landing && at.h * factor >= (*p).step_s)) {
+        (*p).step_s = min(at.h * factor, st.max_step_s);
+    }
+}
+
+// A landing's fold of this lane's nodes (the drift into the displacement)
+// and its explosion check: 1 when one of them exploded.
+fn fold_landing(sim: u32, lane: u32, n: u32, length_m: real) -> u32 {
+    var exploded = 0u;
+    for (var k = lane; k <= n; k += SIM_LANES) {
+        let u = plane(PLANE_DISPLACEMENT, k, sim) + plane(PLANE_DRIFT, k, sim);
+        set_plane(PLANE_DISPLACEMENT, k, sim, u);
+        set_plane(PLANE_DRIFT, k, sim, real4(0.0));
+        if (exploded_position(u, length_m) || exploded_velocity(plane(PLANE_VELOCITY, k, sim))) {
+            exploded = 1u;
+        }
+    }
+    return exploded;
+}
+
+// What a landing observes: the sample and every frame at its time (lane
+// 0 writes them; every lane counts them), then done when nothing is left
+// to land on.
+fn observe_landing(p: ptr<function, AdaptiveProgress>, c: SimControl, ph: SimPhysics,
+                   st: AdaptiveSettings, sim: u32, lane: u32, landing_s: real) {
+    let n = c.elements;
+    let t = (*p).time_s;
+    if ((*p).samples_done < st.samples
+        && same_time(real((*p).samples_done + 1u) * st.sample_interval_s, landing_s)) {
+        (*p).samples_done += 1u;
+        if (lane == 0u) {
+            let sample_pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s);
+            observe_swingup(sim, ph, sample_pin.position, plane(PLANE_DISPLACEMENT, n, sim).xy,
+                            plane(PLANE_VELOCITY, n, sim).xy, t);
+        }
+    }
+    loop {
+        if ((*p).frames_done >= c.frames
+            || !same_time(frame_times[c.frame_offset + (*p).frames_done], landing_s)) {
+            break;
+        }
+        if (lane == 0u) {
+            var error_m2: real = 0.0;
+            for (var m = 0u; m < c.markers; m++) {
+                let a = marker_element(c, m);
+                error_m2 += observe_marker(c, ph, (*p).frames_done, m,
+                                           plane(PLANE_DISPLACEMENT, a, sim),
+                                           plane(PLANE_DISPLACEMENT, a + 1u, sim));
+            }
+            objectives[sim].identification_error_m2 += error_m2;
+        }
+        (*p).frames_done += 1u;
+    }
+    if (next_landing(c, st, *p) < 0.0) {
+        (*p).status = STATUS_DONE;
+    }
+}
+
 @compute @workgroup_size(GROUP_INVOCATIONS)
 fn main(@builtin(workgroup_id) group: vec3<u32>,
         @builtin(local_invocation_index) local: u32) {
@@ -549,42 +809,11 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
     let n = c.elements;
     let weights = real4(1.0, 1.0, ph.element_length_m, ph.element_length_m);
 
+    // Barriers stay here, in uniform control flow, where the cost model
+    // counts them (gpu::cost): the phases between them are functions.
     for (var attempt = 0u; attempt < params.steps_per_dispatch; attempt++) {
-        var live = p.status == STATUS_RUNNING;
-        var landing_s: real = 0.0;
-        if (live) {
-            landing_s = next_landing(c, st, p);
-            if (landing_s < 0.0) {
-                p.status = STATUS_DONE;
-                live = false;
-            }
-        }
-        var h: real = 0.0;
-        var last = false;
-        var pin = PinState(real2(0.0), real2(0.0), real2(0.0));
-        var stale = false;
-        if (live) {
-            p.attempts += 1u;
-            let remaining = landing_s - p.time_s;
-            let substeps = max(ceil(remaining / p.step_s * (1.0 - SUBSTEP_SLACK)), 1.0);
-            h = remaining / substeps;
-            last = substeps == 1.0;
-            // Below the clock's resolution (f32 only) a step never arrives.
-            if (p.time_s + h == p.time_s) {
-                p.status = STATUS_NEWTON_FAILED;
-                p.step_s = h;
-                live = false;
-            }
-        }
-        if (live) {
-            pin = pin_state(p.time_s + h, c.winch_moves, ph.waypoints_m, ph.periods_s);
-            for (var k = lane; k <= n; k += SIM_LANES) {
-                predict_node(k, sim, h, p, pin);
-            }
-            stale = p.factored_step_s == 0.0
-                || abs(h / p.factored_step_s - 1.0) > STALE_STEP_CHANGE;
-            atomicOr(&w_flags, FLAG_GOING | select(0u, FLAG_FACTORING, stale));
-        }
+        let at = begin_attempt(&p, c, ph, st, sim, lane);
+        let h = at.h;
         barrier();
         // A workgroup whose simulations have all ended leaves its loop: it
         // would otherwise pass every barrier of every attempt until the
@@ -595,130 +824,65 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
         }
 
         // Newton, with the factorization where it is due.
-        var need_factor = stale;
-        var iterating = live;
-        var refreshed = stale;
-        var converged = false;
-        var previous: real = -1.0;
-        var iterations = 0u;
-        let borrowed = max(p.newton_eta, EPSILON);
-        var eta = borrowed;
-        if (borrowed < 1.0) {
-            eta = real(pow(f32(borrowed), BORROWED_ETA_EXPONENT));
-        }
+        var nw = start_newton(at, p);
         for (var round = 0u; round < 2u * MAX_NEWTON_ITERATIONS; round++) {
-            let factoring = iterating && need_factor;
+            let factoring = nw.iterating && nw.need_factor;
             if ((flags & FLAG_FACTORING) != 0u) {
                 if (factoring) {
                     for (var e = lane; e < n; e += SIM_LANES) {
-                        tangent_element(e, sim, h, ph, mass, pin);
+                        tangent_element(e, sim, h, ph, mass, at.pin);
                     }
                 }
                 barrier();
                 // Both sides' results, in one word: the side-1 lane's
                 // success, then lane 0's with the middle's.
-                var factored = true;
+                var ok = true;
                 if (factoring) {
-                    for (var side = lane; side < 2u; side += SIM_LANES) {
-                        let ok = factor_side(side, n, sim, mass);
-                        if (side == 1u) {
-                            w_factored[s] = select(0u, 1u, ok);
-                        } else {
-                            factored = ok;
-                        }
-                    }
+                    ok = factor_lane_sides(s, lane, n, sim, mass);
                 }
                 barrier();
                 if (factoring && lane == 0u) {
-                    factored = factored && w_factored[s] == 1u && factor_middle(n, sim, mass);
-                    w_factored[s] = select(0u, 1u, factored);
+                    ok = ok && w_factored[s] == 1u && factor_middle(n, sim, mass);
+                    w_factored[s] = select(0u, 1u, ok);
                 }
                 barrier();
             }
             if (factoring) {
-                need_factor = false;
-                if (w_factored[s] == 1u) {
-                    p.factored_step_s = h;
-                    p.factorizations += 1u;
-                } else {
-                    p.factored_step_s = 0.0;
-                    iterating = false;
-                }
+                factored(&nw, &p, h, w_factored[s] == 1u);
             }
-            if (iterating) {
+            if (nw.iterating) {
                 for (var e = lane; e < n; e += SIM_LANES) {
-                    force_element(e, sim, ph, pin);
+                    force_element(e, sim, ph, at.pin);
                 }
             }
             barrier();
-            if (iterating) {
+            if (nw.iterating) {
                 for (var k = lane; k <= n; k += SIM_LANES) {
                     residual_node(k, n, sim, ph, mass);
                 }
             }
             barrier();
-            if (iterating) {
+            if (nw.iterating) {
                 for (var side = lane; side < 2u; side += SIM_LANES) {
                     forward_side(side, n, sim);
                 }
             }
             barrier();
-            if (iterating) {
+            if (nw.iterating) {
                 for (var side = lane; side < 2u; side += SIM_LANES) {
                     back_side(side, n, sim);
                 }
             }
             barrier();
-            if (iterating) {
-                var largest: real = 0.0;
-                for (var k = lane; k <= n; k += SIM_LANES) {
-                    largest = max(largest, update_node(k, sim, h, weights));
-                }
-                w_partial[local] = largest;
+            if (nw.iterating) {
+                w_partial[local] = update_lane(sim, lane, n, h, weights);
             }
             barrier();
-            if (iterating) {
-                iterations += 1u;
-                p.newton_iterations += 1u;
-                let correction = slot_max(s);
-                let measured = previous >= 0.0;
-                var rate: real = 0.0;
-                if (measured) {
-                    rate = correction / previous;
-                    if (rate < 1.0) {
-                        eta = rate / (1.0 - rate);
-                    } else {
-                        eta = UNMEASURED_NEWTON_ETA;
-                    }
-                }
-                let trusted = measured
-                    || correction < FIRST_CORRECTION_FRACTION * st.tolerance_m;
-                if (!finite(correction)) {
-                    // The step fails.
-                    iterating = false;
-                } else if (trusted && eta * correction < NEWTON_TOLERANCE_FRACTION * st.tolerance_m) {
-                    p.newton_eta = eta;
-                    converged = true;
-                    iterating = false;
-                } else {
-                    previous = correction;
-                    if (iterations >= MAX_NEWTON_ITERATIONS || (measured && rate > DIVERGING_RATE)) {
-                        if (!refreshed) {
-                            // A stale matrix, not the step, may be why:
-                            // refactor at this iterate and go on.
-                            need_factor = true;
-                            refreshed = true;
-                            previous = -1.0;
-                            iterations = 0u;
-                            eta = UNMEASURED_NEWTON_ETA;
-                        } else {
-                            iterating = false;
-                        }
-                    }
-                }
+            if (nw.iterating) {
+                judge_round(&nw, &p, slot_max(s), st.tolerance_m);
             }
-            if (iterating) {
-                atomicOr(&w_flags, FLAG_GOING | select(0u, FLAG_FACTORING, need_factor));
+            if (nw.iterating) {
+                atomicOr(&w_flags, FLAG_GOING | select(0u, FLAG_FACTORING, nw.need_factor));
             }
             barrier();
             flags = take_flags(local);
@@ -728,113 +892,39 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
         }
 
         // The error estimate, and the step accepted or rejected.
-        if (converged) {
-            var largest: real = 0.0;
-            for (var k = lane; k <= n; k += SIM_LANES) {
-                var da = (plane(PLANE_TRIAL_ALGORITHMIC, k, sim) - plane(PLANE_ALGORITHMIC, k, sim))
-                    * weights;
-                if (k == 0u) {
-                    da = real4(0.0, 0.0, da.zw);
-                }
-                largest = max(largest, largest4(abs(da)));
-            }
-            w_partial[local] = largest;
+        if (nw.converged) {
+            w_partial[local] = lane_error(sim, lane, n, weights);
         }
         barrier();
         var accepted = false;
         var error: real = 0.0;
-        if (converged) {
+        if (nw.converged) {
             error = ERROR_CONSTANT * h * h * slot_max(s);
             accepted = !(error > st.tolerance_m);
         }
         if (accepted) {
-            for (var k = lane; k <= n; k += SIM_LANES) {
-                set_plane(PLANE_PREVIOUS_ACCELERATION, k, sim, plane(PLANE_ACCELERATION, k, sim));
-                set_plane(PLANE_ACCELERATION, k, sim, plane(PLANE_TRIAL_ACCELERATION, k, sim));
-                set_plane(PLANE_ALGORITHMIC, k, sim, plane(PLANE_TRIAL_ALGORITHMIC, k, sim));
-                set_plane(PLANE_VELOCITY, k, sim, plane(PLANE_TRIAL_VELOCITY, k, sim));
-                var drift = plane(PLANE_TRIAL_DRIFT, k, sim);
-                if (k == 0u) {
-                    let u = plane(PLANE_DISPLACEMENT, 0u, sim);
-                    set_plane(PLANE_DISPLACEMENT, 0u, sim, real4(pin.position, u.zw));
-                    drift = real4(0.0, 0.0, drift.zw);
-                }
-                set_plane(PLANE_DRIFT, k, sim, drift);
-            }
-            p.previous_step_s = h;
-            if (last) {
-                p.time_s = landing_s;
-            } else {
-                p.time_s = p.time_s + h;
-            }
-            p.steps += 1u;
-            p.max_local_error_m = max(p.max_local_error_m, error);
-            let factor = step_factor(error, st.tolerance_m);
-            let short_landing = h < 0.5 * p.step_s;
-            if (!(short_landing && h * factor >= p.step_s)) {
-                p.step_s = min(h * factor, st.max_step_s);
-            }
-        } else if (live) {
+            accept_step(&p, at, st, sim, lane, n, error);
+        } else if (at.live) {
             p.rejected_steps += 1u;
             p.step_s = h * REJECTED_STEP_FACTOR;
         }
-        if (live && p.step_s < MIN_STEP_S) {
+        if (at.live && p.step_s < MIN_STEP_S) {
             p.status = STATUS_NEWTON_FAILED;
         }
 
         // A landing: the drift folded, the explosion check, then the
         // sample and the frames at this time. A lane folds the nodes it
         // accepted (no barrier between).
-        let landed = accepted && last && p.status == STATUS_RUNNING;
+        let landed = accepted && at.last && p.status == STATUS_RUNNING;
         if (landed) {
-            var exploded = 0u;
-            for (var k = lane; k <= n; k += SIM_LANES) {
-                let u = plane(PLANE_DISPLACEMENT, k, sim) + plane(PLANE_DRIFT, k, sim);
-                set_plane(PLANE_DISPLACEMENT, k, sim, u);
-                set_plane(PLANE_DRIFT, k, sim, real4(0.0));
-                if (exploded_position(u, ph.length_m)
-                    || exploded_velocity(plane(PLANE_VELOCITY, k, sim))) {
-                    exploded = 1u;
-                }
-            }
-            w_exploded[local] = exploded;
+            w_exploded[local] = fold_landing(sim, lane, n, ph.length_m);
         }
         barrier();
         if (landed) {
             if (slot_exploded(s)) {
                 p.status = STATUS_DIVERGED;
             } else {
-                let t = p.time_s;
-                if (p.samples_done < st.samples
-                    && same_time(real(p.samples_done + 1u) * st.sample_interval_s, landing_s)) {
-                    p.samples_done += 1u;
-                    if (lane == 0u) {
-                        let sample_pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s);
-                        observe_swingup(sim, ph, sample_pin.position,
-                                        plane(PLANE_DISPLACEMENT, n, sim).xy,
-                                        plane(PLANE_VELOCITY, n, sim).xy, t);
-                    }
-                }
-                loop {
-                    if (p.frames_done >= c.frames
-                        || !same_time(frame_times[c.frame_offset + p.frames_done], landing_s)) {
-                        break;
-                    }
-                    if (lane == 0u) {
-                        var error_m2: real = 0.0;
-                        for (var m = 0u; m < c.markers; m++) {
-                            let a = marker_element(c, m);
-                            error_m2 += observe_marker(c, ph, p.frames_done, m,
-                                                       plane(PLANE_DISPLACEMENT, a, sim),
-                                                       plane(PLANE_DISPLACEMENT, a + 1u, sim));
-                        }
-                        objectives[sim].identification_error_m2 += error_m2;
-                    }
-                    p.frames_done += 1u;
-                }
-                if (next_landing(c, st, p) < 0.0) {
-                    p.status = STATUS_DONE;
-                }
+                observe_landing(&p, c, ph, st, sim, lane, at.landing_s);
             }
         }
         // No barrier here: lane 0's reads of other lanes' nodes above come

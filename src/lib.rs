@@ -39,6 +39,37 @@
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The batched objective, for optimizers and samplers: J_e of any list of
+//! candidates against the same film, run as one batch on the engine the
+//! identification would choose (`workflow::objective`):
+//!
+//! ```
+//! use tether_sweep::engine::{Backend, EngineOptions};
+//! use tether_sweep::sweep::Grid;
+//! use tether_sweep::workflow::identify::IdentifyRequest;
+//! use tether_sweep::workflow::objective::Objective;
+//!
+//! // The grid's axes name the candidates' parameters: n, D, C_D.
+//! let grid = Grid::parse("10", "2000", "0.8")?;
+//! let request = IdentifyRequest {
+//!     engine: EngineOptions { backend: Backend::Cpu, ..Default::default() },
+//!     tolerance_m: Some(1e-6),
+//!     ..IdentifyRequest::new("datasets/drop_synthetic.parquet", grid, "identify-results")
+//! };
+//! let objective = Objective::new(&request)?;
+//! println!("candidates give {:?}", objective.parameters()); // n, D, C_D as results columns
+//! let candidates = [
+//!     objective.candidate(&[10.0, 1500.0, 0.8])?,
+//!     objective.candidate(&[10.0, 2500.0, 0.8])?,
+//! ];
+//! let j_e_m2 = objective.j_e_m2(&candidates)?;
+//! assert!(j_e_m2.iter().all(|j| j.is_some_and(|j| j > 0.0)));
+//! // Measured minus simulated coordinates, for least-squares fitters.
+//! let residuals_m = objective.residuals_m(&candidates[0])?;
+//! assert_eq!(residuals_m.len(), objective.observations());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod camera;
 pub mod dataset;

@@ -14,7 +14,8 @@ use crate::gpu::{self, Gpu, GpuLayout, Precision};
 use crate::model::TetherParams;
 use crate::scenario::batch::BatchError;
 use crate::scenario::{Scenario, ScenarioKind};
-use crate::solver::{FixedStepScheme, SolverKind};
+use crate::scheme::FixedStepScheme;
+use crate::solver::SolverKind;
 
 /// One measured configuration.
 #[derive(Debug, Clone)]
@@ -243,7 +244,7 @@ fn layout_facts(
 /// per accepted step.
 fn adaptive_facts(
     gpu: &Gpu,
-    shape: gpu::adaptive::AdaptiveShape,
+    shape: gpu::shape::AdaptiveShape,
     precision: Precision,
     work: &Work,
 ) -> Result<LayoutFacts, gpu::GpuError> {

@@ -15,7 +15,7 @@ use tether_sweep::gpu::{
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_output, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
-use tether_sweep::solver::FixedStepScheme;
+use tether_sweep::scheme::FixedStepScheme;
 
 const SCHEMES: [FixedStepScheme; 2] = [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit];
 const LAYOUTS: [GpuLayout; 2] = [GpuLayout::Thread, GpuLayout::Workgroup];

@@ -10,16 +10,17 @@ use common::{adaptive_options, landings, largest_distance, open_gpu as open, par
 
 use tether_sweep::engine::{Engine, EngineKind};
 use tether_sweep::gpu::adaptive::{
-    AdaptiveBatch, AdaptiveOptions, AdaptiveOutcome, AdaptiveRun, AdaptiveShape, AdaptiveStatus,
-    Landings, run_adaptive_batch,
+    AdaptiveBatch, AdaptiveOptions, AdaptiveOutcome, AdaptiveRun, AdaptiveStatus, Landings,
+    run_adaptive_batch,
 };
 use tether_sweep::gpu::batch::chunk_data;
 use tether_sweep::gpu::mirror::adaptive::run_adaptive;
+use tether_sweep::gpu::shape::AdaptiveShape;
 use tether_sweep::gpu::{GpuError, GpuSimulation, Precision};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
-use tether_sweep::solver::FixedStepScheme;
+use tether_sweep::scheme::FixedStepScheme;
 
 /// A batch of different n, D, C_D and experiments packed together: a
 /// damped drop, an undamped one whose axial modes ring (hundreds of

@@ -2249,3 +2249,103 @@ fn a_film_that_is_not_the_experiment_fails_the_joint_run_though_its_weight_is_sm
     let metadata = read_parquet_metadata(&out.join("results.parquet")).unwrap();
     assert!(metadata[tether_sweep::metadata::PLAUSIBILITY].contains("mirrored"));
 }
+
+/// The batched objective is the sweep's path: J_e of candidates taken in
+/// another order and batch equals results.parquet's for the same rows at
+/// the same tolerance, bit for bit; the residuals' sum of squares is J_e;
+/// candidates that are not the grid's parameters are refused by name.
+#[test]
+fn the_batched_objective_equals_the_sweeps_j_e() {
+    use tether_sweep::engine::RunHooks;
+    use tether_sweep::workflow::objective::Objective;
+    let dir = tempfile::tempdir().unwrap();
+    let measured = dir.path().join("drop.parquet");
+    synth(&measured, 5e-4);
+    let request = IdentifyRequest {
+        engine: EngineOptions {
+            backend: Backend::Cpu,
+            ..EngineOptions::default()
+        },
+        tolerance_m: Some(1e-7),
+        refine: false,
+        validate: 0,
+        ..IdentifyRequest::new(
+            &measured,
+            Grid::parse("4,6", "1000:3000:500", "0.7:0.9:0.1").unwrap(),
+            dir.path().join("out"),
+        )
+    };
+    let objective = Objective::new(&request).unwrap();
+    let report = request.run(Hooks::default()).unwrap();
+    assert_eq!(report.results.len(), 30);
+    // Twenty rows, last first, every other one skipped after the tenth.
+    let rows: Vec<_> = report
+        .results
+        .iter()
+        .rev()
+        .enumerate()
+        .filter(|(i, _)| *i < 10 || i % 2 == 0)
+        .map(|(_, r)| r)
+        .take(20)
+        .collect();
+    assert_eq!(rows.len(), 20);
+    assert_eq!(
+        objective.parameters(),
+        ["elements", "damping_pa_s", "drag_coefficient"]
+    );
+    assert_eq!(objective.tolerance_m(), Some(1e-7));
+    let candidates: Vec<Candidate> = rows
+        .iter()
+        .map(|r| {
+            let c = &r.candidate;
+            objective
+                .candidate(&[c.elements as f64, c.damping_pa_s, c.drag_coefficient])
+                .unwrap()
+        })
+        .collect();
+    let j_e = objective.j_e_m2(&candidates).unwrap();
+    let table = read_results(&report.table_path).unwrap();
+    for (row, j) in rows.iter().zip(&j_e) {
+        let written = table
+            .iter()
+            .find(|t| t.candidate == row.candidate)
+            .expect("the row is in results.parquet");
+        assert!(j.is_some(), "{:?} has no J_e", row.candidate);
+        assert_eq!(
+            j.map(f64::to_bits),
+            written.j_e_m2.map(f64::to_bits),
+            "{:?}",
+            row.candidate
+        );
+    }
+    // One candidate alone gives the same as in the batch.
+    let alone = objective
+        .evaluate(&candidates[3..4], RunHooks::default())
+        .unwrap();
+    assert_eq!(alone[0].j_e_m2, j_e[3]);
+    // The residuals, on the reference solver at the same tolerance.
+    let r = objective.residuals_m(&candidates[0]).unwrap();
+    assert_eq!(r.len(), objective.observations());
+    let sum: f64 = r.iter().map(|x| x * x).sum();
+    let j0 = j_e[0].unwrap();
+    assert!((sum - j0).abs() <= 1e-12 * j0, "{sum} against {j0}");
+    // Bad candidates: named, with what is allowed.
+    let wrong = objective.candidate(&[6.0, 2000.0]).unwrap_err().to_string();
+    assert!(
+        wrong.contains("elements, damping_pa_s, drag_coefficient"),
+        "{wrong}"
+    );
+    let fraction = objective
+        .candidate(&[2.5, 2000.0, 0.8])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        fraction.contains("elements") && fraction.contains("2.5"),
+        "{fraction}"
+    );
+    let negative = objective
+        .candidate(&[6.0, -1.0, 0.8])
+        .unwrap_err()
+        .to_string();
+    assert!(negative.contains("valid experiment"), "{negative}");
+}

@@ -381,3 +381,301 @@ fn the_grid_axes_are_named_in_one_table() {
         elsewhere.join("\n")
     );
 }
+
+/// A file's module path under src/: `gpu/adaptive.rs` is `gpu::adaptive`,
+/// `gpu/mod.rs` is `gpu`, `lib.rs` the crate root (empty).
+fn module_path(relative: &str) -> Vec<String> {
+    let trimmed = relative.trim_end_matches(".rs");
+    let mut parts: Vec<String> = trimmed.split('/').map(str::to_string).collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The paths a source text names from `crate::` or `super::`, use groups
+/// expanded (`use super::{a, b::{c, d}}` names `super::a`, `super::b::c`,
+/// `super::b::d`), each as its segments. A file's `#[cfg(test)] mod tests`
+/// is left out: its `super` is the file itself.
+fn named_paths(text: &str) -> Vec<Vec<String>> {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => &text[..at],
+        None => text,
+    };
+    // Tokens: identifiers, `::`, `{`, `}`, `,`; anything else ends a path.
+    let mut tokens: Vec<String> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            tokens.push(chars[start..i].iter().collect());
+            continue;
+        } else if c == ':' && chars.get(i + 1) == Some(&':') {
+            tokens.push("::".into());
+            i += 1;
+        } else if "{},*".contains(c) {
+            tokens.push(c.to_string());
+        } else if !c.is_whitespace() {
+            tokens.push(" ".into());
+        }
+        i += 1;
+    }
+    // A path tree from `at`: prefix segments, then `::{…}` groups.
+    fn tree(
+        tokens: &[String],
+        mut at: usize,
+        prefix: Vec<String>,
+        out: &mut Vec<Vec<String>>,
+    ) -> usize {
+        let mut path = prefix;
+        loop {
+            match tokens.get(at).map(String::as_str) {
+                Some("{") => {
+                    at += 1;
+                    loop {
+                        if tokens.get(at).map(String::as_str) == Some("}") {
+                            return at + 1;
+                        }
+                        at = tree(tokens, at, path.clone(), out);
+                        match tokens.get(at).map(String::as_str) {
+                            Some(",") => at += 1,
+                            Some("}") => return at + 1,
+                            _ => return at,
+                        }
+                    }
+                }
+                Some(t) if t.chars().all(|c| c.is_alphanumeric() || c == '_') => {
+                    path.push(t.to_string());
+                    at += 1;
+                    if tokens.get(at).map(String::as_str) == Some("::") {
+                        at += 1;
+                        continue;
+                    }
+                    if tokens.get(at).map(String::as_str) == Some("as") {
+                        at += 2;
+                    }
+                    out.push(path);
+                    return at;
+                }
+                _ => {
+                    out.push(path);
+                    return at;
+                }
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    let mut at = 0;
+    while at < tokens.len() {
+        let starts = (tokens[at] == "crate" || tokens[at] == "super")
+            && tokens.get(at + 1).map(String::as_str) == Some("::")
+            && (at == 0 || tokens[at - 1] != "::");
+        if starts {
+            at = tree(&tokens, at, Vec::new(), &mut paths).max(at + 1);
+        } else {
+            at += 1;
+        }
+    }
+    paths
+}
+
+/// The module a path from the module `from` names: `super` and `crate`
+/// resolved, then as deep as `modules` (the file modules) goes.
+fn resolve(from: &[String], path: &[String], modules: &BTreeSet<Vec<String>>) -> Vec<String> {
+    let mut at: Vec<String> = from.to_vec();
+    let mut rest = path;
+    while let Some((first, tail)) = rest.split_first() {
+        match first.as_str() {
+            "crate" => at.clear(),
+            "super" => {
+                at.pop();
+            }
+            "self" => {}
+            _ => break,
+        }
+        rest = tail;
+    }
+    for segment in rest {
+        let mut deeper = at.clone();
+        deeper.push(segment.clone());
+        if !modules.contains(&deeper) {
+            break;
+        }
+        at = deeper;
+    }
+    at
+}
+
+/// For every parent module, which of its children (files or folders) use
+/// which others: an edge from the child holding the user to the child
+/// holding what it names.
+fn sibling_uses(
+    texts: &[(String, String)],
+) -> std::collections::BTreeMap<(Vec<String>, String), BTreeSet<String>> {
+    let modules: BTreeSet<Vec<String>> = texts
+        .iter()
+        .filter(|(relative, _)| relative != "main.rs")
+        .map(|(relative, _)| module_path(relative))
+        .collect();
+    let mut edges = std::collections::BTreeMap::<(Vec<String>, String), BTreeSet<String>>::new();
+    for (relative, text) in texts {
+        if relative == "main.rs" {
+            continue;
+        }
+        let from = module_path(relative);
+        // `super` in a mod.rs or lib.rs names the folder's parent.
+        for path in named_paths(text) {
+            let target = resolve(&from, &path, &modules);
+            let common = from.iter().zip(&target).take_while(|(a, b)| a == b).count();
+            if common < from.len() && common < target.len() {
+                edges
+                    .entry((from[..common].to_vec(), from[common].clone()))
+                    .or_default()
+                    .insert(target[common].clone());
+            }
+        }
+    }
+    edges
+}
+
+/// Sibling modules that reach each other through their uses, each circle
+/// as `parent: a -> b -> a`.
+fn import_circles(texts: &[(String, String)]) -> Vec<String> {
+    let edges = sibling_uses(texts);
+    let mut circles = BTreeSet::new();
+    for (parent, start) in edges.keys() {
+        // Depth-first from `start` within `parent`, looking for `start`.
+        let mut stack = vec![vec![start.clone()]];
+        let mut seen = BTreeSet::new();
+        while let Some(trail) = stack.pop() {
+            let last = trail.last().unwrap();
+            for next in edges
+                .get(&(parent.clone(), last.clone()))
+                .into_iter()
+                .flatten()
+            {
+                if next == start {
+                    let mut circle = trail.clone();
+                    // One name per circle: its rotation from the least member.
+                    let least = (0..circle.len()).min_by_key(|&i| &circle[i]).unwrap();
+                    circle.rotate_left(least);
+                    let first = circle[0].clone();
+                    circle.push(first);
+                    circles.insert(format!("{}: {}", parent.join("::"), circle.join(" -> ")));
+                } else if seen.insert(next.clone()) {
+                    let mut longer = trail.clone();
+                    longer.push(next.clone());
+                    stack.push(longer);
+                }
+            }
+        }
+    }
+    circles.into_iter().collect()
+}
+
+#[test]
+fn the_import_scan_resolves_groups_super_and_folders() {
+    let texts = vec![
+        (
+            "gpu/mod.rs".to_string(),
+            "pub mod a; pub mod b; pub mod m;".to_string(),
+        ),
+        (
+            "gpu/a.rs".to_string(),
+            "use super::{b::X, m::y::{Z, W}};".to_string(),
+        ),
+        (
+            "gpu/b.rs".to_string(),
+            "fn f() { crate::gpu::m::y::g() }".to_string(),
+        ),
+        ("gpu/m/mod.rs".to_string(), String::new()),
+        (
+            "gpu/m/y.rs".to_string(),
+            "use super::super::a::Q;".to_string(),
+        ),
+        (
+            "io.rs".to_string(),
+            "use crate::gpu::b;\n#[cfg(test)]\nmod tests { use super::super::gpu::a; }".to_string(),
+        ),
+    ];
+    let edges = sibling_uses(&texts);
+    let of = |parent: &[&str], child: &str| -> Vec<String> {
+        let key = (
+            parent.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            child.to_string(),
+        );
+        edges
+            .get(&key)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(of(&["gpu"], "a"), ["b", "m"]);
+    assert_eq!(of(&["gpu"], "b"), ["m"]);
+    assert_eq!(of(&["gpu"], "m"), ["a"]);
+    assert_eq!(of(&[], "io"), ["gpu"]);
+    assert_eq!(
+        import_circles(&texts),
+        ["gpu: a -> b -> m -> a", "gpu: a -> m -> a"]
+    );
+}
+
+/// No two modules anywhere in src/ (the CLI's and the GPU engine's
+/// included) use each other, directly or round a longer circle: each
+/// folder's files have an order a reader can follow.
+#[test]
+fn no_import_circle_anywhere() {
+    let texts = src_texts();
+    let edges = sibling_uses(&texts);
+    let uses: usize = edges.values().map(BTreeSet::len).sum();
+    assert!(
+        uses > 150,
+        "only {uses} uses between modules: is the scan broken?"
+    );
+    let circles = import_circles(&texts);
+    assert!(
+        circles.is_empty(),
+        "import circles:\n{}",
+        circles.join("\n")
+    );
+}
+
+/// Every function of every WGSL file, with its length in lines: from its
+/// `fn` line to the closing brace at that line's indentation.
+fn wgsl_function_lengths() -> Vec<(usize, String)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "wgsl") {
+            files.push(path);
+        }
+    }
+    function_lengths(&files)
+}
+
+/// No WGSL function over 150 lines: an entry point calls named functions
+/// for its phases.
+#[test]
+fn no_wgsl_function_is_over_150_lines() {
+    let lengths = wgsl_function_lengths();
+    assert!(
+        lengths.len() > 30,
+        "{} WGSL functions: the scan is broken",
+        lengths.len()
+    );
+    let longest = lengths.last().unwrap();
+    assert!(
+        longest.0 > 40,
+        "the longest is {longest:?}: the scan is broken"
+    );
+    let long: Vec<_> = lengths.iter().filter(|(n, _)| *n > 150).collect();
+    assert!(long.is_empty(), "WGSL functions over 150 lines: {long:?}");
+}

@@ -14,7 +14,7 @@ use tether_sweep::gpu::{GpuOutcome, GpuSimulation, Precision, mirror};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
-use tether_sweep::solver::FixedStepScheme;
+use tether_sweep::scheme::FixedStepScheme;
 
 fn recorded(scenario: &Scenario, p: &TetherParams, scheme: FixedStepScheme) -> GpuSimulation {
     let mut sim = gpu_simulation(scenario, p, scheme, None, &StepCache::default()).unwrap();

@@ -5,10 +5,11 @@ use std::sync::Arc;
 
 use tether_sweep::model::{FixedPin, Tether, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
+use tether_sweep::scheme::FixedStepScheme;
 use tether_sweep::solver::equilibrium::hanging_equilibrium;
 use tether_sweep::solver::modal::{explicit_stability_limit, modes, semi_implicit_stability_limit};
 use tether_sweep::solver::{
-    FixedStepScheme, FixedStepSolver, ReferenceOptions, ReferenceStats, SolverKind, TetherDynamics,
+    FixedStepSolver, ReferenceOptions, ReferenceStats, SolverKind, TetherDynamics,
 };
 
 fn tether(n: usize, damping: f64, drag: f64, tip_mass: f64) -> Tether {

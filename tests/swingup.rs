@@ -20,7 +20,8 @@ use tether_sweep::gpu::Precision;
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
 use tether_sweep::model::{PinMotion, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
-use tether_sweep::solver::{FixedStepScheme, SolverKind};
+use tether_sweep::scheme::FixedStepScheme;
+use tether_sweep::solver::SolverKind;
 
 /// A swing-up CI can afford: n = 4, 2 bits a gene (64 chromosomes), 1.2 s
 /// (the captures of this configuration happen before 1 s).

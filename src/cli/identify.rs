@@ -217,7 +217,7 @@ impl IdentifyArgs {
             None => Shard::from_slurm(|name| std::env::var(name).ok())
                 .map_err(|e| UsageError(e.to_string()))?,
         };
-        let Experiment {
+        let Configured {
             measured: in_config,
             base,
             scenario,
@@ -328,7 +328,7 @@ impl IdentifyArgs {
 const CONFIG_KEYS: [&str; 4] = ["scenario", "tether", "settings", "camera"];
 
 /// What `--config` and the flags say of the experiment.
-pub(super) struct Experiment {
+pub(super) struct Configured {
     /// The film's name: `name` in [settings], else the config's stem.
     pub name: String,
     /// Its measured file: `measured` in [settings], relative to the config.
@@ -346,12 +346,12 @@ pub(super) struct Experiment {
 impl IdentifyArgs {
     /// The tether, drop and camera from `--config` (the first) and the
     /// flags.
-    fn experiment(&self) -> Result<Experiment> {
+    fn experiment(&self) -> Result<Configured> {
         self.experiment_of(self.config.first().map(PathBuf::as_path))
     }
 
     /// The tether, drop and camera from the config `path` and the flags.
-    pub(super) fn experiment_of(&self, path: Option<&std::path::Path>) -> Result<Experiment> {
+    pub(super) fn experiment_of(&self, path: Option<&std::path::Path>) -> Result<Configured> {
         let mut flags = Table::new();
         for (axis, value) in [(TIP_MASS, self.tip_mass), (LENGTH, self.length)] {
             if let Some(v) = value {
@@ -364,7 +364,7 @@ impl IdentifyArgs {
                 length_m: self.length.unwrap_or(TetherParams::default().length_m),
                 ..TetherParams::default()
             };
-            return Ok(Experiment {
+            return Ok(Configured {
                 name: "drop".into(),
                 measured: None,
                 base,
@@ -407,7 +407,7 @@ impl IdentifyArgs {
             }
         })?;
         let markers = markers_given.then(|| cfg.scenario.marker_arc_lengths_m.clone());
-        Ok(Experiment {
+        Ok(Configured {
             name,
             measured,
             base: cfg.tether,
@@ -474,10 +474,8 @@ fn lexically_normal(path: &std::path::Path) -> PathBuf {
     out
 }
 
+/// One film's identification (several configs: [`super::joint::run`]).
 pub fn run(args: IdentifyArgs) -> Result<()> {
-    if args.config.len() > 1 {
-        return super::joint::run(&args);
-    }
     let request = args.request()?;
     let in_config = |key: &str| {
         args.config

@@ -44,18 +44,18 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Backend, Engine, EngineKind, EngineOptions, gpu_scheme};
-use crate::gpu::adaptive::{
-    AdaptiveBatch, AdaptiveRun, AdaptiveShape, ShapeBounds, run_adaptive_batch,
-};
+use crate::gpu::adaptive::{AdaptiveBatch, AdaptiveRun, run_adaptive_batch};
 use crate::gpu::adaptive::{check_tolerance, f32_first_pass_tolerance_m};
 use crate::gpu::cost::{self, LayoutRates};
 use crate::gpu::dispatch::layout_holds;
 use crate::gpu::layout::{GpuLayout, LayoutRequest};
+use crate::gpu::shape::{AdaptiveShape, ShapeBounds};
 use crate::gpu::{BatchOptions, Gpu, GpuError, Precision, run_batch};
 use crate::model::TetherParams;
 use crate::scenario::batch::{StepCache, adaptive_landings, adaptive_options, gpu_simulation};
 use crate::scenario::{Frames, Scenario, ScenarioKind, SolverSettings};
-use crate::solver::{FixedStepScheme, ReferenceOptions, ReferenceStats, SolverKind};
+use crate::scheme::FixedStepScheme;
+use crate::solver::{ReferenceOptions, ReferenceStats, SolverKind};
 
 /// What a job asks for: its options, and what the choice weighs.
 #[derive(Debug, Clone, Copy)]

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::gpu::Precision;
 use crate::scenario::SolverSettings;
-use crate::solver::{FixedStepScheme, SolverKind};
+use crate::scheme::FixedStepScheme;
+use crate::solver::SolverKind;
 
 /// What `--backend` asks for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]

@@ -17,8 +17,9 @@ use rayon::prelude::*;
 use super::EngineKind;
 use crate::gpu::GpuOutcome;
 use crate::gpu::adaptive::{
-    AdaptiveBatch, AdaptiveOutcome, AdaptiveRun, AdaptiveShape, Landings, run_adaptive_batch,
+    AdaptiveBatch, AdaptiveOutcome, AdaptiveRun, Landings, run_adaptive_batch,
 };
+use crate::gpu::shape::AdaptiveShape;
 use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, GpuSimulation, LayoutRequest};
 use crate::gpu::{GpuError, MISSING_SAMPLE_M, OutcomeStatus, Precision};
 use crate::model::{Tether, TetherParams};
@@ -30,7 +31,8 @@ use crate::scenario::batch::{
 use crate::scenario::{
     RunStatus, Scenario, SimulationOutput, SolverReport, SolverSettings, simulate,
 };
-use crate::solver::{FixedStepScheme, ReferenceOptions, SolverError, SolverKind};
+use crate::scheme::FixedStepScheme;
+use crate::solver::{ReferenceOptions, SolverError, SolverKind};
 
 /// A kind of engine with what it runs on: the CPU's cores, or an open GPU.
 /// Cloning shares the device.
@@ -62,7 +64,7 @@ struct GpuRun {
     /// cost a modal analysis per simulation on the host, for nothing.
     adaptive: Option<ReferenceOptions>,
     /// The adaptive scheme's lanes a simulation; None: the cost model's
-    /// per batch (`gpu::adaptive::AdaptiveShape::for_batch`).
+    /// per batch (`gpu::shape::AdaptiveShape::for_batch`).
     adaptive_lanes: Option<u32>,
 }
 

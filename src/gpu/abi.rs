@@ -7,7 +7,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-pub use crate::scheme::FixedStepScheme;
+use crate::scheme::FixedStepScheme;
 
 /// The shader's default workgroup size (the `WORKGROUP_SIZE` override in
 /// step.wgsl), used on hardware GPUs.
@@ -422,7 +422,7 @@ mod tests {
     fn check_adaptive<R: Real>(precision: Precision) {
         let source = crate::gpu::shader::step_adaptive_source(
             precision,
-            crate::gpu::adaptive::AdaptiveShape { sims: 2, lanes: 4 },
+            crate::gpu::shape::AdaptiveShape { sims: 2, lanes: 4 },
             0.8,
         );
         assert_eq!(
@@ -605,7 +605,7 @@ mod tests {
     #[test]
     fn the_adaptive_stage_passes_naga_validation_in_both_precisions() {
         for p in [Precision::F32, Precision::F64] {
-            let shape = crate::gpu::adaptive::AdaptiveShape { sims: 2, lanes: 4 };
+            let shape = crate::gpu::shape::AdaptiveShape { sims: 2, lanes: 4 };
             let src = crate::gpu::shader::step_adaptive_source(p, shape, 0.8);
             let module = naga::front::wgsl::parse_str(&src)
                 .unwrap_or_else(|e| panic!("{p:?}: {}", e.emit_to_string(&src)));

@@ -4,14 +4,15 @@
 
 use super::GpuError;
 use super::abi::{
-    FACTOR_VEC4_PER_NODE, FixedStepScheme, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES,
-    MESH_MASS_VEC4, NO_FRAME, NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
+    FACTOR_VEC4_PER_NODE, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES, MESH_MASS_VEC4, NO_FRAME,
+    NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
 };
 use super::mass_factor::{self, MeshMass};
 use crate::error::InputError;
 use crate::model::element::{SectionConstants, shape};
 use crate::model::tether::{NODE_DOFS, straight_configuration};
 use crate::model::{Tether, TetherParams};
+use crate::scheme::FixedStepScheme;
 use crate::scheme::FrameDue;
 
 /// The prescribed motion of node 0.

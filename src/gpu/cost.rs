@@ -72,9 +72,9 @@
 //! layout runs there for testing, correctly and slowly.
 
 use super::Precision;
-use super::abi::FixedStepScheme;
 use super::flops;
 use super::layout::{GpuLayout, MIN_ADAPTIVE_LANES, adaptive_lanes_for, lanes_for};
+use crate::scheme::FixedStepScheme;
 
 /// Measured rates of the GPU [GFLOP/s of multiply-adds].
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::abi::FixedStepScheme;
 use super::{GpuError, Precision, abi, shader};
+use crate::scheme::FixedStepScheme;
 
 /// What a user needs to know about an adapter.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -389,7 +389,7 @@ impl Gpu {
                             spectral_radius_bits,
                         } => shader::step_adaptive_source(
                             precision,
-                            super::adaptive::AdaptiveShape { sims, lanes },
+                            super::shape::AdaptiveShape { sims, lanes },
                             f64::from_bits(spectral_radius_bits),
                         ),
                         Stage::Peak(_) => shader::peak_source(precision),

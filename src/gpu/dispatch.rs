@@ -11,8 +11,8 @@ use bytemuck::Pod;
 use wgpu::util::DeviceExt;
 
 use super::abi::{
-    DispatchParams, FixedStepScheme, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE,
-    STATUS_RUNNING, SimObjectives, SimProgress,
+    DispatchParams, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE, STATUS_RUNNING,
+    SimObjectives, SimProgress,
 };
 use super::batch::{
     ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data, steps_per_dispatch,
@@ -22,6 +22,7 @@ use super::cost::{self, GpuRates};
 use super::device::PeakChains;
 use super::layout::{GpuLayout, LayoutRequest};
 use super::{Gpu, GpuError, Precision};
+use crate::scheme::FixedStepScheme;
 
 /// Mesa's llvmpipe/lavapipe ends every loop of a shader invocation once the
 /// invocation has run 65,535 loop iterations in total, silently

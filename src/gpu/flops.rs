@@ -71,10 +71,10 @@ pub const SEMI_IMPLICIT_PER_ELEMENT_STEP: u64 = crate::model::element::GAUSS_POI
     + BACK;
 
 /// Flops per element-step of `scheme`.
-pub fn per_element_step(scheme: super::abi::FixedStepScheme) -> u64 {
+pub fn per_element_step(scheme: crate::scheme::FixedStepScheme) -> u64 {
     match scheme {
-        super::abi::FixedStepScheme::Explicit => PER_ELEMENT_STEP,
-        super::abi::FixedStepScheme::SemiImplicit => SEMI_IMPLICIT_PER_ELEMENT_STEP,
+        crate::scheme::FixedStepScheme::Explicit => PER_ELEMENT_STEP,
+        crate::scheme::FixedStepScheme::SemiImplicit => SEMI_IMPLICIT_PER_ELEMENT_STEP,
     }
 }
 
@@ -84,10 +84,10 @@ pub const PEAK_PER_INVOCATION: u64 = 2048 * 16 * 4 * 2;
 /// One element's own work in a step of `scheme`: its Gauss points (with the
 /// damping matrix, semi-implicit), gravity and drag. In the workgroup
 /// layout these run in parallel, one element per lane.
-pub fn element(scheme: super::abi::FixedStepScheme) -> u64 {
+pub fn element(scheme: crate::scheme::FixedStepScheme) -> u64 {
     let point = match scheme {
-        super::abi::FixedStepScheme::Explicit => GAUSS_POINT,
-        super::abi::FixedStepScheme::SemiImplicit => GAUSS_POINT + GAUSS_POINT_DAMPING,
+        crate::scheme::FixedStepScheme::Explicit => GAUSS_POINT,
+        crate::scheme::FixedStepScheme::SemiImplicit => GAUSS_POINT + GAUSS_POINT_DAMPING,
     };
     crate::model::element::GAUSS_POINTS as u64 * point + GRAVITY_AND_DRAG
 }
@@ -96,10 +96,10 @@ pub fn element(scheme: super::abi::FixedStepScheme) -> u64 {
 /// substitution (semi-implicit: with the pivot's factorization) and its
 /// back substitution, without the velocity update. In the workgroup layout
 /// this is the serial chain of a step, node after node.
-pub fn node_solve(scheme: super::abi::FixedStepScheme) -> u64 {
+pub fn node_solve(scheme: crate::scheme::FixedStepScheme) -> u64 {
     let forward = match scheme {
-        super::abi::FixedStepScheme::Explicit => FORWARD,
-        super::abi::FixedStepScheme::SemiImplicit => SEMI_IMPLICIT_FORWARD,
+        crate::scheme::FixedStepScheme::Explicit => FORWARD,
+        crate::scheme::FixedStepScheme::SemiImplicit => SEMI_IMPLICIT_FORWARD,
     };
     forward + BACK - VELOCITY_UPDATE
 }
@@ -223,8 +223,8 @@ pub const ADAPTIVE_ATTEMPT_NODE: u64 = 13 + 25 + 29 + 20 + 8;
 mod tests {
     #[test]
     fn the_parts_add_up_to_the_element_step() {
-        use super::super::abi::FixedStepScheme;
         use super::*;
+        use crate::scheme::FixedStepScheme;
         for scheme in [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit] {
             assert_eq!(
                 element(scheme) + node_solve(scheme) + NODE_UPDATE,

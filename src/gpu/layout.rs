@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Precision;
-use super::abi::FixedStepScheme;
+use crate::scheme::FixedStepScheme;
 
 /// How the engine maps simulations onto invocations.
 #[derive(

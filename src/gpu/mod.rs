@@ -30,6 +30,7 @@ pub mod layout;
 pub mod mass_factor;
 pub mod mirror;
 pub mod shader;
+pub mod shape;
 
 use thiserror::Error;
 

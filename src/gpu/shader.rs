@@ -12,7 +12,7 @@
 //! (`coupling_none.wgsl`, for the explicit scheme).
 
 use super::Precision;
-use super::abi::FixedStepScheme;
+use crate::scheme::FixedStepScheme;
 
 const REAL_F32: &str = include_str!("../../shaders/real_f32.wgsl");
 const REAL_F64: &str = include_str!("../../shaders/real_f64.wgsl");
@@ -106,7 +106,7 @@ pub fn step_workgroup_source(
 /// CPU mirror rounds it to the precision (src/gpu/mirror/adaptive.rs).
 pub fn step_adaptive_source(
     precision: Precision,
-    shape: super::adaptive::AdaptiveShape,
+    shape: super::shape::AdaptiveShape,
     spectral_radius: f64,
 ) -> String {
     use crate::scheme::GeneralizedAlpha;

@@ -14,8 +14,9 @@ use crate::gpu::adaptive::{AdaptiveOptions, AdaptiveOutcome, AdaptiveStatus, Lan
 use crate::gpu::{GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::SwingupObjective;
+use crate::scheme::FixedStepScheme;
 use crate::scheme::frame_due;
-use crate::solver::{FixedStepScheme, ReferenceOptions, SolverError, TetherDynamics};
+use crate::solver::{ReferenceOptions, SolverError, TetherDynamics};
 
 /// Frames that J_e compares ([`Scenario::compared_frame_times_s`]) but
 /// that the model shows still held (at or before the release): the host

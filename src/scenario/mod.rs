@@ -14,11 +14,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::{InputError, require_finite, require_non_negative, require_positive};
 use crate::model::{FixedPin, PinMotion, Tether, TetherParams};
 use crate::objective::SwingupObjective;
+use crate::scheme::FixedStepScheme;
 use crate::solver::modal::{automatic_step, semi_implicit_stability_limit, semi_implicit_step};
 use crate::solver::reference::ReferenceStats;
 use crate::solver::{
-    FixedStepScheme, FixedStepSolver, ReferenceOptions, ReferenceSolver, SolverError, SolverKind,
-    TetherDynamics, equilibrium,
+    FixedStepSolver, ReferenceOptions, ReferenceSolver, SolverError, SolverKind, TetherDynamics,
+    equilibrium,
 };
 use crate::track::Track;
 pub use frames::{DeclaredFrames, Frames, median_interval_s};

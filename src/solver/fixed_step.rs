@@ -6,7 +6,7 @@ use super::explicit::verlet_step;
 use super::semi_implicit::semi_implicit_step;
 use super::{SolverError, SolverKind, TetherDynamics};
 
-pub use crate::scheme::FixedStepScheme;
+use crate::scheme::FixedStepScheme;
 use crate::scheme::{expand_back, frame_due};
 
 impl From<FixedStepScheme> for SolverKind {

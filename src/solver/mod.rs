@@ -20,8 +20,9 @@ use crate::error::InputError;
 use crate::linalg::{BandedMatrix, BlockTridiagonalLu, FactorError};
 use crate::model::tether::{NODE_DOFS, PRESCRIBED_DOFS};
 use crate::model::{PinMotion, Tether};
+use crate::scheme::FixedStepScheme;
 
-pub use fixed_step::{FixedStepScheme, FixedStepSolver};
+pub use fixed_step::FixedStepSolver;
 pub use reference::{ReferenceOptions, ReferenceSolver, ReferenceStats};
 
 #[derive(Debug, Error)]

@@ -246,8 +246,10 @@ fn set(axis: Axis, c: &mut Candidate, value: f64) {
     }
 }
 
-/// The measured minus simulated coordinates of every compared sample.
-fn residuals(
+/// The measured minus simulated coordinates of every compared sample
+/// (x then y of each marker the measurement has, frame by frame): J_e is
+/// their sum of squares.
+pub fn residuals(
     measured: &MeasuredTrack,
     scenario: &Scenario,
     params: &TetherParams,

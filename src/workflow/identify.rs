@@ -977,6 +977,37 @@ pub(super) fn prepare_film(request: &IdentifyRequest) -> Result<Film, WorkflowEr
     })
 }
 
+/// The engine of `request`'s sweep of `scenario`: `--backend auto`
+/// weighs the shard's simulations (one per release group), or an even
+/// sample of them on a grid of millions; the steps it counts are kept for
+/// the run.
+pub(super) fn choose_sweep_engine(
+    request: &IdentifyRequest,
+    scenario: &Scenario,
+) -> Result<Choice, WorkflowError> {
+    let (sample, groups) = Selection::new(request.grid.clone(), request.shard, HashSet::new())
+        .sample_groups(CHOICE_SAMPLE_GROUPS);
+    let simulations = release_simulations(&sample, &request.base, scenario);
+    let steps = Arc::new(StepCache::default());
+    super::choose_engine(
+        EngineRequest {
+            options: &request.engine,
+            cpu: sweep_settings(
+                request,
+                request.engine.solver.unwrap_or(SolverKind::Reference),
+                scouts(request),
+            )?,
+            simulations: groups,
+            scouting: scouts(request),
+        },
+        &super::count(groups, "drop"),
+        &simulations,
+        // A chunk's candidates, a release axis's values sharing a drop.
+        (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / request.grid.release_run()).max(1),
+        &steps,
+    )
+}
+
 /// Checks the request, claims the output, opens the saved chunks and
 /// chooses the engine. Nothing is simulated yet, except that `--backend
 /// auto` with a hardware GPU times one candidate on the CPU.
@@ -1001,29 +1032,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
     } = claim_table(&request)?;
 
     let grid = &request.grid;
-    // The engine weighs the shard's simulations (one per release group),
-    // or an even sample of them on a grid of millions.
-    let (sample, groups) =
-        Selection::new(grid.clone(), shard, HashSet::new()).sample_groups(CHOICE_SAMPLE_GROUPS);
-    let simulations = release_simulations(&sample, &request.base, &scenario);
-    let steps = Arc::new(StepCache::default());
-    let choice = super::choose_engine(
-        EngineRequest {
-            options: &request.engine,
-            cpu: sweep_settings(
-                &request,
-                request.engine.solver.unwrap_or(SolverKind::Reference),
-                scouts(&request),
-            )?,
-            simulations: groups,
-            scouting: scouts(&request),
-        },
-        &super::count(groups, "drop"),
-        &simulations,
-        // A chunk's candidates, a release axis's values sharing a drop.
-        (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / request.grid.release_run()).max(1),
-        &steps,
-    )?;
+    let choice = choose_sweep_engine(&request, &scenario)?;
     let engine = choice.engine.kind();
     let names = engine.names();
     let (settings, scout_tolerance_m) = engine_sweep_settings(&request, &choice.engine)?;

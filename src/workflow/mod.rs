@@ -14,6 +14,7 @@ pub mod design;
 pub mod identify;
 pub mod joint;
 pub mod linearize;
+pub mod objective;
 pub mod redraw;
 pub mod simulate;
 pub mod summarize;
@@ -42,7 +43,7 @@ use crate::plot::PlotError;
 use crate::scenario::batch::BatchError;
 use crate::scenario::batch::{StepCache, gpu_simulation};
 use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
-use crate::solver::FixedStepScheme;
+use crate::scheme::FixedStepScheme;
 use crate::solver::SolverError;
 
 /// A progress callback: (work done, work in all).

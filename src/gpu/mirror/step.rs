@@ -5,8 +5,7 @@ use nalgebra::{Matrix4, Vector2, Vector4};
 use rayon::prelude::*;
 
 use super::super::abi::{
-    FACTOR_VEC4_PER_NODE, FixedStepScheme, MESH_MASS_VEC4, MISSING_SAMPLE_ABOVE_M, NO_TRACK,
-    SimControl, SimPhysics,
+    FACTOR_VEC4_PER_NODE, MESH_MASS_VEC4, MISSING_SAMPLE_ABOVE_M, NO_TRACK, SimControl, SimPhysics,
 };
 use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data};
 use super::super::{GpuError, Precision};
@@ -15,6 +14,7 @@ use super::matrix::{Symmetric4, inverse4};
 use super::motion::{PinState, pin_state};
 use super::node_blocks::{coupling_transpose_times, pin_rows, plus_node_mass};
 use super::{MirrorReal, combine, join, lit, lit4, xy, zw};
+use crate::scheme::FixedStepScheme;
 
 /// Runs `sims` on the mirror in `precision`, with the engine's inputs and
 /// outputs: the same [`GpuOutcome`]s the engine would read back.
