@@ -396,3 +396,84 @@ fn the_gpu_predicts_what_the_cpu_does() {
         }
     }
 }
+
+/// A planned film from a tracker's file whose config gives no release
+/// (the camera's clock starts at 7.5 s): released at the first frame, with
+/// a note; an `--axis FILM.release_time_s` (the advice) or a value in the
+/// config are taken as given, and the config's value predicts what the
+/// axis at the same value does.
+#[test]
+fn a_planned_films_release_is_a_value_an_axis_or_its_first_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("examples/tracker_film.toml")).unwrap();
+    let config = |release: bool| -> String {
+        text.lines()
+            .filter(|l| {
+                !l.starts_with("frame_times_s") && (release || !l.starts_with("release_time_s"))
+            })
+            .map(|l| match l {
+                "[settings]" => format!(
+                    "[settings]\nname = \"tracker\"\nmeasured = \"{}\"",
+                    root.join("datasets/tracker_film.csv").display()
+                ),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (with, without) = (
+        dir.path().join("with.toml"),
+        dir.path().join("without.toml"),
+    );
+    std::fs::write(&with, config(true)).unwrap();
+    std::fs::write(&without, config(false)).unwrap();
+    let design = |config: &Path, extra: &[&str], out: &str| {
+        let out = dir.path().join(out);
+        let mut args = vec!["design", "--config", path(config), "--backend", "cpu"];
+        args.extend_from_slice(&[
+            "--elements",
+            "8",
+            "--damping",
+            "2300",
+            "--drag-coefficient",
+            "0.77",
+        ]);
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", path(&out)]);
+        let output = tether_sweep(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let table = read_table(&out.join("design.parquet")).unwrap();
+        (
+            String::from_utf8_lossy(&output.stdout).to_string(),
+            f64_column(&table, "se_damping_pa_s"),
+        )
+    };
+    let (note, first_frame) = design(&without, &[], "first");
+    assert!(
+        note.contains("film tracker: released at its first frame, t = 7.4998 s"),
+        "{note}"
+    );
+    let (axis_out, on_axis) = design(
+        &without,
+        &["--axis", "tracker.release_time_s=7.5083"],
+        "axis",
+    );
+    assert!(!axis_out.contains("first frame"), "{axis_out}");
+    let (value_out, as_given) = design(&with, &[], "value");
+    assert!(!value_out.contains("first frame"), "{value_out}");
+    assert_eq!(on_axis.len(), 1);
+    assert!(
+        (on_axis[0] / as_given[0] - 1.0).abs() < 1e-9,
+        "the axis at the config's value: {} against {}",
+        on_axis[0],
+        as_given[0]
+    );
+    // A release 8.5 ms earlier is another experiment.
+    assert!(
+        (first_frame[0] / as_given[0] - 1.0).abs() > 1e-6,
+        "{} against {}",
+        first_frame[0],
+        as_given[0]
+    );
+}

@@ -17,7 +17,7 @@ use tether_sweep::sweep::grid::parse_axis;
 use tether_sweep::sweep::{Axis, Parameter};
 use tether_sweep::workflow::WorkflowError;
 use tether_sweep::workflow::design::{
-    DesignReport, DesignRequest, planned_from_measured, run as run_design,
+    DesignReport, DesignRequest, PlannedRelease, planned_from_measured, run as run_design,
 };
 
 #[derive(Debug, Args)]
@@ -311,6 +311,10 @@ impl DesignArgs {
             Some(p) => config::read_table(p).map_err(|e| UsageError(e.to_string()))?,
             None => Table::new(),
         };
+        let release_configured = table
+            .get("settings")
+            .and_then(Value::as_table)
+            .is_some_and(|t| t.contains_key(Parameter::ReleaseTimeS.name()));
         // A film's name and file are the design's, not the experiment's.
         let (name, measured) = match path {
             Some(p) => super::identify::film_keys(&mut table, p)?,
@@ -375,11 +379,39 @@ impl DesignArgs {
             tether: cfg.tether,
             scenario: cfg.scenario,
         };
-        match measured {
-            Some(file) => Ok(planned_from_measured(film, &file, &cfg.camera, declared)
-                .map_err(|e| UsageError(format!("{}: {e}", file.display())))?),
-            None => Ok(film),
+        let Some(file) = measured else {
+            return Ok(film);
+        };
+        let release = match self.release_axis(&film.name) {
+            Some(values) => PlannedRelease::Axis(values),
+            None if release_configured => PlannedRelease::Configured,
+            None => PlannedRelease::FirstFrame,
+        };
+        let planned = planned_from_measured(film, &file, &cfg.camera, declared, &release)
+            .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
+        let release_s = planned.scenario.release_time_s();
+        if release == PlannedRelease::FirstFrame && release_s > 0.0 {
+            println!(
+                "film {}: released at its first frame, t = {release_s} s (release_time_s in [settings] of {}, or --axis {}.release_time_s=…, to say otherwise)",
+                planned.name,
+                path.map_or_else(String::new, |p| p.display().to_string()),
+                planned.name
+            );
         }
+        Ok(planned)
+    }
+
+    /// The values of an `--axis` over film `film`'s release time, its own
+    /// (`FILM.release_time_s`) or every film's; one that does not parse is
+    /// left to [`Self::axis`] to refuse.
+    fn release_axis(&self, film: &str) -> Option<Vec<f64>> {
+        let release = Parameter::ReleaseTimeS.name();
+        self.axes.iter().rev().find_map(|text| {
+            let (name, values) = text.split_once('=')?;
+            let name = name.trim();
+            let ours = name == release || name.strip_prefix(film)?.strip_prefix('.')? == release;
+            ours.then(|| parse_axis(name, values).ok()).flatten()
+        })
     }
 }
 

@@ -20,35 +20,65 @@ use crate::metadata::{self, Metadata, json};
 use crate::scenario::DeclaredFrames;
 use crate::scenario::SolverSettings;
 use crate::scenario::batch::StepCache;
-use crate::sweep::Grid;
 use crate::sweep::design::{Design, DesignError, PlannedFilm, Prediction};
+use crate::sweep::{Grid, Parameter, ParameterAxis};
+
+/// Where a planned film made from a film already taken is released on
+/// that file's clock.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlannedRelease {
+    /// At its config's `release_time_s`.
+    Configured,
+    /// At each value of a design axis over it (each checked against the
+    /// file's clock as an identification's release axis is).
+    Axis(Vec<f64>),
+    /// Neither given: at the file's first frame, where a film starts.
+    FirstFrame,
+}
 
 /// A planned film whose frames and markers are those of a film already
 /// taken (`measured = "FILE"` in its config): its times and its markers'
 /// arc lengths (the file's `s` column, else the config's), read through
 /// its camera and checked against its experiment as `identify` checks a
-/// film (the config's own frame keys must agree with the file). The
-/// file's positions are not used.
+/// film (the config's own frame keys must agree with the file), released
+/// where `release` says. The file's positions are not used.
 pub fn planned_from_measured(
     film: PlannedFilm,
     measured: &Path,
     camera: &Camera,
     declared_frames: DeclaredFrames,
+    release: &PlannedRelease,
 ) -> Result<PlannedFilm, WorkflowError> {
     let t = &film.tether;
     let grid = Grid {
         elements: vec![t.elements],
         damping_pa_s: vec![t.damping_pa_s],
         drag_coefficient: vec![t.drag_coefficient],
-        parameters: Vec::new(),
+        parameters: match release {
+            PlannedRelease::Axis(values) => vec![ParameterAxis {
+                parameter: Parameter::ReleaseTimeS,
+                values: values.clone(),
+            }],
+            _ => Vec::new(),
+        },
     };
-    let request = IdentifyRequest {
+    let mut request = IdentifyRequest {
         scenario: Some(film.scenario.clone()),
         camera: camera.clone(),
         declared_frames,
         base: film.tether.clone(),
         ..IdentifyRequest::new(measured, grid, "")
     };
+    if *release == PlannedRelease::FirstFrame {
+        let first_s = super::identify::read_request_film(&request)?
+            .times_s()
+            .first()
+            .copied();
+        if let (Some(first_s), Some(scenario)) = (first_s, request.scenario.as_mut()) {
+            let mut tether = film.tether.clone();
+            Parameter::ReleaseTimeS.set(first_s, &mut tether, scenario);
+        }
+    }
     let checked = super::identify::prepare_film(&request)?;
     Ok(PlannedFilm {
         scenario: checked.scenario,

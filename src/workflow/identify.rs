@@ -827,7 +827,7 @@ struct ClaimedTable {
 /// The measured film in the model's frame, through the request's camera.
 /// A camera that says where it saw the pin fixes the pin: an axis over the
 /// pin would move the model under the data.
-fn read_request_film(request: &IdentifyRequest) -> Result<MeasuredTrack, WorkflowError> {
+pub(super) fn read_request_film(request: &IdentifyRequest) -> Result<MeasuredTrack, WorkflowError> {
     let camera = &request.camera;
     camera.validate()?;
     if camera.pin.is_some()
