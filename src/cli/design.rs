@@ -320,33 +320,7 @@ impl DesignArgs {
             Some(p) => super::identify::film_keys(&mut table, p)?,
             None => ("drop".into(), None),
         };
-        let in_config = |key: &str| {
-            table
-                .get("tether")
-                .and_then(Value::as_table)
-                .is_some_and(|t| t.contains_key(key))
-        };
-        for (key, flag, given) in [
-            (
-                Axis::Damping.column(),
-                "--damping",
-                self.tether.damping.is_some(),
-            ),
-            (
-                Axis::Drag.column(),
-                "--drag-coefficient",
-                self.tether.drag_coefficient.is_some(),
-            ),
-        ] {
-            if !given && !in_config(key) {
-                let place = path.map_or_else(String::new, |p| {
-                    format!(" (or {key} in [tether] of {})", p.display())
-                });
-                Err(UsageError(format!(
-                    "design predicts errors at the values you expect: give {flag}{place}"
-                )))?;
-            }
-        }
+        self.require_assumed_values(&table, path)?;
         let mut overrides = Table::new();
         overrides.insert("tether".into(), Value::Table(self.tether.table()));
         config::merge(&mut table, overrides);
@@ -379,26 +353,53 @@ impl DesignArgs {
             tether: cfg.tether,
             scenario: cfg.scenario,
         };
-        let Some(file) = measured else {
-            return Ok(film);
-        };
-        let release = match self.release_axis(&film.name) {
-            Some(values) => PlannedRelease::Axis(values),
-            None if release_configured => PlannedRelease::Configured,
-            None => PlannedRelease::FirstFrame,
-        };
-        let planned = planned_from_measured(film, &file, &cfg.camera, declared, &release)
-            .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
-        let release_s = planned.scenario.release_time_s();
-        if release == PlannedRelease::FirstFrame && release_s > 0.0 {
-            println!(
-                "film {}: released at its first frame, t = {release_s} s (release_time_s in [settings] of {}, or --axis {}.release_time_s=…, to say otherwise)",
-                planned.name,
-                path.map_or_else(String::new, |p| p.display().to_string()),
-                planned.name
-            );
+        match (measured, path) {
+            (Some(file), Some(config)) => {
+                let release = match self.release_axis(&film.name) {
+                    Some(values) => PlannedRelease::Axis(values),
+                    None if release_configured => PlannedRelease::Configured,
+                    None => PlannedRelease::FirstFrame,
+                };
+                let planned = planned_from_measured(film, &file, &cfg.camera, declared, &release)
+                    .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
+                print_release(&planned, &release, config);
+                Ok(planned)
+            }
+            _ => Ok(film),
         }
-        Ok(planned)
+    }
+
+    /// D and C_D are the values design predicts at: from the flags or the
+    /// config's [tether].
+    fn require_assumed_values(&self, table: &Table, path: Option<&Path>) -> Result<()> {
+        let in_config = |key: &str| {
+            table
+                .get("tether")
+                .and_then(Value::as_table)
+                .is_some_and(|t| t.contains_key(key))
+        };
+        for (key, flag, given) in [
+            (
+                Axis::Damping.column(),
+                "--damping",
+                self.tether.damping.is_some(),
+            ),
+            (
+                Axis::Drag.column(),
+                "--drag-coefficient",
+                self.tether.drag_coefficient.is_some(),
+            ),
+        ] {
+            if !given && !in_config(key) {
+                let place = path.map_or_else(String::new, |p| {
+                    format!(" (or {key} in [tether] of {})", p.display())
+                });
+                Err(UsageError(format!(
+                    "design predicts errors at the values you expect: give {flag}{place}"
+                )))?;
+            }
+        }
+        Ok(())
     }
 
     /// The values of an `--axis` over film `film`'s release time, its own
@@ -412,6 +413,20 @@ impl DesignArgs {
             let ours = name == release || name.strip_prefix(film)?.strip_prefix('.')? == release;
             ours.then(|| parse_axis(name, values).ok()).flatten()
         })
+    }
+}
+
+/// Where a planned film from a measured file is released, when it was
+/// not said: at the file's first frame.
+fn print_release(planned: &PlannedFilm, release: &PlannedRelease, config: &Path) {
+    let release_s = planned.scenario.release_time_s();
+    if *release == PlannedRelease::FirstFrame && release_s > 0.0 {
+        println!(
+            "film {}: released at its first frame, t = {release_s} s (release_time_s in [settings] of {}, or --axis {}.release_time_s=…, to say otherwise)",
+            planned.name,
+            config.display(),
+            planned.name
+        );
     }
 }
 
