@@ -235,7 +235,7 @@ fn j_e_on_the_gpu_matches_the_cpu() {
     // sides: the GPU sees the sentinel, the CPU's track does not have them.
     let markers = scenario.marker_arc_lengths_m.len();
     let missing = [3, 17, 40];
-    let mut measured_track = tether_sweep::objective::MeasuredTrack::default();
+    let mut measured_track = tether_sweep::track::MeasuredTrack::default();
     for (k, m) in measured.iter_mut().enumerate() {
         if missing.contains(&k) {
             *m = [gpu::MISSING_SAMPLE_M; 2];
@@ -1077,7 +1077,7 @@ fn a_release_axis_shares_one_gpu_simulation_and_scores_each_value_as_alone() {
         &SolverSettings::reference(),
     )
     .unwrap();
-    let measured = tether_sweep::objective::MeasuredTrack::from_track(&truth.track);
+    let measured = tether_sweep::track::MeasuredTrack::from_track(&truth.track);
     let candidates = tether_sweep::sweep::Grid::parse("6", "800", "0.7")
         .and_then(|g| g.with_axis("release_time_s", "0,0.013,0.03"))
         .unwrap()

@@ -679,3 +679,58 @@ fn no_wgsl_function_is_over_150_lines() {
     let long: Vec<_> = lengths.iter().filter(|(n, _)| *n > 150).collect();
     assert!(long.is_empty(), "WGSL functions over 150 lines: {long:?}");
 }
+
+/// Every type, enum, alias and trait the library and the binary declare
+/// (outside test modules), with the file that declares it.
+fn declared_types() -> Vec<(String, String)> {
+    let mut declared = Vec::new();
+    for (relative, text) in src_texts() {
+        let text = match text.find("#[cfg(test)]\nmod tests") {
+            Some(at) => &text[..at],
+            None => &text[..],
+        };
+        for line in text.lines() {
+            let mut words = line.split_whitespace().skip_while(|w| w.starts_with("pub"));
+            let (Some(kind), Some(name)) = (words.next(), words.next()) else {
+                continue;
+            };
+            if !["struct", "enum", "type", "trait"].contains(&kind) {
+                continue;
+            }
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if name.chars().next().is_some_and(|c| c.is_uppercase()) {
+                declared.push((name, relative.clone()));
+            }
+        }
+    }
+    declared
+}
+
+/// One name per concept: no two modules declare a type of the same name,
+/// so a name in a message, a doc or a review means one thing.
+#[test]
+fn every_type_name_is_declared_once() {
+    let declared = declared_types();
+    assert!(
+        declared.len() > 300,
+        "{} types: the scan is broken",
+        declared.len()
+    );
+    let mut by_name = std::collections::BTreeMap::<&str, Vec<&str>>::new();
+    for (name, file) in &declared {
+        by_name.entry(name).or_default().push(file);
+    }
+    let twice: Vec<String> = by_name
+        .iter()
+        .filter(|(_, files)| files.len() > 1)
+        .map(|(name, files)| format!("{name}: {}", files.join(", ")))
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "type names declared more than once:\n{}",
+        twice.join("\n")
+    );
+}

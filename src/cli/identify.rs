@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::UsageError;
 use super::args::{EngineArgs, name_flags, number, numbers};
-use super::progress::{Progress, duration, interrupt_flag};
+use super::progress::{ProgressBar, duration, interrupt_flag};
 use toml::{Table, Value};
 
 use tether_sweep::camera::{Camera, TimeUnit};
@@ -510,7 +510,7 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
     print_plan(&request, &prepared.plan, !args.config.is_empty());
     // Candidates, not simulations: a release axis's values share one.
-    let progress = Progress::new("candidates");
+    let progress = ProgressBar::new("candidates");
     let report = |done: u64, total: u64| progress.report(done, total);
     let estimate = |e: &Estimate| {
         progress.note(&format!(

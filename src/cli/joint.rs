@@ -10,7 +10,7 @@ use super::identify::{
     print_allowed_implausible, print_experiment, print_outliers, print_refined, print_summary,
     print_validation, sweep_solver_text,
 };
-use super::progress::{Progress, interrupt_flag};
+use super::progress::{ProgressBar, interrupt_flag};
 use tether_sweep::sweep::grid::parse_axis;
 use tether_sweep::sweep::{Parameter, ParameterAxis};
 use tether_sweep::workflow::joint::{
@@ -33,7 +33,7 @@ pub fn run(args: &IdentifyArgs) -> Result<()> {
     let cancel = interrupt_flag();
     let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &FLAGS))?;
     print_plan(&request, &prepared.plan);
-    let progress = Progress::new("film candidates");
+    let progress = ProgressBar::new("film candidates");
     let report = |done: u64, total: u64| progress.report(done, total);
     let result = prepared.run(Hooks {
         progress: Some(&report),

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 pub const INTERVAL_VARIABLE: &str = "TETHER_SWEEP_PROGRESS_INTERVAL_S";
 const DEFAULT_INTERVAL_S: f64 = 30.0;
 
-pub struct Progress {
+pub struct ProgressBar {
     what: &'static str,
     bar: Option<indicatif::ProgressBar>,
     /// Line mode: when the last line was printed, and the interval.
@@ -22,7 +22,7 @@ pub struct Progress {
     started: Instant,
 }
 
-impl Progress {
+impl ProgressBar {
     /// Progress over `what` (e.g. "simulations"); the total comes with each
     /// report.
     pub fn new(what: &'static str) -> Self {

@@ -8,8 +8,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::args::{EngineArgs, name_flags, number, numbers};
-use super::progress::{Progress, interrupt_flag};
-use tether_sweep::ga::confirm::Confirmation;
+use super::progress::{ProgressBar, interrupt_flag};
+use tether_sweep::ga::confirm::SwingupConfirmation;
 use tether_sweep::ga::{
     Evaluation, GaSettings, GeneCoding, Generation, Individual, SwingupProblem,
 };
@@ -204,7 +204,7 @@ pub fn run(args: SwingupArgs) -> Result<()> {
             coding.space_size()
         );
     }
-    let progress = Progress::new("chromosomes");
+    let progress = ProgressBar::new("chromosomes");
     let report_progress = |done: u64, total: u64| progress.report(done, total);
     let result = prepared.run(SwingupHooks {
         on_generation: Some(&mut on_generation),
@@ -216,7 +216,10 @@ pub fn run(args: SwingupArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_header(request: &SwingupRequest, prepared: &tether_sweep::workflow::swingup::Prepared) {
+fn print_header(
+    request: &SwingupRequest,
+    prepared: &tether_sweep::workflow::swingup::PreparedSwingup,
+) {
     let problem = &request.problem;
     let coding = &problem.coding;
     let p = &problem.params;
@@ -302,7 +305,7 @@ fn print_global(coding: &GeneCoding, best: &Individual, g: &GlobalOptimum) {
 }
 
 /// How the answer was confirmed, beside the search's score.
-fn confirmation_text(c: &Confirmation, search: &Evaluation) -> String {
+fn confirmation_text(c: &SwingupConfirmation, search: &Evaluation) -> String {
     format!(
         "confirmed at {:e} m on the reference solver: the {} fittest re-run ({} round{}), largest change {:.1e} m; the search gave J_a,min = {}",
         c.tolerance_m,

@@ -376,7 +376,7 @@ fn auto(
 /// One engine's estimate: the engine, its wall time \[s\] and how it was
 /// made, for the reason line.
 #[derive(Debug, Clone)]
-pub struct Estimate {
+pub struct EngineEstimate {
     pub engine: EngineKind,
     pub seconds: f64,
     pub how: String,
@@ -386,7 +386,7 @@ pub struct Estimate {
 #[derive(Debug, Clone)]
 pub struct Estimates {
     pub label: String,
-    pub all: Vec<Estimate>,
+    pub all: Vec<EngineEstimate>,
     /// Why the adaptive scheme was not weighed, if it was not.
     pub left_out: Option<String>,
 }
@@ -445,7 +445,7 @@ impl Estimates {
                     work.clone(),
                 ),
             };
-            all.push(Estimate {
+            all.push(EngineEstimate {
                 engine: EngineKind::Cpu(request.cpu),
                 seconds: cpu_seconds(&cpu_work, cpu_scheme.unwrap_or(scheme), rate, threads),
                 how: format!(
@@ -462,7 +462,7 @@ impl Estimates {
     }
 
     /// The engine estimated fastest.
-    pub fn fastest(&self) -> &Estimate {
+    pub fn fastest(&self) -> &EngineEstimate {
         self.all
             .iter()
             .min_by(|a, b| a.seconds.total_cmp(&b.seconds))
@@ -509,12 +509,12 @@ fn fixed_step_estimate(
     options: &EngineOptions,
     work: &Workload,
     (largest, batch): (usize, usize),
-) -> Result<Estimate, ChoiceError> {
+) -> Result<EngineEstimate, ChoiceError> {
     let scheme = gpu_scheme(options.solver);
     let all_rates = calibrate_layouts(gpu, options.precision, scheme, largest, batch)?;
     let (seconds, layout) = gpu_seconds(work, scheme, options.gpu_layout, all_rates);
     let rates = all_rates.get(layout);
-    Ok(Estimate {
+    Ok(EngineEstimate {
         engine: EngineKind::gpu(options.precision, scheme).with_layout(options.gpu_layout),
         seconds,
         how: format!(
@@ -536,7 +536,7 @@ fn adaptive_estimate(
     work: &Workload,
     probed: &CpuProbe,
     batch: usize,
-) -> Result<Estimate, ChoiceError> {
+) -> Result<EngineEstimate, ChoiceError> {
     let precision = request.options.precision;
     let largest = work.largest_n();
     let smallest = work.smallest_n();
@@ -544,7 +544,7 @@ fn adaptive_estimate(
     // looser scouting one the stage takes fewer steps than counted.
     let reference = adaptive_reference(request, largest);
     let rates = calibrate_adaptive(gpu, precision, &reference, (smallest, largest), batch)?;
-    Ok(Estimate {
+    Ok(EngineEstimate {
         engine: EngineKind::GpuAdaptive {
             precision,
             reference,

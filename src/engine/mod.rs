@@ -59,7 +59,7 @@ impl EngineOptions {
         }
     }
 }
-pub use run::{Engine, Outcome, PreparedBatch, RunHooks, Simulation};
+pub use run::{Engine, Outcome, PreparedBatch, Progress, RunHooks, Simulation};
 
 /// An engine: a CPU solver on all cores, or the GPU engine with a precision,
 /// a fixed-step scheme and a layout.

@@ -23,7 +23,7 @@ use crate::gpu::shape::AdaptiveShape;
 use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, GpuSimulation, LayoutRequest};
 use crate::gpu::{GpuError, MISSING_SAMPLE_M, OutcomeStatus, Precision};
 use crate::model::{Tether, TetherParams};
-use crate::objective::{MeasuredTrack, SwingupObjective, frame_error, identification_error};
+use crate::objective::{SwingupObjective, frame_error, identification_error};
 use crate::scenario::batch::{
     BatchError, StepCache, adaptive_as_gpu_outcome, adaptive_landings, adaptive_options,
     adaptive_report, first_frame_simulated, gpu_output, gpu_simulation,
@@ -33,6 +33,7 @@ use crate::scenario::{
 };
 use crate::scheme::FixedStepScheme;
 use crate::solver::{ReferenceOptions, SolverError, SolverKind};
+use crate::track::MeasuredTrack;
 
 /// A kind of engine with what it runs on: the CPU's cores, or an open GPU.
 /// Cloning shares the device.
@@ -115,12 +116,17 @@ impl Outcome {
     }
 }
 
+/// A progress callback: (done, of), in whatever the job counts
+/// (simulations, candidates, chromosomes). One type for every job, so
+/// that a caller's callback serves any of them.
+pub type Progress<'a> = dyn Fn(u64, u64) + Sync + 'a;
+
 /// Progress and cancellation of a batch.
 #[derive(Clone, Copy, Default)]
 pub struct RunHooks<'a> {
     /// Called with (simulations done, simulations in the batch); on the
     /// GPU, in proportion to the element-steps done.
-    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    pub progress: Option<&'a Progress<'a>>,
     /// Once set, what has not finished comes back cancelled.
     pub cancel: Option<&'a AtomicBool>,
 }
@@ -734,7 +740,7 @@ fn held_error_m2(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objective::MeasuredTrack;
+    use crate::track::MeasuredTrack;
 
     fn drop(duration_s: f64) -> Scenario {
         Scenario::new(

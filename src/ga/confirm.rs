@@ -35,7 +35,7 @@ pub const MARGIN_PER_SHIFT: f64 = 4.0;
 
 /// What the confirmation re-ran, and what it found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Confirmation {
+pub struct SwingupConfirmation {
     /// The tolerance of the re-runs \[m\].
     pub tolerance_m: f64,
     /// The fittest chromosome re-run, with its score at that tolerance;
@@ -59,7 +59,7 @@ pub fn confirm<E>(
     scored: &[Individual],
     confirmed: &mut BTreeMap<u32, Evaluation>,
     mut rerun: impl FnMut(&[u32]) -> Result<Vec<Evaluation>, E>,
-) -> Result<Option<Confirmation>, E> {
+) -> Result<Option<SwingupConfirmation>, E> {
     let mut ranked: Vec<&Individual> = scored
         .iter()
         .filter(|i| i.evaluation.j_a_min_m.is_some())
@@ -68,7 +68,7 @@ pub fn confirm<E>(
         return Ok(None);
     }
     ranked.sort_by(|a, b| fitter(a, b));
-    let mut c = Confirmation {
+    let mut c = SwingupConfirmation {
         tolerance_m: CONFIRMATION_TOLERANCE_M,
         best: None,
         rerun: 0,
@@ -170,7 +170,10 @@ mod tests {
 
     /// The confirmation of `search` against the `truth` a re-run finds,
     /// with the chromosomes each round re-ran.
-    fn run(search: &[Option<f64>], truth: &[Option<f64>]) -> (Option<Confirmation>, Vec<Vec<u32>>) {
+    fn run(
+        search: &[Option<f64>],
+        truth: &[Option<f64>],
+    ) -> (Option<SwingupConfirmation>, Vec<Vec<u32>>) {
         let mut rounds = Vec::new();
         let c = confirm(
             &individuals(search),

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use rayon::prelude::*;
 
 use super::{Evaluation, GeneCoding, Individual};
-use crate::engine::{Engine, RunHooks, Simulation};
+use crate::engine::{Engine, Progress, RunHooks, Simulation};
 use crate::error::InputError;
 use crate::gpu::GpuLayout;
 use crate::model::TetherParams;
@@ -56,9 +56,6 @@ impl SwingupProblem {
         s
     }
 }
-
-/// A progress callback: (chromosomes scored, chromosomes in the batch).
-pub type Progress<'a> = dyn Fn(u64, u64) + Sync + 'a;
 
 /// Scores chromosomes on an engine: the CPU solvers, one simulation per
 /// core at a time, or the GPU engine, a generation as one batch.

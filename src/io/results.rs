@@ -324,7 +324,7 @@ pub struct BestFit {
 impl BestFit {
     /// Pairs the fitted track with the measured points of the same frame and
     /// marker; frames the measurement lacks (t = 0 may be) are left out.
-    pub fn new(measured: &crate::objective::MeasuredTrack, fitted: &crate::track::Track) -> Self {
+    pub fn new(measured: &crate::track::MeasuredTrack, fitted: &crate::track::Track) -> Self {
         let mut fit = Self {
             times_s: Vec::new(),
             markers: Vec::new(),

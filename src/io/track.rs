@@ -15,7 +15,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::{IoError, PendingFile, TableFormat};
 use crate::camera::{Camera, Columns, OneOrMany};
-use crate::objective::MeasuredTrack;
+use crate::track::MeasuredTrack;
 use crate::track::Track;
 
 /// Key under which units are stored in each Arrow field's metadata.

@@ -17,9 +17,9 @@ use super::{CONFIDENCE_LEVEL, Candidate, Grid, ParameterAxis, chi2_quantile};
 use crate::least_squares::profile::{Profile, ProfileEnd, ProfileSettings, profiles};
 use crate::least_squares::{Fit, LmSettings, levenberg_marquardt};
 use crate::model::TetherParams;
-use crate::objective::MeasuredTrack;
 use crate::scenario::{Scenario, SolverSettings, simulate};
 use crate::solver::SolverError;
+use crate::track::MeasuredTrack;
 
 /// One refined parameter.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -16,8 +16,9 @@ use std::collections::HashMap;
 
 use super::{Candidate, Parameter};
 use crate::model::TetherParams;
-use crate::objective::{MeasuredTrack, frame_error};
+use crate::objective::frame_error;
 use crate::scenario::{Frames, Scenario};
+use crate::track::MeasuredTrack;
 use crate::track::Track;
 
 /// `candidates` grouped by everything but the release time, each group in

@@ -5,9 +5,10 @@ use serde::Serialize;
 
 use super::{CandidateResult, Summary};
 use crate::model::TetherParams;
-use crate::objective::{MeasuredTrack, identification_error};
+use crate::objective::identification_error;
 use crate::scenario::batch::BatchError;
 use crate::scenario::{Scenario, SimulationOutput, SolverSettings, simulate};
+use crate::track::MeasuredTrack;
 use crate::track::Track;
 
 /// Largest marker deviation accepted between the sweep's engine and the

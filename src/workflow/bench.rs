@@ -49,7 +49,7 @@ pub enum BenchOutcome {
 }
 
 /// A prepared benchmark: checked, its GPU open and its peaks measured.
-pub struct Prepared {
+pub struct PreparedBench {
     request: BenchRequest,
     scenario: Scenario,
     gpu: Option<Arc<Gpu>>,
@@ -69,7 +69,7 @@ pub struct BenchReport {
     pub shortfall: f64,
 }
 
-pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
+pub fn prepare(request: BenchRequest) -> Result<PreparedBench, WorkflowError> {
     for &n in &request.elements {
         if !(1..=MAX_ELEMENTS).contains(&n) {
             return Err(InputError::new(
@@ -142,7 +142,7 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
         })
         .collect();
     let peaks = Peaks::measure(gpu.as_deref())?;
-    Ok(Prepared {
+    Ok(PreparedBench {
         request,
         scenario,
         gpu,
@@ -152,7 +152,7 @@ pub fn prepare(request: BenchRequest) -> Result<Prepared, WorkflowError> {
     })
 }
 
-impl Prepared {
+impl PreparedBench {
     /// The adapter and its workgroup size, when a GPU runs.
     pub fn gpu_label(&self) -> Option<String> {
         self.gpu

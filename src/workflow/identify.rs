@@ -6,7 +6,7 @@
 //!
 //! [`prepare`] checks the request, claims the output, opens the saved chunks
 //! and chooses the engine, and says what it will do ([`Plan`]);
-//! [`Prepared::run`] runs it.
+//! [`PreparedIdentification::run`] runs it.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -25,7 +25,6 @@ use crate::io::results::{BestFit, write_best_fit, write_refined, write_results};
 use crate::io::track::read_film;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
-use crate::objective::MeasuredTrack;
 use crate::scenario::batch::StepCache;
 use crate::scenario::{
     DeclaredFrames, Frames, Scenario, ScenarioKind, SimulationOutput, SolverSettings,
@@ -41,6 +40,7 @@ use crate::sweep::{
     Axis, Candidate, CandidateResult, Coverage, Grid, Selection, Shard, Status, Summary,
     check_coverage, run, summarize,
 };
+use crate::track::MeasuredTrack;
 
 /// The shipped synthetic measured drop, as the repository names it.
 pub const SHIPPED_DATASET: &str = "datasets/drop_synthetic.parquet";
@@ -170,7 +170,7 @@ impl IdentifyRequest {
         }
     }
 
-    /// Checks it, then runs it ([`prepare`], then [`Prepared::run`]).
+    /// Checks it, then runs it ([`prepare`], then [`PreparedIdentification::run`]).
     pub fn run(self, hooks: Hooks<'_>) -> Result<IdentifyReport, WorkflowError> {
         prepare(self)?.run(hooks)
     }
@@ -365,7 +365,7 @@ impl StartOffset {
 }
 
 /// An identification ready to run.
-pub struct Prepared {
+pub struct PreparedIdentification {
     request: IdentifyRequest,
     pub plan: Plan,
     measured: MeasuredTrack,
@@ -1011,7 +1011,7 @@ pub(super) fn choose_sweep_engine(
 /// Checks the request, claims the output, opens the saved chunks and
 /// chooses the engine. Nothing is simulated yet, except that `--backend
 /// auto` with a hardware GPU times one candidate on the CPU.
-pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
+pub fn prepare(request: IdentifyRequest) -> Result<PreparedIdentification, WorkflowError> {
     check_settings(&request)?;
     if let Some(axes) = &request.surface_axes {
         check_surface_axes(&request.grid, axes)?;
@@ -1074,7 +1074,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<Prepared, WorkflowError> {
         occluded_rows: measured.occluded_rows,
         scout_tolerance_m,
     };
-    Ok(Prepared {
+    Ok(PreparedIdentification {
         request,
         plan,
         measured,
@@ -1120,7 +1120,7 @@ pub const CHOICE_SAMPLE_GROUPS: usize = 20_000;
 /// slow candidates (low D, large n), few enough that Ctrl-C saves often.
 pub const CPU_CHUNK_CANDIDATES_PER_THREAD: usize = 16;
 
-impl Prepared {
+impl PreparedIdentification {
     /// Runs the candidates still to run, chunk by chunk (each chunk saved
     /// before the next starts), then summarizes, validates and writes.
     pub fn run(mut self, hooks: Hooks<'_>) -> Result<IdentifyReport, WorkflowError> {

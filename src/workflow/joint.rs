@@ -6,7 +6,7 @@
 //! film's own together), validated film by film and written.
 //!
 //! [`prepare`] checks every film against its experiment, claims the output
-//! and chooses the engine; [`Prepared::run`] runs it.
+//! and chooses the engine; [`PreparedJoint::run`] runs it.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -158,7 +158,7 @@ impl JointRequest {
         }
     }
 
-    /// Checks it, then runs it ([`prepare`], then [`Prepared::run`]).
+    /// Checks it, then runs it ([`prepare`], then [`PreparedJoint::run`]).
     pub fn run(self, hooks: Hooks<'_>) -> Result<JointReport, WorkflowError> {
         prepare(self)?.run(hooks)
     }
@@ -201,7 +201,7 @@ pub struct JointPlan {
 }
 
 /// A joint identification ready to run.
-pub struct Prepared {
+pub struct PreparedJoint {
     request: JointRequest,
     pub plan: JointPlan,
     films: Vec<PreparedFilm>,
@@ -395,7 +395,7 @@ fn run_metadata(
 
 /// Checks every film, claims the output (a shard's parts) and chooses the
 /// engine for all the films' simulations.
-pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
+pub fn prepare(request: JointRequest) -> Result<PreparedJoint, WorkflowError> {
     let checked = check_films(&request)?;
     let made_out = !request.out.exists();
     let table_dir = match &request.shard {
@@ -451,7 +451,7 @@ pub fn prepare(request: JointRequest) -> Result<Prepared, WorkflowError> {
         table_path,
         scout_tolerance_m,
     };
-    Ok(Prepared {
+    Ok(PreparedJoint {
         request,
         plan,
         films,
@@ -577,13 +577,13 @@ fn named(e: WorkflowError, film: &JointFilm) -> WorkflowError {
 
 /// What the films' sweeps return: each film's results in its grid's
 /// order, and the simulations they took.
-struct Swept {
+struct SweptFilms {
     results: Vec<Vec<CandidateResult>>,
     simulations: usize,
     wall_s: f64,
 }
 
-impl Prepared {
+impl PreparedJoint {
     /// Sweeps every film, then combines, summarizes, refines, validates
     /// and writes; a shard writes each film's part.
     pub fn run(mut self, hooks: Hooks<'_>) -> Result<JointReport, WorkflowError> {
@@ -620,7 +620,7 @@ impl Prepared {
 
     /// A shard's parts: each film's results with the film's own record
     /// (its experiment, file and axes), for `summarize` to merge.
-    fn write_parts(&self, shard: Shard, swept: &Swept) -> Result<JointReport, WorkflowError> {
+    fn write_parts(&self, shard: Shard, swept: &SweptFilms) -> Result<JointReport, WorkflowError> {
         let names = self.plan.engine.names();
         let mut parts = Vec::new();
         let mut validations = Vec::new();
@@ -706,7 +706,7 @@ impl Prepared {
     /// each chunk saved before the next starts (the film's resumed ones
     /// first); an interruption is an error once the finished chunks are
     /// saved.
-    fn sweep(&mut self, hooks: Hooks<'_>) -> Result<Swept, WorkflowError> {
+    fn sweep(&mut self, hooks: Hooks<'_>) -> Result<SweptFilms, WorkflowError> {
         let started = Instant::now();
         let total: u64 = self.films.iter().map(|f| f.todo.len() as u64).sum();
         let names = self.plan.engine.names();
@@ -761,7 +761,7 @@ impl Prepared {
             results.sort_by_key(|r| f.checked.grid.index_of(&r.candidate));
             all.push(results);
         }
-        Ok(Swept {
+        Ok(SweptFilms {
             results: all,
             simulations,
             wall_s: started.elapsed().as_secs_f64(),
@@ -834,10 +834,10 @@ impl Combination {
     /// Combines, summarizes, refines, validates and writes.
     fn finish(
         mut self,
-        swept: Swept,
+        swept: SweptFilms,
         cancel: Option<&AtomicBool>,
     ) -> Result<JointReport, WorkflowError> {
-        let Swept {
+        let SweptFilms {
             mut results,
             simulations,
             wall_s,
@@ -1341,7 +1341,7 @@ pub fn merge(
         scout_tolerance_m,
     }
     .finish(
-        Swept {
+        SweptFilms {
             results,
             simulations: 0,
             wall_s,

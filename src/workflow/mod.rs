@@ -29,10 +29,10 @@ use thiserror::Error;
 
 use std::time::Instant;
 
-use crate::engine::EngineOptions;
 use crate::engine::choice::{
     self, Choice, ChoiceError, CpuProbe, EngineRequest, Workload, counted_work,
 };
+use crate::engine::{EngineOptions, Progress};
 use crate::error::InputError;
 use crate::gpu::GpuError;
 use crate::io::IoError;
@@ -45,9 +45,6 @@ use crate::scenario::batch::{StepCache, gpu_simulation};
 use crate::scenario::{Scenario, SolverReport, SolverSettings, simulate};
 use crate::scheme::FixedStepScheme;
 use crate::solver::SolverError;
-
-/// A progress callback: (work done, work in all).
-pub type Progress<'a> = dyn Fn(u64, u64) + Sync + 'a;
 
 /// What a job may be told while it runs: progress, and a flag that stops it
 /// at its next stopping point (between simulations on the CPU, between

@@ -18,11 +18,11 @@ use super::identify::{
 use crate::engine::{Engine, EngineKind, RunHooks};
 use crate::error::InputError;
 use crate::model::TetherParams;
-use crate::objective::MeasuredTrack;
 use crate::scenario::{Scenario, SolverSettings};
 use crate::solver::SolverKind;
 use crate::sweep::refine::residuals;
 use crate::sweep::{Axis, Candidate, CandidateResult, ParameterValues, run};
+use crate::track::MeasuredTrack;
 
 /// J_e of candidates against one film: built once (the film read and
 /// checked, the engine chosen), called any number of times.

@@ -39,14 +39,14 @@ pub struct SimulateReport {
 }
 
 /// Checks the request and chooses the engine before anything runs; then
-/// [`Prepared::run`] simulates and writes.
-pub struct Prepared {
+/// [`PreparedSimulation::run`] simulates and writes.
+pub struct PreparedSimulation {
     request: SimulateRequest,
     choice: Choice,
     pending: PendingFile,
 }
 
-pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
+pub fn prepare(request: SimulateRequest) -> Result<PreparedSimulation, WorkflowError> {
     super::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
     let mut request = request;
@@ -67,14 +67,14 @@ pub fn prepare(request: SimulateRequest) -> Result<Prepared, WorkflowError> {
     )?;
     // Claim the output before simulating: an unwritable path fails at once.
     let pending = PendingFile::create(&request.out).map_err(usage)?;
-    Ok(Prepared {
+    Ok(PreparedSimulation {
         request,
         choice,
         pending,
     })
 }
 
-impl Prepared {
+impl PreparedSimulation {
     /// The engine chosen, the GPU it runs on and why.
     pub fn choice(&self) -> &Choice {
         &self.choice

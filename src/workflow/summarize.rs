@@ -16,12 +16,12 @@ use crate::io::results::{BestFit, read_results, write_best_fit, write_refined, w
 use crate::io::track::read_parquet_metadata;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
-use crate::objective::MeasuredTrack;
 use crate::scenario::{Scenario, SolverSettings};
 use crate::sweep::accuracy::Chosen;
 use crate::sweep::refine::{RefineFilm, Refined};
 use crate::sweep::validation::Validation;
 use crate::sweep::{CandidateResult, Grid, Shard, Summary, summarize};
+use crate::track::MeasuredTrack;
 
 /// A merge, as the user asked for it.
 #[derive(Debug, Clone)]

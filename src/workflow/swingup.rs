@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::{Progress, WorkflowError, batch, claim_output};
+use super::{WorkflowError, batch, claim_output};
 use crate::engine::choice::{Choice, EngineRequest};
-use crate::engine::{Engine, EngineKind, EngineOptions};
-use crate::ga::confirm::{CONFIRMATION_TOLERANCE_M, Confirmation, confirm};
+use crate::engine::{Engine, EngineKind, EngineOptions, Progress};
+use crate::ga::confirm::{CONFIRMATION_TOLERANCE_M, SwingupConfirmation, confirm};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{
     self, Evaluation, Evaluator, GaRun, GaSettings, Generation, Individual, SwingupProblem,
@@ -57,7 +57,7 @@ pub struct SwingupHooks<'a> {
 }
 
 /// A checked swing-up design with its engine chosen.
-pub struct Prepared {
+pub struct PreparedSwingup {
     request: SwingupRequest,
     choice: Choice,
     generations_path: PathBuf,
@@ -88,7 +88,7 @@ pub struct SwingupReport {
     pub gpu_layouts: std::collections::BTreeMap<&'static str, u64>,
 }
 
-pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
+pub fn prepare(request: SwingupRequest) -> Result<PreparedSwingup, WorkflowError> {
     request.problem.validate()?;
     request.settings.validate()?;
     if !(request.tolerance_m > 0.0 && request.tolerance_m <= 1e-3) {
@@ -139,7 +139,7 @@ pub fn prepare(request: SwingupRequest) -> Result<Prepared, WorkflowError> {
         usize::MAX,
         &Default::default(),
     )?;
-    Ok(Prepared {
+    Ok(PreparedSwingup {
         request,
         choice,
         generations_path,
@@ -157,7 +157,7 @@ fn cpu_settings(request: &SwingupRequest) -> SolverSettings {
     }
 }
 
-impl Prepared {
+impl PreparedSwingup {
     /// The engine chosen, the GPU it runs on and why.
     pub fn choice(&self) -> &Choice {
         &self.choice
@@ -471,7 +471,7 @@ pub struct Answer {
     /// The first generation it appeared in.
     pub found_in: usize,
     /// None: the search ran at the confirmation tolerance already.
-    pub confirmation: Option<Confirmation>,
+    pub confirmation: Option<SwingupConfirmation>,
     /// With --exhaustive: the landscape's optimum.
     pub global: Option<GlobalOptimum>,
     /// Every chromosome re-run at the confirmation tolerance.
@@ -483,7 +483,7 @@ pub struct Answer {
 #[derive(Debug, Clone)]
 pub struct GlobalOptimum {
     pub best: Individual,
-    pub confirmation: Option<Confirmation>,
+    pub confirmation: Option<SwingupConfirmation>,
     /// 1 + the chromosomes fitter than the GA's answer, each by its
     /// confirmed score where it was re-run, else the search's.
     pub ga_rank: usize,
@@ -503,8 +503,13 @@ impl Answer {
     }
 
     /// The confirmation's fittest in place of the search's, where a
-    /// re-run finished (`Prepared::answer_stands` refuses the rest).
-    fn confirm(&mut self, run: &GaRun, scored: &[Individual], confirmation: Option<Confirmation>) {
+    /// re-run finished (`PreparedSwingup::answer_stands` refuses the rest).
+    fn confirm(
+        &mut self,
+        run: &GaRun,
+        scored: &[Individual],
+        confirmation: Option<SwingupConfirmation>,
+    ) {
         let Some(confirmation) = confirmation else {
             // No chromosome finished in the search: nothing to confirm.
             return;
@@ -535,7 +540,7 @@ impl Answer {
 impl GlobalOptimum {
     fn confirmed(
         landscape: &Landscape,
-        confirmation: Confirmation,
+        confirmation: SwingupConfirmation,
         answer: &Answer,
     ) -> Option<Self> {
         let best = confirmation.best.clone()?;
