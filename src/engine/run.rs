@@ -323,10 +323,7 @@ impl Engine {
                 let sim = &batch.simulations[0];
                 if let Some(reference) = run.adaptive {
                     let adaptive = run_adaptive(gpu, run, reference, &batch, &[scenario], None)?;
-                    let (outcome, failure) = adaptive_as_gpu_outcome(&adaptive[0]);
-                    if let Some(error) = failure {
-                        return Err(error.into());
-                    }
+                    let outcome = adaptive_as_gpu_outcome(&adaptive[0]);
                     let mut output = gpu_output(scenario, sim, &outcome, run.precision)?;
                     output.report =
                         adaptive_report(&adaptive[0], run.precision, reference.tolerance_m);
@@ -550,7 +547,7 @@ fn execute_gpu(
     };
     // The adaptive scheme's own reports, for the tracks kept.
     let mut reports: Vec<Option<SolverReport>> = vec![None; batch.simulations.len()];
-    let (outcomes, failures): (Vec<GpuOutcome>, Vec<Option<SolverError>>) = match run.adaptive {
+    let outcomes: Vec<GpuOutcome> = match run.adaptive {
         Some(reference) => {
             let scenarios: Vec<&Scenario> =
                 prepared.simulations.iter().map(|s| &s.scenario).collect();
@@ -558,34 +555,33 @@ fn execute_gpu(
             for (report, a) in reports.iter_mut().zip(&adaptive) {
                 *report = Some(adaptive_report(a, precision, reference.tolerance_m));
             }
-            adaptive.iter().map(adaptive_as_gpu_outcome).unzip()
+            adaptive.iter().map(adaptive_as_gpu_outcome).collect()
         }
-        None => (
-            gpu::run_batch(
-                gpu,
-                &batch.simulations,
-                batch.measured_frames.as_deref(),
-                &options,
-            )?,
-            batch.simulations.iter().map(|_| None).collect(),
-        ),
+        None => gpu::run_batch(
+            gpu,
+            &batch.simulations,
+            batch.measured_frames.as_deref(),
+            &options,
+        )?,
     };
     prepared
         .simulations
         .iter()
         .zip(&batch.simulations)
         .zip(&batch.held_m2)
-        .zip(outcomes.into_iter().zip(failures).zip(reports))
-        .map(|(((s, sim), held), ((out, failure), report))| {
-            let status = match (out.status, failure) {
-                // A failed solver reads as diverged, as on the CPU.
-                (_, Some(error)) => RunStatus::Diverged(error.to_string()),
-                (OutcomeStatus::Ok, None) => RunStatus::Ok,
-                (OutcomeStatus::Diverged { time_s }, None) => RunStatus::Diverged(format!(
+        .zip(outcomes.into_iter().zip(reports))
+        .map(|(((s, sim), held), (out, report))| {
+            let status = match out.status {
+                OutcomeStatus::Ok => RunStatus::Ok,
+                OutcomeStatus::Diverged { time_s } => RunStatus::Diverged(format!(
                     "state exploded on the GPU ({}) at t = {time_s} s",
                     precision.name()
                 )),
-                (OutcomeStatus::Cancelled, None) => RunStatus::Cancelled,
+                // A failed solver reads as diverged, as on the CPU.
+                OutcomeStatus::NewtonFailed { time_s, step_s } => {
+                    RunStatus::Diverged(SolverError::NewtonFailed { time_s, step_s }.to_string())
+                }
+                OutcomeStatus::Cancelled => RunStatus::Cancelled,
             };
             let ok = status == RunStatus::Ok;
             let output = match ok && s.keep_track {

@@ -28,7 +28,7 @@ use super::abi::{
     DispatchParams, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE, STATUS_NEWTON_FAILED,
     STATUS_RUNNING, SimObjectives,
 };
-use super::batch::{ChunkData, GpuSimulation, chunk_data};
+use super::batch::{ChunkData, GpuSimulation, OutcomeStatus, chunk_data};
 use super::device::Stage;
 use super::dispatch::{
     CHUNK_MEMORY_BYTES, LOOP_BUDGET, MAX_DISPATCHES_PER_SUBMISSION, SUBMISSION_TARGET,
@@ -120,25 +120,6 @@ pub fn frames_per_landing(landings: &Landings) -> u64 {
     most
 }
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum AdaptiveStatus {
-    Ok,
-    /// The state exploded; detected at the landing at `time_s`.
-    Diverged {
-        time_s: f64,
-    },
-    /// Newton's method kept failing until the step fell below the
-    /// smallest one (the reference solver's `NewtonFailed`).
-    NewtonFailed {
-        time_s: f64,
-        step_s: f64,
-    },
-    /// Stopped by the cancel flag before it finished; its objectives are
-    /// partial and must not be used.
-    Cancelled,
-}
-
 /// What the scheme did, as the reference solver counts it.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct AdaptiveStats {
@@ -154,7 +135,7 @@ pub struct AdaptiveStats {
 /// scheme's counts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AdaptiveOutcome {
-    pub status: AdaptiveStatus,
+    pub status: OutcomeStatus,
     pub stats: AdaptiveStats,
     /// J_e \[m²\] over its frames (when compared).
     pub identification_error_m2: f64,
@@ -673,15 +654,15 @@ fn outcome<R: Real>(
 ) -> AdaptiveOutcome {
     let time_s = p.time_s.to_f64();
     let status = match p.status {
-        STATUS_DIVERGED => AdaptiveStatus::Diverged { time_s },
-        STATUS_NEWTON_FAILED => AdaptiveStatus::NewtonFailed {
+        STATUS_DIVERGED => OutcomeStatus::Diverged { time_s },
+        STATUS_NEWTON_FAILED => OutcomeStatus::NewtonFailed {
             time_s,
             step_s: p.step_s.to_f64(),
         },
-        STATUS_RUNNING => AdaptiveStatus::Cancelled,
-        _ => AdaptiveStatus::Ok,
+        STATUS_RUNNING => OutcomeStatus::Cancelled,
+        _ => OutcomeStatus::Ok,
     };
-    let track_m = (sim.record_track && status == AdaptiveStatus::Ok).then(|| {
+    let track_m = (sim.record_track && status == OutcomeStatus::Ok).then(|| {
         let offset = data.controls[i].track_offset as usize;
         let len = sim.frames.len() * sim.marker_arc_lengths_m.len();
         track[offset..offset + len]

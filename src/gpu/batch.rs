@@ -210,13 +210,22 @@ impl GpuSimulation {
     }
 }
 
-/// How a simulation ended.
+/// How a simulation on the GPU ended, in either stage: the fixed-step
+/// schemes' and the adaptive scheme's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum OutcomeStatus {
     Ok,
-    /// The state exploded; detected after the step ending at `time_s`.
+    /// The state exploded; detected after the step (the fixed-step
+    /// schemes) or at the landing (the adaptive scheme) ending at `time_s`.
     Diverged {
         time_s: f64,
+    },
+    /// The adaptive scheme's Newton method kept failing until the step
+    /// fell below the smallest one (the reference solver's
+    /// `NewtonFailed`); the fixed-step schemes never end so.
+    NewtonFailed {
+        time_s: f64,
+        step_s: f64,
     },
     /// Stopped by the cancel flag before it finished; its objectives are
     /// partial and must not be used.

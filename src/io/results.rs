@@ -223,7 +223,8 @@ fn required(values: Vec<Option<f64>>, name: &str, path: &Path) -> Result<Vec<f64
 /// Reads a results table written by [`write_results`] (the diverged
 /// reason is not stored, so it comes back empty).
 pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
-    use crate::sweep::{Candidate, Status};
+    use crate::scenario::RunStatus;
+    use crate::sweep::Candidate;
     let batch = super::track::read_table(path)?;
     let col = |name: &str| optional_f64s(&batch, name, path);
     let axis = |a: Axis| required(col(a.column())?, a.column(), path);
@@ -270,9 +271,9 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
         .map(|i| {
             use arrow::array::Array;
             let status = match status.value(i) {
-                "ok" => Status::Ok,
-                "diverged" => Status::Diverged(String::new()),
-                "cancelled" => Status::Cancelled,
+                "ok" => RunStatus::Ok,
+                "diverged" => RunStatus::Diverged(String::new()),
+                "cancelled" => RunStatus::Cancelled,
                 other => {
                     return Err(IoError::Format {
                         path: path.to_owned(),

@@ -633,7 +633,8 @@ pub fn save_fit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::{Candidate, Grid, Status};
+    use crate::scenario::RunStatus;
+    use crate::sweep::{Candidate, Grid};
 
     fn results(diverged: Option<usize>) -> Vec<CandidateResult> {
         Grid::parse("10", "0:1000:250", "0.7,0.8")
@@ -650,9 +651,9 @@ mod tests {
                             + 10.0 * (candidate.drag_coefficient - 0.8).abs()
                     }),
                     status: if ok {
-                        Status::Ok
+                        RunStatus::Ok
                     } else {
-                        Status::Diverged("test".into())
+                        RunStatus::Diverged("test".into())
                     },
                     step_s: None,
                     steps: 1,

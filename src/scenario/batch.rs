@@ -10,7 +10,7 @@ use super::{
     Experiment, Scenario, ScenarioKind, SimulationOutput, SolverReport, SwingupSettings, Track,
     WinchMotion, fixed_step,
 };
-use crate::gpu::adaptive::{AdaptiveOptions, AdaptiveOutcome, AdaptiveStatus, Landings};
+use crate::gpu::adaptive::{AdaptiveOptions, AdaptiveOutcome, Landings};
 use crate::gpu::{GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::SwingupObjective;
@@ -179,15 +179,8 @@ pub fn gpu_output(
     outcome: &GpuOutcome,
     precision: Precision,
 ) -> Result<SimulationOutput, SolverError> {
-    match outcome.status {
-        OutcomeStatus::Diverged { time_s } => {
-            return Err(SolverError::Diverged {
-                time_s,
-                reason: format!("state exploded on the GPU ({})", precision.name()),
-            });
-        }
-        OutcomeStatus::Cancelled => return Err(SolverError::Cancelled),
-        OutcomeStatus::Ok => {}
+    if let Some(failure) = gpu_failure(outcome.status, precision) {
+        return Err(failure);
     }
     let tether = Tether::new(sim.params.clone())?;
     let markers = &sim.marker_arc_lengths_m;
@@ -258,32 +251,35 @@ pub fn adaptive_options(reference: &ReferenceOptions) -> AdaptiveOptions {
     }
 }
 
-/// The GPU's adaptive outcome in the fixed-step engine's terms, for what
-/// reads those ([`gpu_output`], the engine's scoring), and a Newton failure
-/// as the reference solver's error (`failure`; its outcome reads as
-/// diverged, as a CPU batch reports a failed solver).
-pub fn adaptive_as_gpu_outcome(outcome: &AdaptiveOutcome) -> (GpuOutcome, Option<SolverError>) {
-    let (status, failure) = match outcome.status {
-        AdaptiveStatus::Ok => (OutcomeStatus::Ok, None),
-        AdaptiveStatus::Diverged { time_s } => (OutcomeStatus::Diverged { time_s }, None),
-        AdaptiveStatus::Cancelled => (OutcomeStatus::Cancelled, None),
-        AdaptiveStatus::NewtonFailed { time_s, step_s } => (
-            OutcomeStatus::Diverged { time_s },
-            Some(SolverError::NewtonFailed { time_s, step_s }),
-        ),
-    };
-    (
-        GpuOutcome {
-            status,
-            layout: crate::gpu::GpuLayout::Workgroup,
-            steps: outcome.stats.steps,
-            identification_error_m2: outcome.identification_error_m2,
-            swingup_min_m: outcome.swingup_min_m,
-            swingup_time_s: outcome.swingup_time_s,
-            track_m: outcome.track_m.clone(),
-        },
-        failure,
-    )
+/// The GPU's adaptive outcome as the engine's scoring and [`gpu_output`]
+/// read every GPU outcome (its status as it is: a Newton failure reads as
+/// the reference solver's error, as on the CPU).
+pub fn adaptive_as_gpu_outcome(outcome: &AdaptiveOutcome) -> GpuOutcome {
+    GpuOutcome {
+        status: outcome.status,
+        layout: crate::gpu::GpuLayout::Workgroup,
+        steps: outcome.stats.steps,
+        identification_error_m2: outcome.identification_error_m2,
+        swingup_min_m: outcome.swingup_min_m,
+        swingup_time_s: outcome.swingup_time_s,
+        track_m: outcome.track_m.clone(),
+    }
+}
+
+/// A GPU simulation's end as the solver error a CPU run of it reports;
+/// None when it finished.
+pub fn gpu_failure(status: OutcomeStatus, precision: Precision) -> Option<SolverError> {
+    match status {
+        OutcomeStatus::Ok => None,
+        OutcomeStatus::Diverged { time_s } => Some(SolverError::Diverged {
+            time_s,
+            reason: format!("state exploded on the GPU ({})", precision.name()),
+        }),
+        OutcomeStatus::NewtonFailed { time_s, step_s } => {
+            Some(SolverError::NewtonFailed { time_s, step_s })
+        }
+        OutcomeStatus::Cancelled => Some(SolverError::Cancelled),
+    }
 }
 
 /// The report of the GPU's adaptive scheme.

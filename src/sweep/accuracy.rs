@@ -304,7 +304,7 @@ fn best_per_elements(grid: &Grid, results: &[CandidateResult]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::Status;
+    use crate::scenario::RunStatus;
 
     #[test]
     fn the_rule_keeps_the_j_e_move_at_its_fraction_of_the_threshold() {
@@ -358,7 +358,7 @@ mod tests {
                 j_e_m2: Some(
                     1.0 + ((c.damping_pa_s - 500.0) / 300.0).powi(2) + shift * c.damping_pa_s,
                 ),
-                status: Status::Ok,
+                status: RunStatus::Ok,
                 ..CandidateResult::cancelled(c)
             })
             .collect()

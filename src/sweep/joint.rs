@@ -19,8 +19,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::grid::ParameterValues;
-use super::{Candidate, CandidateResult, Grid, ParameterAxis, Status};
+use super::{Candidate, CandidateResult, Grid, ParameterAxis};
 use crate::error::InputError;
+use crate::scenario::RunStatus;
 
 /// One film's part of a joint grid: its name and the axes over its own
 /// parameters.
@@ -85,7 +86,7 @@ pub struct FilmScore {
     /// Those values (none without own axes).
     pub own: ParameterValues,
     /// Ok, or the first failure when no own value ran.
-    pub status: Status,
+    pub status: RunStatus,
     pub steps: u64,
     /// The reference solver's tolerance it ran at \[m\]; None for a
     /// fixed-step scheme.
@@ -215,10 +216,10 @@ pub fn combine_one<'a>(
     let failed = films.clone().zip(weights).find(|(s, _)| s.j_e_m2.is_none());
     let status = match failed {
         Some((s, w)) => match &s.status {
-            Status::Diverged(why) => Status::Diverged(format!("film {}: {why}", w.name)),
+            RunStatus::Diverged(why) => RunStatus::Diverged(format!("film {}: {why}", w.name)),
             other => other.clone(),
         },
-        None => Status::Ok,
+        None => RunStatus::Ok,
     };
     let j_e_m2 = failed.is_none().then(|| {
         films
@@ -273,9 +274,9 @@ mod tests {
                     candidate: c,
                     j_e_m2: (!diverged).then(|| 1.0 + (t - best).abs()),
                     status: if diverged {
-                        Status::Diverged("x".into())
+                        RunStatus::Diverged("x".into())
                     } else {
-                        Status::Ok
+                        RunStatus::Ok
                     },
                     step_s: None,
                     steps: 10,
@@ -296,7 +297,7 @@ mod tests {
         let score = |j| FilmScore {
             j_e_m2: Some(j),
             own: ParameterValues::NONE,
-            status: Status::Ok,
+            status: RunStatus::Ok,
             steps: 1,
             tolerance_m: None,
         };

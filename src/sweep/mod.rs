@@ -28,14 +28,14 @@ pub use grid::{Candidate, Grid, ParameterAxis, ParameterValues};
 pub use parameter::Parameter;
 pub use shard::{Selection, Shard};
 
-pub use crate::scenario::RunStatus as Status;
+use crate::scenario::RunStatus;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CandidateResult {
     pub candidate: Candidate,
     /// J_e \[m²\]; None unless `status` is ok.
     pub j_e_m2: Option<f64>,
-    pub status: Status,
+    pub status: RunStatus,
     /// Explicit step, or None for the adaptive reference solver.
     pub step_s: Option<f64>,
     /// Steps taken.
@@ -53,7 +53,7 @@ impl CandidateResult {
         Self {
             candidate,
             j_e_m2: None,
-            status: Status::Cancelled,
+            status: RunStatus::Cancelled,
             step_s: None,
             steps: 0,
             gpu_layout: None,
@@ -64,7 +64,7 @@ impl CandidateResult {
     /// A candidate whose simulation failed (`reason`).
     pub fn diverged(candidate: Candidate, reason: String) -> Self {
         Self {
-            status: Status::Diverged(reason),
+            status: RunStatus::Diverged(reason),
             ..Self::cancelled(candidate)
         }
     }
@@ -354,7 +354,7 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
         best_per_elements,
         diverged: results
             .iter()
-            .filter(|r| matches!(r.status, Status::Diverged(_)))
+            .filter(|r| matches!(r.status, RunStatus::Diverged(_)))
             .count(),
     })
 }
@@ -388,7 +388,7 @@ mod tests {
                     1.0 + ((c.damping_pa_s - 500.0) / 100.0).powi(2) * 0.004
                         + ((c.drag_coefficient - 0.8) / 0.1).powi(2) * 0.1,
                 ),
-                status: Status::Ok,
+                status: RunStatus::Ok,
                 step_s: None,
                 steps: 1,
                 gpu_layout: None,

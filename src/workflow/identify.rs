@@ -27,7 +27,7 @@ use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::scenario::batch::StepCache;
 use crate::scenario::{
-    DeclaredFrames, Frames, Scenario, ScenarioKind, SimulationOutput, SolverSettings,
+    DeclaredFrames, Frames, RunStatus, Scenario, ScenarioKind, SimulationOutput, SolverSettings,
     median_interval_s, simulate,
 };
 use crate::solver::SolverKind;
@@ -37,8 +37,8 @@ use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
 use crate::sweep::{
-    Axis, Candidate, CandidateResult, Coverage, Grid, Selection, Shard, Status, Summary,
-    check_coverage, run, summarize,
+    Axis, Candidate, CandidateResult, Coverage, Grid, Selection, Shard, Summary, check_coverage,
+    run, summarize,
 };
 use crate::track::MeasuredTrack;
 
@@ -1259,7 +1259,7 @@ impl PreparedIdentification {
                 }
             };
             let finished = self.run_chunk(&chunk, &report, hooks)?;
-            if finished.iter().any(|r| r.status == Status::Cancelled) {
+            if finished.iter().any(|r| r.status == RunStatus::Cancelled) {
                 interrupted = true;
                 break;
             }
@@ -1537,7 +1537,7 @@ pub(super) fn confirm_near_best(
         rerun,
     )
     .map_err(batch("re-running the candidates near the best"))?;
-    if results.iter().any(|r| r.status == Status::Cancelled) {
+    if results.iter().any(|r| r.status == RunStatus::Cancelled) {
         return Err(WorkflowError::Interrupted(
             "interrupted while re-running the candidates near the best at the data's tolerance"
                 .into(),

@@ -33,7 +33,7 @@ use crate::io::results::{
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::scenario::batch::StepCache;
-use crate::scenario::{DeclaredFrames, Scenario, SolverSettings, simulate};
+use crate::scenario::{DeclaredFrames, RunStatus, Scenario, SolverSettings, simulate};
 use crate::solver::SolverKind;
 use crate::sweep::accuracy::{Chosen, confirm};
 use crate::sweep::joint::{
@@ -42,8 +42,8 @@ use crate::sweep::joint::{
 use crate::sweep::refine::{RefineFilm, Refined};
 use crate::sweep::validation::{Validation, pick, validate};
 use crate::sweep::{
-    Axis, Candidate, CandidateResult, Coverage, Grid, ParameterAxis, Selection, Shard, Status,
-    Summary, run, summarize,
+    Axis, Candidate, CandidateResult, Coverage, Grid, ParameterAxis, Selection, Shard, Summary,
+    run, summarize,
 };
 
 /// One film of a joint identification, as the user gave it.
@@ -745,7 +745,7 @@ impl PreparedJoint {
                     },
                 )
                 .map_err(batch("sweep failed"))?;
-                if scored.iter().any(|r| r.status == Status::Cancelled) {
+                if scored.iter().any(|r| r.status == RunStatus::Cancelled) {
                     all.push(results);
                     return Err(self.interrupted(&all));
                 }
@@ -1011,7 +1011,7 @@ impl Combination {
         if results
             .iter()
             .flatten()
-            .any(|r| r.status == Status::Cancelled)
+            .any(|r| r.status == RunStatus::Cancelled)
         {
             let mut why = "interrupted while re-running the candidates near the joint best at the data's tolerance".to_string();
             if self.engine.is_some() {
