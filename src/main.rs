@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    end_quietly_on_a_closed_pipe();
     quiet_mesa_runtime_dir();
     let args = cli::Cli::parse();
     match cli::run(args) {
@@ -15,6 +16,21 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::from(exit_code(&err))
         }
+    }
+}
+
+/// A reader that closes the pipe early (`tether-sweep identify | head -1`)
+/// ends the process as it ends `grep` or `cat`: by SIGPIPE's default
+/// action, silently. Rust's runtime ignores SIGPIPE, so that the next
+/// `println!` would panic with a backtrace (exit 101). What a run writes to
+/// files is written before its terminal summary; an interrupted sweep's
+/// chunks are saved as for Ctrl-C.
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: called first thing in main, before any other thread exists;
+    // setting a signal's disposition to its default has no other effect.
+    #[cfg(unix)]
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -428,3 +428,58 @@ fn linearize_rejects_bad_frequency_ranges() {
         "nothing created"
     );
 }
+
+/// A reader that closes the pipe after the first line (`… | head -1`)
+/// ends the run as it ends `cat`: by SIGPIPE, with no panic, and with the
+/// files the run writes before its summary written.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("identify");
+    // The header comes first, the summary after the sweep: by then the
+    // reader has gone.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tether-sweep"))
+        .args([
+            "identify",
+            "--backend",
+            "cpu",
+            "--elements",
+            "5",
+            "--damping",
+            "1000,2000",
+        ])
+        .args(["--drag-coefficient", "0.8", "--no-refine", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    {
+        let stdout = child.stdout.take().unwrap();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut first)
+            .unwrap();
+        // The reader goes: the pipe closes with lines still to print.
+    }
+    let output = child.wait_with_output().unwrap();
+    let err = stderr(&output);
+    assert!(first.starts_with("identify: 2 candidates"), "{first}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(
+        output.status.signal(),
+        Some(libc_sigpipe()),
+        "{:?}: {err}",
+        output.status
+    );
+    assert!(out.join("results.parquet").is_file());
+}
+
+/// SIGPIPE's number on every Unix the project builds for.
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13
+}
