@@ -40,22 +40,35 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The batched objective, for optimizers and samplers: J_e of any list of
-//! candidates against the same film, run as one batch on the engine the
-//! identification would choose (`workflow::objective`):
+//! A film's config is a TOML text (or file) as `identify --config` takes
+//! it; the batched objective, for optimizers and samplers, gives J_e of
+//! any list of candidates against that film, run as one batch on the
+//! engine the identification would choose (`workflow::objective`):
 //!
 //! ```
+//! use std::path::Path;
 //! use tether_sweep::engine::{Backend, EngineOptions};
+//! use tether_sweep::io::config::FilmConfig;
 //! use tether_sweep::sweep::Grid;
 //! use tether_sweep::workflow::identify::IdentifyRequest;
 //! use tether_sweep::workflow::objective::Objective;
 //!
+//! // The shipped drop's config, as if written beside the checkout's
+//! // datasets/ (`measured` is relative to the config).
+//! let text = r#"
+//!     [tether]
+//!     length_m = 0.6
+//!     [settings]
+//!     measured = "datasets/drop_synthetic.parquet"
+//!     initial_angle_deg = 45.0
+//! "#;
+//! let film = FilmConfig::from_toml(text, Path::new("drop.toml"))?;
 //! // The grid's axes name the candidates' parameters: n, D, C_D.
 //! let grid = Grid::parse("10", "2000", "0.8")?;
 //! let request = IdentifyRequest {
 //!     engine: EngineOptions { backend: Backend::Cpu, ..Default::default() },
 //!     tolerance_m: Some(1e-6),
-//!     ..IdentifyRequest::new("datasets/drop_synthetic.parquet", grid, "identify-results")
+//!     ..IdentifyRequest::of_film(film, grid, "identify-results")?
 //! };
 //! let objective = Objective::new(&request)?;
 //! println!("candidates give {:?}", objective.parameters()); // n, D, C_D as results columns

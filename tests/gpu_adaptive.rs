@@ -538,7 +538,14 @@ fn the_cost_model_is_calibrated_on_the_adaptive_stage() {
         8,
     )
     .unwrap();
-    let peak = gpu.rates(Precision::F32).unwrap();
+    // The peak as the best of two measurements, before and after the
+    // calibration: the tests beside this one share the cores, and a
+    // neighbour only ever slows a measurement down (one run measured 77
+    // GFLOP/s here where the adapter does 113).
+    let mut peak = gpu.rates(Precision::F32).unwrap();
+    peak.device_gflops = peak
+        .device_gflops
+        .max(tether_sweep::gpu::dispatch::measure_peak_gflops(&gpu, Precision::F32, 3).unwrap());
     eprintln!("adaptive stage: {all:?} (peak stage {peak:?})");
     assert!(
         all.barrier_lone_s >= 0.0 && all.barrier_filled_s >= 0.0,

@@ -317,7 +317,7 @@ impl DesignArgs {
             .is_some_and(|t| t.contains_key(Parameter::ReleaseTimeS.name()));
         // A film's name and file are the design's, not the experiment's.
         let (name, measured) = match path {
-            Some(p) => super::identify::film_keys(&mut table, p)?,
+            Some(p) => config::film_keys(&mut table, p).map_err(|e| UsageError(e.to_string()))?,
             None => ("drop".into(), None),
         };
         self.require_assumed_values(&table, path)?;

@@ -12,10 +12,10 @@ use super::progress::{ProgressBar, duration, interrupt_flag};
 use toml::{Table, Value};
 
 use tether_sweep::camera::{Camera, TimeUnit};
-use tether_sweep::io::config::{self, ConfigError};
+use tether_sweep::io::config::{self, ConfigError, FilmConfig};
 use tether_sweep::least_squares::profile::ProfileEnd;
 use tether_sweep::model::TetherParams;
-use tether_sweep::scenario::{DeclaredFrames, Scenario};
+use tether_sweep::scenario::Scenario;
 use tether_sweep::solver::SolverKind;
 use tether_sweep::sweep::accuracy::Chosen;
 use tether_sweep::sweep::refine::Refined;
@@ -217,31 +217,40 @@ impl IdentifyArgs {
             None => Shard::from_slurm(|name| std::env::var(name).ok())
                 .map_err(|e| UsageError(e.to_string()))?,
         };
-        let Configured {
-            measured: in_config,
-            base,
-            scenario,
-            markers: marker_arc_lengths_m,
-            camera,
-            frames,
-            ..
-        } = self.experiment()?;
-        Ok(IdentifyRequest {
-            measured: match (&self.measured, in_config) {
-                (Some(path), _) => path.clone(),
-                (None, Some(path)) => path,
-                (None, None) => shipped_dataset()?,
+        // The config's film (the flag's measured file over its own), or
+        // the shipped drop's experiment with the flags' tether.
+        let request = match self.config.first() {
+            Some(path) => {
+                let mut film = self.film_of(path)?;
+                if let Some(measured) = &self.measured {
+                    film.measured = Some(measured.clone());
+                }
+                if film.measured.is_none() {
+                    film.measured = Some(shipped_dataset()?);
+                }
+                IdentifyRequest::of_film(film, grid, &self.out)?
+            }
+            None => IdentifyRequest {
+                base: TetherParams {
+                    tip_mass_kg: self.tip_mass.unwrap_or(0.0),
+                    length_m: self.length.unwrap_or(TetherParams::default().length_m),
+                    ..TetherParams::default()
+                },
+                ..IdentifyRequest::new(
+                    match &self.measured {
+                        Some(path) => path.clone(),
+                        None => shipped_dataset()?,
+                    },
+                    grid,
+                    &self.out,
+                )
             },
-            grid,
+        };
+        Ok(IdentifyRequest {
             shard,
             resume: self.resume,
             chunk_size: self.chunk_size,
             engine: self.engine.options(self.solver),
-            base,
-            scenario,
-            camera,
-            declared_frames: frames,
-            marker_arc_lengths_m,
             tolerance_m: self.tolerance,
             validate: self.validate,
             validate_marker_tolerance_m: self.validate_marker_tolerance,
@@ -250,8 +259,8 @@ impl IdentifyArgs {
             surface_axes,
             refine: !self.no_refine,
             csv: self.csv,
-            out: self.out.clone(),
             force: self.force,
+            ..request
         })
     }
 
@@ -327,54 +336,16 @@ impl IdentifyArgs {
 /// The keys `identify --config` reads; the solver's are its `--solver`.
 const CONFIG_KEYS: [&str; 4] = ["scenario", "tether", "settings", "camera"];
 
-/// What `--config` and the flags say of the experiment.
-pub(super) struct Configured {
-    /// The film's name: `name` in [settings], else the config's stem.
-    pub name: String,
-    /// Its measured file: `measured` in [settings], relative to the config.
-    pub measured: Option<PathBuf>,
-    pub base: TetherParams,
-    /// The config's drop, when a config was given.
-    pub scenario: Option<Scenario>,
-    /// The marker arc lengths, when the config gave them.
-    pub markers: Option<Vec<f64>>,
-    pub camera: Camera,
-    /// The frames the config declares (the config that made the film).
-    pub frames: DeclaredFrames,
-}
-
 impl IdentifyArgs {
-    /// The tether, drop and camera from `--config` (the first) and the
-    /// flags.
-    fn experiment(&self) -> Result<Configured> {
-        self.experiment_of(self.config.first().map(PathBuf::as_path))
-    }
-
-    /// The tether, drop and camera from the config `path` and the flags.
-    pub(super) fn experiment_of(&self, path: Option<&std::path::Path>) -> Result<Configured> {
+    /// The film of the config `path`, with the flags over its [tether].
+    pub(super) fn film_of(&self, path: &std::path::Path) -> Result<FilmConfig> {
         let mut flags = Table::new();
         for (axis, value) in [(TIP_MASS, self.tip_mass), (LENGTH, self.length)] {
             if let Some(v) = value {
                 flags.insert(axis.column().into(), Value::Float(v));
             }
         }
-        let Some(path) = path else {
-            let base = TetherParams {
-                tip_mass_kg: self.tip_mass.unwrap_or(0.0),
-                length_m: self.length.unwrap_or(TetherParams::default().length_m),
-                ..TetherParams::default()
-            };
-            return Ok(Configured {
-                name: "drop".into(),
-                measured: None,
-                base,
-                scenario: None,
-                markers: None,
-                camera: Camera::default(),
-                frames: DeclaredFrames::default(),
-            });
-        };
-        let mut table = config::read_table(path).map_err(|e| UsageError(e.to_string()))?;
+        let table = config::read_table(path).map_err(|e| UsageError(e.to_string()))?;
         if let Some(key) = table.keys().find(|k| !CONFIG_KEYS.contains(&k.as_str())) {
             return Err(UsageError(format!(
                 "{}: `{key}` is not an identify setting: the config gives the experiment ({}), and --solver the solver",
@@ -383,15 +354,7 @@ impl IdentifyArgs {
             ))
             .into());
         }
-        let markers_given = table
-            .get("settings")
-            .and_then(Value::as_table)
-            .is_some_and(|s| s.contains_key("marker_arc_lengths_m"));
-        let (name, measured) = film_keys(&mut table, path)?;
-        let mut overrides = Table::new();
-        overrides.insert("tether".into(), Value::Table(flags.clone()));
-        config::merge(&mut table, overrides);
-        let (cfg, frames) = config::resolve_film(table, path).map_err(|e| -> anyhow::Error {
+        FilmConfig::from_table(table, path, flags.clone()).map_err(|e| -> anyhow::Error {
             match e {
                 ConfigError::Input(input) => {
                     let flag = [TIP_MASS.column_and_flag(), LENGTH.column_and_flag()]
@@ -403,75 +366,11 @@ impl IdentifyArgs {
                     };
                     WorkflowError::flag(&named, input).into()
                 }
+                ConfigError::FilmKey(message) => UsageError(message).into(),
                 other => UsageError(format!("{}: {other}", path.display())).into(),
             }
-        })?;
-        let markers = markers_given.then(|| cfg.scenario.marker_arc_lengths_m.clone());
-        Ok(Configured {
-            name,
-            measured,
-            base: cfg.tether,
-            scenario: Some(cfg.scenario),
-            markers,
-            camera: cfg.camera,
-            frames,
         })
     }
-}
-
-/// A film's `name` and `measured` file from a config's [settings], taken
-/// out of it (they are the film's, not the experiment's): the name
-/// defaults to the config's file stem, and the file is relative to the
-/// config.
-pub(super) fn film_keys(
-    table: &mut Table,
-    path: &std::path::Path,
-) -> Result<(String, Option<PathBuf>)> {
-    let settings = table.get_mut("settings").and_then(Value::as_table_mut);
-    let (named, measured) = match settings {
-        Some(s) => (s.remove("name"), s.remove("measured")),
-        None => (None, None),
-    };
-    let text = |key: &str, value: Option<Value>| -> Result<Option<String>> {
-        match value {
-            None => Ok(None),
-            Some(Value::String(t)) => Ok(Some(t)),
-            Some(other) => Err(UsageError(format!(
-                "[settings] {key} = {other} in {}: give it as text, e.g. {key} = \"{}\"",
-                path.display(),
-                if key == "name" { "steep" } else { "steep.csv" }
-            )))?,
-        }
-    };
-    let name = text("name", named)?.unwrap_or_else(|| {
-        path.file_stem()
-            .map_or_else(|| "film".into(), |s| s.to_string_lossy().into_owned())
-    });
-    let measured = text("measured", measured)?.map(|file| {
-        lexically_normal(&path.parent().unwrap_or(std::path::Path::new("")).join(file))
-    });
-    Ok((name, measured))
-}
-
-/// `path` with each `dir/..` and `.` taken out by its text (Go's
-/// `filepath.Clean`), so that a file named relative to its config reads
-/// `datasets/a.csv`, not `examples/../datasets/a.csv`, in messages and
-/// metadata.
-fn lexically_normal(path: &std::path::Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
-            {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// One film's identification (several configs: [`super::joint::run`]).

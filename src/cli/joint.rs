@@ -57,28 +57,28 @@ fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
     let single = args.request()?;
     let mut films = Vec::with_capacity(args.config.len());
     for path in &args.config {
-        let e = args.experiment_of(Some(path))?;
+        let e = args.film_of(path)?;
         let Some(measured) = e.measured.clone() else {
             Err(UsageError(format!(
                 "{}: no measured = \"FILE\" in [settings]: with several --config, each names its film's file",
                 path.display()
             )))?
         };
-        if e.base != single.base {
+        if e.tether != single.base {
             Err(UsageError(format!(
                 "{} describes another tether than {} ([tether] {}): the films of a joint identification share one tether",
                 path.display(),
                 args.config[0].display(),
-                differing_keys(&e.base, &single.base)
+                differing_keys(&e.tether, &single.base)
             )))?;
         }
         films.push(JointFilm {
-            name: e.name.clone(),
+            name: e.name,
             measured,
-            scenario: e.scenario.clone(),
-            declared_frames: e.frames.clone(),
-            camera: e.camera.clone(),
-            marker_arc_lengths_m: e.markers.clone(),
+            scenario: Some(e.scenario),
+            declared_frames: e.declared_frames,
+            camera: e.camera,
+            marker_arc_lengths_m: e.marker_arc_lengths_m,
             own: Vec::new(),
         });
     }

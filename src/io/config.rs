@@ -61,6 +61,10 @@ pub enum ConfigError {
     Schema(String),
     #[error(transparent)]
     Input(#[from] InputError),
+    /// A film's own key (`name`, `measured`) that is not text; the message
+    /// names the key, its value and the config.
+    #[error("{0}")]
+    FilmKey(String),
 }
 
 /// Scenario settings; each overrides the scenario's default (docs/model.md §4).
@@ -167,6 +171,117 @@ fn deserialize_section<T: serde::de::DeserializeOwned>(
             None => format!("{section}{}", e.message()),
         })
     })
+}
+
+/// One measured film's config, as an identification reads it: its
+/// experiment, tether and camera, the frames it declares, and the film's
+/// own `name` and `measured` file, taken out of `[settings]` (they are the
+/// film's, not the experiment's). The scenario's frames are the
+/// experiment's defaults until the measured file's replace them; the
+/// declared ones are kept to be checked against that file.
+#[derive(Debug, Clone)]
+pub struct FilmConfig {
+    /// `name` in `[settings]`, else the config's file stem.
+    pub name: String,
+    /// `measured` in `[settings]`, relative to the config's folder.
+    pub measured: Option<PathBuf>,
+    pub tether: TetherParams,
+    pub scenario: Scenario,
+    /// The markers' arc lengths, when the config gives them
+    /// (`marker_arc_lengths_m`); else the measured file's or the
+    /// experiment's default eleven.
+    pub marker_arc_lengths_m: Option<Vec<f64>>,
+    pub camera: Camera,
+    /// The frames the config declares (`duration_s`, `frame_interval_s`,
+    /// `frame_times_s`), each to agree with the measured file.
+    pub declared_frames: DeclaredFrames,
+}
+
+impl FilmConfig {
+    /// The config written in `text`, as if at `path`: the path names the
+    /// film by default, places its `measured` file, and names the config
+    /// in messages.
+    pub fn from_toml(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let table = text.parse::<Table>().map_err(|e| ConfigError::Syntax {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        Self::from_table(table, path, Table::new())
+    }
+
+    /// The config `table` read from `path`, with `tether` (keys of
+    /// `[tether]` given elsewhere, e.g. by command-line flags) replacing
+    /// its own.
+    pub fn from_table(mut table: Table, path: &Path, tether: Table) -> Result<Self, ConfigError> {
+        let markers_given = table
+            .get("settings")
+            .and_then(Value::as_table)
+            .is_some_and(|s| s.contains_key("marker_arc_lengths_m"));
+        let (name, measured) = film_keys(&mut table, path)?;
+        let mut overrides = Table::new();
+        overrides.insert("tether".into(), Value::Table(tether));
+        merge(&mut table, overrides);
+        let (cfg, declared_frames) = resolve_film(table, path)?;
+        Ok(Self {
+            name,
+            measured,
+            marker_arc_lengths_m: markers_given.then(|| cfg.scenario.marker_arc_lengths_m.clone()),
+            tether: cfg.tether,
+            scenario: cfg.scenario,
+            camera: cfg.camera,
+            declared_frames,
+        })
+    }
+}
+
+/// A film's `name` and `measured` file from a config's `[settings]`, taken
+/// out of it: the name defaults to the config's file stem, and the file is
+/// relative to the config.
+pub fn film_keys(table: &mut Table, path: &Path) -> Result<(String, Option<PathBuf>), ConfigError> {
+    let settings = table.get_mut("settings").and_then(Value::as_table_mut);
+    let (named, measured) = match settings {
+        Some(s) => (s.remove("name"), s.remove("measured")),
+        None => (None, None),
+    };
+    let text = |key: &str, value: Option<Value>| -> Result<Option<String>, ConfigError> {
+        match value {
+            None => Ok(None),
+            Some(Value::String(t)) => Ok(Some(t)),
+            Some(other) => Err(ConfigError::FilmKey(format!(
+                "[settings] {key} = {other} in {}: give it as text, e.g. {key} = \"{}\"",
+                path.display(),
+                if key == "name" { "steep" } else { "steep.csv" }
+            ))),
+        }
+    };
+    let name = text("name", named)?.unwrap_or_else(|| {
+        path.file_stem()
+            .map_or_else(|| "film".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let measured = text("measured", measured)?
+        .map(|file| lexically_normal(&path.parent().unwrap_or(Path::new("")).join(file)));
+    Ok((name, measured))
+}
+
+/// `path` with each `dir/..` and `.` taken out by its text (Go's
+/// `filepath.Clean`), so that a file named relative to its config reads
+/// `datasets/a.csv`, not `examples/../datasets/a.csv`, in messages and
+/// metadata.
+fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Resolves a merged table into a validated configuration.
@@ -439,5 +554,34 @@ mod tests {
         assert!(e.contains("[settings] duration_s"), "{e}");
         let e = resolve(parse("step_s = 0.003")).unwrap_err().to_string();
         assert!(e.contains("step_s") && e.contains("divides"), "{e}");
+    }
+
+    #[test]
+    fn a_films_config_from_text_names_its_film_and_places_its_file() {
+        let text = "[tether]\nlength_m = 0.5\n[settings]\nmeasured = \"../data/a.csv\"\n\
+                    initial_angle_deg = 30.0\nmarker_arc_lengths_m = [0.0, 0.5]\n";
+        let film = FilmConfig::from_toml(text, Path::new("configs/steep.toml")).unwrap();
+        assert_eq!(film.name, "steep");
+        assert_eq!(film.measured.as_deref(), Some(Path::new("data/a.csv")));
+        assert_eq!(film.tether.length_m, 0.5);
+        assert_eq!(film.marker_arc_lengths_m, Some(vec![0.0, 0.5]));
+        // The flags' [tether] keys replace the config's.
+        let mut tether = Table::new();
+        tether.insert("length_m".into(), Value::Float(0.6));
+        let over = FilmConfig::from_table(parse(text), Path::new("a.toml"), tether).unwrap();
+        assert_eq!(over.tether.length_m, 0.6);
+        assert_eq!(over.marker_arc_lengths_m, Some(vec![0.0, 0.5]));
+        let named =
+            FilmConfig::from_toml("[settings]\nname = \"shallow\"", Path::new("x.toml")).unwrap();
+        assert_eq!((named.name.as_str(), named.measured), ("shallow", None));
+        assert_eq!(named.marker_arc_lengths_m, None);
+        let e = FilmConfig::from_toml("[settings]\nname = 3", Path::new("x.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[settings] name = 3 in x.toml"), "{e}");
+        let e = FilmConfig::from_toml("[tether\n", Path::new("x.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("x.toml") && e.contains("TOML"), "{e}");
     }
 }

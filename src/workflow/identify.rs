@@ -21,6 +21,7 @@ use crate::engine::{Backend, Engine, EngineKind, EngineNames, RunHooks};
 use crate::error::{InputError, decimal};
 use crate::gpu::Precision;
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
+use crate::io::config::FilmConfig;
 use crate::io::results::{BestFit, write_best_fit, write_refined, write_results};
 use crate::io::track::read_film;
 use crate::metadata::{self, Metadata, json};
@@ -168,6 +169,36 @@ impl IdentifyRequest {
             out: out.into(),
             force: false,
         }
+    }
+
+    /// The identification of a config's film ([`FilmConfig`]: its measured
+    /// file, experiment, tether, camera and declared frames) over `grid`
+    /// into `out`, with [`Self::new`]'s defaults otherwise. A film whose
+    /// config names no measured file is refused.
+    pub fn of_film(
+        film: FilmConfig,
+        grid: Grid,
+        out: impl Into<PathBuf>,
+    ) -> Result<Self, WorkflowError> {
+        let Some(measured) = film.measured else {
+            return Err(InputError::new(
+                "measured",
+                "not given",
+                format!(
+                    "the film's file: measured = \"FILE\" in [settings] of {}'s config",
+                    film.name
+                ),
+            )
+            .into());
+        };
+        Ok(Self {
+            base: film.tether,
+            scenario: Some(film.scenario),
+            camera: film.camera,
+            declared_frames: film.declared_frames,
+            marker_arc_lengths_m: film.marker_arc_lengths_m,
+            ..Self::new(measured, grid, out)
+        })
     }
 
     /// Checks it, then runs it ([`prepare`], then [`PreparedIdentification::run`]).
