@@ -135,6 +135,12 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
         &with(&["--damping", "-5"]),
         &["--damping", ">= 0"],
     );
+    // Refused before a track of 2.5e13 frames is allocated.
+    assert_rejected(
+        dir.path(),
+        &with(&["--duration", "1e12"]),
+        &["--duration", "at most 1000000 frames", "40000 s"],
+    );
     assert_rejected(dir.path(), &with(&["--damping", "nan"]), &["--damping"]);
     assert_rejected(
         dir.path(),

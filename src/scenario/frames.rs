@@ -3,6 +3,11 @@
 
 use crate::error::InputError;
 
+/// Frames a simulation records at most: a million (over 16 minutes at
+/// 1,000 fps), whose track of eleven markers takes 176 MB. A duration or
+/// frame interval beyond it is refused before anything is allocated.
+pub const MAX_FRAMES: usize = 1_000_000;
+
 /// The frames of an experiment: one value, so that a duration, an interval
 /// and a list of times can never disagree.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,6 +99,17 @@ impl Frames {
             } => {
                 crate::error::require_positive("frame_interval_s", *interval_s)?;
                 crate::error::require_positive("duration_s", *duration_s)?;
+                // Checked before a track of that many frames is allocated.
+                if *duration_s / *interval_s > MAX_FRAMES as f64 {
+                    return Err(InputError::new(
+                        "duration_s",
+                        *duration_s,
+                        format!(
+                            "at most {MAX_FRAMES} frames: at frame_interval_s = {interval_s} s, a duration up to {} s (or a longer frame interval)",
+                            MAX_FRAMES as f64 * interval_s
+                        ),
+                    ));
+                }
                 if !whole_multiple(*duration_s, *interval_s) {
                     return Err(InputError::new(
                         "duration_s",
