@@ -489,3 +489,27 @@ fn a_closed_pipe_ends_the_run_quietly() {
 fn libc_sigpipe() -> i32 {
     13
 }
+
+/// A measured "file" that never ends (`/dev/zero` behind a .csv name) is
+/// refused once the film's limit is read, not read until memory runs out.
+#[cfg(unix)]
+#[test]
+fn a_measured_file_that_never_ends_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let endless = dir.path().join("film.csv");
+    std::os::unix::fs::symlink("/dev/zero", &endless).unwrap();
+    let out = dir.path().join("out");
+    let run = tether_sweep(&[
+        "identify",
+        "--measured",
+        endless.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&run);
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(err.contains("film.csv") && err.contains("128 MiB"), "{err}");
+    assert!(!out.exists(), "nothing written");
+}

@@ -2,6 +2,7 @@
 //! `t` \[s\], `marker` (index), `s` \[m\], `x` \[m\], `y` \[m\].
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -157,8 +158,31 @@ pub fn write_batch(
     Ok(())
 }
 
+/// The largest measured film read \[bytes\]: 128 MiB, some three million
+/// rows of a long CSV. A larger file, or a stream that does not end (a
+/// pipe, `/dev/zero`), is refused once that much is read, so that no input
+/// can take more memory than this.
+pub const MAX_FILM_BYTES: u64 = 128 << 20;
+
 /// Reads a table (Parquet or CSV by extension) into one record batch.
 pub fn read_table(path: &Path) -> Result<RecordBatch, IoError> {
+    read_table_within(path, u64::MAX)
+}
+
+/// [`read_table`] of a file of at most `limit` bytes: a larger regular
+/// file is refused before it is read, anything else once `limit` bytes
+/// are.
+fn read_table_within(path: &Path, limit: u64) -> Result<RecordBatch, IoError> {
+    let too_large = || IoError::Format {
+        path: path.to_owned(),
+        message: format!(
+            "larger than the {} MiB a measured film may be: is it the tracker's export?",
+            limit >> 20
+        ),
+    };
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > limit) {
+        return Err(too_large());
+    }
     let format = TableFormat::from_path(path)?;
     let read_err = |error| IoError::Read {
         path: path.to_owned(),
@@ -178,7 +202,13 @@ pub fn read_table(path: &Path) -> Result<RecordBatch, IoError> {
         }
         TableFormat::Csv => {
             // Read whole: cleaned (`comma_separated`) before arrow sees it.
-            let text = std::fs::read_to_string(path).map_err(read_err)?;
+            let mut text = String::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(limit.saturating_add(1)).read_to_string(&mut text))
+                .map_err(read_err)?;
+            if text.len() as u64 > limit {
+                return Err(too_large());
+            }
             let text = comma_separated(&text).map_err(|m| fmt_err(&m))?;
             let csv_format = arrow::csv::reader::Format::default().with_header(true);
             let (schema, _) = csv_format
@@ -348,7 +378,7 @@ pub fn read_film(
     camera: &Camera,
     model_pin_m: [f64; 2],
 ) -> Result<MeasuredTrack, IoError> {
-    let batch = read_table(path)?;
+    let batch = read_table_within(path, MAX_FILM_BYTES)?;
     let columns = &camera.columns;
     let long = match &columns.x {
         Some(OneOrMany::One(_)) => true,
