@@ -51,6 +51,13 @@ pub fn parse_axis(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
     if values.is_empty() {
         return Err(err("at least one value"));
     }
+    // A value twice would be a candidate twice: duplicate rows, and a
+    // refinement that divides by the axis's spread.
+    let mut sorted = values.clone();
+    sorted.sort_by(f64::total_cmp);
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        return Err(err(&format!("distinct values ({} is given twice)", w[0])));
+    }
     Ok(values)
 }
 
@@ -483,6 +490,22 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_twice_is_refused_with_the_value() {
+        for text in ["0.8,0.8", "4,5,4", "0.8,0.80"] {
+            let e = parse_axis("drag_coefficient", text)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("distinct values") && e.contains("given twice"),
+                "{text}: {e}"
+            );
+        }
+        assert_eq!(parse_axis("x", "0.7,0.8").unwrap(), [0.7, 0.8]);
+        let e = Grid::parse("4,4", "0", "0.8").unwrap_err().to_string();
+        assert!(e.contains("4 is given twice"), "{e}");
+    }
 
     #[test]
     fn ranges_are_inclusive_and_lists_literal() {
