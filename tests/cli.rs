@@ -155,9 +155,19 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
     assert_rejected(
         dir.path(),
         &with(&["--length", "-0.6"]),
-        &["--length", "> 0"],
+        &["--length", "from 0.001 to 1000 m"],
     );
-    assert_rejected(dir.path(), &with(&["--length", "0"]), &["--length", "> 0"]);
+    assert_rejected(
+        dir.path(),
+        &with(&["--length", "0"]),
+        &["--length", "from 0.001 to 1000 m"],
+    );
+    // Named by its flag, not as the singular matrix it would make.
+    assert_rejected(
+        dir.path(),
+        &with(&["--length", "1e-9"]),
+        &["--length", "from 0.001 to 1000 m"],
+    );
     assert_rejected(
         dir.path(),
         &with(&["--step", "0.003"]),

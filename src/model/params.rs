@@ -52,6 +52,10 @@ impl Default for TetherParams {
     }
 }
 
+/// The shortest and longest tether the model takes \[m\].
+pub const MIN_LENGTH_M: f64 = 1e-3;
+pub const MAX_LENGTH_M: f64 = 1e3;
+
 impl TetherParams {
     /// Cross-section area a = b h.
     pub fn area_m2(&self) -> f64 {
@@ -91,7 +95,15 @@ impl TetherParams {
                 format!("an integer from 1 to {MAX_ELEMENTS}"),
             ));
         }
-        require_positive("length_m", self.length_m)?;
+        // From a millimetre to a kilometre: beyond, the mass matrix's
+        // pivots fall below f64's resolution of its largest entry.
+        if !(MIN_LENGTH_M..=MAX_LENGTH_M).contains(&self.length_m) {
+            return Err(InputError::new(
+                "length_m",
+                self.length_m,
+                format!("a length from {MIN_LENGTH_M} to {MAX_LENGTH_M} m"),
+            ));
+        }
         require_positive("width_m", self.width_m)?;
         require_positive("thickness_m", self.thickness_m)?;
         require_positive("youngs_modulus_pa", self.youngs_modulus_pa)?;

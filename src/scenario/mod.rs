@@ -354,7 +354,15 @@ impl DropSettings {
     fn validate(&self) -> Result<(), InputError> {
         require_finite("pin_m", self.pin_m[0])?;
         require_finite("pin_m", self.pin_m[1])?;
-        require_finite("initial_angle_deg", self.initial_angle_deg)
+        // A turn and more is a typo, not a release (999 for 99).
+        if !(-180.0..=180.0).contains(&self.initial_angle_deg) {
+            return Err(InputError::new(
+                "initial_angle_deg",
+                self.initial_angle_deg,
+                "an angle from -180 to 180 degrees",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -714,6 +722,23 @@ pub fn simulate(
 #[cfg(test)]
 mod record_tests {
     use super::*;
+
+    #[test]
+    fn a_release_angle_beyond_a_half_turn_is_refused() {
+        for (angle, ok) in [(45.0, true), (-180.0, true), (180.0, true), (999.0, false)] {
+            let mut drop = Scenario::new(ScenarioKind::Drop, 0.6);
+            drop.as_drop_mut().unwrap().initial_angle_deg = angle;
+            let checked = drop.validate(0.6);
+            assert_eq!(checked.is_ok(), ok, "{angle}: {checked:?}");
+        }
+        let mut drop = Scenario::new(ScenarioKind::Drop, 0.6);
+        drop.as_drop_mut().unwrap().initial_angle_deg = f64::NAN;
+        let e = drop.validate(0.6).unwrap_err().to_string();
+        assert!(
+            e.contains("initial_angle_deg") && e.contains("-180 to 180"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn a_record_holds_its_own_experiments_fields_and_reads_back() {
