@@ -135,6 +135,12 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
         &with(&["--damping", "-5"]),
         &["--damping", ">= 0"],
     );
+    // Refused before it runs for ever.
+    assert_rejected(
+        dir.path(),
+        &with(&["--solver", "explicit", "--step", "1e-30"]),
+        &["step_s", "at most 1000000000 steps"],
+    );
     // Refused before a track of 2.5e13 frames is allocated.
     assert_rejected(
         dir.path(),

@@ -624,8 +624,26 @@ pub fn fixed_step(
             .into());
         }
     }
+    let steps = scenario.duration_s() / step;
+    if steps > MAX_FIXED_STEPS as f64 {
+        return Err(InputError::new(
+            "step_s",
+            step,
+            format!(
+                "at least {:.4e} s: a fixed-step run takes at most {MAX_FIXED_STEPS} steps, and this one lasts {} s",
+                scenario.duration_s() / MAX_FIXED_STEPS as f64,
+                scenario.duration_s()
+            ),
+        )
+        .into());
+    }
     Ok(step)
 }
+
+/// Steps a fixed-step run takes at most: a billion, about twenty minutes
+/// of one core at n = 10, where a mistyped step (1e-30 s) would run
+/// silently for ever; within the GPU's 32-bit step counter.
+pub const MAX_FIXED_STEPS: u64 = 1_000_000_000;
 
 /// Runs one simulation of `scenario` for `params` with `settings`.
 pub fn simulate(
