@@ -422,6 +422,16 @@ fn long_samples(
         Some(OneOrMany::One(n)) => Some(n.clone()),
         _ => None,
     };
+    if columns.t.is_none()
+        && let (Some(t), Some(time)) = (column_named(batch, "t"), column_named(batch, "time"))
+    {
+        return Err(IoError::Format {
+            path: path.to_owned(),
+            message: format!(
+                "two time columns, `{t}` and `{time}`: say which is the clock in [camera] columns.t"
+            ),
+        });
+    }
     let t = f64_column(batch, &name(columns.t.as_ref(), "t"), path)?;
     let marker = f64_column(batch, &name(columns.marker.as_ref(), "marker"), path)?;
     let x = f64_column_with_gaps(batch, &name(one(&columns.x).as_ref(), "x"), path)?;
@@ -509,6 +519,19 @@ fn wide_samples(
             .find(|n| words(n).iter().any(|w| accepted.contains(&w.as_str())))
             .cloned()
     };
+    let clocks: Vec<&String> = names
+        .iter()
+        .filter(|n| words(n).iter().any(|w| w == "t" || w == "time"))
+        .collect();
+    if columns.t.is_none()
+        && let [first, second, ..] = clocks.as_slice()
+    {
+        // Two clocks (a tracker's `time` beside a spreadsheet's `t`): the
+        // wrong one would shift every frame.
+        return Err(format(format!(
+            "two time columns, `{first}` and `{second}`: say which is the clock in [camera] columns.t"
+        )));
+    }
     let time_name = match &columns.t {
         Some(t) => t.clone(),
         None => named_with(&["t", "time"])
@@ -799,6 +822,31 @@ mod tests {
         let path = dir.path().join("film.csv");
         std::fs::write(&path, text).unwrap();
         read_film(&path, camera, [0.0, 0.0])
+    }
+
+    #[test]
+    fn two_clocks_are_refused_unless_the_camera_names_one() {
+        for (layout, text) in [
+            ("wide", "time,x0,y0,t\n0.0,0.0,0.0,7.0\n0.04,0.1,0.0,7.04\n"),
+            (
+                "long",
+                "t,marker,x,y,time\n0.0,0,0.0,0.0,7.0\n0.04,0,0.1,0.0,7.04\n",
+            ),
+        ] {
+            let e = film(text, &Camera::default()).unwrap_err().to_string();
+            assert!(
+                e.contains("two time columns") && e.contains("columns.t"),
+                "{layout}: {e}"
+            );
+            let mut camera = Camera::default();
+            camera.columns.t = Some("t".into());
+            let m = film(text, &camera).unwrap_or_else(|e| panic!("{layout}: {e}"));
+            assert_eq!(
+                m.times_s()[0],
+                if layout == "wide" { 7.0 } else { 0.0 },
+                "{layout}"
+            );
+        }
     }
 
     #[test]
