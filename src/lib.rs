@@ -105,5 +105,8 @@ pub mod throughput;
 pub mod track;
 pub mod workflow;
 
-/// EngineKind version recorded in every output file's metadata.
+/// The engine's version, recorded in every output file's metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The git commit this crate was built from (`build.rs`).
+pub const GIT_COMMIT: &str = env!("TETHER_SWEEP_GIT_COMMIT");

@@ -15,6 +15,11 @@ pub type Metadata = BTreeMap<String, String>;
 
 /// EngineKind version (`CARGO_PKG_VERSION`), plain text.
 pub const VERSION: &str = "tether_sweep.version";
+/// The git commit the writing binary was built from (`+modified`: with
+/// uncommitted changes; `unknown`: built outside a git checkout).
+pub const GIT_COMMIT: &str = "tether_sweep.git_commit";
+/// The command line of the process that wrote the file, shell-quoted.
+pub const COMMAND_LINE: &str = "tether_sweep.command_line";
 /// Units of the columns: JSON object column → unit.
 pub const UNITS: &str = "tether_sweep.units";
 /// The tether's parameters (`TetherParams`, units in the names).
@@ -124,9 +129,28 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serializes")
 }
 
-/// The metadata every output file starts with: the engine version.
+/// The metadata every output file starts with: the engine version, the
+/// git commit it was built from, and the command line of the process that
+/// wrote the file (the `tether-sweep` command as typed, or the program
+/// that called the library).
 pub fn base() -> Metadata {
-    Metadata::from([(VERSION.to_string(), crate::VERSION.to_string())])
+    let command_line: Vec<String> = std::env::args().map(|a| shell_word(&a)).collect();
+    Metadata::from([
+        (VERSION.to_string(), crate::VERSION.to_string()),
+        (GIT_COMMIT.to_string(), crate::GIT_COMMIT.to_string()),
+        (COMMAND_LINE.to_string(), command_line.join(" ")),
+    ])
+}
+
+/// `word` as a POSIX shell reads it back: bare where it holds only safe
+/// characters, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]
@@ -135,6 +159,8 @@ mod tests {
     fn every_key_is_namespaced_and_distinct() {
         let keys = [
             super::VERSION,
+            super::GIT_COMMIT,
+            super::COMMAND_LINE,
             super::UNITS,
             super::TETHER,
             super::SCENARIO,
@@ -178,5 +204,16 @@ mod tests {
         for key in keys {
             assert!(key.starts_with("tether_sweep."), "{key}");
         }
+    }
+
+    #[test]
+    fn the_command_line_reads_back_in_a_shell() {
+        assert_eq!(super::shell_word("--damping"), "--damping");
+        assert_eq!(super::shell_word("a b"), "'a b'");
+        assert_eq!(super::shell_word("it's"), "'it'\\''s'");
+        assert_eq!(super::shell_word(""), "''");
+        let base = super::base();
+        assert!(!base[super::GIT_COMMIT].is_empty());
+        assert!(!base[super::COMMAND_LINE].is_empty());
     }
 }

@@ -501,6 +501,14 @@ fn validation_figures_csv_checksum_and_plot() {
     );
     let meta = read_parquet_metadata(&out.join("results.parquet")).unwrap();
     assert_eq!(meta["tether_sweep.measured_sha256"], sha256_hex(&measured));
+    // Provenance: the commit the binary was built from and the command.
+    let commit = &meta[tether_sweep::metadata::GIT_COMMIT];
+    assert!(commit == "unknown" || commit.len() >= 40, "{commit}");
+    let command = &meta[tether_sweep::metadata::COMMAND_LINE];
+    assert!(
+        command.contains("identify") && command.contains("--measured"),
+        "{command}"
+    );
     let validation: serde_json::Value =
         serde_json::from_str(&meta["tether_sweep.validation"]).unwrap();
     assert_eq!(validation["passed"], true);
