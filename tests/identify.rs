@@ -411,6 +411,12 @@ fn bad_inputs_fail_before_any_simulation() {
         // Axes over an unknown parameter, values the experiment cannot
         // take (a release at or after the last frame at 2 s, a tether
         // shorter than the file's markers), a malformed axis or surface.
+        // A flag and an axis over the same parameter; a value twice.
+        (
+            vec!["--damping", "1000", "--axis", "damping_pa_s=2000,3000"],
+            "--damping 1000 beside --axis damping_pa_s=2000,3000",
+        ),
+        (vec!["--drag-coefficient", "0.8,0.8"], "0.8 is given twice"),
         (
             vec!["--axis", "youngs_modulus=1e6"],
             "invalid --axis = 'youngs_modulus'",

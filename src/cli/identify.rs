@@ -41,30 +41,18 @@ pub struct IdentifyArgs {
     #[arg(long, value_name = "FILE")]
     pub measured: Option<PathBuf>,
     /// Element counts n: start:stop:step (inclusive) or a comma list.
-    #[arg(
-        long,
-        value_name = "AXIS",
-        default_value = "10:50:10",
-        allow_hyphen_values = true
-    )]
-    pub elements: String,
+    /// [default: 10:50:10]
+    #[arg(long, value_name = "AXIS", allow_hyphen_values = true)]
+    pub elements: Option<String>,
     /// Damping D [Pa·s]: start:stop:step (inclusive) or a comma list.
     /// The paper's full axis is 0:10000:100.
-    #[arg(
-        long,
-        value_name = "AXIS",
-        default_value = "0:5000:250",
-        allow_hyphen_values = true
-    )]
-    pub damping: String,
+    /// [default: 0:5000:250]
+    #[arg(long, value_name = "AXIS", allow_hyphen_values = true)]
+    pub damping: Option<String>,
     /// Drag coefficient C_D: start:stop:step (inclusive) or a comma list.
-    #[arg(
-        long,
-        value_name = "AXIS",
-        default_value = "0.6:0.9:0.05",
-        allow_hyphen_values = true
-    )]
-    pub drag_coefficient: String,
+    /// [default: 0.6:0.9:0.05]
+    #[arg(long, value_name = "AXIS", allow_hyphen_values = true)]
+    pub drag_coefficient: Option<String>,
     /// A grid axis over any parameter, NAME=AXIS (repeatable): NAME is
     /// elements, damping_pa_s, drag_coefficient (the flags above) or a
     /// number of the config's [tether] or [settings]: length_m, width_m,
@@ -266,6 +254,11 @@ impl IdentifyArgs {
 
     /// The grid of `--grid` or the axis flags, with every `--axis`.
     fn grid(&self) -> Result<Grid> {
+        let flags = [
+            (&self.elements, "--elements", "10:50:10"),
+            (&self.damping, "--damping", "0:5000:250"),
+            (&self.drag_coefficient, "--drag-coefficient", "0.6:0.9:0.05"),
+        ];
         let grid = match &self.grid {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| {
@@ -275,7 +268,9 @@ impl IdentifyArgs {
                     .map_err(|e| UsageError(format!("--grid {}: {e}", path.display())))?
             }
             None => {
-                Grid::parse(&self.elements, &self.damping, &self.drag_coefficient).map_err(|e| {
+                let [elements, damping, drag] =
+                    flags.map(|(given, _, default)| given.as_deref().unwrap_or(default));
+                Grid::parse(elements, damping, drag).map_err(|e| {
                     let flag = Axis::parse(&e.field).ok().and_then(Axis::flag);
                     WorkflowError::flag(flag.unwrap_or("grid"), e)
                 })?
@@ -296,6 +291,18 @@ impl IdentifyArgs {
                 return Err(UsageError(format!(
                     "--axis '{text}': a FILM.NAME axis is one film's in a joint identification of several --config films; with one film write --axis {}=…",
                     name.rsplit('.').next().unwrap_or(name)
+                ))
+                .into());
+            }
+            let twin = Axis::parse(name.trim()).ok().and_then(|axis| {
+                Axis::FIXED
+                    .iter()
+                    .position(|fixed| *fixed == axis)
+                    .and_then(|i| flags[i].0.as_ref().map(|value| (flags[i].1, value)))
+            });
+            if let Some((flag, value)) = twin {
+                return Err(UsageError(format!(
+                    "{flag} {value} beside --axis {text}: both give that axis; give one or the other"
                 ))
                 .into());
             }
