@@ -1093,8 +1093,16 @@ fn a_release_axis_shares_one_gpu_simulation_and_scores_each_value_as_alone() {
             gpu.clone(),
         );
         let run = |c: &[tether_sweep::sweep::Candidate]| {
-            tether_sweep::sweep::run(&engine, c, &measured, &base, &scenario, Default::default())
-                .unwrap()
+            tether_sweep::sweep::run(
+                &engine,
+                c,
+                &measured,
+                &base,
+                &scenario,
+                None,
+                Default::default(),
+            )
+            .unwrap()
         };
         let shared = run(&candidates);
         for (c, s) in candidates.iter().zip(&shared) {

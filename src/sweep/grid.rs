@@ -336,6 +336,18 @@ impl Grid {
             .map_or(1, |a| a.values.len())
     }
 
+    /// The release axis's values, where the grid has one of two values or
+    /// more: each release group's shared simulation samples them all
+    /// ([`super::release::whole_group`]), however a chunk or shard cuts
+    /// the group.
+    pub fn release_axis(&self) -> Option<&[f64]> {
+        self.parameters
+            .iter()
+            .find(|a| a.parameter == Parameter::ReleaseTimeS)
+            .filter(|a| a.values.len() > 1)
+            .map(|a| a.values.as_slice())
+    }
+
     /// Every axis, n, D and C_D first.
     pub fn axes(&self) -> Vec<Axis> {
         let mut axes = Axis::FIXED.to_vec();

@@ -143,33 +143,37 @@ pub fn check_coverage(
 
 /// Runs `candidates` on `engine` and scores them. `base` gives every
 /// parameter the grid does not vary. Candidates that differ only in the
-/// release time share one simulation ([`release`]), whose kept track the
-/// host scores for each; a candidate alone is scored by the engine (on the
-/// GPU, on the device). Results come back in the order of `candidates`;
-/// `hooks.progress` counts candidates.
+/// release time share one simulation ([`release`]) of every value of the
+/// grid's `release_axis` ([`Grid::release_axis`]), whose kept track the
+/// host scores for each, so that a row's numbers do not depend on how the
+/// work was cut; without a release axis a candidate alone is scored by
+/// the engine (on the GPU, on the device). Results come back in the order
+/// of `candidates`; `hooks.progress` counts candidates.
 pub fn run(
     engine: &Engine,
     candidates: &[Candidate],
     measured: &MeasuredTrack,
     base: &TetherParams,
     scenario: &Scenario,
+    release_axis: Option<&[f64]>,
     hooks: RunHooks<'_>,
 ) -> Result<Vec<CandidateResult>, BatchError> {
     let groups = release::group_by_release(candidates);
     let simulations: Vec<Simulation> = groups
         .par_iter()
         .map(|group| {
-            let (params, scenario) = match group[..] {
-                [i] => candidates[i].experiment(base, scenario),
+            let (params, scenario) = match (release_axis, &group[..]) {
+                (None, &[i]) => candidates[i].experiment(base, scenario),
                 _ => {
                     let members: Vec<Candidate> = group.iter().map(|&i| candidates[i]).collect();
-                    release::shared_experiment(&members, base, scenario)
+                    let whole = release::whole_group(&members, release_axis);
+                    release::shared_experiment(&whole, base, scenario)
                 }
             };
             Simulation {
                 scenario,
                 params,
-                keep_track: group.len() > 1,
+                keep_track: release_axis.is_some() || group.len() > 1,
             }
         })
         .collect();

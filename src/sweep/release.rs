@@ -1,8 +1,10 @@
 //! A release-time axis only shifts the comparison: candidates that differ
 //! in nothing but `release_time_s` simulate the same motion from the same
 //! held start, each compared at the file's frames less its own release. So
-//! such a group shares one simulation, sampled at every model time any of
-//! its members compares, and each member's J_e is scored from it.
+//! such a group shares one simulation, sampled at every model time any
+//! value of the grid's release axis compares ([`whole_group`]: however a
+//! chunk, a shard or a re-run cuts the group, so that a row's numbers do
+//! not depend on the cut), and each member's J_e is scored from it.
 //!
 //! Sampling is the solvers' own at any time (a fixed step's expansion
 //! within the step, the reference solver landing on it), so a member's
@@ -62,6 +64,35 @@ fn sample_of(times: &[f64], time_s: f64) -> Option<usize> {
                 .abs()
                 .total_cmp(&(times[b] - time_s).abs())
         })
+}
+
+/// A group's members as its shared simulation takes them: one per value
+/// of the grid's release axis (`axis`) and of the members' own, so that the
+/// simulation, and every member's J_e, are the same however a chunk, a
+/// shard or a re-run cuts the group; the members alone without an axis.
+pub fn whole_group(members: &[Candidate], axis: Option<&[f64]>) -> Vec<Candidate> {
+    let Some(axis) = axis else {
+        return members.to_vec();
+    };
+    let mut releases: Vec<f64> = axis
+        .iter()
+        .copied()
+        .chain(
+            members
+                .iter()
+                .filter_map(|m| m.parameters.get(Parameter::ReleaseTimeS)),
+        )
+        .collect();
+    releases.sort_by(f64::total_cmp);
+    releases.dedup();
+    releases
+        .into_iter()
+        .map(|release| {
+            let mut c = members[0];
+            c.parameters.set(Parameter::ReleaseTimeS, release);
+            c
+        })
+        .collect()
 }
 
 /// The simulation a group shares: its first member's tether and experiment,

@@ -1464,6 +1464,7 @@ impl PreparedIdentification {
             &self.measured,
             &self.request.base,
             &self.scenario,
+            self.request.grid.release_axis(),
             RunHooks {
                 progress: Some(report),
                 cancel: hooks.cancel,
@@ -1554,6 +1555,7 @@ pub(super) fn confirm_near_best(
             run_on.measured,
             run_on.base,
             run_on.scenario,
+            grid.release_axis(),
             RunHooks {
                 progress: None,
                 cancel,

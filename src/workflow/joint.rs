@@ -739,6 +739,7 @@ impl PreparedJoint {
                     &f.checked.film.measured,
                     &self.request.base,
                     &f.checked.film.scenario,
+                    f.checked.grid.release_axis(),
                     RunHooks {
                         progress: Some(&report),
                         cancel: hooks.cancel,
@@ -986,6 +987,7 @@ impl Combination {
                     &f.film.measured,
                     base,
                     &f.film.scenario,
+                    f.grid.release_axis(),
                     hooks,
                 )
                 .map_err(batch("re-running the candidates near the joint best"))?;

@@ -7,9 +7,11 @@
 //! experiment, engine and solver settings as [`super::identify::prepare`]
 //! makes them), so on the CPU a candidate's J_e is the one
 //! `results.parquet` holds for it at the same tolerance, whatever else is
-//! in the batch; candidates that differ only in the release time share one
-//! simulation when they share a batch, as they do when they share a
-//! sweep's chunk.
+//! in the batch. Along a release axis, candidates that differ only in the
+//! release time share one simulation of every value of the grid's axis and
+//! of the batch's own (a value off the grid's axis joins its group's
+//! simulation, and so moves its group's J_e within the solver's
+//! tolerance).
 
 use super::WorkflowError;
 use super::identify::{
@@ -31,6 +33,9 @@ pub struct Objective {
     scenario: Scenario,
     base: TetherParams,
     axes: Vec<Axis>,
+    /// The grid's release axis, which every release group's shared
+    /// simulation samples ([`crate::sweep::release::whole_group`]).
+    release_axis: Option<Vec<f64>>,
     engine: Engine,
     settings: SolverSettings,
     observations: usize,
@@ -56,6 +61,7 @@ impl Objective {
             scenario: film.scenario,
             base: request.base.clone(),
             axes: request.grid.axes(),
+            release_axis: request.grid.release_axis().map(<[f64]>::to_vec),
             engine: choice.engine,
             settings,
         })
@@ -145,6 +151,7 @@ impl Objective {
             &self.measured,
             &self.base,
             &self.scenario,
+            self.release_axis.as_deref(),
             hooks,
         )
         .map_err(super::batch("objective batch failed"))
