@@ -506,7 +506,7 @@ mod tests {
     #[test]
     fn a_value_twice_is_refused_with_the_value() {
         for text in ["0.8,0.8", "4,5,4", "0.8,0.80"] {
-            let e = parse_axis("drag_coefficient", text)
+            let e = parse_axis(Axis::Drag.column(), text)
                 .unwrap_err()
                 .to_string();
             assert!(
