@@ -87,15 +87,15 @@ fn store_state(sim: u32, n: u32) {
 // A step's first sweep, node by node: drift every node, evaluate element
 // k−1, forward-substitute node k−1 (into acc[k−1], whose old value the
 // drift of node k−1 has used); node n last, with the tip's weight.
-// Returns whether a node's position exploded.
-fn forward_sweep(c: SimControl, ph: SimPhysics, mass: MeshMass, pin: PinState) -> bool {
+// Returns whether a node's position exploded. `sec` is the simulation's
+// section, made once per dispatch.
+fn forward_sweep(c: SimControl, ph: SimPhysics, sec: Section, mass: MeshMass,
+                 pin: PinState) -> bool {
     let n = c.elements;
     let h = ph.step_s;
     let half = 0.5 * h;
     let le = ph.element_length_m;
     let t0 = real2(ph.tangent_x, ph.tangent_y);
-    let sec = Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
-                      ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
     var diverged = false;
     var u_prev = real4(0.0);
     var v_prev = real4(0.0);
@@ -258,11 +258,13 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     load_state(sim, n);
     // One load per dispatch, from private memory afterwards.
     let mass = mesh_mass(c);
+    let sec = Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
+                      ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
     while (prog.steps_done < end) {
         let steps = prog.steps_done + 1u;
         let t = real(steps) * h;
         let pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s);
-        let position_exploded = forward_sweep(c, ph, mass, pin);
+        let position_exploded = forward_sweep(c, ph, sec, mass, pin);
         let back = back_sweep(c, pin, 0.5 * h);
         prog.steps_done = steps;
         if (position_exploded || back.exploded) {

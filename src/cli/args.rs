@@ -2,10 +2,13 @@
 //! to what the user typed.
 
 use clap::Args;
+
+use super::UsageError;
 use toml::{Table, Value};
 
 use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::gpu::{LayoutRequest, Precision};
+use tether_sweep::io::config::ConfigError;
 use tether_sweep::solver::SolverKind;
 use tether_sweep::sweep::{Axis, Parameter};
 use tether_sweep::workflow::WorkflowError;
@@ -151,5 +154,30 @@ pub fn name_flags(e: WorkflowError, flags: &[(&str, &str)]) -> WorkflowError {
             None => WorkflowError::Input(input),
         },
         other => other,
+    }
+}
+
+/// A config's error in the user's words: a `[tether]` value a flag gave
+/// (`given`, keyed as `flags` name them) by its flag, another value by its
+/// key and the config, anything else with the config's path.
+pub fn config_error(
+    e: ConfigError,
+    path: &std::path::Path,
+    flags: &[(&str, &str)],
+    given: &Table,
+) -> anyhow::Error {
+    match e {
+        ConfigError::Input(input) => {
+            let named = match flags
+                .iter()
+                .find(|(key, _)| *key == input.field && given.contains_key(*key))
+            {
+                Some((_, flag)) => flag.to_string(),
+                None => format!("{} (in {})", input.field, path.display()),
+            };
+            WorkflowError::flag(&named, input).into()
+        }
+        ConfigError::FilmKey(message) => UsageError(message).into(),
+        other => UsageError(format!("{}: {other}", path.display())).into(),
     }
 }

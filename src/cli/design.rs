@@ -7,11 +7,11 @@ use clap::Args;
 use toml::{Table, Value};
 
 use super::UsageError;
-use super::args::{TETHER_FLAGS, TetherArgs, name_flags};
+use super::args::{TETHER_FLAGS, TetherArgs, config_error, name_flags};
 use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::error::InputError;
-use tether_sweep::io::config::{self, ConfigError};
-use tether_sweep::scenario::{DeclaredFrames, ScenarioKind, SolverSettings};
+use tether_sweep::io::config::{self, ConfigError, FilmConfig};
+use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings};
 use tether_sweep::sweep::design::{Design, DesignAxis, DesignVariable, Estimated, PlannedFilm};
 use tether_sweep::sweep::grid::parse_axis;
 use tether_sweep::sweep::{Axis, Parameter};
@@ -311,62 +311,53 @@ impl DesignArgs {
             Some(p) => config::read_table(p).map_err(|e| UsageError(e.to_string()))?,
             None => Table::new(),
         };
-        let release_configured = table
+        self.require_assumed_values(&table, path)?;
+        let tether = self.tether.table();
+        let mut overrides = Table::new();
+        overrides.insert("tether".into(), Value::Table(tether.clone()));
+        config::merge(&mut table, overrides);
+        let measured = table
             .get("settings")
             .and_then(Value::as_table)
-            .is_some_and(|t| t.contains_key(Parameter::ReleaseTimeS.name()));
-        // A film's name and file are the design's, not the experiment's.
-        let (name, measured) = match path {
-            Some(p) => config::film_keys(&mut table, p).map_err(|e| UsageError(e.to_string()))?,
-            None => ("drop".into(), None),
+            .is_some_and(|s| s.contains_key("measured"));
+        let Some(path) = path else {
+            let cfg = config::resolve(table).map_err(|e| match e {
+                ConfigError::Input(input) => name_flags(input.into(), &TETHER_FLAGS).into(),
+                other => anyhow::Error::from(UsageError(other.to_string())),
+            })?;
+            return Ok(PlannedFilm {
+                name: "drop".into(),
+                tether: cfg.tether,
+                scenario: cfg.scenario,
+            });
         };
-        self.require_assumed_values(&table, path)?;
-        let mut overrides = Table::new();
-        overrides.insert("tether".into(), Value::Table(self.tether.table()));
-        config::merge(&mut table, overrides);
-        let resolved = match (&measured, path) {
-            (Some(_), Some(p)) => config::resolve_film(table, p),
-            _ => config::resolve(table).map(|cfg| (cfg, DeclaredFrames::default())),
-        };
-        let (cfg, declared) = resolved.map_err(|e| -> anyhow::Error {
-            match (e, path) {
-                (ConfigError::Input(input), _)
-                    if TETHER_FLAGS.iter().any(|(k, _)| *k == input.field) =>
-                {
-                    name_flags(input.into(), &TETHER_FLAGS).into()
-                }
-                (ConfigError::Input(input), Some(p)) => {
-                    let field = format!("{} (in {})", input.field, p.display());
-                    WorkflowError::flag(&field, input).into()
-                }
-                (other, _) => UsageError(other.to_string()).into(),
-            }
-        })?;
-        if cfg.scenario.kind() != ScenarioKind::Drop {
-            Err(UsageError(format!(
-                "{}: design plans drops (scenario = \"drop\"), the experiment identify fits",
-                path.map_or_else(|| "the config".into(), |p| p.display().to_string())
-            )))?;
+        if measured {
+            // A film already taken: read as identify reads it.
+            let film = FilmConfig::from_table(table, path, Table::new())
+                .map_err(|e| config_error(e, path, &TETHER_FLAGS, &tether))?;
+            require_drop(&film.scenario, path)?;
+            let release = match self.release_axis(&film.name) {
+                Some(values) => PlannedRelease::Axis(values),
+                None if film.release_given => PlannedRelease::Configured,
+                None => PlannedRelease::FirstFrame,
+            };
+            let file = film.measured.clone().unwrap_or_default();
+            let planned = planned_from_measured(film, &release)
+                .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
+            print_release(&planned, &release, path);
+            return Ok(planned);
         }
-        let film = PlannedFilm {
+        // A film to be made: its frames are its config's.
+        let (name, _) =
+            config::film_keys(&mut table, path).map_err(|e| UsageError(e.to_string()))?;
+        let cfg =
+            config::resolve(table).map_err(|e| config_error(e, path, &TETHER_FLAGS, &tether))?;
+        require_drop(&cfg.scenario, path)?;
+        Ok(PlannedFilm {
             name,
             tether: cfg.tether,
             scenario: cfg.scenario,
-        };
-        match (measured, path) {
-            (Some(file), Some(config)) => {
-                let release = match self.release_axis(&film.name) {
-                    Some(values) => PlannedRelease::Axis(values),
-                    None if release_configured => PlannedRelease::Configured,
-                    None => PlannedRelease::FirstFrame,
-                };
-                let planned = planned_from_measured(film, &file, &cfg.camera, declared, &release)
-                    .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
-                print_release(&planned, &release, config);
-                Ok(planned)
-            }
-            _ => Ok(film),
-        }
+        })
     }
 
     /// D and C_D are the values design predicts at: from the flags or the
@@ -414,6 +405,17 @@ impl DesignArgs {
             ours.then(|| parse_axis(name, values).ok()).flatten()
         })
     }
+}
+
+/// Design plans drops, the experiment identify fits.
+fn require_drop(scenario: &Scenario, path: &Path) -> Result<()> {
+    if scenario.kind() != ScenarioKind::Drop {
+        Err(UsageError(format!(
+            "{}: design plans drops (scenario = \"drop\"), the experiment identify fits",
+            path.display()
+        )))?;
+    }
+    Ok(())
 }
 
 /// Where a planned film from a measured file is released, when it was

@@ -7,12 +7,12 @@ use anyhow::Result;
 use clap::Args;
 
 use super::UsageError;
-use super::args::{EngineArgs, name_flags, number, numbers};
+use super::args::{EngineArgs, config_error, name_flags, number, numbers};
 use super::progress::{ProgressBar, duration, interrupt_flag};
 use toml::{Table, Value};
 
 use tether_sweep::camera::{Camera, TimeUnit};
-use tether_sweep::io::config::{self, ConfigError, FilmConfig};
+use tether_sweep::io::config::{self, FilmConfig};
 use tether_sweep::least_squares::profile::ProfileEnd;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::Scenario;
@@ -361,22 +361,9 @@ impl IdentifyArgs {
             ))
             .into());
         }
-        FilmConfig::from_table(table, path, flags.clone()).map_err(|e| -> anyhow::Error {
-            match e {
-                ConfigError::Input(input) => {
-                    let flag = [TIP_MASS.column_and_flag(), LENGTH.column_and_flag()]
-                        .into_iter()
-                        .find(|(key, _)| *key == input.field && flags.contains_key(*key));
-                    let named = match flag {
-                        Some((_, flag)) => flag.to_string(),
-                        None => format!("{} (in {})", input.field, path.display()),
-                    };
-                    WorkflowError::flag(&named, input).into()
-                }
-                ConfigError::FilmKey(message) => UsageError(message).into(),
-                other => UsageError(format!("{}: {other}", path.display())).into(),
-            }
-        })
+        let named = [TIP_MASS.column_and_flag(), LENGTH.column_and_flag()];
+        FilmConfig::from_table(table, path, flags.clone())
+            .map_err(|e| config_error(e, path, &named, &flags))
     }
 }
 

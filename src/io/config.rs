@@ -195,6 +195,9 @@ pub struct FilmConfig {
     /// The frames the config declares (`duration_s`, `frame_interval_s`,
     /// `frame_times_s`), each to agree with the measured file.
     pub declared_frames: DeclaredFrames,
+    /// Whether the config gives `release_time_s` (else the scenario's is
+    /// the default, 0 on the file's clock).
+    pub release_given: bool,
 }
 
 impl FilmConfig {
@@ -213,10 +216,14 @@ impl FilmConfig {
     /// `[tether]` given elsewhere, e.g. by command-line flags) replacing
     /// its own.
     pub fn from_table(mut table: Table, path: &Path, tether: Table) -> Result<Self, ConfigError> {
-        let markers_given = table
-            .get("settings")
-            .and_then(Value::as_table)
-            .is_some_and(|s| s.contains_key("marker_arc_lengths_m"));
+        let settings_key = |key: &str| {
+            table
+                .get("settings")
+                .and_then(Value::as_table)
+                .is_some_and(|s| s.contains_key(key))
+        };
+        let markers_given = settings_key("marker_arc_lengths_m");
+        let release_given = settings_key("release_time_s");
         let (name, measured) = film_keys(&mut table, path)?;
         let mut overrides = Table::new();
         overrides.insert("tether".into(), Value::Table(tether));
@@ -230,6 +237,7 @@ impl FilmConfig {
             scenario: cfg.scenario,
             camera: cfg.camera,
             declared_frames,
+            release_given,
         })
     }
 }

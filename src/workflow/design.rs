@@ -4,20 +4,19 @@
 //! tracks (`sweep::design`), with no measured data; design.parquet, a
 //! figure, and the best design for each parameter.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::identify::IdentifyRequest;
 use super::{WorkflowError, claim_output};
-use crate::camera::Camera;
 use crate::engine::choice::EngineRequest;
 use crate::engine::{Backend, EngineOptions, RunHooks, Simulation};
 use crate::error::InputError;
 use crate::gpu::Precision;
+use crate::io::config::FilmConfig;
 use crate::io::design::write_design;
 use crate::metadata::{self, Metadata, json};
-use crate::scenario::DeclaredFrames;
 use crate::scenario::SolverSettings;
 use crate::scenario::batch::StepCache;
 use crate::sweep::design::{Design, DesignError, PlannedFilm, Prediction};
@@ -37,16 +36,13 @@ pub enum PlannedRelease {
 }
 
 /// A planned film whose frames and markers are those of a film already
-/// taken (`measured = "FILE"` in its config): its times and its markers'
-/// arc lengths (the file's `s` column, else the config's), read through
-/// its camera and checked against its experiment as `identify` checks a
-/// film (the config's own frame keys must agree with the file), released
-/// where `release` says. The file's positions are not used.
+/// taken (a [`FilmConfig`] with its `measured` file): its times and its
+/// markers' arc lengths, read through its camera and checked against its
+/// experiment as `identify` checks a film (the same request,
+/// [`IdentifyRequest::of_film`]), released where `release` says. The
+/// file's positions are not used.
 pub fn planned_from_measured(
-    film: PlannedFilm,
-    measured: &Path,
-    camera: &Camera,
-    declared_frames: DeclaredFrames,
+    film: FilmConfig,
     release: &PlannedRelease,
 ) -> Result<PlannedFilm, WorkflowError> {
     let t = &film.tether;
@@ -62,27 +58,20 @@ pub fn planned_from_measured(
             _ => Vec::new(),
         },
     };
-    let mut request = IdentifyRequest {
-        scenario: Some(film.scenario.clone()),
-        camera: camera.clone(),
-        declared_frames,
-        base: film.tether.clone(),
-        ..IdentifyRequest::new(measured, grid, "")
-    };
-    if *release == PlannedRelease::FirstFrame {
-        let first_s = super::identify::read_request_film(&request)?
-            .times_s()
-            .first()
-            .copied();
-        if let (Some(first_s), Some(scenario)) = (first_s, request.scenario.as_mut()) {
-            let mut tether = film.tether.clone();
-            Parameter::ReleaseTimeS.set(first_s, &mut tether, scenario);
-        }
+    let (name, tether) = (film.name.clone(), film.tether.clone());
+    let mut request = IdentifyRequest::of_film(film, grid, "")?;
+    let measured = super::identify::read_request_film(&request)?;
+    if *release == PlannedRelease::FirstFrame
+        && let (Some(&first_s), Some(scenario)) =
+            (measured.times_s().first(), request.scenario.as_mut())
+    {
+        scenario.set_release_time_s(first_s);
     }
-    let checked = super::identify::prepare_film(&request)?;
+    let checked = super::identify::check_film(&request, measured)?;
     Ok(PlannedFilm {
+        name,
+        tether,
         scenario: checked.scenario,
-        ..film
     })
 }
 

@@ -991,7 +991,14 @@ pub(super) struct Film {
 /// experiment and the grid: the frames, the markers, the axes' values,
 /// and the start.
 pub(super) fn prepare_film(request: &IdentifyRequest) -> Result<Film, WorkflowError> {
-    let measured = read_request_film(request)?;
+    check_film(request, read_request_film(request)?)
+}
+
+/// [`prepare_film`] of a film already read ([`read_request_film`]).
+pub(super) fn check_film(
+    request: &IdentifyRequest,
+    measured: MeasuredTrack,
+) -> Result<Film, WorkflowError> {
     let measured_sha256 = crate::io::sha256_hex(&request.measured)?;
     let scenario = experiment(request, &measured)?;
     check_parameter_axes(&request.grid, &request.base, &scenario)?;

@@ -23,7 +23,7 @@ use crate::model::TetherParams;
 use crate::scenario::{Scenario, SolverSettings};
 use crate::solver::SolverKind;
 use crate::sweep::refine::residuals;
-use crate::sweep::{Axis, Candidate, CandidateResult, ParameterValues, run};
+use crate::sweep::{Axis, Candidate, CandidateResult, run};
 use crate::track::MeasuredTrack;
 
 /// J_e of candidates against one film: built once (the film read and
@@ -95,7 +95,6 @@ impl Objective {
             .into());
         }
         let mut candidate = Candidate::new(elements as usize, values[1], values[2]);
-        candidate.parameters = ParameterValues::NONE;
         for (axis, &value) in self.axes.iter().zip(values).skip(3) {
             if let Axis::Parameter(p) = axis {
                 candidate.parameters.set(*p, value);
