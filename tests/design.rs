@@ -277,6 +277,27 @@ fn more_markers_tell_more_and_eleven_are_the_papers() {
     }
 }
 
+/// examples/tracker_film.toml as a plan from the shipped tracker's file:
+/// `measured` names the file (whose frames replace `frame_times_s`), the
+/// film is named `tracker`, and the keys `without` are left out.
+fn tracker_config_from_file(without: &[&str]) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("examples/tracker_film.toml")).unwrap();
+    text.lines()
+        .filter(|l| {
+            !l.starts_with("frame_times_s") && !without.iter().any(|key| l.starts_with(key))
+        })
+        .map(|l| match l {
+            "[settings]" => format!(
+                "[settings]\nname = \"tracker\"\nmeasured = \"{}\"",
+                root.join("datasets/tracker_film.csv").display()
+            ),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[test]
 fn a_planned_film_takes_its_frames_from_a_film_already_taken() {
     // The tracker's export (pixels, y down, a tilted camera, the camera's
@@ -284,23 +305,9 @@ fn a_planned_film_takes_its_frames_from_a_film_already_taken() {
     // declares, so the prediction is the same. (A wide file has no `s`
     // column: the markers' arc lengths stay in the config.)
     let dir = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let declared = root.join("examples/tracker_film.toml");
-    let text = std::fs::read_to_string(&declared).unwrap();
-    let from_file: String = text
-        .lines()
-        .filter(|l| !l.starts_with("frame_times_s"))
-        .map(|l| match l {
-            "[settings]" => format!(
-                "[settings]\nmeasured = \"{}\"",
-                root.join("datasets/tracker_film.csv").display()
-            ),
-            other => other.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let declared = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tracker_film.toml");
     let measured = dir.path().join("from_file.toml");
-    std::fs::write(&measured, from_file).unwrap();
+    std::fs::write(&measured, tracker_config_from_file(&[])).unwrap();
     let args = |config: &Path| {
         vec![
             "--config".to_string(),
@@ -405,22 +412,9 @@ fn the_gpu_predicts_what_the_cpu_does() {
 #[test]
 fn a_planned_films_release_is_a_value_an_axis_or_its_first_frame() {
     let dir = tempfile::tempdir().unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("examples/tracker_film.toml")).unwrap();
-    let config = |release: bool| -> String {
-        text.lines()
-            .filter(|l| {
-                !l.starts_with("frame_times_s") && (release || !l.starts_with("release_time_s"))
-            })
-            .map(|l| match l {
-                "[settings]" => format!(
-                    "[settings]\nname = \"tracker\"\nmeasured = \"{}\"",
-                    root.join("datasets/tracker_film.csv").display()
-                ),
-                other => other.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
+    let config = |release: bool| match release {
+        true => tracker_config_from_file(&[]),
+        false => tracker_config_from_file(&["release_time_s"]),
     };
     let (with, without) = (
         dir.path().join("with.toml"),
