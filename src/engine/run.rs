@@ -21,12 +21,12 @@ use crate::gpu::adaptive::{
 };
 use crate::gpu::shape::AdaptiveShape;
 use crate::gpu::{self, BatchOptions, Gpu, GpuLayout, GpuSimulation, LayoutRequest};
-use crate::gpu::{GpuError, MISSING_SAMPLE_M, OutcomeStatus, Precision};
+use crate::gpu::{GpuError, MISSING_SAMPLE_M, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::{SwingupObjective, frame_error, identification_error};
 use crate::scenario::batch::{
     BatchError, StepCache, adaptive_as_gpu_outcome, adaptive_landings, adaptive_options,
-    adaptive_report, first_frame_simulated, gpu_output, gpu_simulation,
+    adaptive_report, first_frame_simulated, gpu_failure, gpu_output, gpu_simulation,
 };
 use crate::scenario::{
     RunStatus, Scenario, SimulationOutput, SolverReport, SolverSettings, simulate,
@@ -571,17 +571,11 @@ fn execute_gpu(
         .zip(&batch.held_m2)
         .zip(outcomes.into_iter().zip(reports))
         .map(|(((s, sim), held), (out, report))| {
-            let status = match out.status {
-                OutcomeStatus::Ok => RunStatus::Ok,
-                OutcomeStatus::Diverged { time_s } => RunStatus::Diverged(format!(
-                    "state exploded on the GPU ({}) at t = {time_s} s",
-                    precision.name()
-                )),
-                // A failed solver reads as diverged, as on the CPU.
-                OutcomeStatus::NewtonFailed { time_s, step_s } => {
-                    RunStatus::Diverged(SolverError::NewtonFailed { time_s, step_s }.to_string())
-                }
-                OutcomeStatus::Cancelled => RunStatus::Cancelled,
+            // A GPU run that did not finish reads as the CPU's solver error.
+            let status = match gpu_failure(out.status, precision) {
+                None => RunStatus::Ok,
+                Some(SolverError::Cancelled) => RunStatus::Cancelled,
+                Some(failure) => RunStatus::Diverged(failure.to_string()),
             };
             let ok = status == RunStatus::Ok;
             let output = match ok && s.keep_track {

@@ -134,6 +134,11 @@ pub fn read_table(path: &Path) -> Result<Table, ConfigError> {
         path: path.to_owned(),
         source,
     })?;
+    parse_table(&text, path)
+}
+
+/// A config's `text` as a table; `path` names it in the message.
+fn parse_table(text: &str, path: &Path) -> Result<Table, ConfigError> {
     text.parse::<Table>().map_err(|e| ConfigError::Syntax {
         path: path.to_owned(),
         message: e.to_string(),
@@ -205,11 +210,7 @@ impl FilmConfig {
     /// film by default, places its `measured` file, and names the config
     /// in messages.
     pub fn from_toml(text: &str, path: &Path) -> Result<Self, ConfigError> {
-        let table = text.parse::<Table>().map_err(|e| ConfigError::Syntax {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
-        Self::from_table(table, path, Table::new())
+        Self::from_table(parse_table(text, path)?, path, Table::new())
     }
 
     /// The config `table` read from `path`, with `tether` (keys of

@@ -380,6 +380,7 @@ pub fn read_film(
 ) -> Result<MeasuredTrack, IoError> {
     let batch = read_table_within(path, MAX_FILM_BYTES)?;
     let columns = &camera.columns;
+    check_one_clock(&batch, columns, path)?;
     let long = match &columns.x {
         Some(OneOrMany::One(_)) => true,
         Some(OneOrMany::Many(_)) => false,
@@ -395,6 +396,37 @@ pub fn read_film(
         wide_samples(&batch, columns, camera.first_marker, path)?
     };
     measured_from_samples(samples, camera, model_pin_m, path)
+}
+
+/// A column name's words, lower case: `Time (s)` is `time`, `s`.
+fn name_words(name: &str) -> Vec<String> {
+    name.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// Two clocks (a tracker's `time` beside a spreadsheet's `t`), in a long
+/// or a wide file, are refused unless the camera names one: the wrong one
+/// would shift every frame.
+fn check_one_clock(batch: &RecordBatch, columns: &Columns, path: &Path) -> Result<(), IoError> {
+    let schema = batch.schema();
+    let clocks: Vec<&String> = schema
+        .fields()
+        .iter()
+        .map(|f| f.name())
+        .filter(|n| name_words(n).iter().any(|w| w == "t" || w == "time"))
+        .collect();
+    match (&columns.t, clocks.as_slice()) {
+        (None, [first, second, ..]) => Err(IoError::Format {
+            path: path.to_owned(),
+            message: format!(
+                "two time columns, `{first}` and `{second}`: say which is the clock in [camera] columns.t"
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The batch's column whose name is `name` once trimmed, any case.
@@ -422,16 +454,6 @@ fn long_samples(
         Some(OneOrMany::One(n)) => Some(n.clone()),
         _ => None,
     };
-    if columns.t.is_none()
-        && let (Some(t), Some(time)) = (column_named(batch, "t"), column_named(batch, "time"))
-    {
-        return Err(IoError::Format {
-            path: path.to_owned(),
-            message: format!(
-                "two time columns, `{t}` and `{time}`: say which is the clock in [camera] columns.t"
-            ),
-        });
-    }
     let t = f64_column(batch, &name(columns.t.as_ref(), "t"), path)?;
     let marker = f64_column(batch, &name(columns.marker.as_ref(), "marker"), path)?;
     let x = f64_column_with_gaps(batch, &name(one(&columns.x).as_ref(), "x"), path)?;
@@ -504,34 +526,14 @@ fn wide_samples(
         .iter()
         .map(|f| f.name().clone())
         .collect();
-    let words = |name: &str| -> Vec<String> {
-        name.to_ascii_lowercase()
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(String::from)
-            .collect()
-    };
     // A column with the word `t` or `time` (`Time (s)`, `frame time`),
     // else one with `frame` (frame numbers, with time_unit = "frame").
     let named_with = |accepted: &[&str]| {
         names
             .iter()
-            .find(|n| words(n).iter().any(|w| accepted.contains(&w.as_str())))
+            .find(|n| name_words(n).iter().any(|w| accepted.contains(&w.as_str())))
             .cloned()
     };
-    let clocks: Vec<&String> = names
-        .iter()
-        .filter(|n| words(n).iter().any(|w| w == "t" || w == "time"))
-        .collect();
-    if columns.t.is_none()
-        && let [first, second, ..] = clocks.as_slice()
-    {
-        // Two clocks (a tracker's `time` beside a spreadsheet's `t`): the
-        // wrong one would shift every frame.
-        return Err(format(format!(
-            "two time columns, `{first}` and `{second}`: say which is the clock in [camera] columns.t"
-        )));
-    }
     let time_name = match &columns.t {
         Some(t) => t.clone(),
         None => named_with(&["t", "time"])
