@@ -493,17 +493,11 @@ fn a_closed_pipe_ends_the_run_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(
         output.status.signal(),
-        Some(libc_sigpipe()),
+        Some(libc::SIGPIPE),
         "{:?}: {err}",
         output.status
     );
     assert!(out.join("results.parquet").is_file());
-}
-
-/// SIGPIPE's number on every Unix the project builds for.
-#[cfg(unix)]
-fn libc_sigpipe() -> i32 {
-    13
 }
 
 /// A measured "file" that never ends (`/dev/zero` behind a .csv name) is
