@@ -23,8 +23,8 @@ fn main() -> ExitCode {
 /// ends the process as it ends `grep` or `cat`: by SIGPIPE's default
 /// action, silently. Rust's runtime ignores SIGPIPE, so that the next
 /// `println!` would panic with a backtrace (exit 101). What a run writes to
-/// files is written before its terminal summary; an interrupted sweep's
-/// chunks are saved as for Ctrl-C.
+/// files is written before its terminal summary, and a sweep ended early
+/// keeps its saved chunks for `--resume`.
 fn end_quietly_on_a_closed_pipe() {
     // SAFETY: called first thing in main, before any other thread exists;
     // setting a signal's disposition to its default has no other effect.
