@@ -132,6 +132,11 @@ pub struct Camera {
     pub first_marker: usize,
     #[serde(default, skip_serializing_if = "is_default")]
     pub columns: Columns,
+    /// The tracker's noise on one coordinate, in the file's unit, where the
+    /// user knows it: it replaces the film's own estimate in the
+    /// goodness-of-fit test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<f64>,
 }
 
 fn is_default(columns: &Columns) -> bool {
@@ -228,6 +233,15 @@ impl Camera {
                 ));
             }
         }
+        if let Some(noise) = self.noise
+            && !(noise.is_finite() && noise > 0.0)
+        {
+            return Err(InputError::new(
+                key("noise"),
+                noise,
+                "a finite number > 0: the tracker's noise on one coordinate, in the file's unit",
+            ));
+        }
         if self.first_marker > 1 {
             return Err(InputError::new(
                 key("first_marker"),
@@ -293,6 +307,11 @@ impl Camera {
             LengthUnit::Mm => 1e-3,
             LengthUnit::Px => self.metres_per_unit.unwrap_or(f64::NAN),
         }
+    }
+
+    /// `noise` in metres.
+    pub fn declared_noise_m(&self) -> Option<f64> {
+        self.noise.map(|n| n * self.scale_m())
     }
 
     /// y's sign from the file's frame to the model's: −1 when the file's y

@@ -98,6 +98,13 @@ pub const GPU_LAYOUT_REQUESTED: &str = "tether_sweep.gpu_layout_requested";
 pub const GPU_LAYOUTS_RAN: &str = "tether_sweep.gpu_layouts_ran";
 /// Identify: why the data may not be the experiment, when a check says so.
 pub const PLAUSIBILITY: &str = "tether_sweep.plausibility";
+/// Identify: the film's noise on one coordinate (`NoiseEstimate`: σ in
+/// metres and how it was found, or the `[camera] noise` declared), as JSON.
+pub const NOISE: &str = "tether_sweep.noise";
+/// Identify: the goodness-of-fit test (`GoodnessOfFit`: the fit's σ
+/// against the film's noise, the ratio and its limit, the verdict), as
+/// JSON; per film in a joint run.
+pub const GOODNESS_OF_FIT: &str = "tether_sweep.goodness_of_fit";
 /// Identify, in best_fit.parquet: the samples far beyond the noise from
 /// the fit (`Outlier`: time, marker, distance), a lost marker written as a
 /// number or a tracking jump.
@@ -191,6 +198,8 @@ mod tests {
             super::GPU_LAYOUT_REQUESTED,
             super::GPU_LAYOUTS_RAN,
             super::PLAUSIBILITY,
+            super::NOISE,
+            super::GOODNESS_OF_FIT,
             super::OUTLIERS,
             super::REFINED,
             super::DESIGN,

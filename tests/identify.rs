@@ -1203,13 +1203,109 @@ fn an_implausible_best_fit_exits_4_with_the_results_marked() {
         merged.contains_key("tether_sweep.plausibility"),
         "{merged:?}"
     );
+    // The film's noise, estimated by the shards, and the merged fit's
+    // test against it.
+    for key in ["tether_sweep.noise", "tether_sweep.goodness_of_fit"] {
+        assert!(merged.contains_key(key), "{key}: {merged:?}");
+    }
     let o = summarize(&["--allow-implausible"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// A fit that misses the film by more than its own noise explains is no
+/// answer, even far under 5 % of the length: a tether 8 % too long and a
+/// release one frame late (30 fps) miss the 0.4 mm film by millimetres
+/// (ratios of 10 to 30 to the film's noise, estimated from its frames),
+/// exit 4 with the results written and marked; the right config fits at
+/// about one noise level and exits 0. A noise declared in `[camera]`
+/// replaces the film's estimate.
+#[test]
+fn a_fit_beyond_the_films_own_noise_exits_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let (measured, config) = filmed_experiment(dir.path(), 11);
+    let run_with = |out: &str, config: &Path, extra: &[&str]| {
+        let out = dir.path().join(out);
+        let mut grid = vec![
+            "--damping",
+            "2000,2500",
+            "--drag-coefficient",
+            "0.75,0.8",
+            "--validate",
+            "0",
+        ];
+        grid.extend_from_slice(extra);
+        let o = identify_experiment_at("8", &measured, config, &out, "cpu", &grid);
+        let goodness = read_parquet_metadata(&out.join("results.parquet"))
+            .ok()
+            .and_then(|m| m.get("tether_sweep.goodness_of_fit").cloned())
+            .map(|g| serde_json::from_str::<serde_json::Value>(&g).unwrap());
+        (o, goodness)
+    };
+    let (o, goodness) = run_with("right", &config, &["--axis", "release_time_s=0.017"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let goodness = goodness.expect("recorded");
+    let ratio = goodness["ratio"].as_f64().unwrap();
+    assert!((0.7..1.3).contains(&ratio), "{goodness}");
+    assert_eq!(goodness["explains"], true);
+    // The estimate, from the film alone, within a fifth of the noise it
+    // was made with.
+    let noise_m = goodness["noise"]["sigma_m"].as_f64().unwrap();
+    assert!((noise_m / 0.0004 - 1.0).abs() < 0.2, "{goodness}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("goodness of fit: σ ≈") && stdout.contains("the model explains the data"),
+        "{stdout}"
+    );
+    for (name, extra) in [
+        (
+            "long",
+            ["--axis", "release_time_s=0.017", "--length", "0.54"],
+        ),
+        (
+            "late",
+            ["--axis", "release_time_s=0.050333", "--length", "0.5"],
+        ),
+    ] {
+        let (o, goodness) = run_with(name, &config, &extra);
+        assert_eq!(o.status.code(), Some(4), "{name}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains("the film's noise") && err.contains("the clock and the release time"),
+            "{name}: {err}"
+        );
+        let goodness = goodness.expect("recorded");
+        assert_eq!(goodness["explains"], false, "{name}: {goodness}");
+        assert!(
+            goodness["ratio"].as_f64().unwrap() > 5.0,
+            "{name}: {goodness}"
+        );
+        let metadata =
+            read_parquet_metadata(&dir.path().join(name).join("results.parquet")).unwrap();
+        assert!(
+            metadata["tether_sweep.plausibility"].contains("the film's noise"),
+            "{name}: {metadata:?}"
+        );
+    }
+    // A tracker said to be over ten times noisier than the film is: the late
+    // release's misfit is then within the declared noise.
+    let declared = dir.path().join("declared.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&declared, format!("{text}[camera]\nnoise = 0.005\n")).unwrap();
+    let (o, goodness) = run_with(
+        "declared",
+        &declared,
+        &["--axis", "release_time_s=0.050333"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let goodness = goodness.expect("recorded");
+    assert_eq!(goodness["noise"]["source"], "declared", "{goodness}");
+    assert_eq!(goodness["noise"]["sigma_m"], 0.005, "{goodness}");
+}
+
 /// A tracker's lost-marker code written as a position ("0,0") is no noise:
 /// the samples far beyond σ from the best fit are listed with their time
-/// and marker, on the terminal and in best_fit.parquet's metadata.
+/// and marker, on the terminal and in best_fit.parquet's metadata, and the
+/// run ends with exit 4 (the fit is far beyond the film's noise).
 #[test]
 fn samples_far_from_the_best_fit_are_listed() {
     let dir = tempfile::tempdir().unwrap();
@@ -1234,7 +1330,15 @@ fn samples_far_from_the_best_fit_are_listed() {
         "1000:3000:1000",
         &["--no-refine", "--validate", "0"],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
+    // Two codes among 1,100 samples put the fit's σ at 43 times the film's
+    // noise: no answer until they are fixed, and the message says where
+    // to look.
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("any samples listed far from the fit"),
+        "{}",
+        stderr(&o)
+    );
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("warning: 2 samples more than"), "{stdout}");
     assert!(
@@ -1578,8 +1682,14 @@ fn the_compared_frames_do_not_depend_on_where_the_clock_starts() {
     );
     close(&gpu_zero, &from_zero, 1e-3, "GPU against CPU");
     close(&gpu_late, &gpu_zero, 1e-4, "GPU, shifted clock");
-    // Released at 3.2 s, before the film's first frame at 3.217 s.
-    let after = release("release_time_s=3.2");
+    // Released at 3.2 s, before the film's first frame at 3.217 s: 17 ms
+    // early, a misfit far beyond the film's noise (exit 4 without
+    // `--allow-implausible`), scored alike on both engines all the same.
+    let after = [
+        &release("release_time_s=3.2")[..],
+        &["--allow-implausible"][..],
+    ]
+    .concat();
     let (cpu_after, n_after) = scores(&late, "after", &[&cpu[..], &after].concat());
     let (gpu_after, n_gpu_after) = scores(&late, "gpu_after", &[&gpu[..], &after].concat());
     assert_eq!(

@@ -24,8 +24,8 @@ use tether_sweep::sweep::validation::{
 };
 use tether_sweep::sweep::{Axis, CandidateResult, Grid, Parameter, Shard, Summary};
 use tether_sweep::workflow::identify::{
-    IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier, Plan,
-    Plausibility, check_outcome, prepare, shipped_dataset,
+    GoodnessOfFit, IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS,
+    Outlier, Plan, Plausibility, check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Estimate, Hooks, WorkflowError, count};
 
@@ -456,6 +456,27 @@ pub(super) fn print_allowed_implausible(warning: Option<&str>, allowed: bool) {
     }
 }
 
+/// The fit's σ against the film's noise (a joint run's: `film`'s).
+pub(super) fn print_goodness(g: &GoodnessOfFit, film: Option<&str>) {
+    println!(
+        "goodness of fit{}: σ ≈ {:.3} mm against the noise's {:.3} mm ({}): {:.2}×, {}",
+        film.map_or(String::new(), |f| format!(" of film {f}")),
+        1e3 * g.fit_sigma_m,
+        1e3 * g.noise.sigma_m,
+        g.noise.how(),
+        g.ratio,
+        match g.explains {
+            true if g.ratio > g.ratio_limit => format!(
+                "beyond {}× but under {:.3} mm (a thousandth of the length): taken as explained",
+                g.ratio_limit,
+                1e3 * g.floor_m
+            ),
+            true => format!("within {}×: the model explains the data", g.ratio_limit),
+            false => format!("beyond {}×: more than the noise explains", g.ratio_limit),
+        }
+    );
+}
+
 /// How the reference solver's tolerance was chosen, and what it re-ran.
 pub(super) fn print_accuracy(chosen: &Chosen) {
     let Some(a) = &chosen.accuracy else {
@@ -694,6 +715,9 @@ fn print_report(report: &IdentifyReport, camera: &Camera) {
     );
     if let Some(r) = &report.refined {
         print_refined(r);
+    }
+    if let Some(g) = &report.goodness {
+        print_goodness(g, None);
     }
     if let Some(v) = &report.validation {
         print_validation(v);

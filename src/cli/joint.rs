@@ -7,8 +7,8 @@ use super::UsageError;
 use super::args::{name_flags, number};
 use super::identify::{
     IdentifyArgs, describe_camera, device_text, parameter_axes_text, print_accuracy,
-    print_allowed_implausible, print_experiment, print_outliers, print_refined, print_summary,
-    print_validation, sweep_solver_text,
+    print_allowed_implausible, print_experiment, print_goodness, print_outliers, print_refined,
+    print_summary, print_validation, sweep_solver_text,
 };
 use super::progress::{ProgressBar, interrupt_flag};
 use tether_sweep::sweep::grid::parse_axis;
@@ -271,6 +271,9 @@ pub(super) fn print_joint(report: &JointReport) {
     }
     if let Some(r) = &report.refined {
         print_refined(r);
+    }
+    for g in &report.goodness {
+        print_goodness(&g.test, Some(&g.film));
     }
     for (name, v) in &report.validations {
         print!("film {name}: ");

@@ -6,7 +6,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::identify::{
-    print_accuracy, print_allowed_implausible, print_refined, print_summary, print_validation,
+    print_accuracy, print_allowed_implausible, print_goodness, print_refined, print_summary,
+    print_validation,
 };
 use tether_sweep::workflow::count;
 use tether_sweep::workflow::summarize::{Merged, SummarizeRequest, check_outcome, merge};
@@ -84,6 +85,9 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
     }
     if let Some(r) = &report.refined {
         print_refined(r);
+    }
+    if let Some(g) = &report.goodness {
+        print_goodness(g, None);
     }
     for v in &report.validations {
         print_validation(v);

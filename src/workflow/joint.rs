@@ -18,9 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use super::identify::{
     CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, Film, GPU_CHUNK_CANDIDATES,
-    IdentifyRequest, Outlier, Plausibility, StartOffset, check_settings, check_surface_axes,
-    engine_sweep_settings, find_outliers, fit_warning, implausible, outlier_limit_m, prepare_film,
-    refine_at_datas_accuracy, release_simulations, sweep_settings, sweep_tether_json,
+    GoodnessOfFit, IdentifyRequest, Outlier, Plausibility, StartOffset, best_length_m,
+    check_settings, check_surface_axes, engine_sweep_settings, find_outliers, fit_warning,
+    implausible, outlier_limit_m, prepare_film, record_judgement, refine_at_datas_accuracy,
+    release_simulations, sweep_settings, sweep_tether_json,
 };
 use super::{Hooks, WorkflowError, batch, claim_output};
 use crate::camera::Camera;
@@ -290,6 +291,9 @@ pub struct JointReport {
     pub table_path: PathBuf,
     pub figures: Vec<String>,
     pub fit_warning: Option<String>,
+    /// Each film's fit against its noise (none for a shard, or a film too
+    /// short to estimate its noise).
+    pub goodness: Vec<FilmGoodness>,
     pub implausible_allowed: bool,
     /// Each film's samples far beyond the noise from its best fit, and the
     /// distance beyond which they are listed \[m\].
@@ -862,17 +866,19 @@ impl Combination {
         if let Some(s) = &summary {
             self.metadata.insert(metadata::SUMMARY.into(), json(s));
         }
-        let fit_warning = summary
-            .as_ref()
-            .and_then(|s| self.fit_warning(s, &combined.weights));
-        if let Some(w) = &fit_warning {
-            self.metadata
-                .insert(metadata::PLAUSIBILITY.into(), w.clone());
-        }
         let refined = match &summary {
             Some(s) if self.request.refine => self.refine(s, &combined, &mut chosen)?,
             _ => None,
         };
+        let (goodness, fit_warning) = match &summary {
+            Some(s) => self.judge_fit(s, refined.as_ref(), &combined.weights),
+            None => (Vec::new(), None),
+        };
+        if !goodness.is_empty() {
+            self.metadata
+                .insert(metadata::GOODNESS_OF_FIT.into(), json(&goodness));
+        }
+        record_judgement(&mut self.metadata, None, fit_warning.as_ref());
         if let Some(c) = &chosen {
             self.metadata.insert(metadata::ACCURACY.into(), json(c));
         }
@@ -909,6 +915,7 @@ impl Combination {
             table_path: self.table_path.clone(),
             figures,
             fit_warning,
+            goodness,
             implausible_allowed: self.request.allow_implausible,
             outliers,
             out: self.request.out.clone(),
@@ -1031,19 +1038,46 @@ impl Combination {
         Ok(confirmation.map(|c| Chosen::from_data(c.accuracy, Some(c))))
     }
 
-    /// The joint fit's warning, and each film's own: a film that is no
-    /// film of this experiment weighs little in the joint J_e, so the
-    /// joint σ alone would not show it.
-    fn fit_warning(&self, summary: &Summary, weights: &[FilmWeight]) -> Option<String> {
-        fit_warning(summary, &self.request.base).or_else(|| {
-            // The best candidate's own length where the grid sweeps it.
-            let length_m = summary
-                .best
-                .candidate
-                .value(Axis::Parameter(crate::sweep::Parameter::LengthM))
-                .unwrap_or(self.request.base.length_m);
-            film_fit_warning(weights, length_m)
-        })
+    /// Each film's goodness of fit, and the run's warning: the joint fit's
+    /// 5 %-of-length rule, then each film's own (a film that is no film of
+    /// this experiment weighs little in the joint J_e, so the joint σ
+    /// alone would not show it): its σ against the length, then against
+    /// its noise. A film's σ is the refinement's residual where there is
+    /// one, else its best candidate's over the grid.
+    fn judge_fit(
+        &self,
+        summary: &Summary,
+        refined: Option<&Refined>,
+        weights: &[FilmWeight],
+    ) -> (Vec<FilmGoodness>, Option<String>) {
+        let length_m = best_length_m(summary, &self.request.base);
+        let sigmas: Vec<f64> = (0..weights.len())
+            .map(|k| {
+                refined
+                    .and_then(|r| r.films.get(k))
+                    .map_or(weights[k].sigma_m, |f| f.sigma_m)
+            })
+            .collect();
+        let goodness: Vec<FilmGoodness> = self
+            .films
+            .iter()
+            .zip(weights.iter().zip(&sigmas))
+            .filter_map(|(f, (w, &sigma_m))| {
+                let test = GoodnessOfFit::test(sigma_m, f.film.noise?, length_m);
+                Some(FilmGoodness {
+                    film: w.name.clone(),
+                    test,
+                })
+            })
+            .collect();
+        let warning = fit_warning(summary, refined, &self.request.base)
+            .or_else(|| film_fit_warning(weights, &sigmas, length_m))
+            .or_else(|| {
+                goodness
+                    .iter()
+                    .find_map(|g| g.test.warning().map(|w| format!("film {}: {w}", g.film)))
+            });
+        (goodness, warning)
     }
 
     /// The films in the metadata, each with its noise and weight.
@@ -1287,20 +1321,28 @@ impl Combination {
 }
 
 /// Why a film's own best fit is no fit of this experiment, when its
-/// noise estimate (from its best candidate over the grid) is more than
-/// [`Plausibility::FIT_WARNING`] of the tether's `length_m`.
-fn film_fit_warning(weights: &[FilmWeight], length_m: f64) -> Option<String> {
+/// σ (`sigmas_m`, one a film) is more than [`Plausibility::FIT_WARNING`]
+/// of the tether's `length_m`.
+fn film_fit_warning(weights: &[FilmWeight], sigmas_m: &[f64], length_m: f64) -> Option<String> {
     weights
         .iter()
-        .find(|w| w.sigma_m > Plausibility::FIT_WARNING * length_m)
-        .map(|w| {
+        .zip(sigmas_m)
+        .find(|&(_, &sigma_m)| sigma_m > Plausibility::FIT_WARNING * length_m)
+        .map(|(w, sigma_m)| {
             format!(
-                "film {}'s best candidate misses its data by σ ≈ {:.4} m RMS a coordinate, more than {} % of the tether's {length_m} m: that film may not be this experiment (units, axes, length, release, markers)",
+                "film {}'s best candidate misses its data by σ ≈ {sigma_m:.4} m RMS a coordinate, more than {} % of the tether's {length_m} m: that film may not be this experiment (units, axes, length, release, markers)",
                 w.name,
-                w.sigma_m,
                 100.0 * Plausibility::FIT_WARNING
             )
         })
+}
+
+/// One film's [`GoodnessOfFit`] in a joint run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FilmGoodness {
+    pub film: String,
+    #[serde(flatten)]
+    pub test: GoodnessOfFit,
 }
 
 /// Merges a sharded joint identification (`summarize`): `results`, each

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::identify::{
-    ConfirmRun, best_fit_run, best_fit_with_refined, confirm_near_best, engine_names, observations,
-    refine_at_datas_accuracy,
+    ConfirmRun, GoodnessOfFit, best_fit_run, best_fit_with_refined, confirm_near_best,
+    engine_names, observations, refine_at_datas_accuracy,
 };
 use super::joint::{FilmKey, JointFilm, JointReport, JointRequest};
 use super::{WorkflowError, claim_output, usage};
@@ -53,8 +53,10 @@ pub struct SummarizeReport {
     pub figures: Vec<String>,
     pub refined: Option<Refined>,
     /// Why the merged best fit is no fit of this experiment, if it is not
-    /// (`identify::fit_warning`).
+    /// (`identify::judge_fit`).
     pub fit_warning: Option<String>,
+    /// The merged fit against the film's noise.
+    pub goodness: Option<GoodnessOfFit>,
     pub implausible_allowed: bool,
     pub out: PathBuf,
     /// The reference solver's tolerance for the merged run, and why
@@ -544,6 +546,23 @@ struct MergedFilm<'a> {
 }
 
 impl MergedFilm<'_> {
+    /// The merged best refined at the data's accuracy, as a single run
+    /// refines its own.
+    fn refine(
+        &self,
+        grid: &Grid,
+        summary: &Summary,
+        accuracy: &mut Option<Chosen>,
+    ) -> Result<Option<Refined>, WorkflowError> {
+        refine_at_datas_accuracy(
+            grid,
+            summary,
+            &[RefineFilm::single(self.measured, self.scenario)],
+            self.base,
+            accuracy,
+        )
+    }
+
     /// The merged best candidate's track and the refined optimum's, on
     /// the reference solver at `reference`.
     fn best_fit(
@@ -592,30 +611,25 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     let mut accuracy = merged_accuracy(&grid, &mut results, &film, first)?;
     let summary = summarize(&grid, &results, film.observations);
     let refined = match &summary {
-        Some(s) if request.refine => refine_at_datas_accuracy(
-            &grid,
-            s,
-            &[RefineFilm::single(&measured, &scenario)],
-            &base,
-            &mut accuracy,
-        )?,
+        Some(s) if request.refine => film.refine(&grid, s, &mut accuracy)?,
         _ => None,
     };
-    if let Some(c) = &accuracy {
-        metadata.insert(metadata::ACCURACY.into(), json(c));
+    for (key, value) in [
+        (metadata::ACCURACY, accuracy.as_ref().map(json)),
+        (metadata::REFINED, refined.as_ref().map(json)),
+    ] {
+        metadata.extend(value.map(|v| (key.to_string(), v)));
     }
     let reference = Chosen::reference(accuracy.as_ref());
-    if let Some(r) = &refined {
-        metadata.insert(metadata::REFINED.into(), json(r));
-    }
-    // As a single run judges its best fit: the shards could not (each saw
-    // only its part).
-    let fit_warning = summary
-        .as_ref()
-        .and_then(|s| super::identify::fit_warning(s, &base));
-    if let Some(w) = &fit_warning {
-        metadata.insert(metadata::PLAUSIBILITY.into(), w.clone());
-    }
+    // As a single run judges its best fit (the shards could not: each saw
+    // only its part), against the noise the shards recorded.
+    let (goodness, fit_warning) = super::identify::judge_fit(
+        &mut metadata,
+        summary.as_ref(),
+        refined.as_ref(),
+        super::identify::film_noise(&camera, &measured),
+        &base,
+    );
     let fit = match &summary {
         Some(s) => {
             metadata.insert(metadata::SUMMARY.into(), json(s));
@@ -659,6 +673,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         figures,
         refined,
         fit_warning,
+        goodness,
         implausible_allowed: request.allow_implausible,
         out,
         accuracy,
