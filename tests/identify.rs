@@ -1302,6 +1302,84 @@ fn a_fit_beyond_the_films_own_noise_exits_4() {
     assert_eq!(goodness["noise"]["sigma_m"], 0.005, "{goodness}");
 }
 
+/// A grid too coarse to rank n (a 5 ms release axis on a 120 fps film
+/// inflates every grid J_e seventeenfold, and n = 12's grid best lies
+/// beyond the confidence threshold of n = 16's) does not pick the mesh:
+/// every n's grid best is refined, and the refined J_e keeps the true
+/// n = 12, its values within 3 standard errors of the truth.
+#[test]
+fn the_mesh_is_chosen_by_refined_fits_when_the_grid_cannot_rank_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let tether = "[tether]\nlength_m = 0.5\nthickness_m = 0.0025\nyoungs_modulus_pa = 8e6\n\
+                  density_kg_m3 = 1000.0\n[settings]\ninitial_angle_deg = 40.0\n";
+    let truth = dir.path().join("truth.toml");
+    std::fs::write(
+        &truth,
+        format!(
+            "{tether}marker_arc_lengths_m = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]\n\
+             release_time_s = 0.0071\nframe_interval_s = 0.008333333333333333\nduration_s = 1.0\n"
+        ),
+    )
+    .unwrap();
+    let film = dir.path().join("film.parquet");
+    let o = run(&[
+        "dataset",
+        "synth",
+        "--config",
+        path_str(&truth),
+        "--elements",
+        "12",
+        "--damping",
+        "1500",
+        "--drag-coefficient",
+        "0.9",
+        "--noise",
+        "0.0003",
+        "--seed",
+        "5",
+        "--out",
+        path_str(&film),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let config = dir.path().join("experiment.toml");
+    std::fs::write(&config, tether).unwrap();
+    let out = dir.path().join("out");
+    let grid = [
+        "--damping",
+        "1000:2000:500",
+        "--drag-coefficient",
+        "0.8:1.0:0.1",
+        "--axis",
+        "release_time_s=0:0.03:0.005",
+        "--validate",
+        "0",
+    ];
+    let o = identify_experiment_at("8,12,16", &film, &config, &out, "cpu", &grid);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let metadata = read_parquet_metadata(&out.join("results.parquet")).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&metadata["tether_sweep.summary"]).unwrap();
+    assert_eq!(
+        summary["best"]["candidate"]["elements"], 16,
+        "the grid ranks n wrong, or this test no longer tests the rule: {stdout}"
+    );
+    let refined: serde_json::Value =
+        serde_json::from_str(&metadata["tether_sweep.refined"]).unwrap();
+    assert_eq!(refined["every_elements"], true, "{stdout}");
+    assert_eq!(refined["elements"], 12, "{stdout}");
+    assert!(stdout.contains("refined J_e per n: n = 8:"), "{stdout}");
+    let table = read_table(&out.join("refined.parquet")).unwrap();
+    let values = common::f64_column(&table, "value");
+    let errors = common::f64_column(&table, "standard_error");
+    for ((value, se), truth) in values.iter().zip(&errors).zip([1500.0, 0.9, 0.0071]) {
+        assert!(
+            (value - truth).abs() < 3.0 * se,
+            "{value} ± {se}, truth {truth}"
+        );
+    }
+}
+
 /// A tracker's lost-marker code written as a position ("0,0") is no noise:
 /// the samples far beyond σ from the best fit are listed with their time
 /// and marker, on the terminal and in best_fit.parquet's metadata, and the

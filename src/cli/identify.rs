@@ -804,9 +804,14 @@ pub fn print_refined(r: &Refined) {
     tried.sort_unstable();
     let tried: Vec<String> = tried.iter().map(|n| n.to_string()).collect();
     println!(
-        "refined at n = {} (Levenberg–Marquardt on the reference solver from the grid's best at n = {}: those within the confidence threshold and the finest, keeping the finest whose J_e is within σ² χ²₁ of the lowest; {} iterations, {} simulations): {}; J_e = {:.6e} m², σ ≈ {:.2} mm{}",
+        "refined at n = {} (Levenberg–Marquardt on the reference solver from the grid's best at n = {}: {}, keeping the finest whose J_e is within σ² χ²₁ of the lowest; {} iterations, {} simulations): {}; J_e = {:.6e} m², σ ≈ {:.2} mm{}",
         r.elements,
         tried.join(", "),
+        match r.every_elements {
+            true =>
+                "every n, the grid's best J_e lying more than the confidence region's rise above the lowest refined one (too coarse to rank n)",
+            false => "those within the confidence threshold and the finest",
+        },
         r.iterations,
         r.simulations,
         values.join(", "),
@@ -848,6 +853,14 @@ pub fn print_refined(r: &Refined) {
             )
         })
         .collect();
+    if r.every_elements {
+        let per_n: Vec<String> = r
+            .per_elements
+            .iter()
+            .map(|f| format!("n = {}: {:.6e} m²", f.elements, f.j_e_m2))
+            .collect();
+        println!("  refined J_e per n: {}", per_n.join(", "));
+    }
     if !moves.is_empty() {
         println!(
             "  note: the mesh moves the answer as much as the data's noise does: {}; add finer n to the grid (--elements) to see where the values settle",

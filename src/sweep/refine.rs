@@ -65,6 +65,10 @@ pub struct Refined {
     pub elements: usize,
     /// The n refined (see [`refine_best`]); the one kept is `elements`.
     pub elements_tried: Vec<usize>,
+    /// Whether the n the confidence threshold left out were refined too,
+    /// the grid being too coarse to rank n ([`grid_too_coarse_to_rank_n`]):
+    /// then every n's grid best was.
+    pub every_elements: bool,
     pub parameters: Vec<RefinedParameter>,
     /// J_e at the refined values \[m²\].
     pub j_e_m2: f64,
@@ -276,7 +280,9 @@ pub fn residuals(
 /// parameters. A coarse grid can favour the wrong n (its best (D, C_D)
 /// point happens to lie closer, or the finest n's grid points all miss
 /// its C_D), and the refined J_e of each n is the fair comparison; other
-/// n far outside the region are not worth their simulations.
+/// n far outside the region are not worth their simulations, unless the
+/// grid is too coarse to rank n at all ([`grid_too_coarse_to_rank_n`]):
+/// then every n's grid best is refined.
 pub fn refine_best(
     grid: &Grid,
     summary: &super::Summary,
@@ -334,6 +340,26 @@ pub fn refine_best_tightened(
             fits.push((r, fit, *start));
         }
     }
+    let lowest_refined_m2 = fits
+        .iter()
+        .map(|(r, _, _)| r.j_e_m2)
+        .fold(f64::INFINITY, f64::min);
+    // The n the threshold left out, refined too where the grid cannot
+    // rank n.
+    let others: Vec<Candidate> = summary
+        .best_per_elements
+        .iter()
+        .filter(|r| r.j_e_m2.is_some() && !starts.contains(&r.candidate))
+        .filter(|_| grid_too_coarse_to_rank_n(summary, lowest_refined_m2))
+        .map(|r| r.candidate)
+        .collect();
+    let every_elements = !others.is_empty();
+    for start in others {
+        if let Some((r, fit)) = problem.fit(&start)? {
+            fits.push((r, fit, start));
+        }
+        starts.push(start);
+    }
     let simulations: usize = fits.iter().map(|(r, _, _)| r.simulations).sum();
     let mut per_elements: Vec<ElementsFit> = fits
         .iter()
@@ -369,9 +395,24 @@ pub fn refine_best_tightened(
     Ok(Some(Refined {
         simulations: simulations + reweighing + refitting,
         elements_tried: starts.iter().map(|c| c.elements).collect(),
+        every_elements,
         per_elements,
         ..refined
     }))
+}
+
+/// Whether the grid is too coarse to rank n: its best J_e lies more than
+/// the confidence region's rise (σ² χ²₂) above the lowest refined J_e, so
+/// its steps in some axis (often a release axis) inflate every n's grid
+/// J_e by more than the data can tell n apart, and an n the threshold
+/// left out may refine lower than the n it kept. Then every n's grid best
+/// is refined, and the refined J_e ranks them.
+pub fn grid_too_coarse_to_rank_n(summary: &super::Summary, lowest_refined_m2: f64) -> bool {
+    let Some(grid_best_m2) = summary.best.j_e_m2 else {
+        return false;
+    };
+    let rise_m2 = summary.confidence.threshold_m2 - grid_best_m2;
+    grid_best_m2 - lowest_refined_m2 > rise_m2
 }
 
 /// Which refinement to keep: the finest n whose refined J_e the data
@@ -620,6 +661,7 @@ impl Problem<'_> {
         Refined {
             elements: best.elements,
             elements_tried: vec![best.elements],
+            every_elements: false,
             parameters,
             j_e_m2: fit.cost,
             observations: fit.observations,
@@ -775,6 +817,7 @@ mod tests {
         Refined {
             elements: 50,
             elements_tried: per_elements.iter().map(|f| f.elements).collect(),
+            every_elements: false,
             parameters: vec![
                 parameter(Axis::Damping, 2000.0, 500.0),
                 parameter(Axis::Drag, 0.8, 1e-3),
