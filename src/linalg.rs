@@ -36,7 +36,7 @@ impl InterleavedBandedMatrix {
     /// A_s from A, or None where A is not A_s ⊗ I₂ exactly (an odd
     /// dimension, an x–y coupling, or x and y rows that differ).
     pub fn from_banded(a: &BandedMatrix) -> Option<Self> {
-        if a.dim % 2 != 0 {
+        if !a.dim.is_multiple_of(2) {
             return None;
         }
         let mut scalar = BandedMatrix::zeros(a.dim / 2, a.half_bandwidth / 2);
@@ -323,7 +323,7 @@ impl BlockTridiagonalLu {
     /// 7 (or less) aligned with the blocks; a pivot block that does not
     /// invert is reported as [`FactorError::TinyPivot`].
     pub fn factor(matrix: &BandedMatrix, prescribed: usize) -> Result<Self, FactorError> {
-        assert!(matrix.dim % 4 == 0 && matrix.half_bandwidth <= 7 && prescribed < 4);
+        assert!(matrix.dim.is_multiple_of(4) && matrix.half_bandwidth <= 7 && prescribed < 4);
         let blocks = matrix.dim / 4;
         let block = |k: usize, l: usize| {
             Matrix4::from_fn(|i, j| {

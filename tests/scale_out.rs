@@ -488,3 +488,86 @@ fn a_ten_million_candidate_grid_starts_in_bounded_memory_and_stops_on_ctrl_c() {
     assert!(printed.contains("nothing written"), "{printed}");
     assert!(!out.exists(), "{} left behind", out.display());
 }
+
+/// A run's outputs are a set: results.parquet is written last, so a run
+/// stopped anywhere in its output phase (here a figure that cannot be
+/// written, as a full disk or a kill would stop it) leaves no results
+/// table and its saved chunks, and `--resume`, without `--force`, finishes
+/// the whole set. A `--force` run over a complete set removes the old table
+/// as its output phase begins, so it too leaves either a complete set or
+/// one `--resume` completes.
+#[test]
+fn an_output_phase_cut_short_leaves_a_set_that_resume_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let quick = [&GRID[..], &["--no-refine", "--validate", "0"]].concat();
+    // A directory where a figure goes: its write fails.
+    let block = || {
+        let _ = std::fs::remove_file(out.join("residuals.svg"));
+        std::fs::create_dir_all(out.join("residuals.svg")).unwrap()
+    };
+    let unblock = || std::fs::remove_dir(out.join("residuals.svg")).unwrap();
+    let complete = |o: &Output| {
+        assert!(o.status.success(), "{}", stderr(o));
+        for file in [
+            "results.parquet",
+            "best_fit.parquet",
+            "residuals.svg",
+            "shapes.png",
+        ] {
+            assert!(out.join(file).is_file(), "{file} missing");
+        }
+        assert!(!out.join(".chunks").exists(), "chunks left");
+        assert!(!out.join(".tether-sweep.lock").exists(), "lock left");
+    };
+    block();
+    let o = identify(&out, &quick);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        !out.join("results.parquet").exists(),
+        "a table beside a cut-short set"
+    );
+    assert!(
+        out.join("best_fit.parquet").exists(),
+        "the phase ran up to the figure"
+    );
+    assert!(out.join(".chunks").exists());
+    unblock();
+    complete(&identify(&out, &[&quick[..], &["--resume"]].concat()));
+    let first = results(&out.join("results.parquet"));
+    // Replacing the complete set, cut short again.
+    block();
+    let o = identify(&out, &[&quick[..], &["--force"]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        !out.join("results.parquet").exists(),
+        "the old table beside a new set"
+    );
+    unblock();
+    complete(&identify(&out, &[&quick[..], &["--resume"]].concat()));
+    assert_eq!(results(&out.join("results.parquet")), first);
+}
+
+/// A second run on the same `--out` while the first lives is refused
+/// (exit 2, naming the first's process), and takes none of its chunks.
+#[test]
+fn a_second_live_run_on_the_same_out_is_refused_naming_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let held = tether_sweep::io::lock::OutputLock::acquire(&out).unwrap();
+    let o = identify(&out, &GRID);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("another live tether-sweep run")
+            && err.contains(&format!("process {} on", std::process::id())),
+        "{err}"
+    );
+    assert!(!out.join("results.parquet").exists());
+    assert!(!out.join(".chunks").exists());
+    // Once the first ends, the second runs (a killed holder's lock ends
+    // with it too: `a_killed_run_resumes_to_the_same_table`).
+    drop(held);
+    let o = identify(&out, &GRID);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

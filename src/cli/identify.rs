@@ -843,6 +843,12 @@ pub fn print_refined(r: &Refined) {
         );
     }
     print_profiles(r);
+    print_mesh(r);
+}
+
+/// Each refined n's J_e where every n was refined, and the parameters the
+/// mesh moves by more than a standard error.
+fn print_mesh(r: &Refined) {
     let moves: Vec<String> = r
         .mesh_moves()
         .iter()

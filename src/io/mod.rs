@@ -7,6 +7,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod design;
 pub mod linear;
+pub mod lock;
 pub mod results;
 pub mod swingup;
 pub mod table;

@@ -234,7 +234,7 @@ mod tests {
             .solve(&(-&m.stiffness_input))
             .unwrap();
         for (i, v) in t.iter().enumerate() {
-            let expected = if (i + PRESCRIBED_DOFS) % 4 == 0 {
+            let expected = if (i + PRESCRIBED_DOFS).is_multiple_of(4) {
                 1.0
             } else {
                 0.0

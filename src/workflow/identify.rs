@@ -20,8 +20,10 @@ use crate::engine::choice::{Choice, EngineRequest};
 use crate::engine::{Backend, Engine, EngineKind, EngineNames, RunHooks};
 use crate::error::{InputError, decimal};
 use crate::gpu::Precision;
+use crate::io::IoError;
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
 use crate::io::config::FilmConfig;
+use crate::io::lock::OutputLock;
 use crate::io::results::{BestFit, write_best_fit, write_refined, write_results};
 use crate::io::track::read_film;
 use crate::metadata::{self, Metadata, json};
@@ -411,6 +413,8 @@ pub struct PreparedIdentification {
     metadata: Metadata,
     /// The directories claiming the table made (see [`ClaimedTable`]).
     made_dirs: Vec<PathBuf>,
+    /// Held until the run ends (None once released to remove `made_dirs`).
+    lock: Option<OutputLock>,
 }
 
 /// What an identification found and wrote.
@@ -846,12 +850,30 @@ fn claim_table(request: &IdentifyRequest) -> Result<ClaimedTable, WorkflowError>
         .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
         .map(Path::to_path_buf)
         .collect();
+    let lock = OutputLock::acquire(&dir)?;
     let path = claim_output(&dir, table_name, request.force)?;
     Ok(ClaimedTable {
         dir,
         path,
         made_dirs,
+        lock,
     })
+}
+
+/// Removes the results table a `--force` run replaces (with its CSV twin),
+/// as its output phase begins: from here until the new table is written,
+/// the directory holds no complete set, and `--resume` finishes it from
+/// the saved chunks. Before, a kill leaves the previous set whole.
+pub(super) fn remove_previous_table(table_path: &Path) -> Result<(), WorkflowError> {
+    for path in [table_path.to_path_buf(), table_path.with_extension("csv")] {
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(IoError::Write { path, error: e }.into());
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Where a run's table goes, and the directories claiming it made
@@ -860,6 +882,8 @@ struct ClaimedTable {
     dir: PathBuf,
     path: PathBuf,
     made_dirs: Vec<PathBuf>,
+    /// No other live run writes there while this one does.
+    lock: OutputLock,
 }
 
 /// The measured film in the model's frame, through the request's camera.
@@ -1087,6 +1111,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<PreparedIdentification, Workf
         dir: table_dir,
         path: table_path,
         made_dirs,
+        lock,
     } = claim_table(&request)?;
 
     let grid = &request.grid;
@@ -1147,6 +1172,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<PreparedIdentification, Workf
         todo,
         metadata,
         made_dirs,
+        lock: Some(lock),
     })
 }
 
@@ -1195,6 +1221,7 @@ impl PreparedIdentification {
         } = self.sweep(hooks)?;
         let grid = &self.request.grid;
         results.sort_by_key(|r| grid.index_of(&r.candidate));
+        remove_previous_table(&self.plan.table_path)?;
         let mut chosen = self.choose_accuracy(&mut results, hooks)?;
         self.metadata
             .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
@@ -1236,16 +1263,7 @@ impl PreparedIdentification {
         let (validation, best_reference) = self.validate(summary.as_ref())?;
         let table_path = self.plan.table_path.clone();
         let csv_path = self.request.csv.then(|| table_path.with_extension("csv"));
-        for path in std::iter::once(&table_path).chain(&csv_path) {
-            write_results(
-                path,
-                &results,
-                &names.backend,
-                &names.precision,
-                &names.solver,
-                &self.metadata,
-            )?;
-        }
+        let results_metadata = self.metadata.clone();
         let FitOutputs {
             figures,
             outliers,
@@ -1257,6 +1275,19 @@ impl PreparedIdentification {
             &results,
             &reference,
         )?;
+        // The results table last: its presence marks a complete output set
+        // (`remove_previous_table`), and a run killed before it is finished
+        // by --resume from its saved chunks.
+        for path in csv_path.iter().chain(std::iter::once(&table_path)) {
+            write_results(
+                path,
+                &results,
+                &names.backend,
+                &names.precision,
+                &names.solver,
+                &results_metadata,
+            )?;
+        }
         self.store.finish()?;
         let report = IdentifyReport {
             plan: self.plan.clone(),
@@ -1353,6 +1384,7 @@ impl PreparedIdentification {
         if interrupted {
             if results.is_empty() {
                 self.store.discard_empty();
+                self.lock = None;
                 for dir in &self.made_dirs {
                     // Only empty ones: nothing else was there.
                     let _ = std::fs::remove_dir(dir);

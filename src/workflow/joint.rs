@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use super::identify::remove_previous_table;
 use super::identify::{
     CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, Film, GPU_CHUNK_CANDIDATES,
     GoodnessOfFit, IdentifyRequest, Outlier, Plausibility, StartOffset, best_length_m,
@@ -28,6 +29,7 @@ use crate::camera::Camera;
 use crate::engine::choice::EngineRequest;
 use crate::engine::{Engine, EngineKind, EngineNames, EngineOptions, RunHooks};
 use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
+use crate::io::lock::OutputLock;
 use crate::io::results::{
     BestFit, write_best_fit, write_joint_results, write_refined, write_results,
 };
@@ -211,6 +213,9 @@ pub struct PreparedJoint {
     /// Whether claiming the output made its directory (removed again when
     /// a run is interrupted before writing anything).
     made_out: bool,
+    /// No other live run writes there while this one does (None once
+    /// released to remove the directory).
+    lock: Option<OutputLock>,
 }
 
 /// A film checked against its experiment: what combining the films
@@ -406,6 +411,7 @@ pub fn prepare(request: JointRequest) -> Result<PreparedJoint, WorkflowError> {
         Some(s) => request.out.join(s.directory()),
         None => request.out.clone(),
     };
+    let lock = OutputLock::acquire(&table_dir)?;
     let table_path = match &request.shard {
         Some(_) => table_dir.clone(),
         None => claim_output(&request.out, "results.parquet", request.force)?,
@@ -462,6 +468,7 @@ pub fn prepare(request: JointRequest) -> Result<PreparedJoint, WorkflowError> {
         engine: choice.engine,
         metadata,
         made_out,
+        lock: Some(lock),
     })
 }
 
@@ -775,13 +782,14 @@ impl PreparedJoint {
 
     /// The error of an interrupted sweep, `kept` its films' finished
     /// results so far: with nothing saved, nothing is left behind.
-    fn interrupted(&self, kept: &[Vec<CandidateResult>]) -> WorkflowError {
+    fn interrupted(&mut self, kept: &[Vec<CandidateResult>]) -> WorkflowError {
         let saved: usize = kept.iter().map(Vec::len).sum();
         let all: usize = self.films.iter().map(|f| f.done.len() + f.todo.len()).sum();
         if saved == 0 {
             for f in &self.films {
                 f.store.discard_empty();
             }
+            self.lock = None;
             if self.made_out {
                 let _ = std::fs::remove_dir(&self.request.out);
             }
@@ -853,6 +861,7 @@ impl Combination {
             .map(|f| f.film.coverage.observations())
             .collect();
         let total: usize = observations.iter().sum();
+        remove_previous_table(&self.table_path)?;
         let confirmed = self.confirm_near_best(&mut results, &observations, cancel)?;
         let combined = self.combined(&results, &observations)?;
         let summary = summarize(&self.request.grid, &combined.joint, total);
@@ -890,7 +899,6 @@ impl Combination {
             Some(s) => self.validate(s, &combined.scores, &results)?,
             None => (Vec::new(), vec![None; self.films.len()]),
         };
-        self.write_results(&combined.joint, &combined.scores)?;
         let (figures, outliers) = match &summary {
             Some(s) => self.best_fits_and_figures(
                 s,
@@ -901,6 +909,8 @@ impl Combination {
             )?,
             None => (Vec::new(), Vec::new()),
         };
+        // Last: its presence marks a complete set (as a single film's).
+        self.write_results(&combined.joint, &combined.scores)?;
         Ok(JointReport {
             scored: results.iter().map(Vec::len).sum(),
             results: combined.joint,
@@ -1222,7 +1232,7 @@ impl Combination {
             .request
             .csv
             .then(|| self.table_path.with_extension("csv"));
-        for path in std::iter::once(&self.table_path).chain(&csv) {
+        for path in csv.iter().chain(std::iter::once(&self.table_path)) {
             write_joint_results(
                 path,
                 joint,
@@ -1368,6 +1378,7 @@ pub fn merge(
             )));
         }
     }
+    let _lock = OutputLock::acquire(&request.out)?;
     let table_path = claim_output(&request.out, "results.parquet", request.force)?;
     // The shards' first pass, confirmed here as a whole run confirms its own.
     let scout_tolerance_m = metadata

@@ -213,6 +213,15 @@ impl From<CheckpointError> for WorkflowError {
     }
 }
 
+impl From<crate::io::lock::LockError> for WorkflowError {
+    fn from(e: crate::io::lock::LockError) -> Self {
+        match e {
+            crate::io::lock::LockError::Io(io) => WorkflowError::Io(io),
+            held => WorkflowError::Usage(held.to_string()),
+        }
+    }
+}
+
 /// `.map_err(solver("simulation failed"))`: a solver error with what was
 /// being done.
 pub(crate) fn solver(context: &'static str) -> impl Fn(SolverError) -> WorkflowError {

@@ -583,6 +583,22 @@ impl MergedFilm<'_> {
     }
 }
 
+/// The merge's output directory (`--out`, else DIR/_summary), locked, and
+/// its results table claimed: an earlier merge's is removed (`--force`),
+/// the new one written last.
+fn claim_summary(
+    request: &SummarizeRequest,
+) -> Result<(PathBuf, PathBuf, crate::io::lock::OutputLock), WorkflowError> {
+    let out = request
+        .out
+        .clone()
+        .unwrap_or_else(|| request.dir.join("_summary"));
+    let lock = crate::io::lock::OutputLock::acquire(&out)?;
+    let results_path = claim_output(&out, "results.parquet", request.force)?;
+    super::identify::remove_previous_table(&results_path)?;
+    Ok((out, results_path, lock))
+}
+
 /// Merges the parts in `request.dir`.
 pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError> {
     let parts = shard_parts(&request.dir)?;
@@ -596,11 +612,7 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     let camera = shards_camera(first)?;
     let measured = shards_measured(request, first, &camera, scenario.pin_m())?;
 
-    let out = request
-        .out
-        .clone()
-        .unwrap_or_else(|| request.dir.join("_summary"));
-    let results_path = claim_output(&out, "results.parquet", request.force)?;
+    let (out, results_path, _lock) = claim_summary(request)?;
     let (mut metadata, validations) = merged_metadata(&parts, count)?;
     let film = MergedFilm {
         measured: &measured,
@@ -637,15 +649,19 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         }
         None => None,
     };
-    write_results(
-        &results_path,
-        &results,
-        &engine.backend,
-        &engine.precision,
-        &engine.solver,
-        &metadata,
-    )?;
+    let write_table = || {
+        let e = &engine;
+        write_results(
+            &results_path,
+            &results,
+            &e.backend,
+            &e.precision,
+            &e.solver,
+            &metadata,
+        )
+    };
     let (Some(summary), Some(fit)) = (summary, fit) else {
+        write_table()?;
         return Err(WorkflowError::Failed(format!(
             "every candidate diverged: no J_e to compare (results in {})",
             results_path.display()
@@ -663,6 +679,8 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     }
     let annotations = crate::plot::identify::Annotations::from_metadata(&metadata);
     let figures = crate::plot::identify::save_all(&out, &results, Some(&fit), &annotations)?;
+    // Last: its presence marks a complete set.
+    write_table()?;
     Ok(SummarizeReport {
         shards: count,
         results,

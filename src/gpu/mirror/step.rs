@@ -528,8 +528,8 @@ fn run_one<R: MirrorReal>(
         } = &mut m;
         let (n, t0) = (*n, *t0);
 
-        let sample = steps % c.steps_per_sample == 0;
-        if sample || steps % c.steps_per_fold == 0 {
+        let sample = steps.is_multiple_of(c.steps_per_sample);
+        if sample || steps.is_multiple_of(c.steps_per_fold) {
             for (d, r) in disp.iter_mut().zip(drift.iter_mut()) {
                 *d += *r;
                 *r = Vector4::zeros();

@@ -1,0 +1,169 @@
+//! One live run per output directory: a lock file that a second run finds
+//! held, naming the process that holds it. The operating system releases
+//! the lock when that process ends, however it ends (a kill -9 included),
+//! so a stale lock never blocks a resumed run.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use super::IoError;
+
+/// The lock file's name in the directory it guards.
+pub const LOCK_FILE: &str = ".tether-sweep.lock";
+
+/// A held lock on a directory's outputs; released when dropped.
+#[derive(Debug)]
+pub struct OutputLock {
+    file: File,
+    path: PathBuf,
+}
+
+/// Why a directory could not be locked.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(
+        "{dir} is being written by another live tether-sweep run ({holder}): wait for it to end, or choose another --out"
+    )]
+    Held { dir: PathBuf, holder: String },
+    #[error(transparent)]
+    Io(#[from] IoError),
+}
+
+impl OutputLock {
+    /// Locks `dir` (created if missing) for this process, and removes the
+    /// temporary files a killed run left there (no live writer can own
+    /// them once the lock is held).
+    pub fn acquire(dir: &Path) -> Result<Self, LockError> {
+        let io = |error| IoError::Write {
+            path: dir.join(LOCK_FILE),
+            error,
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let path = dir.join(LOCK_FILE);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = match holder.trim() {
+                    "" => "a process that has not yet written its name".to_string(),
+                    h => h.to_string(),
+                };
+                return Err(LockError::Held {
+                    dir: dir.to_owned(),
+                    holder,
+                });
+            }
+            Err(TryLockError::Error(e)) => return Err(io(e).into()),
+        }
+        // A run that was ending removed the file after this one opened it:
+        // the lock is then on a file no other run will see; start again.
+        if !same_file(&file, &path) {
+            return Self::acquire(dir);
+        }
+        file.set_len(0).map_err(io)?;
+        file.rewind().map_err(io)?;
+        writeln!(file, "{}", holder_line()).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        remove_stale_temporaries(dir);
+        Ok(Self { file, path })
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        // Removed while still held: a run waiting on it opens a fresh file.
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Whether `path` still names the open `file`.
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+/// "process 1234 on HOST: tether-sweep identify …".
+fn holder_line() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "this host".into());
+    let command: Vec<String> = std::env::args().collect();
+    format!(
+        "process {} on {host}: {}",
+        std::process::id(),
+        command.join(" ")
+    )
+}
+
+/// The `.tether-sweep-*.tmp` files of `dir` (`PendingFile`s of a killed
+/// run).
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(".tether-sweep-") && name.ends_with(".tmp") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_is_refused_naming_the_first_and_released_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let first = OutputLock::acquire(&out).unwrap();
+        let holder = std::fs::read_to_string(out.join(LOCK_FILE)).unwrap();
+        assert!(
+            holder.starts_with(&format!("process {} on ", std::process::id())),
+            "{holder}"
+        );
+        match OutputLock::acquire(&out) {
+            Err(LockError::Held { holder, .. }) => {
+                assert!(holder.contains(&std::process::id().to_string()), "{holder}")
+            }
+            other => panic!("{other:?}"),
+        }
+        drop(first);
+        assert!(!out.join(LOCK_FILE).exists());
+        let again = OutputLock::acquire(&out).unwrap();
+        drop(again);
+    }
+
+    #[test]
+    fn a_killed_runs_temporaries_are_removed_and_other_files_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in [".tether-sweep-abc123.tmp", "results.parquet", "notes.tmp"] {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        let _lock = OutputLock::acquire(dir.path()).unwrap();
+        assert!(!dir.path().join(".tether-sweep-abc123.tmp").exists());
+        assert!(dir.path().join("results.parquet").exists());
+        assert!(dir.path().join("notes.tmp").exists());
+    }
+}
