@@ -130,7 +130,7 @@ fn three_digits(value: f64) -> String {
 }
 
 /// A standard error, with its share of the assumed value where that is
-/// not zero.
+/// finite and not zero.
 fn with_share(se: f64, assumed: f64) -> String {
     if !se.is_finite() {
         return "undetermined".into();
@@ -147,7 +147,16 @@ fn with_share(se: f64, assumed: f64) -> String {
 }
 
 fn print_report(design: &Design, report: &DesignReport) {
-    let assumed: Vec<f64> = design.estimated.iter().map(|e| design.assumed(e)).collect();
+    // A reading (a release time, a pin's coordinate) has no share: its
+    // error is not relative to where the clock or the ruler starts.
+    let assumed: Vec<f64> = design
+        .estimated
+        .iter()
+        .map(|e| match e.is_reading() {
+            true => f64::NAN,
+            false => design.assumed(e),
+        })
+        .collect();
     let point = |values: &[f64]| -> String {
         if design.axes.is_empty() {
             return "as planned".into();
@@ -156,7 +165,7 @@ fn print_report(design: &Design, report: &DesignReport) {
             .axes
             .iter()
             .zip(values)
-            .map(|(a, v)| format!("{} = {v}", design.axis_column(a)))
+            .map(|(a, v)| design.point_label(a, *v))
             .collect::<Vec<_>>()
             .join(", ")
     };

@@ -15,7 +15,7 @@ pub fn standard_errors(design: &Design, predictions: &[Prediction]) -> Option<Pa
         others
             .iter()
             .zip(&p.values[1..])
-            .map(|(a, v)| format!("{} = {v}", design.axis_column(a)))
+            .map(|(a, v)| design.point_label(a, *v))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -33,6 +33,7 @@ pub fn standard_errors(design: &Design, predictions: &[Prediction]) -> Option<Pa
         .map(|(i, e)| {
             let unit = e.axis.display_unit();
             Panel {
+                x_range: None,
                 y_label: if unit.is_empty() {
                     format!("SE of {}", design.estimate_name(e))
                 } else {

@@ -315,10 +315,16 @@ pub fn profile(
         })
         .collect();
     let others = other_axes(&at_n, &[column]);
-    let curve_name = if others.is_empty() {
-        "J_e".to_string()
-    } else {
-        format!("min J_e over {}", others.join(", "))
+    let refit = annotations.profiles.iter().find(|p| p.axis == column);
+    // Labelled apart from the re-fitted profile: the grid's points miss the
+    // optimum in the other axes, so its curve lies above the profile.
+    let curve_name = match (others.is_empty(), refit.is_some()) {
+        (true, _) => "the grid's J_e".to_string(),
+        (false, false) => format!("min J_e over {}", others.join(", ")),
+        (false, true) => format!(
+            "the grid's J_e, min over its {} (above the re-fitted profile where its points miss the optimum)",
+            others.join(", ")
+        ),
     };
     let (label, unit) = axis_label(column);
     let unit = if unit.is_empty() {
@@ -334,7 +340,6 @@ pub fn profile(
             *v,
         ));
     }
-    let refit = annotations.profiles.iter().find(|p| p.axis == column);
     let threshold = |threshold: f64| {
         let mut line = Series::new(
             "≈95 % region threshold (grid, two parameters)",
@@ -346,6 +351,7 @@ pub fn profile(
     let refit_series =
         |clip: Option<f64>| refit.map_or_else(Vec::new, |p| refit_series(p, &unit, clip));
     let mut panels = vec![Panel {
+        x_range: None,
         y_label: "J_e [m²]".into(),
         series: vec![Series::new(curve_name.clone(), points.clone())],
         marks: marks.clone(),
@@ -353,28 +359,13 @@ pub fn profile(
     if let Some(t) = annotations.threshold_m2 {
         panels[0].series.push(threshold(t));
         panels[0].series.extend(refit_series(None));
-        // Where the curve spans far more than the threshold's height above
-        // its minimum (a release time's steep walls), the threshold lies on
-        // the axis: a second panel shows the minimum's neighbourhood.
-        let j_min = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-        let j_max = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-        let height = t - j_min;
-        if height > 0.0 && j_max - j_min > ZOOM_BEYOND_THRESHOLDS * height {
-            panels.push(Panel {
-                y_label: "J_e [m²], near the minimum".into(),
-                series: [
-                    Series::new(
-                        curve_name,
-                        clip_above(&points, j_min + ZOOM_THRESHOLDS * height),
-                    ),
-                    threshold(t),
-                ]
-                .into_iter()
-                .chain(refit_series(Some(j_min + ZOOM_THRESHOLDS * height)))
-                .collect(),
-                marks,
-            });
-        }
+        panels.extend(near_minimum(
+            &points,
+            curve_name,
+            (threshold(t), t),
+            refit.map(|p| (p, unit.as_str())),
+            marks,
+        ));
     }
     Some(Panels {
         title: format!(
@@ -387,6 +378,61 @@ pub fn profile(
         ),
         x_label: axis_title(column),
         panels,
+    })
+}
+
+/// A second panel where the grid's curve spans far more than the
+/// threshold's height above its minimum (a release time's steep walls),
+/// so that the first lays the threshold on the axis: the neighbourhood of
+/// the re-fitted profile's minimum where there is one (the grid's curve
+/// may lie wholly above it, and is then left out), else the grid's.
+fn near_minimum(
+    points: &[(f64, f64)],
+    curve_name: String,
+    (threshold, threshold_m2): (Series, f64),
+    refit: Option<(&RefitProfile, &str)>,
+    marks: Vec<(String, f64)>,
+) -> Option<Panel> {
+    let lowest = |p: &[(f64, f64)]| p.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let j_min = lowest(points);
+    let j_max = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let height = threshold_m2 - j_min;
+    if !(height > 0.0 && j_max - j_min > ZOOM_BEYOND_THRESHOLDS * height) {
+        return None;
+    }
+    let (floor, rise) = match refit {
+        Some((p, _)) => (lowest(&p.points), p.threshold_m2 - lowest(&p.points)),
+        None => (j_min, height),
+    };
+    let top = floor + ZOOM_THRESHOLDS * rise;
+    // Every series in its place, drawn or not, so that each keeps the
+    // first panel's colour (an empty one draws nothing and no legend).
+    let mut series = vec![Series::new(curve_name, clip_above(points, top))];
+    series.push(match threshold_m2 <= top {
+        true => threshold,
+        false => Series::new(threshold.name, Vec::new()),
+    });
+    if let Some((p, unit)) = refit {
+        series.extend(refit_series(p, unit, Some(top)));
+    }
+    // The re-fitted profile's x span (its interval's ends and beyond), with
+    // a margin: a release time's interval is a hundredth of its axis.
+    let x_range = refit.map(|(p, _)| {
+        let xs = p.points.iter().map(|q| q.0);
+        let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
+        let pad = 0.1 * (hi - lo);
+        (lo - pad, hi + pad)
+    });
+    Some(Panel {
+        x_range,
+        y_label: match refit {
+            Some(_) => "J_e [m²], near the re-fitted minimum".into(),
+            None => "J_e [m²], near the minimum".into(),
+        },
+        series,
+        marks,
     })
 }
 
@@ -483,6 +529,7 @@ pub fn per_elements(results: &[CandidateResult]) -> Panels {
         title: "Smallest J_e for each number of elements".into(),
         x_label: "n (elements)".into(),
         panels: vec![Panel {
+            x_range: None,
             y_label: "min J_e [m²]".into(),
             series: vec![Series {
                 dots: true,
@@ -502,11 +549,18 @@ pub fn shapes(fit: &BestFit, label: &str, count: usize) -> Snapshots {
         .map(|k| times[k * (times.len() - 1) / (count - 1)])
         .collect();
     chosen.dedup();
+    // The refined fit is the answer: drawn solid, the grid's best beside
+    // it dashed.
+    let (solid, dashed) = match &fit.refined_m {
+        Some(refined) => (refined, Some(&fit.fitted_m)),
+        None => (&fit.fitted_m, None),
+    };
     Snapshots {
-        title: if fit.refined_m.is_some() {
-            format!("Measured markers (×), the best fit ({label}) and the refined fit (dashed)")
-        } else {
-            format!("Measured markers (×) and the best fit ({label})")
+        title: match dashed {
+            Some(_) => format!(
+                "Measured markers (×), the refined fit (solid) and the grid's best ({label}, dashed grey)"
+            ),
+            None => format!("Measured markers (×) and the best fit ({label})"),
         },
         shapes: chosen
             .into_iter()
@@ -516,47 +570,63 @@ pub fn shapes(fit: &BestFit, label: &str, count: usize) -> Snapshots {
                     .collect();
                 rows.sort_by_key(|&r| fit.markers[r]);
                 let xy = |p: [f64; 2]| (p[0], p[1]);
-                let line: Vec<(f64, f64)> = rows.iter().map(|&r| xy(fit.fitted_m[r])).collect();
+                let line: Vec<(f64, f64)> = rows.iter().map(|&r| xy(solid[r])).collect();
                 Shape {
                     label: format!("t = {t:.2} s"),
                     pin: line.first().copied().unwrap_or((0.0, 0.0)),
                     points: rows.iter().map(|&r| xy(fit.measured_m[r])).collect(),
                     line,
-                    dashed: fit.refined_m.as_ref().map_or_else(Vec::new, |refined| {
-                        rows.iter().map(|&r| xy(refined[r])).collect()
-                    }),
+                    dashed: dashed
+                        .map_or_else(Vec::new, |d| rows.iter().map(|&r| xy(d[r])).collect()),
                 }
             })
             .collect(),
     }
 }
 
-/// The best fit's misfit against time: the RMS over the markers of each
-/// frame's distance from the measurement, and the largest, in mm. A
-/// systematic drift shows here where the shapes cannot show it.
+/// The fit's misfit against time: the RMS over the markers of each
+/// frame's distance from the measurement, and the largest, in mm; the
+/// refined fit's where there is one (the answer), with the grid's best
+/// faint beside it. A systematic drift shows here where the shapes cannot
+/// show it.
 pub fn residuals(fit: &BestFit) -> Panels {
     let times = sorted_unique(fit.times_s.iter().copied());
-    let (mut rms, mut worst) = (Vec::new(), Vec::new());
-    for &t in &times {
-        let distances: Vec<f64> = (0..fit.times_s.len())
-            .filter(|&r| fit.times_s[r] == t)
-            .map(|r| {
-                let (m, f) = (fit.measured_m[r], fit.fitted_m[r]);
-                1e3 * (m[0] - f[0]).hypot(m[1] - f[1])
-            })
-            .collect();
-        let mean_square = distances.iter().map(|d| d * d).sum::<f64>() / distances.len() as f64;
-        rms.push((t, mean_square.sqrt()));
-        worst.push((t, distances.iter().copied().fold(0.0, f64::max)));
-    }
+    let per_frame = |fitted: &[[f64; 2]]| {
+        let (mut rms, mut worst) = (Vec::new(), Vec::new());
+        for &t in &times {
+            let distances: Vec<f64> = (0..fit.times_s.len())
+                .filter(|&r| fit.times_s[r] == t)
+                .map(|r| {
+                    let (m, f) = (fit.measured_m[r], fitted[r]);
+                    1e3 * (m[0] - f[0]).hypot(m[1] - f[1])
+                })
+                .collect();
+            let mean_square = distances.iter().map(|d| d * d).sum::<f64>() / distances.len() as f64;
+            rms.push((t, mean_square.sqrt()));
+            worst.push((t, distances.iter().copied().fold(0.0, f64::max)));
+        }
+        (rms, worst)
+    };
+    let (fitted, which) = match &fit.refined_m {
+        Some(refined) => (refined, "refined fit"),
+        None => (&fit.fitted_m, "best fit"),
+    };
+    let (rms, worst) = per_frame(fitted);
     let mut largest = Series::new("largest over the markers", worst);
     largest.faint = true;
+    let mut series = vec![Series::new("RMS over the markers", rms), largest];
+    if fit.refined_m.is_some() {
+        let mut grid = Series::new("the grid's best, RMS", per_frame(&fit.fitted_m).0);
+        grid.faint = true;
+        series.push(grid);
+    }
     Panels {
-        title: "Best fit against the measurement, frame by frame".into(),
+        title: format!("The {which} against the measurement, frame by frame"),
         x_label: "t [s]".into(),
         panels: vec![Panel {
+            x_range: None,
             y_label: "distance [mm]".into(),
-            series: vec![Series::new("RMS over the markers", rms), largest],
+            series,
             marks: Vec::new(),
         }],
     }
@@ -803,6 +873,30 @@ mod tests {
         assert!((rms[0].1 - (12.5f64).sqrt()).abs() < 1e-9, "{rms:?}");
         assert!((rms[1].1 - 1.0).abs() < 1e-9, "{rms:?}");
         assert!((largest[0].1 - 5.0).abs() < 1e-9 && (largest[1].1 - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_refined_fit_is_the_one_drawn_and_the_grids_best_faint_beside_it() {
+        let fit = BestFit {
+            times_s: vec![0.04, 0.04],
+            markers: vec![0, 1],
+            measured_m: vec![[0.0, 0.0], [1.0, 0.0]],
+            fitted_m: vec![[0.003, 0.004], [1.0, 0.0]],
+            refined_m: Some(vec![[0.0, 0.001], [1.0, 0.0]]),
+        };
+        let p = residuals(&fit);
+        assert!(p.title.contains("refined fit"), "{}", p.title);
+        let series = &p.panels[0].series;
+        // Refined: 1 mm and 0; the grid's best: 5 mm and 0.
+        assert!((series[0].points[0].1 - 0.5f64.sqrt()).abs() < 1e-9);
+        assert!(series[2].faint && (series[2].points[0].1 - 12.5f64.sqrt()).abs() < 1e-9);
+        let s = shapes(&fit, "n = 6", 2);
+        assert_eq!(s.shapes[0].line[0], (0.0, 0.001), "the refined fit, solid");
+        assert_eq!(
+            s.shapes[0].dashed[0],
+            (0.003, 0.004),
+            "the grid's best, dashed"
+        );
     }
 
     #[test]

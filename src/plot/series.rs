@@ -3,6 +3,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::colors::colormaps::ViridisRGB;
 
 use super::{FONT_FAMILY, Figure, PALETTE, draw_legend, msg, titled};
 
@@ -34,6 +35,9 @@ pub struct Panel {
     pub series: Vec<Series>,
     /// x positions marked by a vertical line (e.g. the time of capture).
     pub marks: Vec<(String, f64)>,
+    /// Its own x range, where it zooms on part of the shared axis (None:
+    /// the range of every panel's points).
+    pub x_range: Option<(f64, f64)>,
 }
 
 /// Panels stacked vertically over one x axis.
@@ -101,6 +105,7 @@ impl Figure for Panels {
                 .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().map(|q| q.0))),
         );
         for (panel, area) in self.panels.iter().zip(&areas) {
+            let (x_lo, x_hi) = panel.x_range.unwrap_or((x_lo, x_hi));
             let (y_lo, y_hi) = range(
                 panel
                     .series
@@ -238,8 +243,10 @@ impl Figure for Snapshots {
             .map_err(msg)?;
         let count = self.shapes.len().max(2) - 1;
         for (k, shape) in self.shapes.iter().enumerate() {
+            // Each instant in its own colour along viridis (stopping short of
+            // its pale yellow end), early dark to late light.
             let shade = 0.25 + 0.75 * k as f64 / count as f64;
-            let color = PALETTE[0].mix(shade);
+            let color = ViridisRGB::get_color(0.85 * k as f64 / count as f64).to_rgba();
             chart
                 .draw_series(LineSeries::new(
                     shape.line.iter().copied(),
@@ -256,7 +263,7 @@ impl Figure for Snapshots {
                         shape.dashed.iter().copied(),
                         6,
                         4,
-                        color.stroke_width(1),
+                        RGBColor(110, 110, 110).stroke_width(1),
                     ))
                     .map_err(msg)?;
             }

@@ -39,6 +39,7 @@ pub fn fitness(run: &GaRun, global_optimum_m: Option<f64>) -> Panels {
         title: "Swing-up GA: fitness per generation".into(),
         x_label: "generation".into(),
         panels: vec![Panel {
+            x_range: None,
             y_label: "J_a,min [m]".into(),
             series,
             marks: Vec::new(),
@@ -61,6 +62,7 @@ pub fn winch(scenario: &Scenario, label: &str) -> Panels {
     let w = scenario.motion();
     let d = scenario.duration_s();
     let panel = |y_label: &str, name: &str, points| Panel {
+        x_range: None,
         y_label: y_label.into(),
         series: vec![Series::new(name, points)],
         marks: Vec::new(),
@@ -102,6 +104,7 @@ pub fn tip(scenario: &Scenario, track: &Track, t_at_min_s: Option<f64>) -> Panel
         x_label: "t [s]".into(),
         panels: vec![
             Panel {
+                x_range: None,
                 y_label: "x [m]".into(),
                 series: vec![
                     Series::new("tip", tip_coordinate(0)),
@@ -113,6 +116,7 @@ pub fn tip(scenario: &Scenario, track: &Track, t_at_min_s: Option<f64>) -> Panel
                 marks: marks.clone(),
             },
             Panel {
+                x_range: None,
                 y_label: "y [m]".into(),
                 series: vec![
                     Series::new("tip", tip_coordinate(1)),

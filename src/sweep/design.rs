@@ -149,6 +149,15 @@ pub struct Estimated {
 }
 
 impl Estimated {
+    /// Whether its value is a reading on a clock or a ruler (a release
+    /// time, a pin's coordinate): a standard error is then no share of it.
+    pub fn is_reading(&self) -> bool {
+        matches!(
+            self.axis,
+            Axis::Parameter(Parameter::ReleaseTimeS | Parameter::PinXM | Parameter::PinYM)
+        )
+    }
+
     /// A parameter of the tether, shared by every film.
     pub const fn shared(axis: Axis) -> Self {
         Self { axis, film: None }
@@ -227,6 +236,29 @@ impl Design {
     /// (`a.initial_angle_deg`) when it applies to one film of several.
     pub fn axis_column(&self, axis: &DesignAxis) -> String {
         self.with_film(axis.film, axis.variable.name())
+    }
+
+    /// A design axis at `value`, for a legend or a line of text: rounded
+    /// to four significant digits, a frame interval as its frame rate
+    /// (`a.120 fps`, not `a.frame_interval_s = 0.008333333333333333`).
+    pub fn point_label(&self, axis: &DesignAxis, value: f64) -> String {
+        let significant = |v: f64| {
+            if v == 0.0 || !v.is_finite() {
+                return v.to_string();
+            }
+            let decimals = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+            let text = format!("{v:.decimals$}");
+            match text.contains('.') {
+                true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
+                false => text,
+            }
+        };
+        match axis.variable {
+            DesignVariable::FrameIntervalS => {
+                self.with_film(axis.film, &format!("{} fps", significant(1.0 / value)))
+            }
+            _ => format!("{} = {}", self.axis_column(axis), significant(value)),
+        }
     }
 
     /// An estimated parameter's name, after its film's when it is one
@@ -492,6 +524,39 @@ mod tests {
             tether: TetherParams::default(),
             scenario: Scenario::new(ScenarioKind::Drop, 0.6),
         }
+    }
+
+    #[test]
+    fn labels_round_values_and_say_frame_rates_and_readings_have_no_share() {
+        let axis = |film, variable| DesignAxis {
+            film,
+            variable,
+            values: Vec::new(),
+        };
+        let design = Design {
+            films: vec![film("a"), film("b")],
+            axes: Vec::new(),
+            estimated: Vec::new(),
+            noise_m: 5e-4,
+        };
+        let interval = axis(Some(0), DesignVariable::FrameIntervalS);
+        assert_eq!(design.point_label(&interval, 1.0 / 120.0), "a.120 fps");
+        assert_eq!(design.point_label(&interval, 0.04), "a.25 fps");
+        let shared = axis(None, DesignVariable::FrameIntervalS);
+        assert_eq!(design.point_label(&shared, 1.0 / 29.97), "29.97 fps");
+        let angle = axis(None, DesignVariable::Parameter(Parameter::InitialAngleDeg));
+        assert_eq!(design.point_label(&angle, 45.0), "initial_angle_deg = 45");
+        let duration = axis(None, DesignVariable::DurationS);
+        assert_eq!(
+            design.point_label(&duration, 2.0 / 3.0),
+            "duration_s = 0.6667"
+        );
+        let release = Estimated {
+            axis: Axis::Parameter(Parameter::ReleaseTimeS),
+            film: Some(1),
+        };
+        assert!(release.is_reading());
+        assert!(!Estimated::shared(Axis::Damping).is_reading());
     }
 
     #[test]
