@@ -219,6 +219,38 @@ impl MeasuredTrack {
     }
 }
 
+impl MeasuredTrack {
+    /// Where `marker` sits: the coordinate-wise median of its positions over
+    /// the frames, and the RMS distance of those positions from it \[m\].
+    /// None with fewer than three positions.
+    pub fn resting_place(&self, marker: usize) -> Option<([f64; 2], f64)> {
+        let seen: Vec<[f64; 2]> = self
+            .times_s()
+            .into_iter()
+            .filter_map(|t| self.get(t, marker))
+            .collect();
+        if seen.len() < 3 {
+            return None;
+        }
+        let median = |axis: usize| {
+            let mut v: Vec<f64> = seen.iter().map(|p| p[axis]).collect();
+            v.sort_by(f64::total_cmp);
+            let k = v.len() / 2;
+            match v.len() % 2 {
+                1 => v[k],
+                _ => 0.5 * (v[k - 1] + v[k]),
+            }
+        };
+        let place = [median(0), median(1)];
+        let mean_square = seen
+            .iter()
+            .map(|p| (p[0] - place[0]).powi(2) + (p[1] - place[1]).powi(2))
+            .sum::<f64>()
+            / seen.len() as f64;
+        Some((place, mean_square.sqrt()))
+    }
+}
+
 /// The weights of the divided difference over `times` (distinct), scaled to
 /// unit Euclidean norm: Σ wᵢ p(tᵢ) = 0 for every polynomial p of degree
 /// below `times.len() − 1`, and Σ wᵢ eᵢ has the variance of one eᵢ for
@@ -336,6 +368,29 @@ mod tests {
             },
             "only marker 1's windows count"
         );
+    }
+
+    #[test]
+    fn a_resting_marker_is_placed_at_its_median_and_its_wander_measured() {
+        let mut track = MeasuredTrack::default();
+        for (f, p) in [
+            [1.0, 2.0],
+            [1.002, 2.0],
+            [0.998, 2.001],
+            [1.0, 1.999],
+            [1.5, 2.0],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            track.insert(f as f64 * 0.04, 0, p);
+        }
+        let (place, wander) = track.resting_place(0).unwrap();
+        // The median ignores the one jump to 1.5.
+        assert_eq!(place, [1.0, 2.0]);
+        let expected = ((0.002f64.powi(2) * 2.0 + 0.001f64.powi(2) * 2.0 + 0.25) / 5.0).sqrt();
+        assert!((wander - expected).abs() < 1e-12, "{wander} vs {expected}");
+        assert_eq!(track.resting_place(1), None);
     }
 
     #[test]

@@ -1380,6 +1380,88 @@ fn the_mesh_is_chosen_by_refined_fits_when_the_grid_cannot_rank_n() {
     }
 }
 
+/// The tracker's film follows the pin as marker 0: without `[camera] pin`,
+/// its median is the pin (printed, recorded in the camera's metadata), and
+/// the run finds what the config that types the pin finds. A marker 0 that
+/// swings (another marker's column) is no pin: exit 2, naming the key.
+#[test]
+fn a_tracked_pin_is_taken_from_the_film_and_a_wandering_one_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let typed = std::fs::read_to_string(root.join("examples/tracker_film.toml")).unwrap();
+    let untyped: String = typed
+        .lines()
+        .filter(|l| !l.starts_with("pin ="))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(typed.lines().count(), untyped.lines().count());
+    let film = root.join("datasets/tracker_film.csv");
+    let run_with = |name: &str, config_text: &str, film: &Path| {
+        let config = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&config, config_text).unwrap();
+        let out = dir.path().join(name);
+        let grid = [
+            "--damping",
+            "2000,2500",
+            "--drag-coefficient",
+            "0.75,0.8",
+            "--axis",
+            "release_time_s=7.505:7.51:0.0025",
+            "--no-refine",
+            "--validate",
+            "0",
+        ];
+        (
+            identify_experiment_at("7", film, &config, &out, "cpu", &grid),
+            out,
+        )
+    };
+    let best = |o: &std::process::Output| {
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        // The candidate; its J_e moves with the pin's 0.1 mm (a median of
+        // 49 frames of 0.4 mm noise).
+        text.lines()
+            .find(|l| l.starts_with("best:"))
+            .and_then(|l| l.split(": J_e").next())
+            .map(str::to_string)
+    };
+    let (with_pin, _) = run_with("typed", &typed, &film);
+    assert!(with_pin.status.success(), "{}", stderr(&with_pin));
+    let (from_film, out) = run_with("untyped", &untyped, &film);
+    assert!(from_film.status.success(), "{}", stderr(&from_film));
+    let stdout = String::from_utf8_lossy(&from_film.stdout);
+    assert!(
+        stdout.contains(
+            "pin: from the film, marker 0 (at arc length 0) rests at (639.79, 120.14) px"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(best(&from_film), best(&with_pin), "{stdout}");
+    let metadata = read_parquet_metadata(&out.join("results.parquet")).unwrap();
+    let camera: serde_json::Value = serde_json::from_str(&metadata["tether_sweep.camera"]).unwrap();
+    let pin = camera["pin"].as_array().unwrap();
+    // The tracker saw the pin at (640, 120) px, with 0.8 px of noise.
+    assert!((pin[0].as_f64().unwrap() - 640.0).abs() < 0.5, "{camera}");
+    assert!((pin[1].as_f64().unwrap() - 120.0).abs() < 0.5, "{camera}");
+    // Marker 0's columns swapped with marker 3's: marker 0 swings.
+    let text = std::fs::read_to_string(&film).unwrap();
+    let swapped = edit_csv(&text, |cells, column| {
+        for axis in ["x", "y"] {
+            cells.swap(column(&format!("{axis}0")), column(&format!("{axis}3")));
+        }
+        true
+    });
+    let swinging = dir.path().join("swinging.csv");
+    std::fs::write(&swinging, swapped).unwrap();
+    let (o, _) = run_with("swinging", &untyped, &swinging);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("[camera] pin") && err.contains("wanders"),
+        "{err}"
+    );
+}
+
 /// A tracker's lost-marker code written as a position ("0,0") is no noise:
 /// the samples far beyond σ from the best fit are listed with their time
 /// and marker, on the terminal and in best_fit.parquet's metadata, and the

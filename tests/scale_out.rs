@@ -571,3 +571,33 @@ fn a_second_live_run_on_the_same_out_is_refused_naming_the_first() {
     let o = identify(&out, &GRID);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// A run none of whose candidates can be simulated (a tether of 1e-30 Pa
+/// blows up at once) has no answer: exit code 3, no table, no figure, its
+/// rows kept in the saved chunks.
+#[test]
+fn a_run_whose_every_candidate_diverged_writes_nothing_and_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = identify(
+        &out,
+        &[
+            "--elements",
+            "3,4",
+            "--damping",
+            "0",
+            "--drag-coefficient",
+            "0.8",
+            "--axis",
+            "youngs_modulus_pa=1e-30",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing written"), "{}", stderr(&o));
+    let written: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(written, [".chunks"], "only the saved chunks");
+}

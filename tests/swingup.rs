@@ -505,3 +505,40 @@ fn cli_rejects_bad_ga_input_before_running() {
         assert!(!Path::new(&out).join("generations.parquet").exists());
     }
 }
+
+/// A swing-up none of whose chromosomes can be simulated (a tether of
+/// 1e-30 Pa blows up at once) has no answer: exit code 3, nothing written.
+#[test]
+fn a_ga_whose_every_chromosome_diverged_writes_nothing_and_exits_3() {
+    use tether_sweep::ga::GaSettings;
+    use tether_sweep::workflow::swingup::{SwingupHooks, SwingupRequest, prepare};
+    let dir = tempfile::tempdir().unwrap();
+    let mut problem = reduced();
+    problem.params.youngs_modulus_pa = 1e-30;
+    let request = SwingupRequest {
+        problem,
+        settings: GaSettings {
+            population: 4,
+            generations: 2,
+            ..Default::default()
+        },
+        exhaustive: false,
+        engine: tether_sweep::engine::EngineOptions {
+            backend: tether_sweep::engine::Backend::Cpu,
+            solver: Some(SolverKind::Explicit),
+            ..Default::default()
+        },
+        tolerance_m: 1e-7,
+        out: dir.path().join("out"),
+        force: false,
+    };
+    let error = prepare(request)
+        .and_then(|p| p.run(SwingupHooks::default()))
+        .expect_err("no chromosome ran");
+    assert_eq!(error.exit_code(), 3, "{error}");
+    assert!(error.to_string().contains("nothing written"), "{error}");
+    let written: Vec<_> = std::fs::read_dir(dir.path().join("out"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(written.is_empty(), "{written:?}");
+}

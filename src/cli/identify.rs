@@ -25,7 +25,7 @@ use tether_sweep::sweep::validation::{
 use tether_sweep::sweep::{Axis, CandidateResult, Grid, Parameter, Shard, Summary};
 use tether_sweep::workflow::identify::{
     GoodnessOfFit, IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS,
-    Outlier, Plan, Plausibility, check_outcome, prepare, shipped_dataset,
+    Outlier, Plan, Plausibility, TrackedPin, check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Estimate, Hooks, WorkflowError, count};
 
@@ -456,6 +456,26 @@ pub(super) fn print_allowed_implausible(warning: Option<&str>, allowed: bool) {
     }
 }
 
+/// The pin taken from the film's marker 0, where it was.
+pub(super) fn print_tracked_pin(pin: Option<&TrackedPin>, camera: &Camera, indent: &str) {
+    use tether_sweep::camera::LengthUnit;
+    if let Some(p) = pin {
+        // To a hundredth of a millimetre or so, in the file's unit.
+        let decimals = match camera.unit {
+            LengthUnit::Px => 2,
+            LengthUnit::Mm => 2,
+            LengthUnit::M => 5,
+        };
+        println!(
+            "{indent}pin: from the film, marker 0 (at arc length 0) rests at ({:.decimals$}, {:.decimals$}) {} (its median; it wanders {:.2} mm RMS around it)",
+            p.pin_file[0],
+            p.pin_file[1],
+            camera.unit.name(),
+            1e3 * p.wander_m
+        );
+    }
+}
+
 /// The fit's σ against the film's noise (a joint run's: `film`'s).
 pub(super) fn print_goodness(g: &GoodnessOfFit, film: Option<&str>) {
     println!(
@@ -573,6 +593,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         if !request.camera.is_default() {
             println!("camera: {}", describe_camera(&request.camera));
         }
+        print_tracked_pin(plan.tracked_pin.as_ref(), &request.camera, "");
     }
     if let Some(offset) = plan.start
         && offset.rms_m > Plausibility::START_WARNING * request.base.length_m

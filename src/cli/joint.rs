@@ -8,7 +8,7 @@ use super::args::{name_flags, number};
 use super::identify::{
     IdentifyArgs, describe_camera, device_text, parameter_axes_text, print_accuracy,
     print_allowed_implausible, print_experiment, print_goodness, print_outliers, print_refined,
-    print_summary, print_validation, sweep_solver_text,
+    print_summary, print_tracked_pin, print_validation, sweep_solver_text,
 };
 use super::progress::{ProgressBar, interrupt_flag};
 use tether_sweep::sweep::grid::parse_axis;
@@ -201,6 +201,7 @@ fn print_header(request: &JointRequest, plan: &JointPlan) {
         if !given.camera.is_default() {
             println!("  camera: {}", describe_camera(&given.camera));
         }
+        print_tracked_pin(f.tracked_pin.as_ref(), &given.camera, "  ");
         let missing = f.coverage.missing();
         if missing > 0 {
             println!(

@@ -243,6 +243,77 @@ pub struct Plan {
     /// The film's noise, which the fit is tested against
     /// ([`GoodnessOfFit`]); None when the film is too short to tell.
     pub noise: Option<NoiseEstimate>,
+    /// The pin, where the film's tracked marker gave it
+    /// ([`take_pin_from_film`]).
+    pub tracked_pin: Option<TrackedPin>,
+}
+
+/// A pin taken from the film: the marker it tracks at arc length 0.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct TrackedPin {
+    /// Its median position, in the file's coordinates: what `[camera] pin`
+    /// would say.
+    pub pin_file: [f64; 2],
+    /// The marker's RMS distance from it over the frames \[m\].
+    pub wander_m: f64,
+}
+
+/// A tracked pin may wander this fraction of the tether's length (RMS)
+/// around its median and still be the pin: 6 mm on the paper's 0.6 m
+/// tether, over ten times a tracker's typical noise, where a marker on the
+/// swinging tether wanders by tens of percent.
+pub const PIN_WANDER_OF_LENGTH: f64 = 0.01;
+
+/// Where a `[camera]` table gives no pin, the film tracks marker 0 and
+/// marker 0 is at arc length 0 (the config's or the file's arc lengths,
+/// or the default markers), that marker's median position is the pin: it
+/// is written into the request's camera, as if the user had typed it, so
+/// that every table, the best fit's file-frame columns and `summarize`
+/// use it. Refused, naming `[camera] pin`, when the marker wanders more
+/// than [`PIN_WANDER_OF_LENGTH`] of the length. Nothing without a camera
+/// table (the file is then in the model's frame), with a pin given, or
+/// with a pin axis.
+pub fn take_pin_from_film(
+    request: &mut IdentifyRequest,
+) -> Result<Option<TrackedPin>, WorkflowError> {
+    let pin_axis = request.grid.parameters.iter().any(|a| {
+        matches!(
+            a.parameter,
+            crate::sweep::Parameter::PinXM | crate::sweep::Parameter::PinYM
+        )
+    });
+    let camera = &request.camera;
+    if camera.is_default() || camera.pin.is_some() || pin_axis {
+        return Ok(None);
+    }
+    camera.validate()?;
+    let measured = read_film(&request.measured, camera, [0.0, 0.0])
+        .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))?;
+    let first_arc_m = request
+        .marker_arc_lengths_m
+        .as_ref()
+        .or(measured.marker_arc_lengths_m.as_ref())
+        .and_then(|a| a.first().copied())
+        .unwrap_or(0.0);
+    let Some((place_m, wander_m)) = measured.resting_place(0).filter(|_| first_arc_m == 0.0) else {
+        return Ok(None);
+    };
+    let length_m = request.base.length_m;
+    if wander_m > PIN_WANDER_OF_LENGTH * length_m {
+        return Err(InputError::new(
+            "[camera] pin",
+            "not given",
+            format!(
+                "the pin where the tracker saw it: the film's marker 0, at arc length 0, wanders {:.1} mm RMS around its median, more than {} % of the tether's {length_m} m, so it is no pin to take the pin from",
+                1e3 * wander_m,
+                100.0 * PIN_WANDER_OF_LENGTH
+            ),
+        )
+        .into());
+    }
+    let pin_file = camera.map([0.0, 0.0]).to_file(place_m);
+    request.camera.pin = Some(pin_file);
+    Ok(Some(TrackedPin { pin_file, wander_m }))
 }
 
 /// How far the measured first frame, before the release, is from the experiment's initial
@@ -860,6 +931,22 @@ fn claim_table(request: &IdentifyRequest) -> Result<ClaimedTable, WorkflowError>
     })
 }
 
+/// The error of a run none of whose candidates has a J_e: nothing is
+/// written, the saved chunks beside `table_path` keep their rows.
+pub(super) fn nothing_simulated(results: &[CandidateResult], table_path: &Path) -> WorkflowError {
+    let mut counts = std::collections::BTreeMap::new();
+    for r in results {
+        *counts.entry(r.status.name()).or_insert(0usize) += 1;
+    }
+    let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+    let dir = table_path.parent().unwrap_or(Path::new("."));
+    WorkflowError::NothingSimulated(format!(
+        "no candidate could be simulated ({}): no J_e to compare, nothing written; their rows are saved in {} (--force discards them). Check the tether's parameters and the grid's ranges",
+        counts.join(", "),
+        dir.join(CHUNKS_DIR).display()
+    ))
+}
+
 /// Removes the results table a `--force` run replaces (with its CSV twin),
 /// as its output phase begins: from here until the new table is written,
 /// the directory holds no complete set, and `--resume` finishes it from
@@ -1092,8 +1179,9 @@ pub(super) fn choose_sweep_engine(
 /// Checks the request, claims the output, opens the saved chunks and
 /// chooses the engine. Nothing is simulated yet, except that `--backend
 /// auto` with a hardware GPU times one candidate on the CPU.
-pub fn prepare(request: IdentifyRequest) -> Result<PreparedIdentification, WorkflowError> {
+pub fn prepare(mut request: IdentifyRequest) -> Result<PreparedIdentification, WorkflowError> {
     check_settings(&request)?;
+    let tracked_pin = take_pin_from_film(&mut request)?;
     if let Some(axes) = &request.surface_axes {
         check_surface_axes(&request.grid, axes)?;
     }
@@ -1160,6 +1248,7 @@ pub fn prepare(request: IdentifyRequest) -> Result<PreparedIdentification, Workf
         occluded_rows: measured.occluded_rows,
         scout_tolerance_m,
         noise,
+        tracked_pin,
     };
     Ok(PreparedIdentification {
         request,
@@ -1212,7 +1301,6 @@ impl PreparedIdentification {
     /// Runs the candidates still to run, chunk by chunk (each chunk saved
     /// before the next starts), then summarizes, validates and writes.
     pub fn run(mut self, hooks: Hooks<'_>) -> Result<IdentifyReport, WorkflowError> {
-        let names = self.plan.engine.names();
         let Swept {
             mut results,
             resumed,
@@ -1232,6 +1320,8 @@ impl PreparedIdentification {
         );
         if let Some(s) = &summary {
             self.metadata.insert(metadata::SUMMARY.into(), json(s));
+        } else if self.request.shard.is_none() {
+            return Err(nothing_simulated(&results, &self.plan.table_path));
         }
         let refined = match (&summary, &self.request.shard) {
             (Some(s), None) if self.request.refine => refine_at_datas_accuracy(
@@ -1261,8 +1351,6 @@ impl PreparedIdentification {
             write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
         }
         let (validation, best_reference) = self.validate(summary.as_ref())?;
-        let table_path = self.plan.table_path.clone();
-        let csv_path = self.request.csv.then(|| table_path.with_extension("csv"));
         let results_metadata = self.metadata.clone();
         let FitOutputs {
             figures,
@@ -1275,19 +1363,7 @@ impl PreparedIdentification {
             &results,
             &reference,
         )?;
-        // The results table last: its presence marks a complete output set
-        // (`remove_previous_table`), and a run killed before it is finished
-        // by --resume from its saved chunks.
-        for path in csv_path.iter().chain(std::iter::once(&table_path)) {
-            write_results(
-                path,
-                &results,
-                &names.backend,
-                &names.precision,
-                &names.solver,
-                &results_metadata,
-            )?;
-        }
+        let table_path = self.write_table(&results, &results_metadata)?;
         self.store.finish()?;
         let report = IdentifyReport {
             plan: self.plan.clone(),
@@ -1310,6 +1386,30 @@ impl PreparedIdentification {
             accuracy: chosen,
         };
         Ok(report)
+    }
+
+    /// The results table (and its CSV twin), written last: its presence
+    /// marks a complete output set (`remove_previous_table`), and a run
+    /// killed before it is finished by --resume from its saved chunks.
+    fn write_table(
+        &self,
+        results: &[CandidateResult],
+        metadata: &Metadata,
+    ) -> Result<PathBuf, WorkflowError> {
+        let names = self.plan.engine.names();
+        let table_path = self.plan.table_path.clone();
+        let csv_path = self.request.csv.then(|| table_path.with_extension("csv"));
+        for path in csv_path.iter().chain(std::iter::once(&table_path)) {
+            write_results(
+                path,
+                results,
+                &names.backend,
+                &names.precision,
+                &names.solver,
+                metadata,
+            )?;
+        }
+        Ok(table_path)
     }
 
     /// Runs the candidates still to run, chunk by chunk, each saved before

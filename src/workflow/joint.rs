@@ -16,7 +16,6 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::identify::remove_previous_table;
 use super::identify::{
     CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, Film, GPU_CHUNK_CANDIDATES,
     GoodnessOfFit, IdentifyRequest, Outlier, Plausibility, StartOffset, best_length_m,
@@ -24,6 +23,7 @@ use super::identify::{
     implausible, outlier_limit_m, prepare_film, record_judgement, refine_at_datas_accuracy,
     release_simulations, sweep_settings, sweep_tether_json,
 };
+use super::identify::{TrackedPin, remove_previous_table, take_pin_from_film};
 use super::{Hooks, WorkflowError, batch, claim_output};
 use crate::camera::Camera;
 use crate::engine::choice::EngineRequest;
@@ -185,6 +185,8 @@ pub struct FilmPlan {
     pub resumed: usize,
     pub simulations: usize,
     pub own: Vec<ParameterAxis>,
+    /// Its pin, where its tracked marker gave it ([`take_pin_from_film`]).
+    pub tracked_pin: Option<TrackedPin>,
 }
 
 /// What a prepared joint identification will do.
@@ -228,6 +230,8 @@ struct CheckedFilm {
     camera: Camera,
     /// Its measured file, as given.
     measured: PathBuf,
+    /// Its pin, where its tracked marker gave it.
+    tracked_pin: Option<TrackedPin>,
 }
 
 /// A film ready to sweep.
@@ -363,16 +367,18 @@ fn check_films(request: &JointRequest) -> Result<Vec<CheckedFilm>, WorkflowError
             own: film.own.clone(),
         };
         let grid = axes.grid(&request.grid)?;
-        let film_request = request.film_request(film, grid.clone());
+        let mut film_request = request.film_request(film, grid.clone());
         if k == 0 {
             check_settings(&film_request)?;
         }
+        let tracked_pin = take_pin_from_film(&mut film_request).map_err(|e| named(e, film))?;
         checked.push(CheckedFilm {
             axes,
             grid,
             film: prepare_film(&film_request).map_err(|e| named(e, film))?,
-            camera: film.camera.clone(),
+            camera: film_request.camera.clone(),
             measured: film.measured.clone(),
+            tracked_pin,
         });
     }
     Ok(checked)
@@ -451,6 +457,7 @@ pub fn prepare(request: JointRequest) -> Result<PreparedJoint, WorkflowError> {
                     resumed: p.done.len(),
                     simulations: selected / f.grid.release_run(),
                     own: f.axes.own.clone(),
+                    tracked_pin: f.tracked_pin,
                 }
             })
             .collect(),
@@ -865,6 +872,18 @@ impl Combination {
         let confirmed = self.confirm_near_best(&mut results, &observations, cancel)?;
         let combined = self.combined(&results, &observations)?;
         let summary = summarize(&self.request.grid, &combined.joint, total);
+        if summary.is_none() {
+            let kept = match self.engine {
+                Some(_) => format!(
+                    "the films' rows are saved in {} (--force discards them)",
+                    self.table_path.with_file_name(CHUNKS_DIR).display()
+                ),
+                None => "the shards' parts are as they were".into(),
+            };
+            return Err(WorkflowError::NothingSimulated(format!(
+                "no shared candidate ran in every film: no joint J_e to compare, nothing written; {kept}"
+            )));
+        }
         let mut chosen = match self.request.tolerance_m {
             Some(t) => Some(Chosen::given(t)),
             None => confirmed.or_else(|| summary.as_ref().map(|s| Chosen::from_summary(s, total))),

@@ -87,6 +87,10 @@ pub enum WorkflowError {
     /// Ctrl-C: what finished is saved, the message says where; exit 130.
     #[error("{0}")]
     Interrupted(String),
+    /// Every simulation of a job diverged or failed, so there is no answer:
+    /// exit 3, nothing written but the saved chunks.
+    #[error("{0}")]
+    NothingSimulated(String),
     /// The simulation of a single-run job diverged (exit 3) or failed.
     #[error("{context}: {error}")]
     Solver {
@@ -141,6 +145,7 @@ impl WorkflowError {
         match self {
             WorkflowError::Usage(_) | WorkflowError::Input(_) => 2,
             WorkflowError::Interrupted(_) => 130,
+            WorkflowError::NothingSimulated(_) => 3,
             WorkflowError::Solver { error, .. } => solver(error),
             WorkflowError::Batch { error, .. } => match error {
                 BatchError::Solver(e) => solver(e),
@@ -396,6 +401,7 @@ mod tests {
     fn exit_codes_follow_whose_fault_it_is() {
         assert_eq!(WorkflowError::Usage("x".into()).exit_code(), 2);
         assert_eq!(WorkflowError::Interrupted("x".into()).exit_code(), 130);
+        assert_eq!(WorkflowError::NothingSimulated("x".into()).exit_code(), 3);
         assert_eq!(WorkflowError::Failed("x".into()).exit_code(), 1);
         assert_eq!(WorkflowError::Implausible("x".into()).exit_code(), 4);
         assert_eq!(WorkflowError::Gpu(GpuError::NoAdapter).exit_code(), 2);

@@ -661,10 +661,9 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
         )
     };
     let (Some(summary), Some(fit)) = (summary, fit) else {
-        write_table()?;
-        return Err(WorkflowError::Failed(format!(
-            "every candidate diverged: no J_e to compare (results in {})",
-            results_path.display()
+        return Err(WorkflowError::NothingSimulated(format!(
+            "every candidate of the {count} shards in {} diverged: no J_e to compare, nothing written",
+            request.dir.display()
         )));
     };
     write_best_fit(

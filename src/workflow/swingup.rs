@@ -217,6 +217,18 @@ impl PreparedSwingup {
             hooks.on_generation,
         )?;
         let ga_wall_s = ga_started.elapsed().as_secs_f64();
+        let scored = |i: &crate::ga::Individual| i.evaluation.j_a_min_m.is_some();
+        if !run.cancelled
+            && !run
+                .generations
+                .iter()
+                .any(|g| g.individuals.iter().any(scored))
+        {
+            return Err(WorkflowError::NothingSimulated(format!(
+                "every chromosome of {} generations diverged or failed: no J_a to rank, nothing written. Check the tether's parameters, the controller's ranges and the step",
+                run.generations.len()
+            )));
+        }
         metadata.insert(metadata::GA_WALL_S.into(), format!("{ga_wall_s:.3}"));
         let gpu_layouts = evaluator.layouts_ran();
         if !gpu_layouts.is_empty() {
