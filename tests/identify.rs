@@ -417,6 +417,11 @@ fn bad_inputs_fail_before_any_simulation() {
             "--damping 1000 beside --axis damping_pa_s=2000,3000",
         ),
         (vec!["--drag-coefficient", "0.8,0.8"], "0.8 is given twice"),
+        // The shipped file's `s` column reaches 0.6 m: named as the file's.
+        (
+            vec!["--length", "0.5"],
+            "invalid s (a column of the measured file) = 0.54",
+        ),
         (
             vec!["--axis", "youngs_modulus=1e6"],
             "invalid --axis = 'youngs_modulus'",

@@ -561,7 +561,20 @@ fn experiment(
             .into());
         }
         (Some(given), _) => scenario.marker_arc_lengths_m = given.clone(),
-        (None, Some(file)) => scenario.marker_arc_lengths_m = file.clone(),
+        (None, Some(file)) => {
+            // Named as the file's: the config says nothing of them.
+            let length_m = request.base.length_m;
+            if let Some(s) = file.iter().find(|&&s| !(0.0..=length_m).contains(&s)) {
+                return Err(InputError::new(
+                    "s (a column of the measured file)",
+                    // To the nanometre: 0.54, not 0.5399999999999999.
+                    (s * 1e9).round() / 1e9,
+                    format!("arc lengths from the pin, between 0 and the tether's length {length_m} m (length_m, or --length; an s column in another unit needs [camera] unit)"),
+                )
+                .into());
+            }
+            scenario.marker_arc_lengths_m = file.clone();
+        }
         (None, None) => {}
     }
     // The file's own frames, wherever they fall (docs/model.md §4.1).
