@@ -311,6 +311,36 @@ impl Scenario {
                 ));
             }
         }
+        self.check_track_memory()
+    }
+
+    /// A track of every frame and marker must fit the machine, with room
+    /// for the run's copies: each bound alone (a million frames, a thousand
+    /// markers) would, but not both at once. Checked before any track is
+    /// allocated, against a quarter of the memory available now
+    /// (`/proc/meminfo`; 4 GiB taken where that cannot be read).
+    fn check_track_memory(&self) -> Result<(), InputError> {
+        let frames = match &self.frames {
+            Frames::Every {
+                interval_s,
+                duration_s,
+            } => (duration_s / interval_s).round() as u64 + 1,
+            Frames::At { times_s, .. } => times_s.len() as u64,
+        };
+        let markers = self.marker_arc_lengths_m.len() as u64;
+        let bytes = frames * markers * TRACK_BYTES_PER_SAMPLE;
+        let budget = available_memory_bytes().unwrap_or(4 << 30) / 4;
+        if bytes > budget {
+            return Err(InputError::new(
+                "frames × markers",
+                format!("{frames} × {markers}"),
+                format!(
+                    "a track within a quarter of this machine's available memory, {:.1} GB (this one needs {:.1} GB at {TRACK_BYTES_PER_SAMPLE} bytes a frame and marker): fewer frames (a longer frame_interval_s or a shorter duration_s) or fewer markers",
+                    budget as f64 / 1e9,
+                    bytes as f64 / 1e9
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -537,6 +567,18 @@ impl Stepper {
     }
 }
 
+/// The bytes a track holds per frame and marker: its position (two f64),
+/// and as much again for the measured copy or the GPU's readback beside it.
+pub const TRACK_BYTES_PER_SAMPLE: u64 = 32;
+
+/// `MemAvailable` of `/proc/meminfo` \[bytes\], where it can be read.
+fn available_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// Checks a user's explicit step: positive and a whole divisor of the sample
 /// interval, so that every sample lands on a step.
 pub fn validate_step(step_s: f64, sample_interval_s: f64) -> Result<(), InputError> {
@@ -759,6 +801,25 @@ mod record_tests {
             e.contains("initial_angle_deg") && e.contains("-180 to 180"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_track_beyond_the_machines_memory_is_refused_before_it_is_made() {
+        // A million frames (each bound's largest) of ten thousand markers:
+        // 320 GB, beyond a quarter of any machine this runs on.
+        let mut drop = Scenario::new(ScenarioKind::Drop, 0.6);
+        drop.frames = Frames::Every {
+            interval_s: 1e-3,
+            duration_s: 999.0,
+        };
+        drop.marker_arc_lengths_m = (0..10_000).map(|j| 0.6 * j as f64 / 9_999.0).collect();
+        let e = drop.validate(0.6).unwrap_err().to_string();
+        assert!(
+            e.contains("frames × markers = 999001 × 10000") && e.contains("available memory"),
+            "{e}"
+        );
+        // The default drop's track is a few kilobytes.
+        assert!(Scenario::new(ScenarioKind::Drop, 0.6).validate(0.6).is_ok());
     }
 
     #[test]
