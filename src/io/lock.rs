@@ -62,6 +62,9 @@ impl OutputLock {
                     holder,
                 });
             }
+            // A file system without locks (an NFS mount without its lock
+            // daemon): the run goes on unguarded rather than not at all.
+            Err(TryLockError::Error(e)) if unlockable(&e) => {}
             Err(TryLockError::Error(e)) => return Err(io(e).into()),
         }
         // A run that was ending removed the file after this one opened it:
@@ -84,6 +87,15 @@ impl Drop for OutputLock {
         let _ = std::fs::remove_file(&self.path);
         let _ = self.file.unlock();
     }
+}
+
+/// Whether `error` says the file system cannot lock at all.
+fn unlockable(error: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    if matches!(error.raw_os_error(), Some(libc::ENOLCK) | Some(libc::EOPNOTSUPP)) {
+        return true;
+    }
+    error.kind() == std::io::ErrorKind::Unsupported
 }
 
 /// Whether `path` still names the open `file`.
