@@ -153,8 +153,9 @@ pub struct IdentifyArgs {
     /// more than 10 % of the tether's length from every initial shape the
     /// grid can make (by default an error, exit code 2: other units,
     /// mirrored axes, another length or release angle), and exit 0 when
-    /// the best fit misses the data by more than 5 % of the length (by
-    /// default exit code 4, the results written and marked implausible).
+    /// the best fit misses the data by more than 5 % of the length or 5×
+    /// the film's own noise (by default exit code 4, the results written
+    /// and marked implausible).
     #[arg(long)]
     pub allow_implausible: bool,
     /// Also write the results as CSV beside the Parquet table (no metadata:

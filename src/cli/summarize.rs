@@ -32,8 +32,9 @@ pub struct SummarizeArgs {
     #[arg(long)]
     pub no_refine: bool,
     /// Exit 0 when the merged best fit misses the data by more than 5 % of
-    /// the tether's length (by default exit code 4, the results written and
-    /// marked implausible), as `identify --allow-implausible`.
+    /// the tether's length or 5× the film's own noise (by default exit code
+    /// 4, the results written and marked implausible), as `identify
+    /// --allow-implausible`.
     #[arg(long)]
     pub allow_implausible: bool,
     /// Replace an existing merged results.parquet.
