@@ -135,6 +135,25 @@ pub fn run(args: BenchArgs) -> Result<()> {
     if args.repeats > 1 {
         println!("wall s: the fastest of {} runs", args.repeats);
     }
+    print_columns();
+    let report = prepared.run(print_outcome)?;
+    println!(
+        "multiply-add peak again after the runs [GFLOP/s]: GPU f32 {}, GPU f64 {}",
+        gflops(report.peaks_after.gpu_f32),
+        gflops(report.peaks_after.gpu_f64),
+    );
+    if report.shortfall > 0.05 {
+        println!(
+            "warning: the peak measured {:.0} % higher after the runs than before; the % peak column may be that much too high (a busy machine?). Rerun, or use --repeats.",
+            100.0 * report.shortfall
+        );
+    }
+    println!("wrote {}", args.out.display());
+    Ok(())
+}
+
+/// The table's header, as `print_outcome` fills its rows.
+fn print_columns() {
     println!(
         "{:<21} {:<9} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8} {:>7} {:>9} {:>10}",
         "engine",
@@ -152,20 +171,6 @@ pub fn run(args: BenchArgs) -> Result<()> {
         "B/sim",
         "chain/step"
     );
-    let report = prepared.run(print_outcome)?;
-    println!(
-        "multiply-add peak again after the runs [GFLOP/s]: GPU f32 {}, GPU f64 {}",
-        gflops(report.peaks_after.gpu_f32),
-        gflops(report.peaks_after.gpu_f64),
-    );
-    if report.shortfall > 0.05 {
-        println!(
-            "warning: the peak measured {:.0} % higher after the runs than before; the % peak column may be that much too high (a busy machine?). Rerun, or use --repeats.",
-            100.0 * report.shortfall
-        );
-    }
-    println!("wrote {}", args.out.display());
-    Ok(())
 }
 
 fn print_outcome(outcome: &BenchOutcome) {

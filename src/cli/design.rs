@@ -146,29 +146,66 @@ fn with_share(se: f64, assumed: f64) -> String {
     }
 }
 
-fn print_report(design: &Design, report: &DesignReport) {
-    // A reading (a release time, a pin's coordinate) has no share: its
-    // error is not relative to where the clock or the ruler starts.
-    let assumed: Vec<f64> = design
+/// `--estimate NAME` (or FILM.NAME): the parameter, once for each film
+/// whose own it is where no film is named.
+fn estimates(design: &Design, name: &str) -> Result<Vec<Estimated>> {
+    let (film, name) = film_and_name(design, name, "--estimate")?;
+    let parameter = Parameter::parse(name).map_err(|e| {
+        WorkflowError::flag(
+            "--estimate",
+            InputError {
+                field: "estimate".into(),
+                ..e
+            },
+        )
+    })?;
+    let films: Vec<Option<usize>> = match film {
+        Some(f) => vec![Some(f)],
+        None if parameter.is_films_own() && design.films.len() > 1 => {
+            (0..design.films.len()).map(Some).collect()
+        }
+        None => vec![None],
+    };
+    Ok(films
+        .into_iter()
+        .map(|film| Estimated {
+            axis: Axis::Parameter(parameter),
+            film,
+        })
+        .collect())
+}
+
+/// Each estimate's assumed value, the base of its share; NaN for a
+/// reading (a release time, a pin's coordinate), whose error is not
+/// relative to where the clock or the ruler starts.
+fn share_bases(design: &Design) -> Vec<f64> {
+    design
         .estimated
         .iter()
         .map(|e| match e.is_reading() {
             true => f64::NAN,
             false => design.assumed(e),
         })
-        .collect();
-    let point = |values: &[f64]| -> String {
-        if design.axes.is_empty() {
-            return "as planned".into();
-        }
-        design
-            .axes
-            .iter()
-            .zip(values)
-            .map(|(a, v)| design.point_label(a, *v))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+        .collect()
+}
+
+/// A design point, as its axes' rounded values.
+fn point_text(design: &Design, values: &[f64]) -> String {
+    if design.axes.is_empty() {
+        return "as planned".into();
+    }
+    design
+        .axes
+        .iter()
+        .zip(values)
+        .map(|(a, v)| design.point_label(a, *v))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn print_report(design: &Design, report: &DesignReport) {
+    let assumed = share_bases(design);
+    let point = |values: &[f64]| point_text(design, values);
     const LISTED: usize = 40;
     for p in report.predictions.iter().take(LISTED) {
         let errors: Vec<String> = design
@@ -240,29 +277,8 @@ impl DesignArgs {
             design.axes.push(axis);
         }
         for name in &self.estimates {
-            let (film, name) = film_and_name(&design, name, "--estimate")?;
-            let parameter = Parameter::parse(name).map_err(|e| {
-                WorkflowError::flag(
-                    "--estimate",
-                    InputError {
-                        field: "estimate".into(),
-                        ..e
-                    },
-                )
-            })?;
-            let films: Vec<Option<usize>> = match film {
-                Some(f) => vec![Some(f)],
-                None if parameter.is_films_own() && design.films.len() > 1 => {
-                    (0..design.films.len()).map(Some).collect()
-                }
-                None => vec![None],
-            };
-            for film in films {
-                design.estimated.push(Estimated {
-                    axis: Axis::Parameter(parameter),
-                    film,
-                });
-            }
+            let estimated = estimates(&design, name)?;
+            design.estimated.extend(estimated);
         }
         let mut solver = SolverSettings::reference();
         if let Some(t) = self.tolerance {

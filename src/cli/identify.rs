@@ -13,7 +13,7 @@ use toml::{Table, Value};
 
 use tether_sweep::camera::{Camera, TimeUnit};
 use tether_sweep::io::config::{self, FilmConfig};
-use tether_sweep::least_squares::profile::ProfileEnd;
+use tether_sweep::least_squares::profile::{Profile, ProfileEnd};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::Scenario;
 use tether_sweep::solver::SolverKind;
@@ -182,25 +182,27 @@ const TIP_MASS: Axis = Axis::Parameter(Parameter::TipMassKg);
 const LENGTH: Axis = Axis::Parameter(Parameter::LengthM);
 
 impl IdentifyArgs {
+    /// `--surface A,B`: the surface figure's two axes.
+    fn surface_axes(&self) -> Result<Option<[Axis; 2]>> {
+        let Some(text) = &self.surface else {
+            return Ok(None);
+        };
+        match text.split_once(',') {
+            Some((a, b)) => {
+                let axis =
+                    |name: &str| Axis::parse(name).map_err(|e| WorkflowError::flag("--surface", e));
+                Ok(Some([axis(a)?, axis(b)?]))
+            }
+            None => Err(UsageError(format!(
+                "--surface '{text}': give two axes A,B, e.g. --surface damping_pa_s,release_time_s"
+            ))
+            .into()),
+        }
+    }
+
     pub(super) fn request(&self) -> Result<IdentifyRequest> {
         let grid = self.grid()?;
-        let surface_axes = match &self.surface {
-            Some(text) => match text.split_once(',') {
-                Some((a, b)) => {
-                    let axis = |name: &str| {
-                        Axis::parse(name).map_err(|e| WorkflowError::flag("--surface", e))
-                    };
-                    Some([axis(a)?, axis(b)?])
-                }
-                None => {
-                    return Err(UsageError(format!(
-                        "--surface '{text}': give two axes A,B, e.g. --surface damping_pa_s,release_time_s"
-                    ))
-                    .into());
-                }
-            },
-            None => None,
-        };
+        let surface_axes = self.surface_axes()?;
         let shard = match &self.shard {
             Some(text) => Some(Shard::parse(text).map_err(|e| WorkflowError::flag("--shard", e))?),
             None => Shard::from_slurm(|name| std::env::var(name).ok())
@@ -277,7 +279,18 @@ impl IdentifyArgs {
                 })?
             }
         };
-        let mut grid = grid;
+        let grid = self.with_axes(grid, &flags)?;
+        self.refuse_flags_beside_their_axes(&grid)?;
+        Ok(grid)
+    }
+
+    /// `grid` with each `--axis NAME=AXIS` (a FILM.NAME axis left to the
+    /// joint run), refusing one beside its own flag (`flags`).
+    fn with_axes(
+        &self,
+        mut grid: Grid,
+        flags: &[(&Option<String>, &str, &str); 3],
+    ) -> Result<Grid> {
         for text in &self.axes {
             let Some((name, axis)) = text.split_once('=') else {
                 return Err(UsageError(format!(
@@ -316,7 +329,6 @@ impl IdentifyArgs {
                 WorkflowError::flag(&flag, e)
             })?;
         }
-        self.refuse_flags_beside_their_axes(&grid)?;
         Ok(grid)
     }
 
@@ -596,6 +608,30 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         }
         print_tracked_pin(plan.tracked_pin.as_ref(), &request.camera, "");
     }
+    print_film_checks(request, plan);
+    if let Some(layout) = plan.engine.gpu_layout() {
+        println!(
+            "GPU layout: {}",
+            match layout.fixed() {
+                Some(l) => format!("{} (--gpu-layout)", l.name()),
+                None => "auto: for each batch and scheme, by the cost model (gpu::cost)".into(),
+            }
+        );
+    }
+    if plan.resumed > 0 {
+        println!(
+            "resuming: {} from {} saved chunks, {} to run",
+            count(plan.resumed, "candidate"),
+            plan.saved_chunks,
+            plan.to_run
+        );
+    }
+}
+
+/// What the checks of the film found: its first frame far from the
+/// initial shape, samples missing, rows not compared.
+fn print_film_checks(request: &IdentifyRequest, plan: &Plan) {
+    let s = &plan.scenario;
     if let Some(offset) = plan.start
         && offset.rms_m > Plausibility::START_WARNING * request.base.length_m
     {
@@ -617,23 +653,6 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
             request.measured.display(),
             s.marker_arc_lengths_m.len(),
             s.marker_arc_lengths_m.len().saturating_sub(1)
-        );
-    }
-    if let Some(layout) = plan.engine.gpu_layout() {
-        println!(
-            "GPU layout: {}",
-            match layout.fixed() {
-                Some(l) => format!("{} (--gpu-layout)", l.name()),
-                None => "auto: for each batch and scheme, by the cost model (gpu::cost)".into(),
-            }
-        );
-    }
-    if plan.resumed > 0 {
-        println!(
-            "resuming: {} from {} saved chunks, {} to run",
-            count(plan.resumed, "candidate"),
-            plan.saved_chunks,
-            plan.to_run
         );
     }
 }
@@ -700,7 +719,8 @@ pub(super) fn print_experiment(s: &Scenario, release_axis: bool) {
     );
 }
 
-fn print_report(report: &IdentifyReport, camera: &Camera) {
+/// What ran, how fast, and in which GPU layouts.
+fn print_rate(report: &IdentifyReport) {
     let mut layouts = std::collections::BTreeMap::new();
     for layout in report.results.iter().filter_map(|r| r.gpu_layout) {
         *layouts.entry(layout.name()).or_insert(0) += 1;
@@ -722,6 +742,10 @@ fn print_report(report: &IdentifyReport, camera: &Camera) {
             count(report.simulations, "simulation"),
         );
     }
+}
+
+fn print_report(report: &IdentifyReport, camera: &Camera) {
+    print_rate(report);
     if let Some(s) = &report.summary {
         print_summary(s, report.shard.is_some());
     }
@@ -804,9 +828,9 @@ pub(super) fn print_outliers(outliers: &[Outlier], limit_m: f64, camera: &Camera
     );
 }
 
-pub fn print_refined(r: &Refined) {
-    let values: Vec<String> = r
-        .parameters
+/// Each refined value with its standard error.
+fn refined_values(r: &Refined) -> Vec<String> {
+    r.parameters
         .iter()
         .map(|p| {
             format!(
@@ -821,7 +845,11 @@ pub fn print_refined(r: &Refined) {
                 }
             )
         })
-        .collect();
+        .collect()
+}
+
+pub fn print_refined(r: &Refined) {
+    let values = refined_values(r);
     let mut tried = r.elements_tried.clone();
     tried.sort_unstable();
     let tried: Vec<String> = tried.iter().map(|n| n.to_string()).collect();
@@ -910,6 +938,34 @@ fn to_error_digits(value: f64, standard_error: f64) -> String {
 
 /// The profile intervals, each beside the Gauss–Newton interval, and what
 /// a user should know where they disagree or end on a bound.
+/// What a profile's ends say beyond their values: a grid's bound
+/// reached, an end not found, a floor below the refined fit.
+fn print_profile_notes(name: &str, profile: &Profile) {
+    let bounds: Vec<String> = [("below", &profile.lower), ("above", &profile.upper)]
+        .iter()
+        .filter_map(|(side, end)| match end {
+            ProfileEnd::Bound { value } => Some(format!("{side} {value}")),
+            _ => None,
+        })
+        .collect();
+    if !bounds.is_empty() {
+        println!(
+            "    ← J_e stays within the threshold to the grid's bound: the data do not bound {name} {} within the range searched; widen the grid to find the interval's end",
+            bounds.join(" or ")
+        );
+    }
+    for (side, end) in [("lower", &profile.lower), ("upper", &profile.upper)] {
+        if let ProfileEnd::Unresolved { why, .. } = end {
+            println!("    ← the interval's {side} end was not found: {why}");
+        }
+    }
+    if let Some(lowest) = profile.below_fit {
+        println!(
+            "    ← the profile found J_e = {lowest:.6e} m², below the refined J_e: the refinement had not reached the minimum, so this interval is measured from too high a floor"
+        );
+    }
+}
+
 fn print_profiles(r: &Refined) {
     let profiled: Vec<_> = r
         .parameters
@@ -949,30 +1005,7 @@ fn print_profiles(r: &Refined) {
             to_error_digits(gn_lower, p.standard_error),
             to_error_digits(gn_upper, p.standard_error),
         );
-        let bounds: Vec<String> = [("below", &profile.lower), ("above", &profile.upper)]
-            .iter()
-            .filter_map(|(side, end)| match end {
-                ProfileEnd::Bound { value } => Some(format!("{side} {value}")),
-                _ => None,
-            })
-            .collect();
-        if !bounds.is_empty() {
-            println!(
-                "    ← J_e stays within the threshold to the grid's bound: the data do not bound {} {} within the range searched; widen the grid to find the interval's end",
-                p.name(),
-                bounds.join(" or ")
-            );
-        }
-        for (side, end) in [("lower", &profile.lower), ("upper", &profile.upper)] {
-            if let ProfileEnd::Unresolved { why, .. } = end {
-                println!("    ← the interval's {side} end was not found: {why}");
-            }
-        }
-        if let Some(lowest) = profile.below_fit {
-            println!(
-                "    ← the profile found J_e = {lowest:.6e} m², below the refined J_e: the refinement had not reached the minimum, so this interval is measured from too high a floor"
-            );
-        }
+        print_profile_notes(&p.name(), profile);
     }
     let disagreements: Vec<String> = r
         .interval_disagreements()
@@ -988,22 +1021,25 @@ fn print_profiles(r: &Refined) {
     }
 }
 
+/// A candidate and its J_e, as the summary lists them.
+fn candidate_line(r: &CandidateResult) -> String {
+    let parameters: String = r
+        .candidate
+        .parameters
+        .iter()
+        .map(|(p, v)| format!(", {p} = {v}"))
+        .collect();
+    format!(
+        "n = {:>3}, D = {:>7.1} Pa·s, C_D = {:.3}{parameters}: J_e = {:.6e} m²",
+        r.candidate.elements,
+        r.candidate.damping_pa_s,
+        r.candidate.drag_coefficient,
+        r.j_e_m2.unwrap_or(f64::NAN)
+    )
+}
+
 pub fn print_summary(s: &Summary, shard_only: bool) {
-    let show = |r: &CandidateResult| {
-        let parameters: String = r
-            .candidate
-            .parameters
-            .iter()
-            .map(|(p, v)| format!(", {p} = {v}"))
-            .collect();
-        format!(
-            "n = {:>3}, D = {:>7.1} Pa·s, C_D = {:.3}{parameters}: J_e = {:.6e} m²",
-            r.candidate.elements,
-            r.candidate.damping_pa_s,
-            r.candidate.drag_coefficient,
-            r.j_e_m2.unwrap_or(f64::NAN)
-        )
-    };
+    let show = candidate_line;
     let scope = if shard_only { " (of this shard)" } else { "" };
     println!("best{scope}: {}", show(&s.best));
     println!("best per n{scope}:");

@@ -14,7 +14,7 @@ use super::progress::{ProgressBar, interrupt_flag};
 use tether_sweep::sweep::grid::parse_axis;
 use tether_sweep::sweep::{Parameter, ParameterAxis};
 use tether_sweep::workflow::joint::{
-    JointFilm, JointPlan, JointReport, JointRequest, check_outcome, prepare,
+    FilmPlan, JointFilm, JointPlan, JointReport, JointRequest, check_outcome, prepare,
 };
 use tether_sweep::workflow::{Hooks, WorkflowError, count};
 
@@ -179,38 +179,43 @@ fn print_header(request: &JointRequest, plan: &JointPlan) {
         plan.engine.precision().name(),
     );
     for (f, given) in plan.films.iter().zip(&request.films) {
-        let own: Vec<String> = f
-            .own
-            .iter()
-            .map(|a| format!("{}.{} ({} values)", f.name, a.parameter, a.values.len()))
-            .collect();
+        print_film(f, given);
+    }
+}
+
+/// One film of the plan: its file, candidates, experiment and camera.
+fn print_film(f: &FilmPlan, given: &JointFilm) {
+    let own: Vec<String> = f
+        .own
+        .iter()
+        .map(|a| format!("{}.{} ({} values)", f.name, a.parameter, a.values.len()))
+        .collect();
+    println!(
+        "film {}: {}, {} candidates by {}{}",
+        f.name,
+        f.measured.display(),
+        f.candidates,
+        count(f.simulations, "simulation"),
+        if own.is_empty() {
+            String::new()
+        } else {
+            format!("; its own axes {}", own.join(", "))
+        }
+    );
+    print!("  ");
+    print_experiment(&f.scenario, !f.own.is_empty());
+    if !given.camera.is_default() {
+        println!("  camera: {}", describe_camera(&given.camera));
+    }
+    print_tracked_pin(f.tracked_pin.as_ref(), &given.camera, "  ");
+    let missing = f.coverage.missing();
+    if missing > 0 {
         println!(
-            "film {}: {}, {} candidates by {}{}",
-            f.name,
-            f.measured.display(),
-            f.candidates,
-            count(f.simulations, "simulation"),
-            if own.is_empty() {
-                String::new()
-            } else {
-                format!("; its own axes {}", own.join(", "))
-            }
+            "  {} of the {} marker positions J_e compares are not in the file ({} with an empty or NaN position): skipped",
+            count(missing, "sample"),
+            f.coverage.expected,
+            f.occluded_rows
         );
-        print!("  ");
-        print_experiment(&f.scenario, !f.own.is_empty());
-        if !given.camera.is_default() {
-            println!("  camera: {}", describe_camera(&given.camera));
-        }
-        print_tracked_pin(f.tracked_pin.as_ref(), &given.camera, "  ");
-        let missing = f.coverage.missing();
-        if missing > 0 {
-            println!(
-                "  {} of the {} marker positions J_e compares are not in the file ({} with an empty or NaN position): skipped",
-                count(missing, "sample"),
-                f.coverage.expected,
-                f.occluded_rows
-            );
-        }
     }
 }
 

@@ -10,7 +10,7 @@ use toml::{Table, Value};
 use super::UsageError;
 use super::args::{TETHER_FLAGS, TetherArgs, name_flags};
 use tether_sweep::io::config::{self, ConfigError};
-use tether_sweep::workflow::linearize::{LinearizeRequest, run as linearize};
+use tether_sweep::workflow::linearize::{LinearizeReport, LinearizeRequest, run as linearize};
 
 #[derive(Debug, Args)]
 pub struct LinearizeArgs {
@@ -67,7 +67,11 @@ pub fn run(args: LinearizeArgs) -> Result<()> {
         force: args.force,
     })
     .map_err(|e| name_flags(e, &FLAGS))?;
+    print_report(&report, args.modes);
+    Ok(())
+}
 
+fn print_report(report: &LinearizeReport, modes: usize) {
     let p = &report.params;
     let two_pi = 2.0 * std::f64::consts::PI;
     println!(
@@ -83,7 +87,7 @@ pub fn run(args: LinearizeArgs) -> Result<()> {
         "{:>5} {:>14} {:>12} {:>14}",
         "mode", "omega [rad/s]", "f [Hz]", "damping ratio"
     );
-    for (k, m) in report.modes.iter().take(args.modes).enumerate() {
+    for (k, m) in report.modes.iter().take(modes).enumerate() {
         println!(
             "{:>5} {:>14.5} {:>12.5} {:>14.4e}",
             k + 1,
@@ -113,5 +117,4 @@ pub fn run(args: LinearizeArgs) -> Result<()> {
     for p in &report.written {
         println!("wrote {}", p.display());
     }
-    Ok(())
 }

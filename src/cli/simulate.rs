@@ -198,9 +198,36 @@ fn print_header(request: &SimulateRequest) {
 }
 
 fn print_summary(request: &SimulateRequest, report: &SimulateReport, path: &Path) {
-    let wall_s = report.wall_s;
     let out = &report.output;
-    match out.report {
+    print_solver(request, &out.report, report.wall_s);
+    let track = &out.track;
+    let last = track.times_s.len() - 1;
+    let tip = track.at(last, track.markers() - 1);
+    println!(
+        "tip (marker {}) at t = {:.3} s: x = {:.6} m, y = {:.6} m",
+        track.markers() - 1,
+        track.times_s[last],
+        tip[0],
+        tip[1]
+    );
+    if let Some(obj) = &out.swingup {
+        println!(
+            "J_a,min = {:.6} m at t = {:.3} s",
+            obj.j_a_min, obj.t_at_min_s
+        );
+    }
+    println!(
+        "wrote {} rows ({} frames × {} markers) to {}",
+        track.positions_m.len(),
+        track.times_s.len(),
+        track.markers(),
+        path.display()
+    );
+}
+
+/// What the solver did, by its kind.
+fn print_solver(request: &SimulateRequest, solver: &SolverReport, wall_s: f64) {
+    match *solver {
         SolverReport::FixedStep {
             scheme,
             step_s,
@@ -247,27 +274,4 @@ fn print_summary(request: &SimulateRequest, report: &SimulateReport, path: &Path
             request.config.solver.reference.tolerance_m
         ),
     }
-    let track = &out.track;
-    let last = track.times_s.len() - 1;
-    let tip = track.at(last, track.markers() - 1);
-    println!(
-        "tip (marker {}) at t = {:.3} s: x = {:.6} m, y = {:.6} m",
-        track.markers() - 1,
-        track.times_s[last],
-        tip[0],
-        tip[1]
-    );
-    if let Some(obj) = &out.swingup {
-        println!(
-            "J_a,min = {:.6} m at t = {:.3} s",
-            obj.j_a_min, obj.t_at_min_s
-        );
-    }
-    println!(
-        "wrote {} rows ({} frames × {} markers) to {}",
-        track.positions_m.len(),
-        track.times_s.len(),
-        track.markers(),
-        path.display()
-    );
 }

@@ -10,7 +10,9 @@ use super::identify::{
     print_validation,
 };
 use tether_sweep::workflow::count;
-use tether_sweep::workflow::summarize::{Merged, SummarizeRequest, check_outcome, merge};
+use tether_sweep::workflow::summarize::{
+    Merged, SummarizeReport, SummarizeRequest, check_outcome, merge,
+};
 
 #[derive(Debug, Args)]
 pub struct SummarizeArgs {
@@ -70,12 +72,18 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
             return Ok(tether_sweep::workflow::joint::check_outcome(&report)?);
         }
     };
+    print_merge(&report, &args.dir);
+    Ok(check_outcome(&report)?)
+}
+
+/// A single film's merge, as `identify` prints its run.
+fn print_merge(report: &SummarizeReport, dir: &std::path::Path) {
     let e = &report.engine;
     println!(
         "summarize: {} shards, {} of {} | {} {} solver, {}",
         report.shards,
         count(report.results.len(), "candidate"),
-        args.dir.display(),
+        dir.display(),
         e.backend.to_uppercase(),
         e.solver,
         e.precision
@@ -104,5 +112,4 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         },
         report.figures.join(", ")
     );
-    Ok(check_outcome(&report)?)
 }

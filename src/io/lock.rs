@@ -92,7 +92,10 @@ impl Drop for OutputLock {
 /// Whether `error` says the file system cannot lock at all.
 fn unlockable(error: &std::io::Error) -> bool {
     #[cfg(unix)]
-    if matches!(error.raw_os_error(), Some(libc::ENOLCK) | Some(libc::EOPNOTSUPP)) {
+    if matches!(
+        error.raw_os_error(),
+        Some(libc::ENOLCK) | Some(libc::EOPNOTSUPP)
+    ) {
         return true;
     }
     error.kind() == std::io::ErrorKind::Unsupported
