@@ -255,8 +255,14 @@ fn more_markers_tell_more_and_eleven_are_the_papers() {
         "{} {paper_se}",
         se[2]
     );
-    // A marker count that is not a whole number from 2 is refused.
-    for bad in ["markers=1", "markers=4.5"] {
+    // A marker count that is not a whole number from 2 is refused, and a
+    // frame interval or a duration beyond its range (issue 43's crashes).
+    for bad in [
+        "markers=1",
+        "markers=4.5",
+        "frame_interval_s=1e-9",
+        "duration_s=1e9",
+    ] {
         let out = dir.path().join("bad");
         let o = tether_sweep(&[
             "design",
@@ -272,7 +278,12 @@ fn more_markers_tell_more_and_eleven_are_the_papers() {
             path(&out),
         ]);
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
-        assert!(stderr(&o).contains("--axis markers"), "{}", stderr(&o));
+        let name = bad.split('=').next().unwrap();
+        assert!(
+            stderr(&o).contains(&format!("--axis {name}")),
+            "{}",
+            stderr(&o)
+        );
         assert!(!out.exists());
     }
 }

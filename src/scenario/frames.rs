@@ -8,6 +8,12 @@ use crate::error::InputError;
 /// frame interval beyond it is refused before anything is allocated.
 pub const MAX_FRAMES: usize = 1_000_000;
 
+/// The shortest frame interval taken \[s\]: a million frames a second,
+/// beyond any camera that films a tether. A shorter one is a unit slip
+/// (`frame_interval_s = 1e-9`), named as such before the duration's frame
+/// count is.
+pub const MIN_FRAME_INTERVAL_S: f64 = 1e-6;
+
 /// The frames of an experiment: one value, so that a duration, an interval
 /// and a list of times can never disagree.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,6 +104,15 @@ impl Frames {
                 duration_s,
             } => {
                 crate::error::require_positive("frame_interval_s", *interval_s)?;
+                if *interval_s < MIN_FRAME_INTERVAL_S {
+                    return Err(InputError::new(
+                        "frame_interval_s",
+                        *interval_s,
+                        format!(
+                            "at least {MIN_FRAME_INTERVAL_S} s (a million frames a second): a frame interval in seconds"
+                        ),
+                    ));
+                }
                 crate::error::require_positive("duration_s", *duration_s)?;
                 // Checked before a track of that many frames is allocated.
                 if *duration_s / *interval_s > MAX_FRAMES as f64 {
