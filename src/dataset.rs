@@ -46,7 +46,8 @@ impl SynthSpec {
             ));
         }
         self.tether.validate()?;
-        self.scenario.validate(self.tether.length_m)
+        self.scenario.validate(self.tether.length_m)?;
+        self.scenario.check_track_memory()
     }
 }
 

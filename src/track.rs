@@ -177,12 +177,14 @@ impl MeasuredTrack {
     /// [`NoiseEstimate::MIN_DIFFERENCES`] differences.
     pub fn noise_estimate(&self) -> Option<NoiseEstimate> {
         let times = self.times_s();
+        // Each marker's position at each frame, looked up once for every order.
+        let tracks: Vec<Vec<Option<[f64; 2]>>> = (0..self.marker_count())
+            .map(|marker| times.iter().map(|&t| self.get(t, marker)).collect())
+            .collect();
         let mut best: Option<NoiseEstimate> = None;
         for order in NoiseEstimate::ORDERS {
             let mut squares = Vec::new();
-            for marker in 0..self.marker_count() {
-                let seen: Vec<Option<[f64; 2]>> =
-                    times.iter().map(|&t| self.get(t, marker)).collect();
+            for seen in &tracks {
                 for start in 0..times.len().saturating_sub(order) {
                     let window = start..start + order + 1;
                     let Some(points) = seen[window.clone()]
@@ -217,9 +219,7 @@ impl MeasuredTrack {
         }
         best
     }
-}
 
-impl MeasuredTrack {
     /// Where `marker` sits: the coordinate-wise median of its positions over
     /// the frames, and the RMS distance of those positions from it \[m\].
     /// None with fewer than three positions.

@@ -44,7 +44,9 @@ impl SwingupProblem {
                 "4 waypoints (one per chromosome gene, plus the start)",
             ));
         }
-        self.scenario_for(0).validate(self.params.length_m)
+        let scenario = self.scenario_for(0);
+        scenario.validate(self.params.length_m)?;
+        scenario.check_track_memory()
     }
 
     /// The swing-up that `chromosome` encodes.

@@ -138,7 +138,7 @@ fn remove_stale_temporaries(dir: &Path) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(".tether-sweep-") && name.ends_with(".tmp") {
+        if name.starts_with(super::TEMP_PREFIX) && name.ends_with(super::TEMP_SUFFIX) {
             let _ = std::fs::remove_file(entry.path());
         }
     }

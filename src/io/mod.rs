@@ -105,6 +105,11 @@ impl TableFormat {
     }
 }
 
+/// The name a [`PendingFile`]'s temporary file starts and ends with, which
+/// `lock` recognizes as a killed run's.
+pub const TEMP_PREFIX: &str = ".tether-sweep-";
+pub const TEMP_SUFFIX: &str = ".tmp";
+
 /// A file being written: a temporary file in the target's directory that
 /// becomes the target on `commit` and disappears if dropped uncommitted.
 /// Creating it first also proves the target is writable before any
@@ -131,7 +136,7 @@ impl PendingFile {
             )));
         }
         let mut builder = tempfile::Builder::new();
-        builder.prefix(".tether-sweep-").suffix(".tmp");
+        builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
         // tempfile creates 0600 files; outputs are ordinary files, so ask for
         // 0666 and let the umask decide as it would for any other file.
         #[cfg(unix)]

@@ -319,6 +319,7 @@ impl Design {
         for film in &mut films {
             film.tether.validate()?;
             film.scenario.validate(film.tether.length_m)?;
+            film.scenario.check_track_memory()?;
             let times = film.scenario.frame_times_s();
             film.scenario = film.scenario.clone().with_frames(Frames::film(times));
         }

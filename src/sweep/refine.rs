@@ -346,11 +346,11 @@ pub fn refine_best_tightened(
         .fold(f64::INFINITY, f64::min);
     // The n the threshold left out, refined too where the grid cannot
     // rank n.
+    let too_coarse = grid_too_coarse_to_rank_n(summary, lowest_refined_m2);
     let others: Vec<Candidate> = summary
         .best_per_elements
         .iter()
-        .filter(|r| r.j_e_m2.is_some() && !starts.contains(&r.candidate))
-        .filter(|_| grid_too_coarse_to_rank_n(summary, lowest_refined_m2))
+        .filter(|r| too_coarse && r.j_e_m2.is_some() && !starts.contains(&r.candidate))
         .map(|r| r.candidate)
         .collect();
     let every_elements = !others.is_empty();

@@ -603,6 +603,7 @@ fn experiment(
     check_marker_count(measured, &scenario, request.marker_arc_lengths_m.is_some())?;
     scenario.frames = Frames::film(times);
     scenario.validate(request.base.length_m)?;
+    scenario.check_track_memory()?;
     Ok(scenario)
 }
 
@@ -1883,10 +1884,11 @@ pub fn judge_fit(
     (goodness, warning)
 }
 
-/// Records the test and the warning in the tables' metadata.
-pub fn record_judgement(
+/// Records the test (a single film's, or a joint run's list of films')
+/// and the warning in the tables' metadata.
+pub fn record_judgement<T: serde::Serialize>(
     metadata: &mut Metadata,
-    goodness: Option<&GoodnessOfFit>,
+    goodness: Option<&T>,
     warning: Option<&String>,
 ) {
     if let Some(g) = goodness {

@@ -902,11 +902,11 @@ impl Combination {
             Some(s) => self.judge_fit(s, refined.as_ref(), &combined.weights),
             None => (Vec::new(), None),
         };
-        if !goodness.is_empty() {
-            self.metadata
-                .insert(metadata::GOODNESS_OF_FIT.into(), json(&goodness));
-        }
-        record_judgement(&mut self.metadata, None, fit_warning.as_ref());
+        record_judgement(
+            &mut self.metadata,
+            Some(&goodness).filter(|g| !g.is_empty()),
+            fit_warning.as_ref(),
+        );
         if let Some(c) = &chosen {
             self.metadata.insert(metadata::ACCURACY.into(), json(c));
         }

@@ -53,6 +53,7 @@ pub fn prepare(request: SimulateRequest) -> Result<PreparedSimulation, WorkflowE
     // The config's solver (with `--solver` already applied) is the one.
     request.engine.solver = Some(request.config.solver.kind);
     let cfg = &request.config;
+    cfg.scenario.check_track_memory()?;
     let choice = super::choose_engine(
         EngineRequest {
             options: &request.engine,

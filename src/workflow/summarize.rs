@@ -634,7 +634,8 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     }
     let reference = Chosen::reference(accuracy.as_ref());
     // As a single run judges its best fit (the shards could not: each saw
-    // only its part), against the noise the shards recorded.
+    // only its part), against the film's noise estimated as the shards
+    // estimated it.
     let (goodness, fit_warning) = super::identify::judge_fit(
         &mut metadata,
         summary.as_ref(),
@@ -648,17 +649,6 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
             Some(film.best_fit(s, refined.as_ref(), &reference)?)
         }
         None => None,
-    };
-    let write_table = || {
-        let e = &engine;
-        write_results(
-            &results_path,
-            &results,
-            &e.backend,
-            &e.precision,
-            &e.solver,
-            &metadata,
-        )
     };
     let (Some(summary), Some(fit)) = (summary, fit) else {
         return Err(WorkflowError::NothingSimulated(format!(
@@ -679,7 +669,15 @@ pub fn run(request: &SummarizeRequest) -> Result<SummarizeReport, WorkflowError>
     let annotations = crate::plot::identify::Annotations::from_metadata(&metadata);
     let figures = crate::plot::identify::save_all(&out, &results, Some(&fit), &annotations)?;
     // Last: its presence marks a complete set.
-    write_table()?;
+    let e = &engine;
+    write_results(
+        &results_path,
+        &results,
+        &e.backend,
+        &e.precision,
+        &e.solver,
+        &metadata,
+    )?;
     Ok(SummarizeReport {
         shards: count,
         results,
