@@ -95,19 +95,18 @@ fn main() {
             force: false,
         })
         .expect("synthesized");
-        let report = IdentifyRequest {
+        let mut request = IdentifyRequest {
             engine: EngineOptions::cpu(),
             base: tether.clone(),
-            scenario: Some(config.clone()),
             validate: 0,
             ..IdentifyRequest::new(
                 &measured,
                 grid.clone(),
                 dir.path().join(format!("id{seed}")),
             )
-        }
-        .run(Hooks::default())
-        .expect("identified");
+        };
+        request.film_mut().scenario = Some(config.clone());
+        let report = request.run(Hooks::default()).expect("identified");
         let refined = report.refined.expect("refined");
         let p = &refined.parameters;
         let bound = |i: usize| if p[i].at_bound { "*" } else { " " };

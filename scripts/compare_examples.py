@@ -7,8 +7,10 @@ binaries and compares their tables' numeric columns bit for bit.
 The examples: the default run (README), the filmed drop, the tracker's
 export and the joint pair (docs/identify.md). For each, every numeric column
 of results.parquet, refined.parquet and the best-fit tables is compared as
-raw float64/int64 values; a column in one table and not the other is
-reported, as is each run's wall time. Exit 1 when any column differs.
+raw float64/int64 values, and every table's metadata keys and values (but
+those that record when, where and how fast it ran); a column or key in
+one table and not the other is reported, as is each run's wall time.
+Exit 1 when any of them differs.
 Run from the repository root (the examples name files under it).
 """
 
@@ -70,6 +72,28 @@ def numeric_columns(path: pathlib.Path) -> dict:
     return columns
 
 
+# Metadata that records when, where and how fast a run ran, not what it found.
+VOLATILE = {f"tether_sweep.{k}" for k in ("wall_s", "command_line", "git_commit", "version")}
+
+
+def metadata(path: pathlib.Path) -> dict:
+    raw = pq.read_schema(path).metadata or {}
+    return {k.decode(): v.decode() for k, v in raw.items() if k.decode() != "ARROW:schema"}
+
+
+def compare_metadata(name: str, table: str, old: pathlib.Path, new: pathlib.Path) -> bool:
+    a, b = metadata(old), metadata(new)
+    same = True
+    for key in sorted(set(a) ^ set(b)):
+        print(f"  {name}: {table} metadata key {key} only in the {'old' if key in a else 'new'} run")
+        same = False
+    for key in sorted(set(a) & set(b)):
+        if a[key] != b[key] and key not in VOLATILE:
+            print(f"  {name}: {table} metadata {key} differs")
+            same = False
+    return same
+
+
 def compare(name: str, old: pathlib.Path, new: pathlib.Path) -> bool:
     same = True
     tables = sorted(p.name for p in old.glob("*.parquet"))
@@ -78,6 +102,7 @@ def compare(name: str, old: pathlib.Path, new: pathlib.Path) -> bool:
             print(f"  {name}: {table} only in the old run")
             same = False
             continue
+        same &= compare_metadata(name, table, old / table, new / table)
         a, b = numeric_columns(old / table), numeric_columns(new / table)
         for column in sorted(set(a) | set(b)):
             if column not in a or column not in b:
@@ -87,7 +112,7 @@ def compare(name: str, old: pathlib.Path, new: pathlib.Path) -> bool:
                 differing = sum(x != y for x, y in zip(a[column], b[column]))
                 print(f"  {name}: {table} column {column}: {differing} of {len(a[column])} values differ")
                 same = False
-    print(f"{name}: {len(tables)} tables {'identical' if same else 'DIFFER'} in their numeric columns")
+    print(f"{name}: {len(tables)} tables {'identical' if same else 'DIFFER'} in their numeric columns and metadata")
     return same
 
 

@@ -201,10 +201,14 @@ fn noise_free_truth_is_recovered_on_the_gpu_with_the_cpu_argmin() {
         }
         .run(Hooks::default())
         .unwrap();
-        assert!(gpu.plan.engine.is_gpu(), "{:?}", gpu.plan.engine);
+        assert_eq!(gpu.engine.backend, "gpu", "{:?}", gpu.engine);
         assert_eq!(best(&gpu), TRUTH, "{layout:?}");
         // The f32 sweep passed its own validation against the reference solver.
-        let validation = gpu.validation.expect("a GPU sweep is validated");
+        let validation = gpu
+            .validations
+            .first()
+            .map(|(_, v)| v.clone())
+            .expect("a GPU sweep is validated");
         assert!(validation.passed, "{layout:?}: {validation:?}");
         // The layout that ran, per candidate, in the table.
         let table = read_results(&out.join("results.parquet")).unwrap();

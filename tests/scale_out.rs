@@ -145,10 +145,11 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
         "the single run re-ran none at the data's tolerance, so the merge's re-runs go untested"
     );
 
-    let merged = summarize().unwrap();
-    assert_eq!(merged.shards, 3);
-    assert_eq!(results(&merged.results_path), whole, "row for row");
-    assert_eq!(Some(merged.summary), single_report.summary);
+    let summarized = summarize().unwrap();
+    assert_eq!(summarized.shards, 3);
+    let merged = summarized.identification;
+    assert_eq!(results(&merged.table_path), whole, "row for row");
+    assert_eq!(merged.summary, single_report.summary);
     // The merge refines as the single run does: its scenario and tether
     // come back from the parts' metadata exactly.
     assert_eq!(merged.refined, single_report.refined);
@@ -228,9 +229,9 @@ fn shards_split_release_groups_and_summarize_is_the_single_run() {
     }
     assert_eq!(simulations, whole.simulations, "no group simulated twice");
 
-    let merged = summarize_dir(&sharded).unwrap();
+    let merged = summarize_dir(&sharded).unwrap().identification;
     assert_eq!(merged.results, whole.results, "J_e bit for bit");
-    assert_eq!(Some(merged.summary), whole.summary);
+    assert_eq!(merged.summary, whole.summary);
     assert!(merged.refined.is_some());
     assert_eq!(merged.refined, whole.refined);
 }

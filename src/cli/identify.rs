@@ -23,9 +23,12 @@ use tether_sweep::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation,
 };
 use tether_sweep::sweep::{Axis, CandidateResult, Grid, Parameter, Shard, Summary};
+use tether_sweep::workflow::film::{Plausibility, TrackedPin};
+use tether_sweep::workflow::fit::{
+    GoodnessOfFit, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier,
+};
 use tether_sweep::workflow::identify::{
-    GoodnessOfFit, IdentifyReport, IdentifyRequest, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS,
-    Outlier, Plan, Plausibility, TrackedPin, check_outcome, prepare, shipped_dataset,
+    IdentifyReport, IdentifyRequest, Plan, check_outcome, prepare, shipped_dataset,
 };
 use tether_sweep::workflow::{Estimate, Hooks, WorkflowError, count};
 
@@ -434,7 +437,7 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     });
     progress.finish();
     let report = result?;
-    print_report(&report, &request.camera);
+    print_report(&report);
     Ok(check_outcome(&report)?)
 }
 
@@ -583,10 +586,10 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         grid.drag_coefficient.len(),
         parameter_axes_text(grid),
         match &request.shard {
-            Some(s) => format!(", shard {s}: {}", plan.selected),
+            Some(s) => format!(", shard {s}: {}", plan.films[0].candidates),
             None => String::new(),
         },
-        request.measured.display(),
+        request.film().measured.display(),
         device_text(plan.adapter.as_deref()),
         sweep_solver_text(
             plan.engine.solver().name(),
@@ -596,17 +599,18 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
         ),
         plan.engine.precision().name(),
     );
-    let s = &plan.scenario;
+    let s = &plan.films[0].scenario;
+    let camera = &request.film().camera;
     if from_config {
         let release_axis = grid
             .parameters
             .iter()
             .any(|a| a.parameter == Parameter::ReleaseTimeS);
         print_experiment(s, release_axis);
-        if !request.camera.is_default() {
-            println!("camera: {}", describe_camera(&request.camera));
+        if !camera.is_default() {
+            println!("camera: {}", describe_camera(camera));
         }
-        print_tracked_pin(plan.tracked_pin.as_ref(), &request.camera, "");
+        print_tracked_pin(plan.films[0].tracked_pin.as_ref(), camera, "");
     }
     print_film_checks(request, plan);
     if let Some(layout) = plan.engine.gpu_layout() {
@@ -618,12 +622,13 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
             }
         );
     }
-    if plan.resumed > 0 {
+    let film = &plan.films[0];
+    if film.resumed > 0 {
         println!(
             "resuming: {} from {} saved chunks, {} to run",
-            count(plan.resumed, "candidate"),
-            plan.saved_chunks,
-            plan.to_run
+            count(film.resumed, "candidate"),
+            film.saved_chunks,
+            plan.to_run()
         );
     }
 }
@@ -631,6 +636,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
 /// What the checks of the film found: its first frame far from the
 /// initial shape, samples missing, rows not compared.
 fn print_film_checks(request: &IdentifyRequest, plan: &Plan) {
+    let plan = &plan.films[0];
     let s = &plan.scenario;
     if let Some(offset) = plan.start
         && offset.rms_m > Plausibility::START_WARNING * request.base.length_m
@@ -650,7 +656,7 @@ fn print_film_checks(request: &IdentifyRequest, plan: &Plan) {
         println!(
             "warning: {} of {} are not compared: their markers are beyond the experiment's {} (markers 0..{})",
             count(plan.unused_rows, "row"),
-            request.measured.display(),
+            request.film().measured.display(),
             s.marker_arc_lengths_m.len(),
             s.marker_arc_lengths_m.len().saturating_sub(1)
         );
@@ -728,23 +734,23 @@ fn print_rate(report: &IdentifyReport) {
     let rate = report.simulations as f64 / report.wall_s;
     let layouts =
         super::args::layouts_text(&layouts).map_or(String::new(), |l| format!("; GPU {l}"));
-    if report.simulations == report.simulated {
+    if report.simulations == report.scored {
         println!(
             "{} in {:.1} s ({rate:.1} simulations/s){layouts}",
-            count(report.simulated, "simulation"),
+            count(report.scored, "simulation"),
             report.wall_s,
         );
     } else {
         println!(
             "{} in {:.1} s by {} (candidates that differ only in the release time share one; {rate:.1} simulations/s){layouts}",
-            count(report.simulated, "candidate"),
+            count(report.scored, "candidate"),
             report.wall_s,
             count(report.simulations, "simulation"),
         );
     }
 }
 
-fn print_report(report: &IdentifyReport, camera: &Camera) {
+fn print_report(report: &IdentifyReport) {
     print_rate(report);
     if let Some(s) = &report.summary {
         print_summary(s, report.shard.is_some());
@@ -753,23 +759,20 @@ fn print_report(report: &IdentifyReport, camera: &Camera) {
         print_accuracy(c);
     }
     print_allowed_implausible(report.fit_warning.as_deref(), report.implausible_allowed);
-    print_outliers(
-        &report.outliers,
-        report.outlier_limit_m,
-        camera,
-        "best_fit.parquet",
-    );
+    for f in &report.outliers {
+        print_outliers(&f.outliers, f.limit_m, &f.camera, "best_fit.parquet");
+    }
     if let Some(r) = &report.refined {
         print_refined(r);
     }
-    if let Some(g) = &report.goodness {
-        print_goodness(g, None);
+    for g in &report.goodness {
+        print_goodness(&g.test, None);
     }
-    if let Some(v) = &report.validation {
+    for (_, v) in &report.validations {
         print_validation(v);
     }
-    match &report.figures {
-        Some(f) => println!(
+    match report.shard {
+        None => println!(
             "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
             report.table_path.display(),
             if report.refined.is_some() {
@@ -777,18 +780,12 @@ fn print_report(report: &IdentifyReport, camera: &Camera) {
             } else {
                 ""
             },
-            f.join(", ")
+            report.figures.join(", ")
         ),
-        None => println!(
-            "wrote {}{}",
+        Some(_) => println!(
+            "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
             report.table_path.display(),
-            match report.shard {
-                Some(_) => format!(
-                    "; when every shard is done, `tether-sweep summarize {}` merges them",
-                    report.out.display()
-                ),
-                None => String::new(),
-            }
+            report.out.display()
         ),
     }
 }

@@ -1,5 +1,5 @@
 //! `tether-sweep identify --config a.toml --config b.toml`: one tether
-//! fitted to several films (the work is `tether_sweep::workflow::joint`).
+//! fitted to several films (the work is `tether_sweep::workflow::identify`).
 
 use anyhow::Result;
 
@@ -13,8 +13,9 @@ use super::identify::{
 use super::progress::{ProgressBar, interrupt_flag};
 use tether_sweep::sweep::grid::parse_axis;
 use tether_sweep::sweep::{Parameter, ParameterAxis};
-use tether_sweep::workflow::joint::{
-    FilmPlan, JointFilm, JointPlan, JointReport, JointRequest, check_outcome, prepare,
+use tether_sweep::workflow::film::Film;
+use tether_sweep::workflow::identify::{
+    FilmPlan, IdentifyReport, IdentifyRequest, Plan, check_outcome, prepare,
 };
 use tether_sweep::workflow::{Hooks, WorkflowError, count};
 
@@ -48,7 +49,7 @@ pub fn run(args: &IdentifyArgs) -> Result<()> {
 
 /// The joint request: the single-film request's shared settings (grid,
 /// engine, tether, checks, output), and one film per config.
-fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
+fn joint_request(args: &IdentifyArgs) -> Result<IdentifyRequest> {
     if args.measured.is_some() {
         Err(UsageError(
             "--measured names one film's file; with several --config, give each config its file as measured = \"FILE\" in [settings]".into(),
@@ -72,7 +73,7 @@ fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
                 differing_keys(&e.tether, &single.base)
             )))?;
         }
-        films.push(JointFilm {
+        films.push(Film {
             name: e.name,
             measured,
             scenario: Some(e.scenario),
@@ -83,7 +84,7 @@ fn joint_request(args: &IdentifyArgs) -> Result<JointRequest> {
         });
     }
     add_film_axes(args, &mut films)?;
-    Ok(JointRequest::from_single(films, single))
+    Ok(IdentifyRequest { films, ..single })
 }
 
 /// The [tether] keys whose values differ between two tethers.
@@ -106,7 +107,7 @@ fn differing_keys(
 }
 
 /// Each `--axis FILM.NAME=AXIS` onto its film.
-fn add_film_axes(args: &IdentifyArgs, films: &mut [JointFilm]) -> Result<()> {
+fn add_film_axes(args: &IdentifyArgs, films: &mut [Film]) -> Result<()> {
     for text in &args.axes {
         let Some((name, values)) = text.split_once('=') else {
             continue;
@@ -138,7 +139,7 @@ fn add_film_axes(args: &IdentifyArgs, films: &mut [JointFilm]) -> Result<()> {
     Ok(())
 }
 
-fn print_plan(request: &JointRequest, plan: &JointPlan) {
+fn print_plan(request: &IdentifyRequest, plan: &Plan) {
     if let Some(reason) = &plan.engine_reason {
         eprintln!("{reason}");
     }
@@ -152,13 +153,13 @@ fn print_plan(request: &JointRequest, plan: &JointPlan) {
     }
 }
 
-fn print_header(request: &JointRequest, plan: &JointPlan) {
+fn print_header(request: &IdentifyRequest, plan: &Plan) {
     let grid = &request.grid;
     let simulations: usize = plan.films.iter().map(|f| f.simulations).sum();
     println!(
         "joint identification of {} films of one tether: {} shared candidates (n: {}, D: {}, C_D: {}{}), {}{} film candidates by {} on {}, {} ({})",
         plan.films.len(),
-        plan.shared_candidates,
+        plan.candidates,
         grid.elements.len(),
         grid.damping_pa_s.len(),
         grid.drag_coefficient.len(),
@@ -184,7 +185,7 @@ fn print_header(request: &JointRequest, plan: &JointPlan) {
 }
 
 /// One film of the plan: its file, candidates, experiment and camera.
-fn print_film(f: &FilmPlan, given: &JointFilm) {
+fn print_film(f: &FilmPlan, given: &Film) {
     let own: Vec<String> = f
         .own
         .iter()
@@ -219,7 +220,7 @@ fn print_film(f: &FilmPlan, given: &JointFilm) {
     }
 }
 
-fn print_report(report: &JointReport) {
+fn print_report(report: &IdentifyReport) {
     println!(
         "{} film candidates in {:.1} s by {} ({:.1} simulations/s)",
         report.scored,
@@ -249,7 +250,7 @@ fn print_report(report: &JointReport) {
 
 /// A whole joint run's (or a merge's) findings: each film's noise and
 /// weight, the summary, the refinement, the validations and the files.
-pub(super) fn print_joint(report: &JointReport) {
+pub(super) fn print_joint(report: &IdentifyReport) {
     println!(
         "each film's noise from its own best candidate, σ = √(J_min/(N−2)), and its weight in the joint J_e (the inverse of σ², averaging 1 a coordinate):"
     );
@@ -304,7 +305,7 @@ pub(super) fn print_joint(report: &JointReport) {
 }
 
 /// Each film's own values at the joint best, where it has own axes.
-fn print_own_at_best(report: &JointReport) {
+fn print_own_at_best(report: &IdentifyReport) {
     let Some(s) = &report.summary else { return };
     let Some(at) = report
         .results

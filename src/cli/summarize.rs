@@ -10,9 +10,8 @@ use super::identify::{
     print_validation,
 };
 use tether_sweep::workflow::count;
-use tether_sweep::workflow::summarize::{
-    Merged, SummarizeReport, SummarizeRequest, check_outcome, merge,
-};
+use tether_sweep::workflow::identify::check_outcome;
+use tether_sweep::workflow::summarize::{SummarizeReport, SummarizeRequest};
 
 #[derive(Debug, Args)]
 pub struct SummarizeArgs {
@@ -45,7 +44,7 @@ pub struct SummarizeArgs {
 }
 
 pub fn run(args: SummarizeArgs) -> Result<()> {
-    let merged = merge(&SummarizeRequest {
+    let merged = tether_sweep::workflow::summarize::run(&SummarizeRequest {
         dir: args.dir.clone(),
         measured: args.measured,
         out: args.out,
@@ -53,58 +52,59 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         allow_implausible: args.allow_implausible,
         force: args.force,
     })?;
-    let report = match merged {
-        Merged::Single(report) => report,
-        Merged::Joint(report) => {
-            println!(
-                "summarize: a joint identification of {} films ({}), {} shared candidates of {}",
-                report.weights.len(),
-                report
-                    .weights
-                    .iter()
-                    .map(|w| w.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                report.results.len(),
-                args.dir.display(),
-            );
-            super::joint::print_joint(&report);
-            return Ok(tether_sweep::workflow::joint::check_outcome(&report)?);
-        }
-    };
-    print_merge(&report, &args.dir);
-    Ok(check_outcome(&report)?)
+    let report = &merged.identification;
+    if !report.weights.is_empty() {
+        println!(
+            "summarize: a joint identification of {} films ({}), {} shared candidates of {}",
+            report.weights.len(),
+            report
+                .weights
+                .iter()
+                .map(|w| w.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            report.results.len(),
+            args.dir.display(),
+        );
+        super::joint::print_joint(report);
+    } else {
+        print_merge(&merged, &args.dir);
+    }
+    Ok(check_outcome(report)?)
 }
 
 /// A single film's merge, as `identify` prints its run.
-fn print_merge(report: &SummarizeReport, dir: &std::path::Path) {
+fn print_merge(merged: &SummarizeReport, dir: &std::path::Path) {
+    let report = &merged.identification;
     let e = &report.engine;
     println!(
         "summarize: {} shards, {} of {} | {} {} solver, {}",
-        report.shards,
+        merged.shards,
         count(report.results.len(), "candidate"),
         dir.display(),
         e.backend.to_uppercase(),
         e.solver,
         e.precision
     );
-    print_summary(&report.summary, false);
+    if let Some(s) = &report.summary {
+        print_summary(s, false);
+    }
     if let Some(c) = &report.accuracy {
         print_accuracy(c);
     }
     if let Some(r) = &report.refined {
         print_refined(r);
     }
-    if let Some(g) = &report.goodness {
-        print_goodness(g, None);
+    for g in &report.goodness {
+        print_goodness(&g.test, None);
     }
-    for v in &report.validations {
+    for (_, v) in &report.validations {
         print_validation(v);
     }
     print_allowed_implausible(report.fit_warning.as_deref(), report.implausible_allowed);
     println!(
         "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
-        report.results_path.display(),
+        report.table_path.display(),
         if report.refined.is_some() {
             ", refined.parquet"
         } else {

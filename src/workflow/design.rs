@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::identify::IdentifyRequest;
+use super::film::{Film, FilmContext};
 use super::{WorkflowError, claim_output};
 use crate::engine::choice::EngineRequest;
 use crate::engine::{Backend, EngineOptions, RunHooks, Simulation};
@@ -38,8 +38,8 @@ pub enum PlannedRelease {
 /// A planned film whose frames and markers are those of a film already
 /// taken (a [`FilmConfig`] with its `measured` file): its times and its
 /// markers' arc lengths, read through its camera and checked against its
-/// experiment as `identify` checks a film (the same request,
-/// [`IdentifyRequest::of_film`]), released where `release` says. The
+/// experiment as `identify` checks a film (the same checks,
+/// [`super::film::check_measured`]), released where `release` says. The
 /// file's positions are not used.
 pub fn planned_from_measured(
     film: FilmConfig,
@@ -59,15 +59,22 @@ pub fn planned_from_measured(
         },
     };
     let (name, tether) = (film.name.clone(), film.tether.clone());
-    let mut request = IdentifyRequest::of_film(film, grid, "")?;
-    let measured = super::identify::read_request_film(&request)?;
+    let given = Film::of_config(&film)?;
+    let context = |film| FilmContext {
+        film,
+        grid: &grid,
+        base: &tether,
+        allow_implausible: false,
+    };
+    let measured = super::film::read_request_film(&context(&given))?;
+    let mut given = given.clone();
     if *release == PlannedRelease::FirstFrame
         && let (Some(&first_s), Some(scenario)) =
-            (measured.times_s().first(), request.scenario.as_mut())
+            (measured.times_s().first(), given.scenario.as_mut())
     {
         scenario.set_release_time_s(first_s);
     }
-    let checked = super::identify::check_film(&request, measured)?;
+    let checked = super::film::check_measured(&context(&given), measured)?;
     Ok(PlannedFilm {
         name,
         tether,

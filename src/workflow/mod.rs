@@ -11,8 +11,9 @@
 
 pub mod bench;
 pub mod design;
+pub mod film;
+pub mod fit;
 pub mod identify;
-pub mod joint;
 pub mod linearize;
 pub mod objective;
 pub mod redraw;

@@ -14,9 +14,7 @@
 //! tolerance).
 
 use super::WorkflowError;
-use super::identify::{
-    IdentifyRequest, check_settings, choose_sweep_engine, engine_sweep_settings, prepare_film,
-};
+use super::identify::{IdentifyRequest, check_settings, choose_sweep_engine};
 use crate::engine::{Engine, EngineKind, RunHooks};
 use crate::error::InputError;
 use crate::model::TetherParams;
@@ -52,9 +50,20 @@ impl Objective {
     /// (`IdentifyReport::accuracy`).
     pub fn new(request: &IdentifyRequest) -> Result<Self, WorkflowError> {
         check_settings(request)?;
-        let film = prepare_film(request)?;
-        let choice = choose_sweep_engine(request, &film.scenario)?;
-        let (settings, _) = engine_sweep_settings(request, &choice.engine)?;
+        let [film] = &request.films[..] else {
+            return Err(WorkflowError::Usage(format!(
+                "the objective scores one film; {} given",
+                request.films.len()
+            )));
+        };
+        let film = super::film::check(
+            film,
+            &request.grid,
+            &request.base,
+            request.allow_implausible,
+        )?;
+        let (choice, settings, _) =
+            choose_sweep_engine(request, &[(&request.grid, &film.scenario)])?;
         Ok(Self {
             observations: film.coverage.observations(),
             measured: film.measured,

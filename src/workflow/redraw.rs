@@ -65,7 +65,7 @@ fn redraw_films(
     };
     let mut figures = Vec::new();
     for film in films {
-        let path = super::joint::best_fit_path(dir, &film.name);
+        let path = super::identify::best_fit_path(dir, &film.name);
         if path.exists() {
             let fit = read_best_fit(&path)?;
             figures.extend(crate::plot::identify::save_fit(
