@@ -15,35 +15,45 @@
 //! `docs/model.md`; the doc comments cite its sections as `docs/model.md §N`.
 //!
 //! Every job the command line runs is a library function with a typed
-//! request and report. The main job, from Rust:
+//! request and report. The main job, from Rust: an identification built
+//! from values (a film's file, or its samples as columns or an Arrow table
+//! through `io::track::Measured`; its camera and experiment on
+//! `workflow::film::Film`; several films of one tether are a `Vec`), run
+//! small enough to run here:
 //!
-//! ```no_run
+//! ```
+//! use tether_sweep::engine::{Backend, EngineOptions};
 //! use tether_sweep::sweep::Grid;
 //! use tether_sweep::workflow::Hooks;
 //! use tether_sweep::workflow::identify::IdentifyRequest;
 //!
-//! // n = 40, 50; D from 0 to 5000 Pa·s; C_D from 0.6 to 0.9.
-//! let grid = Grid::parse("40,50", "0:5000:250", "0.6:0.9:0.05")?;
-//! let request = IdentifyRequest::new("datasets/drop_synthetic.parquet", grid, "identify-results");
+//! // n = 4; D = 1500 and 2500 Pa·s; C_D = 0.8 (the docs' default grid:
+//! // Grid::parse("10:50:10", "0:5000:250", "0.6:0.9:0.05")).
+//! let grid = Grid::parse("4", "1500,2500", "0.8")?;
+//! let out = std::env::temp_dir().join("tether-sweep-doc-identify");
+//! let request = IdentifyRequest {
+//!     engine: EngineOptions { backend: Backend::Cpu, ..Default::default() },
+//!     refine: false,
+//!     force: true,
+//!     ..IdentifyRequest::new("datasets/drop_synthetic.parquet", grid, &out)
+//! };
 //! let report = request.run(Hooks::default())?;
-//! if let Some(summary) = &report.summary {
-//!     let best = &summary.best;
-//!     println!("best: n = {}, D = {} Pa·s, C_D = {}: J_e = {:?} m²",
-//!         best.candidate.elements, best.candidate.damping_pa_s,
-//!         best.candidate.drag_coefficient, best.j_e_m2);
-//! }
-//! if let Some(refined) = &report.refined {
-//!     for p in &refined.parameters {
-//!         println!("{} = {} ± {}", p.parameter, p.value, p.standard_error);
-//!     }
-//! }
+//! let best = &report.summary.as_ref().expect("a candidate ran").best;
+//! println!("best: n = {}, D = {} Pa·s, C_D = {}: J_e = {:?} m²",
+//!     best.candidate.elements, best.candidate.damping_pa_s,
+//!     best.candidate.drag_coefficient, best.j_e_m2);
+//! assert_eq!(report.results.len(), 2);
+//! assert!(out.join("results.parquet").exists());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! A film's config is a TOML text (or file) as `identify --config` takes
-//! it; the batched objective, for optimizers and samplers, gives J_e of
-//! any list of candidates against that film, run as one batch on the
-//! engine the identification would choose (`workflow::objective`):
+//! A film's config is a TOML text (or file: `FilmConfig::read`) as
+//! `identify --config` takes it (several films' configs:
+//! `IdentifyRequest::of_configs`); the batched objective, for optimizers
+//! and samplers, gives J_e of any list of candidates against the films,
+//! run as one batch a film on the engine the identification would choose
+//! (`workflow::objective`; several films: `Objective::candidates` and
+//! `Objective::scores`, each film's J_e beside the joint one):
 //!
 //! ```
 //! use std::path::Path;

@@ -2720,3 +2720,116 @@ fn results_do_not_depend_on_chunks_or_shards() {
         "two shards"
     );
 }
+
+/// A study of two films built by the library from their configs, the
+/// films' own axes added as values: the batched objective, weighed as the
+/// run weighed them, gives every shared candidate's joint J_e (each film
+/// at its best own values) bit for bit, and each film's J_e as the run's
+/// per-film scores; a film given as an Arrow table instead of its file scores
+/// the same.
+#[test]
+fn the_batched_objective_of_two_films_equals_the_joint_run() {
+    use tether_sweep::io::config::FilmConfig;
+    use tether_sweep::io::track::Measured;
+    use tether_sweep::sweep::{Parameter, ParameterAxis};
+    use tether_sweep::workflow::objective::Objective;
+    let dir = tempfile::tempdir().unwrap();
+    let configs: Vec<FilmConfig> = two_films()
+        .iter()
+        .map(|p| FilmConfig::read(p).unwrap())
+        .collect();
+    let grid = Grid::parse("16", "1500:2500:500", "0.75:0.85:0.05").unwrap();
+    let mut request = IdentifyRequest {
+        engine: EngineOptions {
+            backend: Backend::Cpu,
+            ..EngineOptions::default()
+        },
+        tolerance_m: Some(1e-7),
+        refine: false,
+        validate: 0,
+        ..IdentifyRequest::of_configs(configs, grid, dir.path().join("out")).unwrap()
+    };
+    for (film, values) in request
+        .films
+        .iter_mut()
+        .zip([vec![0.0, 0.01, 0.02, 0.03], vec![0.0, 0.005, 0.01, 0.015]])
+    {
+        film.own.push(ParameterAxis {
+            parameter: Parameter::ReleaseTimeS,
+            values,
+        });
+    }
+    let report = request.clone().run(Hooks::default()).unwrap();
+    assert_eq!(report.results.len(), 9);
+    let objective = Objective::new(&request)
+        .unwrap()
+        .with_weights(&report.weights)
+        .unwrap();
+    assert_eq!(
+        objective.parameters(),
+        [
+            "elements",
+            "damping_pa_s",
+            "drag_coefficient",
+            "shallow.release_time_s",
+            "steep.release_time_s"
+        ]
+    );
+    let rows: Vec<Vec<Candidate>> = report
+        .results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let c = &r.candidate;
+            let own = |k: usize| {
+                report.scores[k][i]
+                    .own
+                    .get(Parameter::ReleaseTimeS)
+                    .unwrap()
+            };
+            objective
+                .candidates(&[
+                    c.elements as f64,
+                    c.damping_pa_s,
+                    c.drag_coefficient,
+                    own(0),
+                    own(1),
+                ])
+                .unwrap()
+        })
+        .collect();
+    let scores = objective.scores(&rows).unwrap();
+    for (i, (score, r)) in scores.iter().zip(&report.results).enumerate() {
+        assert_eq!(
+            score.result.j_e_m2.map(f64::to_bits),
+            r.j_e_m2.map(f64::to_bits),
+            "{:?}",
+            r.candidate
+        );
+        for k in 0..2 {
+            assert_eq!(score.films[k].j_e_m2, report.scores[k][i].j_e_m2);
+        }
+    }
+    // A candidate of two films is one per film.
+    assert!(objective.candidate(&[16.0, 2000.0, 0.8, 0.0, 0.0]).is_err());
+
+    // The shallow film as an Arrow table in memory: the same J_e.
+    let mut single = IdentifyRequest {
+        films: vec![request.films[0].clone()],
+        ..request.clone()
+    };
+    single.films[0].own.clear();
+    single.grid = single.grid.with_axis("release_time_s", "0,0.01").unwrap();
+    let from_file = Objective::new(&single).unwrap();
+    let table = read_table(single.films[0].measured.path().unwrap()).unwrap();
+    single.films[0].measured = Measured::Table {
+        name: "shallow in memory".into(),
+        table,
+    };
+    let from_table = Objective::new(&single).unwrap();
+    let c = from_file.candidate(&[16.0, 2000.0, 0.8, 0.01]).unwrap();
+    assert_eq!(
+        from_file.j_e_m2(&[c]).unwrap(),
+        from_table.j_e_m2(&[c]).unwrap()
+    );
+}

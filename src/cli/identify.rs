@@ -589,7 +589,7 @@ fn print_plan(request: &IdentifyRequest, plan: &Plan, from_config: bool) {
             Some(s) => format!(", shard {s}: {}", plan.films[0].candidates),
             None => String::new(),
         },
-        request.film().measured.display(),
+        request.film().measured,
         device_text(plan.adapter.as_deref()),
         sweep_solver_text(
             plan.engine.solver().name(),
@@ -656,7 +656,7 @@ fn print_film_checks(request: &IdentifyRequest, plan: &Plan) {
         println!(
             "warning: {} of {} are not compared: their markers are beyond the experiment's {} (markers 0..{})",
             count(plan.unused_rows, "row"),
-            request.film().measured.display(),
+            request.film().measured,
             s.marker_arc_lengths_m.len(),
             s.marker_arc_lengths_m.len().saturating_sub(1)
         );

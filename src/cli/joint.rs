@@ -56,54 +56,23 @@ fn joint_request(args: &IdentifyArgs) -> Result<IdentifyRequest> {
         ))?;
     }
     let single = args.request()?;
-    let mut films = Vec::with_capacity(args.config.len());
+    let mut configs = Vec::with_capacity(args.config.len());
     for path in &args.config {
-        let e = args.film_of(path)?;
-        let Some(measured) = e.measured.clone() else {
+        let config = args.film_of(path)?;
+        if config.measured.is_none() {
             Err(UsageError(format!(
                 "{}: no measured = \"FILE\" in [settings]: with several --config, each names its film's file",
                 path.display()
             )))?
-        };
-        if e.tether != single.base {
-            Err(UsageError(format!(
-                "{} describes another tether than {} ([tether] {}): the films of a joint identification share one tether",
-                path.display(),
-                args.config[0].display(),
-                differing_keys(&e.tether, &single.base)
-            )))?;
         }
-        films.push(Film {
-            name: e.name,
-            measured,
-            scenario: Some(e.scenario),
-            declared_frames: e.declared_frames,
-            camera: e.camera,
-            marker_arc_lengths_m: e.marker_arc_lengths_m,
-            own: Vec::new(),
-        });
+        configs.push(config);
     }
-    add_film_axes(args, &mut films)?;
-    Ok(IdentifyRequest { films, ..single })
-}
-
-/// The [tether] keys whose values differ between two tethers.
-fn differing_keys(
-    a: &tether_sweep::model::TetherParams,
-    b: &tether_sweep::model::TetherParams,
-) -> String {
-    let (a, b) = (
-        serde_json::to_value(a).unwrap_or_default(),
-        serde_json::to_value(b).unwrap_or_default(),
-    );
-    let keys: Vec<String> = a
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(k, v)| b.get(k.as_str()) != Some(v))
-        .map(|(k, v)| format!("{k} = {v} against {}", b[k.as_str()]))
-        .collect();
-    keys.join(", ")
+    let mut request = IdentifyRequest::of_configs(configs, single.grid.clone(), &single.out)?;
+    add_film_axes(args, &mut request.films)?;
+    Ok(IdentifyRequest {
+        films: request.films,
+        ..single
+    })
 }
 
 /// Each `--axis FILM.NAME=AXIS` onto its film.
@@ -194,7 +163,7 @@ fn print_film(f: &FilmPlan, given: &Film) {
     println!(
         "film {}: {}, {} candidates by {}{}",
         f.name,
-        f.measured.display(),
+        f.measured,
         f.candidates,
         count(f.simulations, "simulation"),
         if own.is_empty() {

@@ -213,6 +213,11 @@ impl FilmConfig {
         Self::from_table(parse_table(text, path)?, path, Table::new())
     }
 
+    /// The config in the file `path`.
+    pub fn read(path: &Path) -> Result<Self, ConfigError> {
+        Self::from_table(read_table(path)?, path, Table::new())
+    }
+
     /// The config `table` read from `path`, with `tether` (keys of
     /// `[tether]` given elsewhere, e.g. by command-line flags) replacing
     /// its own.

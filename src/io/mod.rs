@@ -54,15 +54,20 @@ impl IoError {
 /// SHA-256 of a file's bytes, as lowercase hex: recorded with results so
 /// that the exact input can be recognised later.
 pub fn sha256_hex(path: &Path) -> Result<String, IoError> {
-    use sha2::{Digest, Sha256};
     let bytes = std::fs::read(path).map_err(|source| IoError::Read {
         path: path.to_owned(),
         error: source,
     })?;
-    Ok(Sha256::digest(&bytes)
+    Ok(sha256_bytes(&bytes))
+}
+
+/// The SHA-256 of `bytes`, in hex.
+pub fn sha256_bytes(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
-        .collect())
+        .collect()
 }
 
 /// Metadata of a marker-track file: the version and the columns' units.

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Float64Array, Int32Array, RecordBatch};
+use arrow::array::{Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
@@ -346,6 +346,118 @@ fn column_values(
     Ok(out)
 }
 
+/// A measured film as a study is given it: a file (Parquet or CSV), or a
+/// table in memory in a file's layout (an Arrow `RecordBatch` from a
+/// notebook, or columns of values), named for messages and metadata.
+/// Either is read through the film's camera ([`Measured::read`]).
+#[derive(Debug, Clone)]
+pub enum Measured {
+    File(PathBuf),
+    Table { name: String, table: RecordBatch },
+}
+
+impl Measured {
+    /// A long table of samples in the file's numbers: time, marker,
+    /// x and y per row (the columns `t`, `marker`, `x`, `y` of a long
+    /// file), refused unless the four have one length.
+    pub fn from_columns(
+        name: impl Into<String>,
+        t: Vec<f64>,
+        marker: Vec<i64>,
+        x: Vec<f64>,
+        y: Vec<f64>,
+    ) -> Result<Self, IoError> {
+        let name = name.into();
+        let rows = t.len();
+        if [marker.len(), x.len(), y.len()].iter().any(|&n| n != rows) {
+            return Err(IoError::Format {
+                path: PathBuf::from(&name),
+                message: format!(
+                    "columns of one length: t has {rows} values, marker {}, x {}, y {}",
+                    marker.len(),
+                    x.len(),
+                    y.len()
+                ),
+            });
+        }
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("t", Arc::new(Float64Array::from(t))),
+            ("marker", Arc::new(Int64Array::from(marker))),
+            ("x", Arc::new(Float64Array::from(x))),
+            ("y", Arc::new(Float64Array::from(y))),
+        ];
+        let table = RecordBatch::try_from_iter(columns).map_err(|e| IoError::Format {
+            path: PathBuf::from(&name),
+            message: e.to_string(),
+        })?;
+        Ok(Self::Table { name, table })
+    }
+
+    /// Reads it into the model's frame through `camera` ([`read_film`]); a
+    /// table holds at most [`MAX_FILM_BYTES`], as a file does.
+    pub fn read(&self, camera: &Camera, model_pin_m: [f64; 2]) -> Result<MeasuredTrack, IoError> {
+        match self {
+            Self::File(path) => read_film(path, camera, model_pin_m),
+            Self::Table { name, table } => {
+                let path = Path::new(name);
+                if table.get_array_memory_size() as u64 > MAX_FILM_BYTES {
+                    return Err(IoError::Format {
+                        path: path.to_owned(),
+                        message: format!(
+                            "larger than the {} MiB a measured film may be",
+                            MAX_FILM_BYTES >> 20
+                        ),
+                    });
+                }
+                film_from_batch(table, camera, model_pin_m, path)
+            }
+        }
+    }
+
+    /// Its SHA-256 in hex: a file's bytes, or a table's as CSV (its
+    /// header and every value, written exactly): a resume continues only
+    /// the same film.
+    pub fn sha256(&self) -> Result<String, IoError> {
+        match self {
+            Self::File(path) => super::sha256_hex(path),
+            Self::Table { name, table } => {
+                let mut bytes = Vec::new();
+                let mut writer = arrow::csv::WriterBuilder::new().build(&mut bytes);
+                writer.write(table).map_err(|e| IoError::Format {
+                    path: PathBuf::from(name),
+                    message: e.to_string(),
+                })?;
+                drop(writer);
+                Ok(super::sha256_bytes(&bytes))
+            }
+        }
+    }
+
+    /// Its file, where it is one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Self::File(path) => Some(path),
+            Self::Table { .. } => None,
+        }
+    }
+}
+
+/// A file's path, or a table's name.
+impl std::fmt::Display for Measured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::File(path) => write!(f, "{}", path.display()),
+            Self::Table { name, .. } => write!(f, "{name}"),
+        }
+    }
+}
+
+impl<P: Into<PathBuf>> From<P> for Measured {
+    fn from(path: P) -> Self {
+        Self::File(path.into())
+    }
+}
+
 /// Reads a measured track in the model's frame (columns t, marker, x, y,
 /// and optionally s; others ignored): [`read_film`] with no `[camera]`.
 pub fn read_measured(path: &Path) -> Result<MeasuredTrack, IoError> {
@@ -379,21 +491,32 @@ pub fn read_film(
     model_pin_m: [f64; 2],
 ) -> Result<MeasuredTrack, IoError> {
     let batch = read_table_within(path, MAX_FILM_BYTES)?;
+    film_from_batch(&batch, camera, model_pin_m, path)
+}
+
+/// [`read_film`] of a table already in memory, `path` naming it in
+/// messages.
+fn film_from_batch(
+    batch: &RecordBatch,
+    camera: &Camera,
+    model_pin_m: [f64; 2],
+    path: &Path,
+) -> Result<MeasuredTrack, IoError> {
     let columns = &camera.columns;
-    check_one_clock(&batch, columns, path)?;
+    check_one_clock(batch, columns, path)?;
     let long = match &columns.x {
         Some(OneOrMany::One(_)) => true,
         Some(OneOrMany::Many(_)) => false,
         None => {
             columns.marker.is_some()
-                || column_named(&batch, "marker").is_some()
-                || column_named(&batch, "x").is_some()
+                || column_named(batch, "marker").is_some()
+                || column_named(batch, "x").is_some()
         }
     };
     let samples = if long {
-        long_samples(&batch, columns, path)?
+        long_samples(batch, columns, path)?
     } else {
-        wide_samples(&batch, columns, camera.first_marker, path)?
+        wide_samples(batch, columns, camera.first_marker, path)?
     };
     measured_from_samples(samples, camera, model_pin_m, path)
 }
@@ -763,6 +886,32 @@ pub fn read_parquet_metadata(path: &Path) -> Result<BTreeMap<String, String>, Io
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_film_given_as_columns_reads_as_a_file_would_and_is_hashed_by_value() {
+        let columns = |x0: f64| {
+            Measured::from_columns(
+                "film",
+                vec![0.0, 0.0, 0.1, 0.1],
+                vec![0, 1, 0, 1],
+                vec![x0, 0.3, 0.0, 0.25],
+                vec![0.0, -0.3, 0.0, -0.31],
+            )
+            .unwrap()
+        };
+        let film = columns(0.0);
+        let track = film.read(&Camera::default(), [0.0, 0.0]).unwrap();
+        assert_eq!(track.times_s(), [0.0, 0.1]);
+        assert_eq!(track.marker_count(), 2);
+        assert_eq!(track.get(0.1, 1), Some([0.25, -0.31]));
+        assert_eq!(film.sha256().unwrap(), columns(0.0).sha256().unwrap());
+        assert_ne!(film.sha256().unwrap(), columns(1e-9).sha256().unwrap());
+        assert_eq!(film.to_string(), "film");
+        let e = Measured::from_columns("film", vec![0.0], vec![0, 1], vec![0.0], vec![0.0])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("t has 1 values, marker 2"), "{e}");
+    }
 
     fn sample() -> Track {
         Track {

@@ -5,13 +5,11 @@
 //! initial shape. `identify`, `design` and the batched objective check a
 //! film here, and nowhere else.
 
-use std::path::PathBuf;
-
 use super::{WorkflowError, usage};
 use crate::camera::Camera;
 use crate::error::{InputError, decimal};
 use crate::io::config::FilmConfig;
-use crate::io::track::read_film;
+use crate::io::track::Measured;
 use crate::model::TetherParams;
 use crate::scenario::{DeclaredFrames, Frames, Scenario, ScenarioKind, median_interval_s};
 use crate::sweep::{Coverage, Grid, ParameterAxis, check_coverage};
@@ -24,9 +22,10 @@ pub struct Film {
     /// `[settings]`; letters, digits, `_` and `-` where several films name
     /// columns and files by it.
     pub name: String,
-    /// The measured track: Parquet or CSV, long (t, marker, x, y) or wide
-    /// (a time column, x and y per marker), read through `camera`.
-    pub measured: PathBuf,
+    /// The measured track: a Parquet or CSV file, or a table in memory,
+    /// long (t, marker, x, y) or wide (a time column, x and y per marker),
+    /// read through `camera`.
+    pub measured: Measured,
     /// The filmed drop (release angle, pin, frame interval, marker arc
     /// lengths), from a config; None: docs/model.md §4.1's. Whichever it
     /// is, its duration becomes the measured file's last frame, and its
@@ -49,14 +48,18 @@ pub struct Film {
 }
 
 impl Film {
-    /// The film in `measured`, in the model's frame, of docs/model.md
-    /// §4.1's drop, named after the file.
-    pub fn new(measured: impl Into<PathBuf>) -> Self {
-        let measured: PathBuf = measured.into();
+    /// The film in `measured` (a file's path, or [`Measured::Table`]), in
+    /// the model's frame, of docs/model.md §4.1's drop, named after the
+    /// file or the table.
+    pub fn new(measured: impl Into<Measured>) -> Self {
+        let measured: Measured = measured.into();
         Self {
-            name: measured
-                .file_stem()
-                .map_or_else(|| "film".into(), |s| s.to_string_lossy().into_owned()),
+            name: match &measured {
+                Measured::File(path) => path
+                    .file_stem()
+                    .map_or_else(|| "film".into(), |s| s.to_string_lossy().into_owned()),
+                Measured::Table { name, .. } => name.clone(),
+            },
             measured,
             scenario: None,
             declared_frames: DeclaredFrames::default(),
@@ -87,7 +90,7 @@ impl Film {
             camera: config.camera.clone(),
             declared_frames: config.declared_frames.clone(),
             marker_arc_lengths_m: config.marker_arc_lengths_m.clone(),
-            ..Self::new(measured)
+            ..Self::new(measured.clone())
         })
     }
 }
@@ -140,7 +143,10 @@ pub fn take_pin_from_film(request: &FilmContext<'_>) -> Result<Option<TrackedPin
         return Ok(None);
     }
     camera.validate()?;
-    let measured = read_film(&request.film.measured, camera, [0.0, 0.0])
+    let measured = request
+        .film
+        .measured
+        .read(camera, [0.0, 0.0])
         .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))?;
     let first_arc_m = request
         .film
@@ -670,7 +676,10 @@ pub fn read_request_film(request: &FilmContext<'_>) -> Result<MeasuredTrack, Wor
         .scenario
         .as_ref()
         .map_or([0.0, 0.0], Scenario::pin_m);
-    read_film(&request.film.measured, camera, model_pin_m)
+    request
+        .film
+        .measured
+        .read(camera, model_pin_m)
         .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))
 }
 
@@ -743,7 +752,7 @@ pub fn check_measured(
     request: &FilmContext<'_>,
     measured: MeasuredTrack,
 ) -> Result<CheckedFilm, WorkflowError> {
-    let measured_sha256 = crate::io::sha256_hex(&request.film.measured)?;
+    let measured_sha256 = request.film.measured.sha256()?;
     let scenario = experiment(request, &measured)?;
     check_parameter_axes(request.grid, request.base, &scenario)?;
     let coverage = check_coverage(&measured, &scenario).map_err(usage)?;

@@ -42,6 +42,7 @@ use crate::io::lock::OutputLock;
 use crate::io::results::{
     BestFit, write_best_fit, write_joint_results, write_refined, write_results,
 };
+use crate::io::track::Measured;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::scenario::batch::StepCache;
@@ -155,7 +156,7 @@ impl IdentifyRequest {
     /// solver, docs/model.md §1 for the parameters the grid does not vary,
     /// three candidates validated, no CSV, no shard, no resume, no
     /// overwrite.
-    pub fn new(measured: impl Into<PathBuf>, grid: Grid, out: impl Into<PathBuf>) -> Self {
+    pub fn new(measured: impl Into<Measured>, grid: Grid, out: impl Into<PathBuf>) -> Self {
         Self::of_films(vec![Film::new(measured)], grid, out)
     }
 
@@ -195,6 +196,39 @@ impl IdentifyRequest {
         Ok(Self {
             base: config.tether.clone(),
             ..Self::of_films(vec![Film::of_config(&config)?], grid, out)
+        })
+    }
+
+    /// The identification of several configs' films of one tether (or
+    /// one config's), each config with its measured file, experiment,
+    /// camera and declared frames, over `grid` into `out`, with
+    /// [`Self::new`]'s defaults otherwise. Configs that describe different
+    /// tethers are refused, naming the keys that differ.
+    pub fn of_configs(
+        configs: Vec<FilmConfig>,
+        grid: Grid,
+        out: impl Into<PathBuf>,
+    ) -> Result<Self, WorkflowError> {
+        let Some(first) = configs.first() else {
+            return Err(WorkflowError::Usage(
+                "an identification fits one film or more; no config given".into(),
+            ));
+        };
+        if let Some(other) = configs.iter().find(|c| c.tether != first.tether) {
+            return Err(WorkflowError::Usage(format!(
+                "film {} describes another tether than film {} ([tether] {}): the films of one identification share one tether",
+                other.name,
+                first.name,
+                differing_keys(&other.tether, &first.tether)
+            )));
+        }
+        let films = configs
+            .iter()
+            .map(Film::of_config)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            base: first.tether.clone(),
+            ..Self::of_films(films, grid, out)
         })
     }
 
@@ -242,7 +276,7 @@ pub struct Plan {
 #[derive(Debug, Clone)]
 pub struct FilmPlan {
     pub name: String,
-    pub measured: PathBuf,
+    pub measured: Measured,
     /// The experiment compared: frames, markers, duration.
     pub scenario: Scenario,
     /// The samples J_e compares, and those it skips.
@@ -412,9 +446,26 @@ fn check_names(films: &[Film]) -> Result<(), WorkflowError> {
     Ok(())
 }
 
+/// The [tether] keys whose values differ between two tethers.
+fn differing_keys(a: &TetherParams, b: &TetherParams) -> String {
+    let (a, b) = (json_value(a), json_value(b));
+    let keys: Vec<String> = a
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| b.get(k.as_str()) != Some(v))
+        .map(|(k, v)| format!("{k} = {v} against {}", b[k.as_str()]))
+        .collect();
+    keys.join(", ")
+}
+
+fn json_value(t: &TetherParams) -> serde_json::Value {
+    serde_json::to_value(t).expect("plain data serializes")
+}
+
 /// A film's grid: a single film's is the request's (its axes are all the
 /// grid's); one of several films has the shared axes, then its own.
-fn film_grid(request: &IdentifyRequest, film: &Film) -> Result<Grid, WorkflowError> {
+pub(super) fn film_grid(request: &IdentifyRequest, film: &Film) -> Result<Grid, WorkflowError> {
     if !request.single() {
         return Ok(film_axes(film).grid(&request.grid)?);
     }
@@ -460,7 +511,7 @@ fn check_films(request: &IdentifyRequest) -> Result<Vec<CheckedFilm>, WorkflowEr
 
 /// An error in one film's checks, with the film named.
 fn named(e: WorkflowError, film: &Film) -> WorkflowError {
-    let place = format!("film {} ({})", film.name, film.measured.display());
+    let place = format!("film {} ({})", film.name, film.measured);
     match e {
         WorkflowError::Usage(m) => WorkflowError::Usage(format!("{place}: {m}")),
         WorkflowError::Input(i) => WorkflowError::Usage(format!("{place}: {i}")),
@@ -666,10 +717,7 @@ fn run_metadata(
 /// A film's file, its hash, camera, experiment and noise in a table's
 /// metadata: a single film's tables', or one film's shard part.
 fn record_film(metadata: &mut Metadata, f: &CheckedFilm) {
-    metadata.insert(
-        metadata::MEASURED.into(),
-        f.film.measured.display().to_string(),
-    );
+    metadata.insert(metadata::MEASURED.into(), f.film.measured.to_string());
     metadata.insert(metadata::MEASURED_SHA256.into(), f.measured_sha256.clone());
     if !f.film.camera.is_default() {
         metadata.insert(metadata::CAMERA.into(), json(&f.film.camera));
@@ -1542,7 +1590,7 @@ impl Combination {
             .zip(weights)
             .map(|(f, w)| FilmRecord {
                 name: &f.film.name,
-                measured: f.film.measured.display().to_string(),
+                measured: f.film.measured.to_string(),
                 measured_sha256: &f.measured_sha256,
                 scenario: serde_json::from_str(&f.scenario.record())
                     .unwrap_or(serde_json::Value::Null),
