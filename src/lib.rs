@@ -7,7 +7,8 @@
 //! shaders, batch engine) → `objective` → `scenario` → `engine` (the
 //! engine that runs every batch, and `--backend auto`) → `sweep`, `ga`, `dataset`,
 //! `throughput` → `io` (Parquet, CSV, TOML) → `plot` → `workflow` (the jobs:
-//! typed requests in, files and typed reports out).
+//! typed requests in, files and typed reports out) → `text` (their plans and
+//! reports as a terminal says them).
 //! The binary (`src/main.rs`, `src/cli.rs`, `src/cli/`) parses, calls one
 //! workflow and prints; `tests/layering.rs` holds the order.
 //!
@@ -111,6 +112,7 @@ pub mod scenario;
 pub mod scheme;
 pub mod solver;
 pub mod sweep;
+pub mod text;
 pub mod throughput;
 pub mod track;
 pub mod workflow;

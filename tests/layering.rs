@@ -26,6 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["io"],
     &["plot"],
     &["workflow"],
+    &["text"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -50,43 +50,6 @@ impl EngineArgs {
     }
 }
 
-/// "thread layout: 3, workgroup layout: 12", or None when nothing ran on
-/// the GPU.
-pub fn layouts_text(counts: &std::collections::BTreeMap<&str, u64>) -> Option<String> {
-    (!counts.is_empty()).then(|| {
-        counts
-            .iter()
-            .map(|(name, n)| format!("{name} layout: {n}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    })
-}
-
-pub use tether_sweep::error::decimal as number;
-
-/// Numbers as a list: `[0, 0.1, 0.42]`.
-pub fn numbers(xs: &[f64]) -> String {
-    format!(
-        "[{}]",
-        xs.iter().map(|&x| number(x)).collect::<Vec<_>>().join(", ")
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_carry_their_digits_not_binary_rounding() {
-        assert_eq!(number(0.6 * 0.7), "0.42");
-        assert_eq!(number(0.1 + 0.2), "0.3");
-        assert_eq!(number(1e-7), "0.0000001");
-        assert_eq!(number(2300.0), "2300");
-        assert_eq!(number(0.019971234), "0.019971234");
-        assert_eq!(numbers(&[0.0, 0.42000000000000004]), "[0, 0.42]");
-    }
-}
-
 /// Tether options shared by the commands; each overrides docs/model.md §1.
 #[derive(Debug, Args)]
 pub struct TetherArgs {

@@ -7,10 +7,12 @@ use anyhow::Result;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
+use super::identify::say;
 use tether_sweep::engine::{EngineKind, LayoutRequest};
 use tether_sweep::gpu::flops::{PER_ELEMENT_STEP, SEMI_IMPLICIT_PER_ELEMENT_STEP};
 use tether_sweep::sweep::Axis;
-use tether_sweep::workflow::bench::{BenchOutcome, BenchRequest, engine_names, prepare};
+use tether_sweep::text::bench as text;
+use tether_sweep::workflow::bench::{BenchRequest, engine_names, prepare};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -92,10 +94,6 @@ fn parse_lanes(value: &str) -> Result<Lanes, String> {
         .map_err(|_| format!("`{value}` is neither a number of lanes nor auto"))
 }
 
-fn gflops(p: Option<f64>) -> String {
-    p.map_or("-".to_string(), |p| format!("{p:.1}"))
-}
-
 /// The flags of the values the bench checks, by the library's field names.
 const FLAGS: [(&str, &str); 5] = [
     Axis::Elements.column_and_flag(),
@@ -128,19 +126,19 @@ pub fn run(args: BenchArgs) -> Result<()> {
     let peaks = &prepared.peaks;
     println!(
         "measured multiply-add peak [GFLOP/s]: GPU f32 {}, GPU f64 {}, CPU f64 {}; flops per element-step: explicit {PER_ELEMENT_STEP}, GPU semi-implicit {SEMI_IMPLICIT_PER_ELEMENT_STEP}",
-        gflops(peaks.gpu_f32),
-        gflops(peaks.gpu_f64),
-        gflops(peaks.cpu_f64),
+        text::gflops(peaks.gpu_f32),
+        text::gflops(peaks.gpu_f64),
+        text::gflops(peaks.cpu_f64),
     );
     if args.repeats > 1 {
         println!("wall s: the fastest of {} runs", args.repeats);
     }
-    print_columns();
-    let report = prepared.run(print_outcome)?;
+    say(text::write_columns);
+    let report = prepared.run(|o| say(|out| text::write_outcome(out, o)))?;
     println!(
         "multiply-add peak again after the runs [GFLOP/s]: GPU f32 {}, GPU f64 {}",
-        gflops(report.peaks_after.gpu_f32),
-        gflops(report.peaks_after.gpu_f64),
+        text::gflops(report.peaks_after.gpu_f32),
+        text::gflops(report.peaks_after.gpu_f64),
     );
     if report.shortfall > 0.05 {
         println!(
@@ -150,65 +148,4 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     println!("wrote {}", args.out.display());
     Ok(())
-}
-
-/// The table's header, as `print_outcome` fills its rows.
-fn print_columns() {
-    println!(
-        "{:<21} {:<9} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8} {:>7} {:>9} {:>10}",
-        "engine",
-        "layout",
-        "n",
-        "batch",
-        "wall s",
-        "element-steps",
-        "sims/s",
-        "el-steps/s",
-        "GFLOP/s",
-        "% peak",
-        "setup s",
-        "S×T",
-        "B/sim",
-        "chain/step"
-    );
-}
-
-fn print_outcome(outcome: &BenchOutcome) {
-    match outcome {
-        BenchOutcome::Skipped {
-            engine,
-            elements,
-            batch,
-            reason,
-        } => println!(
-            "{:<21} {:<9} {:>4} {:>6} skipped: {reason}",
-            engine.bench_name(),
-            engine.gpu_layout().map_or("-", |l| l.name()),
-            elements,
-            batch
-        ),
-        BenchOutcome::Measured(r) => println!(
-            "{:<21} {:<9} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7} {:>8} {:>7} {:>9} {:>10}",
-            r.engine.bench_name(),
-            r.layout.map_or("-", |l| l.layout.name()),
-            r.elements,
-            r.batch,
-            r.wall_s,
-            r.element_steps as f64,
-            r.simulations_per_s,
-            r.element_steps_per_s,
-            r.gflops.map_or("-".into(), |g| format!("{g:.2}")),
-            r.peak_fraction
-                .map_or("-".into(), |f| format!("{:.1}", 100.0 * f)),
-            r.setup_s.map_or("-".into(), |s| format!("{s:.3}")),
-            r.layout.map_or("-".into(), |l| format!(
-                "{}×{}",
-                l.sims_per_workgroup, l.lanes
-            )),
-            r.layout
-                .map_or("-".into(), |l| l.workgroup_bytes_per_sim.to_string()),
-            r.layout
-                .map_or("-".into(), |l| l.chain_flops_per_step.to_string()),
-        ),
-    }
 }

@@ -8,6 +8,7 @@ use toml::{Table, Value};
 
 use super::UsageError;
 use super::args::{TETHER_FLAGS, TetherArgs, config_error, name_flags};
+use super::identify::say;
 use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::error::InputError;
 use tether_sweep::io::config::{self, ConfigError, FilmConfig};
@@ -15,9 +16,10 @@ use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings};
 use tether_sweep::sweep::design::{Design, DesignAxis, DesignVariable, Estimated, PlannedFilm};
 use tether_sweep::sweep::grid::parse_axis;
 use tether_sweep::sweep::{Axis, Parameter};
+use tether_sweep::text::design as text;
 use tether_sweep::workflow::WorkflowError;
 use tether_sweep::workflow::design::{
-    DesignReport, DesignRequest, PlannedRelease, planned_from_measured, run as run_design,
+    DesignRequest, PlannedRelease, planned_from_measured, run as run_design,
 };
 
 #[derive(Debug, Args)]
@@ -76,28 +78,7 @@ pub struct DesignArgs {
 pub fn run(args: DesignArgs) -> Result<()> {
     let request = args.request()?;
     let design = &request.design;
-    let estimated: Vec<String> = design
-        .estimated
-        .iter()
-        .map(|e| design.estimate_name(e))
-        .collect();
-    let points = design.points().len();
-    println!(
-        "design: {} point{} × {} planned film{} ({}), estimating {}; σ = {} mm per coordinate; {} simulations",
-        points,
-        if points == 1 { "" } else { "s" },
-        design.films.len(),
-        if design.films.len() == 1 { "" } else { "s" },
-        design
-            .films
-            .iter()
-            .map(|f| f.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        estimated.join(", "),
-        design.noise_m * 1e3,
-        points * design.simulations_per_point()
-    );
+    say(|out| text::write_header(out, design));
     let report = run_design(&request).map_err(|e| match e {
         // A value a design axis set: named as the axis.
         WorkflowError::Input(input)
@@ -107,7 +88,7 @@ pub fn run(args: DesignArgs) -> Result<()> {
         }
         other => name_flags(other, &FLAGS),
     })?;
-    print_report(design, &report);
+    say(|out| text::write_report(out, design, &report));
     Ok(())
 }
 
@@ -117,34 +98,6 @@ const FLAGS: [(&str, &str); 3] = [
     ("estimate", "--estimate"),
     ("axis", "--axis"),
 ];
-
-/// `value` to three significant digits, in plain notation where that
-/// reads well.
-fn three_digits(value: f64) -> String {
-    let magnitude = value.abs().log10().floor() as i32;
-    if !(-3..5).contains(&magnitude) {
-        return format!("{value:.2e}");
-    }
-    let decimals = (2 - magnitude).max(0) as usize;
-    format!("{value:.decimals$}")
-}
-
-/// A standard error, with its share of the assumed value where that is
-/// finite and not zero.
-fn with_share(se: f64, assumed: f64) -> String {
-    if !se.is_finite() {
-        return "undetermined".into();
-    }
-    if assumed != 0.0 && assumed.is_finite() {
-        format!(
-            "{} ({} %)",
-            three_digits(se),
-            three_digits(100.0 * se / assumed.abs())
-        )
-    } else {
-        three_digits(se)
-    }
-}
 
 /// `--estimate NAME` (or FILM.NAME): the parameter, once for each film
 /// whose own it is where no film is named.
@@ -173,91 +126,6 @@ fn estimates(design: &Design, name: &str) -> Result<Vec<Estimated>> {
             film,
         })
         .collect())
-}
-
-/// Each estimate's assumed value, the base of its share; NaN for a
-/// reading (a release time, a pin's coordinate), whose error is not
-/// relative to where the clock or the ruler starts.
-fn share_bases(design: &Design) -> Vec<f64> {
-    design
-        .estimated
-        .iter()
-        .map(|e| match e.is_reading() {
-            true => f64::NAN,
-            false => design.assumed(e),
-        })
-        .collect()
-}
-
-/// A design point, as its axes' rounded values.
-fn point_text(design: &Design, values: &[f64]) -> String {
-    if design.axes.is_empty() {
-        return "as planned".into();
-    }
-    design
-        .axes
-        .iter()
-        .zip(values)
-        .map(|(a, v)| design.point_label(a, *v))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn print_report(design: &Design, report: &DesignReport) {
-    let assumed = share_bases(design);
-    let point = |values: &[f64]| point_text(design, values);
-    const LISTED: usize = 40;
-    for p in report.predictions.iter().take(LISTED) {
-        let errors: Vec<String> = design
-            .estimated
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                format!(
-                    "SE {} {}",
-                    design.estimate_name(e),
-                    with_share(p.standard_errors[i], assumed[i])
-                )
-            })
-            .collect();
-        println!(
-            "  {}: {}; correlation {:.2}",
-            point(&p.values),
-            errors.join(", "),
-            p.correlation
-        );
-    }
-    if report.predictions.len() > LISTED {
-        println!(
-            "  … {} more in design.parquet",
-            report.predictions.len() - LISTED
-        );
-    }
-    // One point (no axis): nothing to choose between.
-    if !design.axes.is_empty() {
-        for b in &report.best {
-            let p = &report.predictions[b.point];
-            let e = &design.estimated[b.estimated];
-            println!(
-                "best for {}: {} (SE {})",
-                design.estimate_name(e),
-                point(&p.values),
-                with_share(p.standard_errors[b.estimated], assumed[b.estimated])
-            );
-        }
-    }
-    let names: Vec<String> = report
-        .written
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    println!(
-        "{} simulations in {:.1} s on {}; wrote {}",
-        report.simulations,
-        report.wall_s,
-        report.engine,
-        names.join(", ")
-    );
 }
 
 impl DesignArgs {
@@ -369,7 +237,7 @@ impl DesignArgs {
             let file = film.measured.clone().unwrap_or_default();
             let planned = planned_from_measured(film, &release)
                 .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
-            print_release(&planned, &release, path);
+            say(|out| text::write_release(out, &planned, &release, path));
             return Ok(planned);
         }
         // A film to be made: its frames are its config's.
@@ -441,20 +309,6 @@ fn require_drop(scenario: &Scenario, path: &Path) -> Result<()> {
         )))?;
     }
     Ok(())
-}
-
-/// Where a planned film from a measured file is released, when it was
-/// not said: at the file's first frame.
-fn print_release(planned: &PlannedFilm, release: &PlannedRelease, config: &Path) {
-    let release_s = planned.scenario.release_time_s();
-    if *release == PlannedRelease::FirstFrame && release_s > 0.0 {
-        println!(
-            "film {}: released at its first frame, t = {release_s} s (release_time_s in [settings] of {}, or --axis {}.release_time_s=…, to say otherwise)",
-            planned.name,
-            config.display(),
-            planned.name
-        );
-    }
 }
 
 /// `FILM.NAME` → (that film, NAME); `NAME` → (None, NAME).

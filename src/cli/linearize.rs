@@ -9,8 +9,10 @@ use toml::{Table, Value};
 
 use super::UsageError;
 use super::args::{TETHER_FLAGS, TetherArgs, name_flags};
+use super::identify::say;
 use tether_sweep::io::config::{self, ConfigError};
-use tether_sweep::workflow::linearize::{LinearizeReport, LinearizeRequest, run as linearize};
+use tether_sweep::text::linearize as text;
+use tether_sweep::workflow::linearize::{LinearizeRequest, run as linearize};
 
 #[derive(Debug, Args)]
 pub struct LinearizeArgs {
@@ -67,54 +69,6 @@ pub fn run(args: LinearizeArgs) -> Result<()> {
         force: args.force,
     })
     .map_err(|e| name_flags(e, &FLAGS))?;
-    print_report(&report, args.modes);
+    say(|out| text::write_report(out, &report, args.modes));
     Ok(())
-}
-
-fn print_report(report: &LinearizeReport, modes: usize) {
-    let p = &report.params;
-    let two_pi = 2.0 * std::f64::consts::PI;
-    println!(
-        "linearized about the hanging equilibrium | n = {}, D = {} Pa·s, tip mass {} kg, C_D = {} (drag linearizes to zero at rest) | {:.3} s",
-        p.elements, p.damping_pa_s, p.tip_mass_kg, p.drag_coefficient, report.wall_s
-    );
-    println!(
-        "static stretch of the tip: {:.6e} m; {} modes",
-        report.stretch_m,
-        report.modes.len()
-    );
-    println!(
-        "{:>5} {:>14} {:>12} {:>14}",
-        "mode", "omega [rad/s]", "f [Hz]", "damping ratio"
-    );
-    for (k, m) in report.modes.iter().take(modes).enumerate() {
-        println!(
-            "{:>5} {:>14.5} {:>12.5} {:>14.4e}",
-            k + 1,
-            m.omega_rad_s,
-            m.omega_rad_s / two_pi,
-            m.damping_ratio
-        );
-    }
-    let top = report.modes.last().expect("at least one mode");
-    println!(
-        "highest: {:.4e} rad/s (damping ratio {:.3}); the explicit solver's step follows from it",
-        top.omega_rad_s, top.damping_ratio
-    );
-    let (responses, frequencies) = (&report.responses, &report.frequencies_hz);
-    let peak = responses
-        .iter()
-        .zip(frequencies)
-        .max_by(|a, b| a.0[0].norm().total_cmp(&b.0[0].norm()))
-        .expect("at least two frequencies");
-    println!(
-        "tip x / winch x: {:.4} at {:.3} Hz (static gain 1); largest {:.1} at {:.3} Hz",
-        responses[0][0].norm(),
-        frequencies[0],
-        peak.0[0].norm(),
-        peak.1
-    );
-    for p in &report.written {
-        println!("wrote {}", p.display());
-    }
 }

@@ -1,6 +1,6 @@
 //! `tether-sweep simulate`: one simulation, its marker track written.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
@@ -8,12 +8,14 @@ use toml::{Table, Value};
 
 use super::UsageError;
 use super::args::{EngineArgs, TETHER_FLAGS, TetherArgs};
+use super::identify::say;
 use tether_sweep::error::InputError;
 use tether_sweep::io::config::{self, ConfigError};
-use tether_sweep::scenario::{ScenarioKind, SolverReport};
+use tether_sweep::scenario::ScenarioKind;
 use tether_sweep::solver::SolverKind;
+use tether_sweep::text::simulate as text;
 use tether_sweep::workflow::WorkflowError;
-use tether_sweep::workflow::simulate::{SimulateReport, SimulateRequest, prepare};
+use tether_sweep::workflow::simulate::{SimulateRequest, prepare};
 
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
@@ -165,7 +167,7 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     if let Some(adapter) = prepared.choice().engine.adapter_name() {
         println!("GPU: {adapter} ({})", request.engine.precision.name());
     }
-    print_header(&request);
+    say(|out| text::write_header(out, &request));
     if !request.config.camera.is_default() {
         // [camera] says how a measured file of this experiment is written;
         // a simulation's own track stays in the model's frame.
@@ -174,104 +176,6 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         );
     }
     let report = prepared.run()?;
-    print_summary(&request, &report, &args.out);
+    say(|out| text::write_summary(out, &request, &report, &args.out));
     Ok(())
-}
-
-fn print_header(request: &SimulateRequest) {
-    let cfg = &request.config;
-    let t = &cfg.tether;
-    println!(
-        "{} | n = {}, D = {} Pa·s, C_D = {}, tip mass = {} kg, rotary inertia {} | {:.3} s | solver: {}",
-        match cfg.scenario.kind() {
-            ScenarioKind::Drop => "drop",
-            ScenarioKind::Swingup => "swingup",
-        },
-        t.elements,
-        t.damping_pa_s,
-        t.drag_coefficient,
-        t.tip_mass_kg,
-        if t.rotary_inertia { "on" } else { "off" },
-        cfg.scenario.duration_s(),
-        cfg.solver.kind.name(),
-    );
-}
-
-fn print_summary(request: &SimulateRequest, report: &SimulateReport, path: &Path) {
-    let out = &report.output;
-    print_solver(request, &out.report, report.wall_s);
-    let track = &out.track;
-    let last = track.times_s.len() - 1;
-    let tip = track.at(last, track.markers() - 1);
-    println!(
-        "tip (marker {}) at t = {:.3} s: x = {:.6} m, y = {:.6} m",
-        track.markers() - 1,
-        track.times_s[last],
-        tip[0],
-        tip[1]
-    );
-    if let Some(obj) = &out.swingup {
-        println!(
-            "J_a,min = {:.6} m at t = {:.3} s",
-            obj.j_a_min, obj.t_at_min_s
-        );
-    }
-    println!(
-        "wrote {} rows ({} frames × {} markers) to {}",
-        track.positions_m.len(),
-        track.times_s.len(),
-        track.markers(),
-        path.display()
-    );
-}
-
-/// What the solver did, by its kind.
-fn print_solver(request: &SimulateRequest, solver: &SolverReport, wall_s: f64) {
-    match *solver {
-        SolverReport::FixedStep {
-            scheme,
-            step_s,
-            steps,
-        } => println!(
-            "{}: step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
-            scheme.name()
-        ),
-        SolverReport::Gpu {
-            scheme,
-            step_s,
-            steps,
-            precision,
-            layout,
-        } => println!(
-            "GPU {} ({}, {} layout): step {step_s:.4e} s, {steps} steps, {wall_s:.3} s wall",
-            scheme.name(),
-            precision.name(),
-            layout.name()
-        ),
-        SolverReport::GpuAdaptive {
-            precision,
-            tolerance_m,
-            steps,
-            rejected_steps,
-            newton_iterations,
-            factorizations,
-            max_local_error_m,
-        } => println!(
-            "GPU reference ({}): {steps} steps ({rejected_steps} rejected), {newton_iterations} Newton iterations, {factorizations} factorizations; \
-             local error ≤ {max_local_error_m:.1e} m (tolerance {tolerance_m:.1e} m); {wall_s:.3} s wall",
-            precision.name()
-        ),
-        SolverReport::Reference(s) => println!(
-            "reference: {} steps ({} rejected), step {:.2e}..{:.2e} s, {} Newton iterations, {} factorizations; \
-             local error ≤ {:.1e} m (tolerance {:.1e} m); {wall_s:.3} s wall",
-            s.steps,
-            s.rejected_steps,
-            s.min_step_s,
-            s.max_step_s,
-            s.newton_iterations,
-            s.factorizations,
-            s.max_local_error_m,
-            request.config.solver.reference.tolerance_m
-        ),
-    }
 }

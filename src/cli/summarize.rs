@@ -5,13 +5,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::identify::{
-    print_accuracy, print_allowed_implausible, print_goodness, print_refined, print_summary,
-    print_validation,
-};
-use tether_sweep::workflow::count;
+use super::identify::say;
+use tether_sweep::text::identify as text;
 use tether_sweep::workflow::identify::check_outcome;
-use tether_sweep::workflow::summarize::{SummarizeReport, SummarizeRequest};
+use tether_sweep::workflow::summarize::SummarizeRequest;
 
 #[derive(Debug, Args)]
 pub struct SummarizeArgs {
@@ -52,64 +49,6 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         allow_implausible: args.allow_implausible,
         force: args.force,
     })?;
-    let report = &merged.identification;
-    if !report.weights.is_empty() {
-        println!(
-            "summarize: a joint identification of {} films ({}), {} shared candidates of {}",
-            report.weights.len(),
-            report
-                .weights
-                .iter()
-                .map(|w| w.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            report.results.len(),
-            args.dir.display(),
-        );
-        super::joint::print_joint(report);
-    } else {
-        print_merge(&merged, &args.dir);
-    }
-    Ok(check_outcome(report)?)
-}
-
-/// A single film's merge, as `identify` prints its run.
-fn print_merge(merged: &SummarizeReport, dir: &std::path::Path) {
-    let report = &merged.identification;
-    let e = &report.engine;
-    println!(
-        "summarize: {} shards, {} of {} | {} {} solver, {}",
-        merged.shards,
-        count(report.results.len(), "candidate"),
-        dir.display(),
-        e.backend.to_uppercase(),
-        e.solver,
-        e.precision
-    );
-    if let Some(s) = &report.summary {
-        print_summary(s, false);
-    }
-    if let Some(c) = &report.accuracy {
-        print_accuracy(c);
-    }
-    if let Some(r) = &report.refined {
-        print_refined(r);
-    }
-    for g in &report.goodness {
-        print_goodness(&g.test, None);
-    }
-    for (_, v) in &report.validations {
-        print_validation(v);
-    }
-    print_allowed_implausible(report.fit_warning.as_deref(), report.implausible_allowed);
-    println!(
-        "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
-        report.table_path.display(),
-        if report.refined.is_some() {
-            ", refined.parquet"
-        } else {
-            ""
-        },
-        report.figures.join(", ")
-    );
+    say(|out| text::write_merge(out, &merged, &args.dir));
+    Ok(check_outcome(&merged.identification)?)
 }

@@ -7,20 +7,17 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::args::{EngineArgs, name_flags, number, numbers};
+use super::args::{EngineArgs, name_flags};
+use super::identify::say;
 use super::progress::{ProgressBar, interrupt_flag};
-use tether_sweep::ga::confirm::SwingupConfirmation;
-use tether_sweep::ga::{
-    Evaluation, GaSettings, GeneCoding, Generation, Individual, SwingupProblem,
-};
+use tether_sweep::ga::{GaSettings, GeneCoding, Generation, SwingupProblem};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::winch::WinchMotion;
 use tether_sweep::scenario::{SWINGUP_TIP_MASS_KG, Scenario, ScenarioKind};
 use tether_sweep::solver::SolverKind;
 use tether_sweep::sweep::{Axis, Parameter};
-use tether_sweep::workflow::swingup::{
-    Answer, GlobalOptimum, SwingupHooks, SwingupReport, SwingupRequest, periods_at_bounds, prepare,
-};
+use tether_sweep::text::swingup as text;
+use tether_sweep::workflow::swingup::{SwingupHooks, SwingupRequest, prepare};
 
 #[derive(Debug, Args)]
 pub struct SwingupArgs {
@@ -159,17 +156,6 @@ impl SwingupArgs {
     }
 }
 
-fn periods_text(t: &[f64]) -> String {
-    format!("T = {:.3}, {:.3}, {:.3} s", t[0], t[1], t[2])
-}
-
-fn fitness_text(e: &Evaluation) -> String {
-    match (e.j_a_min_m, e.t_at_min_s) {
-        (Some(j), Some(t)) => format!("J_a,min = {j:.6} m at t = {t:.3} s"),
-        _ => e.status.name().to_string(),
-    }
-}
-
 pub fn run(args: SwingupArgs) -> Result<()> {
     let request = SwingupRequest {
         problem: args.problem(),
@@ -184,7 +170,7 @@ pub fn run(args: SwingupArgs) -> Result<()> {
     if let Some(reason) = prepared.choice().reason.as_deref() {
         eprintln!("{reason}");
     }
-    print_header(&request, &prepared);
+    say(|out| text::write_header(out, &request, &prepared));
     let coding = request.problem.coding;
     let mut on_generation = |g: &Generation, wall_s: f64| {
         let best = g.best();
@@ -192,8 +178,8 @@ pub fn run(args: SwingupArgs) -> Result<()> {
             "generation {:>3}: best {} {} ({}), mean {}, {} new, {wall_s:.1} s",
             g.index,
             coding.bit_string(best.chromosome),
-            periods_text(&coding.periods_s(best.chromosome)),
-            fitness_text(&best.evaluation),
+            text::periods_text(&coding.periods_s(best.chromosome)),
+            text::fitness_text(&best.evaluation),
             g.mean_fitness().map_or("-".into(), |m| format!("{m:.4} m")),
             g.new_evaluations,
         );
@@ -212,155 +198,7 @@ pub fn run(args: SwingupArgs) -> Result<()> {
         cancel: Some(interrupt_flag()),
     });
     progress.finish();
-    print_report(&request, &result?);
+    let report = result?;
+    say(|out| text::write_report(out, &request, &report));
     Ok(())
-}
-
-fn print_header(
-    request: &SwingupRequest,
-    prepared: &tether_sweep::workflow::swingup::PreparedSwingup,
-) {
-    let problem = &request.problem;
-    let coding = &problem.coding;
-    let p = &problem.params;
-    let engine = prepared.choice().engine.kind();
-    println!(
-        "swingup: n = {}, D = {} Pa·s, C_D = {}, tip mass = {} kg | waypoints {} m | {} bits ({} chromosomes), T in [{}, {}] s | {:.2} s horizon | {}, {} solver, {}",
-        p.elements,
-        number(p.damping_pa_s),
-        number(p.drag_coefficient),
-        number(p.tip_mass_kg),
-        numbers(
-            problem
-                .scenario
-                .as_swingup()
-                .map_or(&[][..], |s| &s.winch.waypoints_m[..]),
-        ),
-        coding.bits(),
-        coding.space_size(),
-        coding.period_min_s,
-        coding.period_max_s,
-        problem.scenario.duration_s(),
-        match prepared.choice().engine.adapter_name() {
-            Some(name) => format!("GPU {name}"),
-            None => tether_sweep::engine::EngineKind::cpu_device_name(),
-        },
-        engine.solver().name(),
-        engine.precision().name()
-    );
-}
-
-/// The answer, how it was confirmed, and whether its periods sit on the
-/// searched range's bounds.
-fn print_answer(coding: &GeneCoding, searched_best: &Individual, answer: &Answer) {
-    let best = &answer.best;
-    println!(
-        "best: {} {} — {}",
-        coding.bit_string(best.chromosome),
-        periods_text(&coding.periods_s(best.chromosome)),
-        fitness_text(&best.evaluation)
-    );
-    if let Some(c) = &answer.confirmation {
-        println!("  {}", confirmation_text(c, &answer.search));
-        if best.chromosome != searched_best.chromosome {
-            println!(
-                "  the search ranked {} first ({}); at {:e} m this one is fitter",
-                coding.bit_string(searched_best.chromosome),
-                fitness_text(&searched_best.evaluation),
-                c.tolerance_m
-            );
-        }
-    }
-    let at_bounds = periods_at_bounds(coding, best.chromosome);
-    if !at_bounds.is_empty() {
-        let genes: Vec<String> = at_bounds.iter().map(|g| format!("T{g}")).collect();
-        println!(
-            "  ← {} on the bound of [--period-min, --period-max] = [{}, {}] s: the optimum may lie beyond the range searched",
-            genes.join(", "),
-            coding.period_min_s,
-            coding.period_max_s
-        );
-    }
-}
-
-/// The landscape's optimum and the GA answer's rank among all.
-fn print_global(coding: &GeneCoding, best: &Individual, g: &GlobalOptimum) {
-    println!(
-        "global optimum ({} chromosomes): {} {} — {}",
-        coding.space_size(),
-        coding.bit_string(g.best.chromosome),
-        periods_text(&coding.periods_s(g.best.chromosome)),
-        fitness_text(&g.best.evaluation)
-    );
-    println!(
-        "the GA's answer ranks {} of {}{}",
-        g.ga_rank,
-        coding.space_size(),
-        if best.chromosome == g.best.chromosome {
-            ": it is the global optimum"
-        } else {
-            ""
-        }
-    );
-}
-
-/// How the answer was confirmed, beside the search's score.
-fn confirmation_text(c: &SwingupConfirmation, search: &Evaluation) -> String {
-    format!(
-        "confirmed at {:e} m on the reference solver: the {} fittest re-run ({} round{}), largest change {:.1e} m; the search gave J_a,min = {}",
-        c.tolerance_m,
-        c.rerun,
-        c.rounds,
-        if c.rounds == 1 { "" } else { "s" },
-        c.largest_shift_m,
-        search
-            .j_a_min_m
-            .map_or("none".to_string(), |j| format!("{j:.6} m"))
-    )
-}
-
-fn print_report(request: &SwingupRequest, report: &SwingupReport) {
-    let coding = &request.problem.coding;
-    let run = &report.run;
-    let answer = &report.answer;
-    let best = &answer.best;
-    if let Some(l) = &report.landscape {
-        println!(
-            "exhaustive: {} simulations in {:.1} s ({:.1}/s), wrote {}",
-            coding.space_size(),
-            l.wall_s,
-            coding.space_size() as f64 / l.wall_s,
-            l.path.display()
-        );
-    }
-    print_answer(coding, &run.best, answer);
-    println!(
-        "found in generation {} (generations 0–{}); {} distinct chromosomes {} in {:.1} s",
-        answer.found_in,
-        run.generations.len() - 1,
-        run.evaluations,
-        if report.landscape.is_some() {
-            "looked up in the landscape"
-        } else {
-            "simulated"
-        },
-        report.ga_wall_s
-    );
-    if let Some(layouts) = super::args::layouts_text(&report.gpu_layouts) {
-        println!("GPU simulations, {layouts}");
-    }
-    if let Some(g) = &answer.global {
-        print_global(coding, best, g);
-    }
-    println!(
-        "wrote {} (and {}{}.svg/.png) in {:.1} s",
-        report.generations_path.display(),
-        if report.replayed {
-            "best_track.parquet, best_motion.parquet, "
-        } else {
-            ""
-        },
-        report.figures.join(".svg/.png, "),
-        report.wall_s
-    );
 }

@@ -1,0 +1,998 @@
+//! An identification's plan and report as text: the header, the film's
+//! checks, the summary, the data's tolerance, the refinement with its
+//! profiles, the goodness of fit, the validation and the files written;
+//! several films' with each film's noise, weight and own values.
+
+use super::{layouts_text, number, numbers, say, sayln};
+use crate::camera::{Camera, TimeUnit};
+use crate::least_squares::profile::{Profile, ProfileEnd};
+use crate::scenario::Scenario;
+use crate::sweep::accuracy::Chosen;
+use crate::sweep::refine::Refined;
+use crate::sweep::validation::Validation;
+use crate::sweep::{CandidateResult, Grid, Parameter, Summary};
+use crate::workflow::count;
+use crate::workflow::film::{Film, Plausibility, TrackedPin};
+use crate::workflow::fit::{GoodnessOfFit, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier};
+use crate::workflow::identify::{FilmPlan, IdentifyReport, IdentifyRequest, Plan};
+use crate::workflow::summarize::SummarizeReport;
+
+/// A sweep's solver in the header: `--tolerance` holds for the whole run,
+/// else a reference-solver sweep is a first pass at the scouting
+/// tolerance, `scout_tolerance_m` ([`crate::sweep::accuracy`]),
+/// whose candidates near the best re-run at the data's: in this run, or
+/// in `summarize`'s merge of a `shard`'s parts.
+pub fn sweep_solver_text(
+    solver: &str,
+    scout_tolerance_m: Option<f64>,
+    tolerance_m: Option<f64>,
+    shard: bool,
+) -> String {
+    match (tolerance_m, scout_tolerance_m) {
+        (Some(t), _) => format!("{solver} solver at tolerance {t:e} m (--tolerance)"),
+        (None, Some(scout)) if shard => format!(
+            "{solver} solver, a first pass at tolerance {scout:e} m (summarize re-runs the candidates near the merged best at the data's)"
+        ),
+        (None, Some(scout)) => format!(
+            "{solver} solver, a first pass at tolerance {scout:e} m, then the candidates near the best at the data's"
+        ),
+        (None, None) => format!("{solver} solver"),
+    }
+}
+
+/// A best fit that misses the data as no fit of this experiment can,
+/// accepted by `--allow-implausible`: said, since the run exits 0.
+pub fn write_allowed_implausible(out: &mut String, warning: Option<&str>, allowed: bool) {
+    if let Some(w) = warning.filter(|_| allowed) {
+        sayln!(out, "warning (--allow-implausible): {w}");
+    }
+}
+
+/// The pin taken from the film's marker 0, where it was.
+pub fn write_tracked_pin(
+    out: &mut String,
+    pin: Option<&TrackedPin>,
+    camera: &Camera,
+    indent: &str,
+) {
+    use crate::camera::LengthUnit;
+    if let Some(p) = pin {
+        // To a hundredth of a millimetre or so, in the file's unit.
+        let decimals = match camera.unit {
+            LengthUnit::Px => 2,
+            LengthUnit::Mm => 2,
+            LengthUnit::M => 5,
+        };
+        sayln!(
+            out,
+            "{indent}pin: from the film, marker 0 (at arc length 0) rests at ({:.decimals$}, {:.decimals$}) {} (its median; it wanders {:.2} mm RMS around it)",
+            p.pin_file[0],
+            p.pin_file[1],
+            camera.unit.name(),
+            1e3 * p.wander_m
+        );
+    }
+}
+
+/// The fit's σ against the film's noise (a joint run's: `film`'s).
+pub fn write_goodness(out: &mut String, g: &GoodnessOfFit, film: Option<&str>) {
+    sayln!(
+        out,
+        "goodness of fit{}: σ ≈ {:.3} mm against the noise's {:.3} mm ({}): {:.2}×, {}",
+        film.map_or(String::new(), |f| format!(" of film {f}")),
+        1e3 * g.fit_sigma_m,
+        1e3 * g.noise.sigma_m,
+        g.noise.how(),
+        g.ratio,
+        match g.explains {
+            true if g.ratio > g.ratio_limit => format!(
+                "beyond {}× but under {:.3} mm (a thousandth of the length): taken as explained",
+                g.ratio_limit,
+                1e3 * g.floor_m
+            ),
+            true => format!("within {}×: the model explains the data", g.ratio_limit),
+            false => format!("beyond {}×: more than the noise explains", g.ratio_limit),
+        }
+    );
+}
+
+/// How the reference solver's tolerance was chosen, and what it re-ran.
+pub fn write_accuracy(out: &mut String, chosen: &Chosen) {
+    let Some(a) = &chosen.accuracy else {
+        sayln!(
+            out,
+            "accuracy: --tolerance {:e} m for the sweep, the best fit and the refinement",
+            chosen.tolerance_m
+        );
+        return;
+    };
+    let rerun = match &chosen.confirmation {
+        Some(c) if c.confirmed > 0 => format!(
+            "; {} near the best re-run at it after a first pass at {:e} m (largest J_e shift {:.1e} m², re-run to {:.1e} m² above the threshold)",
+            count(c.confirmed, "candidate"),
+            c.scout_tolerance_m,
+            c.largest_shift_m2,
+            c.margin_m2,
+        ),
+        Some(c) => format!(
+            "; the first pass at {:e} m was already as accurate",
+            c.scout_tolerance_m
+        ),
+        None => String::new(),
+    };
+    let what = match chosen.refinement {
+        Some(_) => "the candidates near the best",
+        None => "the best fit and the refinement",
+    };
+    sayln!(
+        out,
+        "accuracy: σ ≈ {:.2} mm over N = {} coordinates: a track error of {:.1e} m RMS moves J_e by a tenth of the region's threshold, so {what} run the reference solver at tolerance {:.1e} m{rerun}",
+        a.noise_m * 1e3,
+        a.observations,
+        a.track_error_m,
+        a.tolerance_m,
+    );
+    if let Some(r) = &chosen.refinement {
+        sayln!(
+            out,
+            "  the refined σ ≈ {:.2} mm calls for tolerance {:.1e} m, under half of that: the refinement went on from its values at it, and the best fit ran at it",
+            r.noise_m * 1e3,
+            r.tolerance_m,
+        );
+    }
+}
+
+/// The grid's parameter axes and their lengths, as the headers list them
+/// after n, D and C_D: ", release_time_s: 7".
+pub fn parameter_axes_text(grid: &Grid) -> String {
+    grid.parameters
+        .iter()
+        .map(|a| format!(", {}: {}", a.parameter, a.values.len()))
+        .collect()
+}
+
+/// The device a run's engine runs on: the GPU's adapter, or the CPU.
+pub fn device_text(adapter: Option<&str>) -> String {
+    match adapter {
+        Some(name) => format!("GPU {name}"),
+        None => crate::engine::EngineKind::cpu_device_name(),
+    }
+}
+
+pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from_config: bool) {
+    let grid = &request.grid;
+    sayln!(
+        out,
+        "identify: {} (n: {} values, D: {}, C_D: {}{}){} against {} | {}, {}, {}",
+        count(grid.len(), "candidate"),
+        grid.elements.len(),
+        grid.damping_pa_s.len(),
+        grid.drag_coefficient.len(),
+        parameter_axes_text(grid),
+        match &request.shard {
+            Some(s) => format!(", shard {s}: {}", plan.films[0].candidates),
+            None => String::new(),
+        },
+        request.film().measured,
+        device_text(plan.adapter.as_deref()),
+        sweep_solver_text(
+            plan.engine.solver().name(),
+            plan.scout_tolerance_m,
+            request.tolerance_m,
+            request.shard.is_some(),
+        ),
+        plan.engine.precision().name(),
+    );
+    let s = &plan.films[0].scenario;
+    let camera = &request.film().camera;
+    if from_config {
+        let release_axis = grid
+            .parameters
+            .iter()
+            .any(|a| a.parameter == Parameter::ReleaseTimeS);
+        write_experiment(out, s, release_axis);
+        if !camera.is_default() {
+            sayln!(out, "camera: {}", describe_camera(camera));
+        }
+        write_tracked_pin(out, plan.films[0].tracked_pin.as_ref(), camera, "");
+    }
+    write_film_checks(out, request, plan);
+    if let Some(layout) = plan.engine.gpu_layout() {
+        sayln!(
+            out,
+            "GPU layout: {}",
+            match layout.fixed() {
+                Some(l) => format!("{} (--gpu-layout)", l.name()),
+                None => "auto: for each batch and scheme, by the cost model (gpu::cost)".into(),
+            }
+        );
+    }
+    let film = &plan.films[0];
+    if film.resumed > 0 {
+        sayln!(
+            out,
+            "resuming: {} from {} saved chunks, {} to run",
+            count(film.resumed, "candidate"),
+            film.saved_chunks,
+            plan.to_run()
+        );
+    }
+}
+
+/// What the checks of the film found: its first frame far from the
+/// initial shape, samples missing, rows not compared.
+pub fn write_film_checks(out: &mut String, request: &IdentifyRequest, plan: &Plan) {
+    let plan = &plan.films[0];
+    let s = &plan.scenario;
+    if let Some(offset) = plan.start
+        && offset.rms_m > Plausibility::START_WARNING * request.base.length_m
+    {
+        sayln!(out, "warning: {}", offset.describe(s));
+    }
+    let missing = plan.coverage.missing();
+    if missing > 0 {
+        sayln!(
+            out,
+            "{} of the {} marker positions J_e compares are not in the file ({} with an empty or NaN position): skipped",
+            count(missing, "sample"),
+            plan.coverage.expected,
+            plan.occluded_rows
+        );
+    }
+    if plan.unused_rows > 0 {
+        sayln!(
+            out,
+            "warning: {} of {} are not compared: their markers are beyond the experiment's {} (markers 0..{})",
+            count(plan.unused_rows, "row"),
+            request.film().measured,
+            s.marker_arc_lengths_m.len(),
+            s.marker_arc_lengths_m.len().saturating_sub(1)
+        );
+    }
+}
+
+/// The camera in words: what the file's numbers were turned from.
+pub fn describe_camera(camera: &Camera) -> String {
+    use crate::camera::{LengthUnit, YAxis};
+    let mut parts = vec![match camera.unit {
+        LengthUnit::Px => format!("px of {} m", number(camera.scale_m())),
+        unit => unit.name().to_string(),
+    }];
+    if camera.y_axis == YAxis::Down {
+        parts.push("y down".into());
+    }
+    if camera.down.is_some() {
+        parts.push(format!(
+            "turned {:.2}° from the plumb line",
+            camera.tilt_rad().to_degrees()
+        ));
+    }
+    if let Some(pin) = camera.pin {
+        parts.push(format!(
+            "the pin at ({}, {}) {}",
+            number(pin[0]),
+            number(pin[1]),
+            camera.unit.name()
+        ));
+    }
+    parts.push(format!("clock in {}", camera.time_unit.name()));
+    if let Some(lost) = camera.lost {
+        parts.push(format!(
+            "({}, {}) read as lost",
+            number(lost[0]),
+            number(lost[1])
+        ));
+    }
+    if camera.first_marker != 0 {
+        parts.push(format!("markers numbered from {}", camera.first_marker));
+    }
+    format!(
+        "{} (turned into metres, y up, on the file's clock in seconds)",
+        parts.join(", ")
+    )
+}
+
+/// The experiment a config describes, as compared.
+pub fn write_experiment(out: &mut String, s: &Scenario, release_axis: bool) {
+    let times = s.frame_times_s();
+    sayln!(
+        out,
+        "experiment: released at {}° from the pin at ({}, {}) m at {}, {} at s = {} m, {} from t = {} to {} s",
+        number(s.as_drop().map_or(f64::NAN, |d| d.initial_angle_deg)),
+        number(s.pin_m()[0]),
+        number(s.pin_m()[1]),
+        if release_axis {
+            "the release axis's times".to_string()
+        } else {
+            format!("t = {} s", number(s.release_time_s()))
+        },
+        count(s.marker_arc_lengths_m.len(), "marker"),
+        numbers(&s.marker_arc_lengths_m),
+        count(times.len(), "frame"),
+        number(times.first().copied().unwrap_or(0.0)),
+        number(times.last().copied().unwrap_or(0.0)),
+    );
+}
+
+/// What ran, how fast, and in which GPU layouts.
+pub fn write_rate(out: &mut String, report: &IdentifyReport) {
+    let mut layouts = std::collections::BTreeMap::new();
+    for layout in report.results.iter().filter_map(|r| r.gpu_layout) {
+        *layouts.entry(layout.name()).or_insert(0) += 1;
+    }
+    let rate = report.simulations as f64 / report.wall_s;
+    let layouts = layouts_text(&layouts).map_or(String::new(), |l| format!("; GPU {l}"));
+    if report.simulations == report.scored {
+        sayln!(
+            out,
+            "{} in {:.1} s ({rate:.1} simulations/s){layouts}",
+            count(report.scored, "simulation"),
+            report.wall_s,
+        );
+    } else {
+        sayln!(
+            out,
+            "{} in {:.1} s by {} (candidates that differ only in the release time share one; {rate:.1} simulations/s){layouts}",
+            count(report.scored, "candidate"),
+            report.wall_s,
+            count(report.simulations, "simulation"),
+        );
+    }
+}
+
+pub fn write_report(out: &mut String, report: &IdentifyReport) {
+    write_rate(out, report);
+    if let Some(s) = &report.summary {
+        write_summary(out, s, report.shard.is_some());
+    }
+    if let Some(c) = report.accuracy.as_ref().filter(|_| report.shard.is_none()) {
+        write_accuracy(out, c);
+    }
+    write_allowed_implausible(
+        out,
+        report.fit_warning.as_deref(),
+        report.implausible_allowed,
+    );
+    for f in &report.outliers {
+        write_outliers(out, &f.outliers, f.limit_m, &f.camera, "best_fit.parquet");
+    }
+    if let Some(r) = &report.refined {
+        write_refined(out, r);
+    }
+    for g in &report.goodness {
+        write_goodness(out, &g.test, None);
+    }
+    for (_, v) in &report.validations {
+        write_validation(out, v);
+    }
+    match report.shard {
+        None => sayln!(
+            out,
+            "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
+            report.table_path.display(),
+            if report.refined.is_some() {
+                ", refined.parquet"
+            } else {
+                ""
+            },
+            report.figures.join(", ")
+        ),
+        Some(_) => sayln!(
+            out,
+            "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
+            report.table_path.display(),
+            report.out.display()
+        ),
+    }
+}
+
+/// Samples far beyond the noise from the best fit, ten at most by name,
+/// with the time and marker number the file has them under.
+pub fn write_outliers(
+    out: &mut String,
+    outliers: &[Outlier],
+    limit_m: f64,
+    camera: &Camera,
+    fit_file: &str,
+) {
+    const LISTED: usize = 10;
+    let Some(first) = outliers.first() else {
+        return;
+    };
+    let listed: Vec<String> = outliers
+        .iter()
+        .take(LISTED)
+        .map(|o| {
+            let time = match camera.time_unit {
+                TimeUnit::Frame => format!("frame {}", number(o.t_file)),
+                unit => format!("t = {} {}", number(o.t_file), unit.name()),
+            };
+            format!(
+                "{time} marker {} ({:.1} mm)",
+                o.marker_file,
+                1e3 * o.distance_m
+            )
+        })
+        .collect();
+    sayln!(
+        out,
+        "warning: {} more than {:.2} mm ({} σ, at least {} % of the tether's length) from the best fit, up to {:.1} mm (a lost marker written as a number, a tracking jump?): {}{}; all in {fit_file}'s metadata ({})",
+        count(outliers.len(), "sample"),
+        1e3 * limit_m,
+        OUTLIER_SIGMAS,
+        100.0 * OUTLIER_FLOOR_OF_LENGTH,
+        1e3 * first.distance_m,
+        listed.join(", "),
+        if outliers.len() > LISTED { ", …" } else { "" },
+        crate::metadata::OUTLIERS
+    );
+}
+
+/// Each refined value with its standard error.
+pub fn refined_values(r: &Refined) -> Vec<String> {
+    r.parameters
+        .iter()
+        .map(|p| {
+            format!(
+                "{} = {:.6} ± {:.2e}{}",
+                p.name(),
+                p.value,
+                p.standard_error,
+                if p.at_bound {
+                    " (on the grid's bound)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect()
+}
+
+pub fn write_refined(out: &mut String, r: &Refined) {
+    let values = refined_values(r);
+    let mut tried = r.elements_tried.clone();
+    tried.sort_unstable();
+    let tried: Vec<String> = tried.iter().map(|n| n.to_string()).collect();
+    sayln!(
+        out,
+        "refined at n = {} (Levenberg–Marquardt on the reference solver from the grid's best at n = {}: {}, keeping the finest whose J_e is within σ² χ²₁ of the lowest; {} iterations, {} simulations): {}; J_e = {:.6e} m², σ ≈ {:.2} mm{}",
+        r.elements,
+        tried.join(", "),
+        match r.every_elements {
+            true =>
+                "every n, the grid's best J_e lying more than the confidence region's rise above the lowest refined one (too coarse to rank n)",
+            false => "those within the confidence threshold and the finest",
+        },
+        r.iterations,
+        r.simulations,
+        values.join(", "),
+        r.j_e_m2,
+        r.sigma_m * 1e3,
+        r.correlation
+            .map_or(String::new(), |c| format!(", correlation {c:.2}"))
+    );
+    if let Some(why) = &r.undetermined {
+        sayln!(out, "  ← not determined by the data: {why}");
+    }
+    if !r.films.is_empty() {
+        let films: Vec<String> = r
+            .films
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} σ ≈ {:.3} mm (J_e = {:.6e} m²), weight {:.4}",
+                    f.name,
+                    f.sigma_m * 1e3,
+                    f.j_e_m2,
+                    f.weight
+                )
+            })
+            .collect();
+        sayln!(
+            out,
+            "  each film at the refined values, weighed by its own residual there: {}",
+            films.join("; ")
+        );
+    }
+    write_profiles(out, r);
+    write_mesh(out, r);
+}
+
+/// Each refined n's J_e where every n was refined, and the parameters the
+/// mesh moves by more than a standard error.
+pub fn write_mesh(out: &mut String, r: &Refined) {
+    let moves: Vec<String> = r
+        .mesh_moves()
+        .iter()
+        .map(|m| {
+            format!(
+                "{} = {:.6} at n = {} ({:.1} standard errors away)",
+                m.parameter, m.value, m.elements, m.standard_errors
+            )
+        })
+        .collect();
+    if r.every_elements {
+        let per_n: Vec<String> = r
+            .per_elements
+            .iter()
+            .map(|f| format!("n = {}: {:.6e} m²", f.elements, f.j_e_m2))
+            .collect();
+        sayln!(out, "  refined J_e per n: {}", per_n.join(", "));
+    }
+    if !moves.is_empty() {
+        sayln!(
+            out,
+            "  note: the mesh moves the answer as much as the data's noise does: {}; add finer n to the grid (--elements) to see where the values settle",
+            moves.join(", ")
+        );
+    }
+}
+
+/// `value` with as many decimals as its standard error's leading digits
+/// warrant (three significant digits of the error).
+pub fn to_error_digits(value: f64, standard_error: f64) -> String {
+    let decimals = if standard_error.is_finite() && standard_error > 0.0 {
+        (2 - standard_error.log10().floor() as i32).max(0) as usize
+    } else {
+        6
+    };
+    format!("{value:.decimals$}")
+}
+
+/// The profile intervals, each beside the Gauss–Newton interval, and what
+/// a user should know where they disagree or end on a bound.
+/// What a profile's ends say beyond their values: a grid's bound
+/// reached, an end not found, a floor below the refined fit.
+pub fn write_profile_notes(out: &mut String, name: &str, profile: &Profile) {
+    let bounds: Vec<String> = [("below", &profile.lower), ("above", &profile.upper)]
+        .iter()
+        .filter_map(|(side, end)| match end {
+            ProfileEnd::Bound { value } => Some(format!("{side} {value}")),
+            _ => None,
+        })
+        .collect();
+    if !bounds.is_empty() {
+        sayln!(
+            out,
+            "    ← J_e stays within the threshold to the grid's bound: the data do not bound {name} {} within the range searched; widen the grid to find the interval's end",
+            bounds.join(" or ")
+        );
+    }
+    for (side, end) in [("lower", &profile.lower), ("upper", &profile.upper)] {
+        if let ProfileEnd::Unresolved { why, .. } = end {
+            sayln!(out, "    ← the interval's {side} end was not found: {why}");
+        }
+    }
+    if let Some(lowest) = profile.below_fit {
+        sayln!(
+            out,
+            "    ← the profile found J_e = {lowest:.6e} m², below the refined J_e: the refinement had not reached the minimum, so this interval is measured from too high a floor"
+        );
+    }
+}
+
+pub fn write_profiles(out: &mut String, r: &Refined) {
+    let profiled: Vec<_> = r
+        .parameters
+        .iter()
+        .filter_map(|p| p.profile.as_ref().map(|profile| (p, profile)))
+        .collect();
+    if profiled.is_empty() {
+        return;
+    }
+    let simulations: usize = profiled.iter().map(|(_, p)| p.evaluations).sum();
+    sayln!(
+        out,
+        "{} % profile intervals (each parameter held, the others re-fitted, until J_e rises σ² χ²₁ = {:.3e} m² above the refined J_e; {simulations} simulations):",
+        100.0 * r.confidence_level,
+        r.profile_rise_m2
+    );
+    let width = profiled
+        .iter()
+        .map(|(p, _)| p.name().len())
+        .max()
+        .unwrap_or(0);
+    for (p, profile) in &profiled {
+        let show = |end: &ProfileEnd| match end {
+            ProfileEnd::Crossed { value } => to_error_digits(*value, p.standard_error),
+            ProfileEnd::Bound { value } => format!(
+                "the grid's bound {}",
+                to_error_digits(*value, p.standard_error)
+            ),
+            ProfileEnd::Unresolved { .. } => "not found".into(),
+        };
+        let (gn_lower, gn_upper) = p.gauss_newton_interval(r.confidence_level);
+        sayln!(
+            out,
+            "  {:width$} in [{}, {}] (Gauss–Newton ±{:.2} SE: [{}, {}])",
+            p.name(),
+            show(&profile.lower),
+            show(&profile.upper),
+            crate::sweep::chi2_quantile(1, r.confidence_level).sqrt(),
+            to_error_digits(gn_lower, p.standard_error),
+            to_error_digits(gn_upper, p.standard_error),
+        );
+        write_profile_notes(out, &p.name(), profile);
+    }
+    let disagreements: Vec<String> = r
+        .interval_disagreements()
+        .iter()
+        .map(|d| format!("{}'s {} side {:.1}×", d.parameter, d.side, d.ratio))
+        .collect();
+    if !disagreements.is_empty() {
+        sayln!(
+            out,
+            "  note: the profile and Gauss–Newton intervals differ by more than a factor {} ({}, profile over Gauss–Newton): J_e is far from quadratic in that parameter, and the profile interval is the one to quote",
+            crate::sweep::refine::DISAGREEMENT_FACTOR,
+            disagreements.join(", ")
+        );
+    }
+}
+
+/// A candidate and its J_e, as the summary lists them.
+pub fn candidate_line(r: &CandidateResult) -> String {
+    let parameters: String = r
+        .candidate
+        .parameters
+        .iter()
+        .map(|(p, v)| format!(", {p} = {v}"))
+        .collect();
+    format!(
+        "n = {:>3}, D = {:>7.1} Pa·s, C_D = {:.3}{parameters}: J_e = {:.6e} m²",
+        r.candidate.elements,
+        r.candidate.damping_pa_s,
+        r.candidate.drag_coefficient,
+        r.j_e_m2.unwrap_or(f64::NAN)
+    )
+}
+
+pub fn write_summary(out: &mut String, s: &Summary, shard_only: bool) {
+    let show = candidate_line;
+    let scope = if shard_only { " (of this shard)" } else { "" };
+    sayln!(out, "best{scope}: {}", show(&s.best));
+    sayln!(out, "best per n{scope}:");
+    for r in &s.best_per_elements {
+        sayln!(out, "  {}", show(r));
+    }
+    let c = &s.confidence;
+    sayln!(
+        out,
+        "≈95 % confidence region at n = {} (Gaussian marker noise, σ² = J_min/(N−2) = {:.3e} m², σ ≈ {:.2} mm, N = {}){}:",
+        c.elements,
+        c.sigma2_m2,
+        c.sigma2_m2.sqrt() * 1e3,
+        c.observations,
+        if shard_only {
+            ", over this shard's candidates only: `summarize` gives the whole grid's"
+        } else {
+            ""
+        }
+    );
+    let flag = |edge: bool| {
+        if edge {
+            "  ← reaches the grid's edge: not pinned down by the data within this grid"
+        } else {
+            ""
+        }
+    };
+    sayln!(
+        out,
+        "  D   in [{}, {}] Pa·s{}",
+        c.damping_pa_s.0,
+        c.damping_pa_s.1,
+        flag(c.damping_at_grid_edge)
+    );
+    sayln!(
+        out,
+        "  C_D in [{:.3}, {:.3}]{}",
+        c.drag_coefficient.0,
+        c.drag_coefficient.1,
+        flag(c.drag_at_grid_edge)
+    );
+    for p in &c.parameters {
+        let (lo, hi) = p.range;
+        let unit = p.parameter.unit();
+        sayln!(
+            out,
+            "  {} in [{lo}, {hi}] {unit}{}",
+            p.parameter,
+            flag(p.at_grid_edge)
+        );
+    }
+    if s.diverged > 0 {
+        sayln!(
+            out,
+            "{} diverged (status = diverged, no J_e)",
+            count(s.diverged, "candidate")
+        );
+    }
+}
+
+pub fn write_validation(out: &mut String, v: &Validation) {
+    sayln!(
+        out,
+        "validation against the f64 reference solver ({}): max marker deviation {:.2e} m (tolerance {:.0e}), max J_e deviation {:.2e} relative (tolerance {:.0e}){}",
+        count(v.candidates.len(), "candidate"),
+        v.max_marker_deviation_m,
+        v.marker_tolerance_m,
+        v.max_j_e_relative_deviation,
+        v.j_e_tolerance,
+        if v.passed { "" } else { "  ← FAILED" }
+    );
+}
+
+pub fn write_joint_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan) {
+    write_joint_header(out, request, plan);
+    let resumed: usize = plan.films.iter().map(|f| f.resumed).sum();
+    if resumed > 0 {
+        sayln!(
+            out,
+            "resuming: {resumed} film candidates from saved chunks, {} to run",
+            plan.films.iter().map(|f| f.candidates).sum::<usize>() - resumed
+        );
+    }
+}
+
+pub fn write_joint_header(out: &mut String, request: &IdentifyRequest, plan: &Plan) {
+    let grid = &request.grid;
+    let simulations: usize = plan.films.iter().map(|f| f.simulations).sum();
+    sayln!(
+        out,
+        "joint identification of {} films of one tether: {} shared candidates (n: {}, D: {}, C_D: {}{}), {}{} film candidates by {} on {}, {} ({})",
+        plan.films.len(),
+        plan.candidates,
+        grid.elements.len(),
+        grid.damping_pa_s.len(),
+        grid.drag_coefficient.len(),
+        parameter_axes_text(grid),
+        match &request.shard {
+            Some(s) => format!("shard {s}: "),
+            None => String::new(),
+        },
+        plan.films.iter().map(|f| f.candidates).sum::<usize>(),
+        count(simulations, "simulation"),
+        device_text(plan.adapter.as_deref()),
+        sweep_solver_text(
+            plan.engine.solver().name(),
+            plan.scout_tolerance_m,
+            request.tolerance_m,
+            request.shard.is_some(),
+        ),
+        plan.engine.precision().name(),
+    );
+    for (f, given) in plan.films.iter().zip(&request.films) {
+        write_joint_film(out, f, given);
+    }
+}
+
+/// One film of the plan: its file, candidates, experiment and camera.
+pub fn write_joint_film(out: &mut String, f: &FilmPlan, given: &Film) {
+    let own: Vec<String> = f
+        .own
+        .iter()
+        .map(|a| format!("{}.{} ({} values)", f.name, a.parameter, a.values.len()))
+        .collect();
+    sayln!(
+        out,
+        "film {}: {}, {} candidates by {}{}",
+        f.name,
+        f.measured,
+        f.candidates,
+        count(f.simulations, "simulation"),
+        if own.is_empty() {
+            String::new()
+        } else {
+            format!("; its own axes {}", own.join(", "))
+        }
+    );
+    say!(out, "  ");
+    write_experiment(out, &f.scenario, !f.own.is_empty());
+    if !given.camera.is_default() {
+        sayln!(out, "  camera: {}", describe_camera(&given.camera));
+    }
+    write_tracked_pin(out, f.tracked_pin.as_ref(), &given.camera, "  ");
+    let missing = f.coverage.missing();
+    if missing > 0 {
+        sayln!(
+            out,
+            "  {} of the {} marker positions J_e compares are not in the file ({} with an empty or NaN position): skipped",
+            count(missing, "sample"),
+            f.coverage.expected,
+            f.occluded_rows
+        );
+    }
+}
+
+pub fn write_joint_report(out: &mut String, report: &IdentifyReport) {
+    sayln!(
+        out,
+        "{} film candidates in {:.1} s by {} ({:.1} simulations/s)",
+        report.scored,
+        report.wall_s,
+        count(report.simulations, "simulation"),
+        report.simulations as f64 / report.wall_s
+    );
+    if report.shard.is_some() {
+        let parts: Vec<String> = report
+            .parts
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        for (name, v) in &report.validations {
+            say!(out, "film {name}: ");
+            write_validation(out, v);
+        }
+        sayln!(
+            out,
+            "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
+            parts.join(", "),
+            report.out.display()
+        );
+        return;
+    }
+    write_joint(out, report);
+}
+
+/// A whole joint run's (or a merge's) findings: each film's noise and
+/// weight, the summary, the refinement, the validations and the files.
+pub fn write_joint(out: &mut String, report: &IdentifyReport) {
+    sayln!(
+        out,
+        "each film's noise from its own best candidate, σ = √(J_min/(N−2)), and its weight in the joint J_e (the inverse of σ², averaging 1 a coordinate):"
+    );
+    for w in &report.weights {
+        sayln!(
+            out,
+            "  {}: σ ≈ {:.3} mm over {} coordinates (J_min = {:.6e} m²), weight {}",
+            w.name,
+            w.sigma_m * 1e3,
+            w.observations,
+            w.j_min_m2,
+            number((w.weight * 1e4).round() / 1e4)
+        );
+    }
+    if let Some(s) = &report.summary {
+        write_summary(out, s, false);
+        write_own_at_best(out, report);
+    }
+    if let Some(c) = &report.accuracy {
+        write_accuracy(out, c);
+    }
+    write_allowed_implausible(
+        out,
+        report.fit_warning.as_deref(),
+        report.implausible_allowed,
+    );
+    for f in &report.outliers {
+        let file = format!("best_fit_{}.parquet", f.film);
+        write_outliers(out, &f.outliers, f.limit_m, &f.camera, &file);
+    }
+    if let Some(r) = &report.refined {
+        write_refined(out, r);
+    }
+    for g in &report.goodness {
+        write_goodness(out, &g.test, Some(&g.film));
+    }
+    for (name, v) in &report.validations {
+        say!(out, "film {name}: ");
+        write_validation(out, v);
+    }
+    let fits: Vec<String> = report
+        .weights
+        .iter()
+        .map(|w| format!("best_fit_{}.parquet", w.name))
+        .collect();
+    sayln!(
+        out,
+        "wrote {}, {}{} and figures {} (.svg, .png)",
+        report.table_path.display(),
+        fits.join(", "),
+        if report.refined.is_some() {
+            ", refined.parquet"
+        } else {
+            ""
+        },
+        report.figures.join(", ")
+    );
+}
+
+/// Each film's own values at the joint best, where it has own axes.
+pub fn write_own_at_best(out: &mut String, report: &IdentifyReport) {
+    let Some(s) = &report.summary else { return };
+    let Some(at) = report
+        .results
+        .iter()
+        .position(|r| r.candidate == s.best.candidate)
+    else {
+        return;
+    };
+    let own: Vec<String> = report
+        .weights
+        .iter()
+        .zip(&report.scores)
+        .flat_map(|(w, scores)| {
+            let film_score = &scores[at];
+            film_score
+                .own
+                .iter()
+                .map(move |(p, v)| format!("{}.{p} = {v}", w.name))
+                .chain(std::iter::once(format!(
+                    "{}'s J_e = {:.6e} m²",
+                    w.name,
+                    film_score.j_e_m2.unwrap_or(f64::NAN)
+                )))
+        })
+        .collect();
+    sayln!(out, "at the best: {}", own.join(", "));
+}
+
+/// A merge's (`summarize`) findings: a single film's as `identify` says
+/// its run's, several films' as a joint run's.
+pub fn write_merge(out: &mut String, merged: &SummarizeReport, dir: &std::path::Path) {
+    let report = &merged.identification;
+    if !report.weights.is_empty() {
+        sayln!(
+            out,
+            "summarize: a joint identification of {} films ({}), {} shared candidates of {}",
+            report.weights.len(),
+            report
+                .weights
+                .iter()
+                .map(|w| w.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            report.results.len(),
+            dir.display(),
+        );
+        write_joint(out, report);
+    } else {
+        write_single_merge(out, merged, dir);
+    }
+}
+
+/// A single film's merge, as `identify` prints its run.
+fn write_single_merge(out: &mut String, merged: &SummarizeReport, dir: &std::path::Path) {
+    let report = &merged.identification;
+    let e = &report.engine;
+    sayln!(
+        out,
+        "summarize: {} shards, {} of {} | {} {} solver, {}",
+        merged.shards,
+        count(report.results.len(), "candidate"),
+        dir.display(),
+        e.backend.to_uppercase(),
+        e.solver,
+        e.precision
+    );
+    if let Some(s) = &report.summary {
+        write_summary(out, s, false);
+    }
+    if let Some(c) = &report.accuracy {
+        write_accuracy(out, c);
+    }
+    if let Some(r) = &report.refined {
+        write_refined(out, r);
+    }
+    for g in &report.goodness {
+        write_goodness(out, &g.test, None);
+    }
+    for (_, v) in &report.validations {
+        write_validation(out, v);
+    }
+    write_allowed_implausible(
+        out,
+        report.fit_warning.as_deref(),
+        report.implausible_allowed,
+    );
+    sayln!(
+        out,
+        "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
+        report.table_path.display(),
+        if report.refined.is_some() {
+            ", refined.parquet"
+        } else {
+            ""
+        },
+        report.figures.join(", ")
+    );
+}

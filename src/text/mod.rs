@@ -1,0 +1,72 @@
+//! What a run says on a terminal: each workflow's plan and report as text,
+//! written once here for every door onto the library (the `tether-sweep`
+//! binary prints it; a notebook or another program can print or log the
+//! same). Numbers are written with the digits they carry
+//! ([`crate::error::decimal`]), lists of them as `[0, 0.1, 0.42]`.
+//!
+//! Layer: above `workflow`, whose requests, plans and reports it reads.
+
+pub mod bench;
+pub mod design;
+pub mod identify;
+pub mod linearize;
+pub mod simulate;
+pub mod swingup;
+
+/// Appends a line (or, with only `out`, an empty line) to `out`.
+macro_rules! sayln {
+    ($out:expr) => {
+        $out.push('\n')
+    };
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
+/// Appends text without ending the line.
+macro_rules! say {
+    ($out:expr, $($arg:tt)*) => {{
+        use std::fmt::Write as _;
+        let _ = write!($out, $($arg)*);
+    }};
+}
+
+pub(crate) use {say, sayln};
+
+pub use crate::error::decimal as number;
+
+/// Numbers as a list: `[0, 0.1, 0.42]`.
+pub fn numbers(xs: &[f64]) -> String {
+    format!(
+        "[{}]",
+        xs.iter().map(|&x| number(x)).collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// "thread layout: 3, workgroup layout: 12", or None when nothing ran on
+/// the GPU.
+pub fn layouts_text(counts: &std::collections::BTreeMap<&str, u64>) -> Option<String> {
+    (!counts.is_empty()).then(|| {
+        counts
+            .iter()
+            .map(|(name, n)| format!("{name} layout: {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_carry_their_digits_not_binary_rounding() {
+        assert_eq!(number(0.6 * 0.7), "0.42");
+        assert_eq!(number(0.1 + 0.2), "0.3");
+        assert_eq!(number(1e-7), "0.0000001");
+        assert_eq!(number(2300.0), "2300");
+        assert_eq!(number(0.019971234), "0.019971234");
+        assert_eq!(numbers(&[0.0, 0.42000000000000004]), "[0, 0.42]");
+    }
+}
