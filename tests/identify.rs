@@ -432,7 +432,7 @@ fn bad_inputs_fail_before_any_simulation() {
         ),
         (vec!["--axis", "release_time_s=0:3:1"], "release_time_s=2"),
         (vec!["--axis", "length_m=0.3,0.6"], "marker_arc_lengths_m"),
-        (vec!["--axis", "release_time_s"], "give NAME=AXIS"),
+        (vec!["--axis", "release_time_s"], "must be NAME=AXIS"),
         // A flag the axis would silently override.
         (
             vec!["--length", "0.7", "--axis", "length_m=0.6,0.7"],

@@ -8,7 +8,7 @@ use toml::{Table, Value};
 
 use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::gpu::{LayoutRequest, Precision};
-use tether_sweep::io::config::ConfigError;
+use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::solver::SolverKind;
 use tether_sweep::sweep::{Axis, Parameter};
 use tether_sweep::workflow::WorkflowError;
@@ -106,6 +106,22 @@ impl TetherArgs {
         }
         tether
     }
+}
+
+/// The config in `path` (or the defaults) with the flags' `overrides`
+/// over it ([`config::resolve_file`]), an invalid value named by the flag
+/// that set it (`TETHER_FLAGS` and `flags`), else by its key and file.
+pub fn resolved(
+    path: Option<&std::path::Path>,
+    overrides: Table,
+    flags: &[(&str, &str)],
+) -> anyhow::Result<config::SimulationConfig> {
+    config::resolve_file(path, overrides).map_err(|e| match e {
+        ConfigError::Input(input) => {
+            name_flags(name_flags(input.into(), &TETHER_FLAGS), flags).into()
+        }
+        other => UsageError(other.to_string()).into(),
+    })
 }
 
 /// A workflow error whose field is one of `flags`' keys, renamed to the

@@ -10,12 +10,10 @@ use toml::{Table, Value};
 use super::UsageError;
 use tether_sweep::camera::Camera;
 use tether_sweep::dataset::{GENERATOR, SynthSpec};
-use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::io::track::TrackLayout;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind};
 use tether_sweep::sweep::{Axis, Parameter};
-use tether_sweep::workflow::WorkflowError;
 use tether_sweep::workflow::synth::{SynthRequest, run as synthesize};
 
 #[derive(Debug, Subcommand)]
@@ -105,33 +103,9 @@ fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario, Camera)> {
             flags.insert(axis.column().into(), Value::Float(v));
         }
     }
-    let mut table = match &args.config {
-        Some(path) => config::read_table(path).map_err(|e| UsageError(e.to_string()))?,
-        None => Table::new(),
-    };
     let mut overrides = Table::new();
     overrides.insert("tether".into(), Value::Table(flags));
-    config::merge(&mut table, overrides);
-    // An invalid value named as the user gave it: the flag that set it,
-    // else the key and the config file.
-    let by_flag = |field: &str| match field {
-        f if f == tip_mass.column() => args.tip_mass.is_some(),
-        f if f == length.column() => args.length.is_some(),
-        other => super::args::TETHER_FLAGS.iter().any(|(k, _)| *k == other),
-    };
-    let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {
-        match (e, &args.config) {
-            (ConfigError::Input(input), Some(path)) if !by_flag(&input.field) => {
-                let field = format!("{} (in {})", input.field, path.display());
-                WorkflowError::flag(&field, input).into()
-            }
-            (ConfigError::Input(input), _) => {
-                super::args::name_flags(WorkflowError::Input(input), &super::args::TETHER_FLAGS)
-                    .into()
-            }
-            (other, _) => UsageError(other.to_string()).into(),
-        }
-    })?;
+    let cfg = super::args::resolved(args.config.as_deref(), overrides, &[])?;
     if cfg.scenario.kind() != ScenarioKind::Drop {
         return Err(UsageError(
             "dataset synth makes a drop: scenario = \"drop\" (the default)".into(),

@@ -99,35 +99,6 @@ const FLAGS: [(&str, &str); 3] = [
     ("axis", "--axis"),
 ];
 
-/// `--estimate NAME` (or FILM.NAME): the parameter, once for each film
-/// whose own it is where no film is named.
-fn estimates(design: &Design, name: &str) -> Result<Vec<Estimated>> {
-    let (film, name) = film_and_name(design, name, "--estimate")?;
-    let parameter = Parameter::parse(name).map_err(|e| {
-        WorkflowError::flag(
-            "--estimate",
-            InputError {
-                field: "estimate".into(),
-                ..e
-            },
-        )
-    })?;
-    let films: Vec<Option<usize>> = match film {
-        Some(f) => vec![Some(f)],
-        None if parameter.is_films_own() && design.films.len() > 1 => {
-            (0..design.films.len()).map(Some).collect()
-        }
-        None => vec![None],
-    };
-    Ok(films
-        .into_iter()
-        .map(|film| Estimated {
-            axis: Axis::Parameter(parameter),
-            film,
-        })
-        .collect())
-}
-
 impl DesignArgs {
     fn request(&self) -> Result<DesignRequest> {
         let films = self.films()?;
@@ -145,7 +116,9 @@ impl DesignArgs {
             design.axes.push(axis);
         }
         for name in &self.estimates {
-            let estimated = estimates(&design, name)?;
+            let estimated = design
+                .estimates(name)
+                .map_err(|e| WorkflowError::flag("--estimate", e))?;
             design.estimated.extend(estimated);
         }
         let mut solver = SolverSettings::reference();
@@ -178,7 +151,9 @@ impl DesignArgs {
                 "--axis '{text}': give NAME=AXIS, e.g. --axis initial_angle_deg=30:90:15"
             )))?
         };
-        let (film, name) = film_and_name(design, name.trim(), "--axis")?;
+        let (film, name) = design
+            .film_and_name(name.trim(), "axis")
+            .map_err(|e| WorkflowError::flag("--axis", e))?;
         let flag = format!("--axis {name}");
         let variable = DesignVariable::parse(name).map_err(|e| WorkflowError::flag(&flag, e))?;
         let values = parse_axis(name, values).map_err(|e| WorkflowError::flag(&flag, e))?;
@@ -309,27 +284,4 @@ fn require_drop(scenario: &Scenario, path: &Path) -> Result<()> {
         )))?;
     }
     Ok(())
-}
-
-/// `FILM.NAME` → (that film, NAME); `NAME` → (None, NAME).
-fn film_and_name<'a>(
-    design: &Design,
-    text: &'a str,
-    flag: &str,
-) -> Result<(Option<usize>, &'a str)> {
-    let Some((film, name)) = text.split_once('.') else {
-        return Ok((None, text));
-    };
-    match design.films.iter().position(|f| f.name == film) {
-        Some(i) => Ok((Some(i), name)),
-        None => Err(UsageError(format!(
-            "{flag} {text}: no planned film is named '{film}' (the films: {})",
-            design
-                .films
-                .iter()
-                .map(|f| f.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )))?,
-    }
 }

@@ -173,32 +173,8 @@ const TIP_MASS: Axis = Axis::Parameter(Parameter::TipMassKg);
 const LENGTH: Axis = Axis::Parameter(Parameter::LengthM);
 
 impl IdentifyArgs {
-    /// `--surface A,B`: the surface figure's two axes.
-    fn surface_axes(&self) -> Result<Option<[Axis; 2]>> {
-        let Some(text) = &self.surface else {
-            return Ok(None);
-        };
-        match text.split_once(',') {
-            Some((a, b)) => {
-                let axis =
-                    |name: &str| Axis::parse(name).map_err(|e| WorkflowError::flag("--surface", e));
-                Ok(Some([axis(a)?, axis(b)?]))
-            }
-            None => Err(UsageError(format!(
-                "--surface '{text}': give two axes A,B, e.g. --surface damping_pa_s,release_time_s"
-            ))
-            .into()),
-        }
-    }
-
     pub(super) fn request(&self) -> Result<IdentifyRequest> {
         let grid = self.grid()?;
-        let surface_axes = self.surface_axes()?;
-        let shard = match &self.shard {
-            Some(text) => Some(Shard::parse(text).map_err(|e| WorkflowError::flag("--shard", e))?),
-            None => Shard::from_slurm(|name| std::env::var(name).ok())
-                .map_err(|e| UsageError(e.to_string()))?,
-        };
         // The config's film (the flag's measured file over its own), or
         // the shipped drop's experiment with the flags' tether.
         let request = match self.config.first() {
@@ -228,8 +204,8 @@ impl IdentifyArgs {
                 )
             },
         };
-        Ok(IdentifyRequest {
-            shard,
+        let mut request = IdentifyRequest {
+            shard: self.shard()?,
             resume: self.resume,
             chunk_size: self.chunk_size,
             engine: self.engine.options(self.solver),
@@ -238,22 +214,37 @@ impl IdentifyArgs {
             validate_marker_tolerance_m: self.validate_marker_tolerance,
             validate_j_e_tolerance: self.validate_j_e_tolerance,
             allow_implausible: self.allow_implausible,
-            surface_axes,
+            surface_axes: (self.surface.as_deref().map(Axis::parse_pair).transpose())
+                .map_err(|e| WorkflowError::flag("--surface", e))?,
             refine: !self.no_refine,
             csv: self.csv,
             force: self.force,
             ..request
+        };
+        // Several films' axes go on once the films are known.
+        if self.config.len() <= 1 {
+            self.add_axes(&mut request)?;
+        }
+        Ok(request)
+    }
+
+    /// `--shard K/N`, else Slurm's array task.
+    fn shard(&self) -> Result<Option<Shard>> {
+        Ok(match &self.shard {
+            Some(text) => Some(Shard::parse(text).map_err(|e| WorkflowError::flag("--shard", e))?),
+            None => Shard::from_slurm(|name| std::env::var(name).ok())
+                .map_err(|e| UsageError(e.to_string()))?,
         })
     }
 
-    /// The grid of `--grid` or the axis flags, with every `--axis`.
+    /// The grid of `--grid` or the axis flags (`--axis`: [`Self::add_axes`]).
     fn grid(&self) -> Result<Grid> {
         let flags = [
             (&self.elements, "--elements", "10:50:10"),
             (&self.damping, "--damping", "0:5000:250"),
             (&self.drag_coefficient, "--drag-coefficient", "0.6:0.9:0.05"),
         ];
-        let grid = match &self.grid {
+        Ok(match &self.grid {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| {
                     UsageError(format!("cannot read --grid {}: {e}", path.display()))
@@ -269,41 +260,23 @@ impl IdentifyArgs {
                     WorkflowError::flag(flag.unwrap_or("grid"), e)
                 })?
             }
-        };
-        let grid = self.with_axes(grid, &flags)?;
-        self.refuse_flags_beside_their_axes(&grid)?;
-        Ok(grid)
+        })
     }
 
-    /// `grid` with each `--axis NAME=AXIS` (a FILM.NAME axis left to the
-    /// joint run), refusing one beside its own flag (`flags`).
-    fn with_axes(
-        &self,
-        mut grid: Grid,
-        flags: &[(&Option<String>, &str, &str); 3],
-    ) -> Result<Grid> {
+    /// Each `--axis NAME=AXIS` onto `request` (`FILM.NAME=AXIS` onto its
+    /// film: [`IdentifyRequest::add_axis`]), refusing one beside its own
+    /// flag, and a flag beside an axis over its parameter.
+    pub(super) fn add_axes(&self, request: &mut IdentifyRequest) -> Result<()> {
+        let flags = [
+            (&self.elements, "--elements"),
+            (&self.damping, "--damping"),
+            (&self.drag_coefficient, "--drag-coefficient"),
+        ];
         for text in &self.axes {
-            let Some((name, axis)) = text.split_once('=') else {
-                return Err(UsageError(format!(
-                    "--axis '{text}': give NAME=AXIS, e.g. --axis release_time_s=0:0.03:0.005"
-                ))
-                .into());
-            };
-            if name.contains('.') {
-                if self.config.len() > 1 {
-                    continue;
-                }
-                return Err(UsageError(format!(
-                    "--axis '{text}': a FILM.NAME axis is one film's in a joint identification of several --config films; with one film write --axis {}=…",
-                    name.rsplit('.').next().unwrap_or(name)
-                ))
-                .into());
-            }
-            let twin = Axis::parse(name.trim()).ok().and_then(|axis| {
-                Axis::FIXED
-                    .iter()
-                    .position(|fixed| *fixed == axis)
-                    .and_then(|i| flags[i].0.as_ref().map(|value| (flags[i].1, value)))
+            let name = text.split_once('=').map_or("", |(name, _)| name.trim());
+            let twin = Axis::parse(name).ok().and_then(|axis| {
+                let i = Axis::FIXED.iter().position(|fixed| *fixed == axis)?;
+                flags[i].0.as_ref().map(|value| (flags[i].1, value))
             });
             if let Some((flag, value)) = twin {
                 return Err(UsageError(format!(
@@ -311,16 +284,11 @@ impl IdentifyArgs {
                 ))
                 .into());
             }
-            // `--axis length_m`, not `--axis`, when a value is wrong.
-            grid = grid.with_axis(name, axis).map_err(|e| {
-                let flag = match e.field.as_str() {
-                    "axis" => "--axis".to_string(),
-                    field => format!("--axis {field}"),
-                };
-                WorkflowError::flag(&flag, e)
-            })?;
+            request
+                .add_axis(text)
+                .map_err(|e| WorkflowError::flag(&format!("--{}", e.field), e))?;
         }
-        Ok(grid)
+        self.refuse_flags_beside_their_axes(&request.grid)
     }
 
     /// A flag beside an axis over the same parameter would be silently

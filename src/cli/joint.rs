@@ -7,12 +7,9 @@ use super::UsageError;
 use super::args::name_flags;
 use super::identify::{IdentifyArgs, say};
 use super::progress::{ProgressBar, interrupt_flag};
-use tether_sweep::sweep::grid::parse_axis;
-use tether_sweep::sweep::{Parameter, ParameterAxis};
 use tether_sweep::text::identify as text;
-use tether_sweep::workflow::film::Film;
+use tether_sweep::workflow::Hooks;
 use tether_sweep::workflow::identify::{IdentifyRequest, check_outcome, prepare};
-use tether_sweep::workflow::{Hooks, WorkflowError};
 
 /// The flags of the values the workflow checks, by their field names.
 const FLAGS: [(&str, &str); 6] = [
@@ -65,43 +62,8 @@ fn joint_request(args: &IdentifyArgs) -> Result<IdentifyRequest> {
         }
         configs.push(config);
     }
-    let mut request = IdentifyRequest::of_configs(configs, single.grid.clone(), &single.out)?;
-    add_film_axes(args, &mut request.films)?;
-    Ok(IdentifyRequest {
-        films: request.films,
-        ..single
-    })
-}
-
-/// Each `--axis FILM.NAME=AXIS` onto its film.
-fn add_film_axes(args: &IdentifyArgs, films: &mut [Film]) -> Result<()> {
-    for text in &args.axes {
-        let Some((name, values)) = text.split_once('=') else {
-            continue;
-        };
-        let Some((film, parameter)) = name.split_once('.') else {
-            continue;
-        };
-        let names = || {
-            films
-                .iter()
-                .map(|f| f.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let Some(k) = films.iter().position(|f| f.name == film) else {
-            Err(UsageError(format!(
-                "--axis {name}: no film is named '{film}' (the films: {})",
-                names()
-            )))?
-        };
-        let flag = format!("--axis {name}");
-        let parameter = Parameter::parse(parameter).map_err(|e| WorkflowError::flag(&flag, e))?;
-        let values = parse_axis(name, values).map_err(|e| WorkflowError::flag(&flag, e))?;
-        if films[k].own.iter().any(|a| a.parameter == parameter) {
-            Err(UsageError(format!("--axis {name} given twice")))?;
-        }
-        films[k].own.push(ParameterAxis { parameter, values });
-    }
-    Ok(())
+    let films = IdentifyRequest::of_configs(configs, single.grid.clone(), &single.out)?.films;
+    let mut request = IdentifyRequest { films, ..single };
+    args.add_axes(&mut request)?;
+    Ok(request)
 }

@@ -6,15 +6,11 @@ use anyhow::Result;
 use clap::Args;
 use toml::{Table, Value};
 
-use super::UsageError;
-use super::args::{EngineArgs, TETHER_FLAGS, TetherArgs};
+use super::args::{EngineArgs, TetherArgs, resolved};
 use super::identify::say;
-use tether_sweep::error::InputError;
-use tether_sweep::io::config::{self, ConfigError};
 use tether_sweep::scenario::ScenarioKind;
 use tether_sweep::solver::SolverKind;
 use tether_sweep::text::simulate as text;
-use tether_sweep::workflow::WorkflowError;
 use tether_sweep::workflow::simulate::{SimulateRequest, prepare};
 
 #[derive(Debug, Args)]
@@ -110,45 +106,8 @@ impl SimulateArgs {
         root
     }
 
-    /// An invalid value named as the user gave it: the flag when a flag set
-    /// it, else the key and the config file.
-    fn name_input(&self, e: InputError) -> WorkflowError {
-        let flags = self.overrides();
-        let set_by_flag = |key: &str| {
-            flags.contains_key(key)
-                || ["tether", "settings"].iter().any(|t| {
-                    flags
-                        .get(*t)
-                        .and_then(Value::as_table)
-                        .is_some_and(|t| t.contains_key(key))
-                })
-        };
-        let flag = TETHER_FLAGS
-            .iter()
-            .chain(&SETTING_FLAGS)
-            .find(|(key, _)| *key == e.field && set_by_flag(key));
-        match (flag, &self.config) {
-            (Some((_, flag)), _) => WorkflowError::flag(flag, e),
-            (None, Some(path)) => {
-                let field = format!("{} (in {})", e.field, path.display());
-                WorkflowError::flag(&field, e)
-            }
-            (None, None) => WorkflowError::Input(e),
-        }
-    }
-
     fn request(&self) -> Result<SimulateRequest> {
-        let mut table = match &self.config {
-            Some(path) => config::read_table(path).map_err(|e| UsageError(e.to_string()))?,
-            None => Table::new(),
-        };
-        config::merge(&mut table, self.overrides());
-        let cfg = config::resolve(table).map_err(|e| -> anyhow::Error {
-            match e {
-                ConfigError::Input(input) => self.name_input(input).into(),
-                other => UsageError(other.to_string()).into(),
-            }
-        })?;
+        let cfg = resolved(self.config.as_deref(), self.overrides(), &SETTING_FLAGS)?;
         Ok(SimulateRequest {
             config: cfg,
             engine: self.engine.options(self.solver),

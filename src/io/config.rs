@@ -145,6 +145,37 @@ fn parse_table(text: &str, path: &Path) -> Result<Table, ConfigError> {
     })
 }
 
+/// The config in `path` (none: every default) with `overrides` (keys
+/// given elsewhere, e.g. by command-line flags, in the config's layout)
+/// merged over it, resolved. An invalid value is named as the user gave
+/// it: a key `overrides` set by that key (for the caller to name by its
+/// flag), any other by the key and the file (`length_m (in drop.toml)`).
+pub fn resolve_file(
+    path: Option<&Path>,
+    overrides: Table,
+) -> Result<SimulationConfig, ConfigError> {
+    let mut table = match path {
+        Some(p) => read_table(p)?,
+        None => Table::new(),
+    };
+    let given = |key: &str| {
+        overrides.contains_key(key)
+            || overrides
+                .values()
+                .filter_map(Value::as_table)
+                .any(|t| t.contains_key(key))
+    };
+    let named = |e: ConfigError| match (e, path) {
+        (ConfigError::Input(mut input), Some(p)) if !given(&input.field) => {
+            input.field = format!("{} (in {})", input.field, p.display());
+            ConfigError::Input(input)
+        }
+        (e, _) => e,
+    };
+    merge(&mut table, overrides.clone());
+    resolve(table).map_err(named)
+}
+
 /// Copies `overrides` into `base`, merging sub-tables key by key.
 pub fn merge(base: &mut Table, overrides: Table) {
     for (key, value) in overrides {

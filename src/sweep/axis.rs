@@ -113,6 +113,18 @@ impl Axis {
     }
 
     /// The axis whose column is `name`, or an error that lists them all.
+    /// Two axes written `A,B` (the surface figure's: `damping_pa_s,release_time_s`).
+    pub fn parse_pair(text: &str) -> Result<[Self; 2], InputError> {
+        match text.split_once(',') {
+            Some((a, b)) => Ok([Self::parse(a)?, Self::parse(b)?]),
+            None => Err(InputError::new(
+                "surface",
+                format!("'{text}'"),
+                "two axes A,B, e.g. damping_pa_s,release_time_s",
+            )),
+        }
+    }
+
     pub fn parse(name: &str) -> Result<Self, InputError> {
         let name = name.trim();
         Self::all().find(|a| a.column() == name).ok_or_else(|| {

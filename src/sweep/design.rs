@@ -232,6 +232,54 @@ pub struct Design {
 }
 
 impl Design {
+    /// `FILM.NAME` → (that film, NAME); `NAME` → (None, NAME). `field`
+    /// names the input refused when no film has that name.
+    pub fn film_and_name<'a>(
+        &self,
+        text: &'a str,
+        field: &str,
+    ) -> Result<(Option<usize>, &'a str), InputError> {
+        let Some((film, name)) = text.split_once('.') else {
+            return Ok((None, text));
+        };
+        let names: Vec<&str> = self.films.iter().map(|f| f.name.as_str()).collect();
+        match names.iter().position(|&f| f == film) {
+            Some(i) => Ok((Some(i), name)),
+            None => Err(InputError::new(
+                field,
+                text,
+                format!(
+                    "NAME or FILM.NAME of a planned film (the films: {})",
+                    names.join(", ")
+                ),
+            )),
+        }
+    }
+
+    /// The parameter estimated by `text` (`NAME`, or `FILM.NAME`): once
+    /// for each film whose own it is where no film is named.
+    pub fn estimates(&self, text: &str) -> Result<Vec<Estimated>, InputError> {
+        let (film, name) = self.film_and_name(text, "estimate")?;
+        let parameter = Parameter::parse(name).map_err(|e| InputError {
+            field: "estimate".into(),
+            ..e
+        })?;
+        let films: Vec<Option<usize>> = match film {
+            Some(f) => vec![Some(f)],
+            None if parameter.is_films_own() && self.films.len() > 1 => {
+                (0..self.films.len()).map(Some).collect()
+            }
+            None => vec![None],
+        };
+        Ok(films
+            .into_iter()
+            .map(|film| Estimated {
+                axis: Axis::Parameter(parameter),
+                film,
+            })
+            .collect())
+    }
+
     /// A design axis's column: its variable's name, after its film's
     /// (`a.initial_angle_deg`) when it applies to one film of several.
     pub fn axis_column(&self, axis: &DesignAxis) -> String {

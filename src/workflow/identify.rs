@@ -57,8 +57,8 @@ use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
 use crate::sweep::{
-    Axis, Candidate, CandidateResult, Coverage, Grid, ParameterAxis, Selection, Shard, Summary,
-    run, summarize,
+    Axis, Candidate, CandidateResult, Coverage, Grid, Parameter, ParameterAxis, Selection, Shard,
+    Summary, run, summarize,
 };
 use crate::track::NoiseEstimate;
 
@@ -230,6 +230,69 @@ impl IdentifyRequest {
             base: first.tether.clone(),
             ..Self::of_films(films, grid, out)
         })
+    }
+
+    /// Adds an axis given as text (`--axis`'s): `NAME=AXIS` on the grid (n,
+    /// D, C_D or any parameter: `release_time_s=0:0.03:0.005`),
+    /// `FILM.NAME=AXIS` on that film's own axes where there are several
+    /// films (`shallow.release_time_s=0:0.03:0.005`). An error names the
+    /// axis (`axis`, or `axis NAME` for a value of it).
+    pub fn add_axis(&mut self, text: &str) -> Result<(), InputError> {
+        let Some((name, values)) = text.split_once('=') else {
+            return Err(InputError::new(
+                "axis",
+                format!("'{text}'"),
+                "NAME=AXIS, e.g. release_time_s=0:0.03:0.005",
+            ));
+        };
+        let name = name.trim();
+        let named = |e: InputError| match e.field.as_str() {
+            "axis" => e,
+            field => InputError {
+                field: format!("axis {field}"),
+                ..e
+            },
+        };
+        let Some((film, parameter)) = name.split_once('.') else {
+            self.grid = self.grid.clone().with_axis(name, values).map_err(named)?;
+            return Ok(());
+        };
+        if self.single() {
+            return Err(InputError::new(
+                "axis",
+                format!("'{text}'"),
+                format!(
+                    "NAME=AXIS: a FILM.NAME axis is one film's where several films share a tether; with one film write {parameter}=…"
+                ),
+            ));
+        }
+        let names: Vec<&str> = self.films.iter().map(|f| f.name.as_str()).collect();
+        let Some(k) = names.iter().position(|&n| n == film) else {
+            return Err(InputError::new(
+                "axis",
+                name,
+                format!(
+                    "an axis of a film: no film is named '{film}' (the films: {})",
+                    names.join(", ")
+                ),
+            ));
+        };
+        let field = |e: InputError| InputError {
+            field: format!("axis {name}"),
+            ..e
+        };
+        let parameter = Parameter::parse(parameter).map_err(field)?;
+        let values = crate::sweep::grid::parse_axis(name, values).map_err(field)?;
+        let own = &mut self.films[k].own;
+        if own.iter().any(|a| a.parameter == parameter) {
+            return Err(InputError::new(
+                "axis",
+                name,
+                "each film's parameter on one axis",
+            ));
+        }
+        own.push(ParameterAxis { parameter, values });
+        Ok(())
     }
 
     /// The first film: a single film's identification's only one.
