@@ -748,7 +748,10 @@ fn the_cli_stays_thin_and_identification_is_one_path() {
     let lines = |path: &Path| std::fs::read_to_string(path).unwrap().lines().count();
     let cli: usize = files.iter().map(|f| lines(f)).sum();
     assert!(cli > 500, "the scan is broken: {cli} lines");
-    assert!(cli <= 2000, "cli/ is {cli} lines: move what is not flags into the library");
+    assert!(
+        cli <= 2000,
+        "cli/ is {cli} lines: move what is not flags into the library"
+    );
     let identify = lines(&root.join("src/workflow/identify.rs"));
     assert!(identify <= 2200, "workflow/identify.rs is {identify} lines");
     assert!(

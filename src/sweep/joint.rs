@@ -122,16 +122,18 @@ pub fn best_over_own(film: &FilmAxes, results: &[CandidateResult]) -> Vec<FilmSc
         .collect()
 }
 
-/// A film's noise and its weight in the joint J_e.
+/// A film's fit, its noise and its weight in the joint J_e: at the grid's
+/// best ([`weights`]), or at a joint refinement's values
+/// (`sweep::refine::Refined::films`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FilmWeight {
     pub name: String,
+    /// Its J_e there, unweighted \[m²\]: over the grid, its lowest, each
+    /// shared candidate at its best own values.
+    pub j_e_m2: f64,
     /// Compared coordinates.
     pub observations: usize,
-    /// The film's lowest J_e over the grid, each shared candidate at its
-    /// best own values \[m²\].
-    pub j_min_m2: f64,
-    /// Its noise estimate √(J_min / (N − 2)) \[m\], as the summary's σ.
+    /// Its noise estimate √(J_e / (N − 2)) \[m\], as the summary's σ.
     pub sigma_m: f64,
     /// σ̄² / σ², with σ̄² = Σ N / Σ (N / σ²) over the films: the weights
     /// average to one per compared coordinate.
@@ -163,12 +165,12 @@ pub fn weights(
         found.push(FilmWeight {
             name: film.name.clone(),
             observations: n,
-            j_min_m2: j_min,
+            j_e_m2: j_min,
             sigma_m: sigma2.sqrt(),
             weight: f64::NAN,
         });
     }
-    let costs: Vec<(f64, usize)> = found.iter().map(|w| (w.j_min_m2, w.observations)).collect();
+    let costs: Vec<(f64, usize)> = found.iter().map(|w| (w.j_e_m2, w.observations)).collect();
     for (w, weight) in found.iter_mut().zip(inverse_variance_weights(&costs)) {
         w.weight = weight;
     }

@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use super::axis::Axis;
-use super::joint::FilmScore;
+use super::joint::{FilmScore, FilmWeight};
 use super::{CONFIDENCE_LEVEL, Candidate, Grid, ParameterAxis, chi2_quantile};
 use crate::least_squares::profile::{Profile, ProfileEnd, ProfileSettings, profiles};
 use crate::least_squares::{Fit, LmSettings, levenberg_marquardt};
@@ -94,22 +94,7 @@ pub struct Refined {
     /// A joint refinement's films: each one's fit at the refined values
     /// and its final weight (empty for a single film).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub films: Vec<FilmFit>,
-}
-
-/// A film's fit at a joint refinement's values.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FilmFit {
-    pub name: String,
-    /// Its J_e there, unweighted \[m²\].
-    pub j_e_m2: f64,
-    /// Its compared coordinates.
-    pub observations: usize,
-    /// √(J_e / (N − 2)) \[m\]: its noise estimate.
-    pub sigma_m: f64,
-    /// Its weight in the refinement's J_e: σ̄² / σ², as in the grid's
-    /// joint J_e (`sweep::joint::FilmWeight`).
-    pub weight: f64,
+    pub films: Vec<FilmWeight>,
 }
 
 /// A profile interval's side that is wider or narrower than the
@@ -732,7 +717,7 @@ impl Problem<'_> {
                 .iter()
                 .zip(&costs)
                 .zip(&weights)
-                .map(|((f, &(j_e_m2, observations)), &weight)| FilmFit {
+                .map(|((f, &(j_e_m2, observations)), &weight)| FilmWeight {
                     name: f.name.unwrap_or_default().to_string(),
                     j_e_m2,
                     observations,

@@ -366,17 +366,7 @@ pub fn write_report(out: &mut String, report: &IdentifyReport) {
         write_validation(out, v);
     }
     match report.shard {
-        None => sayln!(
-            out,
-            "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
-            report.table_path.display(),
-            if report.refined.is_some() {
-                ", refined.parquet"
-            } else {
-                ""
-            },
-            report.figures.join(", ")
-        ),
+        None => write_written(out, report),
         Some(_) => sayln!(
             out,
             "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
@@ -847,7 +837,7 @@ pub fn write_joint(out: &mut String, report: &IdentifyReport) {
             w.name,
             w.sigma_m * 1e3,
             w.observations,
-            w.j_min_m2,
+            w.j_e_m2,
             number((w.weight * 1e4).round() / 1e4)
         );
     }
@@ -984,6 +974,11 @@ fn write_single_merge(out: &mut String, merged: &SummarizeReport, dir: &std::pat
         report.fit_warning.as_deref(),
         report.implausible_allowed,
     );
+    write_written(out, report);
+}
+
+/// A single film's whole run's files.
+fn write_written(out: &mut String, report: &IdentifyReport) {
     sayln!(
         out,
         "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",

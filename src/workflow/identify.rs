@@ -996,7 +996,7 @@ fn open_chunks(
 
 /// What the films' sweeps return: each film's results in its grid's
 /// order, the film candidates scored here, and the simulations they took.
-struct SweptFilms {
+struct Swept {
     results: Vec<Vec<CandidateResult>>,
     scored: usize,
     simulations: usize,
@@ -1043,7 +1043,7 @@ impl PreparedIdentification {
     /// each chunk saved before the next starts (the film's resumed ones
     /// first); an interruption is an error once the finished chunks are
     /// saved.
-    fn sweep(&mut self, hooks: Hooks<'_>) -> Result<SweptFilms, WorkflowError> {
+    fn sweep(&mut self, hooks: Hooks<'_>) -> Result<Swept, WorkflowError> {
         let started = Instant::now();
         let total: u64 = self.films.iter().map(|f| f.todo.len() as u64).sum();
         // The work a candidate costs, for the first estimate: its n.
@@ -1121,7 +1121,7 @@ impl PreparedIdentification {
         if cancelled {
             return Err(self.stopped(&all));
         }
-        Ok(SweptFilms {
+        Ok(Swept {
             results: all,
             scored: finished as usize,
             simulations,
@@ -1151,11 +1151,7 @@ impl PreparedIdentification {
     /// A shard's parts: each film's results with the film's own record
     /// (its experiment, file and, of several, its place and own axes), its
     /// part's summary and check of its engine, for `summarize` to merge.
-    fn write_parts(
-        &self,
-        shard: Shard,
-        swept: &SweptFilms,
-    ) -> Result<IdentifyReport, WorkflowError> {
+    fn write_parts(&self, shard: Shard, swept: &Swept) -> Result<IdentifyReport, WorkflowError> {
         let names = self.plan.engine.names();
         let mut parts = Vec::new();
         let mut validations = Vec::new();
@@ -1369,10 +1365,10 @@ impl Combination {
     /// Combines, summarizes, refines, validates and writes.
     fn finish(
         mut self,
-        swept: SweptFilms,
+        swept: Swept,
         cancel: Option<&AtomicBool>,
     ) -> Result<IdentifyReport, WorkflowError> {
-        let SweptFilms {
+        let Swept {
             mut results,
             scored,
             simulations,
@@ -1660,7 +1656,7 @@ impl Combination {
                 camera: Some(&f.film.camera).filter(|c| !c.is_default()),
                 own: &f.film.own,
                 observations: w.observations,
-                j_min_m2: w.j_min_m2,
+                j_min_m2: w.j_e_m2,
                 sigma_m: w.sigma_m,
                 weight: w.weight,
             })
@@ -1949,7 +1945,7 @@ pub fn merge(
         scout_tolerance_m,
     }
     .finish(
-        SweptFilms {
+        Swept {
             results,
             scored: 0,
             simulations: 0,

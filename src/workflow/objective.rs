@@ -18,6 +18,7 @@
 //! tolerance).
 
 use super::WorkflowError;
+use super::film::CheckedFilm;
 use super::identify::{IdentifyRequest, check_settings, choose_sweep_engine, film_grid};
 use crate::engine::{Engine, EngineKind, RunHooks};
 use crate::error::InputError;
@@ -27,12 +28,12 @@ use crate::solver::SolverKind;
 use crate::sweep::joint::{FilmScore, FilmWeight, combine_one, inverse_variance_weights};
 use crate::sweep::refine::residuals;
 use crate::sweep::{Axis, Candidate, CandidateResult, Grid, Parameter, ParameterValues, run};
-use crate::track::MeasuredTrack;
 
 /// J_e of candidates against an identification's films: built once (each
 /// film read and checked, the engine chosen), called any number of times.
 pub struct Objective {
-    films: Vec<ObjectiveFilm>,
+    /// Each film read and checked; its own parameters are its axes'.
+    films: Vec<CheckedFilm>,
     base: TetherParams,
     /// The shared axes: n, D, C_D, then the grid's parameter axes.
     axes: Vec<Axis>,
@@ -40,19 +41,6 @@ pub struct Objective {
     settings: SolverSettings,
     /// Each film's weight in the joint J_e (one film: none).
     weights: Vec<FilmWeight>,
-}
-
-/// One film as the objective compares it.
-struct ObjectiveFilm {
-    name: String,
-    measured: MeasuredTrack,
-    scenario: Scenario,
-    /// Its own parameters (of several films), each an axis of its grid.
-    own: Vec<Parameter>,
-    /// Its grid's release axis, which every release group's shared
-    /// simulation samples ([`crate::sweep::release::whole_group`]).
-    release_axis: Option<Vec<f64>>,
-    observations: usize,
 }
 
 /// One candidate of a study: its J_e (several films': the joint J_e, ok
@@ -77,36 +65,24 @@ impl Objective {
     pub fn new(request: &IdentifyRequest) -> Result<Self, WorkflowError> {
         check_settings(request)?;
         let mut films = Vec::with_capacity(request.films.len());
-        let mut grids: Vec<Grid> = Vec::with_capacity(request.films.len());
         for film in &request.films {
             let grid = film_grid(request, film)?;
-            let checked =
-                super::film::check(film, &grid, &request.base, request.allow_implausible)?;
-            films.push((checked, film.own.iter().map(|a| a.parameter).collect()));
-            grids.push(grid);
+            films.push(super::film::check(
+                film,
+                &grid,
+                &request.base,
+                request.allow_implausible,
+            )?);
         }
-        let experiments: Vec<(&Grid, &Scenario)> = films
-            .iter()
-            .zip(&grids)
-            .map(|((f, _), g)| (g, &f.scenario))
-            .collect();
+        let experiments: Vec<(&Grid, &Scenario)> =
+            films.iter().map(|f| (&f.grid, &f.scenario)).collect();
         let (choice, settings, _) = choose_sweep_engine(request, &experiments)?;
         let weights = match films.len() {
             1 => Vec::new(),
             _ => noise_weights(&films)?,
         };
         Ok(Self {
-            films: films
-                .into_iter()
-                .map(|(f, own)| ObjectiveFilm {
-                    name: f.film.name.clone(),
-                    observations: f.coverage.observations(),
-                    release_axis: f.grid.release_axis().map(<[f64]>::to_vec),
-                    measured: f.measured,
-                    scenario: f.scenario,
-                    own,
-                })
-                .collect(),
+            films,
             base: request.base.clone(),
             axes: request.grid.axes(),
             engine: choice.engine,
@@ -119,7 +95,7 @@ impl Objective {
     /// (`IdentifyReport::weights`, one per film in the films' order), so
     /// that the joint J_e is its `results.parquet`'s.
     pub fn with_weights(mut self, weights: &[FilmWeight]) -> Result<Self, WorkflowError> {
-        let names: Vec<&str> = self.films.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<&str> = self.films.iter().map(|f| f.film.name.as_str()).collect();
         let given: Vec<&str> = weights.iter().map(|w| w.name.as_str()).collect();
         if self.films.len() < 2 || names != given {
             return Err(InputError::new(
@@ -139,16 +115,17 @@ impl Objective {
     pub fn parameters(&self) -> Vec<String> {
         let shared = self.axes.iter().map(|a| a.column().to_string());
         let own = self.films.iter().flat_map(|f| {
-            f.own
+            f.film
+                .own
                 .iter()
-                .map(move |p| format!("{}.{}", f.name, p.name()))
+                .map(move |a| format!("{}.{}", f.film.name, a.parameter.name()))
         });
         shared.chain(own).collect()
     }
 
     /// The films, by name.
     pub fn films(&self) -> Vec<&str> {
-        self.films.iter().map(|f| f.name.as_str()).collect()
+        self.films.iter().map(|f| f.film.name.as_str()).collect()
     }
 
     /// One film's candidate of `values`, one per [`Self::parameters`],
@@ -195,8 +172,8 @@ impl Objective {
         let mut candidates = Vec::with_capacity(self.films.len());
         for (k, film) in self.films.iter().enumerate() {
             let mut c = shared;
-            for (&p, &v) in film.own.iter().zip(own_values.by_ref()) {
-                c.parameters.set(p, v);
+            for (a, &v) in film.film.own.iter().zip(own_values.by_ref()) {
+                c.parameters.set(a.parameter, v);
             }
             self.check(k, &c)?;
             candidates.push(c);
@@ -217,7 +194,7 @@ impl Objective {
                 _ => None,
             })
             .collect();
-        on_axes.extend(&f.own);
+        on_axes.extend(f.film.own.iter().map(|a| a.parameter));
         let given = candidate.parameters.iter().count();
         if on_axes
             .iter()
@@ -281,7 +258,7 @@ impl Objective {
             &f.measured,
             &self.base,
             &f.scenario,
-            f.release_axis.as_deref(),
+            f.grid.release_axis(),
             hooks,
         )
         .map_err(super::batch("objective batch failed"))
@@ -324,9 +301,9 @@ impl Objective {
             .zip(&self.films)
             .map(|(r, f)| {
                 let mut own = ParameterValues::NONE;
-                for &p in &f.own {
-                    if let Some(v) = r.candidate.parameters.get(p) {
-                        own.set(p, v);
+                for a in &f.film.own {
+                    if let Some(v) = r.candidate.parameters.get(a.parameter) {
+                        own.set(a.parameter, v);
                     }
                 }
                 FilmScore {
@@ -341,7 +318,7 @@ impl Objective {
         let mut shared = films[0].candidate;
         shared.parameters = ParameterValues::NONE;
         for (p, v) in films[0].candidate.parameters.iter() {
-            if !self.films[0].own.contains(&p) {
+            if !self.films[0].film.own.iter().any(|a| a.parameter == p) {
                 shared.parameters.set(p, v);
             }
         }
@@ -406,7 +383,7 @@ impl Objective {
     /// The coordinates J_e compares: 2 per marker sample of every frame
     /// but the first, over every film.
     pub fn observations(&self) -> usize {
-        self.films.iter().map(|f| f.observations).sum()
+        self.films.iter().map(|f| f.coverage.observations()).sum()
     }
 
     /// Each film's weight in the joint J_e (none for one film).
@@ -418,11 +395,9 @@ impl Objective {
 /// Several films' weights from their noise (`[camera] noise`, or the
 /// film's own estimate), as the sweep's from its best fits: σ² over
 /// N − 2 degrees of freedom, weights averaging one a coordinate.
-fn noise_weights(
-    films: &[(super::film::CheckedFilm, Vec<Parameter>)],
-) -> Result<Vec<FilmWeight>, WorkflowError> {
+fn noise_weights(films: &[CheckedFilm]) -> Result<Vec<FilmWeight>, WorkflowError> {
     let mut found = Vec::with_capacity(films.len());
-    for (f, _) in films {
+    for f in films {
         let n = f.coverage.observations();
         let Some(noise) = f.noise.filter(|n| n.sigma_m > 0.0 && n.sigma_m.is_finite()) else {
             return Err(InputError::new(
@@ -436,12 +411,12 @@ fn noise_weights(
         found.push(FilmWeight {
             name: f.film.name.clone(),
             observations: n,
-            j_min_m2: sigma_m * sigma_m * n.saturating_sub(2).max(1) as f64,
+            j_e_m2: sigma_m * sigma_m * n.saturating_sub(2).max(1) as f64,
             sigma_m,
             weight: f64::NAN,
         });
     }
-    let costs: Vec<(f64, usize)> = found.iter().map(|w| (w.j_min_m2, w.observations)).collect();
+    let costs: Vec<(f64, usize)> = found.iter().map(|w| (w.j_e_m2, w.observations)).collect();
     for (w, weight) in found.iter_mut().zip(inverse_variance_weights(&costs)) {
         w.weight = weight;
     }
