@@ -105,7 +105,7 @@ fn main() {
                 dir.path().join(format!("id{seed}")),
             )
         };
-        request.film_mut().scenario = Some(config.clone());
+        request.films[0].scenario = Some(config.clone());
         let report = request.run(Hooks::default()).expect("identified");
         let refined = report.refined.expect("refined");
         let p = &refined.parameters;

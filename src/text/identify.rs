@@ -160,6 +160,9 @@ pub fn device_text(adapter: Option<&str>) -> String {
 }
 
 pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from_config: bool) {
+    let (Some(film), Some(given)) = (plan.films.first(), request.films.first()) else {
+        return;
+    };
     let grid = &request.grid;
     sayln!(
         out,
@@ -170,10 +173,10 @@ pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from
         grid.drag_coefficient.len(),
         parameter_axes_text(grid),
         match &request.shard {
-            Some(s) => format!(", shard {s}: {}", plan.films[0].candidates),
+            Some(s) => format!(", shard {s}: {}", film.candidates),
             None => String::new(),
         },
-        request.film().measured,
+        film.measured,
         device_text(plan.adapter.as_deref()),
         sweep_solver_text(
             plan.engine.solver().name(),
@@ -183,8 +186,8 @@ pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from
         ),
         plan.engine.precision().name(),
     );
-    let s = &plan.films[0].scenario;
-    let camera = &request.film().camera;
+    let s = &film.scenario;
+    let camera = &given.camera;
     if from_config {
         let release_axis = grid
             .parameters
@@ -194,7 +197,7 @@ pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from
         if !camera.is_default() {
             sayln!(out, "camera: {}", describe_camera(camera));
         }
-        write_tracked_pin(out, plan.films[0].tracked_pin.as_ref(), camera, "");
+        write_tracked_pin(out, film.tracked_pin.as_ref(), camera, "");
     }
     write_film_checks(out, request, plan);
     if let Some(layout) = plan.engine.gpu_layout() {
@@ -207,7 +210,6 @@ pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from
             }
         );
     }
-    let film = &plan.films[0];
     if film.resumed > 0 {
         sayln!(
             out,
@@ -222,7 +224,9 @@ pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from
 /// What the checks of the film found: its first frame far from the
 /// initial shape, samples missing, rows not compared.
 pub fn write_film_checks(out: &mut String, request: &IdentifyRequest, plan: &Plan) {
-    let plan = &plan.films[0];
+    let Some(plan) = plan.films.first() else {
+        return;
+    };
     let s = &plan.scenario;
     if let Some(offset) = plan.start
         && offset.rms_m > Plausibility::START_WARNING * request.base.length_m
@@ -244,7 +248,7 @@ pub fn write_film_checks(out: &mut String, request: &IdentifyRequest, plan: &Pla
             out,
             "warning: {} of {} are not compared: their markers are beyond the experiment's {} (markers 0..{})",
             count(plan.unused_rows, "row"),
-            request.film().measured,
+            plan.measured,
             s.marker_arc_lengths_m.len(),
             s.marker_arc_lengths_m.len().saturating_sub(1)
         );

@@ -295,16 +295,6 @@ impl IdentifyRequest {
         Ok(())
     }
 
-    /// The first film: a single film's identification's only one.
-    pub fn film(&self) -> &Film {
-        &self.films[0]
-    }
-
-    /// The first film, to set what it is given by.
-    pub fn film_mut(&mut self) -> &mut Film {
-        &mut self.films[0]
-    }
-
     /// Whether its tables keep a single film's layout: one film.
     pub fn single(&self) -> bool {
         self.films.len() == 1
@@ -712,6 +702,11 @@ pub(super) fn choose_sweep_engine(
     request: &IdentifyRequest,
     films: &[(&Grid, &Scenario)],
 ) -> Result<(Choice, SolverSettings, Option<f64>), WorkflowError> {
+    let Some((first_grid, _)) = films.first() else {
+        return Err(WorkflowError::Usage(
+            "an identification fits one film or more; none given".into(),
+        ));
+    };
     let per_film = (CHOICE_SAMPLE_GROUPS / films.len()).max(1);
     let mut simulations = Vec::new();
     let mut groups = 0;
@@ -736,7 +731,7 @@ pub(super) fn choose_sweep_engine(
         &super::count(groups, "drop"),
         &simulations,
         // A chunk's candidates, a release axis's values sharing a drop.
-        (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / films[0].0.release_run()).max(1),
+        (request.chunk_size.unwrap_or(GPU_CHUNK_CANDIDATES) / first_grid.release_run()).max(1),
         &steps,
     )?;
     let kind = choice.engine.kind().solver();
@@ -2077,6 +2072,48 @@ pub fn engine_names(metadata: &Metadata) -> Option<EngineNames> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_without_films_is_refused_not_a_panic() {
+        let grid = Grid::parse("4", "1000", "0.8").unwrap();
+        let out = std::env::temp_dir().join("tether-sweep-no-films");
+        let request = IdentifyRequest::of_films(Vec::new(), grid, &out);
+        let e = prepare(request.clone()).err().expect("refused");
+        assert!(e.to_string().contains("one film or more"), "{e}");
+        let e = crate::workflow::objective::Objective::new(&request)
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("one film or more"), "{e}");
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn axes_given_as_text_go_on_the_grid_or_their_film() {
+        let grid = Grid::parse("4", "1000", "0.8").unwrap();
+        let mut one = IdentifyRequest::new("a.csv", grid.clone(), "out");
+        one.add_axis("release_time_s=0:0.01:0.005").unwrap();
+        assert_eq!(one.grid.len(), 3);
+        let e = one.add_axis("release_time_s").unwrap_err();
+        assert_eq!(e.field, "axis");
+        assert!(e.allowed.contains("NAME=AXIS"), "{e}");
+        let e = one.add_axis("a.release_time_s=0").unwrap_err();
+        assert!(
+            e.allowed.contains("with one film write release_time_s"),
+            "{e}"
+        );
+        let e = one.add_axis("length_m=abc").unwrap_err();
+        assert_eq!(e.field, "axis length_m");
+
+        let films = vec![Film::new("shallow.csv"), Film::new("steep.csv")];
+        let mut two = IdentifyRequest::of_films(films, grid, "out");
+        two.add_axis("steep.release_time_s=0,0.01").unwrap();
+        assert_eq!(two.films[1].own.len(), 1);
+        assert_eq!(two.grid.len(), 1, "a film's axis is not the grid's");
+        let e = two.add_axis("steep.release_time_s=0").unwrap_err();
+        assert!(e.allowed.contains("one axis"), "{e}");
+        let e = two.add_axis("flat.release_time_s=0").unwrap_err();
+        assert!(e.allowed.contains("the films: shallow, steep"), "{e}");
+    }
 
     #[test]
     fn a_sweeps_tether_record_has_no_placeholder_axes_and_reads_back() {
