@@ -1765,7 +1765,8 @@ impl Combination {
         Ok((validations, references))
     }
 
-    /// results.parquet (and .csv): the J_e, and several films' columns.
+    /// results.parquet (and .csv): the J_e, and several films' columns
+    /// (one film's scores are empty: its table has none).
     fn write_results(
         &self,
         joint: &[CandidateResult],
@@ -1783,19 +1784,15 @@ impl Combination {
             .csv
             .then(|| self.table_path.with_extension("csv"));
         for path in csv.iter().chain(std::iter::once(&self.table_path)) {
-            let (backend, precision, solver) = (&names.backend, &names.precision, &names.solver);
-            match self.request.single() {
-                true => write_results(path, joint, backend, precision, solver, &self.metadata)?,
-                false => write_joint_results(
-                    path,
-                    joint,
-                    &films,
-                    backend,
-                    precision,
-                    solver,
-                    &self.metadata,
-                )?,
-            }
+            write_joint_results(
+                path,
+                joint,
+                &films,
+                &names.backend,
+                &names.precision,
+                &names.solver,
+                &self.metadata,
+            )?;
         }
         Ok(())
     }
