@@ -66,7 +66,7 @@ pub fn planned_from_measured(
         base: &tether,
         allow_implausible: false,
     };
-    let measured = super::film::read_request_film(&context(&given))?;
+    let measured = super::film::read(&context(&given))?;
     let mut given = given.clone();
     if *release == PlannedRelease::FirstFrame
         && let (Some(&first_s), Some(scenario)) =

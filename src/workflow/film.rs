@@ -131,24 +131,24 @@ pub const PIN_WANDER_OF_LENGTH: f64 = 0.01;
 /// than [`PIN_WANDER_OF_LENGTH`] of the length. Nothing without a camera
 /// table (the file is then in the model's frame), with a pin given, or
 /// with a pin axis.
-pub fn take_pin_from_film(request: &FilmContext<'_>) -> Result<Option<TrackedPin>, WorkflowError> {
-    let pin_axis = request.grid.parameters.iter().any(|a| {
+pub fn take_pin_from_film(context: &FilmContext<'_>) -> Result<Option<TrackedPin>, WorkflowError> {
+    let pin_axis = context.grid.parameters.iter().any(|a| {
         matches!(
             a.parameter,
             crate::sweep::Parameter::PinXM | crate::sweep::Parameter::PinYM
         )
     });
-    let camera = &request.film.camera;
+    let camera = &context.film.camera;
     if camera.is_default() || camera.pin.is_some() || pin_axis {
         return Ok(None);
     }
     camera.validate()?;
-    let measured = request
+    let measured = context
         .film
         .measured
         .read(camera, [0.0, 0.0])
         .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))?;
-    let first_arc_m = request
+    let first_arc_m = context
         .film
         .marker_arc_lengths_m
         .as_ref()
@@ -158,7 +158,7 @@ pub fn take_pin_from_film(request: &FilmContext<'_>) -> Result<Option<TrackedPin
     let Some((place_m, wander_m)) = measured.resting_place(0).filter(|_| first_arc_m == 0.0) else {
         return Ok(None);
     };
-    let length_m = request.base.length_m;
+    let length_m = context.base.length_m;
     if wander_m > PIN_WANDER_OF_LENGTH * length_m {
         return Err(InputError::new(
             "[camera] pin",
@@ -330,18 +330,18 @@ impl StartOffset {
     }
 }
 
-/// The drop the candidates are compared in: the request's scenario (or
+/// The drop the candidates are compared in: the film's scenario (or
 /// the paper's), with the measured file's markers and its last frame as the
 /// duration.
 fn experiment(
-    request: &FilmContext<'_>,
+    context: &FilmContext<'_>,
     measured: &MeasuredTrack,
 ) -> Result<Scenario, WorkflowError> {
-    let mut scenario = request
+    let mut scenario = context
         .film
         .scenario
         .clone()
-        .unwrap_or_else(|| Scenario::new(ScenarioKind::Drop, request.base.length_m));
+        .unwrap_or_else(|| Scenario::new(ScenarioKind::Drop, context.base.length_m));
     if scenario.kind() != ScenarioKind::Drop {
         return Err(InputError::new(
             "scenario",
@@ -351,7 +351,7 @@ fn experiment(
         .into());
     }
     let file_arcs = measured.marker_arc_lengths_m.as_ref();
-    match (&request.film.marker_arc_lengths_m, file_arcs) {
+    match (&context.film.marker_arc_lengths_m, file_arcs) {
         (Some(given), Some(file))
             if given.len() != file.len()
                 || given.iter().zip(file).any(|(a, b)| (a - b).abs() > 1e-6) =>
@@ -366,7 +366,7 @@ fn experiment(
         (Some(given), _) => scenario.marker_arc_lengths_m = given.clone(),
         (None, Some(file)) => {
             // Named as the file's: the config says nothing of them.
-            let length_m = request.base.length_m;
+            let length_m = context.base.length_m;
             if let Some(s) = file.iter().find(|&&s| !(0.0..=length_m).contains(&s)) {
                 return Err(InputError::new(
                     "s (a column of the measured file)",
@@ -401,20 +401,20 @@ fn experiment(
         )
         .into());
     }
-    check_clock(&scenario, request.grid, &times)?;
+    check_clock(&scenario, context.grid, &times)?;
     check_declared_frames(
-        &request.film.declared_frames,
+        &context.film.declared_frames,
         &times,
         &scenario,
-        request.grid,
+        context.grid,
     )?;
     check_marker_count(
         measured,
         &scenario,
-        request.film.marker_arc_lengths_m.is_some(),
+        context.film.marker_arc_lengths_m.is_some(),
     )?;
     scenario.frames = Frames::film(times);
-    scenario.validate(request.base.length_m)?;
+    scenario.validate(context.base.length_m)?;
     scenario.check_track_memory()?;
     Ok(scenario)
 }
@@ -630,15 +630,15 @@ fn unused_rows(measured: &MeasuredTrack, scenario: &Scenario, coverage: &Coverag
 /// release the run can use; a start no candidate can fit is refused unless
 /// the user allows it.
 fn checked_start(
-    request: &FilmContext<'_>,
+    context: &FilmContext<'_>,
     measured: &MeasuredTrack,
     scenario: &Scenario,
 ) -> Result<Option<StartOffset>, WorkflowError> {
-    let start = start_offset_over_axes(measured, scenario, request.base, request.grid)?;
-    let length_m = request.base.length_m;
+    let start = start_offset_over_axes(measured, scenario, context.base, context.grid)?;
+    let length_m = context.base.length_m;
     if let Some(offset) = start
         && offset.rms_m > Plausibility::START_ERROR * length_m
-        && !request.allow_implausible
+        && !context.allow_implausible
     {
         return Err(WorkflowError::Usage(format!(
             "{}; that is more than {} % of the tether's {} m, so no candidate can fit (pass --allow-implausible to sweep anyway)",
@@ -650,14 +650,14 @@ fn checked_start(
     Ok(start)
 }
 
-/// The measured film in the model's frame, through the request's camera.
+/// The measured film in the model's frame, through the film's camera.
 /// A camera that says where it saw the pin fixes the pin: an axis over the
 /// pin would move the model under the data.
-pub fn read_request_film(request: &FilmContext<'_>) -> Result<MeasuredTrack, WorkflowError> {
-    let camera = &request.film.camera;
+pub fn read(context: &FilmContext<'_>) -> Result<MeasuredTrack, WorkflowError> {
+    let camera = &context.film.camera;
     camera.validate()?;
     if camera.pin.is_some()
-        && let Some(axis) = request.grid.parameters.iter().find(|a| {
+        && let Some(axis) = context.grid.parameters.iter().find(|a| {
             matches!(
                 a.parameter,
                 crate::sweep::Parameter::PinXM | crate::sweep::Parameter::PinYM
@@ -671,12 +671,12 @@ pub fn read_request_film(request: &FilmContext<'_>) -> Result<MeasuredTrack, Wor
         )
         .into());
     }
-    let model_pin_m = request
+    let model_pin_m = context
         .film
         .scenario
         .as_ref()
         .map_or([0.0, 0.0], Scenario::pin_m);
-    request
+    context
         .film
         .measured
         .read(camera, model_pin_m)
@@ -738,7 +738,7 @@ pub fn check(
         base,
         allow_implausible,
     };
-    let measured = read_request_film(&context)?;
+    let measured = read(&context)?;
     let checked = check_measured(&context, measured)?;
     Ok(CheckedFilm {
         tracked_pin,
@@ -746,22 +746,22 @@ pub fn check(
     })
 }
 
-/// [`check`]'s checks of a film already read ([`read_request_film`]), its
+/// [`check`]'s checks of a film already read ([`read`]), its
 /// camera as given.
 pub fn check_measured(
-    request: &FilmContext<'_>,
+    context: &FilmContext<'_>,
     measured: MeasuredTrack,
 ) -> Result<CheckedFilm, WorkflowError> {
-    let measured_sha256 = request.film.measured.sha256()?;
-    let scenario = experiment(request, &measured)?;
-    check_parameter_axes(request.grid, request.base, &scenario)?;
+    let measured_sha256 = context.film.measured.sha256()?;
+    let scenario = experiment(context, &measured)?;
+    check_parameter_axes(context.grid, context.base, &scenario)?;
     let coverage = check_coverage(&measured, &scenario).map_err(usage)?;
     let unused_rows = unused_rows(&measured, &scenario, &coverage);
-    let start = checked_start(request, &measured, &scenario)?;
-    let noise = film_noise(&request.film.camera, &measured);
+    let start = checked_start(context, &measured, &scenario)?;
+    let noise = film_noise(&context.film.camera, &measured);
     Ok(CheckedFilm {
-        film: request.film.clone(),
-        grid: request.grid.clone(),
+        film: context.film.clone(),
+        grid: context.grid.clone(),
         tracked_pin: None,
         measured,
         measured_sha256,

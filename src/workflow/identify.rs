@@ -1956,6 +1956,8 @@ pub fn merge(
 /// fit that misses the data by more than the tether's length or the
 /// film's noise allows, is an error after the files are written.
 pub fn check_outcome(report: &IdentifyReport) -> Result<(), WorkflowError> {
+    // A single film's shard has its part's summary; several films' parts
+    // have none (their joint J_e is `summarize`'s).
     if report.summary.is_none() && (report.shard.is_none() || report.parts.len() == 1) {
         return Err(WorkflowError::Failed(format!(
             "every candidate diverged: no J_e to compare (results in {})",
