@@ -12,7 +12,6 @@ mod bench;
 mod dataset;
 mod design;
 mod identify;
-mod joint;
 mod linearize;
 mod plot;
 mod progress;
@@ -79,8 +78,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Simulate(args) => simulate::run(args),
         Command::Linearize(args) => linearize::run(args),
         Command::Dataset(dataset::DatasetCommand::Synth(args)) => dataset::run_synth(args),
-        // Several configs are several films of one tether.
-        Command::Identify(args) if args.config.len() > 1 => joint::run(&args),
         Command::Identify(args) => identify::run(args),
         Command::Summarize(args) => summarize::run(args),
         Command::Design(args) => design::run(args),

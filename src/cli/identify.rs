@@ -337,38 +337,73 @@ impl IdentifyArgs {
         FilmConfig::from_table(table, path, flags.clone())
             .map_err(|e| config_error(e, path, &named, &flags))
     }
+
+    /// The request of several films: the single film's shared settings
+    /// (grid, engine, tether, checks, output), and one film per config.
+    fn films_request(&self) -> Result<IdentifyRequest> {
+        if self.measured.is_some() {
+            Err(UsageError(
+                "--measured names one film's file; with several --config, give each config its file as measured = \"FILE\" in [settings]".into(),
+            ))?;
+        }
+        let single = self.request()?;
+        let mut configs = Vec::with_capacity(self.config.len());
+        for path in &self.config {
+            let config = self.film_of(path)?;
+            if config.measured.is_none() {
+                Err(UsageError(format!(
+                    "{}: no measured = \"FILE\" in [settings]: with several --config, each names its film's file",
+                    path.display()
+                )))?
+            }
+            configs.push(config);
+        }
+        let films = IdentifyRequest::of_configs(configs, single.grid.clone(), &single.out)?.films;
+        let mut request = IdentifyRequest { films, ..single };
+        self.add_axes(&mut request)?;
+        Ok(request)
+    }
+
+    /// The library's field names of what the flags and the first config
+    /// set, by the flag or the config key the user typed (a film of
+    /// several is named by the workflow's messages).
+    fn flag_names(&self, several: bool) -> Vec<(&'static str, String)> {
+        let mut flags: Vec<(&'static str, String)> = [
+            TIP_MASS.column_and_flag(),
+            LENGTH.column_and_flag(),
+            ("chunk_size", "--chunk-size"),
+            ("tolerance_m", "--tolerance"),
+            ("validate_marker_tolerance_m", "--validate-marker-tolerance"),
+            ("validate_j_e_tolerance", "--validate-j-e-tolerance"),
+            ("surface", "--surface"),
+        ]
+        .map(|(k, f)| (k, f.to_string()))
+        .to_vec();
+        flags.push((
+            "axis",
+            match &self.grid {
+                Some(path) => format!("a parameter axis (--axis, or --grid {})", path.display()),
+                None => "--axis".to_string(),
+            },
+        ));
+        if let (Some(path), false) = (self.config.first(), several) {
+            for key in ["marker_arc_lengths_m", "release_time_s"] {
+                flags.push((key, format!("{key} (in {})", path.display())));
+            }
+        }
+        flags
+    }
 }
 
-/// One film's identification (several configs: [`super::joint::run`]).
+/// An identification of one film, or of several configs' films of one tether.
 pub fn run(args: IdentifyArgs) -> Result<()> {
-    let request = args.request()?;
-    let in_config = |key: &str| {
-        args.config
-            .first()
-            .map(|path| format!("{key} (in {})", path.display()))
+    let several = args.config.len() > 1;
+    let request = match several {
+        true => args.films_request()?,
+        false => args.request()?,
     };
-    let (markers_in_config, release_in_config) = (
-        in_config("marker_arc_lengths_m"),
-        in_config("release_time_s"),
-    );
-    let mut flags = vec![
-        TIP_MASS.column_and_flag(),
-        LENGTH.column_and_flag(),
-        ("chunk_size", "--chunk-size"),
-        ("tolerance_m", "--tolerance"),
-        ("validate_marker_tolerance_m", "--validate-marker-tolerance"),
-        ("validate_j_e_tolerance", "--validate-j-e-tolerance"),
-        ("surface", "--surface"),
-    ];
-    let axis_source = match &args.grid {
-        Some(path) => format!("a parameter axis (--axis, or --grid {})", path.display()),
-        None => "--axis".to_string(),
-    };
-    flags.push(("axis", axis_source.as_str()));
-    if let (Some(markers), Some(release)) = (&markers_in_config, &release_in_config) {
-        flags.push(("marker_arc_lengths_m", markers.as_str()));
-        flags.push(("release_time_s", release.as_str()));
-    }
+    let flags = args.flag_names(several);
+    let flags: Vec<(&str, &str)> = flags.iter().map(|(k, f)| (*k, f.as_str())).collect();
     // Ctrl-C from here on stops the run cleanly, also while it prepares
     // (before the first chunk: nothing is kept).
     let cancel = interrupt_flag();
@@ -378,12 +413,16 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     }
     say(|out| text::write_plan(out, &request, &prepared.plan, !args.config.is_empty()));
     // Candidates, not simulations: a release axis's values share one.
-    let progress = ProgressBar::new("candidates");
+    let (noun, nouns) = match several {
+        true => ("film candidate", "film candidates"),
+        false => ("candidate", "candidates"),
+    };
+    let progress = ProgressBar::new(nouns);
     let report = |done: u64, total: u64| progress.report(done, total);
     let estimate = |e: &Estimate| {
         progress.note(&format!(
             "estimate: {} left ≈ {} (the first {} took {:.1} s; scaled by each candidate's n)",
-            count(e.left as usize, "candidate"),
+            count(e.left as usize, noun),
             duration(e.left_s),
             e.finished,
             e.elapsed_s,

@@ -170,11 +170,17 @@ pub fn weights(
             weight: f64::NAN,
         });
     }
-    let costs: Vec<(f64, usize)> = found.iter().map(|w| (w.j_e_m2, w.observations)).collect();
-    for (w, weight) in found.iter_mut().zip(inverse_variance_weights(&costs)) {
+    Ok(weighed(found))
+}
+
+/// `films` with their weights from their J_e and compared coordinates
+/// ([`inverse_variance_weights`]).
+pub fn weighed(mut films: Vec<FilmWeight>) -> Vec<FilmWeight> {
+    let costs: Vec<(f64, usize)> = films.iter().map(|w| (w.j_e_m2, w.observations)).collect();
+    for (w, weight) in films.iter_mut().zip(inverse_variance_weights(&costs)) {
         w.weight = weight;
     }
-    Ok(found)
+    films
 }
 
 /// The films' weights from each film's J_e and compared coordinates N:

@@ -17,6 +17,24 @@ use crate::workflow::fit::{GoodnessOfFit, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMA
 use crate::workflow::identify::{FilmPlan, IdentifyReport, IdentifyRequest, Plan};
 use crate::workflow::summarize::SummarizeReport;
 
+/// What an identification will do: a single film's header and its
+/// checks (`from_config`: its experiment and camera too), or several
+/// films' header and each film's.
+pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from_config: bool) {
+    match request.single() {
+        true => write_single_plan(out, request, plan, from_config),
+        false => write_joint_plan(out, request, plan),
+    }
+}
+
+/// What an identification found and wrote (a shard: its parts).
+pub fn write_report(out: &mut String, report: &IdentifyReport) {
+    match report.films.len() {
+        1 => write_single_report(out, report),
+        _ => write_joint_report(out, report),
+    }
+}
+
 /// A sweep's solver in the header: `--tolerance` holds for the whole run,
 /// else a reference-solver sweep is a first pass at the scouting
 /// tolerance, `scout_tolerance_m` ([`crate::sweep::accuracy`]),
@@ -159,14 +177,15 @@ pub fn device_text(adapter: Option<&str>) -> String {
     }
 }
 
-pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from_config: bool) {
+fn write_single_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from_config: bool) {
     let (Some(film), Some(given)) = (plan.films.first(), request.films.first()) else {
         return;
     };
     let grid = &request.grid;
+    let [device, solver, precision] = engine_words(request, plan);
     sayln!(
         out,
-        "identify: {} (n: {} values, D: {}, C_D: {}{}){} against {} | {}, {}, {}",
+        "identify: {} (n: {} values, D: {}, C_D: {}{}){} against {} | {device}, {solver}, {precision}",
         count(grid.len(), "candidate"),
         grid.elements.len(),
         grid.damping_pa_s.len(),
@@ -177,14 +196,6 @@ pub fn write_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, from
             None => String::new(),
         },
         film.measured,
-        device_text(plan.adapter.as_deref()),
-        sweep_solver_text(
-            plan.engine.solver().name(),
-            plan.scout_tolerance_m,
-            request.tolerance_m,
-            request.shard.is_some(),
-        ),
-        plan.engine.precision().name(),
     );
     let s = &film.scenario;
     let camera = &given.camera;
@@ -233,16 +244,7 @@ pub fn write_film_checks(out: &mut String, request: &IdentifyRequest, plan: &Pla
     {
         sayln!(out, "warning: {}", offset.describe(s));
     }
-    let missing = plan.coverage.missing();
-    if missing > 0 {
-        sayln!(
-            out,
-            "{} of the {} marker positions J_e compares are not in the file ({} with an empty or NaN position): skipped",
-            count(missing, "sample"),
-            plan.coverage.expected,
-            plan.occluded_rows
-        );
-    }
+    write_missing(out, plan, "");
     if plan.unused_rows > 0 {
         sayln!(
             out,
@@ -344,7 +346,7 @@ pub fn write_rate(out: &mut String, report: &IdentifyReport) {
     }
 }
 
-pub fn write_report(out: &mut String, report: &IdentifyReport) {
+fn write_single_report(out: &mut String, report: &IdentifyReport) {
     write_rate(out, report);
     if let Some(s) = &report.summary {
         write_summary(out, s, report.shard.is_some());
@@ -715,7 +717,7 @@ pub fn write_validation(out: &mut String, v: &Validation) {
     );
 }
 
-pub fn write_joint_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan) {
+fn write_joint_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan) {
     write_joint_header(out, request, plan);
     let resumed: usize = plan.films.iter().map(|f| f.resumed).sum();
     if resumed > 0 {
@@ -730,9 +732,10 @@ pub fn write_joint_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan
 pub fn write_joint_header(out: &mut String, request: &IdentifyRequest, plan: &Plan) {
     let grid = &request.grid;
     let simulations: usize = plan.films.iter().map(|f| f.simulations).sum();
+    let [device, solver, precision] = engine_words(request, plan);
     sayln!(
         out,
-        "joint identification of {} films of one tether: {} shared candidates (n: {}, D: {}, C_D: {}{}), {}{} film candidates by {} on {}, {} ({})",
+        "joint identification of {} films of one tether: {} shared candidates (n: {}, D: {}, C_D: {}{}), {}{} film candidates by {} on {device}, {solver} ({precision})",
         plan.films.len(),
         plan.candidates,
         grid.elements.len(),
@@ -745,14 +748,6 @@ pub fn write_joint_header(out: &mut String, request: &IdentifyRequest, plan: &Pl
         },
         plan.films.iter().map(|f| f.candidates).sum::<usize>(),
         count(simulations, "simulation"),
-        device_text(plan.adapter.as_deref()),
-        sweep_solver_text(
-            plan.engine.solver().name(),
-            plan.scout_tolerance_m,
-            request.tolerance_m,
-            request.shard.is_some(),
-        ),
-        plan.engine.precision().name(),
     );
     for (f, given) in plan.films.iter().zip(&request.films) {
         write_joint_film(out, f, given);
@@ -785,11 +780,16 @@ pub fn write_joint_film(out: &mut String, f: &FilmPlan, given: &Film) {
         sayln!(out, "  camera: {}", describe_camera(&given.camera));
     }
     write_tracked_pin(out, f.tracked_pin.as_ref(), &given.camera, "  ");
+    write_missing(out, f, "  ");
+}
+
+/// The samples J_e compares that the film lacks, when there are any.
+fn write_missing(out: &mut String, f: &FilmPlan, indent: &str) {
     let missing = f.coverage.missing();
     if missing > 0 {
         sayln!(
             out,
-            "  {} of the {} marker positions J_e compares are not in the file ({} with an empty or NaN position): skipped",
+            "{indent}{} of the {} marker positions J_e compares are not in the file ({} with an empty or NaN position): skipped",
             count(missing, "sample"),
             f.coverage.expected,
             f.occluded_rows
@@ -797,7 +797,21 @@ pub fn write_joint_film(out: &mut String, f: &FilmPlan, given: &Film) {
     }
 }
 
-pub fn write_joint_report(out: &mut String, report: &IdentifyReport) {
+/// The device, the sweep's solver and the precision, for a plan's header.
+fn engine_words(request: &IdentifyRequest, plan: &Plan) -> [String; 3] {
+    [
+        device_text(plan.adapter.as_deref()),
+        sweep_solver_text(
+            plan.engine.solver().name(),
+            plan.scout_tolerance_m,
+            request.tolerance_m,
+            request.shard.is_some(),
+        ),
+        plan.engine.precision().name().to_string(),
+    ]
+}
+
+fn write_joint_report(out: &mut String, report: &IdentifyReport) {
     sayln!(
         out,
         "{} film candidates in {:.1} s by {} ({:.1} simulations/s)",
@@ -829,7 +843,7 @@ pub fn write_joint_report(out: &mut String, report: &IdentifyReport) {
 
 /// A whole joint run's (or a merge's) findings: each film's noise and
 /// weight, the summary, the refinement, the validations and the files.
-pub fn write_joint(out: &mut String, report: &IdentifyReport) {
+fn write_joint(out: &mut String, report: &IdentifyReport) {
     sayln!(
         out,
         "each film's noise from its own best candidate, σ = √(J_min/(N−2)), and its weight in the joint J_e (the inverse of σ², averaging 1 a coordinate):"
@@ -924,7 +938,7 @@ pub fn write_own_at_best(out: &mut String, report: &IdentifyReport) {
 /// its run's, several films' as a joint run's.
 pub fn write_merge(out: &mut String, merged: &SummarizeReport, dir: &std::path::Path) {
     let report = &merged.identification;
-    if !report.weights.is_empty() {
+    if report.films.len() > 1 {
         sayln!(
             out,
             "summarize: a joint identification of {} films ({}), {} shared candidates of {}",

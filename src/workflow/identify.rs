@@ -193,10 +193,7 @@ impl IdentifyRequest {
         grid: Grid,
         out: impl Into<PathBuf>,
     ) -> Result<Self, WorkflowError> {
-        Ok(Self {
-            base: config.tether.clone(),
-            ..Self::of_films(vec![Film::of_config(&config)?], grid, out)
-        })
+        Self::of_configs(vec![config], grid, out)
     }
 
     /// The identification of several configs' films of one tether (or
@@ -367,6 +364,8 @@ impl Plan {
 /// What an identification found and wrote (a shard: its parts).
 #[derive(Debug, Clone)]
 pub struct IdentifyReport {
+    /// The films, by name (one: a single film's layout).
+    pub films: Vec<String>,
     /// One per shared candidate: its J_e (several films': the joint J_e).
     pub results: Vec<CandidateResult>,
     /// Several films: each film's best over its own axes at each shared
@@ -514,6 +513,10 @@ fn differing_keys(a: &TetherParams, b: &TetherParams) -> String {
 
 fn json_value(t: &TetherParams) -> serde_json::Value {
     serde_json::to_value(t).expect("plain data serializes")
+}
+
+fn film_names(request: &IdentifyRequest) -> Vec<String> {
+    request.films.iter().map(|f| f.name.clone()).collect()
 }
 
 /// A film's grid: a single film's is the request's (its axes are all the
@@ -1150,6 +1153,7 @@ impl PreparedIdentification {
         let names = self.plan.engine.names();
         let mut parts = Vec::new();
         let mut validations = Vec::new();
+        let mut summaries = Vec::new();
         for (index, (f, results)) in self.films.iter().zip(&swept.results).enumerate() {
             let c = &f.checked;
             let path = f.part_path.clone().expect("a shard claims its parts");
@@ -1199,16 +1203,16 @@ impl PreparedIdentification {
                 )?;
             }
             parts.push(path);
+            summaries.push(summary);
         }
-        let summary = match &swept.results[..] {
-            [results] => summarize(
-                &self.request.grid,
-                results,
-                self.films[0].checked.coverage.observations(),
-            ),
+        // A single film's part's summary is the report's (its grid is the
+        // request's); several films' parts have no joint one.
+        let summary = match summaries.len() {
+            1 => summaries.pop().flatten(),
             _ => None,
         };
         Ok(IdentifyReport {
+            films: film_names(&self.request),
             results: match self.request.single() {
                 true => swept.results[0].clone(),
                 false => Vec::new(),
@@ -1423,6 +1427,7 @@ impl Combination {
         // and a run killed before it is finished by --resume.
         self.write_results(&combined.joint, &combined.scores)?;
         Ok(IdentifyReport {
+            films: film_names(&self.request),
             results: combined.joint,
             scores: combined.scores,
             weights: combined.weights,

@@ -25,7 +25,7 @@ use crate::error::InputError;
 use crate::model::TetherParams;
 use crate::scenario::{Scenario, SolverSettings};
 use crate::solver::SolverKind;
-use crate::sweep::joint::{FilmScore, FilmWeight, combine_one, inverse_variance_weights};
+use crate::sweep::joint::{FilmScore, FilmWeight, combine_one, weighed};
 use crate::sweep::refine::residuals;
 use crate::sweep::{Axis, Candidate, CandidateResult, Grid, Parameter, ParameterValues, run};
 
@@ -416,9 +416,5 @@ fn noise_weights(films: &[CheckedFilm]) -> Result<Vec<FilmWeight>, WorkflowError
             weight: f64::NAN,
         });
     }
-    let costs: Vec<(f64, usize)> = found.iter().map(|w| (w.j_e_m2, w.observations)).collect();
-    for (w, weight) in found.iter_mut().zip(inverse_variance_weights(&costs)) {
-        w.weight = weight;
-    }
-    Ok(found)
+    Ok(weighed(found))
 }
