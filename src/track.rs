@@ -183,18 +183,20 @@ impl MeasuredTrack {
             .collect();
         let mut best: Option<NoiseEstimate> = None;
         for order in NoiseEstimate::ORDERS {
+            // Every marker shares the frames' clock: each window's weights once.
+            let windows: Vec<Vec<f64>> = (0..times.len().saturating_sub(order))
+                .map(|start| unit_difference_weights(&times[start..start + order + 1]))
+                .collect();
             let mut squares = Vec::new();
             for seen in &tracks {
-                for start in 0..times.len().saturating_sub(order) {
-                    let window = start..start + order + 1;
-                    let Some(points) = seen[window.clone()]
+                for (start, weights) in windows.iter().enumerate() {
+                    let Some(points) = seen[start..start + order + 1]
                         .iter()
                         .copied()
                         .collect::<Option<Vec<[f64; 2]>>>()
                     else {
                         continue;
                     };
-                    let weights = unit_difference_weights(&times[window]);
                     for axis in 0..2 {
                         let d: f64 = weights.iter().zip(&points).map(|(w, p)| w * p[axis]).sum();
                         squares.push(d * d);
