@@ -1963,7 +1963,7 @@ pub fn merge(
 pub fn check_outcome(report: &IdentifyReport) -> Result<(), WorkflowError> {
     // A single film's shard has its part's summary; several films' parts
     // have none (their joint J_e is `summarize`'s).
-    if report.summary.is_none() && (report.shard.is_none() || report.parts.len() == 1) {
+    if report.summary.is_none() && (report.shard.is_none() || report.films.len() == 1) {
         return Err(WorkflowError::Failed(format!(
             "every candidate diverged: no J_e to compare (results in {})",
             report.table_path.display()
