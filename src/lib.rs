@@ -1,7 +1,7 @@
 //! tether-sweep: batch simulation of planar ANCF tethers.
 //!
 //! Layers, each using only those before it:
-//! `error`, `metadata`, `linalg`, `least_squares`, `scheme`, `track` → `camera` (a
+//! `error`, `metadata`, `linalg`, `least_squares`, `scheme`, `status`, `track` → `camera` (a
 //! tracker's frame and clock) → `model` (physics, f64) →
 //! `solver` (CPU integrators, equilibrium, linearization) and `gpu` (device,
 //! shaders, batch engine) → `objective` → `scenario` → `engine` (the
@@ -111,6 +111,7 @@ pub mod plot;
 pub mod scenario;
 pub mod scheme;
 pub mod solver;
+pub mod status;
 pub mod sweep;
 pub mod text;
 pub mod throughput;

@@ -9,13 +9,12 @@ mod common;
 use common::{cpu_on_the_same_step, largest_distance, open_gpu as open, params};
 
 use tether_sweep::engine::EngineKind;
-use tether_sweep::gpu::{
-    self, BatchOptions, Gpu, GpuError, GpuLayout, LayoutRequest, OutcomeStatus, Precision,
-};
+use tether_sweep::gpu::{self, BatchOptions, Gpu, GpuError, GpuLayout, LayoutRequest, Precision};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_output, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
 use tether_sweep::scheme::FixedStepScheme;
+use tether_sweep::status::RunStatus;
 
 const SCHEMES: [FixedStepScheme; 2] = [FixedStepScheme::Explicit, FixedStepScheme::SemiImplicit];
 const LAYOUTS: [GpuLayout; 2] = [GpuLayout::Thread, GpuLayout::Workgroup];
@@ -251,7 +250,7 @@ fn j_e_on_the_gpu_matches_the_cpu() {
         };
         let outcomes = gpu::run_batch(&gpu, &sims, Some(&measured), &options).unwrap();
         for (sim, out) in sims.iter().zip(&outcomes) {
-            assert_eq!(out.status, OutcomeStatus::Ok);
+            assert_eq!(out.status, RunStatus::Ok);
             let cpu = cpu_on_the_same_step(&scenario, sim);
             let j_cpu = tether_sweep::objective::identification_error(&measured_track, &cpu.track);
             let rel = (out.identification_error_m2 / j_cpu - 1.0).abs();
@@ -342,7 +341,7 @@ fn the_shader_matches_its_cpu_mirror() {
         assert!(shader.iter().all(|o| o.layout == layout));
         let mirror = gpu::mirror::mirror_batch(&sims, Some(&measured), precision).unwrap();
         for ((sim, g), m) in sims.iter().zip(&shader).zip(&mirror) {
-            assert_eq!((g.status, g.steps), (m.status, m.steps));
+            assert_eq!((&g.status, g.steps), (&m.status, m.steps));
             let distance =
                 largest_distance(g.track_m.as_ref().unwrap(), m.track_m.as_ref().unwrap());
             // Relative, or what the marker deviations allow where that is
@@ -471,7 +470,7 @@ fn the_two_layouts_agree_and_packing_changes_nothing() {
         // One simulation per workgroup: S = 1, the same lanes.
         let single = run(GpuLayout::Workgroup, Some(1));
         for (i, (t, w)) in thread.iter().zip(&packed).enumerate() {
-            assert_eq!((t.status, t.steps), (w.status, w.steps));
+            assert_eq!((&t.status, t.steps), (&w.status, w.steps));
             let distance =
                 largest_distance(t.track_m.as_ref().unwrap(), w.track_m.as_ref().unwrap());
             eprintln!(
@@ -569,7 +568,7 @@ fn dispatches_are_split_below_the_loop_limit_and_truncation_is_caught() {
         };
         let split = gpu::run_batch(&gpu, std::slice::from_ref(&sim), None, &options).unwrap();
         assert_eq!(split[0].steps, sim.total_steps);
-        assert_eq!(split[0].status, OutcomeStatus::Ok);
+        assert_eq!(split[0].status, RunStatus::Ok);
         // The same run in one dispatch per submission, no split: a driver
         // with a loop limit stops early and the counters must say so. (A
         // driver without one, a real GPU, runs it through.)
@@ -633,7 +632,7 @@ fn an_unstable_step_diverges_alone() {
         };
         let out = gpu::run_batch(&gpu, &batch, None, &options).unwrap();
         assert!(
-            matches!(out[1].status, OutcomeStatus::Diverged { time_s } if time_s < 0.2),
+            matches!(out[1].status, RunStatus::Diverged { time_s: Some(time_s), .. } if time_s < 0.2),
             "{layout:?}: {:?}",
             out[1].status
         );
@@ -864,7 +863,7 @@ fn cancelling_keeps_what_finished() {
     )
     .unwrap();
     let finished: Vec<usize> = (0..sims.len())
-        .filter(|&i| out[i].status == OutcomeStatus::Ok)
+        .filter(|&i| out[i].status == RunStatus::Ok)
         .collect();
     assert!(
         !finished.is_empty() && finished.len() < sims.len(),
@@ -874,7 +873,7 @@ fn cancelling_keeps_what_finished() {
         if finished.contains(&i) {
             assert_eq!(out[i], full[i]);
         } else {
-            assert_eq!(out[i].status, OutcomeStatus::Cancelled);
+            assert_eq!(out[i].status, RunStatus::Cancelled);
         }
     }
 }

@@ -9,7 +9,6 @@ mod common;
 use common::{adaptive_options, landings, largest_distance, open_gpu as open, params};
 
 use tether_sweep::engine::{Engine, EngineKind};
-use tether_sweep::gpu::OutcomeStatus;
 use tether_sweep::gpu::adaptive::{
     AdaptiveBatch, AdaptiveOptions, AdaptiveOutcome, AdaptiveRun, Landings, run_adaptive_batch,
 };
@@ -21,6 +20,7 @@ use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
 use tether_sweep::scheme::FixedStepScheme;
+use tether_sweep::status::RunStatus;
 
 /// A batch of different n, D, C_D and experiments packed together: a
 /// damped drop, an undamped one whose axial modes ring (hundreds of
@@ -130,7 +130,7 @@ fn f64_adaptive_stage_matches_its_mirror_and_the_reference_solver() {
             p.elements,
             p.damping_pa_s
         );
-        assert_eq!(g.status, OutcomeStatus::Ok, "{what}");
+        assert_eq!(g.status, RunStatus::Ok, "{what}");
         let distance = largest_distance(track(g), track(m));
         eprintln!(
             "{what}: adapter {distance:.1e} m from the mirror; counts {:?}",
@@ -175,7 +175,7 @@ fn f32_adaptive_stage_holds_its_tolerance_floor() {
     let gpu_runs = on_gpu(&gpu, &prepared, &run).unwrap();
     let exact = on_mirror(&prepare(&cases, 1e-10), Precision::F64);
     for (((scenario, p), g), e) in cases.iter().zip(&gpu_runs).zip(&exact) {
-        assert_eq!(g.status, OutcomeStatus::Ok);
+        assert_eq!(g.status, RunStatus::Ok);
         let distance = largest_distance(track(g), track(e));
         eprintln!(
             "{:?} n = {}: f32 {distance:.1e} m from f64, {} steps",
@@ -314,7 +314,7 @@ fn a_failing_simulation_fails_alone() {
     let alone = on_gpu(&gpu, &prepared, &AdaptiveRun::default()).unwrap();
     prepared.sims[1].initial_v[9] = f64::NAN;
     let packed = on_gpu(&gpu, &prepared, &AdaptiveRun::default()).unwrap();
-    let OutcomeStatus::NewtonFailed { time_s, step_s } = packed[1].status else {
+    let RunStatus::NewtonFailed { time_s, step_s } = packed[1].status else {
         panic!("expected a Newton failure, got {:?}", packed[1].status)
     };
     assert!(step_s < 1e-12 && time_s == 0.0, "{time_s} s, {step_s:e} s");
@@ -494,7 +494,7 @@ fn a_set_cancel_flag_stops_the_batch() {
     .unwrap();
     assert!(
         runs.iter()
-            .all(|r| r.status == OutcomeStatus::Cancelled && r.track_m.is_none()),
+            .all(|r| r.status == RunStatus::Cancelled && r.track_m.is_none()),
         "{runs:?}"
     );
 }

@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
         "linalg",
         "least_squares",
         "scheme",
+        "status",
         "track",
     ],
     &["camera"],

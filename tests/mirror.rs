@@ -7,7 +7,6 @@
 mod common;
 
 use common::{adaptive_options, cpu_on_the_same_step, landings, largest_distance, params};
-use tether_sweep::gpu::OutcomeStatus;
 use tether_sweep::gpu::adaptive::AdaptiveOutcome;
 use tether_sweep::gpu::batch::chunk_data;
 use tether_sweep::gpu::mirror::adaptive::run_adaptive;
@@ -16,6 +15,7 @@ use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::batch::{StepCache, gpu_simulation};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
 use tether_sweep::scheme::FixedStepScheme;
+use tether_sweep::status::RunStatus;
 
 fn recorded(scenario: &Scenario, p: &TetherParams, scheme: FixedStepScheme) -> GpuSimulation {
     let mut sim = gpu_simulation(scenario, p, scheme, None, &StepCache::default()).unwrap();
@@ -170,7 +170,7 @@ fn f64_adaptive_mirror_matches_the_reference_solver() {
     ];
     for (scenario, p) in &cases {
         let mirror = adaptive(scenario, p, tolerance_m, Precision::F64);
-        assert_eq!(mirror.status, OutcomeStatus::Ok);
+        assert_eq!(mirror.status, RunStatus::Ok);
         let cpu = simulate(scenario, p, &SolverSettings::reference_at(tolerance_m)).unwrap();
         let SolverReport::Reference(stats) = cpu.report else {
             panic!("not the reference solver: {:?}", cpu.report)
@@ -230,7 +230,7 @@ fn f32_adaptive_mirror_holds_its_tolerance_floor() {
     let exact = adaptive(&scenario, &p, 1e-10, Precision::F64);
     let double = adaptive(&scenario, &p, tolerance_m, Precision::F64);
     let single = adaptive(&scenario, &p, tolerance_m, Precision::F32);
-    assert_eq!(single.status, OutcomeStatus::Ok);
+    assert_eq!(single.status, RunStatus::Ok);
     let track = |o: &AdaptiveOutcome| o.track_m.clone().unwrap();
     let (single_error, double_error) = (
         largest_distance(&track(&single), &track(&exact)),

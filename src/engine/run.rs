@@ -26,13 +26,12 @@ use crate::model::{Tether, TetherParams};
 use crate::objective::{SwingupObjective, frame_error, identification_error};
 use crate::scenario::batch::{
     BatchError, StepCache, adaptive_as_gpu_outcome, adaptive_landings, adaptive_options,
-    adaptive_report, first_frame_simulated, gpu_failure, gpu_output, gpu_simulation,
+    adaptive_report, first_frame_simulated, gpu_output, gpu_simulation,
 };
-use crate::scenario::{
-    RunStatus, Scenario, SimulationOutput, SolverReport, SolverSettings, simulate,
-};
+use crate::scenario::{Scenario, SimulationOutput, SolverReport, SolverSettings, simulate};
 use crate::scheme::FixedStepScheme;
 use crate::solver::{ReferenceOptions, SolverError, SolverKind};
+use crate::status::RunStatus;
 use crate::track::MeasuredTrack;
 
 /// A kind of engine with what it runs on: the CPU's cores, or an open GPU.
@@ -572,12 +571,8 @@ fn execute_gpu(
         .zip(outcomes.into_iter().zip(reports))
         .map(|(((s, sim), held), (out, report))| {
             // A GPU run that did not finish reads as the CPU's solver error.
-            let status = match gpu_failure(out.status, precision) {
-                None => RunStatus::Ok,
-                Some(SolverError::Cancelled) => RunStatus::Cancelled,
-                Some(failure) => RunStatus::Diverged(failure.to_string()),
-            };
-            let ok = status == RunStatus::Ok;
+            let status = out.status.clone();
+            let ok = status.is_ok();
             let output = match ok && s.keep_track {
                 true => {
                     let mut output = gpu_output(&s.scenario, sim, &out, precision)?;
@@ -654,7 +649,7 @@ fn execute_cpu(
                 }
                 Err(SolverError::Cancelled) => Ok(Outcome::stopped(RunStatus::Cancelled)),
                 Err(e @ SolverError::Input(_)) => Err(e.into()),
-                Err(e) => Ok(Outcome::stopped(RunStatus::Diverged(e.to_string()))),
+                Err(e) => Ok(Outcome::stopped(e.status())),
             }
         })
         .collect()

@@ -143,7 +143,7 @@ fn fittest(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::RunStatus;
+    use crate::status::RunStatus;
 
     fn scored(j: Option<f64>) -> Evaluation {
         Evaluation {
@@ -152,7 +152,7 @@ mod tests {
             status: if j.is_some() {
                 RunStatus::Ok
             } else {
-                RunStatus::Diverged("blew up".into())
+                RunStatus::diverged("blew up")
             },
         }
     }

@@ -12,8 +12,9 @@ use crate::engine::{Engine, Progress, RunHooks, Simulation};
 use crate::error::InputError;
 use crate::gpu::GpuLayout;
 use crate::model::TetherParams;
+use crate::scenario::Scenario;
 use crate::scenario::batch::BatchError;
-use crate::scenario::{RunStatus, Scenario};
+use crate::status::RunStatus;
 
 /// The design problem: a tether, a swing-up scenario whose winch periods the
 /// chromosome sets, and the chromosome's coding.

@@ -30,7 +30,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use crate::error::InputError;
-use crate::scenario::RunStatus;
+use crate::status::RunStatus;
 pub use coding::GeneCoding;
 pub use evaluate::{Evaluator, SwingupProblem};
 
@@ -424,7 +424,7 @@ mod tests {
             evaluation: Evaluation {
                 j_a_min_m: None,
                 t_at_min_s: None,
-                status: RunStatus::Diverged("test".into()),
+                status: RunStatus::diverged("test"),
             },
         };
         assert_eq!(fitter(&ok, &diverged), std::cmp::Ordering::Less);

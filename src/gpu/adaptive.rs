@@ -28,7 +28,7 @@ use super::abi::{
     DispatchParams, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE, STATUS_NEWTON_FAILED,
     STATUS_RUNNING, SimObjectives,
 };
-use super::batch::{ChunkData, GpuSimulation, OutcomeStatus, chunk_data};
+use super::batch::{ChunkData, GpuSimulation, chunk_data, exploded};
 use super::device::Stage;
 use super::dispatch::{
     CHUNK_MEMORY_BYTES, LOOP_BUDGET, MAX_DISPATCHES_PER_SUBMISSION, SUBMISSION_TARGET,
@@ -39,6 +39,7 @@ use super::shape::AdaptiveShape;
 use super::{Gpu, GpuError, Precision, cost};
 use crate::error::InputError;
 use crate::scheme::implicit_control::UNMEASURED_NEWTON_ETA;
+use crate::status::RunStatus;
 
 /// The scheme's settings: the reference solver's `ReferenceOptions`
 /// (src/solver/reference.rs), which this layer cannot name.
@@ -135,7 +136,7 @@ pub struct AdaptiveStats {
 /// scheme's counts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AdaptiveOutcome {
-    pub status: OutcomeStatus,
+    pub status: RunStatus,
     pub stats: AdaptiveStats,
     /// J_e \[m²\] over its frames (when compared).
     pub identification_error_m2: f64,
@@ -654,15 +655,15 @@ fn outcome<R: Real>(
 ) -> AdaptiveOutcome {
     let time_s = p.time_s.to_f64();
     let status = match p.status {
-        STATUS_DIVERGED => OutcomeStatus::Diverged { time_s },
-        STATUS_NEWTON_FAILED => OutcomeStatus::NewtonFailed {
+        STATUS_DIVERGED => exploded(time_s, R::PRECISION),
+        STATUS_NEWTON_FAILED => RunStatus::NewtonFailed {
             time_s,
             step_s: p.step_s.to_f64(),
         },
-        STATUS_RUNNING => OutcomeStatus::Cancelled,
-        _ => OutcomeStatus::Ok,
+        STATUS_RUNNING => RunStatus::Cancelled,
+        _ => RunStatus::Ok,
     };
-    let track_m = (sim.record_track && status == OutcomeStatus::Ok).then(|| {
+    let track_m = (sim.record_track && status.is_ok()).then(|| {
         let offset = data.controls[i].track_offset as usize;
         let len = sim.frames.len() * sim.marker_arc_lengths_m.len();
         track[offset..offset + len]

@@ -14,6 +14,7 @@ use crate::model::tether::{NODE_DOFS, straight_configuration};
 use crate::model::{Tether, TetherParams};
 use crate::scheme::FixedStepScheme;
 use crate::scheme::FrameDue;
+use crate::status::RunStatus;
 
 /// The prescribed motion of node 0.
 #[derive(Debug, Clone, PartialEq)]
@@ -210,32 +211,20 @@ impl GpuSimulation {
     }
 }
 
-/// How a simulation on the GPU ended, in either stage: the fixed-step
-/// schemes' and the adaptive scheme's.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum OutcomeStatus {
-    Ok,
-    /// The state exploded; detected after the step (the fixed-step
-    /// schemes) or at the landing (the adaptive scheme) ending at `time_s`.
-    Diverged {
-        time_s: f64,
-    },
-    /// The adaptive scheme's Newton method kept failing until the step
-    /// fell below the smallest one (the reference solver's
-    /// `NewtonFailed`); the fixed-step schemes never end so.
-    NewtonFailed {
-        time_s: f64,
-        step_s: f64,
-    },
-    /// Stopped by the cancel flag before it finished; its objectives are
-    /// partial and must not be used.
-    Cancelled,
+/// How the GPU (or its CPU mirror) says a simulation of `precision`
+/// blew up at `time_s` \[s\]: detected after the step (the fixed-step
+/// schemes) or at the landing (the adaptive scheme).
+pub(crate) fn exploded(time_s: f64, precision: super::Precision) -> RunStatus {
+    RunStatus::diverged_at(
+        time_s,
+        format!("state exploded on the GPU ({})", precision.name()),
+    )
 }
 
 /// What the engine reads back for one simulation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuOutcome {
-    pub status: OutcomeStatus,
+    pub status: RunStatus,
     /// The layout it ran in.
     pub layout: super::layout::GpuLayout,
     pub steps: u64,
@@ -252,7 +241,7 @@ impl GpuOutcome {
     /// A simulation stopped before it ran.
     pub fn cancelled(layout: super::layout::GpuLayout) -> Self {
         Self {
-            status: OutcomeStatus::Cancelled,
+            status: RunStatus::Cancelled,
             layout,
             steps: 0,
             identification_error_m2: f64::NAN,

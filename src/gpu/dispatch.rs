@@ -15,7 +15,7 @@ use super::abi::{
     SimObjectives, SimProgress,
 };
 use super::batch::{
-    ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data, steps_per_dispatch,
+    ChunkData, GpuOutcome, GpuSimulation, chunk_data, exploded, steps_per_dispatch,
     workgroup_extra_iterations_per_step,
 };
 use super::cost::{self, GpuRates};
@@ -23,6 +23,7 @@ use super::device::PeakChains;
 use super::layout::{GpuLayout, LayoutRequest};
 use super::{Gpu, GpuError, Precision};
 use crate::scheme::FixedStepScheme;
+use crate::status::RunStatus;
 
 /// Mesa's llvmpipe/lavapipe ends every loop of a shader invocation once the
 /// invocation has run 65,535 loop iterations in total, silently
@@ -723,13 +724,11 @@ fn outcomes<R: Real>(
         .enumerate()
         .map(|(i, (sim, (p, o)))| {
             let status = match p.status {
-                STATUS_DIVERGED => OutcomeStatus::Diverged {
-                    time_s: p.steps_done as f64 * sim.step_s,
-                },
-                STATUS_DONE => OutcomeStatus::Ok,
-                _ => OutcomeStatus::Cancelled,
+                STATUS_DIVERGED => exploded(p.steps_done as f64 * sim.step_s, R::PRECISION),
+                STATUS_DONE => RunStatus::Ok,
+                _ => RunStatus::Cancelled,
             };
-            let track_m = (sim.record_track && status == OutcomeStatus::Ok).then(|| {
+            let track_m = (sim.record_track && status.is_ok()).then(|| {
                 let offset = data.controls[i].track_offset as usize;
                 let len = sim.frames() as usize * sim.marker_arc_lengths_m.len();
                 track[offset..offset + len]

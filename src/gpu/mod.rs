@@ -38,7 +38,7 @@ use crate::error::InputError;
 use crate::linalg::FactorError;
 
 pub use abi::MISSING_SAMPLE_M;
-pub use batch::{GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive};
+pub use batch::{GpuOutcome, GpuSimulation, PinDrive};
 pub use device::{AdapterSummary, Gpu};
 pub use dispatch::{BatchOptions, run_batch};
 pub use layout::{GpuLayout, LayoutRequest};

@@ -223,7 +223,7 @@ fn required(values: Vec<Option<f64>>, name: &str, path: &Path) -> Result<Vec<f64
 /// Reads a results table written by [`write_results`] (the diverged
 /// reason is not stored, so it comes back empty).
 pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
-    use crate::scenario::RunStatus;
+    use crate::status::RunStatus;
     use crate::sweep::Candidate;
     let batch = super::track::read_table(path)?;
     let col = |name: &str| optional_f64s(&batch, name, path);
@@ -272,7 +272,7 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
             use arrow::array::Array;
             let status = match status.value(i) {
                 "ok" => RunStatus::Ok,
-                "diverged" => RunStatus::Diverged(String::new()),
+                "diverged" => RunStatus::diverged(""),
                 "cancelled" => RunStatus::Cancelled,
                 other => {
                     return Err(IoError::Format {

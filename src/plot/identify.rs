@@ -703,7 +703,7 @@ pub fn save_fit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::RunStatus;
+    use crate::status::RunStatus;
     use crate::sweep::{Candidate, Grid};
 
     fn results(diverged: Option<usize>) -> Vec<CandidateResult> {
@@ -723,7 +723,7 @@ mod tests {
                     status: if ok {
                         RunStatus::Ok
                     } else {
-                        RunStatus::Diverged("test".into())
+                        RunStatus::diverged("test")
                     },
                     step_s: None,
                     steps: 1,

@@ -11,7 +11,7 @@ use super::{
     WinchMotion, fixed_step,
 };
 use crate::gpu::adaptive::{AdaptiveOptions, AdaptiveOutcome, Landings};
-use crate::gpu::{GpuError, GpuOutcome, GpuSimulation, OutcomeStatus, PinDrive, Precision};
+use crate::gpu::{GpuError, GpuOutcome, GpuSimulation, PinDrive, Precision};
 use crate::model::{Tether, TetherParams};
 use crate::objective::SwingupObjective;
 use crate::scheme::FixedStepScheme;
@@ -179,7 +179,7 @@ pub fn gpu_output(
     outcome: &GpuOutcome,
     precision: Precision,
 ) -> Result<SimulationOutput, SolverError> {
-    if let Some(failure) = gpu_failure(outcome.status, precision) {
+    if let Some(failure) = SolverError::of_status(&outcome.status) {
         return Err(failure);
     }
     let tether = Tether::new(sim.params.clone())?;
@@ -256,29 +256,13 @@ pub fn adaptive_options(reference: &ReferenceOptions) -> AdaptiveOptions {
 /// the reference solver's error, as on the CPU).
 pub fn adaptive_as_gpu_outcome(outcome: &AdaptiveOutcome) -> GpuOutcome {
     GpuOutcome {
-        status: outcome.status,
+        status: outcome.status.clone(),
         layout: crate::gpu::GpuLayout::Workgroup,
         steps: outcome.stats.steps,
         identification_error_m2: outcome.identification_error_m2,
         swingup_min_m: outcome.swingup_min_m,
         swingup_time_s: outcome.swingup_time_s,
         track_m: outcome.track_m.clone(),
-    }
-}
-
-/// A GPU simulation's end as the solver error a CPU run of it reports;
-/// None when it finished.
-pub fn gpu_failure(status: OutcomeStatus, precision: Precision) -> Option<SolverError> {
-    match status {
-        OutcomeStatus::Ok => None,
-        OutcomeStatus::Diverged { time_s } => Some(SolverError::Diverged {
-            time_s,
-            reason: format!("state exploded on the GPU ({})", precision.name()),
-        }),
-        OutcomeStatus::NewtonFailed { time_s, step_s } => {
-            Some(SolverError::NewtonFailed { time_s, step_s })
-        }
-        OutcomeStatus::Cancelled => Some(SolverError::Cancelled),
     }
 }
 

@@ -428,26 +428,6 @@ impl SwingupSettings {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-/// How one simulation of a batch ended.
-pub enum RunStatus {
-    Ok,
-    /// The simulation blew up (with the reason); it has no objective.
-    Diverged(String),
-    /// Interrupted (Ctrl-C) before it finished; no objective.
-    Cancelled,
-}
-
-impl RunStatus {
-    pub fn name(&self) -> &'static str {
-        match self {
-            RunStatus::Ok => "ok",
-            RunStatus::Diverged(_) => "diverged",
-            RunStatus::Cancelled => "cancelled",
-        }
-    }
-}
-
 /// How to solve: which CPU solver, and its settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SolverSettings {

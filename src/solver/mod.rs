@@ -21,6 +21,7 @@ use crate::linalg::{BandedMatrix, BlockTridiagonalLu, FactorError};
 use crate::model::tether::{NODE_DOFS, PRESCRIBED_DOFS};
 use crate::model::{PinMotion, Tether};
 use crate::scheme::FixedStepScheme;
+use crate::status::RunStatus;
 
 pub use fixed_step::FixedStepSolver;
 pub use reference::{ReferenceOptions, ReferenceSolver, ReferenceStats};
@@ -50,6 +51,36 @@ pub enum SolverError {
 impl SolverError {
     pub fn is_divergence(&self) -> bool {
         matches!(self, SolverError::Diverged { .. })
+    }
+
+    /// How the run that failed so ended, as every engine's rows say it.
+    pub fn status(&self) -> RunStatus {
+        match self {
+            SolverError::Diverged { time_s, reason } => RunStatus::diverged_at(*time_s, reason),
+            &SolverError::NewtonFailed { time_s, step_s } => {
+                RunStatus::NewtonFailed { time_s, step_s }
+            }
+            SolverError::Cancelled => RunStatus::Cancelled,
+            other => RunStatus::diverged(other.to_string()),
+        }
+    }
+
+    /// The error a run that ended so reports (a GPU run's end, as a CPU
+    /// run of it would); None when it finished.
+    pub fn of_status(status: &RunStatus) -> Option<Self> {
+        match status {
+            RunStatus::Ok => None,
+            RunStatus::Diverged { time_s, reason } => Some(SolverError::Diverged {
+                // Every engine's divergence knows its time; only a row read
+                // back from a table does not, and none is turned back.
+                time_s: time_s.unwrap_or(f64::NAN),
+                reason: reason.clone(),
+            }),
+            &RunStatus::NewtonFailed { time_s, step_s } => {
+                Some(SolverError::NewtonFailed { time_s, step_s })
+            }
+            RunStatus::Cancelled => Some(SolverError::Cancelled),
+        }
     }
 }
 

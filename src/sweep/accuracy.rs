@@ -304,7 +304,7 @@ fn best_per_elements(grid: &Grid, results: &[CandidateResult]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::RunStatus;
+    use crate::status::RunStatus;
 
     #[test]
     fn the_rule_keeps_the_j_e_move_at_its_fraction_of_the_threshold() {

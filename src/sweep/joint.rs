@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::grid::ParameterValues;
 use super::{Candidate, CandidateResult, Grid, ParameterAxis};
 use crate::error::InputError;
-use crate::scenario::RunStatus;
+use crate::status::RunStatus;
 
 /// One film's part of a joint grid: its name and the axes over its own
 /// parameters.
@@ -223,10 +223,7 @@ pub fn combine_one<'a>(
 ) -> CandidateResult {
     let failed = films.clone().zip(weights).find(|(s, _)| s.j_e_m2.is_none());
     let status = match failed {
-        Some((s, w)) => match &s.status {
-            RunStatus::Diverged(why) => RunStatus::Diverged(format!("film {}: {why}", w.name)),
-            other => other.clone(),
-        },
+        Some((s, w)) => s.status.clone().in_film(&w.name),
         None => RunStatus::Ok,
     };
     let j_e_m2 = failed.is_none().then(|| {
@@ -282,7 +279,7 @@ mod tests {
                     candidate: c,
                     j_e_m2: (!diverged).then(|| 1.0 + (t - best).abs()),
                     status: if diverged {
-                        RunStatus::Diverged("x".into())
+                        RunStatus::diverged("x")
                     } else {
                         RunStatus::Ok
                     },

@@ -28,7 +28,7 @@ pub use grid::{Candidate, Grid, ParameterAxis, ParameterValues};
 pub use parameter::Parameter;
 pub use shard::{Selection, Shard};
 
-use crate::scenario::RunStatus;
+use crate::status::RunStatus;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CandidateResult {
@@ -58,14 +58,6 @@ impl CandidateResult {
             steps: 0,
             gpu_layout: None,
             tolerance_m: None,
-        }
-    }
-
-    /// A candidate whose simulation failed (`reason`).
-    pub fn diverged(candidate: Candidate, reason: String) -> Self {
-        Self {
-            status: RunStatus::Diverged(reason),
-            ..Self::cancelled(candidate)
         }
     }
 }
@@ -356,10 +348,7 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
         },
         best,
         best_per_elements,
-        diverged: results
-            .iter()
-            .filter(|r| matches!(r.status, RunStatus::Diverged(_)))
-            .count(),
+        diverged: results.iter().filter(|r| r.status.failed()).count(),
     })
 }
 

@@ -46,8 +46,9 @@ use crate::io::track::Measured;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
 use crate::scenario::batch::StepCache;
-use crate::scenario::{RunStatus, Scenario, SimulationOutput, SolverSettings, simulate};
+use crate::scenario::{Scenario, SimulationOutput, SolverSettings, simulate};
 use crate::solver::SolverKind;
+use crate::status::RunStatus;
 use crate::sweep::accuracy::{Chosen, SCOUT_TOLERANCE_M, confirm};
 use crate::sweep::joint::{
     FilmAxes, FilmScore, FilmWeight, best_over_own, combine, combine_one, weights,

@@ -21,8 +21,9 @@ use crate::io::PendingFile;
 use crate::io::swingup::{write_generations, write_landscape, write_motion};
 use crate::io::track::{track_batch, write_batch};
 use crate::metadata::{self, Metadata, json};
-use crate::scenario::{Frames, RunStatus, Scenario, SimulationOutput, SolverSettings};
+use crate::scenario::{Frames, Scenario, SimulationOutput, SolverSettings};
 use crate::solver::{ReferenceOptions, SolverKind};
+use crate::status::RunStatus;
 
 /// Interval of the best individual's recorded track: fine enough to draw
 /// the swing, a whole number of J_a samples.

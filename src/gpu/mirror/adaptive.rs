@@ -24,7 +24,8 @@
 //! A simulation lands exactly on each time it is observed at, with equal
 //! substeps as the reference solver does: its frames, and for a swing-up
 //! every J_a sample. Where the reference solver would return
-//! `SolverError::NewtonFailed`, the run ends as [`OutcomeStatus::NewtonFailed`].
+//! `SolverError::NewtonFailed`, the run ends as
+//! [`RunStatus::NewtonFailed`].
 
 use nalgebra::{Matrix4, Vector2, Vector4};
 
@@ -32,7 +33,7 @@ use super::super::abi::{MESH_MASS_VEC4, SimControl, SimPhysics};
 use super::super::adaptive::{
     AdaptiveOptions, AdaptiveOutcome, AdaptiveStats, Landings, same_landing,
 };
-use super::super::batch::{ChunkData, GpuSimulation, OutcomeStatus};
+use super::super::batch::{ChunkData, GpuSimulation, exploded};
 use super::super::{GpuError, Precision};
 use super::element::{ElementState, Section, element_force};
 use super::motion::{PinState, pin_state};
@@ -51,6 +52,7 @@ use crate::scheme::implicit_control::{
     STALE_STEP_CHANGE, STEP_FACTOR_MAX, STEP_FACTOR_MIN, STEP_SAFETY, SUBSTEP_SLACK,
     UNMEASURED_NEWTON_ETA,
 };
+use crate::status::RunStatus;
 
 /// Runs `sim` (its upload `data`, a chunk of one: [`super::super::batch::chunk_data`])
 /// with the adaptive scheme in `precision`, landing on `landings`.
@@ -524,7 +526,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
 
     /// Advances exactly to `target` with equal substeps that end on it:
     /// the reference solver's `advance_to`. Err: Newton failed.
-    fn advance_to(&mut self, target: R) -> Result<(), OutcomeStatus> {
+    fn advance_to(&mut self, target: R) -> Result<(), RunStatus> {
         let one = lit::<R>(1.0);
         while self.t < target {
             let remaining = target - self.t;
@@ -535,7 +537,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
             // A step below the clock's resolution (possible in f32 only)
             // would never arrive: the run fails as below the smallest step.
             if self.t + h == self.t {
-                return Err(OutcomeStatus::NewtonFailed {
+                return Err(RunStatus::NewtonFailed {
                     time_s: self.t.to_f64(),
                     step_s: h.to_f64(),
                 });
@@ -556,7 +558,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
                 }
             }
             if self.step_s < lit(MIN_STEP_S) {
-                return Err(OutcomeStatus::NewtonFailed {
+                return Err(RunStatus::NewtonFailed {
                     time_s: self.t.to_f64(),
                     step_s: self.step_s.to_f64(),
                 });
@@ -616,7 +618,7 @@ fn run_typed<R: MirrorReal>(
     let mut swingup_min: R = lit(sim.initial_swingup_m);
     let mut swingup_time: R = lit(0.0);
     let mut track = Vec::new();
-    let mut status = OutcomeStatus::Ok;
+    let mut status = RunStatus::Ok;
     loop {
         let next_frame = frames.get(frames_done).copied();
         let next_sample = (samples_done < samples).then(|| (samples_done + 1) as f64 * interval);
@@ -631,9 +633,7 @@ fn run_typed<R: MirrorReal>(
             break;
         }
         if a.fold() {
-            status = OutcomeStatus::Diverged {
-                time_s: a.t.to_f64(),
-            };
+            status = exploded(a.t.to_f64(), R::PRECISION);
             break;
         }
         if next_sample.is_some_and(|s| same_landing(s, target)) {
@@ -662,11 +662,11 @@ fn run_typed<R: MirrorReal>(
         }
     }
     AdaptiveOutcome {
-        status,
         stats: a.stats,
         identification_error_m2: identification_error.to_f64(),
         swingup_min_m: swingup_min.to_f64(),
         swingup_time_s: swingup_time.to_f64(),
-        track_m: (sim.record_track && status == OutcomeStatus::Ok).then_some(track),
+        track_m: (sim.record_track && status.is_ok()).then_some(track),
+        status,
     }
 }

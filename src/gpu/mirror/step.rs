@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::super::abi::{
     FACTOR_VEC4_PER_NODE, MESH_MASS_VEC4, MISSING_SAMPLE_ABOVE_M, NO_TRACK, SimControl, SimPhysics,
 };
-use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, OutcomeStatus, chunk_data};
+use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, chunk_data, exploded};
 use super::super::{GpuError, Precision};
 use super::element::{ElementDamping, ElementState, Section, element_force};
 use super::matrix::{Symmetric4, inverse4};
@@ -15,6 +15,7 @@ use super::motion::{PinState, pin_state};
 use super::node_blocks::{coupling_transpose_times, pin_rows, plus_node_mass};
 use super::{MirrorReal, combine, join, lit, lit4, xy, zw};
 use crate::scheme::FixedStepScheme;
+use crate::status::RunStatus;
 
 /// Runs `sims` on the mirror in `precision`, with the engine's inputs and
 /// outputs: the same [`GpuOutcome`]s the engine would read back.
@@ -552,14 +553,11 @@ fn run_one<R: MirrorReal>(
         }
     }
     let status = if diverged {
-        OutcomeStatus::Diverged {
-            time_s: steps_done as f64 * sim.step_s,
-        }
+        exploded(steps_done as f64 * sim.step_s, R::PRECISION)
     } else {
-        OutcomeStatus::Ok
+        RunStatus::Ok
     };
     GpuOutcome {
-        status,
         // The per-simulation arithmetic of both layouts; named as the
         // thread layout, which it transcribes loop for loop.
         layout: super::super::layout::GpuLayout::Thread,
@@ -567,6 +565,7 @@ fn run_one<R: MirrorReal>(
         identification_error_m2: identification_error.to_f64(),
         swingup_min_m: swingup_min.to_f64(),
         swingup_time_s: swingup_time.to_f64(),
-        track_m: (sim.record_track && status == OutcomeStatus::Ok).then_some(track),
+        track_m: (sim.record_track && status.is_ok()).then_some(track),
+        status,
     }
 }
