@@ -2731,7 +2731,7 @@ fn results_do_not_depend_on_chunks_or_shards() {
 fn the_batched_objective_of_two_films_equals_the_joint_run() {
     use tether_sweep::io::config::FilmConfig;
     use tether_sweep::io::track::Measured;
-    use tether_sweep::sweep::{Parameter, ParameterAxis};
+    use tether_sweep::sweep::{Axis, AxisValues, Parameter};
     use tether_sweep::workflow::objective::Objective;
     let dir = tempfile::tempdir().unwrap();
     let configs: Vec<FilmConfig> = two_films()
@@ -2754,10 +2754,8 @@ fn the_batched_objective_of_two_films_equals_the_joint_run() {
         .iter_mut()
         .zip([vec![0.0, 0.01, 0.02, 0.03], vec![0.0, 0.005, 0.01, 0.015]])
     {
-        film.own.push(ParameterAxis {
-            parameter: Parameter::ReleaseTimeS,
-            values,
-        });
+        film.own
+            .push(AxisValues::new(Axis::Parameter(Parameter::ReleaseTimeS), values).unwrap());
     }
     let report = request.clone().run(Hooks::default()).unwrap();
     assert_eq!(report.results.len(), 9);

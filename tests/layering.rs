@@ -699,6 +699,10 @@ fn declared_types() -> Vec<(String, String)> {
             if !["struct", "enum", "type", "trait"].contains(&kind) {
                 continue;
             }
+            // An impl's `type Error = …;` fills a trait's slot: no new type.
+            if kind == "type" && line.starts_with(char::is_whitespace) {
+                continue;
+            }
             let name: String = name
                 .chars()
                 .take_while(|c| c.is_alphanumeric() || *c == '_')

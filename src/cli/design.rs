@@ -13,9 +13,8 @@ use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::error::InputError;
 use tether_sweep::io::config::{self, ConfigError, FilmConfig};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings};
-use tether_sweep::sweep::design::{Design, DesignAxis, DesignVariable, Estimated, PlannedFilm};
-use tether_sweep::sweep::grid::parse_axis;
-use tether_sweep::sweep::{Axis, Parameter};
+use tether_sweep::sweep::design::{Design, Estimated, PlannedFilm};
+use tether_sweep::sweep::{Axis, Parameter, ScopedAxis};
 use tether_sweep::text::design as text;
 use tether_sweep::workflow::WorkflowError;
 use tether_sweep::workflow::design::{
@@ -82,7 +81,7 @@ pub fn run(args: DesignArgs) -> Result<()> {
     let report = run_design(&request).map_err(|e| match e {
         // A value a design axis set: named as the axis.
         WorkflowError::Input(input)
-            if design.axes.iter().any(|a| a.variable.name() == input.field) =>
+            if design.axes.iter().any(|a| a.axis().column() == input.field) =>
         {
             WorkflowError::flag(&format!("--axis {}", input.field), input)
         }
@@ -144,24 +143,11 @@ impl DesignArgs {
         })
     }
 
-    /// One `--axis NAME=AXIS`.
-    fn axis(&self, design: &Design, text: &str) -> Result<DesignAxis> {
-        let Some((name, values)) = text.split_once('=') else {
-            Err(UsageError(format!(
-                "--axis '{text}': give NAME=AXIS, e.g. --axis initial_angle_deg=30:90:15"
-            )))?
-        };
-        let (film, name) = design
-            .film_and_name(name.trim(), "axis")
-            .map_err(|e| WorkflowError::flag("--axis", e))?;
-        let flag = format!("--axis {name}");
-        let variable = DesignVariable::parse(name).map_err(|e| WorkflowError::flag(&flag, e))?;
-        let values = parse_axis(name, values).map_err(|e| WorkflowError::flag(&flag, e))?;
-        Ok(DesignAxis {
-            film,
-            variable,
-            values,
-        })
+    /// One `--axis NAME=AXIS` (or `FILM.NAME=AXIS`).
+    fn axis(&self, design: &Design, text: &str) -> Result<ScopedAxis> {
+        let names: Vec<&str> = design.films.iter().map(|f| f.name.as_str()).collect();
+        ScopedAxis::parse(text, &names, Axis::parse_design)
+            .map_err(|e| WorkflowError::flag(&format!("--{}", e.field), e).into())
     }
 
     /// The planned films: each config's, or the paper's drop.
@@ -265,12 +251,10 @@ impl DesignArgs {
     /// (`FILM.release_time_s`) or every film's; one that does not parse is
     /// left to [`Self::axis`] to refuse.
     fn release_axis(&self, film: &str) -> Option<Vec<f64>> {
-        let release = Parameter::ReleaseTimeS.name();
+        let release = Axis::Parameter(Parameter::ReleaseTimeS);
         self.axes.iter().rev().find_map(|text| {
-            let (name, values) = text.split_once('=')?;
-            let name = name.trim();
-            let ours = name == release || name.strip_prefix(film)?.strip_prefix('.')? == release;
-            ours.then(|| parse_axis(name, values).ok()).flatten()
+            let scoped = ScopedAxis::parse(text, &[film], Axis::parse_design).ok()?;
+            (scoped.axis() == release).then_some(scoped.values.values)
         })
     }
 }

@@ -299,7 +299,7 @@ impl IdentifyArgs {
             ("--tip-mass", self.tip_mass, Parameter::TipMassKg),
         ] {
             if let Some(value) = value
-                && grid.parameters.iter().any(|a| a.parameter == parameter)
+                && grid.has(Axis::Parameter(parameter))
             {
                 return Err(UsageError(format!(
                     "{flag} {value} beside a grid axis over {}: the axis sets it for every candidate; give one or the other",

@@ -22,7 +22,7 @@ pub fn write_design(
     for (i, axis) in design.axes.iter().enumerate() {
         columns.push(Column::f64(
             design.axis_column(axis),
-            axis.variable.unit(),
+            axis.axis().unit(),
             predictions.iter().map(|p| p.values[i]).collect(),
         ));
     }

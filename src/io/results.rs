@@ -166,8 +166,7 @@ fn film_columns(films: &[(&FilmAxes, &[FilmScore])]) -> Vec<Column> {
             "m^2",
             scores.iter().map(|s| s.j_e_m2).collect(),
         ));
-        for axis in &film.own {
-            let p = axis.parameter;
+        for p in film.own.iter().filter_map(|a| a.axis.parameter()) {
             columns.push(Column::f64(
                 film.column(p.name()),
                 p.unit(),

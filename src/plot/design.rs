@@ -62,7 +62,7 @@ pub fn standard_errors(design: &Design, predictions: &[Prediction]) -> Option<Pa
             }
         })
         .collect();
-    let unit = first.variable.unit();
+    let unit = first.axis().unit();
     Some(Panels {
         title: format!(
             "Predicted standard errors at {} planned film{} (σ = {} mm per coordinate; Fisher information of the marker tracks)",
@@ -81,8 +81,9 @@ mod tests {
     use crate::model::TetherParams;
     use crate::scenario::{Scenario, ScenarioKind};
     use crate::sweep::Axis;
-    use crate::sweep::design::{DesignAxis, DesignVariable, Estimated, PlannedFilm};
+    use crate::sweep::design::{Estimated, PlannedFilm};
     use crate::sweep::parameter::Parameter;
+    use crate::sweep::{AxisValues, ScopedAxis};
 
     #[test]
     fn a_panel_per_parameter_and_a_line_per_other_axis_value() {
@@ -94,15 +95,17 @@ mod tests {
         let design = Design {
             films: vec![film],
             axes: vec![
-                DesignAxis {
+                ScopedAxis {
                     film: None,
-                    variable: DesignVariable::Parameter(Parameter::InitialAngleDeg),
-                    values: vec![45.0, 90.0],
+                    values: AxisValues::new(
+                        Axis::Parameter(Parameter::InitialAngleDeg),
+                        vec![45.0, 90.0],
+                    )
+                    .unwrap(),
                 },
-                DesignAxis {
+                ScopedAxis {
                     film: None,
-                    variable: DesignVariable::DurationS,
-                    values: vec![1.0, 2.0],
+                    values: AxisValues::new(Axis::DurationS, vec![1.0, 2.0]).unwrap(),
                 },
             ],
             estimated: vec![

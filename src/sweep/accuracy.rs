@@ -285,9 +285,9 @@ pub fn confirm<E>(
 
 /// Each n's best result's index.
 fn best_per_elements(grid: &Grid, results: &[CandidateResult]) -> Vec<usize> {
-    grid.elements
-        .iter()
-        .filter_map(|&n| {
+    grid.elements()
+        .into_iter()
+        .filter_map(|n| {
             (0..results.len())
                 .filter(|&i| results[i].candidate.elements == n)
                 .filter(|&i| results[i].j_e_m2.is_some())

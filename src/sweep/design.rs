@@ -16,7 +16,7 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::axis::Axis;
+use super::axis::{Axis, ScopedAxis};
 use super::parameter::Parameter;
 use crate::error::InputError;
 use crate::least_squares::{LmSettings, covariance};
@@ -35,107 +35,32 @@ pub struct PlannedFilm {
     pub scenario: Scenario,
 }
 
-/// What a design axis varies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum DesignVariable {
-    /// A tether or experiment parameter (`initial_angle_deg`, `tip_mass_kg`, …).
-    Parameter(Parameter),
-    /// The film's frame interval \[s\] (its duration kept).
-    FrameIntervalS,
-    /// The film's duration from the release \[s\] (its interval kept).
-    DurationS,
-    /// How many markers the film tracks, evenly spaced from the pin to the
-    /// free end (s = L j / (M − 1), j = 0 … M − 1).
-    Markers,
-}
-
-/// The most markers a design axis may ask for: far beyond what a tracker
-/// follows on one tether.
-pub const MAX_DESIGN_MARKERS: usize = 1000;
-
-impl DesignVariable {
-    /// The variable named `name`: a parameter's name, `frame_interval_s`
-    /// or `duration_s`.
-    pub fn parse(name: &str) -> Result<Self, InputError> {
-        match name {
-            "frame_interval_s" => Ok(DesignVariable::FrameIntervalS),
-            "duration_s" => Ok(DesignVariable::DurationS),
-            "markers" => Ok(DesignVariable::Markers),
-            other => Parameter::parse(other)
-                .map(DesignVariable::Parameter)
-                .map_err(|_| {
-                    InputError::new(
-                        "design axis",
-                        format!("'{other}'"),
-                        format!(
-                            "frame_interval_s, duration_s, markers or one of {}",
-                            Parameter::ALL.map(Parameter::name).join(", ")
-                        ),
-                    )
-                }),
+/// Sets `axis` to `value` in a planned film: a tether or experiment
+/// parameter, n, D or C_D, or the film's shape (its frame interval with its
+/// duration kept, its duration with its interval kept, or its markers,
+/// evenly spaced from the pin to the free end: s = L j / (M − 1)). The
+/// value is one the axis takes ([`Axis::check`]).
+fn set_in(axis: Axis, value: f64, film: &mut PlannedFilm) {
+    let scenario = &mut film.scenario;
+    match axis {
+        Axis::Elements => film.tether.elements = value as usize,
+        Axis::Damping => film.tether.damping_pa_s = value,
+        Axis::Drag => film.tether.drag_coefficient = value,
+        Axis::Parameter(p) => p.set(value, &mut film.tether, scenario),
+        Axis::FrameIntervalS => {
+            let duration_s = scenario.duration_s();
+            *scenario = scenario
+                .clone()
+                .with_frames(Frames::every(value, duration_s));
+        }
+        Axis::DurationS => *scenario = scenario.clone().with_duration_s(value),
+        Axis::Markers => {
+            let (count, length_m) = (value as usize, film.tether.length_m);
+            scenario.marker_arc_lengths_m = (0..count)
+                .map(|j| length_m * j as f64 / (count - 1) as f64)
+                .collect();
         }
     }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DesignVariable::Parameter(p) => p.name(),
-            DesignVariable::FrameIntervalS => "frame_interval_s",
-            DesignVariable::DurationS => "duration_s",
-            DesignVariable::Markers => "markers",
-        }
-    }
-
-    pub fn unit(self) -> &'static str {
-        match self {
-            DesignVariable::Parameter(p) => p.unit(),
-            DesignVariable::FrameIntervalS | DesignVariable::DurationS => "s",
-            DesignVariable::Markers => "",
-        }
-    }
-
-    /// Sets it in a film.
-    fn set(self, value: f64, film: &mut PlannedFilm) {
-        let scenario = &mut film.scenario;
-        match self {
-            DesignVariable::Parameter(p) => p.set(value, &mut film.tether, scenario),
-            DesignVariable::FrameIntervalS => {
-                let duration_s = scenario.duration_s();
-                *scenario = scenario
-                    .clone()
-                    .with_frames(Frames::every(value, duration_s));
-            }
-            DesignVariable::DurationS => *scenario = scenario.clone().with_duration_s(value),
-            DesignVariable::Markers => {
-                let (count, length_m) = (value as usize, film.tether.length_m);
-                scenario.marker_arc_lengths_m = (0..count)
-                    .map(|j| length_m * j as f64 / (count - 1) as f64)
-                    .collect();
-            }
-        }
-    }
-
-    /// A value it cannot take, refused: a marker count that is not a
-    /// whole number in 2 ..= [`MAX_DESIGN_MARKERS`].
-    fn check(self, value: f64) -> Result<(), InputError> {
-        let whole = value.fract() == 0.0 && (2.0..=MAX_DESIGN_MARKERS as f64).contains(&value);
-        if self == DesignVariable::Markers && !whole {
-            return Err(InputError::new(
-                "markers",
-                value,
-                format!("a whole number of markers from 2 to {MAX_DESIGN_MARKERS}"),
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// A design axis: a variable's values, in every film or in one.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DesignAxis {
-    /// The film it applies to (an index into the films); None: all.
-    pub film: Option<usize>,
-    pub variable: DesignVariable,
-    pub values: Vec<f64>,
 }
 
 /// A parameter the later identification would estimate.
@@ -169,17 +94,12 @@ impl Estimated {
             Axis::Damping => film.tether.damping_pa_s,
             Axis::Drag => film.tether.drag_coefficient,
             Axis::Parameter(p) => p.get(&film.tether, &film.scenario),
-            Axis::Elements => unreachable!("n is not estimated"),
+            _ => unreachable!("only D, C_D and parameters are estimated"),
         }
     }
 
     fn set(self, value: f64, film: &mut PlannedFilm) {
-        match self.axis {
-            Axis::Damping => film.tether.damping_pa_s = value,
-            Axis::Drag => film.tether.drag_coefficient = value,
-            Axis::Parameter(p) => p.set(value, &mut film.tether, &mut film.scenario),
-            Axis::Elements => unreachable!("n is not estimated"),
-        }
+        set_in(self.axis, value, film)
     }
 
     /// Its difference step at `value`: a hundredth of the value, as the
@@ -225,7 +145,7 @@ pub struct Prediction {
 #[derive(Debug, Clone)]
 pub struct Design {
     pub films: Vec<PlannedFilm>,
-    pub axes: Vec<DesignAxis>,
+    pub axes: Vec<ScopedAxis>,
     pub estimated: Vec<Estimated>,
     /// σ of each marker coordinate \[m\].
     pub noise_m: f64,
@@ -282,14 +202,14 @@ impl Design {
 
     /// A design axis's column: its variable's name, after its film's
     /// (`a.initial_angle_deg`) when it applies to one film of several.
-    pub fn axis_column(&self, axis: &DesignAxis) -> String {
-        self.with_film(axis.film, axis.variable.name())
+    pub fn axis_column(&self, axis: &ScopedAxis) -> String {
+        self.with_film(axis.film, axis.axis().column())
     }
 
     /// A design axis at `value`, for a legend or a line of text: rounded
     /// to four significant digits, a frame interval as its frame rate
     /// (`a.120 fps`, not `a.frame_interval_s = 0.008333333333333333`).
-    pub fn point_label(&self, axis: &DesignAxis, value: f64) -> String {
+    pub fn point_label(&self, axis: &ScopedAxis, value: f64) -> String {
         let significant = |v: f64| {
             if v == 0.0 || !v.is_finite() {
                 return v.to_string();
@@ -301,8 +221,8 @@ impl Design {
                 false => text,
             }
         };
-        match axis.variable {
-            DesignVariable::FrameIntervalS => {
+        match axis.axis() {
+            Axis::FrameIntervalS => {
                 self.with_film(axis.film, &format!("{} fps", significant(1.0 / value)))
             }
             _ => format!("{} = {}", self.axis_column(axis), significant(value)),
@@ -336,7 +256,7 @@ impl Design {
             points = points
                 .into_iter()
                 .flat_map(|p| {
-                    axis.values.iter().map(move |&v| {
+                    axis.values.values.iter().map(move |&v| {
                         let mut q = p.clone();
                         q.push(v);
                         q
@@ -353,14 +273,14 @@ impl Design {
     pub fn films_at(&self, point: &[f64]) -> Result<Vec<PlannedFilm>, InputError> {
         let mut films = self.films.clone();
         // The markers last: they are spread over the length the point sets.
-        let mut axes: Vec<(&DesignAxis, f64)> =
+        let mut axes: Vec<(&ScopedAxis, f64)> =
             self.axes.iter().zip(point.iter().copied()).collect();
-        axes.sort_by_key(|(a, _)| a.variable == DesignVariable::Markers);
+        axes.sort_by_key(|(a, _)| a.axis() == Axis::Markers);
         for (axis, value) in axes {
-            axis.variable.check(value)?;
+            axis.axis().check(value)?;
             for (i, film) in films.iter_mut().enumerate() {
                 if axis.film.is_none_or(|f| f == i) {
-                    axis.variable.set(value, film);
+                    set_in(axis.axis(), value, film);
                 }
             }
         }
@@ -566,6 +486,7 @@ pub enum DesignError {
 mod tests {
     use super::*;
     use crate::scenario::ScenarioKind;
+    use crate::sweep::AxisValues;
 
     fn film(name: &str) -> PlannedFilm {
         PlannedFilm {
@@ -577,10 +498,12 @@ mod tests {
 
     #[test]
     fn labels_round_values_and_say_frame_rates_and_readings_have_no_share() {
-        let axis = |film, variable| DesignAxis {
+        let axis = |film, axis| ScopedAxis {
             film,
-            variable,
-            values: Vec::new(),
+            values: AxisValues {
+                axis,
+                values: Vec::new(),
+            },
         };
         let design = Design {
             films: vec![film("a"), film("b")],
@@ -588,14 +511,14 @@ mod tests {
             estimated: Vec::new(),
             noise_m: 5e-4,
         };
-        let interval = axis(Some(0), DesignVariable::FrameIntervalS);
+        let interval = axis(Some(0), Axis::FrameIntervalS);
         assert_eq!(design.point_label(&interval, 1.0 / 120.0), "a.120 fps");
         assert_eq!(design.point_label(&interval, 0.04), "a.25 fps");
-        let shared = axis(None, DesignVariable::FrameIntervalS);
+        let shared = axis(None, Axis::FrameIntervalS);
         assert_eq!(design.point_label(&shared, 1.0 / 29.97), "29.97 fps");
-        let angle = axis(None, DesignVariable::Parameter(Parameter::InitialAngleDeg));
+        let angle = axis(None, Axis::Parameter(Parameter::InitialAngleDeg));
         assert_eq!(design.point_label(&angle, 45.0), "initial_angle_deg = 45");
-        let duration = axis(None, DesignVariable::DurationS);
+        let duration = axis(None, Axis::DurationS);
         assert_eq!(
             design.point_label(&duration, 2.0 / 3.0),
             "duration_s = 0.6667"
@@ -610,16 +533,15 @@ mod tests {
 
     #[test]
     fn points_are_every_combination_and_a_films_own_names_carry_its_name() {
-        let axis = |film, variable, values: &[f64]| DesignAxis {
+        let axis = |film, axis, values: &[f64]| ScopedAxis {
             film,
-            variable,
-            values: values.to_vec(),
+            values: AxisValues::new(axis, values.to_vec()).unwrap(),
         };
-        let angle = DesignVariable::Parameter(Parameter::InitialAngleDeg);
+        let angle = Axis::Parameter(Parameter::InitialAngleDeg);
         let mut design = Design {
             films: vec![film("a"), film("b")],
             axes: vec![
-                axis(None, DesignVariable::DurationS, &[1.0, 2.0]),
+                axis(None, Axis::DurationS, &[1.0, 2.0]),
                 axis(Some(1), angle, &[45.0, 60.0, 90.0]),
             ],
             estimated: vec![

@@ -1,141 +1,65 @@
-//! Identification grids over (n, D, C_D) and any further parameters
-//! ([`Parameter`]): axes given as `start:stop:step` (inclusive) or comma
-//! lists.
+//! Identification grids: the cartesian product of n, D, C_D and any
+//! further parameters ([`Parameter`]), each an [`AxisValues`] given as
+//! `start:stop:step` (inclusive) or a comma list.
 
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
-use super::axis::Axis;
+pub use super::axis::MAX_CANDIDATES;
+use super::axis::{Axis, AxisValues};
 use super::parameter::Parameter;
 use crate::error::InputError;
 use crate::model::TetherParams;
-use crate::model::params::MAX_ELEMENTS;
 use crate::scenario::Scenario;
 
 /// Most parameter axes a grid may have besides n, D and C_D.
 pub const MAX_PARAMETER_AXES: usize = 4;
 
-/// Largest number of candidates in one grid (far above docs/model.md §6's 3,535).
-pub const MAX_CANDIDATES: usize = 10_000_000;
-
-/// Parses one axis. `start:stop:step` includes `stop` when it lies on the
-/// grid (within 1e-9 of a step); a comma list is taken as given.
-pub fn parse_axis(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
-    let err = |allowed: &str| InputError::new(field, format!("'{text}'"), allowed);
-    let number = |s: &str| -> Result<f64, InputError> {
-        s.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| err("start:stop:step (inclusive) or a comma list of finite numbers"))
-    };
-    let parts: Vec<&str> = text.split(':').collect();
-    let values = match parts.as_slice() {
-        [start, stop, step] => {
-            let (start, stop, step) = (number(start)?, number(stop)?, number(step)?);
-            if step <= 0.0 {
-                return Err(err("a step > 0 in start:stop:step"));
-            }
-            if stop < start {
-                return Err(err("stop >= start in start:stop:step"));
-            }
-            let count = ((stop - start) / step + 1e-9).floor() as usize + 1;
-            if count > MAX_CANDIDATES {
-                return Err(err("fewer values"));
-            }
-            range_values(start, step, count)
-        }
-        [list] => list.split(',').map(number).collect::<Result<Vec<_>, _>>()?,
-        _ => return Err(err("start:stop:step (inclusive) or a comma list")),
-    };
-    if values.is_empty() {
-        return Err(err("at least one value"));
-    }
-    // A value twice would be a candidate twice: duplicate rows, and a
-    // refinement that divides by the axis's spread.
-    let mut sorted = values.clone();
-    sorted.sort_by(f64::total_cmp);
-    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-        return Err(err(&format!("distinct values ({} is given twice)", w[0])));
-    }
-    Ok(values)
-}
-
-/// `start + i step` for i < `count`, as the decimal the user typed: when
-/// start and step are decimals of at most 15 places (0.7 and 0.1), each value
-/// is the double nearest its decimal (0.8, where 0.7 + 0.1 is
-/// 0.7999999999999999), so that tables and keys hold what was asked for.
-fn range_values(start: f64, step: f64, count: usize) -> Vec<f64> {
-    let places = |x: f64| (0..=15).find(|&d| decimal(x, d).is_some());
-    let exact = places(start).zip(places(step)).and_then(|(a, b)| {
-        let d = a.max(b);
-        let scale = 10f64.powi(d as i32);
-        let (first, stride) = (decimal(start, d)?, decimal(step, d)?);
-        // Integers below 2⁵³ are exact in f64, and so is their quotient's
-        // rounding: one correctly rounded division per value.
-        let last = first + stride * count.saturating_sub(1) as f64;
-        (last.abs() < 2f64.powi(53)).then_some((first, stride, scale))
-    });
-    (0..count)
-        .map(|i| match exact {
-            Some((first, stride, scale)) => (first + stride * i as f64) / scale,
-            None => start + i as f64 * step,
-        })
-        .collect()
-}
-
-/// An axis of element counts: whole numbers from 1 to MAX_ELEMENTS.
-fn parse_elements(field: &str, text: &str) -> Result<Vec<usize>, InputError> {
-    parse_axis(field, text)?
-        .iter()
-        .map(|&v| {
-            if v.fract() == 0.0 && (1.0..=MAX_ELEMENTS as f64).contains(&v) {
-                Ok(v as usize)
-            } else {
-                Err(InputError::new(
-                    field,
-                    v,
-                    format!("whole numbers from 1 to {MAX_ELEMENTS}"),
-                ))
-            }
-        })
-        .collect()
-}
-
-/// An axis of D or C_D. Out-of-range values are the user's mistake, not
-/// simulations that diverged: they are rejected before anything runs.
-fn parse_non_negative(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
-    let values = parse_axis(field, text)?;
-    match values.iter().find(|v| **v < 0.0) {
-        Some(&v) => Err(InputError::new(field, v, "values >= 0")),
-        None => Ok(values),
-    }
-}
-
-/// x × 10^places as an integer, when x is the double nearest a decimal of
-/// that many places.
-fn decimal(x: f64, places: u32) -> Option<f64> {
-    let scale = 10f64.powi(places as i32);
-    let scaled = (x * scale).round();
-    (scaled.abs() < 2f64.powi(53) && scaled / scale == x).then_some(scaled)
-}
-
-/// The cartesian product of the axes: n, D, C_D, then the parameter axes.
+/// The cartesian product of its axes: n, D and C_D first (every grid has
+/// them), then the further parameters in the order given, a release-time
+/// axis last; the last axis varies fastest in the candidates' order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "GridForm", try_from = "GridForm")]
 pub struct Grid {
-    pub elements: Vec<usize>,
-    pub damping_pa_s: Vec<f64>,
-    pub drag_coefficient: Vec<f64>,
-    /// Axes over further parameters, in the order given.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parameters: Vec<ParameterAxis>,
+    axes: Vec<AxisValues>,
 }
 
-/// An axis over a [`Parameter`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ParameterAxis {
-    pub parameter: Parameter,
-    pub values: Vec<f64>,
+/// A grid as its metadata (`grid`) and the chunks' run keys have always
+/// written it: n, D and C_D by name, then the parameter axes.
+#[derive(Serialize, Deserialize)]
+struct GridForm {
+    elements: Vec<usize>,
+    damping_pa_s: Vec<f64>,
+    drag_coefficient: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    parameters: Vec<AxisValues>,
+}
+
+impl From<Grid> for GridForm {
+    fn from(grid: Grid) -> Self {
+        Self {
+            elements: grid.elements(),
+            damping_pa_s: grid.axes[1].values.clone(),
+            drag_coefficient: grid.axes[2].values.clone(),
+            parameters: grid.parameter_axes().to_vec(),
+        }
+    }
+}
+
+impl TryFrom<GridForm> for Grid {
+    type Error = InputError;
+
+    fn try_from(form: GridForm) -> Result<Self, InputError> {
+        let mut grid = Self::of_fixed(
+            form.elements.iter().map(|&n| n as f64).collect(),
+            form.damping_pa_s,
+            form.drag_coefficient,
+        )?;
+        for axis in form.parameters {
+            grid = grid.with(axis)?;
+        }
+        Ok(grid)
+    }
 }
 
 /// A candidate's values on its grid's parameter axes, in the grid's order.
@@ -216,6 +140,19 @@ impl Candidate {
         tether
     }
 
+    /// Sets its value on `axis`: n, D, C_D, or a parameter (a new axis
+    /// while there is room). A planned film's shape is no candidate's and
+    /// no grid's ([`Grid::with`] refuses it): nothing is set.
+    pub fn set(&mut self, axis: Axis, value: f64) {
+        match axis {
+            Axis::Elements => self.elements = value as usize,
+            Axis::Damping => self.damping_pa_s = value,
+            Axis::Drag => self.drag_coefficient = value,
+            Axis::Parameter(p) => self.parameters.set(p, value),
+            Axis::FrameIntervalS | Axis::DurationS | Axis::Markers => {}
+        }
+    }
+
     /// Its value on `axis`, if it has that axis.
     pub fn value(&self, axis: Axis) -> Option<f64> {
         match axis {
@@ -223,6 +160,7 @@ impl Candidate {
             Axis::Damping => Some(self.damping_pa_s),
             Axis::Drag => Some(self.drag_coefficient),
             Axis::Parameter(p) => self.parameters.get(p),
+            Axis::FrameIntervalS | Axis::DurationS | Axis::Markers => None,
         }
     }
 
@@ -238,19 +176,37 @@ impl Grid {
     /// The grid of three axes; an error names the axis's column.
     pub fn parse(elements: &str, damping: &str, drag: &str) -> Result<Self, InputError> {
         Self {
-            elements: parse_elements(Axis::Elements.column(), elements)?,
-            damping_pa_s: parse_non_negative(Axis::Damping.column(), damping)?,
-            drag_coefficient: parse_non_negative(Axis::Drag.column(), drag)?,
-            parameters: Vec::new(),
+            axes: vec![
+                AxisValues::parse(Axis::Elements, elements)?,
+                AxisValues::parse(Axis::Damping, damping)?,
+                AxisValues::parse(Axis::Drag, drag)?,
+            ],
+        }
+        .checked_size()
+    }
+
+    /// The grid of n, D and C_D with these values, checked as each axis
+    /// allows.
+    pub fn of_fixed(
+        elements: Vec<f64>,
+        damping_pa_s: Vec<f64>,
+        drag_coefficient: Vec<f64>,
+    ) -> Result<Self, InputError> {
+        Self {
+            axes: vec![
+                AxisValues::new(Axis::Elements, elements)?,
+                AxisValues::new(Axis::Damping, damping_pa_s)?,
+                AxisValues::new(Axis::Drag, drag_coefficient)?,
+            ],
         }
         .checked_size()
     }
 
     fn checked_size(self) -> Result<Self, InputError> {
-        let len = self.parameters.iter().map(|a| a.values.len()).try_fold(
-            self.elements.len() * self.damping_pa_s.len() * self.drag_coefficient.len(),
-            |n, k| n.checked_mul(k),
-        );
+        let len = self
+            .axes
+            .iter()
+            .try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
         match len {
             Some(len) if len <= MAX_CANDIDATES => Ok(self),
             _ => Err(InputError::new(
@@ -261,39 +217,38 @@ impl Grid {
         }
     }
 
-    /// This grid with the axis `name = text` (`--axis NAME=AXIS`): n, D or
-    /// C_D replace that axis; any other [`Parameter`] adds one (once each,
-    /// at most [`MAX_PARAMETER_AXES`]), after the others but before a
-    /// release-time axis, which stays last. Whether its values suit the
-    /// experiment is the workflow's check.
-    pub fn with_axis(mut self, name: &str, text: &str) -> Result<Self, InputError> {
-        let axis = Axis::parse(name)?;
-        let field = axis.column();
-        match axis {
-            Axis::Elements => self.elements = parse_elements(field, text)?,
-            Axis::Damping => self.damping_pa_s = parse_non_negative(field, text)?,
-            Axis::Drag => self.drag_coefficient = parse_non_negative(field, text)?,
-            Axis::Parameter(parameter) => {
-                let values = parse_axis(field, text)?;
-                return self.with_parameter_axis(ParameterAxis { parameter, values });
-            }
-        }
-        self.checked_size()
+    /// This grid with the axis `name = text` (`--axis NAME=AXIS`):
+    /// [`Grid::with`] the axis parsed.
+    pub fn with_axis(self, name: &str, text: &str) -> Result<Self, InputError> {
+        self.with(AxisValues::parse(Axis::parse(name)?, text)?)
     }
 
-    /// This grid with a parameter axis added (once each parameter, at most
-    /// [`MAX_PARAMETER_AXES`]), after the others but before a
-    /// release-time axis, which stays last.
-    pub fn with_parameter_axis(mut self, axis: ParameterAxis) -> Result<Self, InputError> {
-        let (parameter, field) = (axis.parameter, axis.parameter.name());
-        if self.parameters.iter().any(|a| a.parameter == parameter) {
+    /// This grid with `axis`: n, D or C_D replace that axis; any other
+    /// parameter adds one (once each, at most [`MAX_PARAMETER_AXES`]),
+    /// after the others but before a release-time axis, which stays last.
+    /// A planned film's shape is no grid's axis. Whether its values suit
+    /// the experiment is the workflow's check.
+    pub fn with(mut self, axis: AxisValues) -> Result<Self, InputError> {
+        let field = axis.axis.column();
+        if !axis.axis.is_grid_axis() {
+            return Err(InputError::new(
+                "axis",
+                format!("'{field}'"),
+                "an axis of the tether or its experiment: a film's frames and markers are what it measured (`design` varies them for a planned film)",
+            ));
+        }
+        if let Some(fixed) = self.axes[..3].iter_mut().find(|a| a.axis == axis.axis) {
+            *fixed = axis;
+            return self.checked_size();
+        }
+        if self.parameter_axes().iter().any(|a| a.axis == axis.axis) {
             return Err(InputError::new(
                 "axis",
                 format!("'{field}' twice"),
                 "each parameter on one axis",
             ));
         }
-        if self.parameters.len() == MAX_PARAMETER_AXES {
+        if self.parameter_axes().len() == MAX_PARAMETER_AXES {
             return Err(InputError::new(
                 "axis",
                 format!("'{field}'"),
@@ -304,35 +259,57 @@ impl Grid {
         // values then sit side by side in the candidates' order (and
         // in a chunk), where they share one simulation
         // (`sweep::release`).
+        let release = Axis::Parameter(Parameter::ReleaseTimeS);
         let at = self
-            .parameters
+            .axes
             .iter()
-            .position(|a| a.parameter == Parameter::ReleaseTimeS)
-            .unwrap_or(self.parameters.len());
-        self.parameters.insert(at, axis);
+            .position(|a| a.axis == release)
+            .unwrap_or(self.axes.len());
+        self.axes.insert(at, axis);
         self.checked_size()
     }
 
+    /// Every axis: n, D and C_D, then the parameters'.
+    pub fn axes(&self) -> &[AxisValues] {
+        &self.axes
+    }
+
+    /// The axes after n, D and C_D.
+    pub fn parameter_axes(&self) -> &[AxisValues] {
+        &self.axes[3..]
+    }
+
+    /// Each further parameter and its values, in the grid's order.
+    pub fn parameters(&self) -> impl Iterator<Item = (Parameter, &[f64])> + '_ {
+        self.parameter_axes()
+            .iter()
+            .filter_map(|a| Some((a.axis.parameter()?, a.values.as_slice())))
+    }
+
     /// The values of `axis`, if the grid has it.
-    pub fn axis_values(&self, axis: Axis) -> Option<Vec<f64>> {
-        match axis {
-            Axis::Elements => Some(self.elements.iter().map(|&n| n as f64).collect()),
-            Axis::Damping => Some(self.damping_pa_s.clone()),
-            Axis::Drag => Some(self.drag_coefficient.clone()),
-            Axis::Parameter(p) => self
-                .parameters
-                .iter()
-                .find(|a| a.parameter == p)
-                .map(|a| a.values.clone()),
-        }
+    pub fn values(&self, axis: Axis) -> Option<&[f64]> {
+        self.axes
+            .iter()
+            .find(|a| a.axis == axis)
+            .map(|a| a.values.as_slice())
+    }
+
+    /// Whether the grid has an axis over `axis`.
+    pub fn has(&self, axis: Axis) -> bool {
+        self.values(axis).is_some()
+    }
+
+    /// n's values.
+    pub fn elements(&self) -> Vec<usize> {
+        self.axes[0].whole()
     }
 
     /// Candidates in a row of the candidates' order that differ only in the
     /// release time: the release axis's length (1 without one).
     pub fn release_run(&self) -> usize {
-        self.parameters
+        self.parameter_axes()
             .last()
-            .filter(|a| a.parameter == Parameter::ReleaseTimeS)
+            .filter(|a| a.axis == Axis::Parameter(Parameter::ReleaseTimeS))
             .map_or(1, |a| a.values.len())
     }
 
@@ -341,28 +318,12 @@ impl Grid {
     /// ([`super::release::whole_group`]), however a chunk or shard cuts
     /// the group.
     pub fn release_axis(&self) -> Option<&[f64]> {
-        self.parameters
-            .iter()
-            .find(|a| a.parameter == Parameter::ReleaseTimeS)
-            .filter(|a| a.values.len() > 1)
-            .map(|a| a.values.as_slice())
-    }
-
-    /// Every axis, n, D and C_D first.
-    pub fn axes(&self) -> Vec<Axis> {
-        let mut axes = Axis::FIXED.to_vec();
-        axes.extend(self.parameters.iter().map(|a| Axis::Parameter(a.parameter)));
-        axes
+        self.values(Axis::Parameter(Parameter::ReleaseTimeS))
+            .filter(|v| v.len() > 1)
     }
 
     pub fn len(&self) -> usize {
-        self.parameters
-            .iter()
-            .map(|a| a.values.len())
-            .product::<usize>()
-            * self.elements.len()
-            * self.damping_pa_s.len()
-            * self.drag_coefficient.len()
+        self.axes.iter().map(|a| a.values.len()).product()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -381,30 +342,40 @@ impl Grid {
     /// release_time_s = "0:0.03:0.005"
     /// ```
     pub fn from_toml(text: &str) -> Result<Self, InputError> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum AxisText {
-            Text(String),
-            Values(Vec<f64>),
-        }
         let keys = || Axis::FIXED.map(Axis::grid_key).join(", ");
-        let mut file: std::collections::BTreeMap<String, AxisText> = toml::from_str(text)
-            .map_err(|e| {
-                InputError::new(
-                    "grid",
-                    e.message(),
-                    format!(
-                        "a TOML file with the keys {} and any parameter axes by name, each an axis string (\"0:10000:100\") or an array of numbers",
-                        keys()
-                    ),
-                )
-            })?;
-        let text = |axis: AxisText| match axis {
-            AxisText::Text(t) => t,
-            AxisText::Values(v) => v.iter().map(f64::to_string).collect::<Vec<_>>().join(","),
+        let form_error = |message: String| {
+            InputError::new(
+                "grid",
+                message,
+                format!(
+                    "a TOML file with the keys {} and any parameter axes by name, each an axis string (\"0:10000:100\") or an array of numbers",
+                    keys()
+                ),
+            )
         };
-        let fixed = Axis::FIXED.map(|axis| file.remove(axis.grid_key()).map(text));
-        let [Some(elements), Some(damping), Some(drag)] = &fixed else {
+        let mut file: toml::Table =
+            toml::from_str(text).map_err(|e| form_error(e.message().into()))?;
+        // An axis string, or an array of numbers as a comma list.
+        let text_of = |key: &str, value: toml::Value| -> Result<String, InputError> {
+            match value {
+                toml::Value::String(t) => Ok(t),
+                toml::Value::Array(values) => values
+                    .iter()
+                    .map(|v| match v {
+                        toml::Value::Integer(i) => Ok(i.to_string()),
+                        toml::Value::Float(x) => Ok(x.to_string()),
+                        other => Err(form_error(format!("{key} holds {other}"))),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|v| v.join(",")),
+                other => Err(form_error(format!("{key} = {other}"))),
+            }
+        };
+        let mut fixed = Vec::with_capacity(3);
+        for key in Axis::FIXED.map(Axis::grid_key) {
+            fixed.push(file.remove(key).map(|v| text_of(key, v)).transpose()?);
+        }
+        let [Some(elements), Some(damping), Some(drag)] = fixed.as_slice() else {
             let missing: Vec<&str> = Axis::FIXED
                 .into_iter()
                 .zip(&fixed)
@@ -418,8 +389,8 @@ impl Grid {
             ));
         };
         let mut grid = Self::parse(elements, damping, drag)?;
-        for (name, axis) in file {
-            let Some(Axis::Parameter(parameter)) = Axis::from_grid_key(&name) else {
+        for (name, value) in file {
+            let Some(axis @ Axis::Parameter(_)) = Axis::from_grid_key(&name) else {
                 return Err(InputError::new(
                     "grid",
                     format!("key '{name}'"),
@@ -430,35 +401,21 @@ impl Grid {
                     ),
                 ));
             };
-            grid = grid.with_axis(parameter.name(), &text(axis))?;
+            grid = grid.with(AxisValues::parse(axis, &text_of(&name, value)?)?)?;
         }
         Ok(grid)
     }
 
     /// The position of `candidate` in [`Grid::candidates`], if it is a grid point.
     pub fn index_of(&self, candidate: &Candidate) -> Option<usize> {
-        let n = self
-            .elements
-            .iter()
-            .position(|&n| n == candidate.elements)?;
-        let d = self
-            .damping_pa_s
-            .iter()
-            .position(|&d| d == candidate.damping_pa_s)?;
-        let c = self
-            .drag_coefficient
-            .iter()
-            .position(|&c| c == candidate.drag_coefficient)?;
-        let mut index = (n * self.damping_pa_s.len() + d) * self.drag_coefficient.len() + c;
-        if candidate.parameters.iter().count() != self.parameters.len() {
+        if candidate.parameters.iter().count() != self.parameter_axes().len() {
             return None;
         }
-        for axis in &self.parameters {
-            let value = candidate.parameters.get(axis.parameter)?;
+        self.axes.iter().try_fold(0usize, |index, axis| {
+            let value = candidate.value(axis.axis)?;
             let i = axis.values.iter().position(|&v| v == value)?;
-            index = index * axis.values.len() + i;
-        }
-        Some(index)
+            Some(index * axis.values.len() + i)
+        })
     }
 
     /// The candidate at position `i` of the candidates' order (n, D, C_D,
@@ -469,25 +426,17 @@ impl Grid {
     pub fn candidate(&self, i: usize) -> Candidate {
         assert!(i < self.len(), "candidate {i} of a grid of {}", self.len());
         let mut rest = i;
-        let mut digit = |radix: usize| {
-            let d = rest % radix;
-            rest /= radix;
-            d
-        };
-        let mut on_axes = [0usize; MAX_PARAMETER_AXES];
-        for (k, axis) in self.parameters.iter().enumerate().rev() {
-            on_axes[k] = digit(axis.values.len());
+        let mut on_axes = [0usize; 3 + MAX_PARAMETER_AXES];
+        for (k, axis) in self.axes.iter().enumerate().rev() {
+            on_axes[k] = rest % axis.values.len();
+            rest /= axis.values.len();
         }
-        let c = digit(self.drag_coefficient.len());
-        let d = digit(self.damping_pa_s.len());
-        let n = digit(self.elements.len());
-        let mut candidate = Candidate::new(
-            self.elements[n],
-            self.damping_pa_s[d],
-            self.drag_coefficient[c],
-        );
-        for (axis, &k) in self.parameters.iter().zip(&on_axes) {
-            candidate.parameters.set(axis.parameter, axis.values[k]);
+        let value = |k: usize| self.axes[k].values[on_axes[k]];
+        let mut candidate = Candidate::new(value(0) as usize, value(1), value(2));
+        for (k, axis) in self.axes.iter().enumerate().skip(3) {
+            if let Axis::Parameter(p) = axis.axis {
+                candidate.parameters.set(p, value(k));
+            }
         }
         candidate
     }
@@ -501,12 +450,32 @@ impl Grid {
 
 #[cfg(test)]
 mod tests {
+    use super::super::axis::parse_values;
     use super::*;
+
+    #[test]
+    fn n_d_and_c_d_are_axes_like_the_others_and_a_films_shape_is_none() {
+        let grid = Grid::parse("4", "1", "0.8")
+            .unwrap()
+            .with(AxisValues::new(Axis::Damping, vec![2.0, 3.0]).unwrap())
+            .unwrap();
+        assert_eq!(grid.values(Axis::Damping).unwrap(), [2.0, 3.0]);
+        assert_eq!(grid.axes().len(), 3);
+        let e = grid
+            .clone()
+            .with(AxisValues::new(Axis::Markers, vec![4.0]).unwrap())
+            .unwrap_err();
+        assert!(e.allowed.contains("design"), "{e}");
+        let mut c = grid.candidate(1);
+        assert_eq!(c.damping_pa_s, 3.0);
+        c.set(Axis::Damping, 2.0);
+        assert_eq!(grid.index_of(&c), Some(0));
+    }
 
     #[test]
     fn a_value_twice_is_refused_with_the_value() {
         for text in ["0.8,0.8", "4,5,4", "0.8,0.80"] {
-            let e = parse_axis(Axis::Drag.column(), text)
+            let e = parse_values(Axis::Drag.column(), text)
                 .unwrap_err()
                 .to_string();
             assert!(
@@ -514,19 +483,19 @@ mod tests {
                 "{text}: {e}"
             );
         }
-        assert_eq!(parse_axis("x", "0.7,0.8").unwrap(), [0.7, 0.8]);
+        assert_eq!(parse_values("x", "0.7,0.8").unwrap(), [0.7, 0.8]);
         let e = Grid::parse("4,4", "0", "0.8").unwrap_err().to_string();
         assert!(e.contains("4 is given twice"), "{e}");
     }
 
     #[test]
     fn ranges_are_inclusive_and_lists_literal() {
-        assert_eq!(parse_axis("d", "0:10000:100").unwrap().len(), 101);
-        let cd = parse_axis("c", "0.6:0.9:0.05").unwrap();
+        assert_eq!(parse_values("d", "0:10000:100").unwrap().len(), 101);
+        let cd = parse_values("c", "0.6:0.9:0.05").unwrap();
         assert_eq!(cd.len(), 7);
         assert!((cd[6] - 0.9).abs() < 1e-12);
-        assert_eq!(parse_axis("n", "10,30").unwrap(), vec![10.0, 30.0]);
-        assert_eq!(parse_axis("n", "5").unwrap(), vec![5.0]);
+        assert_eq!(parse_values("n", "10,30").unwrap(), vec![10.0, 30.0]);
+        assert_eq!(parse_values("n", "5").unwrap(), vec![5.0]);
         let g = Grid::parse("10:50:10", "0:10000:100", "0.6:0.9:0.05").unwrap();
         assert_eq!(g.len(), 3535, "docs/model.md §6");
     }
@@ -535,25 +504,28 @@ mod tests {
     fn range_values_are_the_decimals_typed() {
         // Accumulated steps would give 0.7999999999999999 and
         // 0.7000000000000001 here.
-        assert_eq!(parse_axis("d", "0.7:0.9:0.1").unwrap(), vec![0.7, 0.8, 0.9]);
-        let spec = parse_axis("d", "0.6:0.9:0.05").unwrap();
+        assert_eq!(
+            parse_values("d", "0.7:0.9:0.1").unwrap(),
+            vec![0.7, 0.8, 0.9]
+        );
+        let spec = parse_values("d", "0.6:0.9:0.05").unwrap();
         assert_eq!(spec.len(), 7);
         for (i, v) in spec.iter().enumerate() {
             let typed: f64 = format!("0.{}", 60 + 5 * i).parse().unwrap();
             assert_eq!(*v, typed, "value {i}");
         }
         assert_eq!(
-            parse_axis("d", "-100:1000:250").unwrap(),
+            parse_values("d", "-100:1000:250").unwrap(),
             vec![-100.0, 150.0, 400.0, 650.0, 900.0]
         );
         assert_eq!(
-            parse_axis("d", "1e-3:3e-3:1e-3").unwrap(),
+            parse_values("d", "1e-3:3e-3:1e-3").unwrap(),
             vec![1e-3, 2e-3, 3e-3]
         );
         // No short decimal: the plain sum.
         let third = 1.0 / 3.0;
         assert_eq!(
-            parse_axis("d", &format!("0:1:{third}")).unwrap(),
+            parse_values("d", &format!("0:1:{third}")).unwrap(),
             vec![0.0, third, 2.0 * third, 3.0 * third]
         );
     }
@@ -603,7 +575,10 @@ mod tests {
         // The last axis fastest, in the order given, but the release time
         // innermost.
         assert_eq!(
-            grid.axes()[3..],
+            grid.parameter_axes()
+                .iter()
+                .map(|a| a.axis)
+                .collect::<Vec<_>>(),
             [
                 Axis::Parameter(Parameter::YoungsModulusPa),
                 Axis::Parameter(Parameter::ReleaseTimeS)
@@ -625,7 +600,7 @@ mod tests {
         let g = Grid::parse("10", "0", "0.8")
             .and_then(|g| g.with_axis(Axis::Damping.column(), "0:1000:500"))
             .unwrap();
-        assert_eq!(g.damping_pa_s, vec![0.0, 500.0, 1000.0]);
+        assert_eq!(g.values(Axis::Damping).unwrap(), [0.0, 500.0, 1000.0]);
         let t = Grid::from_toml(
             "elements = [10]\ndamping = \"0,500\"\ndrag_coefficient = [0.8]\nrelease_time_s = \"0:0.02:0.01\"\nyoungs_modulus_pa = [8e6, 9.4e6]\n",
         )
@@ -658,7 +633,7 @@ mod tests {
             ("a,b", "comma list"),
             ("1:2", "start:stop:step"),
         ] {
-            let e = parse_axis("an_axis", text).unwrap_err();
+            let e = parse_values("an_axis", text).unwrap_err();
             assert_eq!(e.field, "an_axis");
             assert!(e.to_string().contains(needle), "{text}: {e}");
         }

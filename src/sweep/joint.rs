@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::grid::ParameterValues;
-use super::{Candidate, CandidateResult, Grid, ParameterAxis};
+use super::{AxisValues, Candidate, CandidateResult, Grid};
 use crate::error::InputError;
 use crate::status::RunStatus;
 
@@ -29,8 +29,8 @@ use crate::status::RunStatus;
 pub struct FilmAxes {
     /// The config's file stem, or `name = "…"` in its `[settings]`.
     pub name: String,
-    /// Axes over the film's own parameters ([`super::Parameter::is_films_own`]).
-    pub own: Vec<ParameterAxis>,
+    /// Axes over the film's own parameters ([`super::Axis::is_films_own`]).
+    pub own: Vec<AxisValues>,
 }
 
 impl FilmAxes {
@@ -39,30 +39,30 @@ impl FilmAxes {
     /// by side, [`FilmAxes::own_len`] of them.
     pub fn grid(&self, shared: &Grid) -> Result<Grid, InputError> {
         if let Some(axis) = shared
-            .parameters
+            .parameter_axes()
             .iter()
-            .find(|a| a.parameter.is_films_own())
+            .find(|a| a.axis.is_films_own())
         {
+            let name = axis.axis.column();
             return Err(InputError::new(
                 "axis",
-                axis.parameter.name(),
+                name,
                 format!(
-                    "in a joint identification, each film's own: write it as FILM.{} (e.g. {})",
-                    axis.parameter.name(),
-                    self.column(axis.parameter.name())
+                    "in a joint identification, each film's own: write it as FILM.{name} (e.g. {})",
+                    self.column(name)
                 ),
             ));
         }
         let mut grid = shared.clone();
         for axis in &self.own {
-            if !axis.parameter.is_films_own() {
+            if !axis.axis.is_films_own() {
                 return Err(InputError::new(
                     "axis",
-                    self.column(axis.parameter.name()),
+                    self.column(axis.axis.column()),
                     "a film's own parameter (release_time_s, initial_angle_deg, pin_x_m, pin_y_m); the tether's parameters are shared: write them without a film's name",
                 ));
             }
-            grid = grid.with_parameter_axis(axis.clone())?;
+            grid = grid.with(axis.clone())?;
         }
         Ok(grid)
     }
@@ -96,7 +96,7 @@ pub struct FilmScore {
 /// Each shared candidate's best of one film, in the shared grid's order,
 /// from the film's results in its grid's order ([`FilmAxes::grid`]).
 pub fn best_over_own(film: &FilmAxes, results: &[CandidateResult]) -> Vec<FilmScore> {
-    let own: Vec<_> = film.own.iter().map(|a| a.parameter).collect();
+    let own: Vec<_> = film.own.iter().filter_map(|a| a.axis.parameter()).collect();
     results
         .chunks(film.own_len())
         .map(|rows| {
@@ -248,13 +248,13 @@ pub fn combine_one<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::Parameter;
+    use crate::sweep::{Axis, Parameter};
 
     fn release(name: &str, values: &[f64]) -> FilmAxes {
         FilmAxes {
             name: name.into(),
-            own: vec![ParameterAxis {
-                parameter: Parameter::ReleaseTimeS,
+            own: vec![AxisValues {
+                axis: Axis::Parameter(Parameter::ReleaseTimeS),
                 values: values.to_vec(),
             }],
         }
@@ -337,8 +337,8 @@ mod tests {
         assert!(e.to_string().contains("steep.release_time_s"), "{e}");
         let tether = FilmAxes {
             name: "a".into(),
-            own: vec![ParameterAxis {
-                parameter: Parameter::TipMassKg,
+            own: vec![AxisValues {
+                axis: Axis::Parameter(Parameter::TipMassKg),
                 values: vec![0.0],
             }],
         };

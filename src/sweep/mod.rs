@@ -23,8 +23,8 @@ use crate::model::TetherParams;
 use crate::scenario::Scenario;
 use crate::scenario::batch::BatchError;
 use crate::track::MeasuredTrack;
-pub use axis::Axis;
-pub use grid::{Candidate, Grid, ParameterAxis, ParameterValues};
+pub use axis::{Axis, AxisValues, ScopedAxis};
+pub use grid::{Candidate, Grid, ParameterValues};
 pub use parameter::Parameter;
 pub use shard::{Selection, Shard};
 
@@ -285,9 +285,9 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
     let ok = |r: &&CandidateResult| r.j_e_m2.is_some();
     let best = results.iter().filter(ok).min_by(by_j_e)?.clone();
     let best_per_elements = grid
-        .elements
-        .iter()
-        .filter_map(|&n| {
+        .elements()
+        .into_iter()
+        .filter_map(|n| {
             results
                 .iter()
                 .filter(ok)
@@ -330,18 +330,16 @@ pub fn summarize(grid: &Grid, results: &[CandidateResult], observations: usize) 
             threshold_m2: threshold,
             damping_pa_s: damping,
             drag_coefficient: drag,
-            damping_at_grid_edge: at_edge(damping, &grid.damping_pa_s),
-            drag_at_grid_edge: at_edge(drag, &grid.drag_coefficient),
+            damping_at_grid_edge: at_edge(damping, grid.values(Axis::Damping).unwrap_or(&[])),
+            drag_at_grid_edge: at_edge(drag, grid.values(Axis::Drag).unwrap_or(&[])),
             parameters: grid
-                .parameters
-                .iter()
-                .map(|axis| {
-                    let p = axis.parameter;
+                .parameters()
+                .map(|(p, values)| {
                     let range = range(&|c| c.parameters.get(p).unwrap_or(f64::NAN));
                     ParameterRange {
                         parameter: p,
                         range,
-                        at_grid_edge: at_edge(range, &axis.values),
+                        at_grid_edge: at_edge(range, values),
                     }
                 })
                 .collect(),

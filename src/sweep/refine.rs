@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::axis::Axis;
 use super::joint::{FilmScore, FilmWeight};
-use super::{CONFIDENCE_LEVEL, Candidate, Grid, ParameterAxis, chi2_quantile};
+use super::{AxisValues, CONFIDENCE_LEVEL, Candidate, Grid, chi2_quantile};
 use crate::least_squares::profile::{Profile, ProfileEnd, ProfileSettings, profiles};
 use crate::least_squares::{Fit, LmSettings, levenberg_marquardt};
 use crate::model::TetherParams;
@@ -203,7 +203,7 @@ impl Refined {
         };
         for p in &self.parameters {
             if p.film.is_none() || p.film.as_deref() == film {
-                set(p.parameter, &mut c, p.value);
+                c.set(p.parameter, p.value);
             }
         }
         c
@@ -212,27 +212,19 @@ impl Refined {
 
 /// The grid's continuous axes, in its order, each when it varies.
 fn varied(grid: &Grid) -> Vec<Axis> {
-    let mut axes = grid.axes();
-    axes.retain(|a| a.is_continuous() && values(*a, grid).len() > 1);
-    axes
+    grid.axes()
+        .iter()
+        .filter(|a| a.axis.is_continuous() && a.values.len() > 1)
+        .map(|a| a.axis)
+        .collect()
 }
 
 fn values(axis: Axis, grid: &Grid) -> Vec<f64> {
-    grid.axis_values(axis).unwrap_or_default()
+    grid.values(axis).unwrap_or_default().to_vec()
 }
 
 fn get(axis: Axis, c: &Candidate) -> f64 {
     c.value(axis).expect("the candidate is on the grid")
-}
-
-/// Sets a continuous axis's value in `c`.
-fn set(axis: Axis, c: &mut Candidate, value: f64) {
-    match axis {
-        Axis::Damping => c.damping_pa_s = value,
-        Axis::Drag => c.drag_coefficient = value,
-        Axis::Parameter(p) => c.parameters.set(p, value),
-        Axis::Elements => unreachable!("n is not refined: varied() leaves it out"),
-    }
 }
 
 /// The measured minus simulated coordinates of every compared sample
@@ -430,7 +422,7 @@ pub struct RefineFilm<'a> {
     /// Its own axes (each refined where it varies), and its best own values
     /// at each shared candidate, in the grid's order (`sweep::joint`);
     /// both empty for a single film.
-    pub own: &'a [ParameterAxis],
+    pub own: &'a [AxisValues],
     pub scores: &'a [FilmScore],
 }
 
@@ -483,7 +475,7 @@ impl Problem<'_> {
         for (k, film) in self.films.iter().enumerate() {
             for own in film.own.iter().filter(|a| a.values.len() > 1) {
                 let slot = Slot {
-                    axis: Axis::Parameter(own.parameter),
+                    axis: own.axis,
                     film: Some(k),
                 };
                 slots.push((slot, range(&own.values)));
@@ -557,7 +549,7 @@ impl Problem<'_> {
         let mut c = self.film_start(k, start);
         for (slot, &v) in slots.iter().zip(p) {
             if slot.film.is_none_or(|f| f == k) {
-                set(slot.axis, &mut c, v);
+                c.set(slot.axis, v);
             }
         }
         let (tether, scenario) = c.experiment(self.base, film.scenario);

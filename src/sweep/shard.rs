@@ -143,7 +143,7 @@ impl Selection {
     /// The grid's mean n: the mean tether size of the candidates (exact
     /// for the whole grid, to a release group for a shard's share).
     pub fn mean_elements(&self) -> f64 {
-        let n = &self.grid.elements;
+        let n = self.grid.elements();
         n.iter().sum::<usize>() as f64 / n.len().max(1) as f64
     }
 

@@ -10,7 +10,7 @@ use crate::scenario::Scenario;
 use crate::sweep::accuracy::Chosen;
 use crate::sweep::refine::Refined;
 use crate::sweep::validation::Validation;
-use crate::sweep::{CandidateResult, Grid, Parameter, Summary};
+use crate::sweep::{Axis, CandidateResult, Grid, Parameter, Summary};
 use crate::workflow::count;
 use crate::workflow::film::{Film, Plausibility, TrackedPin};
 use crate::workflow::fit::{GoodnessOfFit, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier};
@@ -163,10 +163,15 @@ pub fn write_accuracy(out: &mut String, chosen: &Chosen) {
 /// The grid's parameter axes and their lengths, as the headers list them
 /// after n, D and C_D: ", release_time_s: 7".
 pub fn parameter_axes_text(grid: &Grid) -> String {
-    grid.parameters
+    grid.parameter_axes()
         .iter()
-        .map(|a| format!(", {}: {}", a.parameter, a.values.len()))
+        .map(|a| format!(", {}: {}", a.axis, a.values.len()))
         .collect()
+}
+
+/// How many values n, D and C_D each have.
+fn fixed_lengths(grid: &Grid) -> [usize; 3] {
+    Axis::FIXED.map(|axis| grid.values(axis).map_or(0, <[f64]>::len))
 }
 
 /// The device a run's engine runs on: the GPU's adapter, or the CPU.
@@ -187,9 +192,9 @@ fn write_single_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, f
         out,
         "identify: {} (n: {} values, D: {}, C_D: {}{}){} against {} | {device}, {solver}, {precision}",
         count(grid.len(), "candidate"),
-        grid.elements.len(),
-        grid.damping_pa_s.len(),
-        grid.drag_coefficient.len(),
+        fixed_lengths(grid)[0],
+        fixed_lengths(grid)[1],
+        fixed_lengths(grid)[2],
         parameter_axes_text(grid),
         match &request.shard {
             Some(s) => format!(", shard {s}: {}", film.candidates),
@@ -200,10 +205,7 @@ fn write_single_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan, f
     let s = &film.scenario;
     let camera = &given.camera;
     if from_config {
-        let release_axis = grid
-            .parameters
-            .iter()
-            .any(|a| a.parameter == Parameter::ReleaseTimeS);
+        let release_axis = grid.has(Axis::Parameter(Parameter::ReleaseTimeS));
         write_experiment(out, s, release_axis);
         if !camera.is_default() {
             sayln!(out, "camera: {}", describe_camera(camera));
@@ -738,9 +740,9 @@ pub fn write_joint_header(out: &mut String, request: &IdentifyRequest, plan: &Pl
         "joint identification of {} films of one tether: {} shared candidates (n: {}, D: {}, C_D: {}{}), {}{} film candidates by {} on {device}, {solver} ({precision})",
         plan.films.len(),
         plan.candidates,
-        grid.elements.len(),
-        grid.damping_pa_s.len(),
-        grid.drag_coefficient.len(),
+        fixed_lengths(grid)[0],
+        fixed_lengths(grid)[1],
+        fixed_lengths(grid)[2],
         parameter_axes_text(grid),
         match &request.shard {
             Some(s) => format!("shard {s}: "),
@@ -759,7 +761,7 @@ pub fn write_joint_film(out: &mut String, f: &FilmPlan, given: &Film) {
     let own: Vec<String> = f
         .own
         .iter()
-        .map(|a| format!("{}.{} ({} values)", f.name, a.parameter, a.values.len()))
+        .map(|a| format!("{}.{} ({} values)", f.name, a.axis, a.values.len()))
         .collect();
     sayln!(
         out,

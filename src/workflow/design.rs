@@ -20,7 +20,7 @@ use crate::metadata::{self, Metadata, json};
 use crate::scenario::SolverSettings;
 use crate::scenario::batch::StepCache;
 use crate::sweep::design::{Design, DesignError, PlannedFilm, Prediction};
-use crate::sweep::{Grid, Parameter, ParameterAxis};
+use crate::sweep::{Axis, AxisValues, Grid, Parameter};
 
 /// Where a planned film made from a film already taken is released on
 /// that file's clock.
@@ -46,18 +46,15 @@ pub fn planned_from_measured(
     release: &PlannedRelease,
 ) -> Result<PlannedFilm, WorkflowError> {
     let t = &film.tether;
-    let grid = Grid {
-        elements: vec![t.elements],
-        damping_pa_s: vec![t.damping_pa_s],
-        drag_coefficient: vec![t.drag_coefficient],
-        parameters: match release {
-            PlannedRelease::Axis(values) => vec![ParameterAxis {
-                parameter: Parameter::ReleaseTimeS,
-                values: values.clone(),
-            }],
-            _ => Vec::new(),
-        },
-    };
+    let mut grid = Grid::of_fixed(
+        vec![t.elements as f64],
+        vec![t.damping_pa_s],
+        vec![t.drag_coefficient],
+    )?;
+    if let PlannedRelease::Axis(values) = release {
+        let release = Axis::Parameter(Parameter::ReleaseTimeS);
+        grid = grid.with(AxisValues::new(release, values.clone())?)?;
+    }
     let (name, tether) = (film.name.clone(), film.tether.clone());
     let given = Film::of_config(&film)?;
     let context = |film| FilmContext {
@@ -140,15 +137,17 @@ impl DesignRequest {
             ));
         }
         for axis in &d.axes {
-            if axis.values.is_empty() || axis.values.iter().any(|v| !v.is_finite()) {
-                return Err(InputError::new(
-                    "axis",
-                    d.axis_column(axis),
-                    "one or more finite values",
-                ));
-            }
+            // Built from values, not parsed: checked as a parsed one is.
+            AxisValues::new(axis.axis(), axis.values.values.clone()).map_err(|e| InputError {
+                field: format!("axis {}", d.axis_column(axis)),
+                ..e
+            })?;
         }
-        let points = d.axes.iter().map(|a| a.values.len()).product::<usize>();
+        let points = d
+            .axes
+            .iter()
+            .map(|a| a.values.values.len())
+            .product::<usize>();
         if points > MAX_DESIGN_POINTS {
             return Err(InputError::new(
                 "axis",

@@ -12,7 +12,10 @@ use crate::io::config::FilmConfig;
 use crate::io::track::Measured;
 use crate::model::TetherParams;
 use crate::scenario::{DeclaredFrames, Frames, Scenario, ScenarioKind, median_interval_s};
-use crate::sweep::{Coverage, Grid, ParameterAxis, check_coverage};
+use crate::sweep::{Axis, AxisValues, Coverage, Grid, Parameter, check_coverage};
+
+/// The release-time axis.
+const RELEASE: Axis = Axis::Parameter(Parameter::ReleaseTimeS);
 use crate::track::{MeasuredTrack, NoiseEstimate};
 
 /// One film of an identification, as the user gave it.
@@ -44,7 +47,7 @@ pub struct Film {
     pub marker_arc_lengths_m: Option<Vec<f64>>,
     /// Axes over its own parameters where several films share a tether
     /// (`FILM.release_time_s`, …); a single film's axes are all the grid's.
-    pub own: Vec<ParameterAxis>,
+    pub own: Vec<AxisValues>,
 }
 
 impl Film {
@@ -132,9 +135,9 @@ pub const PIN_WANDER_OF_LENGTH: f64 = 0.01;
 /// table (the file is then in the model's frame), with a pin given, or
 /// with a pin axis.
 pub fn take_pin_from_film(context: &FilmContext<'_>) -> Result<Option<TrackedPin>, WorkflowError> {
-    let pin_axis = context.grid.parameters.iter().any(|a| {
+    let pin_axis = context.grid.parameters().any(|(p, _)| {
         matches!(
-            a.parameter,
+            p,
             crate::sweep::Parameter::PinXM | crate::sweep::Parameter::PinYM
         )
     });
@@ -269,10 +272,8 @@ fn start_offset_over_axes(
 ) -> Result<Option<StartOffset>, WorkflowError> {
     use crate::sweep::Parameter;
     let values = |p: Parameter| {
-        grid.parameters
-            .iter()
-            .find(|a| a.parameter == p)
-            .map_or_else(|| vec![p.get(base, scenario)], |a| a.values.clone())
+        grid.values(crate::sweep::Axis::Parameter(p))
+            .map_or_else(|| vec![p.get(base, scenario)], <[f64]>::to_vec)
     };
     let latest_release = values(Parameter::ReleaseTimeS)
         .into_iter()
@@ -468,12 +469,8 @@ fn check_declared_frames(
         .into());
     }
     if let Some(duration) = declared.duration_s {
-        let releases = match grid
-            .parameters
-            .iter()
-            .find(|a| a.parameter == crate::sweep::Parameter::ReleaseTimeS)
-        {
-            Some(axis) => axis.values.clone(),
+        let releases = match grid.values(RELEASE) {
+            Some(values) => values.to_vec(),
             None => vec![scenario.release_time_s()],
         };
         let (low, high) = releases
@@ -514,10 +511,7 @@ fn check_declared_frames(
 /// every candidate would be compared from the wrong instant, and the sweep
 /// would still find a best one.
 fn check_clock(scenario: &Scenario, grid: &Grid, times: &[f64]) -> Result<(), WorkflowError> {
-    let has_release_axis = grid
-        .parameters
-        .iter()
-        .any(|a| a.parameter == crate::sweep::Parameter::ReleaseTimeS);
+    let has_release_axis = grid.has(RELEASE);
     if scenario.release_time_s() != 0.0 || has_release_axis {
         return Ok(());
     }
@@ -586,17 +580,17 @@ fn check_parameter_axes(
     base: &TetherParams,
     scenario: &Scenario,
 ) -> Result<(), WorkflowError> {
-    for axis in &grid.parameters {
-        for &value in &axis.values {
+    for (parameter, values) in grid.parameters() {
+        for &value in values {
             let (mut tether, mut experiment) = (base.clone(), scenario.clone());
-            axis.parameter.set(value, &mut tether, &mut experiment);
+            parameter.set(value, &mut tether, &mut experiment);
             tether
                 .validate()
                 .and_then(|()| experiment.validate(tether.length_m))
                 .map_err(|e| {
                     InputError::new(
                         "axis",
-                        format!("{}={value}", axis.parameter),
+                        format!("{parameter}={value}"),
                         format!("values that make a valid experiment: {e}"),
                     )
                 })?;
@@ -657,16 +651,16 @@ pub fn read(context: &FilmContext<'_>) -> Result<MeasuredTrack, WorkflowError> {
     let camera = &context.film.camera;
     camera.validate()?;
     if camera.pin.is_some()
-        && let Some(axis) = context.grid.parameters.iter().find(|a| {
+        && let Some((pin, _)) = context.grid.parameters().find(|(p, _)| {
             matches!(
-                a.parameter,
+                p,
                 crate::sweep::Parameter::PinXM | crate::sweep::Parameter::PinYM
             )
         })
     {
         return Err(InputError::new(
             "axis",
-            axis.parameter.to_string(),
+            pin.to_string(),
             "no pin axis beside [camera] pin: the camera's pin is where the model's pin is (pin_m); leave one out",
         )
         .into());

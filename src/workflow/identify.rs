@@ -58,7 +58,7 @@ use crate::sweep::validation::{
     DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M, Validation, pick, validate,
 };
 use crate::sweep::{
-    Axis, Candidate, CandidateResult, Coverage, Grid, Parameter, ParameterAxis, Selection, Shard,
+    Axis, AxisValues, Candidate, CandidateResult, Coverage, Grid, ScopedAxis, Selection, Shard,
     Summary, run, summarize,
 };
 use crate::track::NoiseEstimate;
@@ -233,63 +233,52 @@ impl IdentifyRequest {
     /// Adds an axis given as text (`--axis`'s): `NAME=AXIS` on the grid (n,
     /// D, C_D or any parameter: `release_time_s=0:0.03:0.005`),
     /// `FILM.NAME=AXIS` on that film's own axes where there are several
-    /// films (`shallow.release_time_s=0:0.03:0.005`). An error names the
-    /// axis (`axis`, or `axis NAME` for a value of it).
+    /// films (`shallow.release_time_s=0:0.03:0.005`; with one film, on the
+    /// grid as without its name). An error names the axis (`axis`, or
+    /// `axis NAME` for a value of it).
     pub fn add_axis(&mut self, text: &str) -> Result<(), InputError> {
-        let Some((name, values)) = text.split_once('=') else {
-            return Err(InputError::new(
-                "axis",
-                format!("'{text}'"),
-                "NAME=AXIS, e.g. release_time_s=0:0.03:0.005",
-            ));
-        };
-        let name = name.trim();
-        let named = |e: InputError| match e.field.as_str() {
-            "axis" => e,
-            field => InputError {
-                field: format!("axis {field}"),
-                ..e
-            },
-        };
-        let Some((film, parameter)) = name.split_once('.') else {
-            self.grid = self.grid.clone().with_axis(name, values).map_err(named)?;
-            return Ok(());
-        };
-        if self.single() {
-            return Err(InputError::new(
-                "axis",
-                format!("'{text}'"),
-                format!(
-                    "NAME=AXIS: a FILM.NAME axis is one film's where several films share a tether; with one film write {parameter}=…"
-                ),
-            ));
-        }
         let names: Vec<&str> = self.films.iter().map(|f| f.name.as_str()).collect();
-        let Some(k) = names.iter().position(|&n| n == film) else {
+        let scoped = ScopedAxis::parse(text, &names, Axis::parse)?;
+        self.add(scoped)
+    }
+
+    /// Adds an axis: on the grid, or on its film's own axes where there
+    /// are several films.
+    pub fn add(&mut self, scoped: ScopedAxis) -> Result<(), InputError> {
+        let axis = scoped.values;
+        let column = axis.axis.column();
+        let film = match scoped.film {
+            Some(k) if !self.single() => k,
+            _ => {
+                self.grid = self
+                    .grid
+                    .clone()
+                    .with(axis)
+                    .map_err(|e| match e.field.as_str() {
+                        "axis" => e,
+                        _ => InputError {
+                            field: format!("axis {column}"),
+                            ..e
+                        },
+                    })?;
+                return Ok(());
+            }
+        };
+        let Some(film) = self.films.get_mut(film) else {
             return Err(InputError::new(
                 "axis",
-                name,
-                format!(
-                    "an axis of a film: no film is named '{film}' (the films: {})",
-                    names.join(", ")
-                ),
+                column,
+                "an axis of one of the films",
             ));
         };
-        let field = |e: InputError| InputError {
-            field: format!("axis {name}"),
-            ..e
-        };
-        let parameter = Parameter::parse(parameter).map_err(field)?;
-        let values = crate::sweep::grid::parse_axis(name, values).map_err(field)?;
-        let own = &mut self.films[k].own;
-        if own.iter().any(|a| a.parameter == parameter) {
+        if film.own.iter().any(|a| a.axis == axis.axis) {
             return Err(InputError::new(
                 "axis",
-                name,
+                format!("{}.{column}", film.name),
                 "each film's parameter on one axis",
             ));
         }
-        own.push(ParameterAxis { parameter, values });
+        film.own.push(axis);
         Ok(())
     }
 
@@ -346,7 +335,7 @@ pub struct FilmPlan {
     pub resumed: usize,
     pub saved_chunks: usize,
     pub simulations: usize,
-    pub own: Vec<ParameterAxis>,
+    pub own: Vec<AxisValues>,
     /// Its pin, where its tracked marker gave it
     /// ([`super::film::take_pin_from_film`]).
     pub tracked_pin: Option<TrackedPin>,
@@ -442,7 +431,7 @@ struct FilmRecord<'a> {
     scenario: serde_json::Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     camera: Option<&'a Camera>,
-    own: &'a [ParameterAxis],
+    own: &'a [AxisValues],
     observations: usize,
     /// Its lowest J_e over the grid \[m²\], noise estimate \[m\] and weight
     /// in the joint J_e ([`FilmWeight`]).
@@ -529,7 +518,7 @@ pub(super) fn film_grid(request: &IdentifyRequest, film: &Film) -> Result<Grid, 
     if let Some(axis) = film.own.first() {
         return Err(InputError::new(
             "axis",
-            format!("{}.{}", film.name, axis.parameter.name()),
+            format!("{}.{}", film.name, axis.axis),
             "an axis of the grid: a single film's axes are all the grid's (write it without the film's name)",
         )
         .into());
@@ -578,7 +567,7 @@ fn named(e: WorkflowError, film: &Film) -> WorkflowError {
 
 /// The surface figure's axes must be two different axes of the grid.
 fn check_surface_axes(grid: &Grid, axes: &[Axis; 2]) -> Result<(), WorkflowError> {
-    let on_grid = grid.axes();
+    let on_grid: Vec<Axis> = grid.axes().iter().map(|a| a.axis).collect();
     for axis in axes {
         if !on_grid.contains(axis) {
             return Err(InputError::new(
@@ -2049,7 +2038,7 @@ pub fn sweep_tether_json(base: &TetherParams, grid: &Grid) -> String {
     let mut value = serde_json::to_value(base).expect("plain data serializes");
     let fields = value.as_object_mut().expect("a struct");
     for axis in grid.axes() {
-        if let Some(field) = fields.get_mut(axis.column()) {
+        if let Some(field) = fields.get_mut(axis.axis.column()) {
             *field = serde_json::Value::Null;
         }
     }
@@ -2101,11 +2090,13 @@ mod tests {
         let e = one.add_axis("release_time_s").unwrap_err();
         assert_eq!(e.field, "axis");
         assert!(e.allowed.contains("NAME=AXIS"), "{e}");
-        let e = one.add_axis("a.release_time_s=0").unwrap_err();
-        assert!(
-            e.allowed.contains("with one film write release_time_s"),
-            "{e}"
-        );
+        // One film may be named, as design's advice names it: its axes
+        // are the grid's.
+        let mut named = IdentifyRequest::new("a.csv", grid.clone(), "out");
+        named.add_axis("a.release_time_s=0,0.01").unwrap();
+        assert_eq!((named.grid.len(), named.films[0].own.len()), (2, 0));
+        let e = named.add_axis("b.release_time_s=0").unwrap_err();
+        assert!(e.allowed.contains("no film is named 'b'"), "{e}");
         let e = one.add_axis("length_m=abc").unwrap_err();
         assert_eq!(e.field, "axis length_m");
 

@@ -84,7 +84,7 @@ impl Objective {
         Ok(Self {
             films,
             base: request.base.clone(),
-            axes: request.grid.axes(),
+            axes: request.grid.axes().iter().map(|a| a.axis).collect(),
             engine: choice.engine,
             settings,
             weights,
@@ -118,7 +118,7 @@ impl Objective {
             f.film
                 .own
                 .iter()
-                .map(move |a| format!("{}.{}", f.film.name, a.parameter.name()))
+                .map(move |a| format!("{}.{}", f.film.name, a.axis))
         });
         shared.chain(own).collect()
     }
@@ -163,17 +163,15 @@ impl Objective {
             .into());
         }
         let mut shared = Candidate::new(elements as usize, values[1], values[2]);
-        for (axis, &value) in self.axes.iter().zip(values).skip(3) {
-            if let Axis::Parameter(p) = axis {
-                shared.parameters.set(*p, value);
-            }
+        for (&axis, &value) in self.axes.iter().zip(values).skip(3) {
+            shared.set(axis, value);
         }
         let mut own_values = values[self.axes.len()..].iter();
         let mut candidates = Vec::with_capacity(self.films.len());
         for (k, film) in self.films.iter().enumerate() {
             let mut c = shared;
             for (a, &v) in film.film.own.iter().zip(own_values.by_ref()) {
-                c.parameters.set(a.parameter, v);
+                c.set(a.axis, v);
             }
             self.check(k, &c)?;
             candidates.push(c);
@@ -186,15 +184,14 @@ impl Objective {
     /// other.
     fn check(&self, film: usize, candidate: &Candidate) -> Result<(), WorkflowError> {
         let f = &self.films[film];
-        let mut on_axes: Vec<Parameter> = self
+        let own = f.film.own.iter().map(|a| a.axis);
+        let on_axes: Vec<Parameter> = self
             .axes
             .iter()
-            .filter_map(|a| match a {
-                Axis::Parameter(p) => Some(*p),
-                _ => None,
-            })
+            .copied()
+            .chain(own)
+            .filter_map(Axis::parameter)
             .collect();
-        on_axes.extend(f.film.own.iter().map(|a| a.parameter));
         let given = candidate.parameters.iter().count();
         if on_axes
             .iter()
@@ -301,9 +298,9 @@ impl Objective {
             .zip(&self.films)
             .map(|(r, f)| {
                 let mut own = ParameterValues::NONE;
-                for a in &f.film.own {
-                    if let Some(v) = r.candidate.parameters.get(a.parameter) {
-                        own.set(a.parameter, v);
+                for p in f.film.own.iter().filter_map(|a| a.axis.parameter()) {
+                    if let Some(v) = r.candidate.parameters.get(p) {
+                        own.set(p, v);
                     }
                 }
                 FilmScore {
@@ -318,7 +315,12 @@ impl Objective {
         let mut shared = films[0].candidate;
         shared.parameters = ParameterValues::NONE;
         for (p, v) in films[0].candidate.parameters.iter() {
-            if !self.films[0].film.own.iter().any(|a| a.parameter == p) {
+            if !self.films[0]
+                .film
+                .own
+                .iter()
+                .any(|a| a.axis == Axis::Parameter(p))
+            {
                 shared.parameters.set(p, v);
             }
         }
