@@ -200,11 +200,16 @@ impl Axis {
     pub fn parse(name: &str) -> Result<Self, InputError> {
         let name = name.trim();
         Self::all().find(|a| a.column() == name).ok_or_else(|| {
+            let shape = Self::FILM_SHAPE.iter().any(|a| a.column() == name);
             InputError::new(
                 "axis",
                 format!("'{name}'"),
                 format!(
-                    "one of {}",
+                    "{}one of {}",
+                    match shape {
+                        true => "an axis of the tether or its experiment (a film's frames and markers are what it measured: `design` varies a planned film's): ",
+                        false => "",
+                    },
                     Self::all().map(Axis::column).collect::<Vec<_>>().join(", ")
                 ),
             )
@@ -562,6 +567,7 @@ mod tests {
         // A grid takes no film's shape; a design takes no n.
         let e = ScopedAxis::parse("markers=4", &films, Axis::parse).unwrap_err();
         assert_eq!(e.field, "axis");
+        assert!(e.allowed.contains("`design` varies"), "{e}");
         let e = ScopedAxis::parse("elements=4", &films, Axis::parse_design).unwrap_err();
         assert_eq!(e.field, "axis");
         let e = ScopedAxis::parse("steep.markers=1", &films, Axis::parse_design).unwrap_err();
