@@ -1,23 +1,23 @@
 //! Command-line interface: one file per command in `cli/`, each of which
 //! parses its flags into a workflow request, calls the one library function
-//! that runs it (`tether_sweep::workflow`), and prints. This file only
+//! that runs it (`crate::workflow`), and prints. This file only
 //! names the commands and dispatches.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-mod adapters;
-mod args;
-mod bench;
-mod dataset;
-mod design;
-mod identify;
-mod linearize;
-mod plot;
-mod progress;
-mod simulate;
-mod summarize;
-mod swingup;
+pub mod adapters;
+pub mod args;
+pub mod bench;
+pub mod dataset;
+pub mod design;
+pub mod identify;
+pub mod linearize;
+pub mod plot;
+pub mod progress;
+pub mod simulate;
+pub mod summarize;
+pub mod swingup;
 
 #[derive(Debug, Parser)]
 #[command(name = "tether-sweep", version, about = "Batch simulation of flexible ANCF tethers", long_about = None)]

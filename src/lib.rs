@@ -9,8 +9,10 @@
 //! `throughput` → `io` (Parquet, CSV, TOML) → `plot` → `workflow` (the jobs:
 //! typed requests in, files and typed reports out) → `text` (their plans and
 //! reports as a terminal says them).
-//! The binary (`src/main.rs`, `src/cli.rs`, `src/cli/`) parses, calls one
-//! workflow and prints; `tests/layering.rs` holds the order.
+//! The command line (`cli`, above them all; the binary `src/main.rs` calls
+//! it, and the Python package parses its keywords with the same parsers)
+//! parses, calls one workflow and prints; `tests/layering.rs` holds the
+//! order.
 //!
 //! The model (the tether, its experiments and objectives) is defined in
 //! `docs/model.md`; the doc comments cite its sections as `docs/model.md §N`.
@@ -96,6 +98,7 @@
 //! ```
 
 pub mod camera;
+pub mod cli;
 pub mod dataset;
 pub mod engine;
 pub mod error;

@@ -1,6 +1,6 @@
-//! The `tether-sweep` binary: see `cli` for the commands.
+//! The `tether-sweep` binary: see `tether_sweep::cli` for the commands.
 
-mod cli;
+use tether_sweep::cli;
 
 use std::process::ExitCode;
 

@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use tether_sweep::gpu::GpuError;
-use tether_sweep::gpu::device::list_adapters;
+use crate::gpu::GpuError;
+use crate::gpu::device::list_adapters;
 
 pub fn run() -> Result<()> {
     let adapters = list_adapters();

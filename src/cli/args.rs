@@ -6,12 +6,12 @@ use clap::Args;
 use super::UsageError;
 use toml::{Table, Value};
 
-use tether_sweep::engine::{Backend, EngineOptions};
-use tether_sweep::gpu::{LayoutRequest, Precision};
-use tether_sweep::io::config::{self, ConfigError};
-use tether_sweep::solver::SolverKind;
-use tether_sweep::sweep::{Axis, Parameter};
-use tether_sweep::workflow::WorkflowError;
+use crate::engine::{Backend, EngineOptions};
+use crate::gpu::{LayoutRequest, Precision};
+use crate::io::config::{self, ConfigError};
+use crate::solver::SolverKind;
+use crate::sweep::{Axis, Parameter};
+use crate::workflow::WorkflowError;
 
 /// Where simulations run.
 #[derive(Debug, Args)]

@@ -1,5 +1,5 @@
 //! `tether-sweep bench`: throughput of the engines (the work is
-//! `tether_sweep::workflow::bench`).
+//! `crate::workflow::bench`).
 
 use std::path::PathBuf;
 
@@ -8,11 +8,11 @@ use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 use super::identify::say;
-use tether_sweep::engine::{EngineKind, LayoutRequest};
-use tether_sweep::gpu::flops::{PER_ELEMENT_STEP, SEMI_IMPLICIT_PER_ELEMENT_STEP};
-use tether_sweep::sweep::Axis;
-use tether_sweep::text::bench as text;
-use tether_sweep::workflow::bench::{BenchRequest, engine_names, prepare};
+use crate::engine::{EngineKind, LayoutRequest};
+use crate::gpu::flops::{PER_ELEMENT_STEP, SEMI_IMPLICIT_PER_ELEMENT_STEP};
+use crate::sweep::Axis;
+use crate::text::bench as text;
+use crate::workflow::bench::{BenchRequest, engine_names, prepare};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {

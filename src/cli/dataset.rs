@@ -8,13 +8,13 @@ use clap::{Args, Subcommand};
 use toml::{Table, Value};
 
 use super::UsageError;
-use tether_sweep::camera::Camera;
-use tether_sweep::dataset::{GENERATOR, SynthSpec};
-use tether_sweep::io::track::TrackLayout;
-use tether_sweep::model::TetherParams;
-use tether_sweep::scenario::{Scenario, ScenarioKind};
-use tether_sweep::sweep::{Axis, Parameter};
-use tether_sweep::workflow::synth::{SynthRequest, run as synthesize};
+use crate::camera::Camera;
+use crate::dataset::{GENERATOR, SynthSpec};
+use crate::io::track::TrackLayout;
+use crate::model::TetherParams;
+use crate::scenario::{Scenario, ScenarioKind};
+use crate::sweep::{Axis, Parameter};
+use crate::workflow::synth::{SynthRequest, run as synthesize};
 
 #[derive(Debug, Subcommand)]
 pub enum DatasetCommand {

@@ -9,15 +9,15 @@ use toml::{Table, Value};
 use super::UsageError;
 use super::args::{TETHER_FLAGS, TetherArgs, config_error, name_flags};
 use super::identify::say;
-use tether_sweep::engine::{Backend, EngineOptions};
-use tether_sweep::error::InputError;
-use tether_sweep::io::config::{self, ConfigError, FilmConfig};
-use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings};
-use tether_sweep::sweep::design::{Design, Estimated, PlannedFilm};
-use tether_sweep::sweep::{Axis, Parameter, ScopedAxis};
-use tether_sweep::text::design as text;
-use tether_sweep::workflow::WorkflowError;
-use tether_sweep::workflow::design::{
+use crate::engine::{Backend, EngineOptions};
+use crate::error::InputError;
+use crate::io::config::{self, ConfigError, FilmConfig};
+use crate::scenario::{Scenario, ScenarioKind, SolverSettings};
+use crate::sweep::design::{Design, Estimated, PlannedFilm};
+use crate::sweep::{Axis, Parameter, ScopedAxis};
+use crate::text::design as text;
+use crate::workflow::WorkflowError;
+use crate::workflow::design::{
     DesignRequest, PlannedRelease, planned_from_measured, run as run_design,
 };
 

@@ -1,5 +1,5 @@
 //! `tether-sweep identify`: the identification sweep (the work is
-//! `tether_sweep::workflow::identify`).
+//! `crate::workflow::identify`).
 
 use std::path::PathBuf;
 
@@ -11,14 +11,16 @@ use super::args::{EngineArgs, config_error, name_flags};
 use super::progress::{ProgressBar, duration, interrupt_flag};
 use toml::{Table, Value};
 
-use tether_sweep::io::config::{self, FilmConfig};
-use tether_sweep::model::TetherParams;
-use tether_sweep::solver::SolverKind;
-use tether_sweep::sweep::validation::{DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M};
-use tether_sweep::sweep::{Axis, Grid, Parameter, Shard};
-use tether_sweep::text::identify as text;
-use tether_sweep::workflow::identify::{IdentifyRequest, check_outcome, prepare, shipped_dataset};
-use tether_sweep::workflow::{Estimate, Hooks, WorkflowError, count};
+use crate::io::config::{self, FilmConfig};
+use crate::model::TetherParams;
+use crate::solver::SolverKind;
+use crate::sweep::validation::{DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M};
+use crate::sweep::{Axis, Grid, Parameter, Shard};
+use crate::text::identify as text;
+use crate::workflow::identify::{
+    IdentifyRequest, PreparedIdentification, check_outcome, prepare, shipped_dataset,
+};
+use crate::workflow::{Estimate, Hooks, WorkflowError, count};
 
 #[derive(Debug, Args)]
 pub struct IdentifyArgs {
@@ -396,18 +398,31 @@ impl IdentifyArgs {
 }
 
 /// An identification of one film, or of several configs' films of one tether.
+/// The request these flags make: one film, or several configs.
+pub fn request_of(args: &IdentifyArgs) -> Result<IdentifyRequest> {
+    match args.config.len() > 1 {
+        true => args.films_request(),
+        false => args.request(),
+    }
+}
+
+/// The request these flags make (one film, or several configs), checked
+/// and prepared: an error names the flag or config key the user typed.
+/// The command below and the Python package's `identify` both start here.
+pub fn prepared(args: &IdentifyArgs) -> Result<(IdentifyRequest, PreparedIdentification)> {
+    let request = request_of(args)?;
+    let flags = args.flag_names(args.config.len() > 1);
+    let flags: Vec<(&str, &str)> = flags.iter().map(|(k, f)| (*k, f.as_str())).collect();
+    let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
+    Ok((request, prepared))
+}
+
 pub fn run(args: IdentifyArgs) -> Result<()> {
     let several = args.config.len() > 1;
-    let request = match several {
-        true => args.films_request()?,
-        false => args.request()?,
-    };
-    let flags = args.flag_names(several);
-    let flags: Vec<(&str, &str)> = flags.iter().map(|(k, f)| (*k, f.as_str())).collect();
     // Ctrl-C from here on stops the run cleanly, also while it prepares
     // (before the first chunk: nothing is kept).
     let cancel = interrupt_flag();
-    let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
+    let (request, prepared) = prepared(&args)?;
     if let Some(reason) = &prepared.plan.engine_reason {
         eprintln!("{reason}");
     }

@@ -10,9 +10,9 @@ use toml::{Table, Value};
 use super::UsageError;
 use super::args::{TETHER_FLAGS, TetherArgs, name_flags};
 use super::identify::say;
-use tether_sweep::io::config::{self, ConfigError};
-use tether_sweep::text::linearize as text;
-use tether_sweep::workflow::linearize::{LinearizeRequest, run as linearize};
+use crate::io::config::{self, ConfigError};
+use crate::text::linearize as text;
+use crate::workflow::linearize::{LinearizeRequest, run as linearize};
 
 #[derive(Debug, Args)]
 pub struct LinearizeArgs {

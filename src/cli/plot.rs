@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use tether_sweep::workflow::{count, redraw};
+use crate::workflow::{count, redraw};
 
 #[derive(Debug, Args)]
 pub struct PlotArgs {

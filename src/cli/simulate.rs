@@ -8,10 +8,10 @@ use toml::{Table, Value};
 
 use super::args::{EngineArgs, TetherArgs, resolved};
 use super::identify::say;
-use tether_sweep::scenario::ScenarioKind;
-use tether_sweep::solver::SolverKind;
-use tether_sweep::text::simulate as text;
-use tether_sweep::workflow::simulate::{SimulateRequest, prepare};
+use crate::scenario::ScenarioKind;
+use crate::solver::SolverKind;
+use crate::text::simulate as text;
+use crate::workflow::simulate::{SimulateRequest, prepare};
 
 #[derive(Debug, Args)]
 pub struct SimulateArgs {

@@ -6,9 +6,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::identify::say;
-use tether_sweep::text::identify as text;
-use tether_sweep::workflow::identify::check_outcome;
-use tether_sweep::workflow::summarize::SummarizeRequest;
+use crate::text::identify as text;
+use crate::workflow::identify::check_outcome;
+use crate::workflow::summarize::SummarizeRequest;
 
 #[derive(Debug, Args)]
 pub struct SummarizeArgs {
@@ -41,7 +41,7 @@ pub struct SummarizeArgs {
 }
 
 pub fn run(args: SummarizeArgs) -> Result<()> {
-    let merged = tether_sweep::workflow::summarize::run(&SummarizeRequest {
+    let merged = crate::workflow::summarize::run(&SummarizeRequest {
         dir: args.dir.clone(),
         measured: args.measured,
         out: args.out,

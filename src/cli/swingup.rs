@@ -1,6 +1,6 @@
 //! `tether-sweep swingup`: GA design of the winch trajectory (docs/model.md §7), with
 //! the exhaustive landscape on request (the work is
-//! `tether_sweep::workflow::swingup`).
+//! `crate::workflow::swingup`).
 
 use std::path::PathBuf;
 
@@ -10,14 +10,14 @@ use clap::Args;
 use super::args::{EngineArgs, name_flags};
 use super::identify::say;
 use super::progress::{ProgressBar, interrupt_flag};
-use tether_sweep::ga::{GaSettings, GeneCoding, Generation, SwingupProblem};
-use tether_sweep::model::TetherParams;
-use tether_sweep::scenario::winch::WinchMotion;
-use tether_sweep::scenario::{SWINGUP_TIP_MASS_KG, Scenario, ScenarioKind};
-use tether_sweep::solver::SolverKind;
-use tether_sweep::sweep::{Axis, Parameter};
-use tether_sweep::text::swingup as text;
-use tether_sweep::workflow::swingup::{SwingupHooks, SwingupRequest, prepare};
+use crate::ga::{GaSettings, GeneCoding, Generation, SwingupProblem};
+use crate::model::TetherParams;
+use crate::scenario::winch::WinchMotion;
+use crate::scenario::{SWINGUP_TIP_MASS_KG, Scenario, ScenarioKind};
+use crate::solver::SolverKind;
+use crate::sweep::{Axis, Parameter};
+use crate::text::swingup as text;
+use crate::workflow::swingup::{SwingupHooks, SwingupRequest, prepare};
 
 #[derive(Debug, Args)]
 pub struct SwingupArgs {

@@ -1,0 +1,289 @@
+//! `tether_sweep._native`: the library's jobs for the Python package
+//! (`python/tether_sweep/`). Each command's keywords arrive as the
+//! command line's words and are parsed by the command line's own parser
+//! (`tether_sweep::cli`), so a keyword is a flag, with its checks and its
+//! messages; the job then runs in the library, on a thread of its own,
+//! while the caller's thread waits without the GIL and answers Ctrl-C.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use clap::Parser;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use tether_sweep::cli::{Cli, Command, UsageError};
+use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, check_outcome};
+use tether_sweep::workflow::objective::Objective as LibObjective;
+use tether_sweep::workflow::{Hooks, WorkflowError};
+
+create_exception!(
+    _native,
+    ImplausibleFit,
+    PyRuntimeError,
+    "The best fit misses the data by more than its noise explains (the command line's exit code 4); `allow_implausible=True` returns the result instead."
+);
+
+/// How often the waiting thread looks for Ctrl-C and passes progress on.
+const POLL: Duration = Duration::from_millis(100);
+
+/// The command line's words for one command, parsed as the command line
+/// parses them: a clap error (an unknown flag, a value clap refuses) is a
+/// ValueError with clap's message.
+fn parse(command: &str, words: Vec<String>) -> PyResult<Command> {
+    let argv = ["tether-sweep".to_string(), command.to_string()]
+        .into_iter()
+        .chain(words);
+    Cli::try_parse_from(argv)
+        .map(|cli| cli.command)
+        .map_err(|e| PyValueError::new_err(e.render().to_string()))
+}
+
+/// A library error as the Python exception its exit code stands for: 2
+/// (the input) a ValueError, 4 (an implausible fit) `ImplausibleFit`, 130
+/// KeyboardInterrupt, anything else a RuntimeError; the message is the
+/// command line's.
+fn to_py(err: anyhow::Error) -> PyErr {
+    let message = format!("{err:#}");
+    let code = err.chain().find_map(|cause| {
+        if let Some(e) = cause.downcast_ref::<WorkflowError>() {
+            return Some(e.exit_code());
+        }
+        cause.is::<UsageError>().then_some(2)
+    });
+    match code {
+        Some(2) => PyValueError::new_err(message),
+        Some(4) => ImplausibleFit::new_err(message),
+        Some(130) => PyKeyboardInterrupt::new_err(message),
+        _ => PyRuntimeError::new_err(message),
+    }
+}
+
+/// Runs `job` on its own thread while this one waits without the GIL,
+/// passing its progress (done, total) to `progress` and checking for
+/// Ctrl-C every [`POLL`]: a KeyboardInterrupt sets `cancel`, which the job
+/// answers at its next stopping point (between chunks, keeping what
+/// finished), and is raised once it has stopped.
+fn run_waiting<T: Send + 'static>(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    job: impl FnOnce(&(dyn Fn(u64, u64) + Sync), &AtomicBool) -> T + Send + 'static,
+) -> PyResult<T> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (sender, updates) = mpsc::channel::<(u64, u64)>();
+    let (done_sender, done) = mpsc::channel::<T>();
+    // Waited on without the GIL, from a closure that must be Sync.
+    let done = std::sync::Mutex::new(done);
+    let job_cancel = Arc::clone(&cancel);
+    let worker = std::thread::spawn(move || {
+        let sender = std::sync::Mutex::new(sender);
+        let report = move |d: u64, t: u64| {
+            let _ = sender.lock().map(|s| s.send((d, t)));
+        };
+        let _ = done_sender.send(job(&report, &job_cancel));
+    });
+    let mut interrupted: Option<PyErr> = None;
+    let outcome = loop {
+        let next = py.detach(|| done.lock().expect("one waiter").recv_timeout(POLL));
+        if let Some(callback) = &progress {
+            let mut last = None;
+            while let Ok(update) = updates.try_recv() {
+                last = Some(update);
+            }
+            if let Some((d, t)) = last
+                && let Err(e) = callback.call1(py, (d, t))
+            {
+                interrupted.get_or_insert(e);
+                cancel.store(true, Ordering::Relaxed);
+            }
+        }
+        match next {
+            Ok(value) => break Some(value),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if interrupted.is_none()
+            && let Err(e) = py.check_signals()
+        {
+            interrupted = Some(e);
+            cancel.store(true, Ordering::Relaxed);
+        }
+    };
+    let joined = py.detach(|| worker.join());
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    match (outcome, joined) {
+        (Some(value), Ok(())) => Ok(value),
+        _ => Err(PyRuntimeError::new_err(
+            "the job stopped without an answer (a panic in tether-sweep: please report it)",
+        )),
+    }
+}
+
+/// What `identify` hands to Python: where its tables are, what the
+/// terminal would print, and the summary as JSON.
+#[pyclass(frozen, get_all)]
+struct IdentifyOutcome {
+    out: String,
+    table: String,
+    text: String,
+    summary_json: String,
+    fit_warning: Option<String>,
+}
+
+/// The summary a notebook reads: the best candidate and the confidence
+/// region, the refined values with their standard errors and profile
+/// intervals, the tolerance and the engine.
+fn summary_json(report: &IdentifyReport) -> String {
+    serde_json::json!({
+        "films": report.films,
+        "best": report.summary.as_ref().map(|s| &s.best),
+        "best_per_elements": report.summary.as_ref().map(|s| &s.best_per_elements),
+        "confidence": report.summary.as_ref().map(|s| &s.confidence),
+        "refined": report.refined,
+        "weights": report.weights,
+        "engine": report.engine,
+        "tolerance_m": report.accuracy.as_ref().map(|a| a.tolerance_m),
+        "candidates": report.results.len(),
+        "simulations": report.simulations,
+        "wall_s": report.wall_s,
+        "fit_warning": report.fit_warning,
+    })
+    .to_string()
+}
+
+/// `identify` with the command line's words: runs it and returns where its
+/// tables are, its terminal text and its summary. Errors are raised as the
+/// command line reports them (see [`to_py`]).
+#[pyfunction]
+#[pyo3(signature = (words, progress=None))]
+fn identify(
+    py: Python<'_>,
+    words: Vec<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<IdentifyOutcome> {
+    let Command::Identify(args) = parse("identify", words)? else {
+        unreachable!("parsed as identify");
+    };
+    let (request, prepared) = tether_sweep::cli::identify::prepared(&args).map_err(to_py)?;
+    let from_config = !args.config.is_empty();
+    let mut text = String::new();
+    tether_sweep::text::identify::write_plan(&mut text, &request, &prepared.plan, from_config);
+    let report = run_waiting(py, progress, move |report, cancel| {
+        prepared.run(Hooks {
+            progress: Some(report),
+            cancel: Some(cancel),
+            estimate: None,
+        })
+    })?
+    .map_err(|e| to_py(e.into()))?;
+    tether_sweep::text::identify::write_report(&mut text, &report);
+    check_outcome(&report).map_err(|e| to_py(e.into()))?;
+    Ok(IdentifyOutcome {
+        out: report.out.display().to_string(),
+        table: report.table_path.display().to_string(),
+        text,
+        summary_json: summary_json(&report),
+        fit_warning: report.fit_warning.clone(),
+    })
+}
+
+/// The batched objective of a study built from `identify`'s words.
+#[pyclass(frozen)]
+struct Objective {
+    objective: Arc<LibObjective>,
+}
+
+#[pymethods]
+impl Objective {
+    #[new]
+    fn new(words: Vec<String>) -> PyResult<Self> {
+        let Command::Identify(args) = parse("identify", words)? else {
+            unreachable!("parsed as identify");
+        };
+        let request: IdentifyRequest =
+            tether_sweep::cli::identify::request_of(&args).map_err(to_py)?;
+        let objective = LibObjective::new(&request).map_err(|e| to_py(e.into()))?;
+        Ok(Self {
+            objective: Arc::new(objective),
+        })
+    }
+
+    /// The candidates' parameters, in the order a row of values takes them.
+    #[getter]
+    fn parameters(&self) -> Vec<String> {
+        self.objective.parameters()
+    }
+
+    /// The compared coordinates (the residual vector's length).
+    #[getter]
+    fn observations(&self) -> usize {
+        self.objective.observations()
+    }
+
+    /// The reference solver's tolerance \[m\] (None: a fixed-step scheme).
+    #[getter]
+    fn tolerance_m(&self) -> Option<f64> {
+        self.objective.tolerance_m()
+    }
+
+    /// J_e \[m²\] of each row of values (NaN where the simulation
+    /// diverged), run as one batch.
+    fn j_e_m2(&self, py: Python<'_>, rows: Vec<Vec<f64>>) -> PyResult<Vec<f64>> {
+        let objective = Arc::clone(&self.objective);
+        let candidates = rows
+            .iter()
+            .map(|row| objective.candidates(row))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| to_py(e.into()))?;
+        let scores = run_waiting(py, None, move |_, _| objective.scores(&candidates))?
+            .map_err(|e| to_py(e.into()))?;
+        Ok(scores
+            .iter()
+            .map(|s| s.result.j_e_m2.unwrap_or(f64::NAN))
+            .collect())
+    }
+
+    /// The measured minus simulated coordinates of one row of values (a
+    /// single film's), whose sum of squares is its J_e.
+    fn residuals_m(&self, py: Python<'_>, values: Vec<f64>) -> PyResult<Vec<f64>> {
+        let objective = Arc::clone(&self.objective);
+        let candidate = objective.candidate(&values).map_err(|e| to_py(e.into()))?;
+        run_waiting(py, None, move |_, _| objective.residuals_m(&candidate))?
+            .map_err(|e| to_py(e.into()))
+    }
+}
+
+/// A command's flags as the command line declares them: each long name,
+/// whether it takes a value, and whether it may be given more than once.
+/// The Python functions take exactly these as keywords.
+#[pyfunction]
+fn flags(command: &str) -> PyResult<Vec<(String, bool, bool)>> {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let sub = cli
+        .find_subcommand(command)
+        .ok_or_else(|| PyValueError::new_err(format!("no command named '{command}'")))?;
+    Ok(sub
+        .get_arguments()
+        .filter_map(|a| {
+            let long = a.get_long()?;
+            let repeated = matches!(a.get_action(), clap::ArgAction::Append);
+            Some((long.to_string(), a.get_action().takes_values(), repeated))
+        })
+        .collect())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(identify, m)?)?;
+    m.add_function(wrap_pyfunction!(flags, m)?)?;
+    m.add_class::<Objective>()?;
+    m.add_class::<IdentifyOutcome>()?;
+    m.add("ImplausibleFit", m.py().get_type::<ImplausibleFit>())?;
+    m.add("VERSION", tether_sweep::VERSION)?;
+    Ok(())
+}

@@ -1,0 +1,193 @@
+"""The Python package against the command line and the library: the same
+words give the same tables, the batched objective gives the sweep's J_e,
+bad input is the command line's message as a ValueError, Ctrl-C stops a
+run between chunks and keeps them, and the GIL is free while it runs."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+import tether_sweep as ts
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+# A grid small enough for CI, on the shipped drop, on the CPU, at one
+# tolerance (so that the objective compares with the table as written).
+SMALL = dict(
+    elements="4,6",
+    damping="1000:3000:500",
+    drag_coefficient="0.7:0.9:0.1",
+    backend="cpu",
+    tolerance=1e-7,
+)
+
+
+@pytest.fixture(autouse=True)
+def in_the_repository(monkeypatch):
+    # The defaults name the shipped data by paths under the repository.
+    monkeypatch.chdir(REPO)
+
+
+def cli_binary() -> pathlib.Path:
+    path = pathlib.Path(os.environ.get("TETHER_SWEEP_BIN", REPO / "target/debug/tether-sweep"))
+    if not path.exists():
+        pytest.fail(f"{path}: build the command line first (cargo build), or set TETHER_SWEEP_BIN")
+    return path
+
+
+def test_identify_returns_its_tables_with_units_and_a_summary():
+    r = ts.identify(**SMALL, progress=False)
+    assert r.results.num_rows == 30
+    assert r.results.schema.field("damping_pa_s").metadata[b"unit"] == b"Pa*s"
+    assert r.results.schema.field("j_e_m2").metadata[b"unit"] == b"m^2"
+    assert r.refined is not None and r.best_fit is not None
+    best = r.summary["best"]["candidate"]
+    j_e = r.results.column("j_e_m2").to_numpy(zero_copy_only=False)
+    assert r.summary["best"]["j_e_m2"] == np.nanmin(j_e)
+    assert best["elements"] in (4, 6)
+    assert "identify: 30 candidates" in r.text
+    assert "IdentifyResult: 30 candidates" in repr(r)
+    assert "<table>" in r._repr_html_()
+    assert r.out is None
+
+
+def test_the_same_words_give_the_command_lines_tables(tmp_path):
+    words = [
+        "--elements", "4,6", "--damping", "1000:3000:500", "--drag-coefficient", "0.7:0.9:0.1",
+        "--backend", "cpu", "--tolerance", "1e-7",
+    ]
+    done = subprocess.run(
+        [str(cli_binary()), "identify", *words, "--out", str(tmp_path / "cli")],
+        capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    r = ts.identify(**SMALL, out=tmp_path / "py", progress=False)
+    assert (tmp_path / "py" / "results.parquet").exists()
+    for name in ["results", "refined", "best_fit"]:
+        cli = pq.read_table(tmp_path / "cli" / f"{name}.parquet")
+        ours = r.tables[name]
+        assert cli.column_names == ours.column_names, name
+        for column in cli.column_names:
+            assert cli.column(column).equals(ours.column(column)), f"{name}.{column}"
+
+
+def test_python_values_are_written_as_the_command_lines_text():
+    as_text = ts.identify(**SMALL, progress=False)
+    as_values = ts.identify(
+        **dict(SMALL, elements=[4, 6], damping=range(1000, 3001, 500), drag_coefficient=np.array([0.7, 0.8, 0.9])),
+        progress=False,
+    )
+    assert as_text.results.column("j_e_m2").equals(as_values.results.column("j_e_m2"))
+
+
+def test_the_objective_gives_the_sweeps_j_e_for_the_same_candidates():
+    r = ts.identify(**SMALL, no_refine=True, validate=0, progress=False)
+    objective = ts.Objective(**SMALL, no_refine=True, validate=0)
+    assert objective.parameters == ["elements", "damping_pa_s", "drag_coefficient"]
+    assert objective.tolerance_m == 1e-7
+    table = r.results.to_pandas()
+    # Twenty rows, in another order than the sweep's.
+    rows = table.iloc[::-1].head(20)
+    j_e = objective(rows)
+    expected = rows["j_e_m2"].to_numpy()
+    np.testing.assert_allclose(j_e, expected, rtol=1e-12, atol=0)
+    # The same from a dict of arrays and from a 2-D array.
+    as_dict = {name: rows[name].to_numpy() for name in objective.parameters}
+    np.testing.assert_array_equal(objective(as_dict), j_e)
+    np.testing.assert_array_equal(objective(rows[objective.parameters].to_numpy()), j_e)
+    # The residuals' sum of squares is J_e.
+    residuals = objective.residuals(rows[objective.parameters].to_numpy()[0])
+    assert residuals.shape == (objective.observations,)
+    assert abs(np.sum(residuals**2) / j_e[0] - 1) < 1e-9
+
+
+def test_bad_input_is_a_value_error_with_the_command_lines_message():
+    with pytest.raises(ValueError, match="--damping"):
+        ts.identify(**dict(SMALL, damping="-5"), progress=False)
+    with pytest.raises(ValueError, match="--axis"):
+        ts.identify(**SMALL, axis=["release_time_s"], progress=False)
+    with pytest.raises(TypeError, match="its keywords are the flags"):
+        ts.identify(dampnig="1000", progress=False)
+    with pytest.raises(ValueError, match="--elements"):
+        ts.Objective(**dict(SMALL, elements="4.5"))
+    with pytest.raises(ValueError, match="one column per parameter"):
+        ts.Objective(**SMALL)(np.zeros((2, 2)))
+
+
+def test_the_gil_is_free_while_a_run_runs():
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=tick)
+    thread.start()
+    started = time.monotonic()
+    ts.identify(**SMALL, progress=False)
+    elapsed = time.monotonic() - started
+    stop.set()
+    thread.join()
+    # The other thread ran all along: about one tick per 10 ms.
+    assert len(ticks) > 0.5 * elapsed / 0.01, (len(ticks), elapsed)
+
+
+def test_progress_reaches_a_callable():
+    seen = []
+    ts.identify(**SMALL, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (30, 30)
+
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    import tether_sweep as ts
+    sent = []
+    def progress(done, total):
+        if not sent:
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)
+    try:
+        ts.identify(out=sys.argv[1], progress=progress, chunk_size=8, **{GRID})
+    except KeyboardInterrupt:
+        print("interrupted after", time.monotonic() - sent[0], "s", flush=True)
+        sys.exit(130)
+    print("finished", flush=True)
+    """
+)
+LONG = dict(elements="4,6", damping="0:4000:250", drag_coefficient="0.6:0.9:0.1", backend="cpu")
+
+
+def test_ctrl_c_stops_between_chunks_keeps_them_and_resume_completes(tmp_path):
+    out = tmp_path / "interrupted"
+    child = CHILD.replace("{GRID}", repr(LONG))
+    done = subprocess.run([sys.executable, "-c", child, str(out)], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 130, done.stdout + done.stderr
+    after = float(done.stdout.split()[2])
+    assert after < 5.0, done.stdout
+    chunks = list((out / ".chunks").glob("*.parquet"))
+    assert chunks, "the finished chunks are kept"
+    assert not (out / "results.parquet").exists()
+    resumed = ts.identify(out=out, resume=True, chunk_size=8, progress=False, **LONG)
+    whole = ts.identify(chunk_size=8, progress=False, **LONG)
+    assert resumed.results.num_rows == whole.results.num_rows == 2 * 17 * 4
+    assert resumed.results.column("j_e_m2").equals(whole.results.column("j_e_m2"))
+
+
+def test_the_docs_python_examples_run():
+    text = (REPO / "docs" / "python.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    assert len(blocks) >= 2
+    scope: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/python.md", "exec"), scope)
+    assert scope["r"].refined is not None

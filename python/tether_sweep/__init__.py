@@ -1,0 +1,260 @@
+"""tether-sweep from Python: the command line's jobs as functions.
+
+Each function takes its command's flags as keywords, named as the flags
+are with dashes as underscores (``drag_coefficient="0.6:0.9:0.05"``,
+``axis=["release_time_s=0:0.03:0.005"]``). A value is the command line's
+text or a Python value: a number, a list, a ``range`` or a NumPy array
+(written as a comma list); a repeatable flag (``config``, ``axis``) takes
+a list; a flag without a value takes ``True``. The words are parsed by the
+command line's own parser, so every check and every message is the
+command line's.
+
+    >>> import tether_sweep as ts
+    >>> r = ts.identify(elements=10, damping="1000:3000:500", drag_coefficient=0.8)
+    >>> r.summary["refined"]
+
+Errors are exceptions: ``ValueError`` for input the command line refuses
+(its message, naming the flag or the config key and the allowed range),
+``ImplausibleFit`` for a fit the data's own noise cannot explain (unless
+``allow_implausible=True``), ``KeyboardInterrupt`` for Ctrl-C (the chunks
+that finished are kept: ``resume=True`` completes the run), and
+``RuntimeError`` for anything else.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import tempfile
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import _native
+from ._native import ImplausibleFit
+
+__all__ = ["identify", "Objective", "IdentifyResult", "ImplausibleFit", "flags"]
+__version__ = _native.VERSION
+
+Progress = Union[bool, Callable[[int, int], Any], None]
+
+
+def flags(command: str) -> Dict[str, tuple]:
+    """The keywords `command` takes: each flag's keyword, and whether it
+    takes a value and may be given more than once."""
+    return {
+        long.replace("-", "_"): (takes_value, repeated)
+        for long, takes_value, repeated in _native.flags(command)
+    }
+
+
+def _text(value: Any) -> str:
+    """One flag value as the command line's text: sequences (lists,
+    ranges, arrays) as comma lists, numbers as Python writes them
+    (``repr`` keeps every digit of a float)."""
+    if isinstance(value, (str, pathlib.PurePath)):
+        return str(value)
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (range, list, tuple, np.ndarray)):
+        return ",".join(_text(v) for v in np.asarray(value).ravel().tolist())
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return str(value)
+
+
+def _words(command: str, keywords: Dict[str, Any]) -> List[str]:
+    """`keywords` as the command line's words for `command`; a keyword that
+    is no flag of it is a TypeError that lists them."""
+    known = flags(command)
+    words: List[str] = []
+    for key, value in keywords.items():
+        if key not in known:
+            raise TypeError(
+                f"{command}() got an unexpected keyword '{key}'; its keywords are the flags of "
+                f"`tether-sweep {command}`: {', '.join(sorted(known))}"
+            )
+        if value is None or value is False:
+            continue
+        takes_value, repeated = known[key]
+        flag = "--" + key.replace("_", "-")
+        if not takes_value:
+            words.append(flag)
+            continue
+        if value is True:
+            raise ValueError(f"{key}: --{key.replace('_', '-')} takes a value, not True")
+        items = value if repeated and isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            words += [flag, _text(item)]
+    return words
+
+
+def _progress_callback(progress: Progress, what: str) -> Optional[Callable[[int, int], Any]]:
+    """A callable that receives (done, total): the caller's, a tqdm bar when
+    tqdm is installed and `progress` is True, or none."""
+    if callable(progress):
+        return progress
+    if not progress:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    bar = tqdm(total=0, unit=f" {what}", dynamic_ncols=True)
+
+    def update(done: int, total: int) -> None:
+        if bar.total != total:
+            bar.total = total
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+
+    return update
+
+
+class IdentifyResult:
+    """An identification's results: its tables (``pyarrow.Table``, with the
+    Parquet files' columns and field metadata, units included), its summary
+    as a dict, and what the terminal prints."""
+
+    def __init__(self, outcome: Any, out: Optional[pathlib.Path]):
+        self.summary: Dict[str, Any] = json.loads(outcome.summary_json)
+        self.text: str = outcome.text
+        self.fit_warning: Optional[str] = outcome.fit_warning
+        self.out = out
+        directory = pathlib.Path(outcome.out)
+        self.tables: Dict[str, pa.Table] = {
+            path.stem: pq.read_table(path) for path in sorted(directory.glob("*.parquet"))
+        }
+
+    @property
+    def results(self) -> pa.Table:
+        """Every candidate's J_e (results.parquet)."""
+        return self.tables["results"]
+
+    @property
+    def refined(self) -> Optional[pa.Table]:
+        """The refined optimum with its standard errors (refined.parquet)."""
+        return self.tables.get("refined")
+
+    @property
+    def best_fit(self) -> Optional[pa.Table]:
+        """The best candidate's track against the film (best_fit.parquet;
+        several films: the first film's, see ``tables``)."""
+        fits = [name for name in self.tables if name.startswith("best_fit")]
+        return self.tables[fits[0]] if fits else None
+
+    def _rows(self) -> List[tuple]:
+        best = (self.summary.get("best") or {}).get("candidate", {})
+        rows = [("best " + k, v) for k, v in best.items() if not isinstance(v, dict)]
+        refined = self.summary.get("refined") or {}
+        for p in refined.get("parameters", []):
+            rows.append((f"refined {p.get('parameter')}", f"{p.get('value')} ± {p.get('standard_error')}"))
+        rows.append(("engine", self.summary.get("engine")))
+        rows.append(("tolerance_m", self.summary.get("tolerance_m")))
+        return rows
+
+    def __repr__(self) -> str:
+        lines = [f"IdentifyResult: {self.summary.get('candidates')} candidates, tables {sorted(self.tables)}"]
+        lines += [f"  {k}: {v}" for k, v in self._rows()]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+            for k, v in self._rows()
+        )
+        return f"<table><caption>tether-sweep identify</caption>{cells}</table>"
+
+
+def identify(*, out: Union[str, pathlib.Path, None] = None, progress: Progress = True, **keywords: Any) -> IdentifyResult:
+    """Identifies D and C_D (and the best n, and any axis) from a film, as
+    ``tether-sweep identify`` does with the same flags. ``out=None`` keeps
+    the results in memory (nothing is written); a path writes what the
+    command line writes there. ``progress``: a tqdm bar when tqdm is
+    installed (True), a callable receiving (done, total), or False."""
+    words = _words("identify", keywords)
+    scratch = None
+    if out is None:
+        scratch = tempfile.mkdtemp(prefix="tether-sweep-")
+        words += ["--out", scratch]
+    else:
+        words += ["--out", str(out)]
+    try:
+        outcome = _native.identify(words, _progress_callback(progress, "candidates"))
+        return IdentifyResult(outcome, None if out is None else pathlib.Path(out))
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+class Objective:
+    """J_e (m²) of any candidates against a study, run as one batch on the
+    engine an identification of the same study would choose: for
+    optimizers, samplers and least-squares fitters. Built from
+    ``identify``'s keywords (the film, its config, camera and experiment,
+    the tether, ``backend`` and ``tolerance``); the grid's axes name the
+    candidates' parameters (``parameters``)."""
+
+    def __init__(self, **keywords: Any):
+        keywords.pop("out", None)
+        self._objective = _native.Objective(_words("identify", keywords))
+
+    @property
+    def parameters(self) -> List[str]:
+        """The candidates' parameters, in the order a row takes them."""
+        return list(self._objective.parameters)
+
+    @property
+    def observations(self) -> int:
+        """Compared coordinates: the residual vector's length."""
+        return self._objective.observations
+
+    @property
+    def tolerance_m(self) -> Optional[float]:
+        return self._objective.tolerance_m
+
+    def _rows(self, candidates: Any) -> List[List[float]]:
+        names = self.parameters
+        if hasattr(candidates, "to_dict") and hasattr(candidates, "columns"):
+            candidates = {name: np.asarray(candidates[name]) for name in names}
+        if isinstance(candidates, dict):
+            missing = [n for n in names if n not in candidates]
+            if missing:
+                raise ValueError(f"candidates lack {missing}; the parameters are {names}")
+            columns = [np.atleast_1d(np.asarray(candidates[n], dtype=float)) for n in names]
+            lengths = {len(c) for c in columns}
+            if len(lengths) != 1:
+                raise ValueError(f"the parameters' columns differ in length: {sorted(lengths)}")
+            return np.column_stack(columns).tolist()
+        array = np.atleast_2d(np.asarray(candidates, dtype=float))
+        if array.ndim != 2 or array.shape[1] != len(names):
+            raise ValueError(
+                f"candidates as a 2-D array need one column per parameter ({len(names)}: {names}); got shape {array.shape}"
+            )
+        return array.tolist()
+
+    def __call__(self, candidates: Any) -> np.ndarray:
+        """J_e (m²) of each candidate (NaN where its simulation diverged):
+        a dict of arrays by parameter name, a pandas or polars DataFrame
+        with those columns, or a 2-D array with one column per parameter."""
+        return np.asarray(self._objective.j_e_m2(self._rows(candidates)), dtype=float)
+
+    def residuals(self, candidate: Any) -> np.ndarray:
+        """Measured minus simulated coordinates (m) of one candidate, whose
+        sum of squares is its J_e: for least-squares fitters."""
+        row = self._rows(np.atleast_2d(np.asarray(candidate, dtype=float)) if not isinstance(candidate, dict) else candidate)
+        if len(row) != 1:
+            raise ValueError("residuals takes one candidate")
+        return np.asarray(self._objective.residuals_m(row[0]), dtype=float)
+
+    def __repr__(self) -> str:
+        return f"Objective(parameters={self.parameters}, observations={self.observations})"
