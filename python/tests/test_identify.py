@@ -58,24 +58,53 @@ def test_identify_returns_its_tables_with_units_and_a_summary():
     assert r.out is None
 
 
-def test_the_same_words_give_the_command_lines_tables(tmp_path):
-    words = [
-        "--elements", "4,6", "--damping", "1000:3000:500", "--drag-coefficient", "0.7:0.9:0.1",
-        "--backend", "cpu", "--tolerance", "1e-7",
-    ]
+FILMED = [
+    "--config", "examples/filmed_experiment.toml", "--measured", "datasets/filmed_synthetic.parquet",
+    "--elements", "6", "--damping", "1000:4000:1000", "--drag-coefficient", "0.7:0.9:0.1",
+    "--axis", "release_time_s=0:0.03:0.01",
+]
+
+
+@pytest.mark.parametrize("words", [[], FILMED], ids=["shipped drop", "filmed config"])
+def test_the_same_words_give_the_command_lines_tables(tmp_path, words):
+    if not words:
+        words = [
+            "--elements", "4,6", "--damping", "1000:3000:500", "--drag-coefficient", "0.7:0.9:0.1",
+            "--tolerance", "1e-7",
+        ]
+    words = words + ["--backend", "cpu"]
     done = subprocess.run(
         [str(cli_binary()), "identify", *words, "--out", str(tmp_path / "cli")],
         capture_output=True, text=True,
     )
     assert done.returncode == 0, done.stderr
-    r = ts.identify(**SMALL, out=tmp_path / "py", progress=False)
+    # The same words as keywords: each flag's value after it.
+    keywords = {}
+    for flag, value in zip(words[::2], words[1::2]):
+        keywords[flag[2:].replace("-", "_")] = [value] if flag == "--axis" else value
+    r = ts.identify(**keywords, out=tmp_path / "py", progress=False)
     assert (tmp_path / "py" / "results.parquet").exists()
-    for name in ["results", "refined", "best_fit"]:
+    assert sorted(r.tables) == sorted(p.stem for p in (tmp_path / "cli").glob("*.parquet"))
+    for name in r.tables:
         cli = pq.read_table(tmp_path / "cli" / f"{name}.parquet")
         ours = r.tables[name]
         assert cli.column_names == ours.column_names, name
         for column in cli.column_names:
             assert cli.column(column).equals(ours.column(column)), f"{name}.{column}"
+        assert cli.schema.metadata.keys() == ours.schema.metadata.keys(), name
+
+
+def test_a_film_given_as_a_table_is_identified_as_its_file():
+    import pandas as pd
+
+    as_file = ts.identify(**SMALL, progress=False)
+    frame = pd.read_parquet(REPO / "datasets" / "drop_synthetic.parquet")
+    as_frame = ts.identify(**SMALL, measured=frame, progress=False)
+    assert as_file.results.column("j_e_m2").equals(as_frame.results.column("j_e_m2"))
+    table = pq.read_table(REPO / "datasets" / "drop_synthetic.parquet")
+    objective = ts.Objective(**SMALL, measured=table)
+    row = as_file.results.to_pandas().iloc[[0]]
+    np.testing.assert_allclose(objective(row), row["j_e_m2"].to_numpy(), rtol=1e-12)
 
 
 def test_python_values_are_written_as_the_command_lines_text():
@@ -88,13 +117,16 @@ def test_python_values_are_written_as_the_command_lines_text():
 
 
 def test_the_objective_gives_the_sweeps_j_e_for_the_same_candidates():
-    r = ts.identify(**SMALL, no_refine=True, validate=0, progress=False)
-    objective = ts.Objective(**SMALL, no_refine=True, validate=0)
+    # A hundred candidates: n 4 and 6, ten D, five C_D.
+    grid = dict(SMALL, damping="1000:3250:250", drag_coefficient="0.7:0.9:0.05")
+    r = ts.identify(**grid, no_refine=True, validate=0, progress=False)
+    objective = ts.Objective(**grid)
     assert objective.parameters == ["elements", "damping_pa_s", "drag_coefficient"]
     assert objective.tolerance_m == 1e-7
     table = r.results.to_pandas()
-    # Twenty rows, in another order than the sweep's.
-    rows = table.iloc[::-1].head(20)
+    assert len(table) == 100
+    # Every row, in another order than the sweep's, as one batch.
+    rows = table.iloc[::-1]
     j_e = objective(rows)
     expected = rows["j_e_m2"].to_numpy()
     np.testing.assert_allclose(j_e, expected, rtol=1e-12, atol=0)
@@ -153,7 +185,8 @@ CHILD = textwrap.dedent(
     import tether_sweep as ts
     sent = []
     def progress(done, total):
-        if not sent:
+        # After a few chunks of 8 have finished and been saved.
+        if done >= 24 and not sent:
             sent.append(time.monotonic())
             os.kill(os.getpid(), signal.SIGINT)
     try:
@@ -191,3 +224,16 @@ def test_the_docs_python_examples_run():
     for block in blocks:
         exec(compile(block, "docs/python.md", "exec"), scope)
     assert scope["r"].refined is not None
+
+
+def test_the_type_stubs_are_the_command_lines_flags():
+    from tether_sweep import _stubs
+
+    shipped = (REPO / "python" / "tether_sweep" / "__init__.pyi").read_text()
+    assert shipped == _stubs.stubs(), "python -m tether_sweep._stubs > python/tether_sweep/__init__.pyi"
+    import ast
+
+    tree = ast.parse(shipped)
+    identify = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "identify")
+    keywords = {a.arg for a in identify.args.kwonlyargs}
+    assert keywords == set(ts.flags("identify")) | {"progress"}

@@ -94,6 +94,35 @@ def _words(command: str, keywords: Dict[str, Any]) -> List[str]:
     return words
 
 
+def _arrow_table(value: Any) -> Optional[pa.Table]:
+    """A pyarrow Table, a pandas or polars DataFrame (or anything with the
+    Arrow stream interface) as a pyarrow Table; None for anything else."""
+    if isinstance(value, pa.Table):
+        return value
+    if isinstance(value, pa.RecordBatch):
+        return pa.Table.from_batches([value])
+    if hasattr(value, "to_arrow"):  # polars
+        return value.to_arrow()
+    if hasattr(value, "__arrow_c_stream__"):
+        return pa.table(value)
+    if hasattr(value, "to_dict") and hasattr(value, "columns"):  # pandas
+        return pa.Table.from_pandas(value, preserve_index=False)
+    return None
+
+
+def _tables_as_files(keywords: Dict[str, Any], scratch: pathlib.Path) -> Dict[str, Any]:
+    """`measured` given as a table (a tracker's export loaded in pandas or
+    polars, or a pyarrow Table with the file's columns t, marker, x, y and
+    optionally s) written to a Parquet file in `scratch`, so that it is
+    read, checked and hashed as that file would be."""
+    table = _arrow_table(keywords.get("measured"))
+    if table is None:
+        return keywords
+    path = scratch / "measured.parquet"
+    pq.write_table(table, path)
+    return dict(keywords, measured=str(path))
+
+
 def _progress_callback(progress: Progress, what: str) -> Optional[Callable[[int, int], Any]]:
     """A callable that receives (done, total): the caller's, a tqdm bar when
     tqdm is installed and `progress` is True, or none."""
@@ -178,22 +207,19 @@ class IdentifyResult:
 def identify(*, out: Union[str, pathlib.Path, None] = None, progress: Progress = True, **keywords: Any) -> IdentifyResult:
     """Identifies D and C_D (and the best n, and any axis) from a film, as
     ``tether-sweep identify`` does with the same flags. ``out=None`` keeps
-    the results in memory (nothing is written); a path writes what the
-    command line writes there. ``progress``: a tqdm bar when tqdm is
-    installed (True), a callable receiving (done, total), or False."""
-    words = _words("identify", keywords)
-    scratch = None
-    if out is None:
-        scratch = tempfile.mkdtemp(prefix="tether-sweep-")
-        words += ["--out", scratch]
-    else:
-        words += ["--out", str(out)]
+    the results in memory (nothing is left on disk); a path writes what the
+    command line writes there. ``measured`` is a file's path, or its table
+    (pandas, polars or pyarrow, with the file's columns). ``progress``: a
+    tqdm bar when tqdm is installed (True), a callable receiving (done,
+    total), or False."""
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
     try:
+        words = _words("identify", _tables_as_files(keywords, scratch))
+        words += ["--out", str(scratch / "out" if out is None else out)]
         outcome = _native.identify(words, _progress_callback(progress, "candidates"))
         return IdentifyResult(outcome, None if out is None else pathlib.Path(out))
     finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class Objective:
@@ -206,7 +232,13 @@ class Objective:
 
     def __init__(self, **keywords: Any):
         keywords.pop("out", None)
-        self._objective = _native.Objective(_words("identify", keywords))
+        scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
+        try:
+            # The film is read while the objective is built.
+            words = _words("identify", _tables_as_files(keywords, scratch))
+            self._objective = _native.Objective(words)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     @property
     def parameters(self) -> List[str]:

@@ -1,0 +1,104 @@
+"""Type stubs of tether_sweep, written by `python -m tether_sweep._stubs`
+from the command line's flags: do not edit by hand."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+import pyarrow as pa
+
+__version__: str
+
+Value = Union[str, int, float, Sequence[Union[int, float]], range, np.ndarray]
+Progress = Union[bool, Callable[[int, int], Any], None]
+
+class ImplausibleFit(RuntimeError): ...
+
+def flags(command: str) -> Dict[str, tuple]: ...
+
+class IdentifyResult:
+    summary: Dict[str, Any]
+    text: str
+    fit_warning: Optional[str]
+    out: Optional[os.PathLike]
+    tables: Dict[str, pa.Table]
+    @property
+    def results(self) -> pa.Table: ...
+    @property
+    def refined(self) -> Optional[pa.Table]: ...
+    @property
+    def best_fit(self) -> Optional[pa.Table]: ...
+
+def identify(
+    *,
+    out: Union[str, os.PathLike, None] = ...,
+    progress: Progress = ...,
+    measured: Optional[Union[str, os.PathLike, pa.Table, Any]] = ...,
+    elements: Optional[Value] = ...,
+    damping: Optional[Value] = ...,
+    drag_coefficient: Optional[Value] = ...,
+    axis: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+    surface: Optional[Value] = ...,
+    grid: Optional[Value] = ...,
+    shard: Optional[Value] = ...,
+    resume: Optional[bool] = ...,
+    chunk_size: Optional[Value] = ...,
+    solver: Optional[Value] = ...,
+    backend: Optional[Value] = ...,
+    precision: Optional[Value] = ...,
+    adapter: Optional[Value] = ...,
+    gpu_layout: Optional[Value] = ...,
+    config: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+    tip_mass: Optional[Value] = ...,
+    length: Optional[Value] = ...,
+    tolerance: Optional[Value] = ...,
+    validate: Optional[Value] = ...,
+    validate_marker_tolerance: Optional[Value] = ...,
+    validate_j_e_tolerance: Optional[Value] = ...,
+    no_refine: Optional[bool] = ...,
+    allow_implausible: Optional[bool] = ...,
+    csv: Optional[bool] = ...,
+    force: Optional[bool] = ...,
+) -> IdentifyResult: ...
+
+class Objective:
+    def __init__(
+        self,
+        *,
+        measured: Optional[Union[str, os.PathLike, pa.Table, Any]] = ...,
+        elements: Optional[Value] = ...,
+        damping: Optional[Value] = ...,
+        drag_coefficient: Optional[Value] = ...,
+        axis: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+        surface: Optional[Value] = ...,
+        grid: Optional[Value] = ...,
+        shard: Optional[Value] = ...,
+        resume: Optional[bool] = ...,
+        chunk_size: Optional[Value] = ...,
+        solver: Optional[Value] = ...,
+        backend: Optional[Value] = ...,
+        precision: Optional[Value] = ...,
+        adapter: Optional[Value] = ...,
+        gpu_layout: Optional[Value] = ...,
+        config: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+        tip_mass: Optional[Value] = ...,
+        length: Optional[Value] = ...,
+        tolerance: Optional[Value] = ...,
+        validate: Optional[Value] = ...,
+        validate_marker_tolerance: Optional[Value] = ...,
+        validate_j_e_tolerance: Optional[Value] = ...,
+        no_refine: Optional[bool] = ...,
+        allow_implausible: Optional[bool] = ...,
+        csv: Optional[bool] = ...,
+        force: Optional[bool] = ...,
+    ) -> None: ...
+    @property
+    def parameters(self) -> List[str]: ...
+    @property
+    def observations(self) -> int: ...
+    @property
+    def tolerance_m(self) -> Optional[float]: ...
+    def __call__(self, candidates: Any) -> np.ndarray: ...
+    def residuals(self, candidate: Any) -> np.ndarray: ...

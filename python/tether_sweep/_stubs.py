@@ -1,0 +1,82 @@
+"""Writes the package's type stubs (``__init__.pyi``) from the command
+line's own flags, so that an editor's completion and a type checker see
+every keyword the functions take, and a test holds the stubs to the flags:
+
+    python -m tether_sweep._stubs > python/tether_sweep/__init__.pyi
+"""
+
+from . import flags
+
+HEADER = '''"""Type stubs of tether_sweep, written by `python -m tether_sweep._stubs`
+from the command line's flags: do not edit by hand."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+import pyarrow as pa
+
+__version__: str
+
+Value = Union[str, int, float, Sequence[Union[int, float]], range, np.ndarray]
+Progress = Union[bool, Callable[[int, int], Any], None]
+
+class ImplausibleFit(RuntimeError): ...
+
+def flags(command: str) -> Dict[str, tuple]: ...
+
+class IdentifyResult:
+    summary: Dict[str, Any]
+    text: str
+    fit_warning: Optional[str]
+    out: Optional[os.PathLike]
+    tables: Dict[str, pa.Table]
+    @property
+    def results(self) -> pa.Table: ...
+    @property
+    def refined(self) -> Optional[pa.Table]: ...
+    @property
+    def best_fit(self) -> Optional[pa.Table]: ...
+'''
+
+
+def keywords(command: str, skip: tuple = ()) -> str:
+    lines = []
+    for name, (takes_value, repeated) in flags(command).items():
+        if name in skip:
+            continue
+        if not takes_value:
+            kind = "bool"
+        elif repeated:
+            kind = "Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]"
+        elif name == "measured":
+            kind = "Union[str, os.PathLike, pa.Table, Any]"
+        else:
+            kind = "Value"
+        lines.append(f"    {name}: Optional[{kind}] = ...,")
+    return "\n".join(lines)
+
+
+def stubs() -> str:
+    identify = keywords("identify", skip=("out",))
+    study = keywords("identify", skip=("out",))
+    return (
+        HEADER
+        + "\ndef identify(\n    *,\n    out: Union[str, os.PathLike, None] = ...,\n    progress: Progress = ...,\n"
+        + identify
+        + "\n) -> IdentifyResult: ...\n"
+        + "\nclass Objective:\n    def __init__(\n        self,\n        *,\n"
+        + study.replace("\n    ", "\n        ").replace("    ", "        ", 1)
+        + "\n    ) -> None: ...\n"
+        + "    @property\n    def parameters(self) -> List[str]: ...\n"
+        + "    @property\n    def observations(self) -> int: ...\n"
+        + "    @property\n    def tolerance_m(self) -> Optional[float]: ...\n"
+        + "    def __call__(self, candidates: Any) -> np.ndarray: ...\n"
+        + "    def residuals(self, candidate: Any) -> np.ndarray: ...\n"
+    )
+
+
+if __name__ == "__main__":
+    print(stubs(), end="")
