@@ -6,6 +6,21 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+/// A line of the command's text: to stdout, or kept for the Python
+/// package's result (`text::console::print_text`).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::text::console::print_text(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// A note beside the text: to stderr, or kept with it (`text::console::note`).
+macro_rules! noteln {
+    ($($arg:tt)*) => {
+        $crate::text::console::note(&format!($($arg)*))
+    };
+}
+
 pub mod adapters;
 pub mod args;
 pub mod bench;

@@ -14,7 +14,8 @@ use clap::Parser;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use tether_sweep::cli::{Cli, Command, UsageError};
+use tether_sweep::cli::{Cli, Command, UsageError, progress};
+use tether_sweep::text::console;
 use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, check_outcome};
 use tether_sweep::workflow::objective::Objective as LibObjective;
 use tether_sweep::workflow::{Hooks, WorkflowError};
@@ -33,8 +34,8 @@ const POLL: Duration = Duration::from_millis(100);
 /// parses them: a clap error (an unknown flag, a value clap refuses) is a
 /// ValueError with clap's message.
 fn parse(command: &str, words: Vec<String>) -> PyResult<Command> {
-    let argv = ["tether-sweep".to_string(), command.to_string()]
-        .into_iter()
+    let argv = std::iter::once("tether-sweep".to_string())
+        .chain(command.split_whitespace().map(String::from))
         .chain(words);
     Cli::try_parse_from(argv)
         .map(|cli| cli.command)
@@ -109,6 +110,8 @@ fn run_waiting<T: Send + 'static>(
         {
             interrupted = Some(e);
             cancel.store(true, Ordering::Relaxed);
+            // The flag the command line's own jobs answer (`run`).
+            progress::interrupt_flag().store(true, Ordering::Relaxed);
         }
     };
     let joined = py.detach(|| worker.join());
@@ -121,6 +124,24 @@ fn run_waiting<T: Send + 'static>(
             "the job stopped without an answer (a panic in tether-sweep: please report it)",
         )),
     }
+}
+
+/// Any command with the command line's words, run as the command line
+/// runs it (its files written where its flags say); returns the text the
+/// terminal would show. Errors are raised as the command line reports
+/// them (see [`to_py`]).
+#[pyfunction]
+fn run(py: Python<'_>, command: &str, words: Vec<String>) -> PyResult<String> {
+    let cli = Cli {
+        command: parse(command, words)?,
+    };
+    // A Ctrl-C of an earlier run is not this one's.
+    progress::interrupt_flag().store(false, Ordering::Relaxed);
+    let (answer, text) = run_waiting(py, None, move |_, _| {
+        console::embedded(|| tether_sweep::cli::run(cli))
+    })?;
+    answer.map_err(to_py)?;
+    Ok(text)
 }
 
 /// What `identify` hands to Python: where its tables are, what the
@@ -264,9 +285,12 @@ impl Objective {
 fn flags(command: &str) -> PyResult<Vec<(String, bool, bool)>> {
     use clap::CommandFactory;
     let cli = Cli::command();
-    let sub = cli
-        .find_subcommand(command)
-        .ok_or_else(|| PyValueError::new_err(format!("no command named '{command}'")))?;
+    let mut sub = &cli;
+    for name in command.split_whitespace() {
+        sub = sub
+            .find_subcommand(name)
+            .ok_or_else(|| PyValueError::new_err(format!("no command named '{command}'")))?;
+    }
     Ok(sub
         .get_arguments()
         .filter_map(|a| {
@@ -281,6 +305,9 @@ fn flags(command: &str) -> PyResult<Vec<(String, bool, bool)>> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(identify, m)?)?;
     m.add_function(wrap_pyfunction!(flags, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    // The process is Python's: no Ctrl-C handler of the command line's.
+    console::embed();
     m.add_class::<Objective>()?;
     m.add_class::<IdentifyOutcome>()?;
     m.add("ImplausibleFit", m.py().get_type::<ImplausibleFit>())?;

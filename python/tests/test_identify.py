@@ -237,3 +237,7 @@ def test_the_type_stubs_are_the_command_lines_flags():
     identify = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "identify")
     keywords = {a.arg for a in identify.args.kwonlyargs}
     assert keywords == set(ts.flags("identify")) | {"progress"}
+    for function, command, _ in _stubs.COMMANDS:
+        stub = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
+        assert {a.arg for a in stub.args.kwonlyargs} == set(ts.flags(command)), function
+        assert callable(getattr(ts, function)), function

@@ -36,7 +36,21 @@ import pyarrow.parquet as pq
 from . import _native
 from ._native import ImplausibleFit
 
-__all__ = ["identify", "Objective", "IdentifyResult", "ImplausibleFit", "flags"]
+__all__ = [
+    "identify",
+    "design",
+    "simulate",
+    "swingup",
+    "linearize",
+    "summarize",
+    "plot",
+    "dataset_synth",
+    "Objective",
+    "IdentifyResult",
+    "Result",
+    "ImplausibleFit",
+    "flags",
+]
 __version__ = _native.VERSION
 
 Progress = Union[bool, Callable[[int, int], Any], None]
@@ -290,3 +304,119 @@ class Objective:
 
     def __repr__(self) -> str:
         return f"Objective(parameters={self.parameters}, observations={self.observations})"
+
+
+class Result:
+    """A command's results: the tables it wrote (``pyarrow.Table``s with
+    the Parquet files' columns and field metadata, by file stem), and what
+    the terminal shows."""
+
+    def __init__(self, command: str, text: str, tables: Dict[str, pa.Table], out: Optional[pathlib.Path]):
+        self.command = command
+        self.text = text
+        self.tables = tables
+        self.out = out
+
+    @property
+    def table(self) -> Optional[pa.Table]:
+        """The command's main table: its only one, or the first by name."""
+        return next(iter(self.tables.values()), None)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name} ({t.num_rows} rows)" for name, t in self.tables.items())
+        first = self.text.strip().splitlines()[:3]
+        return "\n".join([f"{self.command} result: {shown or 'no tables'}"] + [f"  {line}" for line in first])
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td>{t.num_rows}</td><td>{html.escape(', '.join(t.column_names[:8]))}</td></tr>"
+            for name, t in self.tables.items()
+        )
+        return (
+            f"<table><caption>tether-sweep {html.escape(self.command)}</caption>"
+            f"<tr><th>table</th><th>rows</th><th>columns</th></tr>{rows}</table>"
+            f"<pre>{html.escape(self.text)}</pre>"
+        )
+
+
+def _read_tables(path: pathlib.Path) -> Dict[str, pa.Table]:
+    if path.is_file():
+        return {path.stem: pq.read_table(path)} if path.suffix == ".parquet" else {}
+    if path.is_dir():
+        return {p.stem: pq.read_table(p) for p in sorted(path.glob("*.parquet"))}
+    return {}
+
+
+# Where each command writes when `out=None`: a file's name, or a folder.
+_OUT_FILES = {"simulate": "track.parquet", "dataset synth": "measured.parquet"}
+
+
+def _run(command: str, out: Any, keywords: Dict[str, Any], reads: Optional[str] = None) -> Result:
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
+    try:
+        words = _words(command, _tables_as_files(keywords, scratch))
+        target: Optional[pathlib.Path] = None
+        if "out" in flags(command):
+            target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES.get(command, "out")
+            words += ["--out", str(target)]
+        text = _native.run(command, words)
+        where = target if target is not None else (pathlib.Path(keywords[reads]) if reads else None)
+        tables = _read_tables(where) if where is not None else {}
+        return Result(command, text, tables, None if out is None else pathlib.Path(out))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def design(*, out: Any = None, **keywords: Any) -> Result:
+    """Plans a film: the standard errors identify would report at each
+    design point (``tether-sweep design`` with the same flags as keywords,
+    ``axis=[...]``, ``estimate=[...]``); ``result.table`` is design.parquet."""
+    return _run("design", out, keywords)
+
+
+def simulate(*, out: Any = None, **keywords: Any) -> Result:
+    """One simulation's marker track (``tether-sweep simulate``);
+    ``result.table`` is the track. ``out`` is a file (.parquet or .csv)."""
+    return _run("simulate", out, keywords)
+
+
+def swingup(*, out: Any = None, **keywords: Any) -> Result:
+    """The swing-up GA (``tether-sweep swingup``); its tables by name."""
+    return _run("swingup", out, keywords)
+
+
+def linearize(*, out: Any = None, **keywords: Any) -> Result:
+    """The linearized model about the hanging equilibrium (``tether-sweep
+    linearize``): modes, state space and frequency response tables."""
+    return _run("linearize", out, keywords)
+
+
+def summarize(dir: Union[str, pathlib.Path], *, out: Any = None, **keywords: Any) -> Result:
+    """Merges a sharded identification's parts in ``dir`` (``tether-sweep
+    summarize DIR``); ``out=None`` writes the merged tables beside the
+    parts, as the command line does, and reads them back."""
+    return _run_positional("summarize", str(dir), out, keywords)
+
+
+def _run_positional(command: str, positional: str, out: Any, keywords: Dict[str, Any]) -> Result:
+    words = _words(command, keywords) + [positional]
+    if out is not None:
+        words += ["--out", str(out)]
+    text = _native.run(command, words)
+    where = pathlib.Path(out) if out is not None else pathlib.Path(positional) / "_summary"
+    return Result(command, text, _read_tables(where), None if out is None else pathlib.Path(out))
+
+
+def plot(dir: Union[str, pathlib.Path], **keywords: Any) -> Result:
+    """Redraws an identification's figures from its tables in ``dir``
+    (``tether-sweep plot DIR``)."""
+    text = _native.run("plot", _words("plot", keywords) + [str(dir)])
+    return Result("plot", text, {}, pathlib.Path(dir))
+
+
+def dataset_synth(*, out: Any = None, **keywords: Any) -> Result:
+    """A synthetic measured drop with known truth (``tether-sweep dataset
+    synth``); ``result.table`` is the track as a tracker would export it."""
+    return _run("dataset synth", out, keywords)

@@ -31,6 +31,14 @@ class IdentifyResult:
     @property
     def best_fit(self) -> Optional[pa.Table]: ...
 
+class Result:
+    command: str
+    text: str
+    tables: Dict[str, pa.Table]
+    out: Optional[os.PathLike]
+    @property
+    def table(self) -> Optional[pa.Table]: ...
+
 def identify(
     *,
     out: Union[str, os.PathLike, None] = ...,
@@ -102,3 +110,121 @@ class Objective:
     def tolerance_m(self) -> Optional[float]: ...
     def __call__(self, candidates: Any) -> np.ndarray: ...
     def residuals(self, candidate: Any) -> np.ndarray: ...
+
+def design(
+    *,
+    out: Union[str, os.PathLike, None] = ...,
+    config: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+    elements: Optional[Value] = ...,
+    tip_mass: Optional[Value] = ...,
+    length: Optional[Value] = ...,
+    no_rotary_inertia: Optional[bool] = ...,
+    noise: Optional[Value] = ...,
+    axis: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+    estimate: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+    backend: Optional[Value] = ...,
+    adapter: Optional[Value] = ...,
+    tolerance: Optional[Value] = ...,
+    force: Optional[bool] = ...,
+    damping: Optional[Value] = ...,
+    drag_coefficient: Optional[Value] = ...,
+) -> Result: ...
+
+def simulate(
+    *,
+    out: Union[str, os.PathLike, None] = ...,
+    config: Optional[Value] = ...,
+    scenario: Optional[Value] = ...,
+    elements: Optional[Value] = ...,
+    damping: Optional[Value] = ...,
+    drag_coefficient: Optional[Value] = ...,
+    tip_mass: Optional[Value] = ...,
+    length: Optional[Value] = ...,
+    no_rotary_inertia: Optional[bool] = ...,
+    solver: Optional[Value] = ...,
+    step: Optional[Value] = ...,
+    tolerance: Optional[Value] = ...,
+    duration: Optional[Value] = ...,
+    winch_periods: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+    winch_amplitude: Optional[Value] = ...,
+    backend: Optional[Value] = ...,
+    precision: Optional[Value] = ...,
+    adapter: Optional[Value] = ...,
+    gpu_layout: Optional[Value] = ...,
+    force: Optional[bool] = ...,
+) -> Result: ...
+
+def swingup(
+    *,
+    out: Union[str, os.PathLike, None] = ...,
+    elements: Optional[Value] = ...,
+    damping: Optional[Value] = ...,
+    drag_coefficient: Optional[Value] = ...,
+    tip_mass: Optional[Value] = ...,
+    winch_amplitude: Optional[Value] = ...,
+    waypoints: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+    duration: Optional[Value] = ...,
+    bits_per_gene: Optional[Value] = ...,
+    period_min: Optional[Value] = ...,
+    period_max: Optional[Value] = ...,
+    population: Optional[Value] = ...,
+    generations: Optional[Value] = ...,
+    seed: Optional[Value] = ...,
+    tournament_size: Optional[Value] = ...,
+    crossover_rate: Optional[Value] = ...,
+    mutation_rate: Optional[Value] = ...,
+    exhaustive: Optional[bool] = ...,
+    solver: Optional[Value] = ...,
+    tolerance: Optional[Value] = ...,
+    backend: Optional[Value] = ...,
+    precision: Optional[Value] = ...,
+    adapter: Optional[Value] = ...,
+    gpu_layout: Optional[Value] = ...,
+    force: Optional[bool] = ...,
+) -> Result: ...
+
+def linearize(
+    *,
+    out: Union[str, os.PathLike, None] = ...,
+    elements: Optional[Value] = ...,
+    damping: Optional[Value] = ...,
+    drag_coefficient: Optional[Value] = ...,
+    tip_mass: Optional[Value] = ...,
+    length: Optional[Value] = ...,
+    no_rotary_inertia: Optional[bool] = ...,
+    frequency_min: Optional[Value] = ...,
+    frequency_max: Optional[Value] = ...,
+    frequency_points: Optional[Value] = ...,
+    modes: Optional[Value] = ...,
+    force: Optional[bool] = ...,
+) -> Result: ...
+
+def summarize(
+    dir: Union[str, os.PathLike], *,
+    out: Union[str, os.PathLike, None] = ...,
+    measured: Optional[Union[str, os.PathLike, pa.Table, Any]] = ...,
+    no_refine: Optional[bool] = ...,
+    allow_implausible: Optional[bool] = ...,
+    force: Optional[bool] = ...,
+) -> Result: ...
+
+def plot(
+    dir: Union[str, os.PathLike],
+) -> Result: ...
+
+def dataset_synth(
+    *,
+    out: Union[str, os.PathLike, None] = ...,
+    elements: Optional[Value] = ...,
+    damping: Optional[Value] = ...,
+    drag_coefficient: Optional[Value] = ...,
+    tip_mass: Optional[Value] = ...,
+    length: Optional[Value] = ...,
+    no_rotary_inertia: Optional[bool] = ...,
+    noise: Optional[Value] = ...,
+    seed: Optional[Value] = ...,
+    tolerance: Optional[Value] = ...,
+    layout: Optional[Value] = ...,
+    config: Optional[Value] = ...,
+    force: Optional[bool] = ...,
+) -> Result: ...

@@ -39,7 +39,26 @@ class IdentifyResult:
     def refined(self) -> Optional[pa.Table]: ...
     @property
     def best_fit(self) -> Optional[pa.Table]: ...
+
+class Result:
+    command: str
+    text: str
+    tables: Dict[str, pa.Table]
+    out: Optional[os.PathLike]
+    @property
+    def table(self) -> Optional[pa.Table]: ...
 '''
+
+# The commands as functions: (function, command, a positional folder).
+COMMANDS = [
+    ("design", "design", False),
+    ("simulate", "simulate", False),
+    ("swingup", "swingup", False),
+    ("linearize", "linearize", False),
+    ("summarize", "summarize", True),
+    ("plot", "plot", True),
+    ("dataset_synth", "dataset synth", False),
+]
 
 
 def keywords(command: str, skip: tuple = ()) -> str:
@@ -62,6 +81,13 @@ def keywords(command: str, skip: tuple = ()) -> str:
 def stubs() -> str:
     identify = keywords("identify", skip=("out",))
     study = keywords("identify", skip=("out",))
+    commands = ""
+    for function, command, positional in COMMANDS:
+        out = "    out: Union[str, os.PathLike, None] = ...,\n" if "out" in flags(command) else ""
+        body = keywords(command, skip=("out",))
+        star = "*" if out or body else ""
+        head = ", ".join(p for p in ["dir: Union[str, os.PathLike]" if positional else "", star] if p)
+        commands += f"\ndef {function}(\n    {head},\n{out}" + (body + "\n" if body else "") + ") -> Result: ...\n"
     return (
         HEADER
         + "\ndef identify(\n    *,\n    out: Union[str, os.PathLike, None] = ...,\n    progress: Progress = ...,\n"
@@ -75,6 +101,7 @@ def stubs() -> str:
         + "    @property\n    def tolerance_m(self) -> Optional[float]: ...\n"
         + "    def __call__(self, candidates: Any) -> np.ndarray: ...\n"
         + "    def residuals(self, candidate: Any) -> np.ndarray: ...\n"
+        + commands
     )
 
 

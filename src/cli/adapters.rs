@@ -8,10 +8,10 @@ use crate::gpu::device::list_adapters;
 pub fn run() -> Result<()> {
     let adapters = list_adapters();
     if adapters.is_empty() {
-        println!("{}", GpuError::NoAdapter);
+        outln!("{}", GpuError::NoAdapter);
     }
     for a in adapters {
-        println!(
+        outln!(
             "{a}{}{}",
             if a.hardware { "" } else { " [CPU emulation]" },
             if a.shader_f64 { " [f64]" } else { "" }

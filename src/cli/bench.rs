@@ -118,34 +118,34 @@ pub fn run(args: BenchArgs) -> Result<()> {
     })
     .map_err(|e| super::args::name_flags(e, &FLAGS))?;
     if let Some(why) = &prepared.no_gpu {
-        eprintln!("no GPU engines: {why}");
+        noteln!("no GPU engines: {why}");
     }
     if let Some(label) = prepared.gpu_label() {
-        println!("GPU: {label}");
+        outln!("GPU: {label}");
     }
     let peaks = &prepared.peaks;
-    println!(
+    outln!(
         "measured multiply-add peak [GFLOP/s]: GPU f32 {}, GPU f64 {}, CPU f64 {}; flops per element-step: explicit {PER_ELEMENT_STEP}, GPU semi-implicit {SEMI_IMPLICIT_PER_ELEMENT_STEP}",
         text::gflops(peaks.gpu_f32),
         text::gflops(peaks.gpu_f64),
         text::gflops(peaks.cpu_f64),
     );
     if args.repeats > 1 {
-        println!("wall s: the fastest of {} runs", args.repeats);
+        outln!("wall s: the fastest of {} runs", args.repeats);
     }
     say(text::write_columns);
     let report = prepared.run(|o| say(|out| text::write_outcome(out, o)))?;
-    println!(
+    outln!(
         "multiply-add peak again after the runs [GFLOP/s]: GPU f32 {}, GPU f64 {}",
         text::gflops(report.peaks_after.gpu_f32),
         text::gflops(report.peaks_after.gpu_f64),
     );
     if report.shortfall > 0.05 {
-        println!(
+        outln!(
             "warning: the peak measured {:.0} % higher after the runs than before; the % peak column may be that much too high (a busy machine?). Rerun, or use --repeats.",
             100.0 * report.shortfall
         );
     }
-    println!("wrote {}", args.out.display());
+    outln!("wrote {}", args.out.display());
     Ok(())
 }

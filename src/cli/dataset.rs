@@ -134,8 +134,9 @@ pub fn run_synth(args: SynthArgs) -> Result<()> {
         out: args.out.clone(),
         force: args.force,
     })
-    .map_err(|e| super::args::name_flags(e, &super::args::TETHER_FLAGS))?;
-    println!(
+    .map_err(|e| super::args::name_flags(e, &super::args::TETHER_FLAGS))
+    .map_err(|e| super::args::name_flags(e, &[("noise", "--noise")]))?;
+    outln!(
         "synthetic drop: n = {}, D = {} Pa·s, C_D = {}, noise σ = {} m, seed {} | {:.2} s",
         spec.tether.elements,
         spec.tether.damping_pa_s,
@@ -154,7 +155,7 @@ pub fn run_synth(args: SynthArgs) -> Result<()> {
     } else {
         " in the [camera]'s frame, unit and clock".to_string()
     };
-    println!(
+    outln!(
         "wrote {rows} rows ({} frames × {} markers, {} layout) to {}{frame}",
         track.times_s.len(),
         track.markers(),

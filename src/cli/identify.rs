@@ -424,7 +424,7 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     let cancel = interrupt_flag();
     let (request, prepared) = prepared(&args)?;
     if let Some(reason) = &prepared.plan.engine_reason {
-        eprintln!("{reason}");
+        noteln!("{reason}");
     }
     say(|out| text::write_plan(out, &request, &prepared.plan, !args.config.is_empty()));
     // Candidates, not simulations: a release axis's values share one.
@@ -458,5 +458,5 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
 pub(super) fn say(write: impl FnOnce(&mut String)) {
     let mut out = String::new();
     write(&mut out);
-    print!("{out}");
+    crate::text::console::print_text(&out);
 }

@@ -16,7 +16,7 @@ pub struct PlotArgs {
 
 pub fn run(args: PlotArgs) -> Result<()> {
     let report = redraw::run(&args.dir)?;
-    println!(
+    outln!(
         "redrew {} (.svg, .png) in {} from {}",
         report.figures.join(", "),
         args.dir.display(),

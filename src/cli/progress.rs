@@ -1,13 +1,19 @@
-//! Progress on stderr, and Ctrl-C.
+//! The terminal: the text on stdout, notes and progress on stderr, and
+//! Ctrl-C.
 //!
 //! On a terminal, a bar that redraws in place; elsewhere (a Slurm log, a
 //! pipe) a plain line at a modest interval, so that a log shows a long job
-//! moving without filling up with redraws.
+//! moving without filling up with redraws. Run from the Python package
+//! (`text::console::embedded`), the text and notes are kept for the
+//! result, no bar is drawn and no Ctrl-C handler is installed: Python's own
+//! stops the run.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::text::console::{is_embedded, note};
 
 /// Seconds between progress lines when stderr is not a terminal.
 pub const INTERVAL_VARIABLE: &str = "TETHER_SWEEP_PROGRESS_INTERVAL_S";
@@ -26,7 +32,8 @@ impl ProgressBar {
     /// Progress over `what` (e.g. "simulations"); the total comes with each
     /// report.
     pub fn new(what: &'static str) -> Self {
-        let bar = std::io::stderr().is_terminal().then(|| {
+        let drawn = std::io::stderr().is_terminal() && !is_embedded();
+        let bar = drawn.then(|| {
             indicatif::ProgressBar::new(0).with_style(
                 indicatif::ProgressStyle::with_template(&format!(
                     "{{bar:40}} {{pos}}/{{len}} {what}, {{elapsed}} elapsed, ETA {{eta}}"
@@ -50,6 +57,9 @@ impl ProgressBar {
     }
 
     pub fn report(&self, done: u64, total: u64) {
+        if is_embedded() {
+            return;
+        }
         if let Some(bar) = &self.bar {
             bar.set_length(total);
             bar.set_position(done);
@@ -80,7 +90,7 @@ impl ProgressBar {
     pub fn note(&self, line: &str) {
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            None => note(line),
         }
     }
 
@@ -108,6 +118,10 @@ pub fn duration(seconds: f64) -> String {
 pub fn interrupt_flag() -> &'static AtomicBool {
     static FLAG: AtomicBool = AtomicBool::new(false);
     static INSTALL: std::sync::Once = std::sync::Once::new();
+    if is_embedded() {
+        // Python's SIGINT handler stays: its KeyboardInterrupt sets the flag.
+        return &FLAG;
+    }
     INSTALL.call_once(|| {
         let result = ctrlc::set_handler(|| {
             if FLAG.swap(true, Ordering::Relaxed) {

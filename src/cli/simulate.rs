@@ -121,16 +121,16 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let request = args.request()?;
     let prepared = prepare(request.clone())?;
     if let Some(reason) = prepared.choice().reason.as_deref() {
-        eprintln!("{reason}");
+        noteln!("{reason}");
     }
     if let Some(adapter) = prepared.choice().engine.adapter_name() {
-        println!("GPU: {adapter} ({})", request.engine.precision.name());
+        outln!("GPU: {adapter} ({})", request.engine.precision.name());
     }
     say(|out| text::write_header(out, &request));
     if !request.config.camera.is_default() {
         // [camera] says how a measured file of this experiment is written;
         // a simulation's own track stays in the model's frame.
-        eprintln!(
+        noteln!(
             "note: [camera] applies to measured files (identify, dataset synth); the simulated track is written in the model's frame (metres, y up)"
         );
     }

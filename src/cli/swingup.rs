@@ -168,13 +168,13 @@ pub fn run(args: SwingupArgs) -> Result<()> {
     };
     let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &FLAGS))?;
     if let Some(reason) = prepared.choice().reason.as_deref() {
-        eprintln!("{reason}");
+        noteln!("{reason}");
     }
     say(|out| text::write_header(out, &request, &prepared));
     let coding = request.problem.coding;
     let mut on_generation = |g: &Generation, wall_s: f64| {
         let best = g.best();
-        println!(
+        outln!(
             "generation {:>3}: best {} {} ({}), mean {}, {} new, {wall_s:.1} s",
             g.index,
             coding.bit_string(best.chromosome),
@@ -185,7 +185,7 @@ pub fn run(args: SwingupArgs) -> Result<()> {
         );
     };
     if request.exhaustive {
-        println!(
+        outln!(
             "exhaustive: scoring all {} chromosomes",
             coding.space_size()
         );
