@@ -90,3 +90,11 @@ def test_summarize_and_plot_refuse_a_folder_without_a_run(tmp_path):
         ts.summarize(tmp_path)
     with pytest.raises((ValueError, RuntimeError)):
         ts.plot(tmp_path)
+
+
+def test_a_tether_given_as_a_dict_is_the_flags():
+    flags = ts.simulate(scenario="drop", **SMALL_DROP)
+    as_dict = ts.simulate(scenario="drop", tether={"elements": 6, "damping_pa_s": 2000, "drag_coefficient": 0.8})
+    assert flags.table.column("x").equals(as_dict.table.column("x"))
+    with pytest.raises(TypeError, match="has no --config"):
+        ts.linearize(tether={"elements": 6})

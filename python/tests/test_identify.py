@@ -235,9 +235,43 @@ def test_the_type_stubs_are_the_command_lines_flags():
 
     tree = ast.parse(shipped)
     identify = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "identify")
+    def expected(command):
+        tables = {"tether", "settings", "camera"} if "config" in ts.flags(command) else set()
+        return set(ts.flags(command)) | tables
+
     keywords = {a.arg for a in identify.args.kwonlyargs}
-    assert keywords == set(ts.flags("identify")) | {"progress"}
+    assert keywords == expected("identify") | {"progress"}
     for function, command, _ in _stubs.COMMANDS:
         stub = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
-        assert {a.arg for a in stub.args.kwonlyargs} == set(ts.flags(command)), function
+        assert {a.arg for a in stub.args.kwonlyargs} == expected(command), function
         assert callable(getattr(ts, function)), function
+
+
+FILMED_KEYWORDS = dict(
+    measured="datasets/filmed_synthetic.parquet", elements=6, damping="1000:4000:1000",
+    drag_coefficient="0.7:0.9:0.1", axis=["release_time_s=0:0.03:0.01"], backend="cpu", progress=False,
+)
+
+
+def test_a_config_given_as_dicts_is_its_file():
+    as_file = ts.identify(config="examples/filmed_experiment.toml", **FILMED_KEYWORDS)
+    tether = {"length_m": 0.5, "thickness_m": 0.0025, "youngs_modulus_pa": 8e6, "density_kg_m3": 1000.0}
+    settings = {"initial_angle_deg": 30.0, "pin_m": [0.1, 0.2]}
+    as_dicts = ts.identify(tether=tether, settings=settings, **FILMED_KEYWORDS)
+    assert as_file.results.column("j_e_m2").equals(as_dicts.results.column("j_e_m2"))
+    # A dict over a config replaces the keys it names and keeps the rest.
+    same = ts.identify(config="examples/filmed_experiment.toml", settings={"initial_angle_deg": 30.0}, **FILMED_KEYWORDS)
+    assert same.results.column("j_e_m2").equals(as_file.results.column("j_e_m2"))
+    # Another release angle is another experiment: a fit the film's noise
+    # cannot explain, raised unless allowed.
+    steeper = dict(config="examples/filmed_experiment.toml", settings={"initial_angle_deg": 35.0}, **FILMED_KEYWORDS)
+    with pytest.raises(ts.ImplausibleFit, match="the model is not this film's experiment"):
+        ts.identify(**steeper)
+    allowed = ts.identify(**steeper, allow_implausible=True)
+    assert not allowed.results.column("j_e_m2").equals(as_file.results.column("j_e_m2"))
+    assert allowed.fit_warning
+    # A key the config does not have is the config's message, naming it.
+    with pytest.raises(ValueError, match="lenght_m"):
+        ts.identify(tether={"lenght_m": 0.5}, **FILMED_KEYWORDS)
+    with pytest.raises(TypeError, match="dict"):
+        ts.identify(tether=0.5, **FILMED_KEYWORDS)

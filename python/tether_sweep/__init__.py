@@ -137,6 +137,85 @@ def _tables_as_files(keywords: Dict[str, Any], scratch: pathlib.Path) -> Dict[st
     return dict(keywords, measured=str(path))
 
 
+# A config's tables that may be given as dicts, for the commands that take
+# `--config`.
+_CONFIG_TABLES = ("tether", "settings", "camera")
+
+
+def _toml_value(value: Any) -> str:
+    """One value in TOML: numbers every digit, strings quoted, lists and
+    dicts inline."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return "nan" if v != v else ("inf" if v == float("inf") else "-inf" if v == float("-inf") else repr(v))
+    if isinstance(value, (str, pathlib.PurePath)):
+        return json.dumps(str(value))
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple, range, np.ndarray)):
+        return "[" + ", ".join(_toml_value(v) for v in np.asarray(value, dtype=object).ravel().tolist()) + "]"
+    raise TypeError(f"{value!r}: a config value is a number, a string, a list or a dict")
+
+
+def _toml(tables: Dict[str, Dict[str, Any]]) -> str:
+    lines = []
+    for name, table in tables.items():
+        lines.append(f"[{name}]")
+        lines += [f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _read_toml(path: pathlib.Path) -> Dict[str, Any]:
+    try:
+        import tomllib  # Python 3.11 on
+    except ImportError:
+        import tomli as tomllib
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def _configs_with_dicts(command: str, keywords: Dict[str, Any], scratch: pathlib.Path) -> Dict[str, Any]:
+    """`tether=`, `settings=` and `camera=` dicts written as a config: over
+    each `config` given (its keys kept where the dict does not set them,
+    its `measured` file still found beside it), or as the only one."""
+    given = {t: keywords[t] for t in _CONFIG_TABLES if keywords.get(t) is not None}
+    keywords = {k: v for k, v in keywords.items() if k not in _CONFIG_TABLES}
+    if not given:
+        return keywords
+    if "config" not in flags(command):
+        raise TypeError(f"{command}() takes no {', '.join(given)}: `tether-sweep {command}` has no --config")
+    for name, table in given.items():
+        if not isinstance(table, dict):
+            raise TypeError(f"{name}= is a dict of the config's [{name}] keys, e.g. {name}={{...}}")
+    configs = keywords.get("config")
+    paths = [configs] if isinstance(configs, (str, pathlib.PurePath)) else list(configs or [None])
+    written = []
+    for k, path in enumerate(paths):
+        base: Dict[str, Any] = {}
+        stem = "config"
+        if path is not None:
+            path = pathlib.Path(path)
+            base = _read_toml(path)
+            stem = path.stem
+            measured = base.get("settings", {}).get("measured")
+            if measured is not None and not pathlib.Path(measured).is_absolute():
+                base["settings"]["measured"] = str((path.parent / measured).resolve())
+        for name, table in given.items():
+            base[name] = {**base.get(name, {}), **table}
+        # The film keeps its config's name (its file stem).
+        folder = scratch / f"config-{k}"
+        folder.mkdir()
+        target = folder / f"{stem}.toml"
+        target.write_text(_toml(base))
+        written.append(str(target))
+    keywords["config"] = written if isinstance(configs, (list, tuple)) or len(written) > 1 else written[0]
+    return keywords
+
+
 def _progress_callback(progress: Progress, what: str) -> Optional[Callable[[int, int], Any]]:
     """A callable that receives (done, total): the caller's, a tqdm bar when
     tqdm is installed and `progress` is True, or none."""
@@ -228,7 +307,8 @@ def identify(*, out: Union[str, pathlib.Path, None] = None, progress: Progress =
     total), or False."""
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
     try:
-        words = _words("identify", _tables_as_files(keywords, scratch))
+        keywords = _configs_with_dicts("identify", _tables_as_files(keywords, scratch), scratch)
+        words = _words("identify", keywords)
         words += ["--out", str(scratch / "out" if out is None else out)]
         outcome = _native.identify(words, _progress_callback(progress, "candidates"))
         return IdentifyResult(outcome, None if out is None else pathlib.Path(out))
@@ -249,8 +329,8 @@ class Objective:
         scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
         try:
             # The film is read while the objective is built.
-            words = _words("identify", _tables_as_files(keywords, scratch))
-            self._objective = _native.Objective(words)
+            keywords = _configs_with_dicts("identify", _tables_as_files(keywords, scratch), scratch)
+            self._objective = _native.Objective(_words("identify", keywords))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -356,7 +436,8 @@ _OUT_FILES = {"simulate": "track.parquet", "dataset synth": "measured.parquet"}
 def _run(command: str, out: Any, keywords: Dict[str, Any], reads: Optional[str] = None) -> Result:
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
     try:
-        words = _words(command, _tables_as_files(keywords, scratch))
+        keywords = _configs_with_dicts(command, _tables_as_files(keywords, scratch), scratch)
+        words = _words(command, keywords)
         target: Optional[pathlib.Path] = None
         if "out" in flags(command):
             target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES.get(command, "out")

@@ -69,6 +69,9 @@ def identify(
     allow_implausible: Optional[bool] = ...,
     csv: Optional[bool] = ...,
     force: Optional[bool] = ...,
+    tether: Optional[Dict[str, Any]] = ...,
+    settings: Optional[Dict[str, Any]] = ...,
+    camera: Optional[Dict[str, Any]] = ...,
 ) -> IdentifyResult: ...
 
 class Objective:
@@ -101,6 +104,9 @@ class Objective:
         allow_implausible: Optional[bool] = ...,
         csv: Optional[bool] = ...,
         force: Optional[bool] = ...,
+        tether: Optional[Dict[str, Any]] = ...,
+        settings: Optional[Dict[str, Any]] = ...,
+        camera: Optional[Dict[str, Any]] = ...,
     ) -> None: ...
     @property
     def parameters(self) -> List[str]: ...
@@ -128,6 +134,9 @@ def design(
     force: Optional[bool] = ...,
     damping: Optional[Value] = ...,
     drag_coefficient: Optional[Value] = ...,
+    tether: Optional[Dict[str, Any]] = ...,
+    settings: Optional[Dict[str, Any]] = ...,
+    camera: Optional[Dict[str, Any]] = ...,
 ) -> Result: ...
 
 def simulate(
@@ -152,6 +161,9 @@ def simulate(
     adapter: Optional[Value] = ...,
     gpu_layout: Optional[Value] = ...,
     force: Optional[bool] = ...,
+    tether: Optional[Dict[str, Any]] = ...,
+    settings: Optional[Dict[str, Any]] = ...,
+    camera: Optional[Dict[str, Any]] = ...,
 ) -> Result: ...
 
 def swingup(
@@ -227,4 +239,7 @@ def dataset_synth(
     layout: Optional[Value] = ...,
     config: Optional[Value] = ...,
     force: Optional[bool] = ...,
+    tether: Optional[Dict[str, Any]] = ...,
+    settings: Optional[Dict[str, Any]] = ...,
+    camera: Optional[Dict[str, Any]] = ...,
 ) -> Result: ...

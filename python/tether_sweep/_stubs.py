@@ -75,6 +75,9 @@ def keywords(command: str, skip: tuple = ()) -> str:
         else:
             kind = "Value"
         lines.append(f"    {name}: Optional[{kind}] = ...,")
+    if "config" in flags(command):
+        # A config's tables as dicts (over the config given, or alone).
+        lines += [f"    {table}: Optional[Dict[str, Any]] = ...," for table in ("tether", "settings", "camera")]
     return "\n".join(lines)
 
 
