@@ -189,19 +189,17 @@ fn identify(
     let Command::Identify(args) = parse("identify", words)? else {
         unreachable!("parsed as identify");
     };
-    let (request, prepared) = tether_sweep::cli::identify::prepared(&args).map_err(to_py)?;
-    let from_config = !args.config.is_empty();
-    let mut text = String::new();
-    tether_sweep::text::identify::write_plan(&mut text, &request, &prepared.plan, from_config);
-    let report = run_waiting(py, progress, move |report, cancel| {
-        prepared.run(Hooks {
-            progress: Some(report),
-            cancel: Some(cancel),
-            estimate: None,
+    let (answer, text) = run_waiting(py, progress, move |report, cancel| {
+        console::embedded(|| {
+            let hooks = Hooks {
+                progress: Some(report),
+                cancel: Some(cancel),
+                estimate: None,
+            };
+            tether_sweep::cli::identify::execute(&args, hooks)
         })
-    })?
-    .map_err(|e| to_py(e.into()))?;
-    tether_sweep::text::identify::write_report(&mut text, &report);
+    })?;
+    let report = answer.map_err(to_py)?;
     check_outcome(&report).map_err(|e| to_py(e.into()))?;
     Ok(IdentifyOutcome {
         out: report.out.display().to_string(),

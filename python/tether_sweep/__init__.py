@@ -240,20 +240,57 @@ def _progress_callback(progress: Progress, what: str) -> Optional[Callable[[int,
     return update
 
 
-class IdentifyResult:
-    """An identification's results: its tables (``pyarrow.Table``, with the
-    Parquet files' columns and field metadata, units included), its summary
-    as a dict, and what the terminal prints."""
+class Result:
+    """A command's results: the tables it wrote (``pyarrow.Table``s with
+    the Parquet files' columns and field metadata, by file stem), and what
+    the terminal shows."""
+
+    def __init__(self, command: str, text: str, tables: Dict[str, pa.Table], out: Optional[pathlib.Path]):
+        self.command = command
+        self.text = text
+        self.tables = tables
+        self.out = out
+
+    @property
+    def table(self) -> Optional[pa.Table]:
+        """The command's main table: its only one, or the first by name."""
+        return next(iter(self.tables.values()), None)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name} ({t.num_rows} rows)" for name, t in self.tables.items())
+        first = self.text.strip().splitlines()[:3]
+        return "\n".join([f"{self.command} result: {shown or 'no tables'}"] + [f"  {line}" for line in first])
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td>{t.num_rows}</td><td>{html.escape(', '.join(t.column_names[:8]))}</td></tr>"
+            for name, t in self.tables.items()
+        )
+        return (
+            f"<table><caption>tether-sweep {html.escape(self.command)}</caption>"
+            f"<tr><th>table</th><th>rows</th><th>columns</th></tr>{rows}</table>"
+            f"<pre>{html.escape(self.text)}</pre>"
+        )
+
+
+def _read_tables(path: pathlib.Path) -> Dict[str, pa.Table]:
+    if path.is_file():
+        return {path.stem: pq.read_table(path)} if path.suffix == ".parquet" else {}
+    if path.is_dir():
+        return {p.stem: pq.read_table(p) for p in sorted(path.glob("*.parquet"))}
+    return {}
+
+
+class IdentifyResult(Result):
+    """An identification's results: a command's (its tables, its text),
+    with its summary as a dict and its named tables."""
 
     def __init__(self, outcome: Any, out: Optional[pathlib.Path]):
+        super().__init__("identify", outcome.text, _read_tables(pathlib.Path(outcome.out)), out)
         self.summary: Dict[str, Any] = json.loads(outcome.summary_json)
-        self.text: str = outcome.text
         self.fit_warning: Optional[str] = outcome.fit_warning
-        self.out = out
-        directory = pathlib.Path(outcome.out)
-        self.tables: Dict[str, pa.Table] = {
-            path.stem: pq.read_table(path) for path in sorted(directory.glob("*.parquet"))
-        }
 
     @property
     def results(self) -> pa.Table:
@@ -384,49 +421,6 @@ class Objective:
 
     def __repr__(self) -> str:
         return f"Objective(parameters={self.parameters}, observations={self.observations})"
-
-
-class Result:
-    """A command's results: the tables it wrote (``pyarrow.Table``s with
-    the Parquet files' columns and field metadata, by file stem), and what
-    the terminal shows."""
-
-    def __init__(self, command: str, text: str, tables: Dict[str, pa.Table], out: Optional[pathlib.Path]):
-        self.command = command
-        self.text = text
-        self.tables = tables
-        self.out = out
-
-    @property
-    def table(self) -> Optional[pa.Table]:
-        """The command's main table: its only one, or the first by name."""
-        return next(iter(self.tables.values()), None)
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name} ({t.num_rows} rows)" for name, t in self.tables.items())
-        first = self.text.strip().splitlines()[:3]
-        return "\n".join([f"{self.command} result: {shown or 'no tables'}"] + [f"  {line}" for line in first])
-
-    def _repr_html_(self) -> str:
-        import html
-
-        rows = "".join(
-            f"<tr><td>{html.escape(name)}</td><td>{t.num_rows}</td><td>{html.escape(', '.join(t.column_names[:8]))}</td></tr>"
-            for name, t in self.tables.items()
-        )
-        return (
-            f"<table><caption>tether-sweep {html.escape(self.command)}</caption>"
-            f"<tr><th>table</th><th>rows</th><th>columns</th></tr>{rows}</table>"
-            f"<pre>{html.escape(self.text)}</pre>"
-        )
-
-
-def _read_tables(path: pathlib.Path) -> Dict[str, pa.Table]:
-    if path.is_file():
-        return {path.stem: pq.read_table(path)} if path.suffix == ".parquet" else {}
-    if path.is_dir():
-        return {p.stem: pq.read_table(p) for p in sorted(path.glob("*.parquet"))}
-    return {}
 
 
 # Where each command writes when `out=None`: a file's name, or a folder.

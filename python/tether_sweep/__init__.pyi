@@ -18,19 +18,6 @@ class ImplausibleFit(RuntimeError): ...
 
 def flags(command: str) -> Dict[str, tuple]: ...
 
-class IdentifyResult:
-    summary: Dict[str, Any]
-    text: str
-    fit_warning: Optional[str]
-    out: Optional[os.PathLike]
-    tables: Dict[str, pa.Table]
-    @property
-    def results(self) -> pa.Table: ...
-    @property
-    def refined(self) -> Optional[pa.Table]: ...
-    @property
-    def best_fit(self) -> Optional[pa.Table]: ...
-
 class Result:
     command: str
     text: str
@@ -38,6 +25,16 @@ class Result:
     out: Optional[os.PathLike]
     @property
     def table(self) -> Optional[pa.Table]: ...
+
+class IdentifyResult(Result):
+    summary: Dict[str, Any]
+    fit_warning: Optional[str]
+    @property
+    def results(self) -> pa.Table: ...
+    @property
+    def refined(self) -> Optional[pa.Table]: ...
+    @property
+    def best_fit(self) -> Optional[pa.Table]: ...
 
 def identify(
     *,

@@ -18,7 +18,7 @@ use crate::sweep::validation::{DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M
 use crate::sweep::{Axis, Grid, Parameter, Shard};
 use crate::text::identify as text;
 use crate::workflow::identify::{
-    IdentifyRequest, PreparedIdentification, check_outcome, prepare, shipped_dataset,
+    IdentifyReport, IdentifyRequest, check_outcome, prepare, shipped_dataset,
 };
 use crate::workflow::{Estimate, Hooks, WorkflowError, count};
 
@@ -397,7 +397,6 @@ impl IdentifyArgs {
     }
 }
 
-/// An identification of one film, or of several configs' films of one tether.
 /// The request these flags make: one film, or several configs.
 pub fn request_of(args: &IdentifyArgs) -> Result<IdentifyRequest> {
     match args.config.len() > 1 {
@@ -406,29 +405,30 @@ pub fn request_of(args: &IdentifyArgs) -> Result<IdentifyRequest> {
     }
 }
 
-/// The request these flags make (one film, or several configs), checked
-/// and prepared: an error names the flag or config key the user typed.
-/// The command below and the Python package's `identify` both start here.
-pub fn prepared(args: &IdentifyArgs) -> Result<(IdentifyRequest, PreparedIdentification)> {
+/// An identification of one film, or of several configs' films of one
+/// tether: the request these flags make, checked and prepared (an error
+/// names the flag or config key the user typed), then run with `hooks`,
+/// its plan and report said through `text::console` (the terminal, or the
+/// Python package's kept text). The command below and the Python
+/// package's `identify` both run it; whether the outcome is plausible is
+/// theirs to say ([`check_outcome`]).
+pub fn execute(args: &IdentifyArgs, hooks: Hooks) -> Result<IdentifyReport> {
     let request = request_of(args)?;
     let flags = args.flag_names(args.config.len() > 1);
     let flags: Vec<(&str, &str)> = flags.iter().map(|(k, f)| (*k, f.as_str())).collect();
     let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
-    Ok((request, prepared))
-}
-
-pub fn run(args: IdentifyArgs) -> Result<()> {
-    let several = args.config.len() > 1;
-    // Ctrl-C from here on stops the run cleanly, also while it prepares
-    // (before the first chunk: nothing is kept).
-    let cancel = interrupt_flag();
-    let (request, prepared) = prepared(&args)?;
     if let Some(reason) = &prepared.plan.engine_reason {
         noteln!("{reason}");
     }
     say(|out| text::write_plan(out, &request, &prepared.plan, !args.config.is_empty()));
+    let report = prepared.run(hooks)?;
+    say(|out| text::write_report(out, &report));
+    Ok(report)
+}
+
+pub fn run(args: IdentifyArgs) -> Result<()> {
     // Candidates, not simulations: a release axis's values share one.
-    let (noun, nouns) = match several {
+    let (noun, nouns) = match args.config.len() > 1 {
         true => ("film candidate", "film candidates"),
         false => ("candidate", "candidates"),
     };
@@ -443,15 +443,18 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
             e.elapsed_s,
         ))
     };
-    let result = prepared.run(Hooks {
-        progress: Some(&report),
-        cancel: Some(cancel),
-        estimate: Some(&estimate),
-    });
+    // Ctrl-C from here on stops the run cleanly, also while it prepares
+    // (before the first chunk: nothing is kept).
+    let result = execute(
+        &args,
+        Hooks {
+            progress: Some(&report),
+            cancel: Some(interrupt_flag()),
+            estimate: Some(&estimate),
+        },
+    );
     progress.finish();
-    let report = result?;
-    say(|out| text::write_report(out, &report));
-    Ok(check_outcome(&report)?)
+    Ok(check_outcome(&result?)?)
 }
 
 /// Prints what `write` writes.

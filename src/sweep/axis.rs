@@ -18,6 +18,9 @@ use crate::model::params::MAX_ELEMENTS;
 /// 3,535), and of values on one axis.
 pub const MAX_CANDIDATES: usize = 10_000_000;
 
+/// Why a planned film's shape is no grid's axis, wherever one is refused.
+pub const NOT_A_GRID_AXIS: &str = "an axis of the tether or its experiment (a film's frames and markers are what it measured: `design` varies a planned film's)";
+
 /// The most markers a design axis may ask for: far beyond what a tracker
 /// follows on one tether.
 pub const MAX_DESIGN_MARKERS: usize = 1000;
@@ -207,8 +210,8 @@ impl Axis {
                 format!(
                     "{}one of {}",
                     match shape {
-                        true => "an axis of the tether or its experiment (a film's frames and markers are what it measured: `design` varies a planned film's): ",
-                        false => "",
+                        true => format!("{NOT_A_GRID_AXIS}: "),
+                        false => String::new(),
                     },
                     Self::all().map(Axis::column).collect::<Vec<_>>().join(", ")
                 ),
@@ -290,16 +293,8 @@ impl AxisValues {
         for &v in &values {
             axis.check(v)?;
         }
-        // A value twice would be a candidate twice: duplicate rows, and a
-        // refinement that divides by the axis's spread.
-        let mut sorted = values.clone();
-        sorted.sort_by(f64::total_cmp);
-        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-            return Err(InputError::new(
-                field,
-                values_text(&values),
-                format!("distinct values ({} is given twice)", w[0]),
-            ));
+        if let Some(twice) = repeated(&values) {
+            return Err(InputError::new(field, values_text(&values), twice));
         }
         Ok(Self { axis, values })
     }
@@ -420,13 +415,21 @@ pub(super) fn parse_values(field: &str, text: &str) -> Result<Vec<f64>, InputErr
     if values.is_empty() {
         return Err(err("at least one value"));
     }
-    // Said here too, to name the text as typed.
-    let mut sorted = values.clone();
-    sorted.sort_by(f64::total_cmp);
-    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-        return Err(err(&format!("distinct values ({} is given twice)", w[0])));
+    // Checked here too ([`AxisValues::new`]), to name the text as typed.
+    match repeated(&values) {
+        Some(twice) => Err(err(&twice)),
+        None => Ok(values),
     }
-    Ok(values)
+}
+
+/// A value given twice, as the allowed range says it: a value twice would
+/// be a candidate twice (duplicate rows, and a refinement that divides by
+/// the axis's spread).
+fn repeated(values: &[f64]) -> Option<String> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let w = sorted.windows(2).find(|w| w[0] == w[1])?;
+    Some(format!("distinct values ({} is given twice)", w[0]))
 }
 
 /// `start + i step` for i < `count`, as the decimal the user typed: when

@@ -6,7 +6,7 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::axis::MAX_CANDIDATES;
-use super::axis::{Axis, AxisValues};
+use super::axis::{Axis, AxisValues, NOT_A_GRID_AXIS};
 use super::parameter::Parameter;
 use crate::error::InputError;
 use crate::model::TetherParams;
@@ -234,7 +234,7 @@ impl Grid {
             return Err(InputError::new(
                 "axis",
                 format!("'{field}'"),
-                "an axis of the tether or its experiment: a film's frames and markers are what it measured (`design` varies them for a planned film)",
+                NOT_A_GRID_AXIS,
             ));
         }
         if let Some(fixed) = self.axes[..3].iter_mut().find(|a| a.axis == axis.axis) {
