@@ -33,6 +33,14 @@ if [ $# -eq 0 ]; then
 else
     args+=("$@")
 fi
+# One GPU per task (`--gres=gpu:1`, e.g. `--array=0-7` on an 8-GPU node):
+# Slurm names the task's GPU in CUDA_VISIBLE_DEVICES, which Vulkan ignores;
+# its PCI address names it to tether-sweep (--adapter) as well.
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && command -v nvidia-smi >/dev/null \
+    && [[ " $* " != *" --adapter "* ]]; then
+    bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i "${CUDA_VISIBLE_DEVICES%%,*}")
+    args+=(--adapter "$bus")
+fi
 # After a requeue the shard's saved chunks are there to resume from.
 if [ -d "sweep/shard=$((SLURM_ARRAY_TASK_ID - ${SLURM_ARRAY_TASK_MIN:-0}))/.chunks" ]; then
     args+=(--resume)

@@ -53,6 +53,8 @@ pub const ENGINE_CHOICE: &str = "tether_sweep.engine_choice";
 pub const WALL_S: &str = "tether_sweep.wall_s";
 /// The job's summary (identification or GA).
 pub const SUMMARY: &str = "tether_sweep.summary";
+/// The bounds hopeless candidates were abandoned at (`sweep::abandon`).
+pub const ABANDON: &str = "tether_sweep.abandon";
 /// Identification: the grid (`Grid`).
 pub const GRID: &str = "tether_sweep.grid";
 /// Identification: this file's shard, `K/N`.

@@ -25,6 +25,13 @@ pub enum RunStatus {
     /// Stopped (Ctrl-C, the cancel flag) before it finished; its objectives
     /// are partial and must not be used.
     Cancelled,
+    /// Stopped at `time_s` \[s\] (the film's clock) because its J_e, summed
+    /// over the frames so far, had passed a bound it could no longer come
+    /// under: the partial J_e it keeps is a lower bound of the whole
+    /// film's (docs/identify.md, "Hopeless candidates").
+    Abandoned {
+        time_s: f64,
+    },
 }
 
 impl RunStatus {
@@ -51,6 +58,7 @@ impl RunStatus {
             RunStatus::Ok => "ok",
             RunStatus::Diverged { .. } | RunStatus::NewtonFailed { .. } => "diverged",
             RunStatus::Cancelled => "cancelled",
+            RunStatus::Abandoned { .. } => "abandoned",
         }
     }
 
@@ -97,6 +105,10 @@ impl fmt::Display for RunStatus {
                 "Newton iteration of the reference solver failed at t = {time_s} s (step fell to {step_s:e} s)"
             ),
             RunStatus::Cancelled => write!(f, "cancelled (interrupted) before it finished"),
+            RunStatus::Abandoned { time_s } => write!(
+                f,
+                "abandoned at t = {time_s} s: its J_e had passed the bound it could not come under"
+            ),
         }
     }
 }

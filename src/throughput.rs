@@ -276,6 +276,7 @@ pub fn run(
             scenario: scenario.clone(),
             params,
             keep_track: false,
+            abandon_above_m2: None,
         })
         .collect();
     let kind = engine.kind();

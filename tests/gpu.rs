@@ -1095,9 +1095,12 @@ fn a_release_axis_shares_one_gpu_simulation_and_scores_each_value_as_alone() {
             tether_sweep::sweep::run(
                 &engine,
                 c,
-                &measured,
-                &base,
-                &scenario,
+                tether_sweep::sweep::Study {
+                    measured: &measured,
+                    base: &base,
+                    scenario: &scenario,
+                },
+                None,
                 None,
                 Default::default(),
             )

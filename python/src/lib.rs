@@ -5,17 +5,21 @@
 //! messages; the job then runs in the library, on a thread of its own,
 //! while the caller's thread waits without the GIL and answers Ctrl-C.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use arrow::pyarrow::{IntoPyArrow, Table as ArrowTable};
 use clap::Parser;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use tether_sweep::cli::{Cli, Command, UsageError, progress};
-use tether_sweep::text::console;
+use tether_sweep::io::capture::{self, CapturedTable, Keep};
+use tether_sweep::sweep::abandon::abandoned;
+use tether_sweep::text::console::{self, ProgressSink};
 use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, check_outcome};
 use tether_sweep::workflow::objective::Objective as LibObjective;
 use tether_sweep::workflow::{Hooks, WorkflowError};
@@ -70,7 +74,7 @@ fn to_py(err: anyhow::Error) -> PyErr {
 fn run_waiting<T: Send + 'static>(
     py: Python<'_>,
     progress: Option<Py<PyAny>>,
-    job: impl FnOnce(&(dyn Fn(u64, u64) + Sync), &AtomicBool) -> T + Send + 'static,
+    job: impl FnOnce(ProgressSink, &AtomicBool) -> T + Send + 'static,
 ) -> PyResult<T> {
     let cancel = Arc::new(AtomicBool::new(false));
     let (sender, updates) = mpsc::channel::<(u64, u64)>();
@@ -80,10 +84,10 @@ fn run_waiting<T: Send + 'static>(
     let job_cancel = Arc::clone(&cancel);
     let worker = std::thread::spawn(move || {
         let sender = std::sync::Mutex::new(sender);
-        let report = move |d: u64, t: u64| {
+        let report: ProgressSink = Arc::new(move |d: u64, t: u64| {
             let _ = sender.lock().map(|s| s.send((d, t)));
-        };
-        let _ = done_sender.send(job(&report, &job_cancel));
+        });
+        let _ = done_sender.send(job(report, &job_cancel));
     });
     let mut interrupted: Option<PyErr> = None;
     let outcome = loop {
@@ -98,6 +102,7 @@ fn run_waiting<T: Send + 'static>(
             {
                 interrupted.get_or_insert(e);
                 cancel.store(true, Ordering::Relaxed);
+                progress::interrupt_flag().store(true, Ordering::Relaxed);
             }
         }
         match next {
@@ -126,22 +131,90 @@ fn run_waiting<T: Send + 'static>(
     }
 }
 
-/// Any command with the command line's words, run as the command line
-/// runs it (its files written where its flags say); returns the text the
-/// terminal would show. Errors are raised as the command line reports
-/// them (see [`to_py`]).
-#[pyfunction]
-fn run(py: Python<'_>, command: &str, words: Vec<String>) -> PyResult<String> {
-    let cli = Cli {
-        command: parse(command, words)?,
+/// Runs a command's `job` as the Python package runs it: on its own
+/// thread ([`run_waiting`]), its text kept and its progress passed on
+/// (`text::console::embedded`), and the tables it writes kept
+/// (`io::capture`), written to their files too unless `memory_only`.
+fn run_embedded<T: Send + 'static>(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    memory_only: bool,
+    job: impl FnOnce(&AtomicBool) -> T + Send + 'static,
+) -> PyResult<(T, String, Vec<CapturedTable>)> {
+    let keep = if memory_only {
+        Keep::MemoryOnly
+    } else {
+        Keep::Files
     };
     // A Ctrl-C of an earlier run is not this one's.
     progress::interrupt_flag().store(false, Ordering::Relaxed);
-    let (answer, text) = run_waiting(py, None, move |_, _| {
-        console::embedded(|| tether_sweep::cli::run(cli))
+    let ((answer, tables), text) = run_waiting(py, progress, move |report, cancel| {
+        console::embedded(Some(report), || capture::capturing(keep, || job(cancel)))
+    })?;
+    Ok((answer, text, tables))
+}
+
+/// The kept tables as `pyarrow.Table`s by name (the file's path below
+/// `out` without its extension, or its stem), their buffers handed over
+/// through the Arrow C data interface, not copied.
+fn py_tables(
+    py: Python<'_>,
+    tables: Vec<CapturedTable>,
+    out: Option<&Path>,
+) -> PyResult<Vec<(String, Py<PyAny>)>> {
+    tables
+        .into_iter()
+        .map(|t| {
+            let name = out
+                .and_then(|o| t.path.strip_prefix(o).ok())
+                .filter(|rel| !rel.as_os_str().is_empty())
+                .unwrap_or(t.path.file_name().map_or(t.path.as_path(), Path::new))
+                .with_extension("")
+                .to_string_lossy()
+                .into_owned();
+            let schema = t.batch.schema();
+            let table = ArrowTable::try_new(vec![t.batch], schema)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?
+                .into_pyarrow(py)?;
+            Ok((name, table.unbind()))
+        })
+        .collect()
+}
+
+/// What a command hands to Python: its terminal text and its tables by
+/// name.
+#[pyclass(frozen, get_all)]
+struct RunOutcome {
+    text: String,
+    tables: Vec<(String, Py<PyAny>)>,
+}
+
+/// Any command with the command line's words, run as the command line
+/// runs it; returns the text the terminal would show and the tables it
+/// wrote (with `memory_only`, the tables it would have written: no file is
+/// written). `out` is where its `--out` points, to name the tables by.
+/// Errors are raised as the command line reports them (see [`to_py`]).
+#[pyfunction]
+#[pyo3(signature = (command, words, progress=None, memory_only=false, out=None))]
+fn run(
+    py: Python<'_>,
+    command: &str,
+    words: Vec<String>,
+    progress: Option<Py<PyAny>>,
+    memory_only: bool,
+    out: Option<PathBuf>,
+) -> PyResult<RunOutcome> {
+    let cli = Cli {
+        command: parse(command, words)?,
+    };
+    let (answer, text, tables) = run_embedded(py, progress, memory_only, move |_| {
+        tether_sweep::cli::run(cli)
     })?;
     answer.map_err(to_py)?;
-    Ok(text)
+    Ok(RunOutcome {
+        text,
+        tables: py_tables(py, tables, out.as_deref())?,
+    })
 }
 
 /// What `identify` hands to Python: where its tables are, what the
@@ -151,6 +224,7 @@ struct IdentifyOutcome {
     out: String,
     table: String,
     text: String,
+    tables: Vec<(String, Py<PyAny>)>,
     summary_json: String,
     fit_warning: Option<String>,
 }
@@ -169,6 +243,8 @@ fn summary_json(report: &IdentifyReport) -> String {
         "engine": report.engine,
         "tolerance_m": report.accuracy.as_ref().map(|a| a.tolerance_m),
         "candidates": report.results.len(),
+        "abandoned": report.results.iter().filter(|r| abandoned(r)).count(),
+        "abandon": report.abandon,
         "simulations": report.simulations,
         "wall_s": report.wall_s,
         "fit_warning": report.fit_warning,
@@ -180,24 +256,25 @@ fn summary_json(report: &IdentifyReport) -> String {
 /// tables are, its terminal text and its summary. Errors are raised as the
 /// command line reports them (see [`to_py`]).
 #[pyfunction]
-#[pyo3(signature = (words, progress=None))]
+#[pyo3(signature = (words, progress=None, memory_only=false))]
 fn identify(
     py: Python<'_>,
     words: Vec<String>,
     progress: Option<Py<PyAny>>,
+    memory_only: bool,
 ) -> PyResult<IdentifyOutcome> {
     let Command::Identify(args) = parse("identify", words)? else {
         unreachable!("parsed as identify");
     };
-    let (answer, text) = run_waiting(py, progress, move |report, cancel| {
-        console::embedded(|| {
-            let hooks = Hooks {
-                progress: Some(report),
-                cancel: Some(cancel),
-                estimate: None,
-            };
-            tether_sweep::cli::identify::execute(&args, hooks)
-        })
+    let (answer, text, tables) = run_embedded(py, progress, memory_only, move |cancel| {
+        let report = console::progress_sink();
+        let report = report.as_deref();
+        let hooks = Hooks {
+            progress: report.map(|r| r as &(dyn Fn(u64, u64) + Sync)),
+            cancel: Some(cancel),
+            estimate: None,
+        };
+        tether_sweep::cli::identify::execute(&args, hooks)
     })?;
     let report = answer.map_err(to_py)?;
     check_outcome(&report).map_err(|e| to_py(e.into()))?;
@@ -205,6 +282,7 @@ fn identify(
         out: report.out.display().to_string(),
         table: report.table_path.display().to_string(),
         text,
+        tables: py_tables(py, tables, Some(&report.out))?,
         summary_json: summary_json(&report),
         fit_warning: report.fit_warning.clone(),
     })
@@ -308,6 +386,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     console::embed();
     m.add_class::<Objective>()?;
     m.add_class::<IdentifyOutcome>()?;
+    m.add_class::<RunOutcome>()?;
     m.add("ImplausibleFit", m.py().get_type::<ImplausibleFit>())?;
     m.add("VERSION", tether_sweep::VERSION)?;
     Ok(())

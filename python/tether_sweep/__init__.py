@@ -275,12 +275,12 @@ class Result:
         )
 
 
-def _read_tables(path: pathlib.Path) -> Dict[str, pa.Table]:
-    if path.is_file():
-        return {path.stem: pq.read_table(path)} if path.suffix == ".parquet" else {}
-    if path.is_dir():
-        return {p.stem: pq.read_table(p) for p in sorted(path.glob("*.parquet"))}
-    return {}
+def _tables(outcome: Any) -> Dict[str, pa.Table]:
+    """The tables a command wrote (or, with ``out=None``, would have
+    written), by name: each a ``pyarrow.Table`` over the engine's own
+    buffers (the Arrow C data interface: no copy), with the file's columns,
+    field metadata (units) and key-value metadata (provenance)."""
+    return {name: table for name, table in outcome.tables}
 
 
 class IdentifyResult(Result):
@@ -288,7 +288,7 @@ class IdentifyResult(Result):
     with its summary as a dict and its named tables."""
 
     def __init__(self, outcome: Any, out: Optional[pathlib.Path]):
-        super().__init__("identify", outcome.text, _read_tables(pathlib.Path(outcome.out)), out)
+        super().__init__("identify", outcome.text, _tables(outcome), out)
         self.summary: Dict[str, Any] = json.loads(outcome.summary_json)
         self.fit_warning: Optional[str] = outcome.fit_warning
 
@@ -346,8 +346,10 @@ def identify(*, out: Union[str, pathlib.Path, None] = None, progress: Progress =
     try:
         keywords = _configs_with_dicts("identify", _tables_as_files(keywords, scratch), scratch)
         words = _words("identify", keywords)
+        # out=None: the command line's run with a scratch folder for its
+        # lock, nothing written (the tables kept in memory).
         words += ["--out", str(scratch / "out" if out is None else out)]
-        outcome = _native.identify(words, _progress_callback(progress, "candidates"))
+        outcome = _native.identify(words, _progress_callback(progress, "candidates"), out is None)
         return IdentifyResult(outcome, None if out is None else pathlib.Path(out))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -427,7 +429,7 @@ class Objective:
 _OUT_FILES = {"simulate": "track.parquet", "dataset synth": "measured.parquet"}
 
 
-def _run(command: str, out: Any, keywords: Dict[str, Any], reads: Optional[str] = None) -> Result:
+def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = False) -> Result:
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
     try:
         keywords = _configs_with_dicts(command, _tables_as_files(keywords, scratch), scratch)
@@ -436,12 +438,20 @@ def _run(command: str, out: Any, keywords: Dict[str, Any], reads: Optional[str] 
         if "out" in flags(command):
             target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES.get(command, "out")
             words += ["--out", str(target)]
-        text = _native.run(command, words)
-        where = target if target is not None else (pathlib.Path(keywords[reads]) if reads else None)
-        tables = _read_tables(where) if where is not None else {}
-        return Result(command, text, tables, None if out is None else pathlib.Path(out))
+        outcome = _native.run(
+            command,
+            words,
+            _progress_callback(progress, _PROGRESS_UNITS.get(command, "steps")),
+            out is None and target is not None,
+            None if target is None else str(target),
+        )
+        return Result(command, outcome.text, _tables(outcome), None if out is None else pathlib.Path(out))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+# What a command's progress counts.
+_PROGRESS_UNITS = {"swingup": "chromosomes"}
 
 
 def design(*, out: Any = None, **keywords: Any) -> Result:
@@ -457,9 +467,10 @@ def simulate(*, out: Any = None, **keywords: Any) -> Result:
     return _run("simulate", out, keywords)
 
 
-def swingup(*, out: Any = None, **keywords: Any) -> Result:
-    """The swing-up GA (``tether-sweep swingup``); its tables by name."""
-    return _run("swingup", out, keywords)
+def swingup(*, out: Any = None, progress: Progress = True, **keywords: Any) -> Result:
+    """The swing-up GA (``tether-sweep swingup``); its tables by name.
+    ``progress`` (an exhaustive landscape's): as ``identify``'s."""
+    return _run("swingup", out, keywords, progress)
 
 
 def linearize(*, out: Any = None, **keywords: Any) -> Result:
@@ -471,7 +482,7 @@ def linearize(*, out: Any = None, **keywords: Any) -> Result:
 def summarize(dir: Union[str, pathlib.Path], *, out: Any = None, **keywords: Any) -> Result:
     """Merges a sharded identification's parts in ``dir`` (``tether-sweep
     summarize DIR``); ``out=None`` writes the merged tables beside the
-    parts, as the command line does, and reads them back."""
+    parts, as the command line does, and returns them."""
     return _run_positional("summarize", str(dir), out, keywords)
 
 
@@ -479,16 +490,16 @@ def _run_positional(command: str, positional: str, out: Any, keywords: Dict[str,
     words = _words(command, keywords) + [positional]
     if out is not None:
         words += ["--out", str(out)]
-    text = _native.run(command, words)
     where = pathlib.Path(out) if out is not None else pathlib.Path(positional) / "_summary"
-    return Result(command, text, _read_tables(where), None if out is None else pathlib.Path(out))
+    outcome = _native.run(command, words, None, False, str(where))
+    return Result(command, outcome.text, _tables(outcome), None if out is None else pathlib.Path(out))
 
 
 def plot(dir: Union[str, pathlib.Path], **keywords: Any) -> Result:
     """Redraws an identification's figures from its tables in ``dir``
     (``tether-sweep plot DIR``)."""
-    text = _native.run("plot", _words("plot", keywords) + [str(dir)])
-    return Result("plot", text, {}, pathlib.Path(dir))
+    outcome = _native.run("plot", _words("plot", keywords) + [str(dir)])
+    return Result("plot", outcome.text, {}, pathlib.Path(dir))
 
 
 def dataset_synth(*, out: Any = None, **keywords: Any) -> Result:

@@ -63,6 +63,7 @@ def identify(
     validate_marker_tolerance: Optional[Value] = ...,
     validate_j_e_tolerance: Optional[Value] = ...,
     no_refine: Optional[bool] = ...,
+    exhaustive: Optional[bool] = ...,
     allow_implausible: Optional[bool] = ...,
     csv: Optional[bool] = ...,
     force: Optional[bool] = ...,
@@ -98,6 +99,7 @@ class Objective:
         validate_marker_tolerance: Optional[Value] = ...,
         validate_j_e_tolerance: Optional[Value] = ...,
         no_refine: Optional[bool] = ...,
+        exhaustive: Optional[bool] = ...,
         allow_implausible: Optional[bool] = ...,
         csv: Optional[bool] = ...,
         force: Optional[bool] = ...,
@@ -166,6 +168,7 @@ def simulate(
 def swingup(
     *,
     out: Union[str, os.PathLike, None] = ...,
+    progress: Progress = ...,
     elements: Optional[Value] = ...,
     damping: Optional[Value] = ...,
     drag_coefficient: Optional[Value] = ...,

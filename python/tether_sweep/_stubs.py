@@ -58,6 +58,10 @@ COMMANDS = [
 ]
 
 
+# The commands besides identify whose progress reaches Python.
+REPORTS_PROGRESS = ("swingup",)
+
+
 def keywords(command: str, skip: tuple = ()) -> str:
     lines = []
     for name, (takes_value, repeated) in flags(command).items():
@@ -84,6 +88,8 @@ def stubs() -> str:
     commands = ""
     for function, command, positional in COMMANDS:
         out = "    out: Union[str, os.PathLike, None] = ...,\n" if "out" in flags(command) else ""
+        if function in REPORTS_PROGRESS:
+            out += "    progress: Progress = ...,\n"
         body = keywords(command, skip=("out",))
         star = "*" if out or body else ""
         head = ", ".join(p for p in ["dir: Union[str, os.PathLike]" if positional else "", star] if p)

@@ -12,9 +12,13 @@ pub fn run() -> Result<()> {
     }
     for a in adapters {
         outln!(
-            "{a}{}{}",
+            "{a}{}{}{}",
             if a.hardware { "" } else { " [CPU emulation]" },
-            if a.shader_f64 { " [f64]" } else { "" }
+            if a.shader_f64 { " [f64]" } else { "" },
+            match a.pci_bus_id.as_str() {
+                "" => String::new(),
+                bus => format!(" [PCI {bus}]"),
+            }
         );
     }
     Ok(())

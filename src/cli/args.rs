@@ -26,7 +26,8 @@ pub struct EngineArgs {
     /// adapter's SHADER_F64).
     #[arg(long, value_enum, default_value = "f32")]
     pub precision: Precision,
-    /// GPU adapter: its index or part of its name (`tether-sweep adapters`).
+    /// GPU adapter: its index, its PCI address or part of its name
+    /// (`tether-sweep adapters`).
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
     /// GPU layout: `thread` (a simulation per invocation), `workgroup` (a

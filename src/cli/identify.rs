@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::UsageError;
 use super::args::{EngineArgs, config_error, name_flags};
-use super::progress::{ProgressBar, duration, interrupt_flag};
+use super::progress::{ProgressBar, interrupt_flag};
 use toml::{Table, Value};
 
 use crate::io::config::{self, FilmConfig};
@@ -142,6 +142,12 @@ pub struct IdentifyArgs {
     /// the reference solver, with standard errors, into refined.parquet.
     #[arg(long)]
     pub no_refine: bool,
+    /// Score every candidate to the end of the film. By default one that
+    /// cannot come within 100 confidence thresholds of its n's best stops
+    /// where it passes them, its J_e a lower bound (status `abandoned`;
+    /// docs/identify.md, "Hopeless candidates"); the answers are the same.
+    #[arg(long)]
+    pub exhaustive: bool,
     /// Sweep even when the measured first frame (before the release) is
     /// more than 10 % of the tether's length from every initial shape the
     /// grid can make (by default an error, exit code 2: other units,
@@ -212,6 +218,7 @@ impl IdentifyArgs {
             chunk_size: self.chunk_size,
             engine: self.engine.options(self.solver),
             tolerance_m: self.tolerance,
+            exhaustive: self.exhaustive,
             validate: self.validate,
             validate_marker_tolerance_m: self.validate_marker_tolerance,
             validate_j_e_tolerance: self.validate_j_e_tolerance,
@@ -438,7 +445,7 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
         progress.note(&format!(
             "estimate: {} left ≈ {} (the first {} took {:.1} s; scaled by each candidate's n)",
             count(e.left as usize, noun),
-            duration(e.left_s),
+            crate::text::duration(e.left_s),
             e.finished,
             e.elapsed_s,
         ))

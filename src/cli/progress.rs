@@ -5,15 +5,15 @@
 //! pipe) a plain line at a modest interval, so that a log shows a long job
 //! moving without filling up with redraws. Run from the Python package
 //! (`text::console::embedded`), the text and notes are kept for the
-//! result, no bar is drawn and no Ctrl-C handler is installed: Python's own
-//! stops the run.
+//! result, progress goes to the caller's sink instead of a bar, and no
+//! Ctrl-C handler is installed: Python's own stops the run.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::text::console::{is_embedded, note};
+use crate::text::console::{ProgressSink, is_embedded, note, progress_sink};
 
 /// Seconds between progress lines when stderr is not a terminal.
 pub const INTERVAL_VARIABLE: &str = "TETHER_SWEEP_PROGRESS_INTERVAL_S";
@@ -22,6 +22,8 @@ const DEFAULT_INTERVAL_S: f64 = 30.0;
 pub struct ProgressBar {
     what: &'static str,
     bar: Option<indicatif::ProgressBar>,
+    /// Embedded: the Python caller's.
+    sink: Option<ProgressSink>,
     /// Line mode: when the last line was printed, and the interval.
     last_line: Mutex<Instant>,
     interval: Duration,
@@ -50,6 +52,7 @@ impl ProgressBar {
         Self {
             what,
             bar,
+            sink: progress_sink(),
             last_line: Mutex::new(now),
             interval: Duration::from_secs_f64(interval_s),
             started: now,
@@ -58,6 +61,9 @@ impl ProgressBar {
 
     pub fn report(&self, done: u64, total: u64) {
         if is_embedded() {
+            if let Some(sink) = &self.sink {
+                sink(done, total);
+            }
             return;
         }
         if let Some(bar) = &self.bar {
@@ -101,17 +107,6 @@ impl ProgressBar {
     }
 }
 
-/// A wall time in the unit a person plans with: "40 s", "12 min",
-/// "8.7 h", "3.1 days".
-pub fn duration(seconds: f64) -> String {
-    match seconds {
-        s if s < 90.0 => format!("{s:.0} s"),
-        s if s < 90.0 * 60.0 => format!("{:.0} min", s / 60.0),
-        s if s < 48.0 * 3600.0 => format!("{:.1} h", s / 3600.0),
-        s => format!("{:.1} days", s / 86400.0),
-    }
-}
-
 /// The flag Ctrl-C sets, with the handler installed: the job stops at its
 /// next stopping point, saves what finished and says how to go on. A second
 /// Ctrl-C quits at once.
@@ -136,15 +131,4 @@ pub fn interrupt_flag() -> &'static AtomicBool {
         }
     });
     &FLAG
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn durations_are_in_the_unit_one_plans_with() {
-        assert_eq!(super::duration(40.2), "40 s");
-        assert_eq!(super::duration(720.0), "12 min");
-        assert_eq!(super::duration(8.7 * 3600.0), "8.7 h");
-        assert_eq!(super::duration(3.1 * 86400.0), "3.1 days");
-    }
 }

@@ -28,7 +28,9 @@ use crate::scenario::batch::{
     BatchError, StepCache, adaptive_as_gpu_outcome, adaptive_landings, adaptive_options,
     adaptive_report, first_frame_simulated, gpu_output, gpu_simulation,
 };
-use crate::scenario::{Scenario, SimulationOutput, SolverReport, SolverSettings, simulate};
+use crate::scenario::{
+    Scenario, SimulationOutput, SolverReport, SolverSettings, simulate, simulate_watched,
+};
 use crate::scheme::FixedStepScheme;
 use crate::solver::{ReferenceOptions, SolverError, SolverKind};
 use crate::status::RunStatus;
@@ -76,6 +78,13 @@ pub struct Simulation {
     /// Keep the marker track ([`Outcome::output`]) instead of scoring it
     /// against the batch's measured track.
     pub keep_track: bool,
+    /// A scored simulation stops, [`RunStatus::Abandoned`], once its J_e
+    /// summed over the frames so far passes this bound \[m²\]; its
+    /// outcome's J_e is then that partial sum, a lower bound of the whole
+    /// film's. None: scored to the end. The CPU's solvers stop so; the
+    /// GPU's stages do not yet, and score it to the end (`ok`), which
+    /// changes no answer (`sweep::abandon`).
+    pub abandon_above_m2: Option<f64>,
 }
 
 /// What the engine reports of one simulation.
@@ -317,6 +326,7 @@ impl Engine {
                     scenario: scenario.clone(),
                     params: params.clone(),
                     keep_track: true,
+                    abandon_above_m2: None,
                 };
                 let batch = self.gpu_batch(run, std::slice::from_ref(&simulation), None)?;
                 let sim = &batch.simulations[0];
@@ -625,19 +635,30 @@ fn execute_cpu(
             if hooks.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                 return Ok(Outcome::stopped(RunStatus::Cancelled));
             }
-            let result = simulate(&s.scenario, &s.params, settings);
+            let scored = measured.filter(|_| !s.keep_track);
+            let result = match (scored, s.abandon_above_m2) {
+                (Some(m), Some(bound)) => simulate_bounded(s, settings, m, bound),
+                _ => simulate(&s.scenario, &s.params, settings).map(|out| (out, None)),
+            };
             if let Some(report) = hooks.progress {
                 report(done.fetch_add(1, Ordering::Relaxed) + 1, total);
             }
             match result {
-                Ok(out) => {
+                Ok((out, abandoned)) => {
                     let (step_s, steps) = solver_steps(&out.report);
                     let report = Some(out.report);
-                    let j_e_m2 = measured
-                        .filter(|_| !s.keep_track)
-                        .map(|m| identification_error(m, &out.track));
+                    let (status, j_e_m2) = match abandoned {
+                        Some((time_s, partial_m2)) => {
+                            (RunStatus::Abandoned { time_s }, Some(partial_m2))
+                        }
+                        // The whole film's sum, as an unbounded run's.
+                        None => (
+                            RunStatus::Ok,
+                            scored.map(|m| identification_error(m, &out.track)),
+                        ),
+                    };
                     Ok(Outcome {
-                        status: RunStatus::Ok,
+                        status,
                         swingup: out.swingup,
                         output: s.keep_track.then_some(out),
                         j_e_m2,
@@ -653,6 +674,34 @@ fn execute_cpu(
             }
         })
         .collect()
+}
+
+/// A scored CPU run that stops at the first frame where its J_e so far
+/// passes `bound_m2`, with that frame's time and the partial J_e (summed
+/// as [`identification_error`] sums, frame by frame from the second); a
+/// run that passes it at its last frame or never ends as an unbounded
+/// one.
+fn simulate_bounded(
+    s: &Simulation,
+    settings: &SolverSettings,
+    measured: &MeasuredTrack,
+    bound_m2: f64,
+) -> Result<(SimulationOutput, Option<(f64, f64)>), SolverError> {
+    let mut partial_m2 = -0.0;
+    let mut first = true;
+    let mut stop = |t: f64, positions: &[[f64; 2]]| {
+        if std::mem::take(&mut first) {
+            return false;
+        }
+        partial_m2 += frame_error(measured, t, positions);
+        partial_m2 > bound_m2
+    };
+    let (out, stopped) = simulate_watched(&s.scenario, &s.params, settings, &mut stop)?;
+    // Past the bound only at its last frame, it finished: its whole sum.
+    let finished = out.track.times_s.len() == s.scenario.frame_times_s().len();
+    let at =
+        (stopped && !finished).then(|| (*out.track.times_s.last().expect("a frame"), partial_m2));
+    Ok((out, at))
 }
 
 /// A run's step (None for the adaptive reference solver) and step count.
@@ -755,6 +804,7 @@ mod tests {
             scenario: scenario.clone(),
             params: tether(4),
             keep_track,
+            abandon_above_m2: None,
         });
         let outcomes = engine
             .run(&simulations, Some(&measured), RunHooks::default())

@@ -105,6 +105,7 @@ impl Evaluator<'_> {
                 scenario: problem.scenario_for(c),
                 params: problem.params.clone(),
                 keep_track: false,
+                abandon_above_m2: None,
             })
             .collect();
         let hooks = RunHooks {

@@ -20,6 +20,11 @@ pub struct AdapterSummary {
     /// Invocations that run in lockstep (a warp, a wavefront, lavapipe's
     /// SIMD vector): the adapter's largest subgroup size.
     pub subgroup_width: u32,
+    /// Its PCI bus address (`0000:3b:00.0`) where the driver says it: the
+    /// one name a GPU has in both Vulkan and `nvidia-smi`, which a
+    /// scheduler's `CUDA_VISIBLE_DEVICES` index (ignored by Vulkan) maps
+    /// to. Empty when unknown.
+    pub pci_bus_id: String,
 }
 
 impl std::fmt::Display for AdapterSummary {
@@ -61,6 +66,27 @@ fn summary(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
         ),
         shader_f64: adapter.features().contains(wgpu::Features::SHADER_F64),
         subgroup_width: info.subgroup_max_size,
+        pci_bus_id: info.device_pci_bus_id.clone(),
+    }
+}
+
+/// Whether `wanted` names the PCI address `bus_id`: domain, bus, device
+/// and function compared as numbers, so that `nvidia-smi`'s
+/// `00000000:3B:00.0` is Vulkan's `0000:3b:00.0`; the domain may be left
+/// out (`3b:00.0`).
+fn same_pci_bus(wanted: &str, bus_id: &str) -> bool {
+    let parts = |text: &str| -> Option<Vec<u32>> {
+        let (address, function) = text.trim().rsplit_once('.')?;
+        let mut numbers: Vec<u32> = address
+            .split(':')
+            .map(|p| u32::from_str_radix(p, 16).ok())
+            .collect::<Option<_>>()?;
+        numbers.push(u32::from_str_radix(function, 16).ok()?);
+        (3..=4).contains(&numbers.len()).then_some(numbers)
+    };
+    match (parts(wanted), parts(bus_id)) {
+        (Some(w), Some(b)) => b.ends_with(&w) && (w.len() == b.len() || w.len() == 3),
+        _ => false,
     }
 }
 
@@ -198,8 +224,9 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// Opens the adapter named by `choice` (its index in [`list_adapters`] or
-    /// part of its name, case-insensitive), or else the most capable one:
+    /// Opens the adapter named by `choice` (its index in [`list_adapters`],
+    /// its PCI bus address or part of its name, case-insensitive), or else
+    /// the most capable one:
     /// discrete, integrated, virtual, then CPU emulation.
     pub fn open(choice: Option<&str>) -> Result<Self, GpuError> {
         let instance = instance();
@@ -218,6 +245,11 @@ impl Gpu {
                 summaries
                     .iter()
                     .find(|s| wanted.parse::<usize>().ok() == Some(s.index))
+                    .or_else(|| {
+                        summaries
+                            .iter()
+                            .find(|s| same_pci_bus(wanted, &s.pci_bus_id))
+                    })
                     .or_else(|| {
                         summaries
                             .iter()
@@ -438,6 +470,21 @@ impl Gpu {
 
 #[cfg(test)]
 mod tests {
+    use super::same_pci_bus;
+
+    #[test]
+    fn a_pci_address_is_the_same_as_nvidia_smi_and_vulkan_write_it() {
+        assert!(same_pci_bus("00000000:3B:00.0", "0000:3b:00.0"));
+        assert!(same_pci_bus("3b:00.0", "0000:3b:00.0"));
+        assert!(!same_pci_bus("3b:00.1", "0000:3b:00.0"));
+        assert!(!same_pci_bus("0001:3b:00.0", "0000:3b:00.0"));
+        assert!(
+            !same_pci_bus("0", "0000:00:00.0"),
+            "an index is not an address"
+        );
+        assert!(!same_pci_bus("NVIDIA", ""));
+    }
+
     use super::*;
 
     #[test]

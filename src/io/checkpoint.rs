@@ -17,8 +17,7 @@ use super::results::{read_results, write_results};
 use crate::metadata::RUN_KEY;
 use crate::sweep::CandidateResult;
 
-/// The chunk directory's name, beside the final table.
-pub const CHUNKS_DIR: &str = ".chunks";
+pub use super::CHUNKS_DIR;
 
 #[derive(Debug, Error)]
 pub enum CheckpointError {

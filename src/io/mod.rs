@@ -3,6 +3,7 @@
 //! renamed into place only when complete, so a failed or interrupted run
 //! never leaves a half-written file.
 
+pub mod capture;
 pub mod checkpoint;
 pub mod config;
 pub mod design;
@@ -110,6 +111,10 @@ impl TableFormat {
     }
 }
 
+/// The chunk directory's name, beside the final table (`checkpoint`): its
+/// tables are a run's progress, not its results (`capture`).
+pub const CHUNKS_DIR: &str = ".chunks";
+
 /// The name a [`PendingFile`]'s temporary file starts and ends with, which
 /// `lock` recognizes as a killed run's.
 pub const TEMP_PREFIX: &str = ".tether-sweep-";
@@ -164,8 +169,12 @@ impl PendingFile {
         &self.target
     }
 
-    /// Flushes and renames onto the target.
+    /// Flushes and renames onto the target; under [`capture::Keep::MemoryOnly`]
+    /// the temporary file is removed instead.
     pub fn commit(self) -> Result<(), IoError> {
+        if !capture::writes_files() {
+            return Ok(());
+        }
         let target = self.target.clone();
         self.temp
             .as_file()

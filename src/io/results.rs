@@ -8,6 +8,7 @@ use super::table::{Column, write_columns};
 use crate::camera::Camera;
 use crate::gpu::GpuLayout;
 use crate::least_squares::profile::{Profile, ProfileEnd};
+use crate::status::RunStatus;
 use crate::sweep::joint::{FilmAxes, FilmScore};
 use crate::sweep::{Axis, CandidateResult};
 
@@ -135,6 +136,7 @@ pub fn write_joint_results(
                 .map(|r| r.status.name().to_string())
                 .collect(),
         ),
+        abandoned_at_column(results),
         Column::optional_f64("step_s", "s", results.iter().map(|r| r.step_s).collect()),
         Column::i64("steps", results.iter().map(|r| r.steps as i64).collect()),
         Column::optional_f64(
@@ -155,6 +157,15 @@ pub fn write_joint_results(
     ]);
     columns.extend(film_columns(films));
     write_columns(path, columns, &metadata)
+}
+
+/// Where an abandoned row stopped (its `j_e_m2` is then a lower bound).
+fn abandoned_at_column(results: &[CandidateResult]) -> Column {
+    let at = |r: &CandidateResult| match r.status {
+        RunStatus::Abandoned { time_s } => Some(time_s),
+        _ => None,
+    };
+    Column::optional_f64("abandoned_at_s", "s", results.iter().map(at).collect())
 }
 
 /// Each film's `FILM.j_e_m2` and `FILM.NAME` per own axis.
@@ -222,7 +233,6 @@ fn required(values: Vec<Option<f64>>, name: &str, path: &Path) -> Result<Vec<f64
 /// Reads a results table written by [`write_results`] (the diverged
 /// reason is not stored, so it comes back empty).
 pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
-    use crate::status::RunStatus;
     use crate::sweep::Candidate;
     let batch = super::track::read_table(path)?;
     let col = |name: &str| optional_f64s(&batch, name, path);
@@ -249,6 +259,11 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
         Some(_) => col("tolerance_m")?,
         None => vec![None; batch.num_rows()],
     };
+    // Tables from before candidates were abandoned have none.
+    let abandoned_at = match batch.column_by_name("abandoned_at_s") {
+        Some(_) => col("abandoned_at_s")?,
+        None => vec![None; batch.num_rows()],
+    };
     let status = batch
         .column_by_name("status")
         .and_then(|c| {
@@ -273,6 +288,9 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
                 "ok" => RunStatus::Ok,
                 "diverged" => RunStatus::diverged(""),
                 "cancelled" => RunStatus::Cancelled,
+                "abandoned" => RunStatus::Abandoned {
+                    time_s: abandoned_at[i].unwrap_or(f64::NAN),
+                },
                 other => {
                     return Err(IoError::Format {
                         path: path.to_owned(),

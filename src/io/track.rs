@@ -128,6 +128,10 @@ pub fn write_batch(
 ) -> Result<(), IoError> {
     let format = TableFormat::from_path(pending.target())?;
     let target = pending.target().to_owned();
+    super::capture::offer(&target, batch, metadata);
+    if !super::capture::writes_files() {
+        return Ok(());
+    }
     let fmt_err = |e: &dyn std::fmt::Display| IoError::Format {
         path: target.clone(),
         message: e.to_string(),

@@ -9,6 +9,7 @@ use super::series::{Heatmap, Panel, Panels, Series, Shape, Snapshots};
 use super::{PlotError, save};
 use crate::io::results::BestFit;
 use crate::least_squares::profile::Profile;
+use crate::sweep::abandon::ABANDON_THRESHOLDS;
 use crate::sweep::{Axis, CandidateResult};
 
 fn sorted_unique(values: impl Iterator<Item = f64>) -> Vec<f64> {
@@ -114,7 +115,9 @@ pub fn surface(
     // region's structure within one row is a single shade. Measured from
     // the minimum in units of the threshold's height instead, with
     // log10(1 + u): 0 at the best, log10 2 on the region's edge, and the
-    // far walls compressed.
+    // far walls compressed, up to the height past which a candidate is
+    // abandoned (its J_e then a lower bound): beyond it one colour, so
+    // that a run that abandons and one that does not draw the same.
     let j_min = values
         .iter()
         .flatten()
@@ -122,7 +125,7 @@ pub fn surface(
         .fold(f64::INFINITY, f64::min);
     let height = threshold_m2.map(|t| t - j_min).filter(|h| *h > 0.0);
     let colour = |j: f64| match height {
-        Some(h) => (1.0 + (j - j_min) / h).log10(),
+        Some(h) => (1.0 + ((j - j_min) / h).min(ABANDON_THRESHOLDS)).log10(),
         None => j.log10(),
     };
     let values: Vec<Option<f64>> = values.into_iter().map(|v| v.map(colour)).collect();
@@ -165,7 +168,9 @@ pub fn surface(
         x_label: axis_title(x_axis),
         y_label: axis_title(y_axis),
         value_label: match height {
-            Some(_) => "log10(1 + (J_e − J_min)/(threshold − J_min))".into(),
+            Some(_) => format!(
+                "log10(1 + (J_e − J_min)/(threshold − J_min)), to {ABANDON_THRESHOLDS} thresholds"
+            ),
             None => "log10 J_e [m²]".into(),
         },
         x_values: xs,
@@ -838,6 +843,12 @@ mod tests {
         // (250, 0.8): J = 2, on the region's edge, log10(1 + 1).
         assert!((value(250.0, 0.8) - 2f64.log10()).abs() < 1e-12);
         assert!((s.region_at_most.unwrap() - 2f64.log10()).abs() < 1e-12);
+        // Heights beyond those at which candidates are abandoned are one
+        // colour: (1000, 0.8) is 4 above the minimum, 40,000 heights of 1e-4.
+        let tight = surface(&results(None), DEFAULT_SURFACE_AXES, Some(1.0001)).unwrap();
+        let top = (1.0 + ABANDON_THRESHOLDS).log10();
+        let highest = tight.values.iter().flatten().fold(0.0f64, |a, &b| a.max(b));
+        assert_eq!(highest, top);
         // Without a threshold: log10 J_e.
         let plain = surface(&results(None), DEFAULT_SURFACE_AXES, None).unwrap();
         assert_eq!(plain.region_at_most, None);

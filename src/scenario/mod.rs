@@ -678,6 +678,18 @@ pub fn simulate(
     params: &TetherParams,
     settings: &SolverSettings,
 ) -> Result<SimulationOutput, SolverError> {
+    simulate_watched(scenario, params, settings, &mut |_, _| false).map(|(out, _)| out)
+}
+
+/// [`simulate`], showing each recorded frame (its time and its markers'
+/// positions) to `stop`, which ends the run after that frame by answering
+/// true: the track then ends there, and the flag returned is set.
+pub fn simulate_watched(
+    scenario: &Scenario,
+    params: &TetherParams,
+    settings: &SolverSettings,
+    stop: &mut dyn FnMut(f64, &[[f64; 2]]) -> bool,
+) -> Result<(SimulationOutput, bool), SolverError> {
     scenario.validate(params.length_m)?;
     let tether = Tether::new(params.clone())?;
     let (q0, v0) = scenario.initial_state(&tether)?;
@@ -715,7 +727,10 @@ pub fn simulate(
             .positions_m
             .extend(markers.iter().map(|&s| tether.point(q, s)));
         energy.push(tether.total_energy(q, v));
+        let frame = track.positions_m.len() - markers.len();
+        stop(t, &track.positions_m[frame..])
     };
+    let mut stopped = false;
     if scenario.kind() == ScenarioKind::Drop {
         // Frames at the file's times: held before the release, sampled
         // within a step after it.
@@ -726,14 +741,18 @@ pub fn simulate(
             } else {
                 held.clone()
             };
-            record(t, &q, &v);
+            if record(t, &q, &v) {
+                stopped = true;
+                break;
+            }
         }
-        return Ok(SimulationOutput {
+        let output = SimulationOutput {
             track,
             swingup: None,
             report: stepper.report(),
             energy_j: energy,
-        });
+        };
+        return Ok((output, stopped));
     }
     let motion = scenario.motion();
     let samples_per_frame = scenario.samples_per_frame();
@@ -752,16 +771,18 @@ pub fn simulate(
                 [v[tip], v[tip + 1]],
             );
         }
-        if sample_index % samples_per_frame == 0 {
-            record(t, q, v);
+        if sample_index % samples_per_frame == 0 && record(t, q, v) {
+            stopped = true;
+            break;
         }
     }
-    Ok(SimulationOutput {
+    let output = SimulationOutput {
         track,
         swingup: objective,
         report: stepper.report(),
         energy_j: energy,
-    })
+    };
+    Ok((output, stopped))
 }
 
 #[cfg(test)]

@@ -80,6 +80,9 @@ impl SolverError {
                 Some(SolverError::NewtonFailed { time_s, step_s })
             }
             RunStatus::Cancelled => Some(SolverError::Cancelled),
+            // A scored batch's end, never a single run's: it has its
+            // partial objective, and no error.
+            RunStatus::Abandoned { .. } => None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the drop and scored by J_e against a measured track (docs/model.md §5, §6), and
 //! what the J_e surface says about how well each parameter is determined.
 
+pub mod abandon;
 pub mod accuracy;
 pub mod axis;
 pub mod design;
@@ -133,21 +134,35 @@ pub fn check_coverage(
     Ok(coverage)
 }
 
-/// Runs `candidates` on `engine` and scores them. `base` gives every
+/// What candidates are scored against: the measured track, every
+/// parameter the grid does not vary, and the experiment.
+#[derive(Debug, Clone, Copy)]
+pub struct Study<'a> {
+    pub measured: &'a MeasuredTrack,
+    pub base: &'a TetherParams,
+    pub scenario: &'a Scenario,
+}
+
+/// Runs `candidates` on `engine` and scores them against `study`. Its `base` gives every
 /// parameter the grid does not vary. Candidates that differ only in the
 /// release time share one simulation ([`release`]) of every value of the
 /// grid's `release_axis` ([`Grid::release_axis`]), whose kept track the
 /// host scores for each, so that a row's numbers do not depend on how the
 /// work was cut; without a release axis a candidate alone is scored by
-/// the engine (on the GPU, on the device). Results come back in the order
-/// of `candidates`; `hooks.progress` counts candidates.
+/// the engine (on the GPU, on the device), and abandoned past its n's
+/// bound in `abandon` ([`abandon`]; a shared simulation runs to the end).
+/// Results come back in the order of `candidates`; `hooks.progress`
+/// counts candidates.
 pub fn run(
     engine: &Engine,
     candidates: &[Candidate],
-    measured: &MeasuredTrack,
-    base: &TetherParams,
-    scenario: &Scenario,
+    Study {
+        measured,
+        base,
+        scenario,
+    }: Study<'_>,
     release_axis: Option<&[f64]>,
+    abandon: Option<&abandon::AbandonBounds>,
     hooks: RunHooks<'_>,
 ) -> Result<Vec<CandidateResult>, BatchError> {
     let groups = release::group_by_release(candidates);
@@ -162,10 +177,14 @@ pub fn run(
                     release::shared_experiment(&whole, base, scenario)
                 }
             };
+            let keep_track = release_axis.is_some() || group.len() > 1;
             Simulation {
                 scenario,
                 params,
-                keep_track: release_axis.is_some() || group.len() > 1,
+                keep_track,
+                abandon_above_m2: abandon
+                    .filter(|_| !keep_track)
+                    .and_then(|a| a.of(&candidates[group[0]])),
             }
         })
         .collect();

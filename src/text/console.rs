@@ -4,6 +4,7 @@
 //! this switch tells them apart.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once by the Python package: the process is Python's.
@@ -12,7 +13,13 @@ static EMBEDDED: AtomicBool = AtomicBool::new(false);
 thread_local! {
     /// This thread's kept text, while a job runs [`embedded`].
     static KEPT: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// Where this thread's job reports its progress, while it runs
+    /// [`embedded`].
+    static PROGRESS: RefCell<Option<ProgressSink>> = const { RefCell::new(None) };
 }
+
+/// Receives a job's progress as (done, total), from any of its threads.
+pub type ProgressSink = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 /// Marks the process as Python's (the package does so on import): no
 /// progress is drawn and no Ctrl-C handler installed, so that Python's
@@ -24,13 +31,20 @@ pub fn embed() {
 
 /// Runs `job` as the Python package runs a command ([`embed`]): its text
 /// and notes kept on this thread (returned beside its answer) instead of
-/// printed.
-pub fn embedded<T>(job: impl FnOnce() -> T) -> (T, String) {
+/// printed, and its progress passed to `progress` instead of drawn.
+pub fn embedded<T>(progress: Option<ProgressSink>, job: impl FnOnce() -> T) -> (T, String) {
     embed();
     KEPT.with(|k| *k.borrow_mut() = Some(String::new()));
+    PROGRESS.with(|p| *p.borrow_mut() = progress);
     let answer = job();
+    PROGRESS.with(|p| p.borrow_mut().take());
     let text = KEPT.with(|k| k.borrow_mut().take()).unwrap_or_default();
     (answer, text)
+}
+
+/// Where the job on this thread reports its progress ([`embedded`]).
+pub fn progress_sink() -> Option<ProgressSink> {
+    PROGRESS.with(|p| p.borrow().clone())
 }
 
 /// The command's text: to stdout, or kept ([`embedded`]).

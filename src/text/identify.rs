@@ -7,6 +7,8 @@ use super::{layouts_text, number, numbers, say, sayln};
 use crate::camera::{Camera, TimeUnit};
 use crate::least_squares::profile::{Profile, ProfileEnd};
 use crate::scenario::Scenario;
+use crate::status::RunStatus;
+use crate::sweep::abandon::ABANDON_THRESHOLDS;
 use crate::sweep::accuracy::Chosen;
 use crate::sweep::refine::Refined;
 use crate::sweep::validation::Validation;
@@ -348,8 +350,34 @@ pub fn write_rate(out: &mut String, report: &IdentifyReport) {
     }
 }
 
+/// How many hopeless candidates stopped early, and where.
+pub fn write_abandoned(out: &mut String, report: &IdentifyReport) {
+    let stopped: Vec<f64> = report
+        .results
+        .iter()
+        .filter_map(|r| match r.status {
+            RunStatus::Abandoned { time_s } => Some(time_s),
+            _ => None,
+        })
+        .collect();
+    let (Some(bounds), false) = (&report.abandon, stopped.is_empty()) else {
+        return;
+    };
+    let mean_s = stopped.iter().sum::<f64>() / stopped.len() as f64;
+    sayln!(
+        out,
+        "abandoned: {} of {} ({:.0} %), past {ABANDON_THRESHOLDS} thresholds ({:.3e} m²) above their n's best of a {}-candidate pilot, at t = {mean_s:.2} s on average: their J_e is a lower bound (status abandoned; --exhaustive scores every candidate to the end)",
+        stopped.len(),
+        count(report.results.len(), "candidate"),
+        100.0 * stopped.len() as f64 / report.results.len().max(1) as f64,
+        bounds.threshold_m2,
+        bounds.pilot,
+    );
+}
+
 fn write_single_report(out: &mut String, report: &IdentifyReport) {
     write_rate(out, report);
+    write_abandoned(out, report);
     if let Some(s) = &report.summary {
         write_summary(out, s, report.shard.is_some());
     }

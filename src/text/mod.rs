@@ -57,8 +57,27 @@ pub fn layouts_text(counts: &std::collections::BTreeMap<&str, u64>) -> Option<St
     })
 }
 
+/// A wall time in the unit a person plans with: "40 s", "12 min",
+/// "8.7 h", "3.1 days".
+pub fn duration(seconds: f64) -> String {
+    match seconds {
+        s if s < 90.0 => format!("{s:.0} s"),
+        s if s < 90.0 * 60.0 => format!("{:.0} min", s / 60.0),
+        s if s < 48.0 * 3600.0 => format!("{:.1} h", s / 3600.0),
+        s => format!("{:.1} days", s / 86400.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_are_in_the_unit_one_plans_with() {
+        assert_eq!(super::duration(40.2), "40 s");
+        assert_eq!(super::duration(720.0), "12 min");
+        assert_eq!(super::duration(8.7 * 3600.0), "8.7 h");
+        assert_eq!(super::duration(3.1 * 86400.0), "3.1 days");
+    }
+
     use super::*;
 
     #[test]

@@ -222,6 +222,7 @@ fn predict(
             scenario: scenario.clone(),
             params: params.clone(),
             keep_track: true,
+            abandon_above_m2: None,
         })
         .collect();
     let outcomes = choice

@@ -12,7 +12,7 @@ use crate::io::config::FilmConfig;
 use crate::io::track::Measured;
 use crate::model::TetherParams;
 use crate::scenario::{DeclaredFrames, Frames, Scenario, ScenarioKind, median_interval_s};
-use crate::sweep::{Axis, AxisValues, Coverage, Grid, Parameter, check_coverage};
+use crate::sweep::{Axis, AxisValues, Coverage, Grid, Parameter, Study, check_coverage};
 
 /// The release-time axis.
 const RELEASE: Axis = Axis::Parameter(Parameter::ReleaseTimeS);
@@ -704,6 +704,18 @@ pub struct CheckedFilm {
     pub start: Option<StartOffset>,
     /// Its noise: `[camera] noise`, or the film's own estimate.
     pub noise: Option<NoiseEstimate>,
+}
+
+impl CheckedFilm {
+    /// What its candidates are scored against, `base` giving every
+    /// parameter the grid does not vary.
+    pub fn study<'a>(&'a self, base: &'a TetherParams) -> Study<'a> {
+        Study {
+            measured: &self.measured,
+            base,
+            scenario: &self.scenario,
+        }
+    }
 }
 
 /// Reads `film` through its camera (its pin taken from the film where the

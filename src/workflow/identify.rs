@@ -49,6 +49,7 @@ use crate::scenario::batch::StepCache;
 use crate::scenario::{Scenario, SimulationOutput, SolverSettings, simulate};
 use crate::solver::SolverKind;
 use crate::status::RunStatus;
+use crate::sweep::abandon::{self, AbandonBounds};
 use crate::sweep::accuracy::{Chosen, SCOUT_TOLERANCE_M, confirm};
 use crate::sweep::joint::{
     FilmAxes, FilmScore, FilmWeight, best_over_own, combine, combine_one, weights,
@@ -134,6 +135,9 @@ pub struct IdentifyRequest {
     pub validate: usize,
     pub validate_marker_tolerance_m: f64,
     pub validate_j_e_tolerance: f64,
+    /// Score every candidate to the end of its film (`--exhaustive`)
+    /// instead of abandoning the hopeless ([`crate::sweep::abandon`]).
+    pub exhaustive: bool,
     /// After the grid, refine the best candidate's continuous axes (and
     /// every film's own) by Levenberg–Marquardt on the reference solver
     /// (`sweep::refine`) and write refined.parquet.
@@ -173,6 +177,7 @@ impl IdentifyRequest {
             engine: EngineOptions::default(),
             base: TetherParams::default(),
             tolerance_m: None,
+            exhaustive: false,
             validate: 3,
             validate_marker_tolerance_m: DEFAULT_MARKER_TOLERANCE_M,
             validate_j_e_tolerance: DEFAULT_J_E_TOLERANCE,
@@ -380,6 +385,9 @@ pub struct IdentifyReport {
     pub scored: usize,
     pub simulations: usize,
     pub wall_s: f64,
+    /// The bounds hopeless candidates were abandoned at (this run's
+    /// sweep; none with `--exhaustive`, several films or a release axis).
+    pub abandon: Option<AbandonBounds>,
     pub table_path: PathBuf,
     /// The figures drawn (none for a shard).
     pub figures: Vec<String>,
@@ -953,6 +961,7 @@ fn open_chunks(
             &request.base,
             &f.scenario,
             engine_key,
+            request.exhaustive,
         ));
         let (store, done) = match single {
             true => ChunkStore::open(table_dir, &run_key, request.resume, request.force)?,
@@ -982,6 +991,11 @@ fn open_chunks(
     Ok(films)
 }
 
+/// The work candidates cost, for the first estimate of a sweep's time: n.
+fn candidates_work(candidates: impl Iterator<Item = Candidate>) -> f64 {
+    candidates.map(|c| c.elements as f64).sum()
+}
+
 /// What the films' sweeps return: each film's results in its grid's
 /// order, the film candidates scored here, and the simulations they took.
 struct Swept {
@@ -989,6 +1003,8 @@ struct Swept {
     scored: usize,
     simulations: usize,
     wall_s: f64,
+    /// The bounds hopeless candidates were abandoned at, where they were.
+    abandon: Option<AbandonBounds>,
 }
 
 impl PreparedIdentification {
@@ -1034,22 +1050,44 @@ impl PreparedIdentification {
     fn sweep(&mut self, hooks: Hooks<'_>) -> Result<Swept, WorkflowError> {
         let started = Instant::now();
         let total: u64 = self.films.iter().map(|f| f.todo.len() as u64).sum();
-        // The work a candidate costs, for the first estimate: its n.
-        let work_at_start: f64 = self
-            .films
-            .iter()
-            .flat_map(|f| f.todo.iter().map(|&i| f.checked.grid.candidate(i).elements))
-            .map(|n| n as f64)
-            .sum();
+        let work_at_start = candidates_work(
+            self.films
+                .iter()
+                .flat_map(|f| f.todo.iter().map(|&i| f.checked.grid.candidate(i))),
+        );
         let names = self.plan.engine.names();
         let mut finished = 0u64;
         let mut simulations = 0;
         let mut all = Vec::with_capacity(self.films.len());
         let mut cancelled = false;
+        // One film only: a joint best may lie far above a film's own.
+        let abandons = !self.request.exhaustive && self.films.len() == 1;
+        let mut abandon = None;
+        let failed = match self.engine.gpu() {
+            Some(_) => "GPU sweep failed",
+            None => "sweep failed",
+        };
         'films: for f in &mut self.films {
             let chunk_size = chunk_size(&self.request, self.plan.engine, &f.checked.grid);
             let mut results = std::mem::take(&mut f.done);
-            for positions in f.todo.chunks(chunk_size) {
+            // A release group's shared simulation runs to the end.
+            let abandons = abandons && f.checked.grid.release_axis().is_none();
+            let (chunks, pilot_chunks) =
+                abandon::chunks(&f.checked.grid, &f.todo, chunk_size, abandons);
+            let mut bounds = None;
+            for (k, positions) in chunks.enumerate() {
+                if Some(k) == pilot_chunks {
+                    let c = &f.checked;
+                    let pilot = (
+                        &self.engine,
+                        &c.grid,
+                        c.study(&self.request.base),
+                        hooks.cancel,
+                    );
+                    bounds = abandon::bounds(pilot, &results, c.coverage.observations())
+                        .map_err(batch("the pilot bounding hopeless candidates failed"))?;
+                    abandon.clone_from(&bounds);
+                }
                 let chunk: Vec<Candidate> = positions
                     .iter()
                     .map(|&i| f.checked.grid.candidate(i))
@@ -1063,19 +1101,15 @@ impl PreparedIdentification {
                 let scored = run(
                     &self.engine,
                     &chunk,
-                    &f.checked.measured,
-                    &self.request.base,
-                    &f.checked.scenario,
+                    f.checked.study(&self.request.base),
                     f.checked.grid.release_axis(),
+                    bounds.as_ref(),
                     RunHooks {
                         progress: Some(&report),
                         cancel: hooks.cancel,
                     },
                 )
-                .map_err(batch(match self.engine.gpu() {
-                    Some(_) => "GPU sweep failed",
-                    None => "sweep failed",
-                }))?;
+                .map_err(batch(failed))?;
                 if scored.iter().any(|r| r.status == RunStatus::Cancelled) {
                     all.push(std::mem::take(&mut results));
                     cancelled = true;
@@ -1093,14 +1127,8 @@ impl PreparedIdentification {
                     .estimate
                     .filter(|_| finished == chunk.len() as u64 && finished < total)
                 {
-                    let elapsed_s = started.elapsed().as_secs_f64();
-                    let work_done: f64 = chunk.iter().map(|c| c.elements as f64).sum();
-                    tell(&Estimate {
-                        finished,
-                        left: total - finished,
-                        elapsed_s,
-                        left_s: elapsed_s / work_done * (work_at_start - work_done).max(0.0),
-                    });
+                    let share = candidates_work(chunk.iter().copied()) / work_at_start;
+                    tell(&Estimate::after(started, finished, total, share));
                 }
             }
             results.sort_by_key(|r| f.checked.grid.index_of(&r.candidate));
@@ -1114,6 +1142,7 @@ impl PreparedIdentification {
             scored: finished as usize,
             simulations,
             wall_s: started.elapsed().as_secs_f64(),
+            abandon,
         })
     }
 
@@ -1150,6 +1179,9 @@ impl PreparedIdentification {
             remove_previous_table(&path)?;
             let mut metadata = self.metadata.clone();
             metadata.insert(metadata::WALL_S.into(), format!("{:.3}", swept.wall_s));
+            if let Some(a) = &swept.abandon {
+                metadata.insert(metadata::ABANDON.into(), json(a));
+            }
             if !self.request.single() {
                 let key = FilmKey {
                     index,
@@ -1217,6 +1249,7 @@ impl PreparedIdentification {
             scored: swept.scored,
             simulations: swept.simulations,
             wall_s: swept.wall_s,
+            abandon: swept.abandon.clone(),
             table_path: self.plan.table_path.clone(),
             figures: Vec::new(),
             fit_warning: None,
@@ -1362,6 +1395,7 @@ impl Combination {
             scored,
             simulations,
             wall_s,
+            abandon,
         } = swept;
         let observations: Vec<usize> = self
             .films
@@ -1393,6 +1427,9 @@ impl Combination {
             .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
         self.metadata
             .insert(metadata::SUMMARY.into(), json(&summary));
+        if let Some(a) = &abandon {
+            self.metadata.insert(metadata::ABANDON.into(), json(a));
+        }
         let refined = match self.request.refine {
             true => self.refine(&summary, &combined, &mut chosen)?,
             false => None,
@@ -1429,6 +1466,7 @@ impl Combination {
             scored,
             simulations,
             wall_s,
+            abandon,
             table_path: self.table_path.clone(),
             figures,
             fit_warning,
@@ -1523,10 +1561,9 @@ impl Combination {
                 let scored = run(
                     &engine,
                     &candidates,
-                    &f.measured,
-                    base,
-                    &f.scenario,
+                    f.study(base),
                     f.grid.release_axis(),
+                    None,
                     hooks,
                 )
                 .map_err(batch(match single {
@@ -1922,6 +1959,10 @@ pub fn merge(
         .map(|t| serde_json::from_str(t))
         .transpose()
         .map_err(super::usage)?;
+    // Every shard's pilot is the whole grid's: one bound for all.
+    let abandon = metadata
+        .get(metadata::ABANDON)
+        .and_then(|t| serde_json::from_str(t).ok());
     Combination {
         request,
         films,
@@ -1937,6 +1978,7 @@ pub fn merge(
             scored: 0,
             simulations: 0,
             wall_s,
+            abandon,
         },
         None,
     )

@@ -70,6 +70,20 @@ pub struct Estimate {
     pub left_s: f64,
 }
 
+impl Estimate {
+    /// After `finished` of `total` candidates, started at `started`, that
+    /// were the fraction `share_done` of the work.
+    pub fn after(started: Instant, finished: u64, total: u64, share_done: f64) -> Self {
+        let elapsed_s = started.elapsed().as_secs_f64();
+        Self {
+            finished,
+            left: total - finished,
+            elapsed_s,
+            left_s: elapsed_s / share_done * (1.0 - share_done).max(0.0),
+        }
+    }
+}
+
 /// Why a job failed. The variants say whose the fault is: [`exit_code`]
 /// maps them to the binary's exit codes.
 ///

@@ -252,10 +252,9 @@ impl Objective {
         run(
             &self.engine,
             candidates,
-            &f.measured,
-            &self.base,
-            &f.scenario,
+            f.study(&self.base),
             f.grid.release_axis(),
+            None,
             hooks,
         )
         .map_err(super::batch("objective batch failed"))

@@ -1,0 +1,231 @@
+//! Hopeless candidates: a candidate's J_e only grows frame by frame, so
+//! once its partial sum passes a bound it can no longer come under, the
+//! rest of its film cannot change what the run decides, and its
+//! simulation stops there (docs/identify.md, "Hopeless candidates").
+//!
+//! **The bound.** A pilot, a coarse lattice of the whole grid (every
+//! [`PILOT_STRIDE_DIVISOR`]-th value along each axis but n, and each
+//! axis's last), is scored to the end first. Its best J_e at each n,
+//! plus [`ABANDON_THRESHOLDS`] confidence thresholds, bounds that n's
+//! candidates. The threshold is σ² χ²₂(95 %) with σ² = J_min / (N − 2)
+//! from the pilot's best: the grid's best is no worse, so the pilot's σ²
+//! and threshold are at least the run's. Every decision of the run lies
+//! far below the bound: the best and each n's best (each at most its
+//! pilot's best), the confidence region (one threshold above the best),
+//! the candidates a first pass at the scouting tolerance re-runs (a
+//! fraction of a threshold beyond it) and the surface figure, whose
+//! colours stop at [`ABANDON_THRESHOLDS`].
+//!
+//! **Same answers however the work is cut.** The pilot is the whole
+//! grid's, not a shard's or a chunk's, and it is scored before any bound
+//! is used, so a row is abandoned, and where, the same way in a single
+//! run, a shard, a resumed run and on every engine.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CONFIDENCE_LEVEL, Candidate, CandidateResult, Grid, Study, chi2_quantile, run};
+use crate::engine::{Engine, RunHooks};
+use crate::scenario::batch::BatchError;
+use crate::status::RunStatus;
+
+/// How far above its n's pilot best a candidate is abandoned, in
+/// confidence thresholds.
+pub const ABANDON_THRESHOLDS: f64 = 100.0;
+
+/// A further threshold for the first pass's tolerance: at the scouting
+/// tolerance J_e moves by about a fifth of a threshold
+/// (`accuracy::SCOUT_TOLERANCE_M`), the pilot's best as much as any row.
+pub const SCOUTING_MARGIN_THRESHOLDS: f64 = 1.0;
+
+/// The pilot takes about this many values of each axis but n.
+pub const PILOT_STRIDE_DIVISOR: usize = 5;
+
+/// Each n's bound above which its candidates are abandoned \[m²\].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AbandonBounds {
+    /// The pilot's best J_e at each n plus the margin \[m²\]; an n whose
+    /// pilot rows all diverged has none (its candidates run to the end).
+    pub per_elements: BTreeMap<usize, f64>,
+    /// The pilot's threshold σ² χ²₂ \[m²\].
+    pub threshold_m2: f64,
+    /// The pilot's rows.
+    pub pilot: usize,
+}
+
+impl AbandonBounds {
+    /// The bound of `candidate`'s n (a pilot row itself runs to the end,
+    /// without one).
+    pub fn of(&self, candidate: &Candidate) -> Option<f64> {
+        self.per_elements.get(&candidate.elements).copied()
+    }
+
+    /// The bounds the pilot's `results` set, over `observations` compared
+    /// coordinates; None when no pilot row has a J_e.
+    pub fn from_pilot(results: &[CandidateResult], observations: usize) -> Option<Self> {
+        let mut best: BTreeMap<usize, f64> = BTreeMap::new();
+        for r in results.iter().filter(|r| r.status.is_ok()) {
+            let Some(j) = r.j_e_m2 else { continue };
+            let entry = best.entry(r.candidate.elements).or_insert(j);
+            *entry = entry.min(j);
+        }
+        let j_min = best.values().copied().fold(f64::INFINITY, f64::min);
+        if !j_min.is_finite() {
+            return None;
+        }
+        let sigma2 = j_min / observations.saturating_sub(2).max(1) as f64;
+        let threshold_m2 = sigma2 * chi2_quantile(2, CONFIDENCE_LEVEL);
+        let margin = (ABANDON_THRESHOLDS + SCOUTING_MARGIN_THRESHOLDS) * threshold_m2;
+        Some(Self {
+            per_elements: best.into_iter().map(|(n, j)| (n, j + margin)).collect(),
+            threshold_m2,
+            pilot: results.len(),
+        })
+    }
+}
+
+/// The pilot's positions in `grid`'s candidates' order: at each n, every
+/// `len / PILOT_STRIDE_DIVISOR`-th value (rounded up) of each other axis
+/// from its first, and its last.
+pub fn pilot(grid: &Grid) -> Vec<usize> {
+    let lengths: Vec<usize> = grid.axes().iter().map(|a| a.values.len()).collect();
+    let on_lattice = |i: usize| {
+        let mut rest = i;
+        lengths.iter().enumerate().rev().all(|(k, &len)| {
+            let position = rest % len;
+            rest /= len;
+            let stride = len.div_ceil(PILOT_STRIDE_DIVISOR).max(1);
+            k == 0 || position.is_multiple_of(stride) || position + 1 == len
+        })
+    };
+    (0..grid.len()).filter(|&i| on_lattice(i)).collect()
+}
+
+/// `todo` (positions in `grid` still to run) cut into chunks of `size`,
+/// made as they are taken (a grid of millions takes no memory for them);
+/// where the run `abandons` hopeless candidates, the pilot's first, and
+/// how many chunks they make (after them, the bounds are known).
+pub fn chunks<'a>(
+    grid: &Grid,
+    todo: &'a [usize],
+    size: usize,
+    abandons: bool,
+) -> (Box<dyn Iterator<Item = Vec<usize>> + 'a>, Option<usize>) {
+    if !abandons {
+        return (Box::new(todo.chunks(size).map(<[usize]>::to_vec)), None);
+    }
+    let pilot: HashSet<usize> = pilot(grid).into_iter().collect();
+    let first: Vec<Vec<usize>> = todo
+        .iter()
+        .copied()
+        .filter(|i| pilot.contains(i))
+        .collect::<Vec<_>>()
+        .chunks(size)
+        .map(<[usize]>::to_vec)
+        .collect();
+    let pilot_chunks = first.len();
+    let mut rest = todo.iter().copied().filter(move |i| !pilot.contains(i));
+    let rest = std::iter::from_fn(move || {
+        let chunk: Vec<usize> = rest.by_ref().take(size).collect();
+        (!chunk.is_empty()).then_some(chunk)
+    });
+    (Box::new(first.into_iter().chain(rest)), Some(pilot_chunks))
+}
+
+/// The engine, grid and study a pilot runs on, and the cancel flag.
+pub type PilotRun<'a> = (&'a Engine, &'a Grid, Study<'a>, Option<&'a AtomicBool>);
+
+/// The bounds the grid's pilot sets, from its rows among `results`
+/// (resumed, or just run) and, where a shard lacks some, from those run
+/// here to the end and kept only for the bound. None when no pilot row
+/// has a J_e, or when the run is stopped meanwhile (its next chunk then
+/// stops it).
+pub fn bounds(
+    (engine, grid, study, cancel): PilotRun<'_>,
+    results: &[CandidateResult],
+    observations: usize,
+) -> Result<Option<AbandonBounds>, BatchError> {
+    let pilot: HashSet<usize> = pilot(grid).into_iter().collect();
+    let in_pilot = |r: &&CandidateResult| {
+        grid.index_of(&r.candidate)
+            .is_some_and(|i| pilot.contains(&i))
+    };
+    let mut rows: Vec<CandidateResult> = results.iter().filter(in_pilot).cloned().collect();
+    let have: HashSet<usize> = rows
+        .iter()
+        .filter_map(|r| grid.index_of(&r.candidate))
+        .collect();
+    let mut elsewhere: Vec<usize> = pilot.difference(&have).copied().collect();
+    elsewhere.sort_unstable();
+    if !elsewhere.is_empty() {
+        let candidates: Vec<Candidate> = elsewhere.iter().map(|&i| grid.candidate(i)).collect();
+        let hooks = RunHooks {
+            progress: None,
+            cancel,
+        };
+        let scored = run(engine, &candidates, study, grid.release_axis(), None, hooks)?;
+        if scored.iter().any(|r| r.status == RunStatus::Cancelled) {
+            return Ok(None);
+        }
+        rows.extend(scored);
+    }
+    Ok(AbandonBounds::from_pilot(&rows, observations))
+}
+
+/// Whether a row was abandoned (its J_e a lower bound).
+pub fn abandoned(result: &CandidateResult) -> bool {
+    matches!(result.status, RunStatus::Abandoned { .. })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pilot_is_a_lattice_with_each_axis_ends_at_every_n() {
+        let grid = Grid::parse("10,20", "0:1000:100", "0.6,0.7,0.8").unwrap();
+        let pilot = pilot(&grid);
+        let candidates: Vec<Candidate> = pilot.iter().map(|&i| grid.candidate(i)).collect();
+        // D: 11 values, stride 3: 0, 300, 600, 900 and 1000; C_D: 3 values,
+        // stride 1: all.
+        assert_eq!(pilot.len(), 2 * 5 * 3);
+        for n in [10, 20] {
+            let ds: Vec<f64> = candidates
+                .iter()
+                .filter(|c| c.elements == n && c.drag_coefficient == 0.7)
+                .map(|c| c.damping_pa_s)
+                .collect();
+            assert_eq!(ds, [0.0, 300.0, 600.0, 900.0, 1000.0]);
+        }
+    }
+
+    #[test]
+    fn each_n_is_bounded_by_its_own_pilot_best_plus_the_margin() {
+        let row = |n, j: Option<f64>, status| CandidateResult {
+            candidate: Candidate::new(n, 0.0, 0.7),
+            j_e_m2: j,
+            status,
+            step_s: None,
+            steps: 0,
+            gpu_layout: None,
+            tolerance_m: None,
+        };
+        let results = [
+            row(10, Some(2.0), RunStatus::Ok),
+            row(10, Some(1.0), RunStatus::Ok),
+            row(20, Some(4.0), RunStatus::Ok),
+            row(30, None, RunStatus::diverged("blew up")),
+        ];
+        let bounds = AbandonBounds::from_pilot(&results, 102).unwrap();
+        let threshold = 0.01 * chi2_quantile(2, CONFIDENCE_LEVEL);
+        assert!((bounds.threshold_m2 - threshold).abs() < 1e-15);
+        let margin = 101.0 * threshold;
+        assert_eq!(bounds.of(&Candidate::new(10, 5.0, 0.8)), Some(1.0 + margin));
+        assert_eq!(bounds.of(&Candidate::new(20, 5.0, 0.8)), Some(4.0 + margin));
+        assert_eq!(bounds.of(&Candidate::new(30, 5.0, 0.8)), None);
+        let diverged = [row(10, None, RunStatus::diverged("x"))];
+        assert!(AbandonBounds::from_pilot(&diverged, 102).is_none());
+    }
+}
