@@ -23,6 +23,7 @@ SCHEMA = {
     "drag_coefficient": (pa.float64(), "1"),
     "j_e_m2": (pa.float64(), "m^2"),
     "status": (pa.string(), None),
+    "abandoned_at_s": (pa.float64(), "s"),
     "step_s": (pa.float64(), "s"),
     "steps": (pa.int64(), "1"),
     "tolerance_m": (pa.float64(), "m"),
@@ -46,7 +47,10 @@ for key in ["tether_sweep.version", "tether_sweep.grid", "tether_sweep.measured_
     assert key in meta, (key, sorted(meta))
 grid = json.loads(meta["tether_sweep.grid"])
 assert len(grid["elements"]) * len(grid["damping_pa_s"]) * len(grid["drag_coefficient"]) == rows
-assert set(table.column("status").to_pylist()) <= {"ok", "diverged"}
+assert set(table.column("status").to_pylist()) <= {"ok", "diverged", "abandoned"}
+# Where an abandoned row stopped; null for every other.
+abandoned = [s == "abandoned" for s in table.column("status").to_pylist()]
+assert [t is not None for t in table.column("abandoned_at_s").to_pylist()] == abandoned
 # A CPU run: no GPU layout, as nulls.
 assert table.column("gpu_layout").null_count == rows
 
