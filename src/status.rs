@@ -75,6 +75,15 @@ impl RunStatus {
         )
     }
 
+    /// Where an abandoned run stopped \[s\] (its J_e a lower bound); None
+    /// for every other end.
+    pub fn abandoned_at(&self) -> Option<f64> {
+        match *self {
+            RunStatus::Abandoned { time_s } => Some(time_s),
+            _ => None,
+        }
+    }
+
     /// The same end, its reason said to be in film `film`'s simulation.
     pub fn in_film(self, film: &str) -> Self {
         match self {

@@ -10,7 +10,7 @@ use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::io::results::read_results;
 use tether_sweep::plot::identify::{DEFAULT_SURFACE_AXES, surface};
 use tether_sweep::status::RunStatus;
-use tether_sweep::sweep::{Grid, Shard, abandon};
+use tether_sweep::sweep::{Grid, Shard};
 use tether_sweep::workflow::Hooks;
 use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, shipped_dataset};
 use tether_sweep::workflow::summarize::{self, SummarizeRequest};
@@ -82,7 +82,9 @@ fn on_lavapipe_too_the_rows_and_answers_are_the_exhaustive_runs() {
     let exhaustive = on_gpu("exhaustive", true);
     let abandoning = on_gpu("abandoning", false);
     assert_eq!(abandoning.engine.backend, "gpu");
-    same_rows_or_bounds(&exhaustive, &abandoning);
+    // The GPU's stages do not abandon yet: the bounds reach them and
+    // change no row. When they do, this count goes above zero.
+    assert_eq!(same_rows_or_bounds(&exhaustive, &abandoning), 0);
     assert_eq!(abandoning.summary, exhaustive.summary);
 }
 
@@ -108,7 +110,7 @@ fn abandoning_hopeless_candidates_changes_no_answer() {
         abandoning
             .results
             .iter()
-            .filter(|r| abandon::abandoned(r))
+            .filter(|r| r.status.abandoned_at().is_some())
             .all(|a| { a.j_e_m2.unwrap() > bounds.of(&a.candidate).unwrap() })
     );
     // The answers: the best, each n's best, the region, the refined values

@@ -18,7 +18,6 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use tether_sweep::cli::{Cli, Command, UsageError, progress};
 use tether_sweep::io::capture::{self, CapturedTable, Keep};
-use tether_sweep::sweep::abandon::abandoned;
 use tether_sweep::text::console::{self, ProgressSink};
 use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, check_outcome};
 use tether_sweep::workflow::objective::Objective as LibObjective;
@@ -217,12 +216,10 @@ fn run(
     })
 }
 
-/// What `identify` hands to Python: where its tables are, what the
-/// terminal would print, and the summary as JSON.
+/// What `identify` hands to Python: what the terminal would print, its
+/// tables by name, and the summary as JSON.
 #[pyclass(frozen, get_all)]
 struct IdentifyOutcome {
-    out: String,
-    table: String,
     text: String,
     tables: Vec<(String, Py<PyAny>)>,
     summary_json: String,
@@ -243,7 +240,7 @@ fn summary_json(report: &IdentifyReport) -> String {
         "engine": report.engine,
         "tolerance_m": report.accuracy.as_ref().map(|a| a.tolerance_m),
         "candidates": report.results.len(),
-        "abandoned": report.results.iter().filter(|r| abandoned(r)).count(),
+        "abandoned": report.results.iter().filter(|r| r.status.abandoned_at().is_some()).count(),
         "abandon": report.abandon,
         "simulations": report.simulations,
         "wall_s": report.wall_s,
@@ -252,8 +249,8 @@ fn summary_json(report: &IdentifyReport) -> String {
     .to_string()
 }
 
-/// `identify` with the command line's words: runs it and returns where its
-/// tables are, its terminal text and its summary. Errors are raised as the
+/// `identify` with the command line's words: runs it and returns its
+/// terminal text, its tables and its summary. Errors are raised as the
 /// command line reports them (see [`to_py`]).
 #[pyfunction]
 #[pyo3(signature = (words, progress=None, memory_only=false))]
@@ -279,8 +276,6 @@ fn identify(
     let report = answer.map_err(to_py)?;
     check_outcome(&report).map_err(|e| to_py(e.into()))?;
     Ok(IdentifyOutcome {
-        out: report.out.display().to_string(),
-        table: report.table_path.display().to_string(),
         text,
         tables: py_tables(py, tables, Some(&report.out))?,
         summary_json: summary_json(&report),

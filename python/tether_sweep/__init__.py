@@ -429,7 +429,8 @@ class Objective:
 _OUT_FILES = {"simulate": "track.parquet", "dataset synth": "measured.parquet"}
 
 
-def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = False) -> Result:
+def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = False, counts: str = "") -> Result:
+    """`command` run with `keywords`; `progress` over what it `counts`."""
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
     try:
         keywords = _configs_with_dicts(command, _tables_as_files(keywords, scratch), scratch)
@@ -441,17 +442,13 @@ def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = 
         outcome = _native.run(
             command,
             words,
-            _progress_callback(progress, _PROGRESS_UNITS.get(command, "steps")),
+            _progress_callback(progress, counts),
             out is None and target is not None,
             None if target is None else str(target),
         )
         return Result(command, outcome.text, _tables(outcome), None if out is None else pathlib.Path(out))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-# What a command's progress counts.
-_PROGRESS_UNITS = {"swingup": "chromosomes"}
 
 
 def design(*, out: Any = None, **keywords: Any) -> Result:
@@ -470,7 +467,7 @@ def simulate(*, out: Any = None, **keywords: Any) -> Result:
 def swingup(*, out: Any = None, progress: Progress = True, **keywords: Any) -> Result:
     """The swing-up GA (``tether-sweep swingup``); its tables by name.
     ``progress`` (an exhaustive landscape's): as ``identify``'s."""
-    return _run("swingup", out, keywords, progress)
+    return _run("swingup", out, keywords, progress, "chromosomes")
 
 
 def linearize(*, out: Any = None, **keywords: Any) -> Result:

@@ -17,7 +17,7 @@ use super::results::{read_results, write_results};
 use crate::metadata::RUN_KEY;
 use crate::sweep::CandidateResult;
 
-pub use super::CHUNKS_DIR;
+use super::CHUNKS_DIR;
 
 #[derive(Debug, Error)]
 pub enum CheckpointError {

@@ -161,11 +161,8 @@ pub fn write_joint_results(
 
 /// Where an abandoned row stopped (its `j_e_m2` is then a lower bound).
 fn abandoned_at_column(results: &[CandidateResult]) -> Column {
-    let at = |r: &CandidateResult| match r.status {
-        RunStatus::Abandoned { time_s } => Some(time_s),
-        _ => None,
-    };
-    Column::optional_f64("abandoned_at_s", "s", results.iter().map(at).collect())
+    let at = results.iter().map(|r| r.status.abandoned_at()).collect();
+    Column::optional_f64("abandoned_at_s", "s", at)
 }
 
 /// Each film's `FILM.j_e_m2` and `FILM.NAME` per own axis.

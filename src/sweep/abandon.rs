@@ -3,7 +3,7 @@
 //! rest of its film cannot change what the run decides, and its
 //! simulation stops there (docs/identify.md, "Hopeless candidates").
 //!
-//! **The bound.** A pilot, a coarse lattice of the whole grid (every
+//! **The bound.** A [`Pilot`], a coarse lattice of the whole grid (every
 //! [`PILOT_STRIDE_DIVISOR`]-th value along each axis but n, and each
 //! axis's last), is scored to the end first. Its best J_e at each n,
 //! plus [`ABANDON_THRESHOLDS`] confidence thresholds, bounds that n's
@@ -19,7 +19,8 @@
 //! **Same answers however the work is cut.** The pilot is the whole
 //! grid's, not a shard's or a chunk's, and it is scored before any bound
 //! is used, so a row is abandoned, and where, the same way in a single
-//! run, a shard, a resumed run and on every engine.
+//! run, a shard and a resumed run. The CPU's solvers abandon; the GPU's
+//! stages do not yet, and score every candidate to the end.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicBool;
@@ -86,47 +87,30 @@ impl AbandonBounds {
     }
 }
 
-/// The pilot's positions in `grid`'s candidates' order: at each n, every
+/// The pilot: positions in a grid's candidates' order, at each n every
 /// `len / PILOT_STRIDE_DIVISOR`-th value (rounded up) of each other axis
 /// from its first, and its last.
-pub fn pilot(grid: &Grid) -> Vec<usize> {
-    let lengths: Vec<usize> = grid.axes().iter().map(|a| a.values.len()).collect();
-    let on_lattice = |i: usize| {
-        let mut rest = i;
-        lengths.iter().enumerate().rev().all(|(k, &len)| {
-            let position = rest % len;
-            rest /= len;
-            let stride = len.div_ceil(PILOT_STRIDE_DIVISOR).max(1);
-            k == 0 || position.is_multiple_of(stride) || position + 1 == len
-        })
-    };
-    (0..grid.len()).filter(|&i| on_lattice(i)).collect()
+pub struct Pilot {
+    positions: HashSet<usize>,
 }
 
-/// `todo` (positions in `grid` still to run) cut into chunks of `size`,
-/// made as they are taken (a grid of millions takes no memory for them);
-/// where the run `abandons` hopeless candidates, the pilot's first, and
-/// how many chunks they make (after them, the bounds are known).
+/// `todo` (positions still to run) cut into chunks of `size`, made as
+/// they are taken (a grid of millions takes no memory for them); with a
+/// `pilot`, its rows first, and how many chunks they make (after them, the
+/// bounds are known).
 pub fn chunks<'a>(
-    grid: &Grid,
+    pilot: Option<&'a Pilot>,
     todo: &'a [usize],
     size: usize,
-    abandons: bool,
 ) -> (Box<dyn Iterator<Item = Vec<usize>> + 'a>, Option<usize>) {
-    if !abandons {
+    let Some(pilot) = pilot else {
         return (Box::new(todo.chunks(size).map(<[usize]>::to_vec)), None);
-    }
-    let pilot: HashSet<usize> = pilot(grid).into_iter().collect();
-    let first: Vec<Vec<usize>> = todo
-        .iter()
-        .copied()
-        .filter(|i| pilot.contains(i))
-        .collect::<Vec<_>>()
-        .chunks(size)
-        .map(<[usize]>::to_vec)
-        .collect();
+    };
+    let in_pilot = |i: &usize| pilot.positions.contains(i);
+    let first: Vec<usize> = todo.iter().copied().filter(in_pilot).collect();
+    let first: Vec<Vec<usize>> = first.chunks(size).map(<[usize]>::to_vec).collect();
     let pilot_chunks = first.len();
-    let mut rest = todo.iter().copied().filter(move |i| !pilot.contains(i));
+    let mut rest = todo.iter().copied().filter(move |i| !in_pilot(i));
     let rest = std::iter::from_fn(move || {
         let chunk: Vec<usize> = rest.by_ref().take(size).collect();
         (!chunk.is_empty()).then_some(chunk)
@@ -137,46 +121,61 @@ pub fn chunks<'a>(
 /// The engine, grid and study a pilot runs on, and the cancel flag.
 pub type PilotRun<'a> = (&'a Engine, &'a Grid, Study<'a>, Option<&'a AtomicBool>);
 
-/// The bounds the grid's pilot sets, from its rows among `results`
-/// (resumed, or just run) and, where a shard lacks some, from those run
-/// here to the end and kept only for the bound. None when no pilot row
-/// has a J_e, or when the run is stopped meanwhile (its next chunk then
-/// stops it).
-pub fn bounds(
-    (engine, grid, study, cancel): PilotRun<'_>,
-    results: &[CandidateResult],
-    observations: usize,
-) -> Result<Option<AbandonBounds>, BatchError> {
-    let pilot: HashSet<usize> = pilot(grid).into_iter().collect();
-    let in_pilot = |r: &&CandidateResult| {
-        grid.index_of(&r.candidate)
-            .is_some_and(|i| pilot.contains(&i))
-    };
-    let mut rows: Vec<CandidateResult> = results.iter().filter(in_pilot).cloned().collect();
-    let have: HashSet<usize> = rows
-        .iter()
-        .filter_map(|r| grid.index_of(&r.candidate))
-        .collect();
-    let mut elsewhere: Vec<usize> = pilot.difference(&have).copied().collect();
-    elsewhere.sort_unstable();
-    if !elsewhere.is_empty() {
-        let candidates: Vec<Candidate> = elsewhere.iter().map(|&i| grid.candidate(i)).collect();
-        let hooks = RunHooks {
-            progress: None,
-            cancel,
+impl Pilot {
+    pub fn of(grid: &Grid) -> Self {
+        let lengths: Vec<usize> = grid.axes().iter().map(|a| a.values.len()).collect();
+        let on_lattice = |i: usize| {
+            let mut rest = i;
+            lengths.iter().enumerate().rev().all(|(k, &len)| {
+                let position = rest % len;
+                rest /= len;
+                let stride = len.div_ceil(PILOT_STRIDE_DIVISOR).max(1);
+                k == 0 || position.is_multiple_of(stride) || position + 1 == len
+            })
         };
-        let scored = run(engine, &candidates, study, grid.release_axis(), None, hooks)?;
-        if scored.iter().any(|r| r.status == RunStatus::Cancelled) {
-            return Ok(None);
+        Self {
+            positions: (0..grid.len()).filter(|&i| on_lattice(i)).collect(),
         }
-        rows.extend(scored);
     }
-    Ok(AbandonBounds::from_pilot(&rows, observations))
-}
 
-/// Whether a row was abandoned (its J_e a lower bound).
-pub fn abandoned(result: &CandidateResult) -> bool {
-    matches!(result.status, RunStatus::Abandoned { .. })
+    /// The bounds the pilot sets, from its rows among `results` (resumed,
+    /// or just run) and, where a shard lacks some, from those run here to
+    /// the end and kept only for the bound. None when no pilot row has a
+    /// J_e, or when the run is stopped meanwhile (its next chunk then
+    /// stops it).
+    pub fn bounds(
+        &self,
+        (engine, grid, study, cancel): PilotRun<'_>,
+        results: &[CandidateResult],
+        observations: usize,
+    ) -> Result<Option<AbandonBounds>, BatchError> {
+        let mut rows: Vec<CandidateResult> = Vec::with_capacity(self.positions.len());
+        let mut have = HashSet::new();
+        for r in results {
+            if let Some(i) = grid
+                .index_of(&r.candidate)
+                .filter(|i| self.positions.contains(i))
+            {
+                rows.push(r.clone());
+                have.insert(i);
+            }
+        }
+        let mut elsewhere: Vec<usize> = self.positions.difference(&have).copied().collect();
+        elsewhere.sort_unstable();
+        if !elsewhere.is_empty() {
+            let candidates: Vec<Candidate> = elsewhere.iter().map(|&i| grid.candidate(i)).collect();
+            let hooks = RunHooks {
+                progress: None,
+                cancel,
+            };
+            let scored = run(engine, &candidates, study, grid.release_axis(), None, hooks)?;
+            if scored.iter().any(|r| r.status == RunStatus::Cancelled) {
+                return Ok(None);
+            }
+            rows.extend(scored);
+        }
+        Ok(AbandonBounds::from_pilot(&rows, observations))
+    }
 }
 
 #[cfg(test)]
@@ -186,7 +185,8 @@ mod tests {
     #[test]
     fn the_pilot_is_a_lattice_with_each_axis_ends_at_every_n() {
         let grid = Grid::parse("10,20", "0:1000:100", "0.6,0.7,0.8").unwrap();
-        let pilot = pilot(&grid);
+        let mut pilot: Vec<usize> = Pilot::of(&grid).positions.into_iter().collect();
+        pilot.sort_unstable();
         let candidates: Vec<Candidate> = pilot.iter().map(|&i| grid.candidate(i)).collect();
         // D: 11 values, stride 3: 0, 300, 600, 900 and 1000; C_D: 3 values,
         // stride 1: all.

@@ -7,7 +7,6 @@ use super::{layouts_text, number, numbers, say, sayln};
 use crate::camera::{Camera, TimeUnit};
 use crate::least_squares::profile::{Profile, ProfileEnd};
 use crate::scenario::Scenario;
-use crate::status::RunStatus;
 use crate::sweep::abandon::ABANDON_THRESHOLDS;
 use crate::sweep::accuracy::Chosen;
 use crate::sweep::refine::Refined;
@@ -355,10 +354,7 @@ pub fn write_abandoned(out: &mut String, report: &IdentifyReport) {
     let stopped: Vec<f64> = report
         .results
         .iter()
-        .filter_map(|r| match r.status {
-            RunStatus::Abandoned { time_s } => Some(time_s),
-            _ => None,
-        })
+        .filter_map(|r| r.status.abandoned_at())
         .collect();
     let (Some(bounds), false) = (&report.abandon, stopped.is_empty()) else {
         return;

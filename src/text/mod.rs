@@ -70,15 +70,15 @@ pub fn duration(seconds: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn durations_are_in_the_unit_one_plans_with() {
-        assert_eq!(super::duration(40.2), "40 s");
-        assert_eq!(super::duration(720.0), "12 min");
-        assert_eq!(super::duration(8.7 * 3600.0), "8.7 h");
-        assert_eq!(super::duration(3.1 * 86400.0), "3.1 days");
+        assert_eq!(duration(40.2), "40 s");
+        assert_eq!(duration(720.0), "12 min");
+        assert_eq!(duration(8.7 * 3600.0), "8.7 h");
+        assert_eq!(duration(3.1 * 86400.0), "3.1 days");
     }
-
-    use super::*;
 
     #[test]
     fn numbers_carry_their_digits_not_binary_rounding() {

@@ -35,8 +35,9 @@ use crate::engine::choice::{Choice, EngineRequest};
 use crate::engine::{Backend, Engine, EngineKind, EngineNames, EngineOptions, RunHooks};
 use crate::error::InputError;
 use crate::gpu::Precision;
+use crate::io::CHUNKS_DIR;
 use crate::io::IoError;
-use crate::io::checkpoint::{CHUNKS_DIR, ChunkStore};
+use crate::io::checkpoint::ChunkStore;
 use crate::io::config::FilmConfig;
 use crate::io::lock::OutputLock;
 use crate::io::results::{
@@ -49,7 +50,7 @@ use crate::scenario::batch::StepCache;
 use crate::scenario::{Scenario, SimulationOutput, SolverSettings, simulate};
 use crate::solver::SolverKind;
 use crate::status::RunStatus;
-use crate::sweep::abandon::{self, AbandonBounds};
+use crate::sweep::abandon::{self, AbandonBounds, Pilot};
 use crate::sweep::accuracy::{Chosen, SCOUT_TOLERANCE_M, confirm};
 use crate::sweep::joint::{
     FilmAxes, FilmScore, FilmWeight, best_over_own, combine, combine_one, weights,
@@ -1070,28 +1071,24 @@ impl PreparedIdentification {
         'films: for f in &mut self.films {
             let chunk_size = chunk_size(&self.request, self.plan.engine, &f.checked.grid);
             let mut results = std::mem::take(&mut f.done);
+            let c = &f.checked;
+            let study = c.study(&self.request.base);
             // A release group's shared simulation runs to the end.
-            let abandons = abandons && f.checked.grid.release_axis().is_none();
-            let (chunks, pilot_chunks) =
-                abandon::chunks(&f.checked.grid, &f.todo, chunk_size, abandons);
-            let mut bounds = None;
+            let pilot = (abandons && c.grid.release_axis().is_none()).then(|| Pilot::of(&c.grid));
+            let (chunks, pilot_chunks) = abandon::chunks(pilot.as_ref(), &f.todo, chunk_size);
+            let on = (&self.engine, &c.grid, study, hooks.cancel);
+            let pilot_bounds = |p: &Pilot, results: &[CandidateResult]| {
+                p.bounds(on, results, c.coverage.observations())
+                    .map_err(batch("the pilot bounding hopeless candidates failed"))
+            };
+            // None until the pilot's rows are in.
+            let mut bounds: Option<Option<AbandonBounds>> = None;
             for (k, positions) in chunks.enumerate() {
-                if Some(k) == pilot_chunks {
-                    let c = &f.checked;
-                    let pilot = (
-                        &self.engine,
-                        &c.grid,
-                        c.study(&self.request.base),
-                        hooks.cancel,
-                    );
-                    bounds = abandon::bounds(pilot, &results, c.coverage.observations())
-                        .map_err(batch("the pilot bounding hopeless candidates failed"))?;
-                    abandon.clone_from(&bounds);
+                if let (Some(p), true) = (&pilot, Some(k) == pilot_chunks) {
+                    bounds = Some(pilot_bounds(p, &results)?);
                 }
-                let chunk: Vec<Candidate> = positions
-                    .iter()
-                    .map(|&i| f.checked.grid.candidate(i))
-                    .collect();
+                let chunk: Vec<Candidate> =
+                    positions.iter().map(|&i| c.grid.candidate(i)).collect();
                 let offset = finished;
                 let report = |done: u64, of: u64| {
                     if let Some(p) = hooks.progress {
@@ -1101,9 +1098,9 @@ impl PreparedIdentification {
                 let scored = run(
                     &self.engine,
                     &chunk,
-                    f.checked.study(&self.request.base),
-                    f.checked.grid.release_axis(),
-                    bounds.as_ref(),
+                    study,
+                    c.grid.release_axis(),
+                    bounds.as_ref().and_then(Option::as_ref),
                     RunHooks {
                         progress: Some(&report),
                         cancel: hooks.cancel,
@@ -1131,7 +1128,13 @@ impl PreparedIdentification {
                     tell(&Estimate::after(started, finished, total, share));
                 }
             }
-            results.sort_by_key(|r| f.checked.grid.index_of(&r.candidate));
+            // A resumed run with nothing left past its pilot still says
+            // the bounds its rows were abandoned at.
+            if let (Some(p), None) = (&pilot, &bounds) {
+                bounds = Some(pilot_bounds(p, &results)?);
+            }
+            abandon = bounds.flatten();
+            results.sort_by_key(|r| c.grid.index_of(&r.candidate));
             all.push(results);
         }
         if cancelled {
