@@ -223,6 +223,7 @@ fn back_sweep(c: SimControl, pin: PinState, half: real) -> BackSweep {
 
 // Every frame that falls within step `steps` (frames closer than a step
 // share one); `next_frame` becomes the step of the first frame after it.
+// A simulation whose J_e passes its bound is abandoned at that frame.
 fn observe_frames(sim: u32, c: SimControl, ph: SimPhysics, steps: u32,
                   prog: ptr<function, SimProgress>, next_frame: ptr<function, u32>) {
     if (steps != *next_frame) {
@@ -231,6 +232,10 @@ fn observe_frames(sim: u32, c: SimControl, ph: SimPhysics, steps: u32,
     loop {
         observe_frame(sim, c, ph, (*prog).frames_done, frame_back[c.frame_offset + (*prog).frames_done]);
         (*prog).frames_done += 1u;
+        if (abandons(sim, c, (*prog).frames_done, objectives[sim].identification_error_m2)) {
+            (*prog).status = STATUS_ABANDONED;
+            break;
+        }
         *next_frame = frame_step(c, (*prog).frames_done);
         if (*next_frame != steps) {
             break;
@@ -282,6 +287,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
             observe_swingup(sim, ph, pin.position, disp[n].xy, back.tip_velocity, t);
         }
         observe_frames(sim, c, ph, steps, &prog, &next_frame);
+        if (prog.status != STATUS_RUNNING) {
+            break;
+        }
     }
     store_state(sim, n);
     if (prog.status == STATUS_RUNNING && prog.steps_done >= c.total_steps) {

@@ -750,10 +750,12 @@ fn fold_landing(sim: u32, lane: u32, n: u32, length_m: real) -> u32 {
 }
 
 // What a landing observes: the sample and every frame at its time (lane
-// 0 writes them; every lane counts them), then done when nothing is left
-// to land on.
+// 0 writes them; every lane counts them and sums J_e into `error_m2`, so
+// that all agree, without a barrier, on an abandon), then done when nothing
+// is left to land on.
 fn observe_landing(p: ptr<function, AdaptiveProgress>, c: SimControl, ph: SimPhysics,
-                   st: AdaptiveSettings, sim: u32, lane: u32, landing_s: real) {
+                   st: AdaptiveSettings, sim: u32, lane: u32, landing_s: real,
+                   error_m2: ptr<function, real>) {
     let n = c.elements;
     let t = (*p).time_s;
     if ((*p).samples_done < st.samples
@@ -770,17 +772,25 @@ fn observe_landing(p: ptr<function, AdaptiveProgress>, c: SimControl, ph: SimPhy
             || !same_time(frame_times[c.frame_offset + (*p).frames_done], landing_s)) {
             break;
         }
-        if (lane == 0u) {
-            var error_m2: real = 0.0;
-            for (var m = 0u; m < c.markers; m++) {
-                let a = marker_element(c, m);
-                error_m2 += observe_marker(c, ph, (*p).frames_done, m,
-                                           plane(PLANE_DISPLACEMENT, a, sim),
+        var frame_m2: real = 0.0;
+        for (var m = 0u; m < c.markers; m++) {
+            let a = marker_element(c, m);
+            let position = marker_position(c, ph, m, plane(PLANE_DISPLACEMENT, a, sim),
                                            plane(PLANE_DISPLACEMENT, a + 1u, sim));
+            if (lane == 0u) {
+                record_marker(c, (*p).frames_done, m, position);
             }
-            objectives[sim].identification_error_m2 += error_m2;
+            frame_m2 += marker_error(c, (*p).frames_done, m, position);
+        }
+        *error_m2 += frame_m2;
+        if (lane == 0u) {
+            objectives[sim].identification_error_m2 = *error_m2;
         }
         (*p).frames_done += 1u;
+        if (abandons(sim, c, (*p).frames_done, *error_m2)) {
+            (*p).status = STATUS_ABANDONED;
+            return;
+        }
     }
     if (next_landing(c, st, *p) < 0.0) {
         (*p).status = STATUS_DONE;
@@ -799,8 +809,11 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
     var ph: SimPhysics;
     var st: AdaptiveSettings;
     var mass: MeshMass;
+    // J_e so far, in every lane; lane 0 writes it, after the first barrier.
+    var error_m2: real = 0.0;
     if (sim < params.simulations) {
         p = adaptive[sim];
+        error_m2 = objectives[sim].identification_error_m2;
         c = controls[sim];
         ph = physics[sim];
         st = settings[sim];
@@ -924,7 +937,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
             if (slot_exploded(s)) {
                 p.status = STATUS_DIVERGED;
             } else {
-                observe_landing(&p, c, ph, st, sim, lane, at.landing_s);
+                observe_landing(&p, c, ph, st, sim, lane, at.landing_s, &error_m2);
             }
         }
         // No barrier here: lane 0's reads of other lanes' nodes above come

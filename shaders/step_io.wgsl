@@ -10,6 +10,9 @@
 const STATUS_RUNNING: u32 = 0u;
 const STATUS_DONE: u32 = 1u;
 const STATUS_DIVERGED: u32 = 2u;
+// Stopped at a frame before its last, its J_e so far past its bound
+// (`abandons`).
+const STATUS_ABANDONED: u32 = 4u;
 const NO_TRACK: u32 = 0xffffffffu;
 // A measured sample the measurement lacks (an occluded marker) holds 1e30
 // in both coordinates (MISSING_SAMPLE_M in src/gpu/abi.rs); J_e skips it.
@@ -104,7 +107,9 @@ struct SimObjectives {
     identification_error_m2: real,
     swingup_min_m: real,
     swingup_time_s: real,
-    _pad: real,
+    // The J_e [m²] past which the simulation is abandoned (`abandons`); far
+    // beyond any J_e when it is scored to the end.
+    abandon_above_m2: real,
 }
 
 @group(0) @binding(0) var<uniform> params: DispatchParams;
@@ -153,30 +158,52 @@ fn exploded_velocity(v: real4) -> bool {
 }
 
 
-// One marker of a frame (the simulation's `frame`-th, from 0): its
-// position from the displacements `ua`, `ub` of its element's nodes at the
-// frame's time, written to the track when one is recorded; returns its
-// squared distance from the measured position (0 when not compared).
-fn observe_marker(c: SimControl, ph: SimPhysics, frame: u32, m: u32, ua: real4, ub: real4) -> real {
+// Where marker `m` is, from the displacements `ua`, `ub` of its element's
+// nodes.
+fn marker_position(c: SimControl, ph: SimPhysics, m: u32, ua: real4, ub: real4) -> real2 {
     let t0 = real2(ph.tangent_x, ph.tangent_y);
     let pin = real2(ph.pin_x_m, ph.pin_y_m);
     let shapes = mesh[c.marker_offset + 2u * m];
     let place = mesh[c.marker_offset + 2u * m + 1u];
     let displacement = shapes.x * ua.xy + shapes.y * ua.zw + shapes.z * ub.xy + shapes.w * ub.zw;
-    let position = pin + place.x * t0 + displacement;
-    let index = frame * c.markers + m;
-    var error: real = 0.0;
-    if (c.measured_offset != NO_TRACK) {
-        let sample = measured[c.measured_offset + index];
-        if (abs(sample.x) < MISSING_SAMPLE_ABOVE) {
-            let d = sample - position;
-            error = dot(d, d);
-        }
+    return pin + place.x * t0 + displacement;
+}
+
+// The squared distance of marker `m` at `position` in the simulation's
+// `frame`-th frame (from 0) from its measured position: 0 when not
+// compared.
+fn marker_error(c: SimControl, frame: u32, m: u32, position: real2) -> real {
+    if (c.measured_offset == NO_TRACK) {
+        return 0.0;
     }
+    let sample = measured[c.measured_offset + frame * c.markers + m];
+    if (abs(sample.x) < MISSING_SAMPLE_ABOVE) {
+        let d = sample - position;
+        return dot(d, d);
+    }
+    return 0.0;
+}
+
+fn record_marker(c: SimControl, frame: u32, m: u32, position: real2) {
     if (c.track_offset != NO_TRACK) {
-        track[c.track_offset + index] = position;
+        track[c.track_offset + frame * c.markers + m] = position;
     }
-    return error;
+}
+
+// One marker of a frame: its position written to the track when one is
+// recorded; returns its squared error (marker_error).
+fn observe_marker(c: SimControl, ph: SimPhysics, frame: u32, m: u32, ua: real4, ub: real4) -> real {
+    let position = marker_position(c, ph, m, ua, ub);
+    record_marker(c, frame, m, position);
+    return marker_error(c, frame, m, position);
+}
+
+// Whether a scored simulation with J_e `error_m2` after `frames_done` of
+// its frames stops there: past its bound with frames left. One that passes
+// it only at its last frame has finished and keeps its whole sum, as on
+// the CPU (engine::run's simulate_bounded).
+fn abandons(sim: u32, c: SimControl, frames_done: u32, error_m2: real) -> bool {
+    return frames_done < c.frames && error_m2 > objectives[sim].abandon_above_m2;
 }
 
 // A node's displacement `back_s` before the end of the step that holds a

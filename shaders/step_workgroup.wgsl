@@ -69,6 +69,15 @@ var<workgroup> w_tip_velocity: array<real2, GROUP_SIMS>;
 // The workgroup's step count for this dispatch.
 var<workgroup> w_steps: atomic<u32>;
 var<workgroup> w_steps_uniform: u32;
+// Per slot: set by lane 0 when it abandons the simulation at a frame.
+var<workgroup> w_abandoned: array<u32, GROUP_SIMS>;
+// Slots still stepping in this dispatch: a workgroup whose simulations
+// have all ended (their window done, diverged, abandoned) leaves its loop
+// instead of passing every barrier until its slowest slot's window ends.
+// Looked at every LIVE_CHECK_STEPS steps, since each look is a barrier.
+var<workgroup> w_running: atomic<u32>;
+var<workgroup> w_running_uniform: u32;
+const LIVE_CHECK_STEPS: u32 = 16u;
 
 // Nodes: v½ = v + h/2 a, the drift, the pin's prescribed displacement, the
 // explosion check (step.wgsl's drift loop, without the element).
@@ -273,7 +282,7 @@ fn finish_nodes(s: u32, lane: u32, n: u32, half: real, pin: PinState) {
     }
 }
 
-// step.wgsl's observe_frame, from slot `s`'s nodes.
+// step.wgsl's observe_frame, from slot `s`'s nodes (lane 0's).
 fn observe_frame(sim: u32, s: u32, c: SimControl, ph: SimPhysics, frame: u32, back_s: real) {
     let base = s * MAX_NODES;
     var error: real = 0.0;
@@ -285,6 +294,30 @@ fn observe_frame(sim: u32, s: u32, c: SimControl, ph: SimPhysics, frame: u32, ba
         error += observe_marker(c, ph, frame, m, ua, ub);
     }
     objectives[sim].identification_error_m2 += error;
+}
+
+// Every frame within step `steps`, by lane 0, which alone decides an
+// abandon (telling the other lanes through w_abandoned); every lane keeps
+// the count.
+fn observe_frames(sim: u32, s: u32, lane: u32, c: SimControl, ph: SimPhysics, steps: u32,
+                  prog: ptr<function, SimProgress>, next_frame: ptr<function, u32>) {
+    loop {
+        if (lane == 0u) {
+            observe_frame(sim, s, c, ph, (*prog).frames_done,
+                          frame_back[c.frame_offset + (*prog).frames_done]);
+        }
+        (*prog).frames_done += 1u;
+        if (lane == 0u
+            && abandons(sim, c, (*prog).frames_done, objectives[sim].identification_error_m2)) {
+            (*prog).status = STATUS_ABANDONED;
+            w_abandoned[s] = 1u;
+            break;
+        }
+        *next_frame = frame_step(c, (*prog).frames_done);
+        if (*next_frame != steps) {
+            break;
+        }
+    }
 }
 
 fn fold_nodes(s: u32, lane: u32, n: u32) {
@@ -333,15 +366,20 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
     }
     if (lane == 0u) {
         atomicStore(&w_diverged[s], 0u);
+        w_abandoned[s] = 0u;
     }
     if (local == 0u) {
         atomicStore(&w_steps, 0u);
+        atomicStore(&w_running, 0u);
         // Slot 0 holds a simulation in every workgroup dispatched.
         w_elements = n;
     }
     workgroupBarrier();
     if (started) {
         atomicMax(&w_steps, end - prog.steps_done);
+        if (lane == 0u) {
+            atomicAdd(&w_running, 1u);
+        }
     }
     workgroupBarrier();
     if (local == 0u) {
@@ -352,7 +390,16 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
 
     var live = started;
     for (var i = 0u; i < group_steps; i++) {
-        live = live && prog.steps_done < end;
+        if (i > 0u && i % LIVE_CHECK_STEPS == 0u) {
+            if (local == 0u) {
+                w_running_uniform = atomicLoad(&w_running);
+            }
+            if (workgroupUniformLoad(&w_running_uniform) == 0u) {
+                break;
+            }
+        }
+        live = live && prog.steps_done < end && w_abandoned[s] == 0u;
+        let stepping = live;
         let steps = prog.steps_done + 1u;
         let t = real(steps) * h;
         var pin = PinState(real2(0.0), real2(0.0), real2(0.0));
@@ -401,22 +448,15 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
             }
         }
         workgroupBarrier();
-        // Every frame within this step, by lane 0; every lane keeps the
-        // count.
         if (frame_due) {
-            loop {
-                if (lane == 0u) {
-                    observe_frame(sim, s, c, ph, prog.frames_done,
-                                  frame_back[c.frame_offset + prog.frames_done]);
-                }
-                prog.frames_done += 1u;
-                next_frame = frame_step(c, prog.frames_done);
-                if (next_frame != steps) {
-                    break;
-                }
-            }
+            observe_frames(sim, s, lane, c, ph, steps, &prog, &next_frame);
         }
-        // The frame's reads before the next step's writes.
+        if (lane == 0u && stepping
+            && (prog.status != STATUS_RUNNING || prog.steps_done >= end)) {
+            atomicSub(&w_running, 1u);
+        }
+        // The frame's reads before the next step's writes, and lane 0's
+        // w_abandoned before every lane's next look.
         workgroupBarrier();
     }
     if (started) {

@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::engine::{Engine, EngineKind, Outcome, RunHooks, Simulation};
+use crate::gpu::timing::StageTime;
 use crate::gpu::{self, Gpu, GpuLayout, Precision};
 use crate::model::TetherParams;
 use crate::scenario::batch::BatchError;
@@ -48,6 +49,8 @@ pub struct BenchRow {
     pub setup_s: Option<f64>,
     /// GPU engines: the layout and its shape, with the model's numbers.
     pub layout: Option<LayoutFacts>,
+    /// GPU engines: where the fastest run's time went (`gpu::timing`).
+    pub stages: Option<StageTime>,
 }
 
 /// What a GPU row's layout was, and what the cost model counts for it.
@@ -110,6 +113,8 @@ struct Work {
     element_steps: u64,
     adaptive_flops: Option<f64>,
     adaptive_chain_per_step: Option<f64>,
+    /// Where a GPU run's time went (`gpu::timing`), its stages summed.
+    stages: Option<StageTime>,
 }
 
 impl Work {
@@ -144,6 +149,7 @@ impl Work {
             element_steps: outcomes.iter().map(|o| o.steps * elements as u64).sum(),
             adaptive_flops: adaptive.then_some(flops),
             adaptive_chain_per_step: adaptive.then(|| chain / steps.max(1) as f64),
+            stages: None,
         }
     }
 }
@@ -200,6 +206,7 @@ fn row(
         peak_fraction: gflops.zip(peak).map(|(g, p)| g / p),
         setup_s: None,
         layout: None,
+        stages: work.stages,
     }
 }
 
@@ -320,8 +327,13 @@ pub fn run(
     };
     let lanes = shape.map_or(1, |s| s.lanes);
     let timed = fastest(repeats, || {
+        gpu.time_stages();
         let outcomes = engine.execute(&prepared, RunHooks::default())?;
-        Ok::<Work, BatchError>(Work::of(&outcomes, elements, lanes))
+        let stages = gpu.stage_times().unwrap_or_default();
+        Ok::<Work, BatchError>(Work {
+            stages: StageTime::sum(stages.values()),
+            ..Work::of(&outcomes, elements, lanes)
+        })
     })?;
     let peak = match precision {
         Precision::F32 => peaks.gpu_f32,

@@ -82,9 +82,16 @@ fn on_lavapipe_too_the_rows_and_answers_are_the_exhaustive_runs() {
     let exhaustive = on_gpu("exhaustive", true);
     let abandoning = on_gpu("abandoning", false);
     assert_eq!(abandoning.engine.backend, "gpu");
-    // The GPU's stages do not abandon yet: the bounds reach them and
-    // change no row. When they do, this count goes above zero.
-    assert_eq!(same_rows_or_bounds(&exhaustive, &abandoning), 0);
+    let abandoned = same_rows_or_bounds(&exhaustive, &abandoning);
+    eprintln!(
+        "{abandoned} of {} abandoned on the GPU",
+        abandoning.results.len()
+    );
+    assert!(
+        abandoned * 3 > abandoning.results.len(),
+        "only {abandoned} of {} abandoned: the test shows little",
+        abandoning.results.len()
+    );
     assert_eq!(abandoning.summary, exhaustive.summary);
 }
 

@@ -381,6 +381,94 @@ fn the_shader_matches_its_cpu_mirror() {
     }
 }
 
+/// Which bound a test gives each simulation of a batch, from its whole
+/// J_e: half of it (abandoned mid-film), just under it (passed only at the
+/// last frame, so scored to the end), or none; the truth's own mesh,
+/// whose J_e is all rounding, runs unbounded.
+fn test_bound(i: usize, sim: &gpu::GpuSimulation, whole_m2: f64) -> Option<f64> {
+    match (sim.params.elements, i % 3) {
+        (6, _) | (_, 2) => None,
+        (_, 0) => Some(0.5 * whole_m2),
+        _ => Some(whole_m2 * (1.0 - 1e-4)),
+    }
+}
+
+/// Abandoning (step_io.wgsl's `abandons`), both schemes, both layouts: a
+/// simulation bounded at half its J_e stops at the frame where its sum
+/// passes the bound, as its mirror does, with fewer steps and a partial sum
+/// between the bound and the whole; one bounded just under its whole J_e
+/// passes it only at its last frame and is the unbounded run bit for bit,
+/// as are those without a bound.
+#[test]
+fn the_shader_abandons_where_its_mirror_does() {
+    let Some(gpu) = open() else { return };
+    let drop = short(ScenarioKind::Drop, 0.4);
+    let (explicit, measured) = scored_batch(&drop);
+    let mut sims = explicit.clone();
+    sims.extend(explicit.iter().map(|s| {
+        let mut semi = gpu_simulation(
+            &drop,
+            &s.params,
+            FixedStepScheme::SemiImplicit,
+            None,
+            &StepCache::default(),
+        )
+        .unwrap();
+        semi.compare_measured = true;
+        semi
+    }));
+    for layout in LAYOUTS {
+        let options = BatchOptions {
+            layout: layout.into(),
+            ..Default::default()
+        };
+        let whole = gpu::run_batch(&gpu, &sims, Some(&measured), &options).unwrap();
+        let mut bounded = sims.clone();
+        for (i, (s, w)) in bounded.iter_mut().zip(&whole).enumerate() {
+            s.abandon_above_m2 = test_bound(i, s, w.identification_error_m2);
+        }
+        let shader = gpu::run_batch(&gpu, &bounded, Some(&measured), &options).unwrap();
+        let mirror =
+            gpu::mirror::mirror_batch(&bounded, Some(&measured), options.precision).unwrap();
+        let mut abandoned = 0;
+        for (i, (s, (w, (g, m)))) in bounded
+            .iter()
+            .zip(whole.iter().zip(shader.iter().zip(&mirror)))
+            .enumerate()
+        {
+            let what = format!("{layout:?} #{i} {:?}", s.scheme);
+            eprintln!(
+                "{what}: {:?} {} of {} steps, J_e {:.3e} of {:.3e}",
+                g.status, g.steps, w.steps, g.identification_error_m2, w.identification_error_m2
+            );
+            assert_eq!((&g.status, g.steps), (&m.status, m.steps), "{what}");
+            match g.status {
+                RunStatus::Abandoned { time_s } => {
+                    abandoned += 1;
+                    let bound = s.abandon_above_m2.unwrap();
+                    assert!(test_bound(i, s, 1.0) == Some(0.5), "{what}: {g:?}");
+                    let partial = g.identification_error_m2;
+                    assert!(
+                        bound < partial && partial < w.identification_error_m2,
+                        "{what}"
+                    );
+                    assert!(g.steps < w.steps, "{what}");
+                    assert!(
+                        (0..s.frames.len() - 1).any(|f| s.frame_time_s(f) == time_s),
+                        "{what}: {time_s} s is a frame's before the last"
+                    );
+                    let relative = (partial / m.identification_error_m2 - 1.0).abs();
+                    assert!(relative < 1e-3, "{what}: {relative:e} from the mirror");
+                }
+                _ => assert_eq!(g, w, "{what}"),
+            }
+        }
+        // Four are bounded at half; the undamped n = 8 semi-implicit one
+        // gathers most of its J_e in its last frame and passes half there.
+        assert!(abandoned >= 3, "{layout:?}: {abandoned} abandoned");
+    }
+}
+
 #[test]
 fn mixed_batches_and_chunks_give_each_simulation_its_own_result() {
     let Some(gpu) = open() else { return };
@@ -1146,4 +1234,53 @@ fn the_cost_model_is_calibrated_on_the_step_pipelines() {
         );
     }
     assert_eq!(gpu.layout_rates(Precision::F32, scheme).unwrap(), rates);
+}
+
+/// A calibration is saved per adapter and build (`engine::calibration`):
+/// measured once, then read back, the same rates to the bit, without
+/// measuring; another measurement is measured beside it; a file that
+/// cannot be read is measured over; without a file nothing is saved.
+#[test]
+fn a_calibration_is_saved_and_reused_on_the_same_adapter() {
+    use tether_sweep::engine::calibration::{Source, saved_or_measured};
+    use tether_sweep::engine::choice::{ChoiceError, calibrate_layouts};
+    use tether_sweep::gpu::cost::LayoutRates;
+    let Some(gpu) = open() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cache").join("calibration.json");
+    let scheme = FixedStepScheme::SemiImplicit;
+    let measure = || calibrate_layouts(&gpu, Precision::F32, scheme, 4, 8);
+    let not_again = || -> Result<LayoutRates, ChoiceError> { panic!("measured again") };
+    let saved = saved_or_measured(Some(&path), &gpu, "n = 4", measure).unwrap();
+    assert_eq!(
+        saved.1,
+        Source::Measured {
+            saved: Ok(path.clone())
+        }
+    );
+    let again = saved_or_measured(Some(&path), &gpu, "n = 4", not_again).unwrap();
+    assert_eq!(again.0, saved.0);
+    assert!(matches!(again.1, Source::Saved { .. }), "{:?}", again.1);
+    assert!(again.1.to_string().contains("delete it to measure again"));
+
+    let other = saved_or_measured(Some(&path), &gpu, "n = 6", || {
+        calibrate_layouts(&gpu, Precision::F32, scheme, 6, 8)
+    })
+    .unwrap();
+    assert!(matches!(other.1, Source::Measured { saved: Ok(_) }));
+    // Both kept.
+    let kept = saved_or_measured(Some(&path), &gpu, "n = 4", not_again).unwrap();
+    assert_eq!(kept.0, saved.0);
+
+    std::fs::write(&path, "{ half a file").unwrap();
+    let over = saved_or_measured(Some(&path), &gpu, "n = 4", measure).unwrap();
+    assert!(matches!(over.1, Source::Measured { saved: Ok(_) }));
+    assert!(matches!(
+        saved_or_measured(Some(&path), &gpu, "n = 4", not_again)
+            .unwrap()
+            .1,
+        Source::Saved { .. }
+    ));
+    let unsaved = saved_or_measured(None, &gpu, "n = 4", measure).unwrap();
+    assert!(matches!(unsaved.1, Source::Measured { saved: Err(_) }));
 }

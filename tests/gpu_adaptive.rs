@@ -187,6 +187,104 @@ fn f32_adaptive_stage_holds_its_tolerance_floor() {
     }
 }
 
+/// Abandoning in the adaptive stage (observe_landing): drops bounded at
+/// half their J_e stop at the landing where every lane's sum passes the
+/// bound, as the f64 mirror does, step for step, with fewer steps and a
+/// partial sum between the bound and the whole; one bounded just under
+/// its whole J_e, and one without a bound, are the unbounded runs.
+#[test]
+fn the_adaptive_stage_abandons_where_its_mirror_does() {
+    let Some(gpu) = open() else { return };
+    let drop = Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(0.4);
+    let truth = simulate(
+        &drop,
+        &params(6, 1500.0, 0.7, 0.0),
+        &SolverSettings::default(),
+    )
+    .unwrap()
+    .track;
+    let measured = &truth.positions_m[truth.markers()..];
+    let cases: Vec<_> = [
+        (4, 0.0, 0.6),
+        (10, 3000.0, 0.9),
+        (4, 1000.0, 0.8),
+        (3, 300.0, 0.6),
+    ]
+    .map(|(n, d, cd)| (drop.clone(), params(n, d, cd, 0.0)))
+    .into();
+    let mut prepared = prepare(&cases, 1e-7);
+    for sim in &mut prepared.sims {
+        sim.compare_measured = true;
+    }
+    let run = |prepared: &Prepared| {
+        run_adaptive_batch(
+            &gpu,
+            &AdaptiveBatch {
+                sims: &prepared.sims,
+                landings: &prepared.landings,
+                options: &prepared.options,
+                measured: Some(measured),
+            },
+            &AdaptiveRun::default(),
+        )
+        .unwrap()
+    };
+    let whole = run(&prepared);
+    let bounds = |i: usize, whole_m2: f64| match i {
+        0 | 2 => Some(0.5 * whole_m2),
+        1 => Some(whole_m2 * (1.0 - 1e-4)),
+        _ => None,
+    };
+    for (i, (sim, w)) in prepared.sims.iter_mut().zip(&whole).enumerate() {
+        sim.abandon_above_m2 = bounds(i, w.identification_error_m2);
+    }
+    let bounded = run(&prepared);
+    for (i, ((sim, l), (w, g))) in prepared
+        .sims
+        .iter()
+        .zip(&prepared.landings)
+        .zip(whole.iter().zip(&bounded))
+        .enumerate()
+    {
+        let data = chunk_data(&[sim]).unwrap();
+        let m = run_adaptive(
+            sim,
+            &data,
+            l,
+            &prepared.options[i],
+            Some(measured),
+            Precision::F64,
+        )
+        .unwrap();
+        eprintln!(
+            "#{i}: {:?} after {} of {} steps",
+            g.status, g.stats.steps, w.stats.steps
+        );
+        assert_eq!((&g.status, counts(g)), (&m.status, counts(&m)), "#{i}");
+        match (i, &g.status) {
+            (0 | 2, RunStatus::Abandoned { time_s }) => {
+                let partial = g.identification_error_m2;
+                let bound = sim.abandon_above_m2.unwrap();
+                assert!(
+                    bound < partial && partial < w.identification_error_m2,
+                    "#{i}"
+                );
+                assert!(g.stats.steps < w.stats.steps, "#{i}");
+                assert!(
+                    l.frame_times_s[..l.frame_times_s.len() - 1].contains(time_s),
+                    "#{i}"
+                );
+                assert!(
+                    (partial / m.identification_error_m2 - 1.0).abs() < 1e-9,
+                    "#{i}"
+                );
+            }
+            (1 | 3, RunStatus::Ok) => assert_eq!(g, w, "#{i}"),
+            _ => panic!("#{i}: {:?}", g.status),
+        }
+    }
+}
+
 /// The shape (simulations per workgroup, lanes per simulation) changes
 /// who does the work, not the arithmetic: one lane per simulation (both
 /// ends of the factorization on it), eight lanes and four simulations a
@@ -699,6 +797,18 @@ fn bench_counts_the_adaptive_stages_flops_from_its_work() {
         row.peak_fraction.is_some_and(|f| f > 0.0 && f < 2.0),
         "{row:?}"
     );
+    // Where the time went: the device's own clock inside the host's.
+    let stages = row.stages.expect("a GPU row's stage times");
+    assert!(stages.submissions >= 1 && stages.dispatches >= stages.submissions);
+    assert_eq!(stages.device_s.is_some(), gpu.timestamps, "{stages:?}");
+    if let Some(device_s) = stages.device_s {
+        assert!(
+            device_s > 0.0 && device_s <= stages.submissions_s,
+            "{stages:?}"
+        );
+    }
+    let host_clocked = stages.upload_s + stages.submissions_s + stages.readback_s;
+    assert!(host_clocked <= row.wall_s, "{stages:?} in {} s", row.wall_s);
     // Three drops fit in one workgroup: the most lanes. With one lane
     // fixed (`bench --lanes 1`) the work is the same and one lane's chain
     // carries all of it.

@@ -8,7 +8,9 @@
 #   device run: bash benches/device/run.sh      # carry [".devbin", ".gl"]
 #
 # Steps: the machine and adapters; `bench` of the semi-implicit scheme in
-# f32 and f64 in both layouts (n = 10, 40, 50; batches up to 8,192); the
+# f32 and f64 in both layouts (n = 10, 40, 50; batches up to 8,192), each
+# row with its stage's device time from timestamp queries and the host's
+# around it (columns device s, host s, subs; src/gpu/timing.rs); the
 # default and the paper's identification grid (docs/model.md §6), a default
 # GA run and the exhaustive 32,768-chromosome landscape, each with
 # --backend auto (the targets: 1 s, 3 s, 0.5 s a generation and 20 s on one
@@ -142,6 +144,8 @@ else
     echo "=== GPU tests: run here with cargo test --test gpu --test gpu_adaptive (no .devbin/gpu-tests)"
 fi
 } 2>&1 | tee "$OUT/run.log"
+# The rates `auto` measured, as saved for later runs (docs/gpu.md).
+cp "${XDG_CACHE_HOME:-$HOME/.cache}/tether-sweep/calibration.json" "$OUT/" 2>/dev/null
 # The device tool brings back eight files: the runs' folders travel as one
 # archive.
 (cd "$OUT" && tar czf outputs.tar.gz identify-* swingup-* && rm -rf identify-* swingup-*)

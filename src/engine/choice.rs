@@ -35,6 +35,9 @@
 //! `--solver` the faster GPU scheme (on a hardware adapter; on an emulation
 //! the semi-implicit one, unmeasured).
 //!
+//! Both GPU calibrations are saved per adapter, driver and build
+//! ([`super::calibration`]) and reused by later runs on the machine.
+//!
 //! Measuring costs time, so it happens only where a decision is open: with
 //! no adapter, or only a CPU emulation (lavapipe runs its invocations on
 //! these same cores, so it cannot beat the CPU solvers), or a CPU-only
@@ -43,6 +46,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::calibration;
 use super::{Backend, Engine, EngineKind, EngineOptions, gpu_scheme};
 use crate::gpu::adaptive::{AdaptiveBatch, AdaptiveRun, run_adaptive_batch};
 use crate::gpu::adaptive::{check_tolerance, f32_first_pass_tolerance_m};
@@ -502,6 +506,13 @@ impl Estimates {
     }
 }
 
+/// Where `gpu`'s calibrations are kept: a hardware adapter's only. An
+/// emulation is calibrated by tests alone (`auto` never weighs it), which
+/// leave no file behind.
+fn saved_calibrations(gpu: &Gpu) -> Option<std::path::PathBuf> {
+    calibration::default_path().filter(|_| gpu.adapter.hardware)
+}
+
 /// The GPU's fixed-step scheme on `work`, its layouts' rates measured on
 /// drops of the job's largest n, `batch` at once (`(largest, batch)`).
 fn fixed_step_estimate(
@@ -511,14 +522,25 @@ fn fixed_step_estimate(
     (largest, batch): (usize, usize),
 ) -> Result<EngineEstimate, ChoiceError> {
     let scheme = gpu_scheme(options.solver);
-    let all_rates = calibrate_layouts(gpu, options.precision, scheme, largest, batch)?;
+    let measurement = format!(
+        "step layouts, {} {}, n = {largest}, {batch} at once",
+        options.precision.name(),
+        scheme.name()
+    );
+    let (all_rates, source) = calibration::saved_or_measured(
+        saved_calibrations(gpu).as_deref(),
+        gpu,
+        &measurement,
+        || calibrate_layouts(gpu, options.precision, scheme, largest, batch),
+    )?;
+    gpu.set_layout_rates(options.precision, scheme, all_rates);
     let (seconds, layout) = gpu_seconds(work, scheme, options.gpu_layout, all_rates);
     let rates = all_rates.get(layout);
     Ok(EngineEstimate {
         engine: EngineKind::gpu(options.precision, scheme).with_layout(options.gpu_layout),
         seconds,
         how: format!(
-            "GPU {} {}, {} layout (its step measured at n = {largest}: a chain at {:.2} GFLOP/s, {batch} at once at {:.0} GFLOP/s)",
+            "GPU {} {}, {} layout (its step measured at n = {largest}: a chain at {:.2} GFLOP/s, {batch} at once at {:.0} GFLOP/s; {source})",
             scheme.name(),
             options.precision.name(),
             layout.name(),
@@ -543,7 +565,17 @@ fn adaptive_estimate(
     // The probe counted the reference solver at the job's tolerance; at a
     // looser scouting one the stage takes fewer steps than counted.
     let reference = adaptive_reference(request, largest);
-    let rates = calibrate_adaptive(gpu, precision, &reference, (smallest, largest), batch)?;
+    let measurement = format!(
+        "adaptive stage, {} {reference:?}, n = {smallest} to {largest}, {batch} at once",
+        precision.name()
+    );
+    let (rates, source) = calibration::saved_or_measured(
+        saved_calibrations(gpu).as_deref(),
+        gpu,
+        &measurement,
+        || calibrate_adaptive(gpu, precision, &reference, (smallest, largest), batch),
+    )?;
+    gpu.set_adaptive_rates(precision, rates);
     Ok(EngineEstimate {
         engine: EngineKind::GpuAdaptive {
             precision,
@@ -551,7 +583,7 @@ fn adaptive_estimate(
         },
         seconds: adaptive_gpu_seconds(work, &probed.counted, rates, ShapeBounds::of(gpu)),
         how: format!(
-            "GPU reference solver {} at {:e} m (its attempt measured at n = {smallest} and {largest}: a chain at {:.2} GFLOP/s and {:.2} µs a barrier, {batch} at once at {:.0} GFLOP/s)",
+            "GPU reference solver {} at {:e} m (its attempt measured at n = {smallest} and {largest}: a chain at {:.2} GFLOP/s and {:.2} µs a barrier, {batch} at once at {:.0} GFLOP/s; {source})",
             precision.name(),
             reference.tolerance_m,
             rates.flops.invocation_gflops,

@@ -6,6 +6,7 @@
 //! Layer: above `solver`, `gpu` and `scenario` (an engine names a CPU
 //! solver's settings or a GPU scheme), below the workflows that use it.
 
+pub mod calibration;
 pub mod choice;
 pub mod run;
 

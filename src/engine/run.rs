@@ -81,9 +81,9 @@ pub struct Simulation {
     /// A scored simulation stops, [`RunStatus::Abandoned`], once its J_e
     /// summed over the frames so far passes this bound \[m²\]; its
     /// outcome's J_e is then that partial sum, a lower bound of the whole
-    /// film's. None: scored to the end. The CPU's solvers stop so; the
-    /// GPU's stages do not yet, and score it to the end (`ok`), which
-    /// changes no answer (`sweep::abandon`).
+    /// film's. It passing the bound only at the last frame finishes the
+    /// run (`ok`, the whole sum). None: scored to the end. Every engine
+    /// stops so, each in its own arithmetic (the GPU's in its precision).
     pub abandon_above_m2: Option<f64>,
 }
 
@@ -449,7 +449,10 @@ impl Engine {
                         if first_frame_simulated(&s.scenario) {
                             sim.frames.remove(0);
                         }
-                        held_error_m2(m, &s.scenario, &sim)?
+                        let held = held_error_m2(m, &s.scenario, &sim)?;
+                        // The shader sums the frames it simulates.
+                        sim.abandon_above_m2 = s.abandon_above_m2.map(|b| b - held);
+                        held
                     }
                     _ => 0.0,
                 };
@@ -581,7 +584,7 @@ fn execute_gpu(
         .zip(outcomes.into_iter().zip(reports))
         .map(|(((s, sim), held), (out, report))| {
             // A GPU run that did not finish reads as the CPU's solver error.
-            let status = out.status.clone();
+            let status = on_file_clock(out.status.clone(), &s.scenario);
             let ok = status.is_ok();
             let output = match ok && s.keep_track {
                 true => {
@@ -593,7 +596,9 @@ fn execute_gpu(
                 }
                 false => None,
             };
-            let scored = ok && !s.keep_track && prepared.measured.is_some();
+            let scored = (ok || status.abandoned_at().is_some())
+                && !s.keep_track
+                && prepared.measured.is_some();
             let swingup = s
                 .scenario
                 .as_swingup()
@@ -615,6 +620,25 @@ fn execute_gpu(
             })
         })
         .collect()
+}
+
+/// A GPU simulation's status with an abandon's time on the file's clock,
+/// as the CPU reports it (the frame's time in the measured track): the
+/// stages count it from the release.
+fn on_file_clock(status: RunStatus, scenario: &Scenario) -> RunStatus {
+    match status {
+        RunStatus::Abandoned { time_s } => {
+            let since_release = |t: f64| (scenario.model_time_s(t) - time_s).abs();
+            let frame = scenario
+                .frame_times_s()
+                .into_iter()
+                .min_by(|a, b| since_release(*a).total_cmp(&since_release(*b)));
+            RunStatus::Abandoned {
+                time_s: frame.unwrap_or(time_s),
+            }
+        }
+        other => other,
+    }
 }
 
 /// The CPU's run: every simulation on its own core, cancelled between

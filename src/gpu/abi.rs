@@ -21,6 +21,13 @@ pub const CPU_EMULATION_WORKGROUP_SIZE: u32 = 8;
 pub const STATUS_RUNNING: u32 = 0;
 pub const STATUS_DONE: u32 = 1;
 pub const STATUS_DIVERGED: u32 = 2;
+/// A scored simulation whose J_e so far passed its
+/// `SimObjectives::abandon_above_m2` before its last frame: stopped there,
+/// its J_e the partial sum (`engine::Simulation::abandon_above_m2`).
+pub const STATUS_ABANDONED: u32 = 4;
+/// `SimObjectives::abandon_above_m2` of a simulation scored to the end: no
+/// J_e reaches it (a state that would has exploded first), in f32 too.
+pub const NEVER_ABANDON_M2: f64 = 1e30;
 /// `SimControl::track_offset` when no track is recorded, and
 /// `measured_offset` when J_e is not accumulated.
 pub const NO_TRACK: u32 = u32::MAX;
@@ -283,7 +290,9 @@ pub struct SimObjectives<R: Real> {
     pub identification_error_m2: R,
     pub swingup_min_m: R,
     pub swingup_time_s: R,
-    pub _pad: R,
+    /// The simulation stops, [`STATUS_ABANDONED`], once its J_e so far
+    /// passes this \[m²\] before its last frame; [`NEVER_ABANDON_M2`]: never.
+    pub abandon_above_m2: R,
 }
 
 // bytemuck cannot derive Pod for generic structs (it cannot see the padding).
@@ -398,7 +407,7 @@ mod tests {
             precision,
             "SimObjectives",
             rust_layout!(SimObjectives<R>; identification_error_m2, swingup_min_m,
-                swingup_time_s, _pad),
+                swingup_time_s, abandon_above_m2),
         );
     }
 
@@ -468,6 +477,10 @@ mod tests {
                 ("STATUS_RUNNING: u32 = ", STATUS_RUNNING.to_string() + "u"),
                 ("STATUS_DONE: u32 = ", STATUS_DONE.to_string() + "u"),
                 ("STATUS_DIVERGED: u32 = ", STATUS_DIVERGED.to_string() + "u"),
+                (
+                    "STATUS_ABANDONED: u32 = ",
+                    STATUS_ABANDONED.to_string() + "u",
+                ),
                 ("NO_TRACK: u32 = ", "0xffffffffu".to_string()),
                 ("NO_FRAME: u32 = ", format!("{NO_FRAME:#x}u")),
                 (

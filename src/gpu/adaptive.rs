@@ -25,8 +25,8 @@ use std::time::Instant;
 
 use super::abi::{
     ADAPTIVE_FACTOR_VEC4_PER_NODE, ADAPTIVE_PLANES, AdaptiveProgress, AdaptiveSettings,
-    DispatchParams, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE, STATUS_NEWTON_FAILED,
-    STATUS_RUNNING, SimObjectives,
+    DispatchParams, Real, STATE_PLANES, STATUS_ABANDONED, STATUS_DIVERGED, STATUS_DONE,
+    STATUS_NEWTON_FAILED, STATUS_RUNNING, SimObjectives,
 };
 use super::batch::{ChunkData, GpuSimulation, chunk_data, exploded};
 use super::device::Stage;
@@ -36,6 +36,7 @@ use super::dispatch::{
     read_back, storage,
 };
 use super::shape::AdaptiveShape;
+use super::timing::ChunkClock;
 use super::{Gpu, GpuError, Precision, cost};
 use crate::error::InputError;
 use crate::scheme::implicit_control::UNMEASURED_NEWTON_ETA;
@@ -415,6 +416,8 @@ fn run_typed<R: Real>(
     };
     gpu.check()?;
     let device = &gpu.device;
+    let mut clock = gpu.chunk_clock(ADAPTIVE_STAGE);
+    let upload = Instant::now();
     use wgpu::util::DeviceExt;
     let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
         label: Some("adaptive dispatch params"),
@@ -448,6 +451,9 @@ fn run_typed<R: Real>(
         (14, storage(gpu, "adaptive settings", &settings, none)),
     ];
     let bind_group = bind(gpu, pipeline, &bound);
+    if let Some(c) = clock.as_mut() {
+        c.uploaded(upload);
+    }
     let buffer = |binding: u32| &bound.iter().find(|(b, _)| *b == binding).unwrap().1;
     let progress_buf = buffer(11);
     let workgroups = (count as u32).div_ceil(shape.sims);
@@ -458,14 +464,18 @@ fn run_typed<R: Real>(
         progress_buf,
         progress0,
         (workgroups, attempts),
-        cancel,
+        (cancel, clock.as_mut()),
     )?;
+    let reading = Instant::now();
     let objectives: Vec<SimObjectives<R>> = read_back(gpu, buffer(7))?;
     let track: Vec<[R; 2]> = if data.track_len > 0 {
         read_back(gpu, buffer(8))?
     } else {
         Vec::new()
     };
+    if let Some(c) = clock.as_mut() {
+        c.read_back(reading);
+    }
     Ok(sims
         .iter()
         .enumerate()
@@ -564,6 +574,9 @@ fn bind(
     })
 }
 
+/// The adaptive stage's name in `gpu::timing`.
+pub const ADAPTIVE_STAGE: &str = "adaptive";
+
 /// Dispatches (`workgroups` each, of `attempts` per simulation) until no
 /// simulation runs or `cancel` is set, checking every simulation's
 /// attempts after each submission; the progress read back last.
@@ -574,7 +587,7 @@ fn dispatch_until_done<R: Real>(
     progress_buf: &wgpu::Buffer,
     progress0: Vec<AdaptiveProgress<R>>,
     (workgroups, attempts): (u32, u32),
-    cancel: Option<&AtomicBool>,
+    (cancel, mut clock): (Option<&AtomicBool>, Option<&mut ChunkClock<'_>>),
 ) -> Result<Vec<AdaptiveProgress<R>>, GpuError> {
     let device = &gpu.device;
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
@@ -592,16 +605,23 @@ fn dispatch_until_done<R: Real>(
         }
         let started = Instant::now();
         let mut encoder = device.create_command_encoder(&Default::default());
-        for _ in 0..dispatches {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
+        for d in 0..dispatches {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: clock.as_ref().and_then(|c| c.pass_writes(d, dispatches)),
+            });
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, bind_group, &[]);
             pass.dispatch_workgroups(workgroups, 1, 1);
         }
         encoder.copy_buffer_to_buffer(progress_buf, 0, &staging, 0, progress_buf.size());
+        let submission = clock.as_ref().map(|c| c.submitting(&mut encoder));
         gpu.queue.submit([encoder.finish()]);
         progress = map_and_collect(gpu, &staging)?;
         gpu.check()?;
+        if let (Some(c), Some(s)) = (clock.as_mut(), submission) {
+            c.submitted(s, dispatches)?;
+        }
         check_attempts(
             &progress,
             &mut expected,
@@ -627,7 +647,9 @@ fn check_attempts<R: Real>(
         let got = p.attempts as u64;
         let fits = match p.status {
             STATUS_RUNNING => got == expected[i],
-            STATUS_DONE | STATUS_DIVERGED | STATUS_NEWTON_FAILED => got <= expected[i],
+            STATUS_DONE | STATUS_DIVERGED | STATUS_NEWTON_FAILED | STATUS_ABANDONED => {
+                got <= expected[i]
+            }
             other => {
                 return Err(GpuError::Device(format!(
                     "simulation {i} reports unknown status {other}"
@@ -660,6 +682,8 @@ fn outcome<R: Real>(
             time_s,
             step_s: p.step_s.to_f64(),
         },
+        // At a landing: the frame's time.
+        STATUS_ABANDONED => RunStatus::Abandoned { time_s },
         STATUS_RUNNING => RunStatus::Cancelled,
         _ => RunStatus::Ok,
     };

@@ -61,11 +61,21 @@ pub struct GpuSimulation {
     pub measured_first_frame: usize,
     /// Read back marker positions at every frame.
     pub record_track: bool,
+    /// Stop, abandoned, once the J_e summed over its frames so far passes
+    /// this \[m²\] before its last frame (`abi::STATUS_ABANDONED`); None:
+    /// scored to the end.
+    pub abandon_above_m2: Option<f64>,
 }
 
 impl GpuSimulation {
     pub fn frames(&self) -> u64 {
         self.frames.len() as u64
+    }
+
+    /// The time of its `frame`-th frame (from 0) since its start \[s\].
+    pub fn frame_time_s(&self, frame: usize) -> f64 {
+        let due = self.frames[frame];
+        due.step as f64 * self.step_s - due.back_s
     }
 
     /// The fewest steps between two steps that hold frames (from the start

@@ -77,7 +77,7 @@ use super::layout::{GpuLayout, MIN_ADAPTIVE_LANES, adaptive_lanes_for, lanes_for
 use crate::scheme::FixedStepScheme;
 
 /// Measured rates of the GPU [GFLOP/s of multiply-adds].
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuRates {
     /// One invocation alone (its dependent chains).
     pub invocation_gflops: f64,
@@ -88,7 +88,7 @@ pub struct GpuRates {
 /// The rates of each layout. Measured on the step pipelines themselves
 /// where `engine::choice` calibrated them (`Gpu::layout_rates`); else the
 /// peak stage's, the same for both.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LayoutRates {
     pub thread: GpuRates,
     pub workgroup: GpuRates,
@@ -316,7 +316,7 @@ pub fn adaptive_barriers(work: &AdaptiveWork) -> f64 {
 /// barrier adds, which flops do not count and which cost the same for
 /// every n (on the H100 the semi-implicit workgroup layout's barriers took
 /// three quarters of its step).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AdaptiveRates {
     /// One simulation alone, and the device filled (per lane).
     pub flops: GpuRates,

@@ -14,6 +14,8 @@ pub struct AdapterSummary {
     pub backend: String,
     pub device_type: String,
     pub driver: String,
+    /// The driver's version, as it says it (`Mesa 22.3.6`, `560.35.03`).
+    pub driver_info: String,
     /// A real GPU, not a CPU emulation such as lavapipe.
     pub hardware: bool,
     pub shader_f64: bool,
@@ -60,6 +62,7 @@ fn summary(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
         backend: format!("{:?}", info.backend),
         device_type: format!("{:?}", info.device_type),
         driver: info.driver.clone(),
+        driver_info: info.driver_info.clone(),
         hardware: !matches!(
             info.device_type,
             wgpu::DeviceType::Cpu | wgpu::DeviceType::Other
@@ -221,6 +224,10 @@ pub struct Gpu {
     /// here and returned by [`Gpu::check`] rather than wgpu's default of
     /// panicking (or, for a lost device, of invalid resources later on).
     faults: Arc<Mutex<Vec<String>>>,
+    /// The adapter writes timestamps in compute passes (`gpu::timing`).
+    pub timestamps: bool,
+    /// The stages' times while timing (`Gpu::time_stages`).
+    pub(super) timing: Mutex<Option<super::timing::StageTimes>>,
 }
 
 impl Gpu {
@@ -275,6 +282,10 @@ impl Gpu {
         if summary.shader_f64 {
             features |= wgpu::Features::SHADER_F64;
         }
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        if timestamps {
+            features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
         // The adapter's own limits: chunk sizes follow from them.
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -316,7 +327,32 @@ impl Gpu {
             layout_rates: Mutex::new(HashMap::new()),
             adaptive_rates: Mutex::new(HashMap::new()),
             faults,
+            timestamps,
+            timing: Mutex::new(None),
         })
+    }
+
+    /// Starts timing every stage's batches (again from zero); read with
+    /// [`Gpu::stage_times`].
+    pub fn time_stages(&self) {
+        *self.timing.lock().expect("timing lock") = Some(Default::default());
+    }
+
+    /// The stages' times since [`Gpu::time_stages`], which stops timing;
+    /// None when it was not timing.
+    pub fn stage_times(&self) -> Option<super::timing::StageTimes> {
+        self.timing.lock().expect("timing lock").take()
+    }
+
+    /// A clock for a chunk of `stage`, or None when not timing.
+    pub(super) fn chunk_clock(&self, stage: &'static str) -> Option<super::timing::ChunkClock<'_>> {
+        self.timing.lock().expect("timing lock").as_ref()?;
+        Some(super::timing::ChunkClock::new(
+            (&self.device, &self.queue),
+            &self.timing,
+            self.timestamps,
+            stage,
+        ))
     }
 
     /// The step pipeline of `scheme` for `precision` and simulations of up

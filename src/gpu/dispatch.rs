@@ -11,8 +11,8 @@ use bytemuck::Pod;
 use wgpu::util::DeviceExt;
 
 use super::abi::{
-    DispatchParams, Real, STATE_PLANES, STATUS_DIVERGED, STATUS_DONE, STATUS_RUNNING,
-    SimObjectives, SimProgress,
+    DispatchParams, NEVER_ABANDON_M2, Real, STATE_PLANES, STATUS_ABANDONED, STATUS_DIVERGED,
+    STATUS_DONE, STATUS_RUNNING, SimObjectives, SimProgress,
 };
 use super::batch::{
     ChunkData, GpuOutcome, GpuSimulation, chunk_data, exploded, steps_per_dispatch,
@@ -673,7 +673,7 @@ pub(super) fn initial_objectives<'a, R: Real>(
         identification_error_m2: R::from_f64(0.0),
         swingup_min_m: R::from_f64(s.initial_swingup_m),
         swingup_time_s: R::from_f64(0.0),
-        _pad: R::from_f64(0.0),
+        abandon_above_m2: R::from_f64(s.abandon_above_m2.unwrap_or(NEVER_ABANDON_M2)),
     })
     .collect()
 }
@@ -700,7 +700,7 @@ fn check_progress(
                     got: p.steps_done as u64,
                 });
             }
-        } else if p.status != STATUS_DIVERGED {
+        } else if p.status != STATUS_DIVERGED && p.status != STATUS_ABANDONED {
             return Err(GpuError::Device(format!(
                 "simulation {i} reports unknown status {}",
                 p.status
@@ -726,6 +726,9 @@ fn outcomes<R: Real>(
             let status = match p.status {
                 STATUS_DIVERGED => exploded(p.steps_done as f64 * sim.step_s, R::PRECISION),
                 STATUS_DONE => RunStatus::Ok,
+                STATUS_ABANDONED => RunStatus::Abandoned {
+                    time_s: sim.frame_time_s(p.frames_done as usize - 1),
+                },
                 _ => RunStatus::Cancelled,
             };
             let track_m = (sim.record_track && status.is_ok()).then(|| {
@@ -766,6 +769,8 @@ fn run_chunk<R: Real>(
     // buffer initialisation panic): say why instead.
     gpu.check()?;
     let device = &gpu.device;
+    let mut clock = gpu.chunk_clock(dispatch.layout.stage_name());
+    let upload = Instant::now();
     let ChunkBuffers {
         progress: progress_buf,
         objectives: objectives_buf,
@@ -773,6 +778,9 @@ fn run_chunk<R: Real>(
         bind_group,
         progress0,
     } = chunk_buffers::<R>(gpu, dispatch, sims, data, measured, &params);
+    if let Some(c) = clock.as_mut() {
+        c.uploaded(upload);
+    }
     let pipeline = &*dispatch.pipeline;
     let progress_staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("progress readback"),
@@ -793,17 +801,24 @@ fn run_chunk<R: Real>(
         }
         let started = Instant::now();
         let mut encoder = device.create_command_encoder(&Default::default());
-        for _ in 0..dispatches {
+        for d in 0..dispatches {
             // One pass per dispatch: each sees the previous one's writes.
-            let mut pass = encoder.begin_compute_pass(&Default::default());
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: clock.as_ref().and_then(|c| c.pass_writes(d, dispatches)),
+            });
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
             pass.dispatch_workgroups(workgroups, 1, 1);
         }
         encoder.copy_buffer_to_buffer(&progress_buf, 0, &progress_staging, 0, progress_buf.size());
+        let submission = clock.as_ref().map(|c| c.submitting(&mut encoder));
         gpu.queue.submit([encoder.finish()]);
         progress = map_and_collect(gpu, &progress_staging)?;
         gpu.check()?;
+        if let (Some(c), Some(s)) = (clock.as_mut(), submission) {
+            c.submitted(s, dispatches)?;
+        }
         let window = dispatches as u64 * per_dispatch as u64;
         check_progress(&progress, sims, &mut expected, window)?;
         report(
@@ -817,12 +832,16 @@ fn run_chunk<R: Real>(
             dispatches = (dispatches * 2).min(MAX_DISPATCHES_PER_SUBMISSION);
         }
     }
+    let reading = Instant::now();
     let objectives: Vec<SimObjectives<R>> = read_back(gpu, &objectives_buf)?;
     let track: Vec<[R; 2]> = if data.track_len > 0 {
         read_back(gpu, &track_buf)?
     } else {
         Vec::new()
     };
+    if let Some(c) = clock.as_mut() {
+        c.read_back(reading);
+    }
     Ok(outcomes(
         sims,
         &progress,

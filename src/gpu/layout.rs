@@ -39,6 +39,14 @@ impl GpuLayout {
             GpuLayout::Workgroup => "workgroup",
         }
     }
+
+    /// Its step stage's name in `gpu::timing`.
+    pub fn stage_name(self) -> &'static str {
+        match self {
+            GpuLayout::Thread => "step (thread layout)",
+            GpuLayout::Workgroup => "step (workgroup layout)",
+        }
+    }
 }
 
 /// What `--gpu-layout` asks for.
@@ -148,25 +156,29 @@ pub fn lanes_for(elements: usize) -> u32 {
 /// drift, velocity, acceleration, force); per node of the semi-implicit
 /// scheme (one slot for the explicit one) a `Symmetric4` pivot (two vec4
 /// and a vec2, padded to a multiple of the vec4 alignment: 12 reals) and a
-/// 4×4 coupling; the shared solve's two 4×4 blocks; the divergence flag and
-/// the tip's velocity.
+/// 4×4 coupling; the shared solve's two 4×4 blocks; the divergence and
+/// abandon flags and the tip's velocity.
 pub fn slot_bytes(nodes: u32, precision: Precision, scheme: FixedStepScheme) -> u64 {
     let real = precision.real_bytes();
     let blocks = match scheme {
         FixedStepScheme::SemiImplicit => nodes as u64,
         FixedStepScheme::Explicit => 1,
     };
-    nodes as u64 * 5 * 4 * real + blocks * (12 + 16) * real + 2 * 16 * real + 4 + 2 * real
+    nodes as u64 * 5 * 4 * real + blocks * (12 + 16) * real + 2 * 16 * real + 2 * 4 + 2 * real
 }
 
-/// Workgroup memory of a pipeline of `shape` \[bytes\]: its slots, and the
-/// step count and n it shares (three u32).
+/// Workgroup memory its slots share \[bytes\]: the step count (twice), n,
+/// and the count of slots still stepping (twice), five u32.
+const SHARED_BYTES: u64 = 5 * 4;
+
+/// Workgroup memory of a pipeline of `shape` \[bytes\]: its slots, and
+/// what they share.
 pub fn workgroup_bytes(
     shape: WorkgroupShape,
     precision: Precision,
     scheme: FixedStepScheme,
 ) -> u64 {
-    shape.sims as u64 * slot_bytes(shape.nodes, precision, scheme) + 12
+    shape.sims as u64 * slot_bytes(shape.nodes, precision, scheme) + SHARED_BYTES
 }
 
 /// The shape for simulations of `elements` elements on an adapter with
@@ -187,7 +199,7 @@ pub fn workgroup_shape(
     if lanes < SOLVE_LANES {
         return None;
     }
-    let memory = (limits.max_compute_workgroup_storage_size as u64).saturating_sub(12);
+    let memory = (limits.max_compute_workgroup_storage_size as u64).saturating_sub(SHARED_BYTES);
     let by_memory = memory / slot_bytes(nodes, precision, scheme);
     let by_invocations = (max_invocations / lanes) as u64;
     let by_target = (TARGET_INVOCATIONS / lanes).max(1) as u64;

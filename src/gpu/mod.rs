@@ -18,6 +18,7 @@
 //! - [`adaptive`]: the adaptive implicit scheme (step_adaptive.wgsl), each
 //!   simulation with its own steps, run by [`adaptive::run_adaptive_batch`].
 //! - [`flops`]: the flop count of a step, and the peak-throughput stage.
+//! - [`timing`]: where a batch's time goes per stage, when asked.
 
 pub mod abi;
 pub mod adaptive;
@@ -31,6 +32,7 @@ pub mod mass_factor;
 pub mod mirror;
 pub mod shader;
 pub mod shape;
+pub mod timing;
 
 use thiserror::Error;
 

@@ -167,6 +167,7 @@ pub fn gpu_simulation(
         compare_measured: false,
         measured_first_frame: held_compared_frames(scenario),
         record_track: false,
+        abandon_above_m2: None,
     })
 }
 

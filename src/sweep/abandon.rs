@@ -19,8 +19,9 @@
 //! **Same answers however the work is cut.** The pilot is the whole
 //! grid's, not a shard's or a chunk's, and it is scored before any bound
 //! is used, so a row is abandoned, and where, the same way in a single
-//! run, a shard and a resumed run. The CPU's solvers abandon; the GPU's
-//! stages do not yet, and score every candidate to the end.
+//! run, a shard and a resumed run. Every engine abandons, the CPU's
+//! solvers and the GPU's stages alike (step_io.wgsl's `abandons`), each
+//! judging the bound in its own arithmetic.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::AtomicBool;
@@ -54,6 +55,13 @@ pub struct AbandonBounds {
     pub threshold_m2: f64,
     /// The pilot's rows.
     pub pilot: usize,
+    /// The pilot's scored rows, (n, D, C_D, J_e), in that order: what a
+    /// candidate's J_e is expected to be near ([`AbandonBounds::expected_m2`]),
+    /// by which a batch is ordered so that the simulations likely to be
+    /// abandoned share their workgroups and leave together. Scheduling
+    /// only: no row's numbers depend on it.
+    #[serde(default)]
+    pub pilot_rows: Vec<(usize, f64, f64, f64)>,
 }
 
 impl AbandonBounds {
@@ -79,11 +87,61 @@ impl AbandonBounds {
         let sigma2 = j_min / observations.saturating_sub(2).max(1) as f64;
         let threshold_m2 = sigma2 * chi2_quantile(2, CONFIDENCE_LEVEL);
         let margin = (ABANDON_THRESHOLDS + SCOUTING_MARGIN_THRESHOLDS) * threshold_m2;
+        let mut pilot_rows: Vec<(usize, f64, f64, f64)> = results
+            .iter()
+            .filter(|r| r.status.is_ok())
+            .filter_map(|r| {
+                let c = &r.candidate;
+                Some((c.elements, c.damping_pa_s, c.drag_coefficient, r.j_e_m2?))
+            })
+            .collect();
+        pilot_rows.sort_by(|a, b| {
+            (a.0, a.1, a.2)
+                .partial_cmp(&(b.0, b.1, b.2))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
         Some(Self {
             per_elements: best.into_iter().map(|(n, j)| (n, j + margin)).collect(),
             threshold_m2,
             pilot: results.len(),
+            pilot_rows,
         })
+    }
+
+    /// The J_e of the pilot row nearest `candidate` at its n (D and C_D
+    /// each scaled by the pilot's span): about where its own lies.
+    pub fn expected_m2(&self, candidate: &Candidate) -> Option<f64> {
+        let rows = self.pilot_rows.iter().filter(|r| r.0 == candidate.elements);
+        let span = |f: fn(&(usize, f64, f64, f64)) -> f64| {
+            let (lo, hi) = rows
+                .clone()
+                .map(f)
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+                    (l.min(v), h.max(v))
+                });
+            if hi > lo { hi - lo } else { 1.0 }
+        };
+        let (d_span, c_span) = (span(|r| r.1), span(|r| r.2));
+        let distance = |r: &&(usize, f64, f64, f64)| {
+            ((r.1 - candidate.damping_pa_s) / d_span).powi(2)
+                + ((r.2 - candidate.drag_coefficient) / c_span).powi(2)
+        };
+        rows.clone()
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+            .map(|r| r.3)
+    }
+
+    /// The order in which to run `candidates` (positions into it): by n,
+    /// then by their expected J_e, so that neighbours in a workgroup or a
+    /// SIMD group end together.
+    pub fn schedule(&self, candidates: &[Candidate]) -> Vec<usize> {
+        let mut order: Vec<(usize, f64, usize)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.elements, self.expected_m2(c).unwrap_or(f64::INFINITY), i))
+            .collect();
+        order.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        order.into_iter().map(|(_, _, i)| i).collect()
     }
 }
 
@@ -227,5 +285,43 @@ mod tests {
         assert_eq!(bounds.of(&Candidate::new(30, 5.0, 0.8)), None);
         let diverged = [row(10, None, RunStatus::diverged("x"))];
         assert!(AbandonBounds::from_pilot(&diverged, 102).is_none());
+    }
+
+    #[test]
+    fn a_batch_is_scheduled_by_n_and_the_nearest_pilot_rows_j_e() {
+        let row = |n, d, cd, j| CandidateResult {
+            candidate: Candidate::new(n, d, cd),
+            j_e_m2: Some(j),
+            status: RunStatus::Ok,
+            step_s: None,
+            steps: 0,
+            gpu_layout: None,
+            tolerance_m: None,
+        };
+        // At n = 10, low D and C_D fit; far from them does not.
+        let pilot = [
+            row(10, 4000.0, 0.9, 9.0),
+            row(10, 0.0, 0.6, 1.0),
+            row(10, 4000.0, 0.6, 5.0),
+            row(20, 0.0, 0.6, 0.5),
+        ];
+        let bounds = AbandonBounds::from_pilot(&pilot, 102).unwrap();
+        assert_eq!(bounds.pilot_rows.len(), 4);
+        assert_eq!(
+            bounds.expected_m2(&Candidate::new(10, 3500.0, 0.85)),
+            Some(9.0)
+        );
+        assert_eq!(
+            bounds.expected_m2(&Candidate::new(10, 500.0, 0.65)),
+            Some(1.0)
+        );
+        assert_eq!(bounds.expected_m2(&Candidate::new(30, 500.0, 0.65)), None);
+        let batch = [
+            Candidate::new(20, 4000.0, 0.9),
+            Candidate::new(10, 3500.0, 0.85),
+            Candidate::new(10, 3500.0, 0.65),
+            Candidate::new(10, 500.0, 0.65),
+        ];
+        assert_eq!(bounds.schedule(&batch), [3, 2, 1, 0]);
     }
 }

@@ -165,7 +165,14 @@ pub fn run(
     abandon: Option<&abandon::AbandonBounds>,
     hooks: RunHooks<'_>,
 ) -> Result<Vec<CandidateResult>, BatchError> {
-    let groups = release::group_by_release(candidates);
+    let mut groups = release::group_by_release(candidates);
+    // Simulations likely to be abandoned beside each other, so that those
+    // sharing a workgroup end together (no number depends on the order).
+    if let Some(bounds) = abandon.filter(|_| groups.iter().all(|g| g.len() == 1)) {
+        let alone: Vec<Candidate> = groups.iter().map(|g| candidates[g[0]]).collect();
+        let order = bounds.schedule(&alone);
+        groups = order.into_iter().map(|k| groups[k].clone()).collect();
+    }
     let simulations: Vec<Simulation> = groups
         .par_iter()
         .map(|group| {

@@ -7,11 +7,15 @@ pub fn gflops(p: Option<f64>) -> String {
     p.map_or("-".to_string(), |p| format!("{p:.1}"))
 }
 
+fn seconds(s: Option<f64>) -> String {
+    s.map_or("-".to_string(), |s| format!("{s:.3}"))
+}
+
 /// The table's header, as `print_outcome` fills its rows.
 pub fn write_columns(out: &mut String) {
     sayln!(
         out,
-        "{:<21} {:<9} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8} {:>7} {:>9} {:>10}",
+        "{:<21} {:<9} {:>4} {:>6} {:>9} {:>12} {:>10} {:>14} {:>8} {:>7} {:>8} {:>7} {:>9} {:>10} {:>9} {:>8} {:>6}",
         "engine",
         "layout",
         "n",
@@ -25,7 +29,10 @@ pub fn write_columns(out: &mut String) {
         "setup s",
         "S×T",
         "B/sim",
-        "chain/step"
+        "chain/step",
+        "device s",
+        "host s",
+        "subs"
     );
 }
 
@@ -46,7 +53,7 @@ pub fn write_outcome(out: &mut String, outcome: &BenchOutcome) {
         ),
         BenchOutcome::Measured(r) => sayln!(
             out,
-            "{:<21} {:<9} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7} {:>8} {:>7} {:>9} {:>10}",
+            "{:<21} {:<9} {:>4} {:>6} {:>9.3} {:>12.3e} {:>10.2} {:>14.3e} {:>8} {:>7} {:>8} {:>7} {:>9} {:>10} {:>9} {:>8} {:>6}",
             r.engine.bench_name(),
             r.layout.map_or("-", |l| l.layout.name()),
             r.elements,
@@ -67,6 +74,9 @@ pub fn write_outcome(out: &mut String, outcome: &BenchOutcome) {
                 .map_or("-".into(), |l| l.workgroup_bytes_per_sim.to_string()),
             r.layout
                 .map_or("-".into(), |l| l.chain_flops_per_step.to_string()),
+            seconds(r.stages.and_then(|s| s.device_s)),
+            seconds(r.stages.and_then(|s| s.host_s())),
+            r.stages.map_or("-".into(), |s| s.submissions.to_string()),
         ),
     }
 }

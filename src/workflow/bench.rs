@@ -39,7 +39,7 @@ pub struct BenchRequest {
 /// One configuration: measured, or skipped with the reason.
 #[derive(Debug, Clone)]
 pub enum BenchOutcome {
-    Measured(BenchRow),
+    Measured(Box<BenchRow>),
     Skipped {
         engine: EngineKind,
         elements: usize,
@@ -190,7 +190,7 @@ impl PreparedBench {
                             engine.bench_name()
                         ))
                     })?;
-                    each(&BenchOutcome::Measured(row.clone()));
+                    each(&BenchOutcome::Measured(Box::new(row.clone())));
                     rows.push(row);
                 }
             }
@@ -279,7 +279,7 @@ impl PreparedBench {
         };
         write_columns(
             &self.request.out,
-            vec![
+            [
                 Column::text(
                     "engine",
                     rows.iter()
@@ -337,11 +337,31 @@ impl PreparedBench {
                         .map(|r| r.layout.and_then(|l| l.resident_sims))
                         .collect(),
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain(stage_columns(rows))
+            .collect(),
             &metadata,
         )?;
         Ok(())
     }
+}
+
+/// Where each GPU row's time went (`gpu::timing`); null for the CPU's.
+fn stage_columns(rows: &[BenchRow]) -> [Column; 6] {
+    let stage = |f: fn(&crate::gpu::timing::StageTime) -> Option<f64>| {
+        rows.iter()
+            .map(|r| r.stages.as_ref().and_then(f))
+            .collect::<Vec<_>>()
+    };
+    [
+        Column::optional_f64("device_s", "s", stage(|s| s.device_s)),
+        Column::optional_f64("submissions_s", "s", stage(|s| Some(s.submissions_s))),
+        Column::optional_f64("upload_s", "s", stage(|s| Some(s.upload_s))),
+        Column::optional_f64("readback_s", "s", stage(|s| Some(s.readback_s))),
+        Column::optional_f64("submissions", "1", stage(|s| Some(s.submissions as f64))),
+        Column::optional_f64("dispatches", "1", stage(|s| Some(s.dispatches as f64))),
+    ]
 }
 
 /// The lanes a simulation `bench` may fix for the GPU's reference solver:

@@ -29,7 +29,7 @@
 
 use nalgebra::{Matrix4, Vector2, Vector4};
 
-use super::super::abi::{MESH_MASS_VEC4, SimControl, SimPhysics};
+use super::super::abi::{MESH_MASS_VEC4, NEVER_ABANDON_M2, SimControl, SimPhysics};
 use super::super::adaptive::{
     AdaptiveOptions, AdaptiveOutcome, AdaptiveStats, Landings, same_landing,
 };
@@ -619,7 +619,8 @@ fn run_typed<R: MirrorReal>(
     let mut swingup_time: R = lit(0.0);
     let mut track = Vec::new();
     let mut status = RunStatus::Ok;
-    loop {
+    let abandon_above: R = lit(sim.abandon_above_m2.unwrap_or(NEVER_ABANDON_M2));
+    'landings: loop {
         let next_frame = frames.get(frames_done).copied();
         let next_sample = (samples_done < samples).then(|| (samples_done + 1) as f64 * interval);
         let target = match (next_frame, next_sample) {
@@ -659,6 +660,13 @@ fn run_typed<R: MirrorReal>(
             identification_error +=
                 frame_markers.observe(|k| disp[k], frames_done, &measured, &mut track);
             frames_done += 1;
+            // step_io.wgsl's `abandons`.
+            if frames_done < frames.len() && identification_error > abandon_above {
+                status = RunStatus::Abandoned {
+                    time_s: a.t.to_f64(),
+                };
+                break 'landings;
+            }
         }
     }
     AdaptiveOutcome {

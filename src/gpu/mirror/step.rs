@@ -5,7 +5,8 @@ use nalgebra::{Matrix4, Vector2, Vector4};
 use rayon::prelude::*;
 
 use super::super::abi::{
-    FACTOR_VEC4_PER_NODE, MESH_MASS_VEC4, MISSING_SAMPLE_ABOVE_M, NO_TRACK, SimControl, SimPhysics,
+    FACTOR_VEC4_PER_NODE, MESH_MASS_VEC4, MISSING_SAMPLE_ABOVE_M, NEVER_ABANDON_M2, NO_TRACK,
+    SimControl, SimPhysics,
 };
 use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, chunk_data, exploded};
 use super::super::{GpuError, Precision};
@@ -506,8 +507,10 @@ fn run_one<R: MirrorReal>(
     let mut track: Vec<[f64; 2]> = Vec::new();
     let mut steps_done = 0u32;
     let mut diverged = false;
+    let abandon_above: R = lit(sim.abandon_above_m2.unwrap_or(NEVER_ABANDON_M2));
+    let mut abandoned = None;
 
-    while steps_done < c.total_steps && !diverged {
+    while steps_done < c.total_steps && !diverged && abandoned.is_none() {
         let steps = steps_done + 1;
         let t = lit::<R>(steps as f64) * m.h;
         let pin = pin_state(t, c.winch_moves, &m.ph.waypoints_m, &m.ph.periods_s);
@@ -550,12 +553,17 @@ fn run_one<R: MirrorReal>(
             let frame = frames_done;
             identification_error += m.frame_error(frame_back[frame], frame, measured, &mut track);
             frames_done += 1;
+            // step_io.wgsl's `abandons`.
+            if frames_done < frame_steps.len() && identification_error > abandon_above {
+                abandoned = Some(sim.frame_time_s(frame));
+                break;
+            }
         }
     }
-    let status = if diverged {
-        exploded(steps_done as f64 * sim.step_s, R::PRECISION)
-    } else {
-        RunStatus::Ok
+    let status = match (diverged, abandoned) {
+        (true, _) => exploded(steps_done as f64 * sim.step_s, R::PRECISION),
+        (false, Some(time_s)) => RunStatus::Abandoned { time_s },
+        (false, None) => RunStatus::Ok,
     };
     GpuOutcome {
         // The per-simulation arithmetic of both layouts; named as the
