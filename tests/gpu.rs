@@ -225,6 +225,30 @@ fn scored_batch(scenario: &Scenario) -> (Vec<gpu::GpuSimulation>, Vec<[f64; 2]>)
     (sims, measured)
 }
 
+/// [`scored_batch`], then the same drops on the semi-implicit scheme in
+/// the same batch: the engine runs each scheme's chunks on its own
+/// pipeline.
+fn scored_on_both_schemes(scenario: &Scenario) -> (Vec<gpu::GpuSimulation>, Vec<[f64; 2]>) {
+    let (mut sims, measured) = scored_batch(scenario);
+    let semi_implicit: Vec<_> = sims
+        .iter()
+        .map(|s| {
+            let mut semi = gpu_simulation(
+                scenario,
+                &s.params,
+                FixedStepScheme::SemiImplicit,
+                None,
+                &StepCache::default(),
+            )
+            .unwrap();
+            semi.compare_measured = true;
+            semi
+        })
+        .collect();
+    sims.extend(semi_implicit);
+    (sims, measured)
+}
+
 #[test]
 fn j_e_on_the_gpu_matches_the_cpu() {
     let Some(gpu) = open() else { return };
@@ -273,25 +297,7 @@ fn j_e_on_the_gpu_matches_the_cpu() {
 fn the_shader_matches_its_cpu_mirror() {
     let Some(gpu) = open() else { return };
     let drop = short(ScenarioKind::Drop, 0.4);
-    let (mut sims, measured) = scored_batch(&drop);
-    // The same drops on the semi-implicit scheme, in the same batch: the
-    // engine runs each scheme's chunks on its own pipeline.
-    let semi_implicit: Vec<_> = sims
-        .iter()
-        .map(|s| {
-            let mut semi = gpu_simulation(
-                &drop,
-                &s.params,
-                FixedStepScheme::SemiImplicit,
-                None,
-                &StepCache::default(),
-            )
-            .unwrap();
-            semi.compare_measured = true;
-            semi
-        })
-        .collect();
-    sims.extend(semi_implicit);
+    let (mut sims, measured) = scored_on_both_schemes(&drop);
     let swingup = short(ScenarioKind::Swingup, 1.12);
     for scheme in SCHEMES {
         // Frames between steps and a release, recorded.
@@ -403,20 +409,7 @@ fn test_bound(i: usize, sim: &gpu::GpuSimulation, whole_m2: f64) -> Option<f64> 
 fn the_shader_abandons_where_its_mirror_does() {
     let Some(gpu) = open() else { return };
     let drop = short(ScenarioKind::Drop, 0.4);
-    let (explicit, measured) = scored_batch(&drop);
-    let mut sims = explicit.clone();
-    sims.extend(explicit.iter().map(|s| {
-        let mut semi = gpu_simulation(
-            &drop,
-            &s.params,
-            FixedStepScheme::SemiImplicit,
-            None,
-            &StepCache::default(),
-        )
-        .unwrap();
-        semi.compare_measured = true;
-        semi
-    }));
+    let (sims, measured) = scored_on_both_schemes(&drop);
     for layout in LAYOUTS {
         let options = BatchOptions {
             layout: layout.into(),
