@@ -72,10 +72,12 @@ impl GpuSimulation {
         self.frames.len() as u64
     }
 
-    /// The time of its `frame`-th frame (from 0) since its start \[s\].
+    /// The time of its `frame`-th frame (from 0) since its start \[s\];
+    /// NaN past its last.
     pub fn frame_time_s(&self, frame: usize) -> f64 {
-        let due = self.frames[frame];
-        due.step as f64 * self.step_s - due.back_s
+        self.frames
+            .get(frame)
+            .map_or(f64::NAN, |due| due.step as f64 * self.step_s - due.back_s)
     }
 
     /// The fewest steps between two steps that hold frames (from the start

@@ -727,7 +727,7 @@ fn outcomes<R: Real>(
                 STATUS_DIVERGED => exploded(p.steps_done as f64 * sim.step_s, R::PRECISION),
                 STATUS_DONE => RunStatus::Ok,
                 STATUS_ABANDONED => RunStatus::Abandoned {
-                    time_s: sim.frame_time_s(p.frames_done as usize - 1),
+                    time_s: sim.frame_time_s((p.frames_done as usize).saturating_sub(1)),
                 },
                 _ => RunStatus::Cancelled,
             };
@@ -821,11 +821,16 @@ fn run_chunk<R: Real>(
         }
         let window = dispatches as u64 * per_dispatch as u64;
         check_progress(&progress, sims, &mut expected, window)?;
+        // A simulation that ended early (diverged, abandoned) is done.
+        let steps = |p: &SimProgress, s: &GpuSimulation| match p.status {
+            STATUS_RUNNING => p.steps_done as u64,
+            _ => s.total_steps,
+        };
         report(
             progress
                 .iter()
                 .zip(sims)
-                .map(|(p, s)| p.steps_done as u64 * s.params.elements as u64)
+                .map(|(p, s)| steps(p, s) * s.params.elements as u64)
                 .sum(),
         );
         if started.elapsed() < SUBMISSION_TARGET / 2 {
