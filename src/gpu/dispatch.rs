@@ -752,6 +752,22 @@ fn outcomes<R: Real>(
         .collect()
 }
 
+/// The chunk's element-steps done, a simulation that ended early
+/// (diverged, abandoned) counted whole.
+fn element_steps_done(progress: &[SimProgress], sims: &[&GpuSimulation]) -> u64 {
+    progress
+        .iter()
+        .zip(sims)
+        .map(|(p, s)| {
+            let steps = match p.status {
+                STATUS_RUNNING => p.steps_done as u64,
+                _ => s.total_steps,
+            };
+            steps * s.params.elements as u64
+        })
+        .sum()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_chunk<R: Real>(
     gpu: &Gpu,
@@ -821,18 +837,7 @@ fn run_chunk<R: Real>(
         }
         let window = dispatches as u64 * per_dispatch as u64;
         check_progress(&progress, sims, &mut expected, window)?;
-        // A simulation that ended early (diverged, abandoned) is done.
-        let steps = |p: &SimProgress, s: &GpuSimulation| match p.status {
-            STATUS_RUNNING => p.steps_done as u64,
-            _ => s.total_steps,
-        };
-        report(
-            progress
-                .iter()
-                .zip(sims)
-                .map(|(p, s)| steps(p, s) * s.params.elements as u64)
-                .sum(),
-        );
+        report(element_steps_done(&progress, sims));
         if started.elapsed() < SUBMISSION_TARGET / 2 {
             dispatches = (dispatches * 2).min(MAX_DISPATCHES_PER_SUBMISSION);
         }
