@@ -32,9 +32,9 @@ use super::batch::{ChunkData, GpuSimulation, chunk_data, exploded};
 use super::device::Stage;
 use super::dispatch::{
     CHUNK_MEMORY_BYTES, LOOP_BUDGET, MAX_DISPATCHES_PER_SUBMISSION, SUBMISSION_TARGET,
-    check_measured, initial_objectives, largest_track_bytes, map_and_collect, per_binding,
-    read_back, storage,
+    check_measured, initial_objectives, largest_track_bytes, per_binding, read_back, storage,
 };
+use super::readback::map_and_collect;
 use super::shape::AdaptiveShape;
 use super::timing::ChunkClock;
 use super::{Gpu, GpuError, Precision, cost};
@@ -617,7 +617,7 @@ fn dispatch_until_done<R: Real>(
         encoder.copy_buffer_to_buffer(progress_buf, 0, &staging, 0, progress_buf.size());
         let submission = clock.as_ref().map(|c| c.submitting(&mut encoder));
         gpu.queue.submit([encoder.finish()]);
-        progress = map_and_collect(gpu, &staging)?;
+        progress = map_and_collect(&gpu.device, &staging)?;
         gpu.check()?;
         if let (Some(c), Some(s)) = (clock.as_mut(), submission) {
             c.submitted(s, dispatches)?;

@@ -21,6 +21,7 @@ use super::batch::{
 use super::cost::{self, GpuRates};
 use super::device::PeakChains;
 use super::layout::{GpuLayout, LayoutRequest};
+use super::readback::map_and_collect;
 use super::{Gpu, GpuError, Precision};
 use crate::scheme::FixedStepScheme;
 use crate::status::RunStatus;
@@ -177,31 +178,7 @@ pub(super) fn read_back<T: Pod>(gpu: &Gpu, buffer: &wgpu::Buffer) -> Result<Vec<
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
     gpu.queue.submit([encoder.finish()]);
-    map_and_collect(gpu, &staging)
-}
-
-pub(super) fn map_and_collect<T: Pod>(
-    gpu: &Gpu,
-    staging: &wgpu::Buffer,
-) -> Result<Vec<T>, GpuError> {
-    let slice = staging.slice(..);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    gpu.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| GpuError::Device(e.to_string()))?;
-    rx.recv()
-        .map_err(|e| GpuError::Device(e.to_string()))?
-        .map_err(|e| GpuError::Device(e.to_string()))?;
-    let view = slice
-        .get_mapped_range()
-        .map_err(|e| GpuError::Device(e.to_string()))?;
-    let out = bytemuck::pod_collect_to_vec(&view);
-    drop(view);
-    staging.unmap();
-    Ok(out)
+    map_and_collect(&gpu.device, &staging)
 }
 
 /// Refuses a batch whose compared simulations need more measured frames
@@ -830,7 +807,7 @@ fn run_chunk<R: Real>(
         encoder.copy_buffer_to_buffer(&progress_buf, 0, &progress_staging, 0, progress_buf.size());
         let submission = clock.as_ref().map(|c| c.submitting(&mut encoder));
         gpu.queue.submit([encoder.finish()]);
-        progress = map_and_collect(gpu, &progress_staging)?;
+        progress = map_and_collect(&gpu.device, &progress_staging)?;
         gpu.check()?;
         if let (Some(c), Some(s)) = (clock.as_mut(), submission) {
             c.submitted(s, dispatches)?;

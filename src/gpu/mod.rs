@@ -30,6 +30,7 @@ pub mod flops;
 pub mod layout;
 pub mod mass_factor;
 pub mod mirror;
+mod readback;
 pub mod shader;
 pub mod shape;
 pub mod timing;

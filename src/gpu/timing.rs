@@ -14,6 +14,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::GpuError;
+use super::readback::map_and_collect;
 
 /// One stage's times over the batches run while timing \[s\].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -180,7 +181,7 @@ impl<'a> ChunkClock<'a> {
         self.time.submissions += 1;
         self.time.dispatches += passes as u64;
         if let Some(q) = &self.queries {
-            let ticks = read_ticks(self.device, &q.staging)?;
+            let ticks: Vec<u64> = map_and_collect(self.device, &q.staging)?;
             let period_ns = self.queue.get_timestamp_period() as f64;
             let device_s = ticks[1].saturating_sub(ticks[0]) as f64 * period_ns * 1e-9;
             *self.time.device_s.get_or_insert(0.0) += device_s;
@@ -191,30 +192,6 @@ impl<'a> ChunkClock<'a> {
     pub fn read_back(&mut self, since: Instant) {
         self.time.readback_s += since.elapsed().as_secs_f64();
     }
-}
-
-/// The two timestamps a submission resolved into `staging` (its progress,
-/// read back after the same submission, has waited for them).
-fn read_ticks(device: &wgpu::Device, staging: &wgpu::Buffer) -> Result<[u64; 2], GpuError> {
-    let slice = staging.slice(..);
-    let (tx, rx) = std::sync::mpsc::channel();
-    slice.map_async(wgpu::MapMode::Read, move |r| {
-        let _ = tx.send(r);
-    });
-    let failed = |e: String| GpuError::Device(format!("timestamps: {e}"));
-    device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| failed(e.to_string()))?;
-    rx.recv()
-        .map_err(|e| failed(e.to_string()))?
-        .map_err(|e| failed(e.to_string()))?;
-    let view = slice
-        .get_mapped_range()
-        .map_err(|e| failed(e.to_string()))?;
-    let ticks: [u64; 2] = bytemuck::pod_read_unaligned(&view[..16]);
-    drop(view);
-    staging.unmap();
-    Ok(ticks)
 }
 
 impl Drop for ChunkClock<'_> {

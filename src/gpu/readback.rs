@@ -1,0 +1,34 @@
+//! Reading a mapped staging buffer back to the host: one wait, shared by
+//! the stages' progress, their results and the timestamps of
+//! [`super::timing`].
+
+use bytemuck::Pod;
+
+use super::GpuError;
+
+/// Maps `staging` (a copy already submitted to it), waits for it, and
+/// returns its contents.
+pub(super) fn map_and_collect<T: Pod>(
+    device: &wgpu::Device,
+    staging: &wgpu::Buffer,
+) -> Result<Vec<T>, GpuError> {
+    let failed = |e: String| GpuError::Device(e);
+    let slice = staging.slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| failed(e.to_string()))?;
+    rx.recv()
+        .map_err(|e| failed(e.to_string()))?
+        .map_err(|e| failed(e.to_string()))?;
+    let view = slice
+        .get_mapped_range()
+        .map_err(|e| failed(e.to_string()))?;
+    let out = bytemuck::pod_collect_to_vec(&view);
+    drop(view);
+    staging.unmap();
+    Ok(out)
+}
