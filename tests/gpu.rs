@@ -1255,6 +1255,11 @@ fn a_calibration_is_saved_and_reused_on_the_same_adapter() {
     assert_eq!(again.0, saved.0);
     assert!(matches!(again.1, Source::Saved { .. }), "{:?}", again.1);
     assert!(again.1.to_string().contains("delete it to measure again"));
+    assert!(
+        again.1.to_string().contains(" ago, saved in "),
+        "{}",
+        again.1
+    );
 
     let other = saved_or_measured(Some(&path), &gpu, "n = 6", || {
         calibrate_layouts(&gpu, Precision::F32, scheme, 6, 8)

@@ -67,13 +67,28 @@ impl std::fmt::Display for Source {
                 write!(f, "measured now, saved in {}", path.display())
             }
             Source::Measured { saved: Err(why) } => write!(f, "measured now, not saved: {why}"),
-            Source::Saved { path, .. } => write!(
-                f,
-                "as measured on an earlier run, saved in {} (delete it to measure again)",
-                path.display()
-            ),
+            Source::Saved {
+                path,
+                measured_unix_s,
+            } => {
+                // The age, not the date: whether the driver or the machine
+                // may have changed since is what the reader weighs.
+                let age_s = now_unix_s().saturating_sub(*measured_unix_s);
+                let age = indicatif::HumanDuration(std::time::Duration::from_secs(age_s));
+                write!(
+                    f,
+                    "as measured on an earlier run {age} ago, saved in {} (delete it to measure again)",
+                    path.display()
+                )
+            }
         }
     }
+}
+
+fn now_unix_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The adapter and build a calibration belongs to.
@@ -119,9 +134,7 @@ where
         None => Err(format!("{CALIBRATION_VARIABLE} is off")),
         Some(path) => {
             let entry = Saved {
-                measured_unix_s: SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs()),
+                measured_unix_s: now_unix_s(),
                 rates: serde_json::to_value(&rates).expect("rates serialize"),
             };
             file.entry(adapter)

@@ -60,10 +60,11 @@
 //! lanes (idle ones included: a lane waiting at a barrier holds its slot).
 //! Thread layout: lanes = 1, chain_i = all of simulation i's flops.
 //! Workgroup layout: lanes = T, chain_i = steps × (per-lane element and node
-//! work + the solve's n + 1 nodes). Barriers (seven per step) and
-//! workgroup-memory traffic are not counted as flops: rates measured on
-//! the step pipeline include them (on an H100 they take three quarters of
-//! a workgroup step), the peak stage's do not.
+//! work + the solve's n + 1 nodes). Barriers (seven per step, and one
+//! every 16 steps where the workgroup looks whether any of its
+//! simulations still runs) and workgroup-memory traffic are not counted
+//! as flops: rates measured on the step pipeline include them (on an H100
+//! they take three quarters of a workgroup step), the peak stage's do not.
 //!
 //! On a CPU emulation (lavapipe) `auto` takes the thread layout without
 //! estimating: lavapipe runs a workgroup's invocations on one CPU thread

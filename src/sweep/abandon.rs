@@ -55,7 +55,7 @@ pub struct AbandonBounds {
     pub threshold_m2: f64,
     /// The pilot's rows.
     pub pilot: usize,
-    /// The pilot's scored rows, (n, D, C_D, J_e), in that order: what a
+    /// The pilot's scored rows, (n, D, C_D, J_e), sorted by n, D, C_D: what a
     /// candidate's J_e is expected to be near ([`AbandonBounds::expected_m2`]),
     /// by which a batch is ordered so that the simulations likely to be
     /// abandoned share their workgroups and leave together. Scheduling
@@ -111,7 +111,12 @@ impl AbandonBounds {
     /// The J_e of the pilot row nearest `candidate` at its n (D and C_D
     /// each scaled by the pilot's span): about where its own lies.
     pub fn expected_m2(&self, candidate: &Candidate) -> Option<f64> {
-        let rows = self.pilot_rows.iter().filter(|r| r.0 == candidate.elements);
+        // The rows are sorted by n (`from_pilot`): the candidate's n's rows
+        // by two binary searches, not a scan of every n's for each candidate.
+        let n = candidate.elements;
+        let first = self.pilot_rows.partition_point(|r| r.0 < n);
+        let end = self.pilot_rows.partition_point(|r| r.0 <= n);
+        let rows = self.pilot_rows[first..end.max(first)].iter();
         let span = |f: fn(&(usize, f64, f64, f64)) -> f64| {
             let (lo, hi) = rows
                 .clone()
@@ -315,7 +320,12 @@ mod tests {
             bounds.expected_m2(&Candidate::new(10, 500.0, 0.65)),
             Some(1.0)
         );
+        assert_eq!(
+            bounds.expected_m2(&Candidate::new(20, 9000.0, 0.9)),
+            Some(0.5)
+        );
         assert_eq!(bounds.expected_m2(&Candidate::new(30, 500.0, 0.65)), None);
+        assert_eq!(bounds.expected_m2(&Candidate::new(5, 500.0, 0.65)), None);
         let batch = [
             Candidate::new(20, 4000.0, 0.9),
             Candidate::new(10, 3500.0, 0.85),
