@@ -1279,6 +1279,13 @@ fn a_calibration_is_saved_and_reused_on_the_same_adapter() {
             .1,
         Source::Saved { .. }
     ));
+    // A file past the bound is not read, even one holding the measurement
+    // (here padded with whitespace), and is replaced by a small one.
+    let padded = std::fs::read_to_string(&path).unwrap() + &" ".repeat(5 << 20);
+    std::fs::write(&path, padded).unwrap();
+    let big = saved_or_measured(Some(&path), &gpu, "n = 4", measure).unwrap();
+    assert!(matches!(big.1, Source::Measured { saved: Ok(_) }));
+    assert!(std::fs::metadata(&path).unwrap().len() < 1 << 20);
     let unsaved = saved_or_measured(None, &gpu, "n = 4", measure).unwrap();
     assert!(matches!(unsaved.1, Source::Measured { saved: Err(_) }));
 }

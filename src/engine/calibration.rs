@@ -147,7 +147,15 @@ where
 }
 
 /// The file's calibrations, or None where there are none to read.
+/// A calibration file past this is not read but measured over (and so
+/// replaced): each entry takes a few hundred bytes, and every build adds
+/// its own, so only a file that is not ours, or years of builds, reach it.
+const MAX_FILE_BYTES: u64 = 4 << 20;
+
 fn read(path: &Path) -> Option<SavedFile> {
+    if std::fs::metadata(path).ok()?.len() > MAX_FILE_BYTES {
+        return None;
+    }
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
 }

@@ -33,8 +33,9 @@ use super::device::Stage;
 use super::dispatch::{
     CHUNK_MEMORY_BYTES, LOOP_BUDGET, MAX_DISPATCHES_PER_SUBMISSION, SUBMISSION_TARGET,
     check_measured, initial_objectives, largest_track_bytes, per_binding, read_back, storage,
+    submit_passes,
 };
-use super::readback::map_and_collect;
+use super::readback::staging;
 use super::shape::AdaptiveShape;
 use super::timing::ChunkClock;
 use super::{Gpu, GpuError, Precision, cost};
@@ -589,13 +590,11 @@ fn dispatch_until_done<R: Real>(
     (workgroups, attempts): (u32, u32),
     (cancel, mut clock): (Option<&AtomicBool>, Option<&mut ChunkClock<'_>>),
 ) -> Result<Vec<AdaptiveProgress<R>>, GpuError> {
-    let device = &gpu.device;
-    let staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("adaptive progress readback"),
-        size: progress_buf.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let staging = staging(
+        &gpu.device,
+        "adaptive progress readback",
+        progress_buf.size(),
+    );
     let mut expected = vec![0u64; progress0.len()];
     let mut progress = progress0;
     let mut dispatches: u32 = 1;
@@ -604,24 +603,13 @@ fn dispatch_until_done<R: Real>(
             break;
         }
         let started = Instant::now();
-        let mut encoder = device.create_command_encoder(&Default::default());
-        for d in 0..dispatches {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: clock.as_ref().and_then(|c| c.pass_writes(d, dispatches)),
-            });
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, bind_group, &[]);
-            pass.dispatch_workgroups(workgroups, 1, 1);
-        }
-        encoder.copy_buffer_to_buffer(progress_buf, 0, &staging, 0, progress_buf.size());
-        let submission = clock.as_ref().map(|c| c.submitting(&mut encoder));
-        gpu.queue.submit([encoder.finish()]);
-        progress = map_and_collect(&gpu.device, &staging)?;
-        gpu.check()?;
-        if let (Some(c), Some(s)) = (clock.as_mut(), submission) {
-            c.submitted(s, dispatches)?;
-        }
+        progress = submit_passes(
+            gpu,
+            (pipeline, bind_group, workgroups),
+            dispatches,
+            (progress_buf, &staging),
+            clock.as_deref_mut(),
+        )?;
         check_attempts(
             &progress,
             &mut expected,

@@ -21,7 +21,8 @@ use super::batch::{
 use super::cost::{self, GpuRates};
 use super::device::PeakChains;
 use super::layout::{GpuLayout, LayoutRequest};
-use super::readback::map_and_collect;
+use super::readback::{map_and_collect, staging};
+use super::timing::ChunkClock;
 use super::{Gpu, GpuError, Precision};
 use crate::scheme::FixedStepScheme;
 use crate::status::RunStatus;
@@ -169,16 +170,44 @@ pub(super) fn storage<T: Pod>(
 /// Copies `buffer` to the host.
 pub(super) fn read_back<T: Pod>(gpu: &Gpu, buffer: &wgpu::Buffer) -> Result<Vec<T>, GpuError> {
     let size = buffer.size();
-    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("readback"),
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let staging = staging(&gpu.device, "readback", size);
     let mut encoder = gpu.device.create_command_encoder(&Default::default());
     encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
     gpu.queue.submit([encoder.finish()]);
     map_and_collect(&gpu.device, &staging)
+}
+
+/// One submission: `dispatches` passes of `pipeline` with `bind_group`
+/// over `workgroups` workgroups (a pass per dispatch, so that each sees
+/// the previous one's writes), then the stage's `progress` buffer copied
+/// into `staging` and read back; timed by `clock` when timing (the first
+/// pass's start and the last pass's end on the device's clock).
+pub(super) fn submit_passes<P: Pod>(
+    gpu: &Gpu,
+    (pipeline, bind_group, workgroups): (&wgpu::ComputePipeline, &wgpu::BindGroup, u32),
+    dispatches: u32,
+    (progress, staging): (&wgpu::Buffer, &wgpu::Buffer),
+    clock: Option<&mut ChunkClock<'_>>,
+) -> Result<Vec<P>, GpuError> {
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    for d in 0..dispatches {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: None,
+            timestamp_writes: clock.as_ref().and_then(|c| c.pass_writes(d, dispatches)),
+        });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups(workgroups, 1, 1);
+    }
+    encoder.copy_buffer_to_buffer(progress, 0, staging, 0, progress.size());
+    let submission = clock.as_ref().map(|c| c.submitting(&mut encoder));
+    gpu.queue.submit([encoder.finish()]);
+    let read = map_and_collect(&gpu.device, staging)?;
+    gpu.check()?;
+    if let (Some(c), Some(s)) = (clock, submission) {
+        c.submitted(s, dispatches)?;
+    }
+    Ok(read)
 }
 
 /// Refuses a batch whose compared simulations need more measured frames
@@ -775,12 +804,7 @@ fn run_chunk<R: Real>(
         c.uploaded(upload);
     }
     let pipeline = &*dispatch.pipeline;
-    let progress_staging = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("progress readback"),
-        size: progress_buf.size(),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let progress_staging = staging(device, "progress readback", progress_buf.size());
     let workgroups = (count as u32).div_ceil(dispatch.sims_per_group);
     let mut expected: Vec<u64> = vec![0; count];
     let mut progress = progress0;
@@ -793,25 +817,13 @@ fn run_chunk<R: Real>(
             break;
         }
         let started = Instant::now();
-        let mut encoder = device.create_command_encoder(&Default::default());
-        for d in 0..dispatches {
-            // One pass per dispatch: each sees the previous one's writes.
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: clock.as_ref().and_then(|c| c.pass_writes(d, dispatches)),
-            });
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            pass.dispatch_workgroups(workgroups, 1, 1);
-        }
-        encoder.copy_buffer_to_buffer(&progress_buf, 0, &progress_staging, 0, progress_buf.size());
-        let submission = clock.as_ref().map(|c| c.submitting(&mut encoder));
-        gpu.queue.submit([encoder.finish()]);
-        progress = map_and_collect(&gpu.device, &progress_staging)?;
-        gpu.check()?;
-        if let (Some(c), Some(s)) = (clock.as_mut(), submission) {
-            c.submitted(s, dispatches)?;
-        }
+        progress = submit_passes(
+            gpu,
+            (pipeline, &bind_group, workgroups),
+            dispatches,
+            (&progress_buf, &progress_staging),
+            clock.as_mut(),
+        )?;
         let window = dispatches as u64 * per_dispatch as u64;
         check_progress(&progress, sims, &mut expected, window)?;
         report(element_steps_done(&progress, sims));

@@ -6,6 +6,16 @@ use bytemuck::Pod;
 
 use super::GpuError;
 
+/// A buffer of `size` bytes to copy a storage buffer into and map.
+pub(super) fn staging(device: &wgpu::Device, label: &str, size: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
 /// Maps `staging` (a copy already submitted to it), waits for it, and
 /// returns its contents.
 pub(super) fn map_and_collect<T: Pod>(

@@ -68,8 +68,9 @@ impl StageTime {
     }
 }
 
-/// Each stage's times, by the stage's name (`fixed-step thread`,
-/// `fixed-step workgroup`, `adaptive`).
+/// Each stage's times, by the stage's name (`step (thread layout)`,
+/// `step (workgroup layout)`, `adaptive`: `GpuLayout::stage_name`,
+/// `adaptive::ADAPTIVE_STAGE`).
 pub type StageTimes = BTreeMap<String, StageTime>;
 
 /// The times of one chunk of one stage, recorded into the GPU's
