@@ -12,9 +12,8 @@
 //! (f32 runs at its first-pass tolerance for n = 50, 1e-6 m; f64 at the
 //! scouting 1e-7 m.)
 
-use tether_sweep::engine::choice::{
-    self, AdaptiveWork, Workload, adaptive_gpu_seconds, counted_work,
-};
+use tether_sweep::engine::calibrate;
+use tether_sweep::engine::estimate::{AdaptiveWork, Workload, adaptive_gpu_seconds, counted_work};
 use tether_sweep::gpu::adaptive::f32_first_pass_tolerance_m;
 use tether_sweep::gpu::shape::{AdaptiveShape, ShapeBounds};
 use tether_sweep::gpu::{Gpu, Precision, cost};
@@ -70,7 +69,7 @@ fn main() {
         tolerance_m,
         ..Default::default()
     };
-    let rates = choice::calibrate_adaptive(&gpu, precision, &reference, (10, 50), counted.len())
+    let rates = calibrate::calibrate_adaptive(&gpu, precision, &reference, (10, 50), counted.len())
         .expect("the stage's rates");
     let bounds = ShapeBounds::of(&gpu);
     let estimate = adaptive_gpu_seconds(&work, &probe, rates, bounds);

@@ -27,7 +27,7 @@
 //! on two cores.
 
 use rayon::prelude::*;
-use tether_sweep::engine::choice::counted_work;
+use tether_sweep::engine::estimate::counted_work;
 use tether_sweep::gpu::adaptive::f32_first_pass_tolerance_m;
 use tether_sweep::gpu::cost::{
     self, AdaptiveRates, AdaptiveWork, GpuRates, LayoutRates, SimulationWork,

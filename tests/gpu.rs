@@ -1210,8 +1210,9 @@ fn a_release_axis_shares_one_gpu_simulation_and_scores_each_value_as_alone() {
 fn the_cost_model_is_calibrated_on_the_step_pipelines() {
     let Some(gpu) = open() else { return };
     let scheme = FixedStepScheme::SemiImplicit;
-    let rates = tether_sweep::engine::choice::calibrate_layouts(&gpu, Precision::F32, scheme, 4, 8)
-        .unwrap();
+    let rates =
+        tether_sweep::engine::calibrate::calibrate_layouts(&gpu, Precision::F32, scheme, 4, 8)
+            .unwrap();
     let peak = gpu.rates(Precision::F32).unwrap();
     for layout in [GpuLayout::Thread, GpuLayout::Workgroup] {
         let r = rates.get(layout);
@@ -1235,8 +1236,9 @@ fn the_cost_model_is_calibrated_on_the_step_pipelines() {
 /// cannot be read is measured over; without a file nothing is saved.
 #[test]
 fn a_calibration_is_saved_and_reused_on_the_same_adapter() {
+    use tether_sweep::engine::calibrate::calibrate_layouts;
     use tether_sweep::engine::calibration::{Source, saved_or_measured};
-    use tether_sweep::engine::choice::{ChoiceError, calibrate_layouts};
+    use tether_sweep::engine::request::ChoiceError;
     use tether_sweep::gpu::cost::LayoutRates;
     let Some(gpu) = open() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -628,7 +628,7 @@ fn the_cost_model_is_calibrated_on_the_adaptive_stage() {
         tolerance_m: 1e-7,
         ..Default::default()
     };
-    let all = tether_sweep::engine::choice::calibrate_adaptive(
+    let all = tether_sweep::engine::calibrate::calibrate_adaptive(
         &gpu,
         Precision::F32,
         &reference,
@@ -671,9 +671,8 @@ fn the_cost_model_is_calibrated_on_the_adaptive_stage() {
 #[test]
 fn auto_weighs_the_adaptive_scheme_beside_the_fixed_step_one_and_the_cpu() {
     use tether_sweep::engine::EngineOptions;
-    use tether_sweep::engine::choice::{
-        CpuProbe, EngineRequest, Estimates, Workload, counted_work,
-    };
+    use tether_sweep::engine::estimate::{CpuProbe, Estimates, Workload, counted_work};
+    use tether_sweep::engine::request::EngineRequest;
     let Some(gpu) = open() else { return };
     let drop = Scenario::new(ScenarioKind::Drop, 0.6).with_duration_s(0.12);
     let job: Vec<TetherParams> = [500.0, 1000.0, 2000.0, 4000.0]
@@ -751,7 +750,7 @@ fn auto_weighs_the_adaptive_scheme_beside_the_fixed_step_one_and_the_cpu() {
 /// is the count from the CPU solver's own runs of the same batch.
 #[test]
 fn bench_counts_the_adaptive_stages_flops_from_its_work() {
-    use tether_sweep::engine::choice::counted_work;
+    use tether_sweep::engine::estimate::counted_work;
     use tether_sweep::throughput::{self, Peaks, batch_parameters};
     let Some(gpu) = open() else { return };
     let gpu = std::sync::Arc::new(gpu);

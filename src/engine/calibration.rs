@@ -1,6 +1,6 @@
 //! Saved calibrations: the cost model's rates measured on an adapter's
-//! own stages ([`super::choice::calibrate_layouts`],
-//! [`super::choice::calibrate_adaptive`]) kept in a small JSON file, so
+//! own stages ([`super::calibrate::calibrate_layouts`],
+//! [`super::calibrate::calibrate_adaptive`]) kept in a small JSON file, so
 //! that `--backend auto` measures once per machine, adapter, driver and
 //! build, and reuses the rates thereafter.
 //!

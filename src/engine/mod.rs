@@ -6,8 +6,11 @@
 //! Layer: above `solver`, `gpu` and `scenario` (an engine names a CPU
 //! solver's settings or a GPU scheme), below the workflows that use it.
 
+pub mod calibrate;
 pub mod calibration;
 pub mod choice;
+pub mod estimate;
+pub mod request;
 pub mod run;
 
 use serde::{Deserialize, Serialize};

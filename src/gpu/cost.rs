@@ -44,7 +44,7 @@
 //! are measured on the adapter: one invocation's chain
 //! ([`GpuRates::invocation_gflops`]) and the filled device's
 //! ([`GpuRates::device_gflops`]), on the step pipelines themselves where
-//! `engine::choice::calibrate_layouts` ran ([`LayoutRates`]), else by the
+//! `engine::calibrate::calibrate_layouts` ran ([`LayoutRates`]), else by the
 //! peak stage's multiply-add chains. No timing is typed in. For a layout
 //! whose simulation i keeps `lanes` lanes busy along a chain of `chain_i`
 //! flops:

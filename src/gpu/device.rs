@@ -214,11 +214,11 @@ pub struct Gpu {
     /// backend choice first needs them (`Gpu::rates`).
     pub(super) rates: Mutex<HashMap<Precision, super::cost::GpuRates>>,
     /// Each layout's rates measured on the step pipeline of a scheme
-    /// (`engine::choice::calibrate_layouts`), which the cost model prefers
+    /// (`engine::calibrate::calibrate_layouts`), which the cost model prefers
     /// to the peak stage's.
     pub(super) layout_rates: Mutex<HashMap<(Precision, FixedStepScheme), super::cost::LayoutRates>>,
     /// The adaptive stage's rates measured on the stage
-    /// (`engine::choice::calibrate_adaptive`), by which it chooses its lanes.
+    /// (`engine::calibrate::calibrate_adaptive`), by which it chooses its lanes.
     pub(super) adaptive_rates: Mutex<HashMap<Precision, super::cost::AdaptiveRates>>,
     /// Errors wgpu reported outside an error scope, and a lost device: kept
     /// here and returned by [`Gpu::check`] rather than wgpu's default of

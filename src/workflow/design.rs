@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use super::film::{Film, FilmContext};
 use super::{WorkflowError, claim_output};
-use crate::engine::choice::EngineRequest;
+use crate::engine::request::EngineRequest;
 use crate::engine::{Backend, EngineOptions, RunHooks, Simulation};
 use crate::error::InputError;
 use crate::gpu::Precision;

@@ -30,9 +30,9 @@ use thiserror::Error;
 
 use std::time::Instant;
 
-use crate::engine::choice::{
-    self, Choice, ChoiceError, CpuProbe, EngineRequest, Workload, counted_work,
-};
+use crate::engine::choice::{self, Choice};
+use crate::engine::estimate::{CpuProbe, Workload, counted_work};
+use crate::engine::request::{ChoiceError, EngineRequest};
 use crate::engine::{EngineOptions, Progress};
 use crate::error::InputError;
 use crate::gpu::GpuError;

@@ -9,7 +9,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::{WorkflowError, batch, claim_output};
-use crate::engine::choice::{Choice, EngineRequest};
+use crate::engine::choice::Choice;
+use crate::engine::request::EngineRequest;
 use crate::engine::{Engine, EngineKind, EngineOptions, Progress};
 use crate::ga::confirm::{CONFIRMATION_TOLERANCE_M, SwingupConfirmation, confirm};
 use crate::ga::evaluate::Landscape;
