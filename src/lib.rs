@@ -1,7 +1,7 @@
 //! tether-sweep: batch simulation of planar ANCF tethers.
 //!
 //! Layers, each using only those before it:
-//! `error`, `metadata`, `linalg`, `least_squares`, `scheme`, `status`, `track` → `camera` (a
+//! `error`, `metadata`, `named`, `linalg`, `least_squares`, `scheme`, `status`, `track` → `camera` (a
 //! tracker's frame and clock) → `model` (physics, f64) →
 //! `solver` (CPU integrators, equilibrium, linearization) and `gpu` (device,
 //! shaders, batch engine) → `objective` → `scenario` → `engine` (the
@@ -109,6 +109,7 @@ pub mod least_squares;
 pub mod linalg;
 pub mod metadata;
 pub mod model;
+pub mod named;
 pub mod objective;
 pub mod plot;
 pub mod scenario;

@@ -11,6 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "error",
         "metadata",
+        "named",
         "linalg",
         "least_squares",
         "scheme",

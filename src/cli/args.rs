@@ -2,6 +2,7 @@
 //! to what the user typed.
 
 use clap::Args;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
 use super::UsageError;
 use toml::{Table, Value};
@@ -9,9 +10,19 @@ use toml::{Table, Value};
 use crate::engine::{Backend, EngineOptions};
 use crate::gpu::{LayoutRequest, Precision};
 use crate::io::config::{self, ConfigError};
+use crate::named::Named;
 use crate::solver::SolverKind;
 use crate::sweep::{Axis, Parameter};
 use crate::workflow::WorkflowError;
+
+/// A flag's parser for one of the library's named values: their names and
+/// help as its possible values, each parsed by the library's `FromStr`.
+pub fn named<T: Named>() -> impl TypedValueParser<Value = T> {
+    let values = T::ALL
+        .iter()
+        .map(|v| PossibleValue::new(v.name()).help(v.help()));
+    PossibleValuesParser::new(values).try_map(|text| T::parse_name(&text))
+}
 
 /// Where simulations run.
 #[derive(Debug, Args)]
@@ -20,11 +31,11 @@ pub struct EngineArgs {
     /// estimated from the work it counts and the rates it measures (the
     /// reason is printed); `gpu`: the GPU engine even on a CPU emulation
     /// (lavapipe); `cpu`: CPU only.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_parser = named::<Backend>(), default_value = "auto")]
     pub backend: Backend,
     /// GPU precision: `f32` (displacement form, docs/model.md §8) or `f64` (needs the
     /// adapter's SHADER_F64).
-    #[arg(long, value_enum, default_value = "f32")]
+    #[arg(long, value_parser = named::<Precision>(), default_value = "f32")]
     pub precision: Precision,
     /// GPU adapter: its index, its PCI address or part of its name
     /// (`tether-sweep adapters`).
@@ -34,7 +45,7 @@ pub struct EngineArgs {
     /// simulation's elements spread over a workgroup's invocations), or
     /// `auto`: for each batch and scheme, the faster by the cost model of `gpu::cost` (the
     /// thread layout on a CPU emulation).
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_parser = named::<LayoutRequest>(), default_value = "auto")]
     pub gpu_layout: LayoutRequest,
 }
 

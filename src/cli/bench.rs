@@ -1,6 +1,7 @@
 //! `tether-sweep bench`: throughput of the engines (the work is
 //! `crate::workflow::bench`).
 
+use super::args::named;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -53,7 +54,7 @@ pub struct BenchArgs {
     /// the cost model's choice).
     #[arg(
         long,
-        value_enum,
+        value_parser = named::<LayoutRequest>(),
         value_delimiter = ',',
         default_value = "thread,workgroup"
     )]

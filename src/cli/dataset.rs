@@ -1,5 +1,6 @@
 //! `tether-sweep dataset synth`: a synthetic measured drop.
 
+use super::args::named;
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -59,7 +60,7 @@ pub struct SynthArgs {
     /// The table's layout: long (t, marker, s, x, y per row) or wide (t,
     /// then x0, y0, x1, y1, … per frame, as trackers export). Either is in
     /// the config's [camera] frame, unit and clock.
-    #[arg(long, value_enum, default_value_t = TrackLayout::Long)]
+    #[arg(long, value_parser = named::<TrackLayout>(), default_value_t = TrackLayout::Long)]
     pub layout: TrackLayout,
     /// Output file (.parquet or .csv).
     #[arg(long, value_name = "FILE")]
@@ -146,23 +147,16 @@ pub fn run_synth(args: SynthArgs) -> Result<()> {
         report.wall_s
     );
     let track = &report.track;
-    let rows = match args.layout {
-        TrackLayout::Long => track.positions_m.len(),
-        TrackLayout::Wide => track.times_s.len(),
-    };
-    let frame = if in_model_frame {
-        String::new()
-    } else {
-        " in the [camera]'s frame, unit and clock".to_string()
+    let rows = args.layout.rows(track);
+    let frame = match in_model_frame {
+        true => "",
+        false => " in the [camera]'s frame, unit and clock",
     };
     outln!(
         "wrote {rows} rows ({} frames × {} markers, {} layout) to {}{frame}",
         track.times_s.len(),
         track.markers(),
-        match args.layout {
-            TrackLayout::Long => "long",
-            TrackLayout::Wide => "wide",
-        },
+        args.layout,
         args.out.display()
     );
     Ok(())

@@ -7,7 +7,7 @@ use clap::Args;
 use toml::{Table, Value};
 
 use super::UsageError;
-use super::args::{TETHER_FLAGS, TetherArgs, config_error, name_flags};
+use super::args::{TETHER_FLAGS, TetherArgs, config_error, name_flags, named};
 use super::identify::say;
 use crate::engine::{Backend, EngineOptions};
 use crate::error::InputError;
@@ -57,7 +57,7 @@ pub struct DesignArgs {
     /// Where the simulations run: `cpu` (the reference solver on every
     /// core), `gpu` (its fixed-step scheme in f64, even on a CPU emulation),
     /// or `auto`: the faster for this design, of the CPU and a hardware GPU.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_parser = named::<Backend>(), default_value = "auto")]
     pub backend: Backend,
     /// GPU adapter: its index or part of its name (`tether-sweep adapters`).
     #[arg(long, value_name = "NAME")]

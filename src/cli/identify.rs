@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::UsageError;
-use super::args::{EngineArgs, config_error, name_flags};
+use super::args::{EngineArgs, config_error, name_flags, named};
 use super::progress::{ProgressBar, interrupt_flag};
 use toml::{Table, Value};
 
@@ -90,7 +90,7 @@ pub struct IdentifyArgs {
     /// faster of `semi-implicit` and `reference` by the cost model, where
     /// it weighs `reference` (docs/gpu.md), on a CPU emulation
     /// `semi-implicit`]
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named::<SolverKind>())]
     pub solver: Option<SolverKind>,
     #[command(flatten)]
     pub engine: EngineArgs,

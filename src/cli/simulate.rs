@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use toml::{Table, Value};
 
-use super::args::{EngineArgs, TetherArgs, resolved};
+use super::args::{EngineArgs, TetherArgs, named, resolved};
 use super::identify::say;
 use crate::scenario::ScenarioKind;
 use crate::solver::SolverKind;
@@ -19,7 +19,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Experiment: `drop` (released from 45°, pinned) or `swingup` (winch-driven). [default: drop]
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named::<ScenarioKind>())]
     pub scenario: Option<ScenarioKind>,
     #[command(flatten)]
     pub tether: TetherArgs,
@@ -27,7 +27,7 @@ pub struct SimulateArgs {
     /// damping implicit, so not limited by D·n²), or `reference` (adaptive
     /// implicit generalized-α with error control; on the GPU in the
     /// workgroup layout), each on the CPU or the GPU. [default: explicit]
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named::<SolverKind>())]
     pub solver: Option<SolverKind>,
     /// Explicit step [s]; must divide the sample interval (drop: frame
     /// interval 0.04 s; swingup: 1 ms). [default: from the model's highest

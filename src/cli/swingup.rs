@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::args::{EngineArgs, name_flags};
+use super::args::{EngineArgs, name_flags, named};
 use super::identify::say;
 use super::progress::{ProgressBar, interrupt_flag};
 use crate::ga::{GaSettings, GeneCoding, Generation, SwingupProblem};
@@ -78,7 +78,7 @@ pub struct SwingupArgs {
     /// [default: reference on the CPU; on a hardware GPU the faster of
     /// `semi-implicit` and `reference` by the cost model, where it weighs
     /// `reference` (docs/gpu.md), on a CPU emulation `semi-implicit`]
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named::<SolverKind>())]
     pub solver: Option<SolverKind>,
     /// The search's reference solver tolerance [m], in (0, 1e-3]. At 1e-7 m
     /// the fittest chromosomes' J_a,min move by about 2e-5 m (2.6× faster

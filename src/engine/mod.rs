@@ -16,12 +16,13 @@ pub mod run;
 use serde::{Deserialize, Serialize};
 
 use crate::gpu::Precision;
+use crate::named::{Named, display_and_parse_by_name};
 use crate::scenario::SolverSettings;
 use crate::scheme::FixedStepScheme;
 use crate::solver::SolverKind;
 
 /// What `--backend` asks for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// The faster of the CPU and the GPU for this job, from the work it
@@ -33,6 +34,31 @@ pub enum Backend {
     /// The CPU solvers on all cores.
     Cpu,
 }
+
+impl Named for Backend {
+    const WHAT: &'static str = "backend";
+    const ALL: &'static [Self] = &[Backend::Auto, Backend::Gpu, Backend::Cpu];
+
+    fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::Gpu => "gpu",
+            Backend::Cpu => "cpu",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Backend::Auto => {
+                "The faster of the CPU and the GPU for this job, from the work it counts and the rates it measures (see `engine::choice`)"
+            }
+            Backend::Gpu => "The GPU engine, even on a CPU emulation such as lavapipe",
+            Backend::Cpu => "The CPU solvers on all cores",
+        }
+    }
+}
+
+display_and_parse_by_name!(Backend);
 
 pub use crate::gpu::{GpuLayout, LayoutRequest};
 

@@ -6,22 +6,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::Precision;
+use crate::named::{Named, display_and_parse_by_name};
 use crate::scheme::FixedStepScheme;
 
 /// How the engine maps simulations onto invocations.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GpuLayout {
     /// One simulation per invocation, its state in private memory.
@@ -49,10 +38,28 @@ impl GpuLayout {
     }
 }
 
+impl Named for GpuLayout {
+    const WHAT: &'static str = "gpu_layout";
+    const ALL: &'static [Self] = &GpuLayout::ALL;
+
+    fn name(self) -> &'static str {
+        GpuLayout::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            GpuLayout::Thread => "One simulation per invocation, its state in private memory",
+            GpuLayout::Workgroup => {
+                "Several invocations per simulation, its state in workgroup memory"
+            }
+        }
+    }
+}
+
+display_and_parse_by_name!(GpuLayout);
+
 /// What `--gpu-layout` asks for.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LayoutRequest {
     /// For each batch and scheme, the layout the cost model estimates
@@ -81,6 +88,31 @@ impl LayoutRequest {
         }
     }
 }
+
+impl Named for LayoutRequest {
+    const WHAT: &'static str = "gpu_layout";
+    const ALL: &'static [Self] = &[
+        LayoutRequest::Auto,
+        LayoutRequest::Thread,
+        LayoutRequest::Workgroup,
+    ];
+
+    fn name(self) -> &'static str {
+        LayoutRequest::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            LayoutRequest::Auto => {
+                "For each batch and scheme, the layout the cost model estimates faster"
+            }
+            LayoutRequest::Thread => GpuLayout::Thread.help(),
+            LayoutRequest::Workgroup => GpuLayout::Workgroup.help(),
+        }
+    }
+}
+
+display_and_parse_by_name!(LayoutRequest);
 
 impl From<GpuLayout> for LayoutRequest {
     fn from(layout: GpuLayout) -> Self {

@@ -39,6 +39,7 @@ use thiserror::Error;
 
 use crate::error::InputError;
 use crate::linalg::FactorError;
+use crate::named::{Named, display_and_parse_by_name};
 
 pub use abi::MISSING_SAMPLE_M;
 pub use batch::{GpuOutcome, GpuSimulation, PinDrive};
@@ -48,16 +49,7 @@ pub use layout::{GpuLayout, LayoutRequest};
 
 /// Floating-point precision of the shaders.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    clap::ValueEnum,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
@@ -96,6 +88,24 @@ impl Precision {
         self == Precision::F32
     }
 }
+
+impl Named for Precision {
+    const WHAT: &'static str = "precision";
+    const ALL: &'static [Self] = &[Precision::F32, Precision::F64];
+
+    fn name(self) -> &'static str {
+        Precision::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Precision::F32 => "Single precision, in displacement form (docs/model.md §8)",
+            Precision::F64 => "Double precision; needs the adapter's SHADER_F64",
+        }
+    }
+}
+
+display_and_parse_by_name!(Precision);
 
 #[derive(Debug, Error)]
 pub enum GpuError {

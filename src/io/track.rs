@@ -16,6 +16,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::{IoError, PendingFile, TableFormat};
 use crate::camera::{Camera, Columns, OneOrMany};
+use crate::named::{Named, display_and_parse_by_name};
 use crate::track::MeasuredTrack;
 use crate::track::Track;
 
@@ -39,7 +40,7 @@ pub fn track_batch(track: &Track, metadata: &BTreeMap<String, String>) -> Record
 }
 
 /// How a film's table is laid out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum TrackLayout {
     /// One row per frame and marker: t, marker, s, x, y.
     #[default]
@@ -47,6 +48,39 @@ pub enum TrackLayout {
     /// One row per frame: t, then x and y per marker (x0, y0, x1, y1, …),
     /// as most trackers export.
     Wide,
+}
+
+impl Named for TrackLayout {
+    const WHAT: &'static str = "layout";
+    const ALL: &'static [Self] = &[TrackLayout::Long, TrackLayout::Wide];
+
+    fn name(self) -> &'static str {
+        match self {
+            TrackLayout::Long => "long",
+            TrackLayout::Wide => "wide",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            TrackLayout::Long => "One row per frame and marker: t, marker, s, x, y",
+            TrackLayout::Wide => {
+                "One row per frame: t, then x and y per marker (x0, y0, x1, y1, …), as most trackers export"
+            }
+        }
+    }
+}
+
+display_and_parse_by_name!(TrackLayout);
+
+impl TrackLayout {
+    /// The rows `track` takes in this layout.
+    pub fn rows(self, track: &Track) -> usize {
+        match self {
+            TrackLayout::Long => track.positions_m.len(),
+            TrackLayout::Wide => track.times_s.len(),
+        }
+    }
 }
 
 /// A track as a camera would have written it: `t` in the camera's time

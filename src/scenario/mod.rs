@@ -25,8 +25,10 @@ use crate::track::Track;
 pub use frames::{DeclaredFrames, Frames, median_interval_s};
 pub use winch::WinchMotion;
 
+use crate::named::{Named, display_and_parse_by_name};
+
 /// Which experiment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ScenarioKind {
     /// Identification drop: released from 45°, pinned (docs/model.md §4.1).
@@ -34,6 +36,31 @@ pub enum ScenarioKind {
     /// Swing-up: winch-driven, from the hanging equilibrium (docs/model.md §4.2).
     Swingup,
 }
+
+impl Named for ScenarioKind {
+    const WHAT: &'static str = "scenario";
+    const ALL: &'static [Self] = &[ScenarioKind::Drop, ScenarioKind::Swingup];
+
+    fn name(self) -> &'static str {
+        match self {
+            ScenarioKind::Drop => "drop",
+            ScenarioKind::Swingup => "swingup",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            ScenarioKind::Drop => {
+                "Identification drop: released from 45°, pinned (docs/model.md §4.1)"
+            }
+            ScenarioKind::Swingup => {
+                "Swing-up: winch-driven, from the hanging equilibrium (docs/model.md §4.2)"
+            }
+        }
+    }
+}
+
+display_and_parse_by_name!(ScenarioKind);
 
 /// What a drop has that a swing-up has not (docs/model.md §4.1).
 #[derive(Debug, Clone, PartialEq)]

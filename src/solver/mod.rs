@@ -20,6 +20,7 @@ use crate::error::InputError;
 use crate::linalg::{BandedMatrix, BlockTridiagonalLu, FactorError};
 use crate::model::tether::{NODE_DOFS, PRESCRIBED_DOFS};
 use crate::model::{PinMotion, Tether};
+use crate::named::{Named, display_and_parse_by_name};
 use crate::scheme::FixedStepScheme;
 use crate::status::RunStatus;
 
@@ -88,9 +89,7 @@ impl SolverError {
 }
 
 /// Which CPU solver advances a simulation.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SolverKind {
     /// Fixed-step explicit scheme (the GPU's scheme), step from the model.
@@ -99,7 +98,6 @@ pub enum SolverKind {
     Reference,
     /// The explicit scheme with the material damping implicit: the step is
     /// bounded by elasticity alone, not by D n² (src/solver/semi_implicit.rs).
-    #[value(name = "semi-implicit")]
     #[serde(rename = "semi-implicit")]
     SemiImplicit,
 }
@@ -123,6 +121,33 @@ impl SolverKind {
         }
     }
 }
+
+impl Named for SolverKind {
+    const WHAT: &'static str = "solver";
+    const ALL: &'static [Self] = &[
+        SolverKind::Explicit,
+        SolverKind::Reference,
+        SolverKind::SemiImplicit,
+    ];
+
+    fn name(self) -> &'static str {
+        SolverKind::name(self)
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            SolverKind::Explicit => {
+                "Fixed-step explicit scheme (the GPU's scheme), step from the model"
+            }
+            SolverKind::Reference => "Adaptive implicit generalized-α with error control",
+            SolverKind::SemiImplicit => {
+                "The explicit scheme with the material damping implicit: the step is bounded by elasticity alone, not by D n² (src/solver/semi_implicit.rs)"
+            }
+        }
+    }
+}
+
+display_and_parse_by_name!(SolverKind);
 
 /// A mechanical system M(q) q̈ = f(t, q, q̇) in the form the integrators need.
 pub trait SecondOrderSystem {
