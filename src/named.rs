@@ -62,39 +62,3 @@ macro_rules! display_and_parse_by_name {
     )+};
 }
 pub(crate) use display_and_parse_by_name;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::Backend;
-    use crate::gpu::{GpuLayout, LayoutRequest, Precision};
-    use crate::io::track::TrackLayout;
-    use crate::scenario::ScenarioKind;
-    use crate::solver::SolverKind;
-
-    fn round_trips<
-        T: Named + std::fmt::Display + std::str::FromStr<Err = InputError> + std::fmt::Debug,
-    >() {
-        assert!(!T::ALL.is_empty());
-        for &v in T::ALL {
-            assert_eq!(v.to_string(), v.name());
-            assert_eq!(v.name().parse::<T>().unwrap(), v);
-            assert!(!v.help().is_empty(), "{v:?} has no help");
-        }
-        let e = "no-such-value".parse::<T>().unwrap_err();
-        assert_eq!(e.field, T::WHAT);
-        assert_eq!(e.value, "'no-such-value'");
-        assert_eq!(e.allowed, format!("one of {}", names::<T>()));
-    }
-
-    #[test]
-    fn every_named_set_parses_what_it_prints_and_refuses_the_rest() {
-        round_trips::<Backend>();
-        round_trips::<Precision>();
-        round_trips::<GpuLayout>();
-        round_trips::<LayoutRequest>();
-        round_trips::<SolverKind>();
-        round_trips::<ScenarioKind>();
-        round_trips::<TrackLayout>();
-    }
-}
