@@ -9,6 +9,7 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Schema};
+use bytes::Bytes;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::metadata::KeyValue;
@@ -211,42 +212,64 @@ pub fn read_table(path: &Path) -> Result<RecordBatch, IoError> {
 /// file is refused before it is read, anything else once `limit` bytes
 /// are.
 fn read_table_within(path: &Path, limit: u64) -> Result<RecordBatch, IoError> {
-    let too_large = || IoError::Format {
+    table_from_bytes(path, read_bytes_within(path, limit)?)
+}
+
+/// The message of a file larger than a film may be.
+fn too_large(path: &Path, limit: u64) -> IoError {
+    IoError::Format {
         path: path.to_owned(),
         message: format!(
             "larger than the {} MiB a measured film may be: is it the tracker's export?",
             limit >> 20
         ),
-    };
-    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > limit) {
-        return Err(too_large());
     }
+}
+
+/// A file's bytes, at most `limit` of them: a larger regular file is
+/// refused before it is read, anything else (a pipe, `/dev/zero`) once
+/// `limit` bytes are.
+fn read_bytes_within(path: &Path, limit: u64) -> Result<Vec<u8>, IoError> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > limit) {
+        return Err(too_large(path, limit));
+    }
+    // Its format first: a file of another kind is refused unread.
+    TableFormat::from_path(path)?;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit.saturating_add(1)).read_to_end(&mut bytes))
+        .map_err(|error| IoError::Read {
+            path: path.to_owned(),
+            error,
+        })?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(path, limit));
+    }
+    Ok(bytes)
+}
+
+/// The table in a file's `bytes` (Parquet or CSV by `path`'s extension),
+/// as one record batch.
+fn table_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<RecordBatch, IoError> {
     let format = TableFormat::from_path(path)?;
-    let read_err = |error| IoError::Read {
-        path: path.to_owned(),
-        error,
-    };
     let fmt_err = |e: &dyn std::fmt::Display| IoError::Format {
         path: path.to_owned(),
         message: e.to_string(),
     };
     let batches: Vec<RecordBatch> = match format {
-        TableFormat::Parquet => {
-            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(path).map_err(read_err)?)
-                .and_then(|b| b.build())
-                .map_err(|e| fmt_err(&e))?
-                .collect::<Result<_, _>>()
-                .map_err(|e| fmt_err(&e))?
-        }
+        TableFormat::Parquet => ParquetRecordBatchReaderBuilder::try_new(Bytes::from(bytes))
+            .and_then(|b| b.build())
+            .map_err(|e| fmt_err(&e))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| fmt_err(&e))?,
         TableFormat::Csv => {
-            // Read whole: cleaned (`comma_separated`) before arrow sees it.
-            let mut text = String::new();
-            std::fs::File::open(path)
-                .and_then(|f| f.take(limit.saturating_add(1)).read_to_string(&mut text))
-                .map_err(read_err)?;
-            if text.len() as u64 > limit {
-                return Err(too_large());
-            }
+            // Cleaned (`comma_separated`) before arrow sees it.
+            let text = String::from_utf8(bytes).map_err(|e| {
+                fmt_err(&format!(
+                    "not UTF-8 text (byte {} of the file): save it as CSV in UTF-8",
+                    e.utf8_error().valid_up_to()
+                ))
+            })?;
             let text = comma_separated(&text).map_err(|m| fmt_err(&m))?;
             let csv_format = arrow::csv::reader::Format::default().with_header(true);
             let (schema, _) = csv_format
@@ -387,7 +410,7 @@ fn column_values(
 /// A measured film as a study is given it: a file (Parquet or CSV), or a
 /// table in memory in a file's layout (an Arrow `RecordBatch` from a
 /// notebook, or columns of values), named for messages and metadata.
-/// Either is read through the film's camera ([`Measured::read`]).
+/// Either is read once ([`Measured::load`]), then through the film's camera.
 #[derive(Debug, Clone)]
 pub enum Measured {
     File(PathBuf),
@@ -431,42 +454,46 @@ impl Measured {
         Ok(Self::Table { name, table })
     }
 
-    /// Reads it into the model's frame through `camera` ([`read_film`]); a
-    /// table holds at most [`MAX_FILM_BYTES`], as a file does.
-    pub fn read(&self, camera: &Camera, model_pin_m: [f64; 2]) -> Result<MeasuredTrack, IoError> {
+    /// Reads it once: a file's bytes (at most [`MAX_FILM_BYTES`]), hashed
+    /// and parsed from that one buffer; a table as it is (as large at
+    /// most), hashed by its values. The film is then read through any
+    /// camera without reading the file again ([`LoadedFilm::read`]).
+    pub fn load(&self) -> Result<LoadedFilm, IoError> {
         match self {
-            Self::File(path) => read_film(path, camera, model_pin_m),
+            Self::File(path) => {
+                let bytes = read_bytes_within(path, MAX_FILM_BYTES)?;
+                let sha256 = super::sha256_bytes(&bytes);
+                Ok(LoadedFilm {
+                    name: path.clone(),
+                    table: table_from_bytes(path, bytes)?,
+                    sha256,
+                })
+            }
             Self::Table { name, table } => {
-                let path = Path::new(name);
+                let path = PathBuf::from(name);
                 if table.get_array_memory_size() as u64 > MAX_FILM_BYTES {
                     return Err(IoError::Format {
-                        path: path.to_owned(),
+                        path,
                         message: format!(
                             "larger than the {} MiB a measured film may be",
                             MAX_FILM_BYTES >> 20
                         ),
                     });
                 }
-                film_from_batch(table, camera, model_pin_m, path)
-            }
-        }
-    }
-
-    /// Its SHA-256 in hex: a file's bytes, or a table's as CSV (its
-    /// header and every value, written exactly): a resume continues only
-    /// the same film.
-    pub fn sha256(&self) -> Result<String, IoError> {
-        match self {
-            Self::File(path) => super::sha256_hex(path),
-            Self::Table { name, table } => {
+                // Its header and every value, written exactly: a resume
+                // continues only the same film.
                 let mut bytes = Vec::new();
                 let mut writer = arrow::csv::WriterBuilder::new().build(&mut bytes);
                 writer.write(table).map_err(|e| IoError::Format {
-                    path: PathBuf::from(name),
+                    path: path.clone(),
                     message: e.to_string(),
                 })?;
                 drop(writer);
-                Ok(super::sha256_bytes(&bytes))
+                Ok(LoadedFilm {
+                    name: path,
+                    table: table.clone(),
+                    sha256: super::sha256_bytes(&bytes),
+                })
             }
         }
     }
@@ -493,6 +520,24 @@ impl std::fmt::Display for Measured {
 impl<P: Into<PathBuf>> From<P> for Measured {
     fn from(path: P) -> Self {
         Self::File(path.into())
+    }
+}
+
+/// A measured film read once ([`Measured::load`]): its table, and the
+/// SHA-256 that keys its saved chunks (a file's bytes, a table's values).
+#[derive(Debug, Clone)]
+pub struct LoadedFilm {
+    /// The file, or the table's name, for messages.
+    name: PathBuf,
+    table: RecordBatch,
+    pub sha256: String,
+}
+
+impl LoadedFilm {
+    /// The film in the model's frame and clock through `camera`, for a
+    /// drop pinned at `model_pin_m` ([`read_film`]'s reading).
+    pub fn read(&self, camera: &Camera, model_pin_m: [f64; 2]) -> Result<MeasuredTrack, IoError> {
+        film_from_batch(&self.table, camera, model_pin_m, &self.name)
     }
 }
 
@@ -938,17 +983,54 @@ mod tests {
             .unwrap()
         };
         let film = columns(0.0);
-        let track = film.read(&Camera::default(), [0.0, 0.0]).unwrap();
+        let track = film
+            .load()
+            .unwrap()
+            .read(&Camera::default(), [0.0, 0.0])
+            .unwrap();
         assert_eq!(track.times_s(), [0.0, 0.1]);
         assert_eq!(track.marker_count(), 2);
         assert_eq!(track.get(0.1, 1), Some([0.25, -0.31]));
-        assert_eq!(film.sha256().unwrap(), columns(0.0).sha256().unwrap());
-        assert_ne!(film.sha256().unwrap(), columns(1e-9).sha256().unwrap());
+        let sha256 = |m: Measured| m.load().unwrap().sha256;
+        assert_eq!(sha256(film.clone()), sha256(columns(0.0)));
+        assert_ne!(sha256(film.clone()), sha256(columns(1e-9)));
         assert_eq!(film.to_string(), "film");
         let e = Measured::from_columns("film", vec![0.0], vec![0, 1], vec![0.0], vec![0.0])
             .unwrap_err()
             .to_string();
         assert!(e.contains("t has 1 values, marker 2"), "{e}");
+    }
+
+    #[test]
+    fn a_file_loaded_once_hashes_its_bytes_and_reads_as_read_film() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["film.parquet", "film.csv"] {
+            let path = dir.path().join(name);
+            let meta = BTreeMap::new();
+            let mut pending = PendingFile::create(&path).unwrap();
+            write_batch(&mut pending, &track_batch(&sample(), &meta), &meta).unwrap();
+            pending.commit().unwrap();
+            let loaded = Measured::File(path.clone()).load().unwrap();
+            assert_eq!(loaded.sha256, crate::io::sha256_hex(&path).unwrap());
+            let camera = Camera::default();
+            let once = loaded.read(&camera, [0.0, 0.0]).unwrap();
+            let again = read_film(&path, &camera, [0.0, 0.0]).unwrap();
+            assert_eq!(once.times_s(), again.times_s());
+            for t in again.times_s() {
+                for j in 0..3 {
+                    assert_eq!(
+                        once.get(t, j),
+                        again.get(t, j),
+                        "{name} at {t} s, marker {j}"
+                    );
+                }
+            }
+        }
+        // Not UTF-8: named as such, not read as something else.
+        let path = dir.path().join("latin1.csv");
+        std::fs::write(&path, b"t,marker,x,y\n0,0,0.5\xb5,0\n").unwrap();
+        let e = Measured::File(path).load().unwrap_err().to_string();
+        assert!(e.contains("not UTF-8") && e.contains("byte 20"), "{e}");
     }
 
     fn sample() -> Track {

@@ -63,7 +63,8 @@ pub fn planned_from_measured(
         base: &tether,
         allow_implausible: false,
     };
-    let measured = super::film::read(&context(&given))?;
+    let loaded = super::film::load(&given)?;
+    let measured = super::film::read(&context(&given), &loaded)?;
     let mut given = given.clone();
     if *release == PlannedRelease::FirstFrame
         && let (Some(&first_s), Some(scenario)) =
@@ -71,7 +72,7 @@ pub fn planned_from_measured(
     {
         scenario.set_release_time_s(first_s);
     }
-    let checked = super::film::check_measured(&context(&given), measured)?;
+    let checked = super::film::check_measured(&context(&given), measured, loaded.sha256)?;
     Ok(PlannedFilm {
         name,
         tether,

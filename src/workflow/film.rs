@@ -8,8 +8,9 @@
 use super::{WorkflowError, usage};
 use crate::camera::Camera;
 use crate::error::{InputError, decimal};
+use crate::io::IoError;
 use crate::io::config::FilmConfig;
-use crate::io::track::Measured;
+use crate::io::track::{LoadedFilm, Measured};
 use crate::model::TetherParams;
 use crate::scenario::{DeclaredFrames, Frames, Scenario, ScenarioKind, median_interval_s};
 use crate::sweep::{Axis, AxisValues, Coverage, Grid, Parameter, Study, check_coverage};
@@ -134,7 +135,10 @@ pub const PIN_WANDER_OF_LENGTH: f64 = 0.01;
 /// than [`PIN_WANDER_OF_LENGTH`] of the length. Nothing without a camera
 /// table (the file is then in the model's frame), with a pin given, or
 /// with a pin axis.
-pub fn take_pin_from_film(context: &FilmContext<'_>) -> Result<Option<TrackedPin>, WorkflowError> {
+pub fn take_pin_from_film(
+    context: &FilmContext<'_>,
+    loaded: &LoadedFilm,
+) -> Result<Option<TrackedPin>, WorkflowError> {
     let pin_axis = context.grid.parameters().any(|(p, _)| {
         matches!(
             p,
@@ -146,11 +150,9 @@ pub fn take_pin_from_film(context: &FilmContext<'_>) -> Result<Option<TrackedPin
         return Ok(None);
     }
     camera.validate()?;
-    let measured = context
-        .film
-        .measured
+    let measured = loaded
         .read(camera, [0.0, 0.0])
-        .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))?;
+        .map_err(measured_track_error)?;
     let first_arc_m = context
         .film
         .marker_arc_lengths_m
@@ -647,7 +649,10 @@ fn checked_start(
 /// The measured film in the model's frame, through the film's camera.
 /// A camera that says where it saw the pin fixes the pin: an axis over the
 /// pin would move the model under the data.
-pub fn read(context: &FilmContext<'_>) -> Result<MeasuredTrack, WorkflowError> {
+pub fn read(
+    context: &FilmContext<'_>,
+    loaded: &LoadedFilm,
+) -> Result<MeasuredTrack, WorkflowError> {
     let camera = &context.film.camera;
     camera.validate()?;
     if camera.pin.is_some()
@@ -670,11 +675,20 @@ pub fn read(context: &FilmContext<'_>) -> Result<MeasuredTrack, WorkflowError> {
         .scenario
         .as_ref()
         .map_or([0.0, 0.0], Scenario::pin_m);
-    context
-        .film
-        .measured
+    loaded
         .read(camera, model_pin_m)
-        .map_err(|e| WorkflowError::Usage(format!("the measured track: {e}")))
+        .map_err(measured_track_error)
+}
+
+/// The film read once ([`Measured::load`]): its bytes hashed and parsed
+/// from one buffer, read through each camera from there.
+pub fn load(film: &Film) -> Result<LoadedFilm, WorkflowError> {
+    film.measured.load().map_err(measured_track_error)
+}
+
+/// An error reading the measured track: the user's file or table.
+fn measured_track_error(e: IoError) -> WorkflowError {
+    WorkflowError::Usage(format!("the measured track: {e}"))
 }
 
 /// A film's noise: `[camera] noise` where declared, else its own estimate.
@@ -729,12 +743,16 @@ pub fn check(
     allow_implausible: bool,
 ) -> Result<CheckedFilm, WorkflowError> {
     let mut film = film.clone();
-    let tracked_pin = take_pin_from_film(&FilmContext {
-        film: &film,
-        grid,
-        base,
-        allow_implausible,
-    })?;
+    let loaded = load(&film)?;
+    let tracked_pin = take_pin_from_film(
+        &FilmContext {
+            film: &film,
+            grid,
+            base,
+            allow_implausible,
+        },
+        &loaded,
+    )?;
     if let Some(pin) = &tracked_pin {
         film.camera.pin = Some(pin.pin_file);
     }
@@ -744,8 +762,8 @@ pub fn check(
         base,
         allow_implausible,
     };
-    let measured = read(&context)?;
-    let checked = check_measured(&context, measured)?;
+    let measured = read(&context, &loaded)?;
+    let checked = check_measured(&context, measured, loaded.sha256)?;
     Ok(CheckedFilm {
         tracked_pin,
         ..checked
@@ -757,8 +775,8 @@ pub fn check(
 pub fn check_measured(
     context: &FilmContext<'_>,
     measured: MeasuredTrack,
+    measured_sha256: String,
 ) -> Result<CheckedFilm, WorkflowError> {
-    let measured_sha256 = context.film.measured.sha256()?;
     let scenario = experiment(context, &measured)?;
     check_parameter_axes(context.grid, context.base, &scenario)?;
     let coverage = check_coverage(&measured, &scenario).map_err(usage)?;
