@@ -14,13 +14,45 @@ pub struct InputError {
     pub allowed: String,
 }
 
+/// The most characters of a value a message repeats: a value pasted by
+/// mistake (a whole file in a flag) is named, not echoed whole.
+pub const MAX_ECHOED_CHARS: usize = 200;
+
 impl InputError {
     pub fn new(field: impl Into<String>, value: impl ToString, allowed: impl Into<String>) -> Self {
         Self {
             field: field.into(),
-            value: value.to_string(),
+            value: echoed(&value.to_string()),
             allowed: allowed.into(),
         }
+    }
+
+    /// [`Self::new`] for a number, written as a person would type it
+    /// (`1e-300`, not three hundred zeros).
+    pub fn number(field: impl Into<String>, value: f64, allowed: impl Into<String>) -> Self {
+        Self::new(field, number(value), allowed)
+    }
+}
+
+/// A number as a person would type it: in exponent form when very large or
+/// very small (`1e200`, `1e-300`), else as Rust writes it (`0.6`).
+pub fn number(x: f64) -> String {
+    match x != 0.0 && x.is_finite() && !(1e-4..1e6).contains(&x.abs()) {
+        true => format!("{x:e}"),
+        false => x.to_string(),
+    }
+}
+
+/// `text`, or its first [`MAX_ECHOED_CHARS`] characters and how many more
+/// there were.
+pub fn echoed(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHOED_CHARS) {
+        None => text.to_string(),
+        Some((end, _)) => format!(
+            "{}… ({} characters in all)",
+            &text[..end],
+            text.chars().count()
+        ),
     }
 }
 
@@ -29,7 +61,7 @@ pub fn require_positive(field: &str, value: f64) -> Result<(), InputError> {
     if value.is_finite() && value > 0.0 {
         Ok(())
     } else {
-        Err(InputError::new(field, value, "a finite number > 0"))
+        Err(InputError::number(field, value, "a finite number > 0"))
     }
 }
 
@@ -38,7 +70,7 @@ pub fn require_non_negative(field: &str, value: f64) -> Result<(), InputError> {
     if value.is_finite() && value >= 0.0 {
         Ok(())
     } else {
-        Err(InputError::new(field, value, "a finite number >= 0"))
+        Err(InputError::number(field, value, "a finite number >= 0"))
     }
 }
 
@@ -47,7 +79,7 @@ pub fn require_finite(field: &str, value: f64) -> Result<(), InputError> {
     if value.is_finite() {
         Ok(())
     } else {
-        Err(InputError::new(field, value, "a finite number"))
+        Err(InputError::number(field, value, "a finite number"))
     }
 }
 
@@ -60,4 +92,34 @@ pub fn decimal(x: f64) -> String {
     }
     let rounded: f64 = format!("{x:.11e}").parse().unwrap_or(x);
     rounded.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_names_a_value_without_echoing_all_of_it() {
+        let e = InputError::number("tolerance_m", 1e-300, "a length");
+        assert_eq!(
+            e.to_string(),
+            "invalid tolerance_m = 1e-300: must be a length"
+        );
+        assert_eq!(InputError::number("x", 0.6, "y").value, "0.6");
+        assert_eq!(InputError::number("x", 1e200, "y").value, "1e200");
+        let pasted = "x".repeat(100_000);
+        let e = InputError::new("axis", &pasted, "NAME=AXIS");
+        assert!(e.to_string().len() < 400, "{}", e.to_string().len());
+        assert!(
+            e.value.ends_with("(100000 characters in all)"),
+            "{}",
+            e.value
+        );
+        // Multi-byte characters are cut between characters, not inside one.
+        assert!(
+            InputError::new("a", "µ".repeat(300), "b")
+                .value
+                .starts_with("µµ")
+        );
+    }
 }

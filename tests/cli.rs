@@ -523,3 +523,119 @@ fn a_measured_file_that_never_ends_is_refused() {
     assert!(err.contains("film.csv") && err.contains("128 MiB"), "{err}");
     assert!(!out.exists(), "nothing written");
 }
+
+/// The fault injector's inputs (issue 54): each refused with exit 2 and
+/// what it named, nothing written and no panic: a negative tolerance and
+/// shard read as values, tolerances out of the solver's range, a tether key
+/// out of its range, an axis value that would overflow the model, a file
+/// given as the output folder, and a pasted value echoed only in part.
+#[test]
+fn hostile_values_are_refused_by_range_with_short_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let out = out.to_str().unwrap();
+    let grid = [
+        "--elements",
+        "4",
+        "--damping",
+        "1000",
+        "--drag-coefficient",
+        "0.8",
+    ];
+    let identify = |extra: &[&'static str]| -> Vec<String> {
+        let mut args = vec!["identify", "--backend", "cpu", "--out", out];
+        args.extend(grid);
+        args.extend(extra);
+        args.into_iter().map(String::from).collect()
+    };
+    for (extra, expected) in [
+        (
+            &["--tolerance", "-1e-7"][..],
+            &["invalid --tolerance = -1e-7", "1e-13 to 1e-3 m"][..],
+        ),
+        (
+            &["--tolerance", "1e-300"],
+            &["invalid --tolerance = 1e-300", "1e-13 to 1e-3 m"],
+        ),
+        (&["--tolerance", "1e10"], &["invalid --tolerance = 1e10"]),
+        (&["--shard", "-1/3"], &["invalid --shard = '-1/3'"]),
+        (
+            &["--axis", "thickness_m=1e300"],
+            &["thickness_m=1e300", "<= 1 m"],
+        ),
+    ] {
+        let args = identify(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_rejected(dir.path(), &args, expected);
+    }
+    let config = dir.path().join("thick.toml");
+    std::fs::write(&config, "[tether]\nthickness_m = 1e200\n").unwrap();
+    let track = dir.path().join("t.parquet");
+    let args = [
+        "simulate",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        track.to_str().unwrap(),
+    ];
+    let refused = tether_sweep(&args);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("invalid thickness_m (in"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(!track.exists());
+    std::fs::remove_file(&config).unwrap();
+    // A long value pasted by mistake is named, not echoed whole.
+    let pasted = format!("length_m={}", "9".repeat(5000));
+    let mut args = identify(&[]);
+    args.extend(["--axis".to_string(), pasted]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let refused = tether_sweep(&args);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(stderr(&refused).len() < 1000, "{}", stderr(&refused).len());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // A file where the output folder belongs.
+    let file = dir.path().join("results");
+    std::fs::write(&file, "mine").unwrap();
+    let mut args = vec![
+        "identify",
+        "--backend",
+        "cpu",
+        "--out",
+        file.to_str().unwrap(),
+    ];
+    args.extend(grid);
+    let refused = tether_sweep(&args);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("is a file, not a folder"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}
+
+/// Lengths whose tenths round past them (0.11 · 10 / 10 > 0.11) take the
+/// default markers (issue 54).
+#[test]
+fn lengths_whose_tenths_round_up_simulate() {
+    let dir = tempfile::tempdir().unwrap();
+    for length in ["0.11", "0.21", "0.42", "0.49"] {
+        let out = dir.path().join(format!("{length}.parquet"));
+        let args = [
+            "simulate",
+            "--length",
+            length,
+            "--elements",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        let run = tether_sweep(&args);
+        assert_eq!(run.status.code(), Some(0), "{length}: {}", stderr(&run));
+        let track = read_measured(&out).unwrap();
+        assert_eq!(track.marker_count(), 11);
+    }
+}

@@ -64,7 +64,7 @@ pub struct DesignArgs {
     pub adapter: Option<String>,
     /// The reference solver's local error tolerance [m] for the
     /// sensitivities on the CPU. [default: the solver's, 1e-9]
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
     pub tolerance: Option<f64>,
     /// Output directory: design.parquet and the figure design (.svg, .png).
     #[arg(long, value_name = "DIR", default_value = "design-results")]

@@ -74,7 +74,7 @@ pub struct IdentifyArgs {
     /// DIR/shard=K/film=FILM/part.parquet each); `summarize DIR` merges
     /// the parts. Default in a Slurm array job: SLURM_ARRAY_TASK_ID −
     /// SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT.
-    #[arg(long, value_name = "K/N")]
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true)]
     pub shard: Option<String>,
     /// Finish an interrupted run of the same command from its saved chunks.
     #[arg(long)]
@@ -118,13 +118,13 @@ pub struct IdentifyArgs {
     /// the config's, else 0.6]
     #[arg(long, value_name = "M")]
     pub length: Option<f64>,
-    /// The reference solver's local error tolerance [m], > 0, for the
+    /// The reference solver's local error tolerance [m], in [1e-13, 1e-3], for the
     /// sweep, the best fit and the refinement alike. By default it is
     /// chosen from the data (docs/identify.md, "How accurately"): a first
     /// pass at 1e-7, then the candidates near the best, the best fit and
     /// the refinement at the tolerance whose track error moves J_e by a
     /// tenth of the confidence threshold. [default: from the data]
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
     pub tolerance: Option<f64>,
     /// After a sweep on the GPU or the CPU explicit solver, re-run the best
     /// candidate and the best of up to K−1 other n on the f64 reference

@@ -32,10 +32,10 @@ pub struct SimulateArgs {
     /// Explicit step [s]; must divide the sample interval (drop: frame
     /// interval 0.04 s; swingup: 1 ms). [default: from the model's highest
     /// eigenvalue with safety factor 0.9]
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
     pub step: Option<f64>,
-    /// Reference solver's local error tolerance per step [m], in (0, 1e-3]. [default: 1e-9]
-    #[arg(long, value_name = "M")]
+    /// Reference solver's local error tolerance per step [m], in [1e-13, 1e-3]. [default: 1e-9]
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
     pub tolerance: Option<f64>,
     /// Simulated duration [s]; a whole number of frame intervals. [default: 2 for drop, 3 for swingup]
     #[arg(long, value_name = "S")]

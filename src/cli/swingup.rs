@@ -80,11 +80,16 @@ pub struct SwingupArgs {
     /// `reference` (docs/gpu.md), on a CPU emulation `semi-implicit`]
     #[arg(long, value_parser = named::<SolverKind>())]
     pub solver: Option<SolverKind>,
-    /// The search's reference solver tolerance [m], in (0, 1e-3]. At 1e-7 m
+    /// The search's reference solver tolerance [m], in [1e-13, 1e-3]. At 1e-7 m
     /// the fittest chromosomes' J_a,min move by about 2e-5 m (2.6× faster
     /// than 1e-9 m), so the fittest are re-run at 1e-10 m and the answer is
     /// printed at that tolerance (docs/swingup.md).
-    #[arg(long, value_name = "M", default_value_t = 1e-7)]
+    #[arg(
+        long,
+        value_name = "M",
+        default_value_t = 1e-7,
+        allow_hyphen_values = true
+    )]
     pub tolerance: f64,
     #[command(flatten)]
     pub engine: EngineArgs,

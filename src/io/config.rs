@@ -390,9 +390,7 @@ fn resolve_frames(
 
     let mut reference = ReferenceOptions::default();
     if let Some(tol) = file.tolerance_m {
-        if !(tol.is_finite() && tol > 0.0 && tol <= 1e-3) {
-            return Err(InputError::new("tolerance_m", tol, "a length in (0, 1e-3] m").into());
-        }
+        crate::solver::reference::check_tolerance_m("tolerance_m", tol)?;
         reference.tolerance_m = tol;
     }
     if let Some(step) = file.step_s {

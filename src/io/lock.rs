@@ -26,6 +26,16 @@ pub enum LockError {
         "{dir} is being written by another live tether-sweep run ({holder}): wait for it to end, or choose another --out"
     )]
     Held { dir: PathBuf, holder: String },
+    #[error(
+        "{} is a symbolic link: a run writes its lock there and will not write through a link to another file; remove it",
+        path.display()
+    )]
+    Link { path: PathBuf },
+    #[error(
+        "{} is a file, not a folder: the outputs go into a folder (--out names it)",
+        dir.display()
+    )]
+    NotAFolder { dir: PathBuf },
     #[error(transparent)]
     Io(#[from] IoError),
 }
@@ -39,15 +49,31 @@ impl OutputLock {
             path: dir.join(LOCK_FILE),
             error,
         };
+        if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+            return Err(LockError::NotAFolder {
+                dir: dir.to_owned(),
+            });
+        }
         std::fs::create_dir_all(dir).map_err(io)?;
         let path = dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(io)?;
+        // Never through a link: a link planted there would have the run
+        // overwrite whatever it points at.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(LockError::Link { path });
+        }
+        let mut options = OpenOptions::new();
+        options.read(true).write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NOFOLLOW);
+        let mut file = match options.open(&path) {
+            Ok(file) => file,
+            // A link made between the look and the open.
+            #[cfg(unix)]
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return Err(LockError::Link { path });
+            }
+            Err(e) => return Err(io(e).into()),
+        };
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
@@ -105,7 +131,7 @@ fn unlockable(error: &std::io::Error) -> bool {
 #[cfg(unix)]
 fn same_file(file: &File, path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), std::fs::metadata(path)) {
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
         (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
         _ => false,
     }
@@ -180,5 +206,40 @@ mod tests {
         assert!(!dir.path().join(".tether-sweep-abc123.tmp").exists());
         assert!(dir.path().join("results.parquet").exists());
         assert!(dir.path().join("notes.tmp").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_in_the_locks_place_is_refused_and_its_target_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim.txt");
+        std::fs::write(&victim, "precious").unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        std::os::unix::fs::symlink(&victim, out.join(LOCK_FILE)).unwrap();
+        let e = OutputLock::acquire(&out).unwrap_err();
+        assert!(matches!(e, LockError::Link { .. }), "{e}");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        // A dangling link is refused too, and creates nothing at its target.
+        let gone = dir.path().join("gone.txt");
+        std::fs::remove_file(out.join(LOCK_FILE)).unwrap();
+        std::os::unix::fs::symlink(&gone, out.join(LOCK_FILE)).unwrap();
+        assert!(matches!(
+            OutputLock::acquire(&out),
+            Err(LockError::Link { .. })
+        ));
+        assert!(!gone.exists());
+    }
+
+    #[test]
+    fn a_file_given_as_the_folder_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("results");
+        std::fs::write(&file, "mine").unwrap();
+        let e = OutputLock::acquire(&file).unwrap_err();
+        assert!(matches!(e, LockError::NotAFolder { .. }), "{e}");
+        assert!(e.to_string().contains("is a file, not a folder"), "{e}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
     }
 }

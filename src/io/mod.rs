@@ -48,8 +48,22 @@ impl IoError {
     /// Whether the error is the user's input (exit code 2) rather than the
     /// machine's (1).
     pub fn is_input_error(&self) -> bool {
-        !matches!(self, IoError::Read { .. })
+        match self {
+            IoError::Read { .. } => false,
+            IoError::Write { error, .. } => !machine_full(error),
+            _ => true,
+        }
     }
+}
+
+/// Whether a write failed because the machine has no room (a full disk, a
+/// spent quota): not the user's input, whatever path it was.
+fn machine_full(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded
+    )
 }
 
 /// SHA-256 of a file's bytes, as lowercase hex: recorded with results so

@@ -182,16 +182,34 @@ pub fn write_batch(
                 ))
                 .set_compression(parquet::basic::Compression::SNAPPY)
                 .build();
+            let parquet_err = |e: parquet::errors::ParquetError| match e {
+                parquet::errors::ParquetError::External(e) => {
+                    match e.downcast::<std::io::Error>() {
+                        Ok(error) => IoError::Write {
+                            path: target.clone(),
+                            error: *error,
+                        },
+                        Err(e) => fmt_err(&e),
+                    }
+                }
+                e => fmt_err(&e),
+            };
             let mut writer = ArrowWriter::try_new(pending.file(), batch.schema(), Some(props))
-                .map_err(|e| fmt_err(&e))?;
-            writer.write(batch).map_err(|e| fmt_err(&e))?;
-            writer.close().map_err(|e| fmt_err(&e))?;
+                .map_err(parquet_err)?;
+            writer.write(batch).map_err(parquet_err)?;
+            writer.close().map_err(parquet_err)?;
         }
         TableFormat::Csv => {
             let mut writer = arrow::csv::WriterBuilder::new()
                 .with_header(true)
                 .build(pending.file());
-            writer.write(batch).map_err(|e| fmt_err(&e))?;
+            writer.write(batch).map_err(|e| match e {
+                arrow::error::ArrowError::IoError(_, error) => IoError::Write {
+                    path: target.clone(),
+                    error,
+                },
+                e => fmt_err(&e),
+            })?;
         }
     }
     Ok(())

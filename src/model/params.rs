@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{InputError, require_non_negative, require_positive};
+use crate::error::InputError;
 
 /// The largest mesh the engine accepts. Far beyond what the identification
 /// grid needs (50); it bounds memory and the O(n³) eigen-analysis used to
@@ -104,16 +104,108 @@ impl TetherParams {
                 format!("a length from {MIN_LENGTH_M} to {MAX_LENGTH_M} m"),
             ));
         }
-        require_positive("width_m", self.width_m)?;
-        require_positive("thickness_m", self.thickness_m)?;
-        require_positive("youngs_modulus_pa", self.youngs_modulus_pa)?;
-        require_positive("density_kg_m3", self.density_kg_m3)?;
-        require_non_negative("air_density_kg_m3", self.air_density_kg_m3)?;
-        require_non_negative("gravity_m_s2", self.gravity_m_s2)?;
-        require_non_negative(Self::DAMPING_PA_S, self.damping_pa_s)?;
-        require_non_negative(Self::DRAG_COEFFICIENT, self.drag_coefficient)?;
-        require_non_negative("tip_mass_kg", self.tip_mass_kg)?;
+        for (field, value, range) in self.ranged() {
+            if !range.contains(value) {
+                let lower = match range.lo_open {
+                    true => "> ",
+                    false => ">= ",
+                };
+                return Err(InputError::number(
+                    field,
+                    value,
+                    format!(
+                        "a finite number {lower}{} and <= {} {}",
+                        crate::error::number(range.lo),
+                        crate::error::number(range.hi),
+                        range.unit
+                    )
+                    .trim_end()
+                    .to_string(),
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// Every real field with its range: wide enough for any tether a
+    /// laboratory films (a hair to a hawser, foam to steel, in air or
+    /// water), narrow enough that the products the model forms (ρ b h,
+    /// E b h³/12, ½ ρ_air C_D b) stay finite in f64 and f32.
+    fn ranged(&self) -> [(&'static str, f64, Range); 9] {
+        [
+            ("width_m", self.width_m, Range::above(0.0, 10.0, "m")),
+            ("thickness_m", self.thickness_m, Range::above(0.0, 1.0, "m")),
+            (
+                "youngs_modulus_pa",
+                self.youngs_modulus_pa,
+                Range::above(0.0, 1e13, "Pa"),
+            ),
+            (
+                "density_kg_m3",
+                self.density_kg_m3,
+                Range::above(0.0, 1e5, "kg/m³"),
+            ),
+            (
+                "air_density_kg_m3",
+                self.air_density_kg_m3,
+                Range::from(0.0, 1e4, "kg/m³"),
+            ),
+            (
+                "gravity_m_s2",
+                self.gravity_m_s2,
+                Range::from(0.0, 1e3, "m/s²"),
+            ),
+            (
+                Self::DAMPING_PA_S,
+                self.damping_pa_s,
+                Range::from(0.0, 1e12, "Pa·s"),
+            ),
+            (
+                Self::DRAG_COEFFICIENT,
+                self.drag_coefficient,
+                Range::from(0.0, 1e3, ""),
+            ),
+            ("tip_mass_kg", self.tip_mass_kg, Range::from(0.0, 1e6, "kg")),
+        ]
+    }
+}
+
+/// A field's allowed values: from `lo` (excluded where `lo_open`) to `hi`.
+#[derive(Debug, Clone, Copy)]
+struct Range {
+    lo: f64,
+    lo_open: bool,
+    hi: f64,
+    unit: &'static str,
+}
+
+impl Range {
+    /// (lo, hi]: a quantity that must be positive.
+    fn above(lo: f64, hi: f64, unit: &'static str) -> Self {
+        Self {
+            lo,
+            lo_open: true,
+            hi,
+            unit,
+        }
+    }
+
+    /// [lo, hi].
+    fn from(lo: f64, hi: f64, unit: &'static str) -> Self {
+        Self {
+            lo,
+            lo_open: false,
+            hi,
+            unit,
+        }
+    }
+
+    fn contains(&self, value: f64) -> bool {
+        let above = match self.lo_open {
+            true => value > self.lo,
+            false => value >= self.lo,
+        };
+        above && value <= self.hi
     }
 }
 
@@ -127,6 +219,64 @@ mod tests {
         assert!((p.area_m2() - 4.0e-5).abs() < 1e-18);
         assert!((p.second_moment_m4() - 1.3333e-11).abs() < 1e-15);
         p.validate().unwrap();
+    }
+
+    #[test]
+    fn every_real_field_is_bounded_and_named() {
+        let fields = [
+            "width_m",
+            "thickness_m",
+            "youngs_modulus_pa",
+            "density_kg_m3",
+            "air_density_kg_m3",
+            "gravity_m_s2",
+            "damping_pa_s",
+            "drag_coefficient",
+            "tip_mass_kg",
+        ];
+        for field in fields {
+            for bad in [1e200, -1.0, f64::NAN, f64::INFINITY] {
+                let mut p = TetherParams::default();
+                set(&mut p, field, bad);
+                let e = p.validate().unwrap_err();
+                assert_eq!(e.field, field, "{field} = {bad}");
+                assert!(e.allowed.contains("finite number"), "{e}");
+            }
+        }
+        // The largest of every field together still builds a tether whose
+        // mass and gravity are finite: no input passes validation and
+        // then overflows.
+        let mut p = TetherParams::default();
+        for (field, hi) in [
+            ("width_m", 10.0),
+            ("thickness_m", 1.0),
+            ("youngs_modulus_pa", 1e13),
+            ("density_kg_m3", 1e5),
+            ("air_density_kg_m3", 1e4),
+            ("gravity_m_s2", 1e3),
+            ("damping_pa_s", 1e12),
+            ("drag_coefficient", 1e3),
+            ("tip_mass_kg", 1e6),
+        ] {
+            set(&mut p, field, hi);
+        }
+        p.validate().unwrap();
+        crate::model::Tether::new(p).unwrap();
+    }
+
+    fn set(p: &mut TetherParams, field: &str, v: f64) {
+        match field {
+            "width_m" => p.width_m = v,
+            "thickness_m" => p.thickness_m = v,
+            "youngs_modulus_pa" => p.youngs_modulus_pa = v,
+            "density_kg_m3" => p.density_kg_m3 = v,
+            "air_density_kg_m3" => p.air_density_kg_m3 = v,
+            "gravity_m_s2" => p.gravity_m_s2 = v,
+            "damping_pa_s" => p.damping_pa_s = v,
+            "drag_coefficient" => p.drag_coefficient = v,
+            "tip_mass_kg" => p.tip_mass_kg = v,
+            _ => unreachable!("{field}"),
+        }
     }
 
     #[test]

@@ -60,8 +60,15 @@ impl Tether {
         mass.add(tip, tip, params.tip_mass_kg);
         mass.add(tip + 1, tip + 1, params.tip_mass_kg);
         gravity[tip + 1] -= params.tip_mass_kg * params.gravity_m_s2;
-        let mass_interleaved = InterleavedBandedMatrix::from_banded(&mass)
-            .expect("element and tip masses act alike on x and y, and never couple them");
+        // Element and tip masses act alike on x and y and never couple
+        // them; only a mass no validated tether has (not finite) breaks it.
+        let mass_interleaved = InterleavedBandedMatrix::from_banded(&mass).ok_or_else(|| {
+            InputError::new(
+                "tether",
+                "its mass matrix",
+                "finite: a tether whose mass the model can form",
+            )
+        })?;
         Ok(Self {
             params,
             kernel,

@@ -121,7 +121,11 @@ impl Scenario {
         Self {
             experiment,
             frames: Frames::every(0.04, duration_s),
-            marker_arc_lengths_m: (0..=10).map(|j| j as f64 * length_m / 10.0).collect(),
+            // At the length, not a rounding past it (0.11 · 10 / 10 is
+            // 0.11000000000000001).
+            marker_arc_lengths_m: (0..=10)
+                .map(|j| (j as f64 * length_m / 10.0).min(length_m))
+                .collect(),
         }
     }
 
@@ -886,5 +890,26 @@ mod record_tests {
         assert_eq!(read.frames, Frames::film(vec![0.0, 0.03, 0.07]));
         assert_eq!(read.release_time_s(), 0.01);
         assert_eq!(read.kind(), ScenarioKind::Drop);
+    }
+
+    #[test]
+    fn the_default_markers_lie_on_every_tether_length() {
+        // Every millimetre to 2 m, then decades to the longest tether.
+        let lengths = (1..=2000)
+            .map(|mm| mm as f64 * 1e-3)
+            .chain([0.11, 0.21, 0.42, 0.49, 3.3, 7.7, 11.0, 99.9, 1000.0]);
+        for length_m in lengths {
+            for kind in [ScenarioKind::Drop, ScenarioKind::Swingup] {
+                let s = Scenario::new(kind, length_m);
+                assert!(
+                    s.marker_arc_lengths_m
+                        .iter()
+                        .all(|&a| (0.0..=length_m).contains(&a)),
+                    "{length_m} m: {:?}",
+                    s.marker_arc_lengths_m
+                );
+                s.validate(length_m).unwrap();
+            }
+        }
     }
 }

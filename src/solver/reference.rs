@@ -20,6 +20,8 @@
 
 use serde::Serialize;
 
+use crate::error::InputError;
+
 use super::{SecondOrderSystem, SolverError, TetherDynamics, length_weights};
 use crate::linalg::{BandedMatrix, BlockTridiagonalLu};
 use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
@@ -53,6 +55,26 @@ impl ReferenceOptions {
         max_step_s: 1e-2,
         initial_step_s: 1e-5,
     };
+}
+
+/// The tolerances a user may give \[m\]: below 1e-13 m the local error
+/// estimate is the round-off of the positions (f64 resolves about 1e-16 of
+/// a coordinate), so steps shrink without end; above 1e-3 m a track is no
+/// simulation of the model.
+pub const MIN_TOLERANCE_M: f64 = 1e-13;
+pub const MAX_TOLERANCE_M: f64 = 1e-3;
+
+/// Refuses a tolerance outside [`MIN_TOLERANCE_M`]..=[`MAX_TOLERANCE_M`],
+/// naming `field`.
+pub fn check_tolerance_m(field: &str, tolerance_m: f64) -> Result<(), InputError> {
+    if (MIN_TOLERANCE_M..=MAX_TOLERANCE_M).contains(&tolerance_m) {
+        return Ok(());
+    }
+    Err(InputError::number(
+        field,
+        tolerance_m,
+        format!("a length from {MIN_TOLERANCE_M:e} to {MAX_TOLERANCE_M:e} m"),
+    ))
 }
 
 impl Default for ReferenceOptions {

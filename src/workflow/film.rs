@@ -592,7 +592,7 @@ fn check_parameter_axes(
                 .map_err(|e| {
                     InputError::new(
                         "axis",
-                        format!("{parameter}={value}"),
+                        format!("{parameter}={}", crate::error::number(value)),
                         format!("values that make a valid experiment: {e}"),
                     )
                 })?;

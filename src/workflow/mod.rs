@@ -423,5 +423,22 @@ mod tests {
         let flagged = WorkflowError::flag("--length", InputError::new("length_m", -1, "> 0"));
         assert_eq!(flagged.exit_code(), 2);
         assert!(flagged.to_string().starts_with("invalid --length = -1"));
+        // A full disk or a spent quota is the machine's, whatever the
+        // path: exit 1, the cause named; an unwritable --out is the user's.
+        let write = |error| {
+            WorkflowError::Io(IoError::Write {
+                path: "out/results.parquet".into(),
+                error,
+            })
+        };
+        #[cfg(unix)]
+        for errno in [libc::ENOSPC, libc::EDQUOT] {
+            let full = write(std::io::Error::from_raw_os_error(errno));
+            assert_eq!(full.exit_code(), 1, "{full}");
+        }
+        let full = write(std::io::ErrorKind::StorageFull.into());
+        assert_eq!(full.exit_code(), 1);
+        let denied = write(std::io::ErrorKind::PermissionDenied.into());
+        assert_eq!(denied.exit_code(), 2);
     }
 }

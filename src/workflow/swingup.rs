@@ -93,14 +93,7 @@ pub struct SwingupReport {
 pub fn prepare(request: SwingupRequest) -> Result<PreparedSwingup, WorkflowError> {
     request.problem.validate()?;
     request.settings.validate()?;
-    if !(request.tolerance_m > 0.0 && request.tolerance_m <= 1e-3) {
-        return Err(crate::error::InputError::new(
-            "tolerance_m",
-            request.tolerance_m,
-            "a length in (0, 1e-3] m",
-        )
-        .into());
-    }
+    crate::solver::reference::check_tolerance_m("tolerance_m", request.tolerance_m)?;
     let generations_path = claim_output(&request.out, "generations.parquet", request.force)?;
     let problem = &request.problem;
     // The simulations of one evaluation: every chromosome for the

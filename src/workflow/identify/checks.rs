@@ -153,7 +153,7 @@ pub(crate) fn check_settings(request: &IdentifyRequest) -> Result<(), WorkflowEr
         crate::error::require_positive(field, value)?;
     }
     if let Some(t) = request.tolerance_m {
-        crate::error::require_positive("tolerance_m", t)?;
+        crate::solver::reference::check_tolerance_m("tolerance_m", t)?;
         // Refused before anything is claimed where the flags already
         // name another solver (`--backend gpu` sweeps a fixed-step
         // scheme); `auto`'s choice is checked once it is made.
