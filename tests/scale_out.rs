@@ -602,3 +602,51 @@ fn a_run_whose_every_candidate_diverged_writes_nothing_and_exits_3() {
         .collect();
     assert_eq!(written, [".chunks"], "only the saved chunks");
 }
+
+/// A shard of another cut of the sweep beside the parts is named as such,
+/// not reported as a missing shard with none named (issue 54).
+#[test]
+fn a_shard_of_another_cut_is_named_by_summarize() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sharded");
+    for shard in ["0/2", "1/2", "2/3"] {
+        let mut args = vec!["--shard", shard];
+        args.extend(GRID);
+        let o = identify(&out, &args);
+        assert!(o.status.success(), "{shard}: {}", stderr(&o));
+    }
+    let e = summarize_dir(&out).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    let e = e.to_string();
+    assert!(
+        e.contains("cut into 2") && e.contains("shard=2 belongs to another sweep"),
+        "{e}"
+    );
+}
+
+/// A shard with no candidate (more shards than candidates) says so, exits
+/// 0 and writes an empty part that `summarize` merges (issue 54).
+#[test]
+fn an_empty_shard_says_so_and_its_part_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sharded");
+    let one = [
+        "--elements",
+        "4",
+        "--damping",
+        "1000",
+        "--drag-coefficient",
+        "0.8",
+    ];
+    for shard in ["0/2", "1/2"] {
+        let mut args = vec!["--shard", shard];
+        args.extend(one);
+        let o = identify(&out, &args);
+        assert!(o.status.success(), "{shard}: {}", stderr(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(text.contains("is empty"), shard == "1/2", "{shard}: {text}");
+    }
+    assert!(results(&out.join("shard=1/part.parquet")).is_empty());
+    let merged = summarize_dir(&out).unwrap();
+    assert_eq!(merged.identification.results.len(), 1);
+}

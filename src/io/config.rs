@@ -57,6 +57,11 @@ pub enum ConfigError {
     },
     #[error("config {path} is not valid TOML: {message}")]
     Syntax { path: PathBuf, message: String },
+    #[error(
+        "config {path} is larger than the {} MiB a config may be (a million frame times take 12): is it the config?",
+        MAX_CONFIG_BYTES >> 20
+    )]
+    TooLarge { path: PathBuf },
     #[error("invalid configuration: {0}")]
     Schema(String),
     #[error(transparent)]
@@ -128,20 +133,50 @@ pub struct SimulationConfig {
     pub camera: Camera,
 }
 
-/// Reads a config file into a table.
+/// The largest config read \[bytes\]: a film's frame times, about 12
+/// bytes each, fit for a million frames (the most a track may have), and
+/// parsing what fits takes under a GB (a 100 MB file took 3–5 GB).
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Reads a config file into a table; a file over [`MAX_CONFIG_BYTES`] is
+/// refused before it is parsed (a pipe or device once that much is read).
 pub fn read_table(path: &Path) -> Result<Table, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    use std::io::Read;
+    let too_large = || ConfigError::TooLarge {
         path: path.to_owned(),
-        source,
-    })?;
+    };
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > MAX_CONFIG_BYTES) {
+        return Err(too_large());
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
+        .map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
     parse_table(&text, path)
 }
 
-/// A config's `text` as a table; `path` names it in the message.
+/// A config's `text` as a table; `path` names it in the message, which
+/// shows at most [`crate::error::MAX_ECHOED_CHARS`] of each of its lines.
 fn parse_table(text: &str, path: &Path) -> Result<Table, ConfigError> {
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError::TooLarge {
+            path: path.to_owned(),
+        });
+    }
     text.parse::<Table>().map_err(|e| ConfigError::Syntax {
         path: path.to_owned(),
-        message: e.to_string(),
+        message: e
+            .to_string()
+            .lines()
+            .map(crate::error::echoed)
+            .collect::<Vec<_>>()
+            .join("\n"),
     })
 }
 
@@ -626,5 +661,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("x.toml") && e.contains("TOML"), "{e}");
+    }
+
+    #[test]
+    fn a_huge_config_is_refused_unparsed_and_a_long_line_not_echoed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.toml");
+        let line = format!(
+            "[tether]\nlength_m = {}\n",
+            "1".repeat(MAX_CONFIG_BYTES as usize)
+        );
+        std::fs::write(&path, &line).unwrap();
+        let e = read_table(&path).unwrap_err();
+        assert!(matches!(e, ConfigError::TooLarge { .. }), "{e}");
+        assert!(e.to_string().len() < 300, "{e}");
+        // Under the limit, a bad line a megabyte long is named in part.
+        let bad = format!("[tether]\nlength_m = 0.6 {}\n", "x".repeat(1 << 20));
+        std::fs::write(&path, &bad).unwrap();
+        let e = read_table(&path).unwrap_err();
+        assert!(matches!(e, ConfigError::Syntax { .. }), "{e}");
+        assert!(e.to_string().len() < 2000, "{}", e.to_string().len());
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch};
 use arrow::compute::cast;
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -274,12 +274,20 @@ fn table_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<RecordBatch, IoError>
         path: path.to_owned(),
         message: e.to_string(),
     };
-    let batches: Vec<RecordBatch> = match format {
-        TableFormat::Parquet => ParquetRecordBatchReaderBuilder::try_new(Bytes::from(bytes))
-            .and_then(|b| b.build())
-            .map_err(|e| fmt_err(&e))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| fmt_err(&e))?,
+    // The schema too: a table of no rows (an empty shard's part) is a
+    // table, with its columns.
+    let (schema, batches): (SchemaRef, Vec<RecordBatch>) = match format {
+        TableFormat::Parquet => {
+            let builder = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(bytes))
+                .map_err(|e| fmt_err(&e))?;
+            let schema = builder.schema().clone();
+            let batches = builder
+                .build()
+                .map_err(|e| fmt_err(&e))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| fmt_err(&e))?;
+            (schema, batches)
+        }
         TableFormat::Csv => {
             // Cleaned (`comma_separated`) before arrow sees it.
             let text = String::from_utf8(bytes).map_err(|e| {
@@ -293,18 +301,17 @@ fn table_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<RecordBatch, IoError>
             let (schema, _) = csv_format
                 .infer_schema(std::io::Cursor::new(text.as_bytes()), None)
                 .map_err(|e| fmt_err(&e))?;
-            arrow::csv::ReaderBuilder::new(Arc::new(schema))
+            let schema = Arc::new(schema);
+            let batches = arrow::csv::ReaderBuilder::new(schema.clone())
                 .with_format(csv_format)
                 .build(std::io::Cursor::new(text.as_bytes()))
                 .map_err(|e| fmt_err(&e))?
                 .collect::<Result<_, _>>()
-                .map_err(|e| fmt_err(&e))?
+                .map_err(|e| fmt_err(&e))?;
+            (schema, batches)
         }
     };
-    let schema = batches
-        .first()
-        .map(|b| b.schema())
-        .ok_or_else(|| fmt_err(&"the table has no rows"))?;
+    let schema = batches.first().map_or(schema, |b| b.schema());
     arrow::compute::concat_batches(&schema, &batches).map_err(|e| fmt_err(&e))
 }
 
@@ -353,10 +360,26 @@ fn f64_column(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, 
     column_values(batch, name, path, false)
 }
 
-/// A column converted to f64, with empty values and NaN as NaN (a marker the
-/// camera did not see); infinities are still an error.
+/// The largest coordinate a film may hold, in its own unit: a trillion
+/// pixels, micrometres or metres is no position a camera saw, and beyond
+/// it the model's arithmetic (squares of differences) overflows.
+pub const MAX_COORDINATE: f64 = 1e12;
+
+/// A coordinate column converted to f64, with empty values and NaN as NaN
+/// (a marker the camera did not see); infinities, and values beyond
+/// [`MAX_COORDINATE`], are an error.
 fn f64_column_with_gaps(batch: &RecordBatch, name: &str, path: &Path) -> Result<Vec<f64>, IoError> {
-    column_values(batch, name, path, true)
+    let values = column_values(batch, name, path, true)?;
+    if let Some(row) = values.iter().position(|v| v.abs() > MAX_COORDINATE) {
+        return Err(IoError::Format {
+            path: path.to_owned(),
+            message: format!(
+                "column `{name}` holds {} in row {row}, beyond the {MAX_COORDINATE:e} any coordinate may be",
+                crate::error::number(values[row])
+            ),
+        });
+    }
+    Ok(values)
 }
 
 fn column_values(
@@ -680,8 +703,21 @@ fn long_samples(
     };
     let t = f64_column(batch, &name(columns.t.as_ref(), "t"), path)?;
     let marker = f64_column(batch, &name(columns.marker.as_ref(), "marker"), path)?;
-    let x = f64_column_with_gaps(batch, &name(one(&columns.x).as_ref(), "x"), path)?;
-    let y = f64_column_with_gaps(batch, &name(one(&columns.y).as_ref(), "y"), path)?;
+    let x_name = name(one(&columns.x).as_ref(), "x");
+    let y_name = name(one(&columns.y).as_ref(), "y");
+    let x = f64_column_with_gaps(batch, &x_name, path)?;
+    let y = f64_column_with_gaps(batch, &y_name, path)?;
+    for (name, values) in [(&x_name, &x), (&y_name, &y)] {
+        if values.iter().all(|v| v.is_nan()) {
+            return Err(IoError::Format {
+                path: path.to_owned(),
+                message: format!(
+                    "column `{name}` has no values: each of its {} cells is empty or NaN",
+                    values.len()
+                ),
+            });
+        }
+    }
     let s = match column_named(batch, "s") {
         Some(s) => Some(f64_column(batch, &s, path)?),
         None => None,
@@ -1049,6 +1085,21 @@ mod tests {
         std::fs::write(&path, b"t,marker,x,y\n0,0,0.5\xb5,0\n").unwrap();
         let e = Measured::File(path).load().unwrap_err().to_string();
         assert!(e.contains("not UTF-8") && e.contains("byte 20"), "{e}");
+    }
+
+    #[test]
+    fn a_coordinate_beyond_any_camera_and_a_column_of_no_values_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("film.csv");
+        std::fs::write(&path, "t,marker,x,y\n0,0,0.1,0\n0,1,1e300,0\n").unwrap();
+        let e = read_measured(&path).unwrap_err().to_string();
+        assert!(e.contains("column `x` holds 1e300 in row 1"), "{e}");
+        std::fs::write(&path, "t,marker,x,y\n0,0,nan,0\n0,1,,0\n").unwrap();
+        let e = read_measured(&path).unwrap_err().to_string();
+        assert!(e.contains("column `x` has no values"), "{e}");
+        // An occluded marker is no error.
+        std::fs::write(&path, "t,marker,x,y\n0,0,0.1,0\n0,1,,0\n").unwrap();
+        read_measured(&path).unwrap();
     }
 
     fn sample() -> Track {

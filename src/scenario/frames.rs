@@ -14,6 +14,11 @@ pub const MAX_FRAMES: usize = 1_000_000;
 /// count is.
 pub const MIN_FRAME_INTERVAL_S: f64 = 1e-6;
 
+/// The longest motion simulated \[s\]: an hour, where a drop or a swing-up
+/// lasts seconds. A longer span is a clock in other units (milliseconds,
+/// a timestamp) and would run without end.
+pub const MAX_SIMULATED_S: f64 = 3600.0;
+
 /// The frames of an experiment: one value, so that a duration, an interval
 /// and a list of times can never disagree.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +119,13 @@ impl Frames {
                     ));
                 }
                 crate::error::require_positive("duration_s", *duration_s)?;
+                if *duration_s > MAX_SIMULATED_S {
+                    return Err(InputError::number(
+                        "duration_s",
+                        *duration_s,
+                        format!("at most {MAX_SIMULATED_S} s of motion: a duration in seconds"),
+                    ));
+                }
                 // Checked before a track of that many frames is allocated.
                 if *duration_s / *interval_s > MAX_FRAMES as f64 {
                     return Err(InputError::new(
@@ -170,6 +182,20 @@ impl Frames {
                     ));
                 }
                 crate::error::require_positive("frame_interval_s", *interval_s)?;
+                if last - release_time_s.max(times[0]) > MAX_SIMULATED_S {
+                    return Err(InputError::new(
+                        "frame_times_s",
+                        format!(
+                            "{} s to {} s",
+                            crate::error::number(times[0]),
+                            crate::error::number(last)
+                        ),
+                        format!(
+                            "at most {MAX_SIMULATED_S} s of motion from the release ({} s) to the last frame: times in seconds ([camera] time_unit for a clock in ms or µs)",
+                            crate::error::number(release_time_s)
+                        ),
+                    ));
+                }
                 if release_time_s >= last {
                     return Err(InputError::new(
                         "release_time_s",
@@ -305,5 +331,28 @@ mod tests {
             interval_only.frames(&default, 0.0).unwrap(),
             Frames::every(0.05, 2.0)
         );
+    }
+
+    #[test]
+    fn a_clock_that_spans_more_than_an_hour_is_refused_before_it_runs() {
+        // A timestamp clock starting far from 0 is a film of seconds.
+        let stamped = Frames::film(vec![1e9, 1e9 + 0.04, 1e9 + 0.08]);
+        stamped.validate(1e9).unwrap();
+        // A film over 1e12 s is no drop: refused, naming the unit's key.
+        let e = Frames::film(vec![0.0, 1e12]).validate(0.0).unwrap_err();
+        assert_eq!(e.field, "frame_times_s");
+        assert!(
+            e.allowed.contains("time_unit") && e.value.contains("1e12"),
+            "{e}"
+        );
+        let e = Frames::every(0.04, 7200.0).validate(0.0).unwrap_err();
+        assert_eq!(e.field, "duration_s");
+        Frames::every(0.04, 3600.0).validate(0.0).unwrap();
+        for bad in [f64::NAN, f64::INFINITY, -0.04, 0.0] {
+            assert_eq!(
+                Frames::every(bad, 2.0).validate(0.0).unwrap_err().field,
+                "frame_interval_s"
+            );
+        }
     }
 }

@@ -399,12 +399,20 @@ fn write_single_report(out: &mut String, report: &IdentifyReport) {
     }
     match report.shard {
         None => write_written(out, report),
-        Some(_) => sayln!(
-            out,
-            "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
-            report.table_path.display(),
-            report.out.display()
-        ),
+        Some(shard) => {
+            if report.results.is_empty() {
+                sayln!(
+                    out,
+                    "shard {shard} is empty: the grid has fewer candidates than shards, so this one has none to run"
+                );
+            }
+            sayln!(
+                out,
+                "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
+                report.table_path.display(),
+                report.out.display()
+            )
+        }
     }
 }
 

@@ -198,7 +198,22 @@ fn check_parts(dir: &Path, parts: &[(usize, Part)]) -> Result<usize, WorkflowErr
         .filter(|k| !present.contains(k))
         .map(|k| k.to_string())
         .collect();
-    if !missing.is_empty() || present.iter().any(|&k| k >= count) {
+    let extra: Vec<String> = present
+        .iter()
+        .filter(|&&k| k >= count)
+        .map(|k| format!("shard={k}"))
+        .collect();
+    if !extra.is_empty() {
+        return Err(WorkflowError::Usage(format!(
+            "{} holds shards {present:?}, but its parts say the sweep was cut into {count} (0 to {}): {} belong{} to another sweep; move {} out of the folder",
+            dir.display(),
+            count - 1,
+            extra.join(", "),
+            if extra.len() == 1 { "s" } else { "" },
+            if extra.len() == 1 { "it" } else { "them" },
+        )));
+    }
+    if !missing.is_empty() {
         return Err(WorkflowError::Usage(format!(
             "{} holds shards {present:?} of {count}; missing: {}",
             dir.display(),

@@ -27,8 +27,14 @@ use crate::workflow::{WorkflowError, batch};
 /// film's noise allows, is an error after the files are written.
 pub fn check_outcome(report: &IdentifyReport) -> Result<(), WorkflowError> {
     // A single film's shard has its part's summary; several films' parts
-    // have none (their joint J_e is `summarize`'s).
-    if report.summary.is_none() && (report.shard.is_none() || report.films.len() == 1) {
+    // have none (their joint J_e is `summarize`'s); a shard of more
+    // shards than the grid has candidates may hold none, and its empty
+    // part is merged as one.
+    let empty_shard = report.shard.is_some() && report.results.is_empty();
+    if report.summary.is_none()
+        && !empty_shard
+        && (report.shard.is_none() || report.films.len() == 1)
+    {
         return Err(WorkflowError::Failed(format!(
             "every candidate diverged: no J_e to compare (results in {})",
             report.table_path.display()
