@@ -650,3 +650,52 @@ fn an_empty_shard_says_so_and_its_part_merges() {
     let merged = summarize_dir(&out).unwrap();
     assert_eq!(merged.identification.results.len(), 1);
 }
+
+/// Ctrl-C after the sweep (here, as its last candidate is scored) stops
+/// the run before the refinement, with exit 130's error, the chunks kept
+/// and no results table; `--resume` then finishes it to the same rows
+/// (issue 54).
+#[test]
+fn ctrl_c_after_the_sweep_stops_and_resume_finishes() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let request = IdentifyRequest {
+        tolerance_m: Some(1e-6),
+        ..identify_request(&out)
+    };
+    let flag = AtomicBool::new(false);
+    let progress = |done: u64, total: u64| {
+        if done == total {
+            flag.store(true, Ordering::Relaxed);
+        }
+    };
+    let hooks = Hooks {
+        progress: Some(&progress),
+        cancel: Some(&flag),
+        estimate: None,
+    };
+    let e = request.clone().run(hooks).unwrap_err();
+    assert_eq!(e.exit_code(), 130);
+    let e = e.to_string();
+    assert!(
+        e.contains("before refining") && e.contains("--resume") && e.contains(".chunks"),
+        "{e}"
+    );
+    assert!(!out.join("results.parquet").exists());
+    assert!(out.join(".chunks").exists());
+    let resumed = IdentifyRequest {
+        resume: true,
+        ..request.clone()
+    }
+    .run(Hooks::default())
+    .unwrap();
+    assert_eq!(resumed.scored, 0, "every candidate came from the chunks");
+    let whole = IdentifyRequest {
+        out: dir.path().join("whole"),
+        ..request
+    }
+    .run(Hooks::default())
+    .unwrap();
+    assert_eq!(resumed.results, whole.results);
+}

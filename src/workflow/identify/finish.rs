@@ -171,6 +171,7 @@ impl Combination {
         if let Some(a) = &abandon {
             self.metadata.insert(metadata::ABANDON.into(), json(a));
         }
+        self.stop_if_interrupted(cancel, "refining the best candidate")?;
         let refined = match self.request.refine {
             true => self.refine(&summary, &combined, &mut chosen)?,
             false => None,
@@ -183,7 +184,9 @@ impl Combination {
             self.metadata.insert(metadata::REFINED.into(), json(r));
             write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
         }
+        self.stop_if_interrupted(cancel, "validating the engine")?;
         let (validations, references) = self.validate(&summary, &combined.scores, &results)?;
+        self.stop_if_interrupted(cancel, "the best fits and figures")?;
         let (figures, outliers) = self.best_fits_and_figures(
             &summary,
             refined.as_ref(),
@@ -191,6 +194,7 @@ impl Combination {
             references,
             &Chosen::reference(chosen.as_ref()),
         )?;
+        self.stop_if_interrupted(cancel, "the results table")?;
         // Last: its presence marks a complete set (`remove_previous_table`),
         // and a run killed before it is finished by --resume.
         self.write_results(&combined.joint, &combined.scores)?;
@@ -337,22 +341,43 @@ impl Combination {
             .flatten()
             .any(|r| r.status == RunStatus::Cancelled)
         {
-            let mut why = format!(
-                "interrupted while re-running the candidates near {near} at the data's tolerance"
-            );
-            if self.engine.is_some() {
-                why += &format!(
-                    ": the sweep is saved in {}; run the same command with --resume to finish",
-                    self.table_path
-                        .parent()
-                        .unwrap_or(Path::new("."))
-                        .join(CHUNKS_DIR)
-                        .display()
-                );
-            }
-            return Err(WorkflowError::Interrupted(why));
+            return Err(self.interrupted(&format!(
+                "re-running the candidates near {near} at the data's tolerance"
+            )));
         }
         Ok(confirmation.map(|c| Chosen::from_data(c.accuracy, Some(c))))
+    }
+
+    /// The error of a Ctrl-C while `doing`: the sweep's chunks are kept
+    /// (only a finished run removes them), so `--resume` finishes it; a
+    /// merge's parts are as they were.
+    pub(super) fn interrupted(&self, doing: &str) -> WorkflowError {
+        let kept = match self.engine {
+            Some(_) => format!(
+                "the sweep is saved in {}; run the same command with --resume to finish",
+                self.table_path
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .join(CHUNKS_DIR)
+                    .display()
+            ),
+            None => "the shards' parts are as they were; run summarize again to finish".into(),
+        };
+        WorkflowError::Interrupted(format!("interrupted while {doing}: {kept}"))
+    }
+
+    /// Stops with [`Self::interrupted`] where Ctrl-C was pressed: between
+    /// the phases after the sweep, none of which is worth finishing once
+    /// the user has asked to stop.
+    fn stop_if_interrupted(
+        &self,
+        cancel: Option<&AtomicBool>,
+        next: &str,
+    ) -> Result<(), WorkflowError> {
+        match cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+            true => Err(self.interrupted(&format!("finishing, before {next}"))),
+            false => Ok(()),
+        }
     }
 
     /// Each film's goodness of fit and the run's warning, recorded in the
