@@ -263,6 +263,10 @@ fn identify(
     let Command::Identify(args) = parse("identify", words)? else {
         unreachable!("parsed as identify");
     };
+    // An interrupted run's own message (what it kept, how to finish),
+    // raised with the KeyboardInterrupt instead of a bare one.
+    let stopped: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+    let said = Arc::clone(&stopped);
     let (answer, text, tables) = run_embedded(py, progress, memory_only, move |cancel| {
         let report = console::progress_sink();
         let report = report.as_deref();
@@ -271,16 +275,45 @@ fn identify(
             cancel: Some(cancel),
             estimate: None,
         };
-        tether_sweep::cli::identify::execute(&args, hooks)
+        let answer = tether_sweep::cli::identify::execute(&args, hooks);
+        if let Err(e) = &answer
+            && e.chain().any(|c| {
+                c.downcast_ref::<WorkflowError>()
+                    .is_some_and(|w| w.exit_code() == 130)
+            })
+            && let Ok(mut said) = said.lock()
+        {
+            *said = Some(format!("{e:#}"));
+        }
+        answer
+    })
+    .map_err(|e| match stopped.lock().ok().and_then(|s| s.clone()) {
+        Some(message) if e.is_instance_of::<PyKeyboardInterrupt>(py) => {
+            PyKeyboardInterrupt::new_err(message)
+        }
+        _ => e,
     })?;
     let report = answer.map_err(to_py)?;
-    check_outcome(&report).map_err(|e| to_py(e.into()))?;
-    Ok(IdentifyOutcome {
+    let checked = check_outcome(&report);
+    let outcome = IdentifyOutcome {
         text,
         tables: py_tables(py, tables, Some(&report.out))?,
         summary_json: summary_json(&report),
         fit_warning: report.fit_warning.clone(),
-    })
+    };
+    match checked {
+        Ok(()) => Ok(outcome),
+        Err(e) => {
+            // An implausible fit's results are whole: the exception
+            // carries them (`ImplausibleFit.result` in Python).
+            let implausible = e.exit_code() == 4;
+            let err = to_py(e.into());
+            if implausible {
+                err.value(py).setattr("outcome", Py::new(py, outcome)?)?;
+            }
+            Err(err)
+        }
+    }
 }
 
 /// The batched objective of a study built from `identify`'s words.

@@ -197,8 +197,8 @@ CHILD = textwrap.dedent(
             os.kill(os.getpid(), signal.SIGINT)
     try:
         ts.identify(out=sys.argv[1], progress=progress, chunk_size=8, **{GRID})
-    except KeyboardInterrupt:
-        print("interrupted after", time.monotonic() - sent[0], "s", flush=True)
+    except KeyboardInterrupt as e:
+        print("interrupted after", time.monotonic() - sent[0], "s:", e, flush=True)
         sys.exit(130)
     print("finished", flush=True)
     """
@@ -211,6 +211,8 @@ def test_ctrl_c_stops_between_chunks_keeps_them_and_resume_completes(tmp_path):
     child = CHILD.replace("{GRID}", repr(LONG))
     done = subprocess.run([sys.executable, "-c", child, str(out)], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert done.returncode == 130, done.stdout + done.stderr
+    # It says what was kept and how to finish, in Python's words.
+    assert "resume=True" in done.stdout and "--resume" not in done.stdout, done.stdout
     after = float(done.stdout.split()[2])
     assert after < 5.0, done.stdout
     chunks = list((out / ".chunks").glob("*.parquet"))
@@ -272,8 +274,14 @@ def test_a_config_given_as_dicts_is_its_file():
     # Another release angle is another experiment: a fit the film's noise
     # cannot explain, raised unless allowed.
     steeper = dict(config="examples/filmed_experiment.toml", settings={"initial_angle_deg": 35.0}, **FILMED_KEYWORDS)
-    with pytest.raises(ts.ImplausibleFit, match="the model is not this film's experiment"):
+    with pytest.raises(ts.ImplausibleFit, match="the model is not this film's experiment") as raised:
         ts.identify(**steeper)
+    # It carries the result, names the keyword, and no temporary folder.
+    message = str(raised.value)
+    assert "allow_implausible=True" in message and "--allow-implausible" not in message, message
+    assert "tether-sweep-" not in message and ".result" in message, message
+    assert raised.value.result.results.num_rows == as_file.results.num_rows
+    assert raised.value.result.fit_warning
     allowed = ts.identify(**steeper, allow_implausible=True)
     assert not allowed.results.column("j_e_m2").equals(as_file.results.column("j_e_m2"))
     assert allowed.fit_warning

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import shutil
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Union
@@ -349,10 +350,49 @@ def identify(*, out: Union[str, pathlib.Path, None] = None, progress: Progress =
         # out=None: the command line's run with a scratch folder for its
         # lock, nothing written (the tables kept in memory).
         words += ["--out", str(scratch / "out" if out is None else out)]
-        outcome = _native.identify(words, _progress_callback(progress, "candidates"), out is None)
+        try:
+            outcome = _native.identify(words, _progress_callback(progress, "candidates"), out is None)
+        except ImplausibleFit as e:
+            raise _implausible(e, out, scratch) from None
+        except KeyboardInterrupt as e:
+            raise _interrupted(e, out) from None
         return IdentifyResult(outcome, None if out is None else pathlib.Path(out))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _implausible(e: ImplausibleFit, out: Any, scratch: pathlib.Path) -> ImplausibleFit:
+    """The command line's implausible fit in Python's words: the result on
+    the exception (``.result``), ``allow_implausible=True`` named, and no
+    temporary folder named where ``out=None`` wrote nothing."""
+    message = str(e).replace("--allow-implausible accepts them", "allow_implausible=True returns it instead")
+    if out is None:
+        message = re.sub(
+            r"The results are written to \S+ and marked so",
+            "The result is this exception's .result, its tables marked so",
+            message,
+        )
+    raised = ImplausibleFit(message.replace(str(scratch / "out"), "out"))
+    outcome = getattr(e, "outcome", None)
+    raised.result = None if outcome is None else IdentifyResult(outcome, None if out is None else pathlib.Path(out))
+    return raised
+
+
+def _interrupted(e: KeyboardInterrupt, out: Any) -> KeyboardInterrupt:
+    """Ctrl-C in Python's words: what was kept, and how to finish it."""
+    message = str(e)
+    if not message:
+        return e
+    if out is None:
+        message = re.sub(
+            r"(finished and )?saved in \S+; run the same command with --resume to finish",
+            "finished; with out=None nothing is kept: give out=DIR to keep the finished chunks, and resume=True to finish from them",
+            message,
+        )
+        message = re.sub(r": the sweep is saved in \S+; run the same command with --resume to finish", ": with out=None nothing is kept (give out=DIR to keep the sweep, and resume=True to finish from it)", message)
+    else:
+        message = message.replace("run the same command with --resume to finish", "call identify again with resume=True to finish")
+    return KeyboardInterrupt(message)
 
 
 class Objective:

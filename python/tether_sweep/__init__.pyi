@@ -14,7 +14,8 @@ __version__: str
 Value = Union[str, int, float, Sequence[Union[int, float]], range, np.ndarray]
 Progress = Union[bool, Callable[[int, int], Any], None]
 
-class ImplausibleFit(RuntimeError): ...
+class ImplausibleFit(RuntimeError):
+    result: Optional[IdentifyResult]
 
 def flags(command: str) -> Dict[str, tuple]: ...
 

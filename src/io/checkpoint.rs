@@ -35,7 +35,10 @@ pub enum CheckpointError {
 
 /// The finished chunks of one run. `run_key` identifies the run: everything
 /// that decides its results (grid, shard, measured file's checksum,
-/// parameters, engine), so that a resume cannot mix two runs.
+/// parameters, engine), so that a resume cannot mix two runs. A chunk
+/// records the key's SHA-256, not the key: the grid can be long, and a
+/// chunk's size must not grow with it (the run's tables record the grid
+/// once).
 pub struct ChunkStore {
     dir: PathBuf,
     run_key: String,
@@ -88,7 +91,9 @@ impl ChunkStore {
             } else {
                 for path in Self::chunk_files(&dir)? {
                     let metadata = super::track::read_parquet_metadata(&path)?;
-                    if metadata.get(RUN_KEY).map(String::as_str) != Some(run_key) {
+                    // An earlier version's chunk holds the whole key.
+                    let saved = metadata.get(RUN_KEY).map(String::as_str);
+                    if saved != Some(&key_digest(run_key)) && saved != Some(run_key) {
                         return Err(CheckpointError::Mismatch { path });
                     }
                     done.extend(read_results(&path)?);
@@ -133,15 +138,15 @@ impl ChunkStore {
         self.chunks
     }
 
-    /// Writes one finished chunk atomically.
+    /// Writes one finished chunk atomically, its metadata the run key's
+    /// digest and the provenance alone.
     pub fn save(
         &mut self,
         results: &[CandidateResult],
         engine: (&str, &str, &str),
-        metadata: &BTreeMap<String, String>,
     ) -> Result<(), IoError> {
-        let mut metadata = metadata.clone();
-        metadata.insert(RUN_KEY.into(), self.run_key.clone());
+        let mut metadata: BTreeMap<String, String> = crate::metadata::base();
+        metadata.insert(RUN_KEY.into(), key_digest(&self.run_key));
         let path = self.dir.join(format!("chunk-{:06}.parquet", self.chunks));
         let (backend, precision, solver) = engine;
         write_results(&path, results, backend, precision, solver, &metadata)?;
@@ -171,5 +176,53 @@ impl ChunkStore {
             let _ = std::fs::remove_dir(parent);
         }
         Ok(())
+    }
+}
+
+/// The run key's SHA-256, in hex.
+fn key_digest(run_key: &str) -> String {
+    super::sha256_bytes(run_key.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::RunStatus;
+    use crate::sweep::Candidate;
+
+    fn row(damping_pa_s: f64) -> CandidateResult {
+        CandidateResult {
+            candidate: Candidate::new(4, damping_pa_s, 0.8),
+            j_e_m2: Some(1e-4),
+            status: RunStatus::Ok,
+            step_s: None,
+            steps: 100,
+            gpu_layout: None,
+            tolerance_m: Some(1e-7),
+        }
+    }
+
+    #[test]
+    fn a_chunk_does_not_grow_with_the_run_key_and_resumes_only_its_run() {
+        let dir = tempfile::tempdir().unwrap();
+        // A run whose key holds a grid of a hundred thousand values.
+        let grid: Vec<f64> = (0..100_000).map(f64::from).collect();
+        let key = serde_json::to_string(&grid).unwrap();
+        let (mut store, done) = ChunkStore::open(dir.path(), &key, false, false).unwrap();
+        assert!(done.is_empty());
+        store
+            .save(&[row(1000.0), row(2000.0)], ("cpu", "f64", "reference"))
+            .unwrap();
+        let chunk = dir.path().join(CHUNKS_DIR).join("chunk-000000.parquet");
+        let bytes = std::fs::metadata(&chunk).unwrap().len();
+        assert!(bytes < 16_384, "a chunk of two rows is {bytes} bytes");
+        let (store, done) = ChunkStore::open(dir.path(), &key, true, false).unwrap();
+        assert_eq!(done.len(), 2);
+        assert_eq!(store.chunks(), 1);
+        let other = format!("{key} ");
+        let e = ChunkStore::open(dir.path(), &other, true, false)
+            .err()
+            .expect("refused");
+        assert!(matches!(e, CheckpointError::Mismatch { .. }), "{e}");
     }
 }

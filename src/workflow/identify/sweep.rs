@@ -329,11 +329,8 @@ impl PreparedIdentification {
                     cancelled = true;
                     break 'films;
                 }
-                f.store.save(
-                    &scored,
-                    (&names.backend, &names.precision, &names.solver),
-                    &self.metadata,
-                )?;
+                f.store
+                    .save(&scored, (&names.backend, &names.precision, &names.solver))?;
                 simulations += crate::sweep::release::group_by_release(&chunk).len();
                 finished += chunk.len() as u64;
                 results.extend(scored);
