@@ -141,12 +141,25 @@ fn bad_inputs_are_rejected_with_named_fields_and_no_output() {
         &with(&["--solver", "explicit", "--step", "1e-30"]),
         &["step_s", "at most 1000000000 steps"],
     );
-    // Refused before a track of 2.5e13 frames is allocated.
+    // Refused before it runs for ever (or allocates 2.5e13 frames).
     assert_rejected(
         dir.path(),
         &with(&["--duration", "1e12"]),
-        &["--duration", "at most 1000000 frames", "40000 s"],
+        &["--duration = 1e12", "at most 3600 s of motion"],
     );
+    // Within the hour, a million frames at most.
+    let frames = dir.path().join("frames.toml");
+    std::fs::write(&frames, "[settings]\nframe_interval_s = 0.001\n").unwrap();
+    let mut args = base.to_vec();
+    args.extend(["--config", frames.to_str().unwrap(), "--duration", "3000"]);
+    let out = tether_sweep(&args);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("at most 1000000 frames"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(&frames).unwrap();
     assert_rejected(dir.path(), &with(&["--damping", "nan"]), &["--damping"]);
     assert_rejected(
         dir.path(),

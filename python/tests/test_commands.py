@@ -148,3 +148,22 @@ def test_swingup_reports_progress_and_stops_on_ctrl_c(tmp_path):
     # What finished is kept; the rest is marked.
     status = pq.read_table(out / "landscape.parquet").column("status").to_pylist()
     assert len(status) == 512 and "cancelled" in status and status.count("cancelled") < 512
+
+
+def test_mesa_is_given_a_runtime_dir_so_it_does_not_warn():
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    code = "import os, tether_sweep; print(os.environ['XDG_RUNTIME_DIR'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    folder = pathlib.Path(done.stdout.strip())
+    assert folder.is_dir() and (folder.stat().st_mode & 0o777) == 0o700, folder
+    # A GPU job on lavapipe then opens its device without Mesa's warning.
+    code = "import tether_sweep as ts; ts.simulate(scenario='drop', elements=2, duration=0.04, backend='gpu')"
+    if os.environ.get("TETHER_SWEEP_SKIP_GPU_TESTS") == "1":
+        return
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "XDG_RUNTIME_DIR" not in done.stderr, done.stderr
+

@@ -54,6 +54,27 @@ __all__ = [
 ]
 __version__ = _native.VERSION
 
+
+def _quiet_mesa_runtime_dir() -> None:
+    """Mesa's drivers (lavapipe among them) print `XDG_RUNTIME_DIR is
+    invalid or not set` on every device open without it, though compute
+    needs none: as the command line does, point it at a private folder of
+    this user's when it is unset or no folder."""
+    import os
+
+    if os.path.isdir(os.environ.get("XDG_RUNTIME_DIR", "")):
+        return
+    user = os.environ.get("USER", "user")
+    folder = pathlib.Path(tempfile.gettempdir()) / f"tether-sweep-runtime-{user}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return
+    os.environ["XDG_RUNTIME_DIR"] = str(folder)
+
+
+_quiet_mesa_runtime_dir()
+
 Progress = Union[bool, Callable[[int, int], Any], None]
 
 
