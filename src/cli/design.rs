@@ -12,13 +12,13 @@ use super::identify::say;
 use crate::engine::{Backend, EngineOptions};
 use crate::error::InputError;
 use crate::io::config::{self, ConfigError, FilmConfig};
-use crate::scenario::{Scenario, ScenarioKind, SolverSettings};
+use crate::scenario::SolverSettings;
 use crate::sweep::design::{Design, Estimated, PlannedFilm};
 use crate::sweep::{Axis, Parameter, ScopedAxis};
 use crate::text::design as text;
 use crate::workflow::WorkflowError;
 use crate::workflow::design::{
-    DesignRequest, PlannedRelease, planned_from_measured, run as run_design,
+    DesignRequest, PlannedRelease, planned_from_measured, require_drop, run as run_design,
 };
 
 #[derive(Debug, Args)]
@@ -257,15 +257,4 @@ impl DesignArgs {
             (scoped.axis() == release).then_some(scoped.values.values)
         })
     }
-}
-
-/// Design plans drops, the experiment identify fits.
-fn require_drop(scenario: &Scenario, path: &Path) -> Result<()> {
-    if scenario.kind() != ScenarioKind::Drop {
-        Err(UsageError(format!(
-            "{}: design plans drops (scenario = \"drop\"), the experiment identify fits",
-            path.display()
-        )))?;
-    }
-    Ok(())
 }

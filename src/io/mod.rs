@@ -13,6 +13,7 @@ pub mod results;
 pub mod swingup;
 pub mod table;
 pub mod track;
+mod tracker;
 
 use std::path::{Path, PathBuf};
 

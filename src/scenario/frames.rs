@@ -149,64 +149,73 @@ impl Frames {
             Frames::At {
                 times_s: times,
                 interval_s,
-            } => {
-                let Some(&last) = times.last() else {
-                    return Err(InputError::new(
-                        "frame_times_s",
-                        "[]",
-                        "at least two frames",
-                    ));
-                };
-                if let Some(w) = times
-                    .windows(2)
-                    .find(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater))
-                {
-                    return Err(InputError::new(
-                        "frame_times_s",
-                        format!("{} s after {} s", w[1], w[0]),
-                        "increasing times",
-                    ));
-                }
-                if !(times[0].is_finite() && times[0] >= 0.0 && last.is_finite()) {
-                    return Err(InputError::new(
-                        "frame_times_s",
-                        times[0],
-                        "finite times from 0 s on",
-                    ));
-                }
-                if times.len() < 2 {
-                    return Err(InputError::new(
-                        "frame_times_s",
-                        format!("one frame, at {last} s"),
-                        "at least two frames",
-                    ));
-                }
-                crate::error::require_positive("frame_interval_s", *interval_s)?;
-                if last - release_time_s.max(times[0]) > MAX_SIMULATED_S {
-                    return Err(InputError::new(
-                        "frame_times_s",
-                        format!(
-                            "{} s to {} s",
-                            crate::error::number(times[0]),
-                            crate::error::number(last)
-                        ),
-                        format!(
-                            "at most {MAX_SIMULATED_S} s of motion from the release ({} s) to the last frame: times in seconds ([camera] time_unit for a clock in ms or µs)",
-                            crate::error::number(release_time_s)
-                        ),
-                    ));
-                }
-                if release_time_s >= last {
-                    return Err(InputError::new(
-                        "release_time_s",
-                        release_time_s,
-                        format!("a time before the last frame, {last} s"),
-                    ));
-                }
-                Ok(())
-            }
+            } => validate_film_times(times, *interval_s, release_time_s),
         }
     }
+}
+
+/// [`Frames::validate`] of a film's frames: at least two, increasing,
+/// finite from 0 s on, the release before the last, and at most
+/// [`MAX_SIMULATED_S`] of motion.
+fn validate_film_times(
+    times: &[f64],
+    interval_s: f64,
+    release_time_s: f64,
+) -> Result<(), InputError> {
+    let Some(&last) = times.last() else {
+        return Err(InputError::new(
+            "frame_times_s",
+            "[]",
+            "at least two frames",
+        ));
+    };
+    if let Some(w) = times
+        .windows(2)
+        .find(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater))
+    {
+        return Err(InputError::new(
+            "frame_times_s",
+            format!("{} s after {} s", w[1], w[0]),
+            "increasing times",
+        ));
+    }
+    if !(times[0].is_finite() && times[0] >= 0.0 && last.is_finite()) {
+        return Err(InputError::new(
+            "frame_times_s",
+            times[0],
+            "finite times from 0 s on",
+        ));
+    }
+    if times.len() < 2 {
+        return Err(InputError::new(
+            "frame_times_s",
+            format!("one frame, at {last} s"),
+            "at least two frames",
+        ));
+    }
+    crate::error::require_positive("frame_interval_s", interval_s)?;
+    if last - release_time_s.max(times[0]) > MAX_SIMULATED_S {
+        return Err(InputError::new(
+            "frame_times_s",
+            format!(
+                "{} s to {} s",
+                crate::error::number(times[0]),
+                crate::error::number(last)
+            ),
+            format!(
+                "at most {MAX_SIMULATED_S} s of motion from the release ({} s) to the last frame: times in seconds ([camera] time_unit for a clock in ms or µs)",
+                crate::error::number(release_time_s)
+            ),
+        ));
+    }
+    if release_time_s >= last {
+        return Err(InputError::new(
+            "release_time_s",
+            release_time_s,
+            format!("a time before the last frame, {last} s"),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `span_s` is a whole number (at least one) of `unit_s`, to the

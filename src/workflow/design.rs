@@ -4,7 +4,7 @@
 //! tracks (`sweep::design`), with no measured data; design.parquet, a
 //! figure, and the best design for each parameter.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,8 +17,8 @@ use crate::gpu::Precision;
 use crate::io::config::FilmConfig;
 use crate::io::design::write_design;
 use crate::metadata::{self, Metadata, json};
-use crate::scenario::SolverSettings;
 use crate::scenario::batch::StepCache;
+use crate::scenario::{Scenario, ScenarioKind, SolverSettings};
 use crate::sweep::design::{Design, DesignError, PlannedFilm, Prediction};
 use crate::sweep::{Axis, AxisValues, Grid, Parameter};
 
@@ -33,6 +33,18 @@ pub enum PlannedRelease {
     Axis(Vec<f64>),
     /// Neither given: at the file's first frame, where a film starts.
     FirstFrame,
+}
+
+/// Design plans drops, the experiment identify fits: a config of another
+/// experiment is refused, naming its file.
+pub fn require_drop(scenario: &Scenario, path: &Path) -> Result<(), WorkflowError> {
+    match scenario.kind() {
+        ScenarioKind::Drop => Ok(()),
+        _ => Err(WorkflowError::Usage(format!(
+            "{}: design plans drops (scenario = \"drop\"), the experiment identify fits",
+            path.display()
+        ))),
+    }
 }
 
 /// A planned film whose frames and markers are those of a film already
