@@ -17,6 +17,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use tether_sweep::cli::{Cli, Command, UsageError, progress};
+use tether_sweep::engine::RunHooks;
 use tether_sweep::io::capture::{self, CapturedTable, Keep};
 use tether_sweep::text::console::{self, ProgressSink};
 use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, check_outcome};
@@ -364,8 +365,16 @@ impl Objective {
             .map(|row| objective.candidates(row))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| to_py(e.into()))?;
-        let scores = run_waiting(py, None, move |_, _| objective.scores(&candidates))?
-            .map_err(|e| to_py(e.into()))?;
+        // Ctrl-C stops the batch between its simulations (on the GPU,
+        // between dispatches), not after it.
+        let scores = run_waiting(py, None, move |_, cancel| {
+            let hooks = RunHooks {
+                progress: None,
+                cancel: Some(cancel),
+            };
+            objective.scores_with(&candidates, hooks)
+        })?
+        .map_err(|e| to_py(e.into()))?;
         Ok(scores
             .iter()
             .map(|s| s.result.j_e_m2.unwrap_or(f64::NAN))

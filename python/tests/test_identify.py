@@ -290,3 +290,35 @@ def test_a_config_given_as_dicts_is_its_file():
         ts.identify(tether={"lenght_m": 0.5}, **FILMED_KEYWORDS)
     with pytest.raises(TypeError, match="dict"):
         ts.identify(tether=0.5, **FILMED_KEYWORDS)
+
+
+OBJECTIVE_CHILD = textwrap.dedent(
+    """
+    import os, signal, sys, threading, time
+    import numpy as np
+    import tether_sweep as ts
+    objective = ts.Objective(**{GRID})
+    # Four thousand low-damping candidates: a batch of a minute or more.
+    rows = np.array([[6, d, c] for d in np.linspace(0, 500, 400) for c in np.linspace(0.6, 0.9, 10)])
+    sent = []
+    def interrupt():
+        time.sleep(1.0)
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=interrupt, daemon=True).start()
+    try:
+        objective(rows)
+    except KeyboardInterrupt as e:
+        print("interrupted after", time.monotonic() - sent[0], "s:", e, flush=True)
+        sys.exit(130)
+    print("finished", flush=True)
+    """
+)
+
+
+def test_ctrl_c_stops_an_objective_batch_within_seconds():
+    grid = dict(elements=6, damping=1000, drag_coefficient=0.8, backend="cpu")
+    child = OBJECTIVE_CHILD.replace("{GRID}", repr(grid))
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert float(done.stdout.split()[2]) < 5.0, done.stdout

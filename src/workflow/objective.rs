@@ -25,6 +25,7 @@ use crate::error::InputError;
 use crate::model::TetherParams;
 use crate::scenario::{Scenario, SolverSettings};
 use crate::solver::SolverKind;
+use crate::status::RunStatus;
 use crate::sweep::joint::{FilmScore, FilmWeight, combine_one, weighed};
 use crate::sweep::refine::residuals;
 use crate::sweep::{Axis, Candidate, CandidateResult, Grid, Parameter, ParameterValues, run};
@@ -265,6 +266,18 @@ impl Objective {
     /// J_e (several films': the weighed sum, as the sweep combines it) and
     /// each film's result.
     pub fn scores(&self, rows: &[Vec<Candidate>]) -> Result<Vec<Score>, WorkflowError> {
+        self.scores_with(rows, RunHooks::default())
+    }
+
+    /// [`Self::scores`], told of its progress and stopped by
+    /// `hooks.cancel`: an interrupted batch is an error
+    /// ([`WorkflowError::Interrupted`]), never scores of which some are
+    /// missing.
+    pub fn scores_with(
+        &self,
+        rows: &[Vec<Candidate>],
+        hooks: RunHooks<'_>,
+    ) -> Result<Vec<Score>, WorkflowError> {
         if let Some(row) = rows.iter().find(|r| r.len() != self.films.len()) {
             return Err(InputError::new(
                 "candidates",
@@ -276,7 +289,16 @@ impl Objective {
         let mut by_film = Vec::with_capacity(self.films.len());
         for k in 0..self.films.len() {
             let batch: Vec<Candidate> = rows.iter().map(|r| r[k]).collect();
-            by_film.push(self.run_film(k, &batch, RunHooks::default())?);
+            let results = self.run_film(k, &batch, hooks)?;
+            if results.iter().any(|r| r.status == RunStatus::Cancelled) {
+                let done = results.iter().filter(|r| r.status != RunStatus::Cancelled);
+                return Err(WorkflowError::Interrupted(format!(
+                    "interrupted: {} of {} candidates of the batch had finished; no J_e is returned for a batch cut short",
+                    done.count(),
+                    results.len()
+                )));
+            }
+            by_film.push(results);
         }
         Ok((0..rows.len())
             .map(|i| {
