@@ -34,12 +34,13 @@ impl InputError {
     }
 }
 
-/// A number as a person would type it: in exponent form when very large or
-/// very small (`1e200`, `1e-300`), else as Rust writes it (`0.6`).
+/// A number as a person would type it: [`decimal`]'s digits, in exponent
+/// form when very large or very small (`1e200`, `1e-300`, not hundreds of
+/// zeros).
 pub fn number(x: f64) -> String {
     match x != 0.0 && x.is_finite() && !(1e-4..1e6).contains(&x.abs()) {
-        true => format!("{x:e}"),
-        false => x.to_string(),
+        true => format!("{:e}", decimal(x).parse::<f64>().unwrap_or(x)),
+        false => decimal(x),
     }
 }
 

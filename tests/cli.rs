@@ -574,13 +574,33 @@ fn hostile_values_are_refused_by_range_with_short_messages() {
         (&["--shard", "-1/3"], &["invalid --shard = '-1/3'"]),
         (
             &["--axis", "thickness_m=1e300"],
-            &["thickness_m=1e300", "<= 1 m"],
+            &["thickness_m=1e300", "at most 1 m"],
         ),
     ] {
         let args = identify(extra);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         assert_rejected(dir.path(), &args, expected);
     }
+    // design takes the same tolerance range.
+    let planned = dir.path().join("design");
+    let args = [
+        "design",
+        "--elements",
+        "4",
+        "--damping",
+        "2000",
+        "--drag-coefficient",
+        "0.8",
+        "--tolerance",
+        "1e-300",
+        "--out",
+        planned.to_str().unwrap(),
+    ];
+    assert_rejected(
+        dir.path(),
+        &args,
+        &["invalid --tolerance = 1e-300", "1e-13 to 1e-3 m"],
+    );
     let config = dir.path().join("thick.toml");
     std::fs::write(&config, "[tether]\nthickness_m = 1e200\n").unwrap();
     let track = dir.path().join("t.parquet");

@@ -196,7 +196,7 @@ CHILD = textwrap.dedent(
             sent.append(time.monotonic())
             os.kill(os.getpid(), signal.SIGINT)
     try:
-        ts.identify(out=sys.argv[1], progress=progress, chunk_size=8, **{GRID})
+        ts.identify(out=sys.argv[1] if len(sys.argv) > 1 else None, progress=progress, chunk_size=8, **{GRID})
     except KeyboardInterrupt as e:
         print("interrupted after", time.monotonic() - sent[0], "s:", e, flush=True)
         sys.exit(130)
@@ -222,6 +222,12 @@ def test_ctrl_c_stops_between_chunks_keeps_them_and_resume_completes(tmp_path):
     whole = ts.identify(chunk_size=8, progress=False, **LONG)
     assert resumed.results.num_rows == whole.results.num_rows == 2 * 17 * 4
     assert resumed.results.column("j_e_m2").equals(whole.results.column("j_e_m2"))
+    # With out=None nothing is kept, and the message says so without a
+    # temporary folder or a command-line flag.
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 130, done.stdout + done.stderr
+    assert "with out=None nothing is kept" in done.stdout and "out=DIR" in done.stdout, done.stdout
+    assert "--resume" not in done.stdout and "tether-sweep-" not in done.stdout, done.stdout
 
 
 def test_the_docs_python_examples_run():

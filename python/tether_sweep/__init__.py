@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import re
 import shutil
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Union
@@ -376,7 +375,7 @@ def identify(*, out: Union[str, pathlib.Path, None] = None, progress: Progress =
         except ImplausibleFit as e:
             raise _implausible(e, out, scratch) from None
         except KeyboardInterrupt as e:
-            raise _interrupted(e, out) from None
+            raise _interrupted(e, out, scratch) from None
         return IdentifyResult(outcome, None if out is None else pathlib.Path(out))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -388,31 +387,29 @@ def _implausible(e: ImplausibleFit, out: Any, scratch: pathlib.Path) -> Implausi
     temporary folder named where ``out=None`` wrote nothing."""
     message = str(e).replace("--allow-implausible accepts them", "allow_implausible=True returns it instead")
     if out is None:
-        message = re.sub(
-            r"The results are written to \S+ and marked so",
+        message = message.replace(
+            f"The results are written to {scratch / 'out'} and marked so",
             "The result is this exception's .result, its tables marked so",
-            message,
         )
-    raised = ImplausibleFit(message.replace(str(scratch / "out"), "out"))
+    raised = ImplausibleFit(message)
     outcome = getattr(e, "outcome", None)
     raised.result = None if outcome is None else IdentifyResult(outcome, None if out is None else pathlib.Path(out))
     return raised
 
 
-def _interrupted(e: KeyboardInterrupt, out: Any) -> KeyboardInterrupt:
+def _interrupted(e: KeyboardInterrupt, out: Any, scratch: pathlib.Path) -> KeyboardInterrupt:
     """Ctrl-C in Python's words: what was kept, and how to finish it."""
     message = str(e)
     if not message:
         return e
+    again = "run the same command with --resume to finish"
     if out is None:
-        message = re.sub(
-            r"(finished and )?saved in \S+; run the same command with --resume to finish",
-            "finished; with out=None nothing is kept: give out=DIR to keep the finished chunks, and resume=True to finish from them",
-            message,
-        )
-        message = re.sub(r": the sweep is saved in \S+; run the same command with --resume to finish", ": with out=None nothing is kept (give out=DIR to keep the sweep, and resume=True to finish from it)", message)
+        chunks = scratch / "out" / ".chunks"
+        message = message.replace(f"finished and saved in {chunks}; {again}", "finished, but with out=None nothing is kept")
+        message = message.replace(f"the sweep is saved in {chunks}; {again}", "with out=None nothing is kept")
+        message += " (give out=DIR to keep the finished chunks, and resume=True to finish from them)"
     else:
-        message = message.replace("run the same command with --resume to finish", "call identify again with resume=True to finish")
+        message = message.replace(again, "call identify again with resume=True to finish")
     return KeyboardInterrupt(message)
 
 

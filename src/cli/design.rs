@@ -10,7 +10,6 @@ use super::UsageError;
 use super::args::{TETHER_FLAGS, TetherArgs, config_error, name_flags, named};
 use super::identify::say;
 use crate::engine::{Backend, EngineOptions};
-use crate::error::InputError;
 use crate::io::config::{self, ConfigError, FilmConfig};
 use crate::scenario::SolverSettings;
 use crate::sweep::design::{Design, Estimated, PlannedFilm};
@@ -122,12 +121,8 @@ impl DesignArgs {
         }
         let mut solver = SolverSettings::reference();
         if let Some(t) = self.tolerance {
-            if !(t.is_finite() && t > 0.0) {
-                Err(WorkflowError::flag(
-                    "--tolerance",
-                    InputError::new("tolerance_m", t, "a tolerance > 0 m"),
-                ))?;
-            }
+            crate::solver::reference::check_tolerance_m("tolerance_m", t)
+                .map_err(|e| WorkflowError::flag("--tolerance", e))?;
             solver.reference.tolerance_m = t;
         }
         Ok(DesignRequest {

@@ -230,7 +230,8 @@ pub fn read_table(path: &Path) -> Result<RecordBatch, IoError> {
 /// file is refused before it is read, anything else once `limit` bytes
 /// are.
 fn read_table_within(path: &Path, limit: u64) -> Result<RecordBatch, IoError> {
-    table_from_bytes(path, read_bytes_within(path, limit)?)
+    let (format, bytes) = read_bytes_within(path, limit)?;
+    table_from_bytes(path, format, bytes)
 }
 
 /// The message of a file larger than a film may be.
@@ -244,15 +245,15 @@ fn too_large(path: &Path, limit: u64) -> IoError {
     }
 }
 
-/// A file's bytes, at most `limit` of them: a larger regular file is
-/// refused before it is read, anything else (a pipe, `/dev/zero`) once
-/// `limit` bytes are.
-fn read_bytes_within(path: &Path, limit: u64) -> Result<Vec<u8>, IoError> {
+/// A table file's format and bytes, at most `limit` of them: a larger
+/// regular file is refused before it is read, anything else (a pipe,
+/// `/dev/zero`) once `limit` bytes are, and a file of neither format
+/// unread.
+fn read_bytes_within(path: &Path, limit: u64) -> Result<(TableFormat, Vec<u8>), IoError> {
     if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > limit) {
         return Err(too_large(path, limit));
     }
-    // Its format first: a file of another kind is refused unread.
-    TableFormat::from_path(path)?;
+    let format = TableFormat::from_path(path)?;
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(limit.saturating_add(1)).read_to_end(&mut bytes))
@@ -263,13 +264,15 @@ fn read_bytes_within(path: &Path, limit: u64) -> Result<Vec<u8>, IoError> {
     if bytes.len() as u64 > limit {
         return Err(too_large(path, limit));
     }
-    Ok(bytes)
+    Ok((format, bytes))
 }
 
-/// The table in a file's `bytes` (Parquet or CSV by `path`'s extension),
-/// as one record batch.
-fn table_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<RecordBatch, IoError> {
-    let format = TableFormat::from_path(path)?;
+/// The table in a file's `bytes` as one record batch; `path` names it.
+fn table_from_bytes(
+    path: &Path,
+    format: TableFormat,
+    bytes: Vec<u8>,
+) -> Result<RecordBatch, IoError> {
     let fmt_err = |e: &dyn std::fmt::Display| IoError::Format {
         path: path.to_owned(),
         message: e.to_string(),
@@ -409,11 +412,11 @@ impl Measured {
     pub fn load(&self) -> Result<LoadedFilm, IoError> {
         match self {
             Self::File(path) => {
-                let bytes = read_bytes_within(path, MAX_FILM_BYTES)?;
+                let (format, bytes) = read_bytes_within(path, MAX_FILM_BYTES)?;
                 let sha256 = super::sha256_bytes(&bytes);
                 Ok(LoadedFilm {
                     name: path.clone(),
-                    table: table_from_bytes(path, bytes)?,
+                    table: table_from_bytes(path, format, bytes)?,
                     sha256,
                 })
             }

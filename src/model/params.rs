@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::InputError;
+use crate::error::{InputError, require_non_negative, require_positive};
 
 /// The largest mesh the engine accepts. Far beyond what the identification
 /// grid needs (50); it bounds memory and the O(n³) eigen-analysis used to
@@ -104,23 +104,16 @@ impl TetherParams {
                 format!("a length from {MIN_LENGTH_M} to {MAX_LENGTH_M} m"),
             ));
         }
-        for (field, value, range) in self.ranged() {
-            if !range.contains(value) {
-                let lower = match range.lo_open {
-                    true => "> ",
-                    false => ">= ",
-                };
+        for (field, value, positive, max, unit) in self.ranged() {
+            match positive {
+                true => require_positive(field, value)?,
+                false => require_non_negative(field, value)?,
+            }
+            if value > max {
                 return Err(InputError::number(
                     field,
                     value,
-                    format!(
-                        "a finite number {lower}{} and <= {} {}",
-                        crate::error::number(range.lo),
-                        crate::error::number(range.hi),
-                        range.unit
-                    )
-                    .trim_end()
-                    .to_string(),
+                    format!("at most {} {unit}", crate::error::number(max)).trim_end(),
                 ));
             }
         }
@@ -130,82 +123,39 @@ impl TetherParams {
     /// Every real field with its range: wide enough for any tether a
     /// laboratory films (a hair to a hawser, foam to steel, in air or
     /// water), narrow enough that the products the model forms (ρ b h,
-    /// E b h³/12, ½ ρ_air C_D b) stay finite in f64 and f32.
-    fn ranged(&self) -> [(&'static str, f64, Range); 9] {
+    /// E b h³/12, ½ ρ_air C_D b) stay finite in f64 and f32. Each: (field,
+    /// value, whether it must be positive rather than only not negative,
+    /// its largest value, unit).
+    fn ranged(&self) -> [(&'static str, f64, bool, f64, &'static str); 9] {
         [
-            ("width_m", self.width_m, Range::above(0.0, 10.0, "m")),
-            ("thickness_m", self.thickness_m, Range::above(0.0, 1.0, "m")),
+            ("width_m", self.width_m, true, 10.0, "m"),
+            ("thickness_m", self.thickness_m, true, 1.0, "m"),
             (
                 "youngs_modulus_pa",
                 self.youngs_modulus_pa,
-                Range::above(0.0, 1e13, "Pa"),
+                true,
+                1e13,
+                "Pa",
             ),
-            (
-                "density_kg_m3",
-                self.density_kg_m3,
-                Range::above(0.0, 1e5, "kg/m³"),
-            ),
+            ("density_kg_m3", self.density_kg_m3, true, 1e5, "kg/m³"),
             (
                 "air_density_kg_m3",
                 self.air_density_kg_m3,
-                Range::from(0.0, 1e4, "kg/m³"),
+                false,
+                1e4,
+                "kg/m³",
             ),
-            (
-                "gravity_m_s2",
-                self.gravity_m_s2,
-                Range::from(0.0, 1e3, "m/s²"),
-            ),
-            (
-                Self::DAMPING_PA_S,
-                self.damping_pa_s,
-                Range::from(0.0, 1e12, "Pa·s"),
-            ),
+            ("gravity_m_s2", self.gravity_m_s2, false, 1e3, "m/s²"),
+            (Self::DAMPING_PA_S, self.damping_pa_s, false, 1e12, "Pa·s"),
             (
                 Self::DRAG_COEFFICIENT,
                 self.drag_coefficient,
-                Range::from(0.0, 1e3, ""),
+                false,
+                1e3,
+                "",
             ),
-            ("tip_mass_kg", self.tip_mass_kg, Range::from(0.0, 1e6, "kg")),
+            ("tip_mass_kg", self.tip_mass_kg, false, 1e6, "kg"),
         ]
-    }
-}
-
-/// A field's allowed values: from `lo` (excluded where `lo_open`) to `hi`.
-#[derive(Debug, Clone, Copy)]
-struct Range {
-    lo: f64,
-    lo_open: bool,
-    hi: f64,
-    unit: &'static str,
-}
-
-impl Range {
-    /// (lo, hi]: a quantity that must be positive.
-    fn above(lo: f64, hi: f64, unit: &'static str) -> Self {
-        Self {
-            lo,
-            lo_open: true,
-            hi,
-            unit,
-        }
-    }
-
-    /// [lo, hi].
-    fn from(lo: f64, hi: f64, unit: &'static str) -> Self {
-        Self {
-            lo,
-            lo_open: false,
-            hi,
-            unit,
-        }
-    }
-
-    fn contains(&self, value: f64) -> bool {
-        let above = match self.lo_open {
-            true => value > self.lo,
-            false => value >= self.lo,
-        };
-        above && value <= self.hi
     }
 }
 
@@ -240,25 +190,19 @@ mod tests {
                 set(&mut p, field, bad);
                 let e = p.validate().unwrap_err();
                 assert_eq!(e.field, field, "{field} = {bad}");
-                assert!(e.allowed.contains("finite number"), "{e}");
+                let expected = match bad > 0.0 && bad.is_finite() {
+                    true => "at most",
+                    false => "a finite number",
+                };
+                assert!(e.allowed.contains(expected), "{e}");
             }
         }
         // The largest of every field together still builds a tether whose
         // mass and gravity are finite: no input passes validation and
         // then overflows.
         let mut p = TetherParams::default();
-        for (field, hi) in [
-            ("width_m", 10.0),
-            ("thickness_m", 1.0),
-            ("youngs_modulus_pa", 1e13),
-            ("density_kg_m3", 1e5),
-            ("air_density_kg_m3", 1e4),
-            ("gravity_m_s2", 1e3),
-            ("damping_pa_s", 1e12),
-            ("drag_coefficient", 1e3),
-            ("tip_mass_kg", 1e6),
-        ] {
-            set(&mut p, field, hi);
+        for (field, _, _, max, _) in TetherParams::default().ranged() {
+            set(&mut p, field, max);
         }
         p.validate().unwrap();
         crate::model::Tether::new(p).unwrap();

@@ -26,15 +26,16 @@ use crate::workflow::{WorkflowError, batch};
 /// fit that misses the data by more than the tether's length or the
 /// film's noise allows, is an error after the files are written.
 pub fn check_outcome(report: &IdentifyReport) -> Result<(), WorkflowError> {
-    // A single film's shard has its part's summary; several films' parts
-    // have none (their joint J_e is `summarize`'s); a shard of more
-    // shards than the grid has candidates may hold none, and its empty
-    // part is merged as one.
-    let empty_shard = report.shard.is_some() && report.results.is_empty();
-    if report.summary.is_none()
-        && !empty_shard
-        && (report.shard.is_none() || report.films.len() == 1)
-    {
+    let no_j_e = match (&report.shard, report.films.len()) {
+        (None, _) => report.summary.is_none(),
+        // A single film's shard has its part's summary, unless it held no
+        // candidate (more shards than the grid has): its empty part is
+        // merged as one.
+        (Some(_), 1) => report.summary.is_none() && !report.results.is_empty(),
+        // Several films' parts have none: their joint J_e is `summarize`'s.
+        (Some(_), _) => false,
+    };
+    if no_j_e {
         return Err(WorkflowError::Failed(format!(
             "every candidate diverged: no J_e to compare (results in {})",
             report.table_path.display()
