@@ -108,6 +108,7 @@ pub mod io;
 pub mod least_squares;
 pub mod linalg;
 pub mod metadata;
+pub mod misfit;
 pub mod model;
 pub mod named;
 pub mod objective;

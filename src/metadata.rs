@@ -107,6 +107,10 @@ pub const NOISE: &str = "tether_sweep.noise";
 /// against the film's noise, the ratio and its limit, the verdict), as
 /// JSON; per film in a joint run.
 pub const GOODNESS_OF_FIT: &str = "tether_sweep.goodness_of_fit";
+/// Identify: each known input freed in turn when the fit does not explain
+/// the data (`FreedInput`: the refit value, σ ratio, verdict and the axis
+/// to add).
+pub const FREED: &str = "tether_sweep.freed_inputs";
 /// Identify, in best_fit.parquet: the samples far beyond the noise from
 /// the fit (`Outlier`: time, marker, distance), a lost marker written as a
 /// number or a tracking jump.

@@ -886,6 +886,9 @@ mod cli {
                 "1000,3000",
                 "--drag-coefficient",
                 "0.8",
+                // n = 3, 4 are too coarse for the shipped drop (its fit is
+                // flagged, exit 4): the engines' agreement is the question.
+                "--allow-implausible",
                 "--backend",
                 backend,
                 "--out",
@@ -975,6 +978,9 @@ fn ctrl_c_stops_identify_between_dispatches_and_resume_finishes_it() {
         "0.8",
         "--chunk-size",
         "3",
+        // n = 6, 8 are too coarse for the shipped drop's 0.5 mm (its fit is
+        // flagged, exit 4): not this test's question.
+        "--allow-implausible",
         "--out",
         dir.path().to_str().unwrap(),
     ];

@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
         "status",
         "track",
     ],
-    &["named"],
+    &["named", "misfit"],
     &["camera"],
     &["model"],
     &["solver", "gpu"],

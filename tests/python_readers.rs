@@ -29,7 +29,14 @@ fn pyarrow_pandas_polars_and_duckdb_read_the_results() {
         runs.push(vec!["--out", sharded.to_str().unwrap(), "--shard", shard]);
     }
     for extra in runs {
-        let o = run(&[&["identify", "--backend", "cpu"][..], &grid, &extra].concat());
+        // n = 3, 4 are coarse for the shipped drop: its fit is flagged (exit
+        // 4), not this test's question.
+        let o = run(&[
+            &["identify", "--backend", "cpu", "--allow-implausible"][..],
+            &grid,
+            &extra,
+        ]
+        .concat());
         assert!(o.status.success(), "{}", stderr(&o));
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/read_results.py");

@@ -29,11 +29,15 @@ const GRID: [&str; 6] = [
     "0.7,0.8",
 ];
 
+/// `identify` on the CPU. The grids here are coarse for speed (n = 3–8
+/// on the shipped drop, made at n = 80): their fits are flagged as not
+/// explaining the data (exit 4), which is not these tests' question.
 fn identify(out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "identify",
         "--backend",
         "cpu",
+        "--allow-implausible",
         "--out",
         out.to_str().unwrap(),
     ];
@@ -163,7 +167,12 @@ fn the_union_of_the_shards_is_the_single_run_and_summarize_merges_them() {
         assert!(sharded.join("_summary").join(file).exists(), "{file}");
     }
     // The CLI prints the merged best fit as the single run's.
-    let o = run(&["summarize", sharded.to_str().unwrap(), "--force"]);
+    let o = run(&[
+        "summarize",
+        sharded.to_str().unwrap(),
+        "--force",
+        "--allow-implausible",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let single_stdout =
         String::from_utf8_lossy(&identify(&single, &[&GRID[..], &["--force"]].concat()).stdout)

@@ -27,6 +27,10 @@ SMALL = dict(
     backend="cpu",
     tolerance=1e-7,
 )
+# n = 4, 6 are coarse for the shipped drop (made at n = 80): identify
+# flags the fit as not explaining the data, which is not these tests'
+# question.
+PLAUSIBLE_OR_NOT = dict(allow_implausible=True)
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +47,7 @@ def cli_binary() -> pathlib.Path:
 
 
 def test_identify_returns_its_tables_with_units_and_a_summary():
-    r = ts.identify(**SMALL, progress=False)
+    r = ts.identify(**SMALL, **PLAUSIBLE_OR_NOT, progress=False)
     assert r.results.num_rows == 30
     assert r.results.schema.field("damping_pa_s").metadata[b"unit"] == b"Pa*s"
     assert r.results.schema.field("j_e_m2").metadata[b"unit"] == b"m^2"
@@ -74,7 +78,7 @@ def test_the_same_words_give_the_command_lines_tables(tmp_path, words):
         ]
     words = words + ["--backend", "cpu"]
     done = subprocess.run(
-        [str(cli_binary()), "identify", *words, "--out", str(tmp_path / "cli")],
+        [str(cli_binary()), "identify", *words, "--allow-implausible", "--out", str(tmp_path / "cli")],
         capture_output=True, text=True,
     )
     assert done.returncode == 0, done.stderr
@@ -82,7 +86,7 @@ def test_the_same_words_give_the_command_lines_tables(tmp_path, words):
     keywords = {}
     for flag, value in zip(words[::2], words[1::2]):
         keywords[flag[2:].replace("-", "_")] = [value] if flag == "--axis" else value
-    r = ts.identify(**keywords, out=tmp_path / "py", progress=False)
+    r = ts.identify(**keywords, allow_implausible=True, out=tmp_path / "py", progress=False)
     assert (tmp_path / "py" / "results.parquet").exists()
     assert sorted(r.tables) == sorted(p.stem for p in (tmp_path / "cli").glob("*.parquet"))
     for name in r.tables:
@@ -97,9 +101,9 @@ def test_the_same_words_give_the_command_lines_tables(tmp_path, words):
 def test_a_film_given_as_a_table_is_identified_as_its_file():
     import pandas as pd
 
-    as_file = ts.identify(**SMALL, progress=False)
+    as_file = ts.identify(**SMALL, **PLAUSIBLE_OR_NOT, progress=False)
     frame = pd.read_parquet(REPO / "datasets" / "drop_synthetic.parquet")
-    as_frame = ts.identify(**SMALL, measured=frame, progress=False)
+    as_frame = ts.identify(**SMALL, **PLAUSIBLE_OR_NOT, measured=frame, progress=False)
     assert as_file.results.column("j_e_m2").equals(as_frame.results.column("j_e_m2"))
     table = pq.read_table(REPO / "datasets" / "drop_synthetic.parquet")
     objective = ts.Objective(**SMALL, measured=table)
@@ -108,9 +112,10 @@ def test_a_film_given_as_a_table_is_identified_as_its_file():
 
 
 def test_python_values_are_written_as_the_command_lines_text():
-    as_text = ts.identify(**SMALL, progress=False)
+    as_text = ts.identify(**SMALL, **PLAUSIBLE_OR_NOT, progress=False)
     as_values = ts.identify(
         **dict(SMALL, elements=[4, 6], damping=range(1000, 3001, 500), drag_coefficient=np.array([0.7, 0.8, 0.9])),
+        **PLAUSIBLE_OR_NOT,
         progress=False,
     )
     assert as_text.results.column("j_e_m2").equals(as_values.results.column("j_e_m2"))
@@ -171,7 +176,7 @@ def test_the_gil_is_free_while_a_run_runs():
     thread = threading.Thread(target=tick)
     thread.start()
     started = time.monotonic()
-    ts.identify(**SMALL, progress=False)
+    ts.identify(**SMALL, **PLAUSIBLE_OR_NOT, progress=False)
     elapsed = time.monotonic() - started
     stop.set()
     thread.join()
@@ -181,7 +186,7 @@ def test_the_gil_is_free_while_a_run_runs():
 
 def test_progress_reaches_a_callable():
     seen = []
-    ts.identify(**SMALL, progress=lambda done, total: seen.append((done, total)))
+    ts.identify(**SMALL, **PLAUSIBLE_OR_NOT, progress=lambda done, total: seen.append((done, total)))
     assert seen and seen[-1] == (30, 30)
 
 
@@ -203,7 +208,7 @@ CHILD = textwrap.dedent(
     print("finished", flush=True)
     """
 )
-LONG = dict(elements="4,6", damping="0:4000:250", drag_coefficient="0.6:0.9:0.1", backend="cpu")
+LONG = dict(elements="4,6", damping="0:4000:250", drag_coefficient="0.6:0.9:0.1", backend="cpu", allow_implausible=True)
 
 
 def test_ctrl_c_stops_between_chunks_keeps_them_and_resume_completes(tmp_path):

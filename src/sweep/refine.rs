@@ -65,6 +65,8 @@ pub struct Refined {
     pub elements: usize,
     /// The n refined (see [`refine_best`]); the one kept is `elements`.
     pub elements_tried: Vec<usize>,
+    /// The n the grid offered.
+    pub elements_offered: Vec<usize>,
     /// Whether the n the confidence threshold left out were refined too,
     /// the grid being too coarse to rank n ([`grid_too_coarse_to_rank_n`]):
     /// then every n's grid best was.
@@ -124,6 +126,15 @@ pub struct ElementsFit {
     pub values: Vec<f64>,
 }
 
+/// Which edge of the n offered the lowest refined J_e lies on: the way
+/// the data would extend the mesh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MeshEdge {
+    Coarsest,
+    Finest,
+}
+
 /// A refined parameter that moves between two refined n by more than its
 /// standard error: the mesh's error is then comparable to the data's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -159,6 +170,30 @@ impl Refined {
                     .max_by(|a, b| a.standard_errors.total_cmp(&b.standard_errors))
             })
             .collect()
+    }
+
+    /// Where the lowest refined J_e lies, with its n, when on an edge of
+    /// the n offered and more than one n was refined.
+    pub fn mesh_edge(&self) -> Option<(MeshEdge, usize)> {
+        let (Some(&coarsest), Some(&finest)) = (
+            self.elements_offered.iter().min(),
+            self.elements_offered.iter().max(),
+        ) else {
+            return None;
+        };
+        if coarsest == finest || self.per_elements.len() < 2 {
+            return None;
+        }
+        let lowest = self
+            .per_elements
+            .iter()
+            .min_by(|a, b| a.j_e_m2.total_cmp(&b.j_e_m2))?
+            .elements;
+        match lowest {
+            n if n == coarsest => Some((MeshEdge::Coarsest, n)),
+            n if n == finest => Some((MeshEdge::Finest, n)),
+            _ => None,
+        }
     }
 
     /// The profile sides that disagree with the Gauss–Newton interval by
@@ -376,6 +411,31 @@ pub fn refine_best_tightened(
         per_elements,
         ..refined
     }))
+}
+
+/// `start` (a refined candidate, at its n) fitted again over the grid's
+/// varied axes and one more, `freed`, an input the run took as known,
+/// within its values' range: what one film's data say when that input is
+/// let go. None when the grid cannot take the axis (it has it already).
+pub fn refit_freed(
+    grid: &Grid,
+    start: &Candidate,
+    film: &RefineFilm<'_>,
+    base: &TetherParams,
+    settings: &SolverSettings,
+    freed: AxisValues,
+) -> Result<Option<Refined>, SolverError> {
+    let Ok(grid) = grid.clone().with(freed) else {
+        return Ok(None);
+    };
+    let problem = Problem {
+        grid: &grid,
+        films: std::slice::from_ref(film),
+        weights: vec![film.weight],
+        base,
+        settings,
+    };
+    Ok(problem.fit(start)?.map(|(r, _)| r))
 }
 
 /// Whether the grid is too coarse to rank n: its best J_e lies more than
@@ -638,6 +698,7 @@ impl Problem<'_> {
         Refined {
             elements: best.elements,
             elements_tried: vec![best.elements],
+            elements_offered: self.grid.elements(),
             every_elements: false,
             parameters,
             j_e_m2: fit.cost,
@@ -794,6 +855,7 @@ mod tests {
         Refined {
             elements: 50,
             elements_tried: per_elements.iter().map(|f| f.elements).collect(),
+            elements_offered: per_elements.iter().map(|f| f.elements).collect(),
             every_elements: false,
             parameters: vec![
                 parameter(Axis::Damping, 2000.0, 500.0),

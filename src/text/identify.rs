@@ -6,15 +6,18 @@
 use super::{layouts_text, number, numbers, say, sayln};
 use crate::camera::{Camera, TimeUnit};
 use crate::least_squares::profile::{Profile, ProfileEnd};
+use crate::misfit::GoodnessOfFit;
 use crate::scenario::Scenario;
 use crate::sweep::abandon::ABANDON_THRESHOLDS;
 use crate::sweep::accuracy::Chosen;
+use crate::sweep::refine::MeshEdge;
 use crate::sweep::refine::Refined;
 use crate::sweep::validation::Validation;
 use crate::sweep::{Axis, CandidateResult, Grid, Parameter, Summary};
 use crate::workflow::count;
 use crate::workflow::film::{Film, Plausibility, TrackedPin};
-use crate::workflow::fit::{GoodnessOfFit, OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier};
+use crate::workflow::fit::{OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier};
+use crate::workflow::identify::FreedInput;
 use crate::workflow::identify::{FilmPlan, IdentifyReport, IdentifyRequest, Plan};
 use crate::workflow::summarize::SummarizeReport;
 
@@ -93,26 +96,78 @@ pub fn write_tracked_pin(
     }
 }
 
-/// The fit's σ against the film's noise (a joint run's: `film`'s).
+/// The fit's σ against the film's noise and its residuals' whiteness (a
+/// joint run's: `film`'s).
 pub fn write_goodness(out: &mut String, g: &GoodnessOfFit, film: Option<&str>) {
+    let whiteness = match &g.whiteness {
+        Some(w) => format!(
+            "; residuals' lag-one autocorrelation {:.2} (z = {:.1}, limit {:.1})",
+            w.lag_one_correlation, w.z, w.z_limit
+        ),
+        None => "; no refined optimum: screened for gross misfits only".into(),
+    };
     sayln!(
         out,
-        "goodness of fit{}: σ ≈ {:.3} mm against the noise's {:.3} mm ({}): {:.2}×, {}",
+        "goodness of fit{}: σ ≈ {:.3} mm against the noise's {:.3} mm ({}): {:.2}× (limit {:.2}×){whiteness}: {}",
         film.map_or(String::new(), |f| format!(" of film {f}")),
         1e3 * g.fit_sigma_m,
         1e3 * g.noise.sigma_m,
         g.noise.how(),
         g.ratio,
+        g.ratio_limit,
         match g.explains {
-            true if g.ratio > g.ratio_limit => format!(
-                "beyond {}× but under {:.3} mm (a thousandth of the length): taken as explained",
-                g.ratio_limit,
-                1e3 * g.floor_m
-            ),
-            true => format!("within {}×: the model explains the data", g.ratio_limit),
-            false => format!("beyond {}×: more than the noise explains", g.ratio_limit),
+            true => match g.false_alarm_rate {
+                Some(rate) => format!(
+                    "the model explains the data (tests' false-alarm rate {} %)",
+                    100.0 * rate
+                ),
+                None => "no gross misfit".into(),
+            },
+            false => "more than the noise explains".into(),
         }
     );
+}
+
+/// Each known input freed in turn, when the fit does not explain the data:
+/// which one alone would, as an axis to add; the answer above unchanged.
+pub fn write_freed(out: &mut String, freed: &[FreedInput]) {
+    if freed.is_empty() {
+        return;
+    }
+    sayln!(
+        out,
+        "which known input to free (each alone, refitted from the refined optimum; the answer above is unchanged):"
+    );
+    for f in freed {
+        sayln!(
+            out,
+            "  {:<18} {} → {} ± {:.2e}: σ {:.2}× the noise, {}",
+            f.input,
+            f.given,
+            f.fitted,
+            f.standard_error,
+            f.ratio,
+            match f.explains {
+                true => "explains the data",
+                false => "still more than the noise explains",
+            }
+        );
+    }
+    let explaining: Vec<&FreedInput> = freed.iter().filter(|f| f.explains).collect();
+    match &explaining[..] {
+        [] => sayln!(
+            out,
+            "  no input alone brings the fit within the noise: look for two, the mesh (n), or the data"
+        ),
+        some => sayln!(
+            out,
+            "  → try {}",
+            some.iter()
+                .map(|f| format!("--axis {}", f.suggested_axis))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ),
+    }
 }
 
 /// How the reference solver's tolerance was chosen, and what it re-ran.
@@ -394,6 +449,7 @@ fn write_single_report(out: &mut String, report: &IdentifyReport) {
     for g in &report.goodness {
         write_goodness(out, &g.test, None);
     }
+    write_freed(out, &report.freed);
     for (_, v) in &report.validations {
         write_validation(out, v);
     }
@@ -549,12 +605,23 @@ pub fn write_mesh(out: &mut String, r: &Refined) {
             .collect();
         sayln!(out, "  refined J_e per n: {}", per_n.join(", "));
     }
+    let advice = match r.mesh_edge() {
+        Some((MeshEdge::Finest, n)) => format!(
+            "the lowest refined J_e is at the finest n offered (n = {n}): add finer n to the grid (--elements) to see where the values settle"
+        ),
+        Some((MeshEdge::Coarsest, n)) => format!(
+            "the lowest refined J_e is at the coarsest n offered (n = {n}): a finer mesh is nearer the continuum, so a coarse one fitting better absorbs another misfit (length, modulus, clock; see the goodness of fit); offer coarser n (--elements) to see where it settles, and free the suspect input (--axis)"
+        ),
+        None => "the refined J_e is lowest between the n offered: quote the values' span over the n the data cannot tell apart".into(),
+    };
     if !moves.is_empty() {
         sayln!(
             out,
-            "  note: the mesh moves the answer as much as the data's noise does: {}; add finer n to the grid (--elements) to see where the values settle",
+            "  note: the mesh moves the answer as much as the data's noise does: {}; {advice}",
             moves.join(", ")
         );
+    } else if let Some((MeshEdge::Coarsest, _)) = r.mesh_edge() {
+        sayln!(out, "  note: {advice}");
     }
 }
 

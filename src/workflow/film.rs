@@ -781,8 +781,20 @@ pub fn check_measured(
     check_parameter_axes(context.grid, context.base, &scenario)?;
     let coverage = check_coverage(&measured, &scenario).map_err(usage)?;
     let unused_rows = unused_rows(&measured, &scenario, &coverage);
-    let start = checked_start(context, &measured, &scenario)?;
     let noise = film_noise(&context.film.camera, &measured);
+    // Before the start check: a film in another unit than declared fails
+    // both, and this one names the unit and the scale that would fit.
+    if !context.allow_implausible {
+        super::spacing::check(
+            &measured,
+            &scenario.marker_arc_lengths_m,
+            &context.film.camera,
+            noise.map(|n| n.sigma_m),
+            context.base.length_m,
+            &context.film.name,
+        )?;
+    }
+    let start = checked_start(context, &measured, &scenario)?;
     Ok(CheckedFilm {
         film: context.film.clone(),
         grid: context.grid.clone(),

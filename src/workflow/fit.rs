@@ -1,7 +1,8 @@
 //! Does the fit explain the data? The tests a finished fit meets before a
 //! run exits 0: its misfit against the tether's length (plainly not this
-//! experiment) and against the film's own noise ([`GoodnessOfFit`]), and
-//! the samples far beyond that noise ([`find_outliers`]).
+//! experiment) and against the film's own noise and along its frames
+//! ([`GoodnessOfFit`], [`crate::misfit`]), and the samples far beyond that
+//! noise ([`find_outliers`]).
 
 use std::path::Path;
 
@@ -12,10 +13,12 @@ use super::film::Plausibility;
 use crate::camera::Camera;
 use crate::io::results::BestFit;
 use crate::metadata::{self, Metadata, json};
+pub use crate::misfit::GoodnessOfFit;
+use crate::misfit::Residuals;
 use crate::model::TetherParams;
 use crate::sweep::joint::FilmWeight;
 use crate::sweep::refine::Refined;
-use crate::sweep::{Axis, Summary};
+use crate::sweep::{Axis, Grid, Summary};
 use crate::track::NoiseEstimate;
 
 /// Why the best fit is no fit of this experiment, when it misses the data
@@ -51,26 +54,71 @@ pub fn fit_sigma_m(summary: &Summary, refined: Option<&Refined>) -> f64 {
     refined.map_or(summary.confidence.sigma2_m2.sqrt(), |r| r.sigma_m)
 }
 
-/// The goodness-of-fit test and the run's warning (the 5 %-of-length rule
-/// first, plainly not the experiment, then the fit against the noise),
-/// recorded in `metadata`; nothing without a summary.
+/// The fit's compared coordinates N and fitted parameters p: the
+/// refinement's, else the grid best's (every axis with more than one
+/// value).
+pub fn fit_counts(grid: &Grid, refined: Option<&Refined>, observations: usize) -> (usize, usize) {
+    match refined {
+        Some(r) => (r.observations, r.parameters.len()),
+        None => (
+            observations,
+            grid.parameter_axes()
+                .iter()
+                .filter(|a| a.values.len() > 1)
+                .count(),
+        ),
+    }
+}
+
+/// A best fit's residuals for the whiteness test: the refined track's,
+/// which is an optimum; None without one (the grid best's residuals hold
+/// the grid's own step from the optimum).
+pub fn optimum_residuals(fit: &BestFit) -> Option<Vec<[f64; 2]>> {
+    let refined = fit.refined_m.as_ref()?;
+    Some(
+        fit.measured_m
+            .iter()
+            .zip(refined)
+            .map(|(m, f)| [m[0] - f[0], m[1] - f[1]])
+            .collect(),
+    )
+}
+
+/// One film's goodness-of-fit test ([`GoodnessOfFit`]), its σ
+/// `fit_sigma_m` over the counts `(N, p)`, its residuals from `fit`.
+pub fn test_film(
+    fit_sigma_m: f64,
+    (observations, parameters): (usize, usize),
+    noise: NoiseEstimate,
+    fit: &BestFit,
+) -> GoodnessOfFit {
+    let residuals = optimum_residuals(fit);
+    GoodnessOfFit::test(
+        fit_sigma_m,
+        observations,
+        parameters,
+        noise,
+        residuals.as_deref().map(|r| Residuals {
+            times_s: &fit.times_s,
+            markers: &fit.markers,
+            residuals_m: r,
+        }),
+    )
+}
+
+/// The goodness-of-fit test of a single film's best `fit` and the run's
+/// warning (the 5 %-of-length rule first, plainly not the experiment,
+/// then the fit against the noise), recorded in `metadata`.
 pub fn judge_fit(
     metadata: &mut Metadata,
-    summary: Option<&Summary>,
+    summary: &Summary,
     refined: Option<&Refined>,
+    counts: (usize, usize),
     noise: Option<NoiseEstimate>,
     base: &TetherParams,
+    fit: &BestFit,
 ) -> (Option<GoodnessOfFit>, Option<String>) {
-    let Some(summary) = summary else {
-        return (None, None);
-    };
-    let goodness = noise.map(|noise| {
-        GoodnessOfFit::test(
-            fit_sigma_m(summary, refined),
-            noise,
-            best_length_m(summary, base),
-        )
-    });
+    let goodness = noise.map(|noise| test_film(fit_sigma_m(summary, refined), counts, noise, fit));
     let warning = fit_warning(summary, refined, base)
         .or_else(|| goodness.as_ref().and_then(GoodnessOfFit::warning));
     record_judgement(metadata, goodness.as_ref(), warning.as_ref());
@@ -89,69 +137,6 @@ pub fn record_judgement<T: serde::Serialize>(
     }
     if let Some(w) = warning {
         metadata.insert(metadata::PLAUSIBILITY.into(), w.clone());
-    }
-}
-
-/// Does the fit explain the data? Its σ (the RMS misfit of one
-/// coordinate) against the film's own noise σ₀, found before any fit: a
-/// model that explains the film leaves residuals of the noise's size, so
-/// σ/σ₀ ≈ 1 (0.86–1.07 on the shipped films, whose noise estimates run
-/// 5–20 % high or low). A ratio above [`Self::RATIO_LIMIT`] means a misfit
-/// of √(5² − 1) ≈ 4.9 σ₀ beyond the noise, which no noise explains:
-/// measured, a tether 8 % too long gives 11, a release one frame late 28,
-/// two lost-marker codes among 1,100 samples 43, the paper's drop fitted
-/// at n = 5 against a truth at n = 80 with 0.1 mm of noise 5.3. A mesh a
-/// few times coarser than the data need is not refused: n = 3 and 4 on
-/// that drop with 0.5 mm give 4.1–4.2, n = 5 2.4 (docs/identify.md has
-/// the table). Misfits under [`Self::FLOOR_OF_LENGTH`] of the length pass
-/// whatever the ratio: a noiseless synthetic film's estimate can be
-/// micrometres, and a mesh's discretization is then all of its misfit.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct GoodnessOfFit {
-    /// \[m\], one coordinate.
-    pub fit_sigma_m: f64,
-    pub noise: NoiseEstimate,
-    /// fit_sigma_m / noise.sigma_m.
-    pub ratio: f64,
-    pub ratio_limit: f64,
-    /// \[m\]: [`Self::FLOOR_OF_LENGTH`] of the tether's length.
-    pub floor_m: f64,
-    /// The verdict: the ratio within its limit, or the misfit under the
-    /// floor.
-    pub explains: bool,
-}
-
-impl GoodnessOfFit {
-    pub const RATIO_LIMIT: f64 = 5.0;
-    pub const FLOOR_OF_LENGTH: f64 = 1e-3;
-
-    pub fn test(fit_sigma_m: f64, noise: NoiseEstimate, length_m: f64) -> Self {
-        let ratio = fit_sigma_m / noise.sigma_m;
-        let floor_m = Self::FLOOR_OF_LENGTH * length_m;
-        Self {
-            fit_sigma_m,
-            noise,
-            ratio,
-            ratio_limit: Self::RATIO_LIMIT,
-            floor_m,
-            // NaN (a zero noise and a zero misfit) explains: both say
-            // nothing is left.
-            explains: !(ratio > Self::RATIO_LIMIT && fit_sigma_m > floor_m),
-        }
-    }
-
-    /// The warning when the fit does not explain the data.
-    pub fn warning(&self) -> Option<String> {
-        (!self.explains).then(|| {
-            format!(
-                "the best fit misses the data by σ ≈ {:.3} mm RMS a coordinate, {:.1}× the film's noise of {:.3} mm ({}); beyond {}× no noise explains it: the model is not this film's experiment. Check the tether's length and parameters, the clock and the release time, the camera (unit, scale, y axis, pin), the markers' arc lengths and any samples listed far from the fit, and the mesh (n)",
-                1e3 * self.fit_sigma_m,
-                self.ratio,
-                1e3 * self.noise.sigma_m,
-                self.noise.how(),
-                self.ratio_limit
-            )
-        })
     }
 }
 

@@ -18,6 +18,7 @@ pub mod linearize;
 pub mod objective;
 pub mod redraw;
 pub mod simulate;
+pub mod spacing;
 pub mod summarize;
 pub mod swingup;
 pub mod synth;

@@ -13,6 +13,7 @@ use super::report::Swept;
 use super::request::IdentifyRequest;
 use crate::engine::{Engine, EngineNames, RunHooks};
 use crate::io::CHUNKS_DIR;
+use crate::io::results::BestFit;
 use crate::io::results::write_refined;
 use crate::metadata::{self, Metadata, json};
 use crate::model::TetherParams;
@@ -27,8 +28,8 @@ use crate::sweep::validation::Validation;
 use crate::sweep::{Candidate, CandidateResult, Grid, Summary, run, summarize};
 use crate::workflow::film::CheckedFilm;
 use crate::workflow::fit::{
-    FilmGoodness, GoodnessOfFit, best_length_m, film_fit_warning, fit_warning, judge_fit,
-    record_judgement,
+    FilmGoodness, best_length_m, film_fit_warning, fit_counts, fit_warning, judge_fit,
+    record_judgement, test_film,
 };
 use crate::workflow::{WorkflowError, batch};
 
@@ -148,52 +149,50 @@ impl Combination {
         let confirmed = self.confirm_near_best(&mut results, &observations, cancel)?;
         let combined = self.combined(&results, &observations)?;
         let Some(summary) = summarize(&self.request.grid, &combined.joint, total) else {
-            let kept = match self.engine {
-                Some(_) => format!(
-                    "their rows are saved in {} (--force discards them)",
-                    self.table_path.with_file_name(CHUNKS_DIR).display()
-                ),
-                None => "the shards' parts are as they were".into(),
-            };
-            return Err(nothing_simulated(&results, &kept));
+            return Err(nothing_simulated(&results, &self.kept_rows()));
         };
         let mut chosen = match self.request.tolerance_m {
             Some(t) => Some(Chosen::given(t)),
             None => confirmed.or_else(|| Some(Chosen::from_summary(&summary, total))),
         };
-        if !self.request.single() {
-            self.record_films(&combined.weights);
-        }
-        self.metadata
-            .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
-        self.metadata
-            .insert(metadata::SUMMARY.into(), json(&summary));
-        if let Some(a) = &abandon {
-            self.metadata.insert(metadata::ABANDON.into(), json(a));
-        }
+        self.record_sweep(&combined.weights, wall_s, &summary, abandon.as_ref());
         self.stop_if_interrupted(cancel, "refining the best candidate")?;
         let refined = match self.request.refine {
             true => self.refine(&summary, &combined, &mut chosen)?,
             false => None,
         };
-        let (goodness, fit_warning) = self.judge_fit(&summary, refined.as_ref(), &combined.weights);
-        if let Some(c) = &chosen {
-            self.metadata.insert(metadata::ACCURACY.into(), json(c));
-        }
-        if let Some(r) = &refined {
-            self.metadata.insert(metadata::REFINED.into(), json(r));
-            write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
-        }
+        self.record_refinement(chosen.as_ref(), refined.as_ref());
         self.stop_if_interrupted(cancel, "validating the engine")?;
         let (validations, references) = self.validate(&summary, &combined.scores, &results)?;
         self.stop_if_interrupted(cancel, "the best fits and figures")?;
-        let (figures, outliers) = self.best_fits_and_figures(
+        let fits = self.best_fits(
             &summary,
             refined.as_ref(),
             &combined,
             references,
             &Chosen::reference(chosen.as_ref()),
         )?;
+        // Judged on the best fits' residuals, before any table that
+        // carries the verdict in its metadata is written.
+        let (goodness, fit_warning) = self.judge_fit(
+            &summary,
+            refined.as_ref(),
+            &combined.weights,
+            &observations,
+            &fits,
+        );
+        self.stop_if_interrupted(cancel, "freeing known inputs")?;
+        let freed = self.free_inputs(
+            &summary.best.candidate,
+            refined.as_ref(),
+            goodness.first().map(|g| &g.test),
+            &Chosen::reference(chosen.as_ref()),
+        )?;
+        if let Some(r) = &refined {
+            write_refined(&self.request.out.join("refined.parquet"), r, &self.metadata)?;
+        }
+        let (figures, outliers) =
+            self.write_fits_and_figures(&summary, refined.as_ref(), &combined, &fits)?;
         self.stop_if_interrupted(cancel, "the results table")?;
         // Last: its presence marks a complete set (`remove_previous_table`),
         // and a run killed before it is finished by --resume.
@@ -216,6 +215,7 @@ impl Combination {
             figures,
             fit_warning,
             goodness,
+            freed,
             implausible_allowed: self.request.allow_implausible,
             outliers,
             out: self.request.out.clone(),
@@ -382,21 +382,33 @@ impl Combination {
 
     /// Each film's goodness of fit and the run's warning, recorded in the
     /// metadata. A single film: its σ against the length, then against
-    /// its noise. Several: the joint fit's 5 %-of-length rule, then each
-    /// film's own (a film that is no film of this experiment weighs little
-    /// in the joint J_e, so the joint σ alone would not show it), its σ the
-    /// refinement's residual where there is one, else its best
-    /// candidate's over the grid.
+    /// its noise and along its frames (its best fit's residuals). Several:
+    /// the joint fit's 5 %-of-length rule, then each film's own (a film
+    /// that is no film of this experiment weighs little in the joint J_e,
+    /// so the joint σ alone would not show it), its σ the refinement's
+    /// residual where there is one, else its best candidate's over the
+    /// grid.
     pub(super) fn judge_fit(
         &mut self,
         summary: &Summary,
         refined: Option<&Refined>,
         weights: &[FilmWeight],
+        observations: &[usize],
+        fits: &[(BestFit, Candidate)],
     ) -> (Vec<FilmGoodness>, Option<String>) {
         let base = &self.request.base;
-        if let [film] = &self.films[..] {
-            let (test, warning) =
-                judge_fit(&mut self.metadata, Some(summary), refined, film.noise, base);
+        let grid = &self.request.grid;
+        if let ([film], [(fit, _)]) = (&self.films[..], fits) {
+            let counts = fit_counts(grid, refined, observations[0]);
+            let (test, warning) = judge_fit(
+                &mut self.metadata,
+                summary,
+                refined,
+                counts,
+                film.noise,
+                base,
+                fit,
+            );
             let goodness = test.map(|test| FilmGoodness {
                 film: film.film.name.clone(),
                 test,
@@ -407,12 +419,16 @@ impl Combination {
         let sigmas: Vec<f64> = (0..weights.len())
             .map(|k| film_sigma_m(refined, weights, k))
             .collect();
+        // Each film's own share of the fitted parameters is not separable
+        // from the shared ones: p is the whole fit's, a conservative count.
+        let parameters = fit_counts(grid, refined, 0).1;
         let goodness: Vec<FilmGoodness> = self
             .films
             .iter()
             .zip(weights.iter().zip(&sigmas))
-            .filter_map(|(f, (w, &sigma_m))| {
-                let test = GoodnessOfFit::test(sigma_m, f.noise?, length_m);
+            .zip(observations.iter().zip(fits))
+            .filter_map(|((f, (w, &sigma_m)), (&n, (fit, _)))| {
+                let test = test_film(sigma_m, (n, parameters), f.noise?, fit);
                 Some(FilmGoodness {
                     film: w.name.clone(),
                     test,
@@ -432,6 +448,49 @@ impl Combination {
             warning.as_ref(),
         );
         (goodness, warning)
+    }
+
+    /// The sweep in the metadata: its films (several), wall time, summary
+    /// and abandoning.
+    fn record_sweep(
+        &mut self,
+        weights: &[FilmWeight],
+        wall_s: f64,
+        summary: &Summary,
+        abandon: Option<&crate::sweep::abandon::AbandonBounds>,
+    ) {
+        if !self.request.single() {
+            self.record_films(weights);
+        }
+        self.metadata
+            .insert(metadata::WALL_S.into(), format!("{wall_s:.3}"));
+        self.metadata
+            .insert(metadata::SUMMARY.into(), json(summary));
+        if let Some(a) = abandon {
+            self.metadata.insert(metadata::ABANDON.into(), json(a));
+        }
+    }
+
+    /// What is kept when nothing could be summarized: the sweep's saved
+    /// rows, or the shards' parts.
+    fn kept_rows(&self) -> String {
+        match self.engine {
+            Some(_) => format!(
+                "their rows are saved in {} (--force discards them)",
+                self.table_path.with_file_name(CHUNKS_DIR).display()
+            ),
+            None => "the shards' parts are as they were".into(),
+        }
+    }
+
+    /// The tolerance chosen and the refinement in the metadata.
+    fn record_refinement(&mut self, chosen: Option<&Chosen>, refined: Option<&Refined>) {
+        if let Some(c) = chosen {
+            self.metadata.insert(metadata::ACCURACY.into(), json(c));
+        }
+        if let Some(r) = refined {
+            self.metadata.insert(metadata::REFINED.into(), json(r));
+        }
     }
 
     /// The films in the metadata, each with its noise and weight.

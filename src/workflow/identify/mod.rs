@@ -18,12 +18,14 @@
 //!
 //! One file a job: the request (`request`), its checks (`checks`), the
 //! engine and chunk choice (`engine`), the chunked sweep with resume
-//! (`sweep`) and shards (`shard`), finishing (`finish`, `outputs`), the
-//! tables' metadata (`record`), merging a sharded run (`merge`).
+//! (`sweep`) and shards (`shard`), finishing (`finish`, `outputs`), which
+//! known input to free when the fit does not explain the data (`free`),
+//! the tables' metadata (`record`), merging a sharded run (`merge`).
 
 mod checks;
 mod engine;
 mod finish;
+mod free;
 mod merge;
 mod outputs;
 mod record;
@@ -34,6 +36,7 @@ mod shipped;
 mod sweep;
 
 pub use engine::{CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, GPU_CHUNK_CANDIDATES};
+pub use free::FreedInput;
 pub use merge::merge;
 pub use outputs::{best_fit_path, check_outcome};
 pub use record::{engine_names, sweep_tether, sweep_tether_json};

@@ -190,21 +190,18 @@ impl Combination {
         Ok(())
     }
 
-    /// Each film's best fit at the best (with the refined track), its
-    /// samples far beyond its noise, and the figures: the surface,
-    /// profiles and per-n figure, and each film's shapes and residuals.
-    pub(super) fn best_fits_and_figures(
-        &mut self,
+    /// Each film's best fit at the best, with the refined track where
+    /// there is one, and the film's candidate at the best.
+    pub(super) fn best_fits(
+        &self,
         summary: &Summary,
         refined: Option<&Refined>,
         combined: &Combined,
         references: Vec<Option<SimulationOutput>>,
         settings: &SolverSettings,
-    ) -> Result<(Vec<String>, Vec<FilmOutliers>), WorkflowError> {
-        let out = self.request.out.clone();
+    ) -> Result<Vec<(BestFit, Candidate)>, WorkflowError> {
         let single = self.request.single();
         let mut fits = Vec::with_capacity(self.films.len());
-        let mut outliers = Vec::new();
         for (k, (f, reference)) in self.films.iter().zip(references).enumerate() {
             let best = self.film_candidate(k, &summary.best.candidate, &combined.scores);
             let (tether, scenario) = best.experiment(&self.request.base, &f.scenario);
@@ -231,6 +228,25 @@ impl Combination {
                     .track;
                 fit = fit.with_refined(&refined_track);
             }
+            fits.push((fit, best));
+        }
+        Ok(fits)
+    }
+
+    /// Each film's best fit written, with its samples far beyond its
+    /// noise, and the figures: the surface, profiles and per-n figure, and
+    /// each film's shapes and residuals.
+    pub(super) fn write_fits_and_figures(
+        &self,
+        summary: &Summary,
+        refined: Option<&Refined>,
+        combined: &Combined,
+        fits: &[(BestFit, Candidate)],
+    ) -> Result<(Vec<String>, Vec<FilmOutliers>), WorkflowError> {
+        let out = &self.request.out;
+        let single = self.request.single();
+        let mut outliers = Vec::new();
+        for (k, (f, (fit, _))) in self.films.iter().zip(fits).enumerate() {
             // A single film's limit is its grid best's noise level; each of
             // several films' its own: the refinement's, whose residual is
             // the fit's, else the grid's estimate.
@@ -239,18 +255,18 @@ impl Combination {
                 false => film_sigma_m(refined, &combined.weights, k),
             };
             let limit_m = outlier_limit_m(sigma_m, self.request.base.length_m);
-            let found = find_outliers(&fit, limit_m, &f.film.camera);
+            let found = find_outliers(fit, limit_m, &f.film.camera);
             let mut fit_metadata = self.metadata.clone();
             if !found.is_empty() {
                 fit_metadata.insert(metadata::OUTLIERS.into(), json(&found));
             }
             let path = match single {
                 true => out.join("best_fit.parquet"),
-                false => best_fit_path(&out, &f.film.name),
+                false => best_fit_path(out, &f.film.name),
             };
             write_best_fit(
                 &path,
-                &fit,
+                fit,
                 &f.film.camera,
                 f.scenario.pin_m(),
                 &fit_metadata,
@@ -261,19 +277,18 @@ impl Combination {
                 limit_m,
                 camera: f.film.camera.clone(),
             });
-            fits.push((fit, best));
         }
         let annotations = crate::plot::identify::Annotations::from_metadata(&self.metadata);
-        if let [(fit, _)] = &fits[..] {
+        if let [(fit, _)] = fits {
             let figures =
-                crate::plot::identify::save_all(&out, &combined.joint, Some(fit), &annotations)?;
+                crate::plot::identify::save_all(out, &combined.joint, Some(fit), &annotations)?;
             return Ok((figures, outliers));
         }
         let mut figures =
-            crate::plot::identify::save_all(&out, &combined.joint, None, &annotations)?;
-        for (f, (fit, best)) in self.films.iter().zip(&fits) {
+            crate::plot::identify::save_all(out, &combined.joint, None, &annotations)?;
+        for (f, (fit, best)) in self.films.iter().zip(fits) {
             figures.extend(crate::plot::identify::save_fit(
-                &out,
+                out,
                 fit,
                 best,
                 &format!("_{}", f.film.name),

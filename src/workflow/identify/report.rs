@@ -119,6 +119,9 @@ pub struct IdentifyReport {
     /// Each film's fit against its noise (none for a shard, or a film too
     /// short to estimate its noise).
     pub goodness: Vec<FilmGoodness>,
+    /// When a single film's fit does not explain it: each known input
+    /// freed in turn ([`super::FreedInput`]).
+    pub freed: Vec<super::FreedInput>,
     /// `--allow-implausible`: a fit warning does not fail the run.
     pub implausible_allowed: bool,
     /// Each film's samples far beyond the noise from its best fit.

@@ -112,6 +112,7 @@ impl PreparedIdentification {
             figures: Vec::new(),
             fit_warning: None,
             goodness: Vec::new(),
+            freed: Vec::new(),
             implausible_allowed: self.request.allow_implausible,
             outliers: Vec::new(),
             out: self.request.out.clone(),

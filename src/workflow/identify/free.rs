@@ -1,0 +1,189 @@
+//! Which known input to free: when a single film's refined fit does not
+//! explain the data, each input the run took as known (the tether's
+//! length, modulus, density and thickness; the release angle, pin and
+//! release time) is let go in turn, alone, from the refined optimum, and
+//! the refit judged by the same goodness-of-fit test. The run's answer is
+//! never changed: the finding is a suggestion, an `--axis` to add.
+
+use serde::Serialize;
+
+use super::finish::Combination;
+use crate::io::results::BestFit;
+use crate::metadata::{self, json};
+use crate::misfit::GoodnessOfFit;
+use crate::scenario::{SolverSettings, simulate};
+use crate::sweep::refine::{RefineFilm, Refined, refit_freed};
+use crate::sweep::{Axis, AxisValues, Candidate, Parameter};
+use crate::workflow::WorkflowError;
+use crate::workflow::fit::test_film;
+
+/// The inputs tried, in this order.
+const FREED: [Parameter; 8] = [
+    Parameter::LengthM,
+    Parameter::YoungsModulusPa,
+    Parameter::DensityKgM3,
+    Parameter::ThicknessM,
+    Parameter::InitialAngleDeg,
+    Parameter::PinXM,
+    Parameter::PinYM,
+    Parameter::ReleaseTimeS,
+];
+
+/// One input let go: where the data put it, and whether the fit then
+/// explains them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FreedInput {
+    /// Its name, as an `--axis` and a config key.
+    pub input: &'static str,
+    /// The run's value, and the refit's \[its unit\].
+    pub given: f64,
+    pub fitted: f64,
+    pub standard_error: f64,
+    /// The refit's σ over the film's noise, and its verdict.
+    pub ratio: f64,
+    pub explains: bool,
+    /// The axis to add (a fine one around the refit value).
+    pub suggested_axis: String,
+}
+
+/// The range an input may move over when let go, around its `value`: a
+/// quarter for the tether's material and size, 10° for the angle, a tenth
+/// of the length for the pin, 50 ms for the release.
+fn freed_range(p: Parameter, value: f64, length_m: f64) -> (f64, f64) {
+    match p {
+        Parameter::InitialAngleDeg => (value - 10.0, value + 10.0),
+        Parameter::PinXM | Parameter::PinYM => (value - 0.1 * length_m, value + 0.1 * length_m),
+        Parameter::ReleaseTimeS => ((value - 0.05).max(0.0), value + 0.05),
+        _ => (0.75 * value, 1.25 * value),
+    }
+}
+
+/// `x` to six significant digits, as a number prints.
+pub(crate) fn significant(x: f64) -> f64 {
+    format!("{x:.5e}").parse().unwrap_or(x)
+}
+
+/// An `--axis` around `value` for `p`, four steps over a span a tenth of
+/// the range it was freed over, `(low, high)`, and inside it.
+fn suggested_axis(p: Parameter, value: f64, (low, high): (f64, f64)) -> String {
+    // The step first, so that four of them reach the end as written.
+    let step = significant(0.1 * (high - low) / 4.0);
+    let a = significant((value - 2.0 * step).max(low).min(high - 4.0 * step));
+    format!("{}={a}:{}:{step}", p.name(), significant(a + 4.0 * step))
+}
+
+impl Combination {
+    /// When a single film's refined fit does not explain it: each known
+    /// input freed in turn (module docs), recorded in the metadata.
+    /// Empty otherwise, and for several films.
+    pub(super) fn free_inputs(
+        &mut self,
+        best: &Candidate,
+        refined: Option<&Refined>,
+        goodness: Option<&GoodnessOfFit>,
+        settings: &SolverSettings,
+    ) -> Result<Vec<FreedInput>, WorkflowError> {
+        let ([film], Some(refined), Some(goodness)) = (&self.films[..], refined, goodness) else {
+            return Ok(Vec::new());
+        };
+        if goodness.explains || goodness.whiteness.is_none() {
+            return Ok(Vec::new());
+        }
+        let grid = &self.request.grid;
+        let base = &self.request.base;
+        let start = refined.candidate(best, None);
+        let refine_film = RefineFilm::single(&film.measured, &film.scenario);
+        let mut found = Vec::new();
+        for p in FREED {
+            let axis = Axis::Parameter(p);
+            let pin_fixed =
+                matches!(p, Parameter::PinXM | Parameter::PinYM) && film.film.camera.pin.is_some();
+            if grid.has(axis) || pin_fixed || film.scenario.as_drop().is_none() {
+                continue;
+            }
+            let given = p.get(base, &film.scenario);
+            let (mut low, high) = freed_range(p, given, base.length_m);
+            if p == Parameter::LengthM {
+                // No shorter than its farthest marker.
+                let reach = film.scenario.marker_arc_lengths_m.iter().copied();
+                low = reach.fold(low, f64::max);
+            }
+            let mut from = start;
+            from.set(axis, given);
+            let freed = AxisValues {
+                axis,
+                values: vec![low, high],
+            };
+            // A value the solver cannot simulate ends that input's refit,
+            // not the run.
+            let Ok(Some(refit)) = refit_freed(grid, &from, &refine_film, base, settings, freed)
+            else {
+                continue;
+            };
+            let Some(at) = refit.parameters.iter().position(|q| q.parameter == axis) else {
+                continue;
+            };
+            let candidate = refit.candidate(&from, None);
+            let (tether, scenario) = candidate.experiment(base, &film.scenario);
+            let Ok(output) = simulate(&scenario, &tether, settings) else {
+                continue;
+            };
+            let fit = BestFit::new(&film.measured, &output.track).with_refined(&output.track);
+            let test = test_film(
+                refit.sigma_m,
+                (refit.observations, refit.parameters.len()),
+                goodness.noise,
+                &fit,
+            );
+            let fitted = significant(refit.parameters[at].value);
+            found.push(FreedInput {
+                input: p.name(),
+                given,
+                fitted,
+                standard_error: refit.parameters[at].standard_error,
+                ratio: test.ratio,
+                explains: test.explains,
+                suggested_axis: suggested_axis(p, fitted, (low, high)),
+            });
+        }
+        if !found.is_empty() {
+            self.metadata.insert(metadata::FREED.into(), json(&found));
+        }
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_suggested_axis_brackets_the_refit_value_inside_its_range() {
+        let range = |p, v| freed_range(p, v, 0.5);
+        assert_eq!(
+            suggested_axis(
+                Parameter::YoungsModulusPa,
+                8e6,
+                range(Parameter::YoungsModulusPa, 8e6)
+            ),
+            "youngs_modulus_pa=7800000:8200000:100000"
+        );
+        assert_eq!(
+            suggested_axis(
+                Parameter::InitialAngleDeg,
+                30.0,
+                range(Parameter::InitialAngleDeg, 30.0)
+            ),
+            "initial_angle_deg=29:31:0.5"
+        );
+        // A length no shorter than the farthest marker at 0.5 m.
+        assert_eq!(
+            suggested_axis(Parameter::LengthM, 0.5001, (0.5, 0.625)),
+            "length_m=0.5:0.5125:0.003125"
+        );
+        assert_eq!(
+            freed_range(Parameter::ReleaseTimeS, 0.01, 0.5),
+            (0.0, 0.060000000000000005)
+        );
+    }
+}
