@@ -1388,6 +1388,43 @@ fn a_film_in_another_unit_than_declared_is_refused_by_its_spacing() {
     assert!(!out.join("results.parquet").exists());
 }
 
+/// Without a tolerance, the objective runs at the one identify's rule
+/// chooses from the film's own noise, not at the first pass's 1e-7 m (a
+/// least-squares fit through it then lands where identify's refinement
+/// does); a given tolerance is kept.
+#[test]
+fn the_objective_runs_at_the_datas_tolerance_by_default() {
+    use tether_sweep::sweep::accuracy::Accuracy;
+    use tether_sweep::workflow::objective::Objective;
+    let dir = tempfile::tempdir().unwrap();
+    let measured = dir.path().join("drop.parquet");
+    synth(&measured, 5e-4);
+    let request = IdentifyRequest {
+        engine: EngineOptions {
+            backend: Backend::Cpu,
+            ..EngineOptions::default()
+        },
+        ..IdentifyRequest::new(
+            &measured,
+            Grid::parse("6", "2000", "0.8").unwrap(),
+            dir.path().join("out"),
+        )
+    };
+    let tolerance_m = Objective::new(&request).unwrap().tolerance_m().unwrap();
+    let film =
+        tether_sweep::workflow::film::check(&request.films[0], &request.grid, &request.base, false)
+            .unwrap();
+    let rule = Accuracy::from_noise(film.noise.unwrap().sigma_m, film.coverage.observations());
+    assert_eq!(tolerance_m, rule.tolerance_m);
+    assert!(tolerance_m < 1e-7, "{tolerance_m}");
+    let given = Objective::new(&IdentifyRequest {
+        tolerance_m: Some(1e-7),
+        ..request
+    })
+    .unwrap();
+    assert_eq!(given.tolerance_m(), Some(1e-7));
+}
+
 /// A grid too coarse to rank n (a 5 ms release axis on a 120 fps film
 /// inflates every grid J_e seventeenfold, and n = 12's grid best lies
 /// beyond the confidence threshold of n = 16's) does not pick the mesh:

@@ -419,7 +419,9 @@ class Objective:
     optimizers, samplers and least-squares fitters. Built from
     ``identify``'s keywords (the film, its config, camera and experiment,
     the tether, ``backend`` and ``tolerance``); the grid's axes name the
-    candidates' parameters (``parameters``)."""
+    candidates' parameters (``parameters``). Without ``tolerance`` it runs
+    at the one ``identify``'s rule chooses from the film's own noise (its
+    refinement's accuracy; ``tolerance_m`` says which)."""
 
     def __init__(self, **keywords: Any):
         keywords.pop("out", None)

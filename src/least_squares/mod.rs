@@ -90,6 +90,10 @@ pub struct Fit {
     pub iterations: usize,
     /// Residual evaluations.
     pub evaluations: usize,
+    /// J's columns and r at `values`, for covariances other than the
+    /// Gauss–Newton one ([`newey_west`]).
+    pub jacobian: Vec<Vec<f64>>,
+    pub residuals: Vec<f64>,
 }
 
 /// The minimum the iteration reached, without the covariance.
@@ -131,7 +135,84 @@ pub fn levenberg_marquardt<E: Send>(
         at_bound,
         iterations: m.iterations,
         evaluations: m.evaluations + 2 * k,
+        jacobian: columns,
+        residuals: m.residuals,
     })
+}
+
+/// The values' covariance robust to residuals correlated within a block
+/// (a frame's markers) and between blocks up to `lags` apart (neighbouring
+/// frames): Newey–West's (JᵀJ)⁻¹ S (JᵀJ)⁻¹, S = Σ_t g_t g_tᵀ + Σ_{l=1..L}
+/// (1 − l/(L+1)) Σ_t (g_t g_{t−l}ᵀ + g_{t−l} g_tᵀ), g_t = Σ J_iᵀ r_i over
+/// block t's rows. With white residuals it is σ² (JᵀJ)⁻¹ on average; a
+/// misfit smooth in time makes neighbouring g_t alike and widens it.
+/// `blocks[i]`: row i's block, in order. None when JᵀJ is singular or the
+/// rows do not match.
+pub fn newey_west(
+    columns: &[Vec<f64>],
+    residuals: &[f64],
+    blocks: &[usize],
+    lags: usize,
+) -> Option<DMatrix<f64>> {
+    let k = columns.len();
+    if columns.iter().any(|c| c.len() != residuals.len()) || blocks.len() != residuals.len() {
+        return None;
+    }
+    let count = blocks.iter().max().map_or(0, |b| b + 1);
+    let mut g = vec![DVector::<f64>::zeros(k); count];
+    for (i, (&b, &r)) in blocks.iter().zip(residuals).enumerate() {
+        for (a, column) in columns.iter().enumerate() {
+            g[b][a] += column[i] * r;
+        }
+    }
+    let mut meat = DMatrix::<f64>::zeros(k, k);
+    for t in 0..count {
+        meat += &g[t] * g[t].transpose();
+        for l in 1..=lags.min(t) {
+            let w = 1.0 - l as f64 / (lags + 1) as f64;
+            let cross = &g[t] * g[t - l].transpose();
+            meat += w * (&cross + cross.transpose());
+        }
+    }
+    let (jtj, _) = normal_equations(columns, residuals);
+    let bread = jtj.try_inverse()?;
+    Some(&bread * meat * &bread)
+}
+
+/// The lag at which the residuals' pooled autocorrelation along their
+/// series first falls below `below` (a marker's coordinate from frame to
+/// frame: `series[i]` and `blocks[i]` name row i's), searched up to
+/// `max_lag`: how many frames a misfit stays alike. 1 for white residuals.
+pub fn correlation_length(
+    residuals: &[f64],
+    series: &[usize],
+    blocks: &[usize],
+    below: f64,
+    max_lag: usize,
+) -> usize {
+    use std::collections::HashMap;
+    let at: HashMap<(usize, usize), f64> = series
+        .iter()
+        .zip(blocks)
+        .zip(residuals)
+        .map(|((&s, &b), &r)| ((s, b), r))
+        .collect();
+    let squares: f64 = residuals.iter().map(|r| r * r).sum();
+    if squares <= 0.0 {
+        return 1;
+    }
+    for lag in 1..=max_lag.max(1) {
+        let products: f64 = series
+            .iter()
+            .zip(blocks)
+            .zip(residuals)
+            .filter_map(|((&s, &b), &r)| Some(r * at.get(&(s, b + lag))?))
+            .sum();
+        if products / squares < below {
+            return lag;
+        }
+    }
+    max_lag.max(1)
 }
 
 /// Each parameter's difference step: a fraction of its bounds' width.
@@ -299,6 +380,45 @@ pub fn covariance(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A straight line through noise along 400 frames: Newey–West's
+    /// variance of the intercept is the Gauss–Newton one for white noise,
+    /// and many times it for noise correlated from frame to frame (AR(1),
+    /// φ = 0.9: the long-run variance is (1 + φ)/(1 − φ) = 19 times).
+    #[test]
+    fn newey_west_matches_white_noise_and_widens_for_correlated() {
+        use rand::SeedableRng;
+        use rand_distr::{Distribution, Normal};
+        let frames = 400;
+        let t: Vec<f64> = (0..frames).map(|i| i as f64 / frames as f64).collect();
+        let columns = vec![vec![1.0; frames], t.clone()];
+        let blocks: Vec<usize> = (0..frames).collect();
+        let series = vec![0; frames];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let normal = Normal::new(0.0, 1.0).unwrap();
+        let white: Vec<f64> = (0..frames).map(|_| normal.sample(&mut rng)).collect();
+        let mut correlated = vec![0.0; frames];
+        for i in 1..frames {
+            correlated[i] = 0.9 * correlated[i - 1] + normal.sample(&mut rng);
+        }
+        let gauss_newton = |r: &[f64]| {
+            let sigma2 = r.iter().map(|x| x * x).sum::<f64>() / (frames - 2) as f64;
+            let (jtj, _) = normal_equations(&columns, r);
+            sigma2 * jtj.try_inverse().unwrap()[(0, 0)]
+        };
+        let lags = correlation_length(&white, &series, &blocks, 0.1, 100);
+        assert_eq!(lags, 1);
+        let robust = newey_west(&columns, &white, &blocks, lags).unwrap()[(0, 0)];
+        let ratio = robust / gauss_newton(&white);
+        assert!((0.7..1.3).contains(&ratio), "{ratio}");
+        let lags = correlation_length(&correlated, &series, &blocks, 0.1, 100);
+        assert!(lags > 10, "{lags}");
+        let robust = newey_west(&columns, &correlated, &blocks, lags).unwrap()[(0, 0)];
+        let ratio = robust / gauss_newton(&correlated);
+        assert!(ratio > 5.0, "{ratio}");
+        // Rows that do not match the blocks: none.
+        assert!(newey_west(&columns, &white, &blocks[1..], 1).is_none());
+    }
 
     /// A straight line through noisy points: the fit is the linear least
     /// squares answer, and its covariance σ² (XᵀX)⁻¹.

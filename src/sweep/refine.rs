@@ -15,7 +15,7 @@ use super::axis::Axis;
 use super::joint::{FilmScore, FilmWeight};
 use super::{AxisValues, CONFIDENCE_LEVEL, Candidate, Grid, chi2_quantile};
 use crate::least_squares::profile::{Profile, ProfileEnd, ProfileSettings, profiles};
-use crate::least_squares::{Fit, LmSettings, levenberg_marquardt};
+use crate::least_squares::{Fit, LmSettings, correlation_length, levenberg_marquardt, newey_west};
 use crate::model::TetherParams;
 use crate::scenario::{Scenario, SolverSettings, simulate};
 use crate::solver::SolverError;
@@ -33,6 +33,11 @@ pub struct RefinedParameter {
     pub value: f64,
     /// From the Gauss–Newton covariance σ² (JᵀJ)⁻¹.
     pub standard_error: f64,
+    /// From Newey–West's covariance over the frames
+    /// ([`crate::least_squares::newey_west`], [`Refined::robust_lags`]):
+    /// robust to residuals correlated in time, the error to quote when the
+    /// residuals are not white. None when JᵀJ is singular.
+    pub robust_standard_error: Option<f64>,
     /// The grid's best value at the refined n: where the refinement began.
     pub grid_best: f64,
     /// On the grid's bound: the data may want it beyond the range searched.
@@ -74,6 +79,10 @@ pub struct Refined {
     pub parameters: Vec<RefinedParameter>,
     /// J_e at the refined values \[m²\].
     pub j_e_m2: f64,
+    /// The frames over which [`RefinedParameter::robust_standard_error`]
+    /// lets residuals correlate: where their pooled autocorrelation falls
+    /// below [`ROBUST_CORRELATION_BELOW`] (1 for white residuals).
+    pub robust_lags: usize,
     /// Compared coordinates and σ = √(J_e / (N − p)) \[m\].
     pub observations: usize,
     pub sigma_m: f64,
@@ -112,6 +121,10 @@ pub struct IntervalDisagreement {
     /// side that reaches the grid's bound being the bound.
     pub ratio: f64,
 }
+
+/// The residuals' pooled autocorrelation below which frames this far apart
+/// count as independent for the robust errors.
+pub const ROBUST_CORRELATION_BELOW: f64 = 0.1;
 
 /// A profile side this many times wider or narrower than the Gauss–Newton
 /// side is reported.
@@ -657,10 +670,54 @@ impl Problem<'_> {
         Ok(Some((self.describe(best, &grid_best, &fit), fit)))
     }
 
+    /// Each residual row's frame (numbered across the films) and series
+    /// (a film's marker coordinate), in [`Self::residuals`]' order; and the
+    /// fewest frames a film has.
+    fn row_layout(&self) -> (Vec<usize>, Vec<usize>, usize) {
+        let (mut blocks, mut series) = (Vec::new(), Vec::new());
+        let (mut first_block, mut first_series, mut fewest) = (0, 0, usize::MAX);
+        for film in self.films {
+            let times = film.scenario.frame_times_s();
+            let markers = film.scenario.marker_arc_lengths_m.len();
+            for (f, &t) in times.iter().enumerate().skip(1) {
+                for j in (0..markers).filter(|&j| film.measured.get(t, j).is_some()) {
+                    for axis in 0..2 {
+                        blocks.push(first_block + f);
+                        series.push(first_series + 2 * j + axis);
+                    }
+                }
+            }
+            first_block += times.len();
+            first_series += 2 * markers;
+            fewest = fewest.min(times.len());
+        }
+        (blocks, series, fewest)
+    }
+
+    /// Newey–West's covariance of `fit` over the frames, with N/(N − p) as
+    /// σ²'s, and the lags it used.
+    fn robust_covariance(&self, fit: &Fit) -> (Option<nalgebra::DMatrix<f64>>, usize) {
+        let (blocks, series, fewest) = self.row_layout();
+        let lags = correlation_length(
+            &fit.residuals,
+            &series,
+            &blocks,
+            ROBUST_CORRELATION_BELOW,
+            fewest / 4,
+        );
+        let k = fit.values.len();
+        let n = fit.residuals.len();
+        let small_sample = n as f64 / n.saturating_sub(k).max(1) as f64;
+        let covariance =
+            newey_west(&fit.jacobian, &fit.residuals, &blocks, lags).map(|c| c * small_sample);
+        (covariance, lags)
+    }
+
     /// The refinement `fit` of `best`, which began at `grid_best`.
     fn describe(&self, best: &Candidate, grid_best: &[f64], fit: &Fit) -> Refined {
         let (slots, _) = self.axes();
         let k = slots.len();
+        let (robust, robust_lags) = self.robust_covariance(fit);
         let parameters: Vec<RefinedParameter> = (0..k)
             .map(|i| RefinedParameter {
                 parameter: slots[i].axis,
@@ -673,6 +730,7 @@ impl Problem<'_> {
                     .covariance
                     .as_ref()
                     .map_or(f64::NAN, |c| c[(i, i)].sqrt()),
+                robust_standard_error: robust.as_ref().map(|c| c[(i, i)].sqrt()),
                 grid_best: grid_best[i],
                 at_bound: fit.at_bound[i],
                 profile: None,
@@ -702,6 +760,7 @@ impl Problem<'_> {
             every_elements: false,
             parameters,
             j_e_m2: fit.cost,
+            robust_lags,
             observations: fit.observations,
             sigma_m: fit.sigma2.sqrt(),
             covariance: fit.covariance.as_ref().map_or_else(
@@ -848,6 +907,7 @@ mod tests {
             film: None,
             value,
             standard_error,
+            robust_standard_error: None,
             grid_best: value,
             at_bound: false,
             profile: None,
@@ -857,6 +917,7 @@ mod tests {
             elements_tried: per_elements.iter().map(|f| f.elements).collect(),
             elements_offered: per_elements.iter().map(|f| f.elements).collect(),
             every_elements: false,
+            robust_lags: 1,
             parameters: vec![
                 parameter(Axis::Damping, 2000.0, 500.0),
                 parameter(Axis::Drag, 0.8, 1e-3),

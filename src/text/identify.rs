@@ -128,6 +128,40 @@ pub fn write_goodness(out: &mut String, g: &GoodnessOfFit, film: Option<&str>) {
     );
 }
 
+/// When the residuals are not white, the errors to quote: robust to their
+/// correlation in time (Newey–West), beside the Gauss–Newton ones.
+pub fn write_robust(out: &mut String, r: &Refined, g: &GoodnessOfFit) {
+    if g.whiteness.as_ref().is_none_or(|w| w.white) {
+        return;
+    }
+    let z = crate::sweep::chi2_quantile(1, r.confidence_level).sqrt();
+    let each: Vec<String> = r
+        .parameters
+        .iter()
+        .filter_map(|p| {
+            let robust = p.robust_standard_error?;
+            Some(format!(
+                "{} = {} ± {:.2e} (95 %: [{}, {}]; Gauss–Newton ± {:.2e})",
+                p.name(),
+                to_error_digits(p.value, robust),
+                robust,
+                to_error_digits(p.value - z * robust, robust),
+                to_error_digits(p.value + z * robust, robust),
+                p.standard_error
+            ))
+        })
+        .collect();
+    if each.is_empty() {
+        return;
+    }
+    sayln!(
+        out,
+        "the residuals are not white, so the errors above, which assume they are, do not hold: robust to their correlation over {} (Newey–West), quote {}",
+        count(r.robust_lags, "frame"),
+        each.join(", ")
+    );
+}
+
 /// Each known input freed in turn, when the fit does not explain the data:
 /// which one alone would, as an axis to add; the answer above unchanged.
 pub fn write_freed(out: &mut String, freed: &[FreedInput]) {
@@ -448,6 +482,9 @@ fn write_single_report(out: &mut String, report: &IdentifyReport) {
     }
     for g in &report.goodness {
         write_goodness(out, &g.test, None);
+    }
+    if let (Some(r), [g]) = (&report.refined, &report.goodness[..]) {
+        write_robust(out, r, &g.test);
     }
     write_freed(out, &report.freed);
     for (_, v) in &report.validations {

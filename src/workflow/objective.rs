@@ -26,6 +26,7 @@ use crate::model::TetherParams;
 use crate::scenario::{Scenario, SolverSettings};
 use crate::solver::SolverKind;
 use crate::status::RunStatus;
+use crate::sweep::accuracy::Accuracy;
 use crate::sweep::joint::{FilmScore, FilmWeight, combine_one, weighed};
 use crate::sweep::refine::residuals;
 use crate::sweep::{Axis, Candidate, CandidateResult, Grid, Parameter, ParameterValues, run};
@@ -52,15 +53,31 @@ pub struct Score {
     pub films: Vec<CandidateResult>,
 }
 
+/// The tolerance identify's rule ([`Accuracy::from_noise`]) chooses for
+/// `films`, from their own noise (the least noisy film's, `[camera]
+/// noise` where declared) over all their compared coordinates: a fit
+/// through the objective then runs at the accuracy identify's refinement
+/// would. None when no film has a noise estimate.
+pub fn datas_tolerance_m(films: &[CheckedFilm]) -> Option<f64> {
+    let noise_m = films
+        .iter()
+        .filter_map(|f| f.noise.map(|n| n.sigma_m))
+        .fold(f64::INFINITY, f64::min);
+    let observations: usize = films.iter().map(|f| f.coverage.observations()).sum();
+    (noise_m.is_finite() && noise_m > 0.0)
+        .then(|| Accuracy::from_noise(noise_m, observations).tolerance_m)
+}
+
 impl Objective {
     /// The objective of `request`'s films: each measured track read through
     /// its camera and checked against its experiment as `identify` checks
     /// them, on the engine `identify` would choose for the request's grid,
     /// whose axes (and each film's own) name the candidates' parameters
     /// (its values only weigh the engine's choice). The tolerance is the
-    /// request's `tolerance_m`, else identify's first pass's
-    /// ([`crate::sweep::accuracy`]); for the data's own, give the
-    /// `tolerance_m` an identification chose (`IdentifyReport::accuracy`).
+    /// request's `tolerance_m`, else the one the data call for
+    /// ([`datas_tolerance_m`]: identify's rule, from the films' own noise
+    /// before any fit); to repeat an identification's J_e exactly, give the
+    /// `tolerance_m` it chose (`IdentifyReport::accuracy`).
     /// Several films are weighed by their noise (`[camera] noise`, or each
     /// film's own estimate) until [`Self::with_weights`] says otherwise.
     pub fn new(request: &IdentifyRequest) -> Result<Self, WorkflowError> {
@@ -77,6 +94,10 @@ impl Objective {
         }
         let experiments: Vec<(&Grid, &Scenario)> =
             films.iter().map(|f| (&f.grid, &f.scenario)).collect();
+        let request = &IdentifyRequest {
+            tolerance_m: request.tolerance_m.or_else(|| datas_tolerance_m(&films)),
+            ..request.clone()
+        };
         let (choice, settings, _) = choose_sweep_engine(request, &experiments)?;
         let weights = match films.len() {
             1 => Vec::new(),
