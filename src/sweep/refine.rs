@@ -148,6 +148,18 @@ pub enum MeshEdge {
     Finest,
 }
 
+/// A parameter's 95 % intervals over the refined n the data cannot tell
+/// apart, joined: the uncertainty with the mesh's share in it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeshSpan {
+    /// The parameter's name ([`RefinedParameter::name`]).
+    pub parameter: String,
+    /// The n joined.
+    pub elements: Vec<usize>,
+    pub lower: f64,
+    pub upper: f64,
+}
+
 /// A refined parameter that moves between two refined n by more than its
 /// standard error: the mesh's error is then comparable to the data's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -181,6 +193,44 @@ impl Refined {
                     })
                     .filter(|m| m.standard_errors > 1.0)
                     .max_by(|a, b| a.standard_errors.total_cmp(&b.standard_errors))
+            })
+            .collect()
+    }
+
+    /// The n whose refined J_e the data cannot tell from the lowest (within
+    /// its one-parameter rise, σ² χ²₁, as the kept n is chosen), and, when
+    /// there are several, each parameter's Gauss–Newton intervals at their
+    /// values (the kept fit's standard error) joined; empty otherwise.
+    pub fn mesh_spans(&self) -> Vec<MeshSpan> {
+        let Some(lowest) = self
+            .per_elements
+            .iter()
+            .map(|f| f.j_e_m2)
+            .min_by(f64::total_cmp)
+        else {
+            return Vec::new();
+        };
+        let alike: Vec<&ElementsFit> = self
+            .per_elements
+            .iter()
+            .filter(|f| f.j_e_m2 <= lowest + self.profile_rise_m2)
+            .collect();
+        if alike.len() < 2 {
+            return Vec::new();
+        }
+        let z = chi2_quantile(1, self.confidence_level).sqrt();
+        self.parameters
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let half = z * p.standard_error;
+                let ends = alike.iter().map(|f| f.values[i]);
+                MeshSpan {
+                    parameter: p.name(),
+                    elements: alike.iter().map(|f| f.elements).collect(),
+                    lower: ends.clone().fold(f64::INFINITY, f64::min) - half,
+                    upper: ends.fold(f64::NEG_INFINITY, f64::max) + half,
+                }
             })
             .collect()
     }
@@ -958,6 +1008,48 @@ mod tests {
         assert!((moves[0].standard_errors - 3.0).abs() < 1e-9);
         // One n refined: nothing to compare.
         assert!(refined(vec![fit(50, 2000.0, 0.8)]).mesh_moves().is_empty());
+    }
+
+    #[test]
+    fn the_n_that_fit_alike_join_their_intervals_and_the_lowest_names_an_edge() {
+        let fit = |elements, j_e_m2, damping, drag| ElementsFit {
+            elements,
+            j_e_m2,
+            values: vec![damping, drag],
+        };
+        // n = 40 and 50 alike (within the rise), n = 30 not: the spans join
+        // 40's and 50's intervals (kept SE 500 and 1e-3, 1.96 of each).
+        let mut r = refined(vec![
+            fit(30, 1.1e-4, 2400.0, 0.803),
+            fit(40, 1e-4 + 1e-6, 1800.0, 0.8015),
+            fit(50, 1e-4, 2000.0, 0.8),
+        ]);
+        r.profile_rise_m2 = 3.84e-6;
+        r.elements_offered = vec![30, 40, 50];
+        let spans = r.mesh_spans();
+        assert_eq!(spans.len(), 2);
+        assert_eq!(spans[0].elements, [40, 50]);
+        let z = chi2_quantile(1, r.confidence_level).sqrt();
+        assert!(
+            (spans[0].lower - (1800.0 - z * 500.0)).abs() < 1e-9,
+            "{spans:?}"
+        );
+        assert!(
+            (spans[0].upper - (2000.0 + z * 500.0)).abs() < 1e-9,
+            "{spans:?}"
+        );
+        assert!(
+            (spans[1].upper - (0.8015 + z * 1e-3)).abs() < 1e-12,
+            "{spans:?}"
+        );
+        assert_eq!(r.mesh_edge(), Some((MeshEdge::Finest, 50)));
+        // The lowest at the coarsest n offered; one n alike: no span.
+        r.per_elements[0].j_e_m2 = 0.5e-4;
+        assert_eq!(r.mesh_edge(), Some((MeshEdge::Coarsest, 30)));
+        assert!(r.mesh_spans().is_empty());
+        // Between: no edge.
+        r.per_elements[1].j_e_m2 = 0.4e-4;
+        assert_eq!(r.mesh_edge(), None);
     }
 
     #[test]

@@ -660,6 +660,20 @@ pub fn write_mesh(out: &mut String, r: &Refined) {
     } else if let Some((MeshEdge::Coarsest, _)) = r.mesh_edge() {
         sayln!(out, "  note: {advice}");
     }
+    let spans = r.mesh_spans();
+    if let (Some(first), false) = (spans.first(), moves.is_empty()) {
+        let each: Vec<String> = spans
+            .iter()
+            .map(|m| format!("{} in [{:.6}, {:.6}]", m.parameter, m.lower, m.upper))
+            .collect();
+        let n: Vec<String> = first.elements.iter().map(|n| n.to_string()).collect();
+        sayln!(
+            out,
+            "  n = {} fit alike (refined J_e within σ² χ²₁ of the lowest): their 95 % intervals joined, the mesh's share of the uncertainty in them: {}",
+            n.join(", "),
+            each.join(", ")
+        );
+    }
 }
 
 /// `value` with as many decimals as its standard error's leading digits
