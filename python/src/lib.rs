@@ -357,8 +357,15 @@ impl Objective {
     }
 
     /// J_e \[m²\] of each row of values (NaN where the simulation
-    /// diverged), run as one batch.
-    fn j_e_m2(&self, py: Python<'_>, rows: Vec<Vec<f64>>) -> PyResult<Vec<f64>> {
+    /// diverged), run as one batch, its progress (done, total) passed to
+    /// `progress`.
+    #[pyo3(signature = (rows, progress=None))]
+    fn j_e_m2(
+        &self,
+        py: Python<'_>,
+        rows: Vec<Vec<f64>>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<f64>> {
         let objective = Arc::clone(&self.objective);
         let candidates = rows
             .iter()
@@ -367,9 +374,9 @@ impl Objective {
             .map_err(|e| to_py(e.into()))?;
         // Ctrl-C stops the batch between its simulations (on the GPU,
         // between dispatches), not after it.
-        let scores = run_waiting(py, None, move |_, cancel| {
+        let scores = run_waiting(py, progress, move |report, cancel| {
             let hooks = RunHooks {
-                progress: None,
+                progress: Some(&*report),
                 cancel: Some(cancel),
             };
             objective.scores_with(&candidates, hooks)

@@ -141,9 +141,12 @@ def test_the_objective_gives_the_sweeps_j_e_for_the_same_candidates():
     assert np.all(expected[~ok] < j_e[~ok])
     whole = ts.identify(**grid, no_refine=True, validate=0, progress=False, exhaustive=True)
     np.testing.assert_allclose(j_e, whole.results.to_pandas().iloc[::-1]["j_e_m2"].to_numpy(), rtol=1e-12, atol=0)
-    # The same from a dict of arrays and from a 2-D array.
+    # The same from a dict of arrays and from a 2-D array, its progress
+    # passed on to the end.
     as_dict = {name: rows[name].to_numpy() for name in objective.parameters}
-    np.testing.assert_array_equal(objective(as_dict), j_e)
+    seen = []
+    np.testing.assert_array_equal(objective(as_dict, progress=lambda done, total: seen.append((done, total))), j_e)
+    assert seen and seen[-1] == (100, 100), seen[-3:]
     np.testing.assert_array_equal(objective(rows[objective.parameters].to_numpy()), j_e)
     # The residuals' sum of squares is J_e.
     residuals = objective.residuals(rows[objective.parameters].to_numpy()[0])

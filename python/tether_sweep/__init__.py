@@ -237,9 +237,10 @@ def _configs_with_dicts(command: str, keywords: Dict[str, Any], scratch: pathlib
     return keywords
 
 
-def _progress_callback(progress: Progress, what: str) -> Optional[Callable[[int, int], Any]]:
+def _progress_callback(progress: Progress, what: str, delay_s: float = 0.0) -> Optional[Callable[[int, int], Any]]:
     """A callable that receives (done, total): the caller's, a tqdm bar when
-    tqdm is installed and `progress` is True, or none."""
+    tqdm is installed and `progress` is True (shown once `delay_s` has
+    passed), or none."""
     if callable(progress):
         return progress
     if not progress:
@@ -248,7 +249,7 @@ def _progress_callback(progress: Progress, what: str) -> Optional[Callable[[int,
         from tqdm.auto import tqdm
     except ImportError:
         return None
-    bar = tqdm(total=0, unit=f" {what}", dynamic_ncols=True)
+    bar = tqdm(total=0, unit=f" {what}", dynamic_ncols=True, delay=delay_s)
 
     def update(done: int, total: int) -> None:
         if bar.total != total:
@@ -467,11 +468,15 @@ class Objective:
             )
         return array.tolist()
 
-    def __call__(self, candidates: Any) -> np.ndarray:
+    def __call__(self, candidates: Any, progress: Progress = True) -> np.ndarray:
         """J_e (m²) of each candidate (NaN where its simulation diverged):
         a dict of arrays by parameter name, a pandas or polars DataFrame
-        with those columns, or a 2-D array with one column per parameter."""
-        return np.asarray(self._objective.j_e_m2(self._rows(candidates)), dtype=float)
+        with those columns, or a 2-D array with one column per parameter.
+        ``progress``: a tqdm bar when tqdm is installed, shown once a batch
+        has taken 3 s (True), a callable receiving (done, total), or
+        nothing (False)."""
+        callback = _progress_callback(progress, "candidates", delay_s=3.0)
+        return np.asarray(self._objective.j_e_m2(self._rows(candidates), callback), dtype=float)
 
     def residuals(self, candidate: Any) -> np.ndarray:
         """Measured minus simulated coordinates (m) of one candidate, whose

@@ -106,7 +106,7 @@ def stubs() -> str:
         + "    @property\n    def parameters(self) -> List[str]: ...\n"
         + "    @property\n    def observations(self) -> int: ...\n"
         + "    @property\n    def tolerance_m(self) -> Optional[float]: ...\n"
-        + "    def __call__(self, candidates: Any) -> np.ndarray: ...\n"
+        + "    def __call__(self, candidates: Any, progress: Progress = True) -> np.ndarray: ...\n"
         + "    def residuals(self, candidate: Any) -> np.ndarray: ...\n"
         + commands
     )
