@@ -13,7 +13,7 @@ use super::film::Plausibility;
 use crate::camera::Camera;
 use crate::io::results::BestFit;
 use crate::metadata::{self, Metadata, json};
-pub use crate::misfit::GoodnessOfFit;
+use crate::misfit::GoodnessOfFit;
 use crate::misfit::Residuals;
 use crate::model::TetherParams;
 use crate::sweep::joint::FilmWeight;

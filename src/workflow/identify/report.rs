@@ -65,7 +65,8 @@ pub struct FilmPlan {
     /// Its pin, where its tracked marker gave it
     /// ([`crate::workflow::film::take_pin_from_film`]).
     pub tracked_pin: Option<TrackedPin>,
-    /// Its noise, which its fit is tested against ([`GoodnessOfFit`]);
+    /// Its noise, which its fit is tested against
+    /// ([`crate::misfit::GoodnessOfFit`]);
     /// None when the film is too short to tell.
     pub noise: Option<NoiseEstimate>,
 }
