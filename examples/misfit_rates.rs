@@ -17,7 +17,9 @@
 //! (BENCHMARKS.md records its output; SEEDS defaults to 8, 216 films for
 //! the false alarms and 8 for each misfit.)
 
-use tether_sweep::dataset::{GENERATOR, SynthSpec};
+#[path = "support/mod.rs"]
+mod support;
+
 use tether_sweep::engine::EngineOptions;
 use tether_sweep::misfit::GoodnessOfFit;
 use tether_sweep::model::TetherParams;
@@ -25,7 +27,6 @@ use tether_sweep::scenario::{DropSettings, Experiment, Frames, Scenario};
 use tether_sweep::sweep::Grid;
 use tether_sweep::workflow::Hooks;
 use tether_sweep::workflow::identify::IdentifyRequest;
-use tether_sweep::workflow::synth::{self, SynthRequest};
 
 const DURATION_S: f64 = 1.0;
 
@@ -38,19 +39,6 @@ struct Case<'a> {
     fitted: &'a Scenario,
     noise_m: f64,
     seed: u64,
-}
-
-fn tether(elements: usize) -> TetherParams {
-    TetherParams {
-        elements,
-        length_m: 0.5,
-        thickness_m: 0.0025,
-        youngs_modulus_pa: 8e6,
-        density_kg_m3: 1000.0,
-        damping_pa_s: 2300.0,
-        drag_coefficient: 0.77,
-        ..TetherParams::default()
-    }
 }
 
 fn drop(fps: f64, release_time_s: f64) -> Scenario {
@@ -68,22 +56,14 @@ fn drop(fps: f64, release_time_s: f64) -> Scenario {
 
 fn judge(case: &Case<'_>, dir: &std::path::Path, name: &str) -> GoodnessOfFit {
     let measured = dir.join(format!("{name}.parquet"));
-    synth::run(&SynthRequest {
-        camera: Default::default(),
-        layout: Default::default(),
-        spec: SynthSpec {
-            scenario: case.scenario.clone(),
-            tether: case.truth.clone(),
-            noise_std_m: case.noise_m,
-            seed: case.seed,
-            tolerance_m: 1e-10,
-            generator: GENERATOR,
-        },
-        command: "examples/misfit_rates.rs".into(),
-        out: measured.clone(),
-        force: false,
-    })
-    .expect("synthesized");
+    support::film(
+        case.scenario,
+        case.truth,
+        case.noise_m,
+        case.seed,
+        &measured,
+        "examples/misfit_rates.rs",
+    );
     let grid = Grid::parse(
         &case.config.elements.to_string(),
         "1500:3000:500",
@@ -139,7 +119,7 @@ fn main() {
     for noise_mm in [0.1, 0.5, 2.0] {
         for fps in [25.0, 60.0, 240.0] {
             for n in [4, 8, 12] {
-                let (t, s) = (tether(n), drop(fps, 0.0));
+                let (t, s) = (support::filmed_tether(n), drop(fps, 0.0));
                 let mut flagged = 0;
                 for seed in 1..=seeds {
                     let case = Case {
@@ -196,9 +176,9 @@ fn main() {
 
     println!("\nThe mesh: films made at n = 24 (60 fps), fitted at a coarser n");
     for noise_mm in [0.1, 0.5, 2.0] {
-        let (fine, s) = (tether(24), drop(60.0, 0.0));
+        let (fine, s) = (support::filmed_tether(24), drop(60.0, 0.0));
         for n in [4, 8, 12] {
-            let coarse = tether(n);
+            let coarse = support::filmed_tether(n);
             let mut caught = 0;
             let mut ratios = Vec::new();
             for seed in 1..=seeds {
@@ -222,7 +202,7 @@ fn main() {
     }
 
     println!("\nDetections: n = 8, 60 fps, 0.5 mm; one known input off");
-    let truth = tether(8);
+    let truth = support::filmed_tether(8);
     let filmed = drop(60.0, 0.0);
     let misfits: Vec<(String, TetherParams, Scenario)> = {
         let mut m = Vec::new();

@@ -16,32 +16,23 @@
 //! (BENCHMARKS.md records its output. The tests keep a cheaper version:
 //! one seed, truth within two standard errors.)
 
-use tether_sweep::dataset::{GENERATOR, SynthSpec};
+#[path = "support/mod.rs"]
+mod support;
+
 use tether_sweep::engine::EngineOptions;
 use tether_sweep::least_squares::profile::ProfileEnd;
-use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{DropSettings, Experiment, Frames, Scenario, SolverSettings};
 use tether_sweep::sweep::design::{Design, Estimated, PlannedFilm};
 use tether_sweep::sweep::{Axis, Grid, Parameter};
 use tether_sweep::workflow::Hooks;
 use tether_sweep::workflow::identify::IdentifyRequest;
-use tether_sweep::workflow::synth::{self, SynthRequest};
 
 const SEEDS: u64 = 10;
 const RELEASE_S: f64 = 0.02;
 
 fn main() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let tether = TetherParams {
-        elements: 12,
-        length_m: 0.5,
-        thickness_m: 0.0025,
-        youngs_modulus_pa: 8e6,
-        density_kg_m3: 1000.0,
-        damping_pa_s: 2300.0,
-        drag_coefficient: 0.77,
-        ..TetherParams::default()
-    };
+    let tether = support::filmed_tether(12);
     let times: Vec<f64> = (0..=30)
         .map(|p| p as f64 / 30.0 + if p % 4 == 2 { 3e-6 } else { 0.0 })
         .collect();
@@ -79,22 +70,14 @@ fn main() {
     let mut profiles = Vec::new();
     for seed in 1..=SEEDS {
         let measured = dir.path().join(format!("m{seed}.parquet"));
-        synth::run(&SynthRequest {
-            camera: Default::default(),
-            layout: Default::default(),
-            spec: SynthSpec {
-                scenario: filmed.clone(),
-                tether: tether.clone(),
-                noise_std_m: 0.0004,
-                seed,
-                tolerance_m: 1e-10,
-                generator: GENERATOR,
-            },
-            command: "examples/refine_seeds.rs".into(),
-            out: measured.clone(),
-            force: false,
-        })
-        .expect("synthesized");
+        support::film(
+            &filmed,
+            &tether,
+            0.0004,
+            seed,
+            &measured,
+            "examples/refine_seeds.rs",
+        );
         let mut request = IdentifyRequest {
             engine: EngineOptions::cpu(),
             base: tether.clone(),

@@ -10,7 +10,9 @@
 //!
 //! (BENCHMARKS.md and docs/identify.md record its output.)
 
-use tether_sweep::dataset::{GENERATOR, SynthSpec};
+#[path = "support/mod.rs"]
+mod support;
+
 use tether_sweep::engine::EngineOptions;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{DropSettings, Experiment, Frames, Scenario};
@@ -18,7 +20,6 @@ use tether_sweep::sweep::Grid;
 use tether_sweep::sweep::refine::Refined;
 use tether_sweep::workflow::Hooks;
 use tether_sweep::workflow::identify::IdentifyRequest;
-use tether_sweep::workflow::synth::{self, SynthRequest};
 
 const TRUTH: [(&str, f64); 2] = [("drag_coefficient", 0.77), ("release_time_s", 0.02)];
 
@@ -49,16 +50,7 @@ fn main() {
         .map(|s| s.parse().expect("SEEDS: a count"))
         .unwrap_or(20);
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let tether = TetherParams {
-        elements: 12,
-        length_m: 0.5,
-        thickness_m: 0.0025,
-        youngs_modulus_pa: 8e6,
-        density_kg_m3: 1000.0,
-        damping_pa_s: 2300.0,
-        drag_coefficient: 0.77,
-        ..TetherParams::default()
-    };
+    let tether = support::filmed_tether(12);
     let drop = DropSettings {
         pin_m: [0.1, 0.2],
         initial_angle_deg: 30.0,
@@ -92,22 +84,14 @@ fn main() {
     let mut freed_counts = [0usize; 2];
     for seed in 1..=seeds {
         let measured = dir.path().join(format!("m{seed}.parquet"));
-        synth::run(&SynthRequest {
-            camera: Default::default(),
-            layout: Default::default(),
-            spec: SynthSpec {
-                scenario: filmed.clone(),
-                tether: tether.clone(),
-                noise_std_m: 0.0004,
-                seed,
-                tolerance_m: 1e-10,
-                generator: GENERATOR,
-            },
-            command: "examples/robust_coverage.rs".into(),
-            out: measured.clone(),
-            force: false,
-        })
-        .expect("synthesized");
+        support::film(
+            &filmed,
+            &tether,
+            0.0004,
+            seed,
+            &measured,
+            "examples/robust_coverage.rs",
+        );
         let run = |grid: &Grid, name: &str| {
             let mut request = IdentifyRequest {
                 engine: EngineOptions::cpu(),
