@@ -18,7 +18,7 @@ python3 -m venv "$venv"
 # a user's `pip install ./python` builds the release profile.
 MATURIN_PEP517_ARGS="--profile dev" \
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check ./python
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check pytest pandas scipy
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check pytest pandas scipy mypy
 # The tests compare with the command line that cargo test built; they run
 # from an empty folder, so that `import tether_sweep` is the installed one.
 repo="$PWD"

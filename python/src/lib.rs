@@ -1,9 +1,13 @@
 //! `tether_sweep._native`: the library's jobs for the Python package
-//! (`python/tether_sweep/`). Each command's keywords arrive as the
-//! command line's words and are parsed by the command line's own parser
-//! (`tether_sweep::cli`), so a keyword is a flag, with its checks and its
-//! messages; the job then runs in the library, on a thread of its own,
-//! while the caller's thread waits without the GIL and answers Ctrl-C.
+//! (`python/tether_sweep/`). `identify` and `Objective` take their
+//! keywords as Python values, converted by each keyword's kind into the
+//! library's inputs (`keywords`), their errors naming the keyword; the
+//! other commands' keywords still arrive as the command line's words,
+//! parsed by its own parser (`tether_sweep::cli`). A job runs in the
+//! library, on a thread of its own, while the caller's thread waits
+//! without the GIL and answers Ctrl-C.
+
+mod keywords;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,11 +20,12 @@ use clap::Parser;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use tether_sweep::cli::{Cli, Command, UsageError, progress};
 use tether_sweep::engine::RunHooks;
 use tether_sweep::io::capture::{self, CapturedTable, Keep};
 use tether_sweep::text::console::{self, ProgressSink};
-use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, check_outcome};
+use tether_sweep::workflow::identify::{Door, IdentifyReport, IdentifyRequest, check_outcome};
 use tether_sweep::workflow::objective::Objective as LibObjective;
 use tether_sweep::workflow::{Hooks, WorkflowError};
 
@@ -250,20 +255,20 @@ fn summary_json(report: &IdentifyReport) -> String {
     .to_string()
 }
 
-/// `identify` with the command line's words: runs it and returns its
-/// terminal text, its tables and its summary. Errors are raised as the
-/// command line reports them (see [`to_py`]).
+/// `identify` with its keywords (`keywords::KEYWORDS`' names; None
+/// values unset), writing into `out`: runs it and returns its terminal
+/// text, its tables and its summary. Errors are raised as the library
+/// reports them, naming the keyword (see [`to_py`]).
 #[pyfunction]
-#[pyo3(signature = (words, progress=None, memory_only=false))]
+#[pyo3(signature = (keywords, out, progress=None, memory_only=false))]
 fn identify(
     py: Python<'_>,
-    words: Vec<String>,
+    keywords: Bound<'_, PyDict>,
+    out: PathBuf,
     progress: Option<Py<PyAny>>,
     memory_only: bool,
 ) -> PyResult<IdentifyOutcome> {
-    let Command::Identify(args) = parse("identify", words)? else {
-        unreachable!("parsed as identify");
-    };
+    let inputs = keywords::inputs_of(&keywords, out)?;
     // An interrupted run's own message (what it kept, how to finish),
     // raised with the KeyboardInterrupt instead of a bare one.
     let stopped: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
@@ -276,7 +281,7 @@ fn identify(
             cancel: Some(cancel),
             estimate: None,
         };
-        let answer = tether_sweep::cli::identify::execute(&args, hooks);
+        let answer = tether_sweep::cli::identify::execute(&inputs, Door::Python, hooks);
         if let Err(e) = &answer
             && e.chain().any(|c| {
                 c.downcast_ref::<WorkflowError>()
@@ -326,12 +331,9 @@ struct Objective {
 #[pymethods]
 impl Objective {
     #[new]
-    fn new(words: Vec<String>) -> PyResult<Self> {
-        let Command::Identify(args) = parse("identify", words)? else {
-            unreachable!("parsed as identify");
-        };
-        let request: IdentifyRequest =
-            tether_sweep::cli::identify::request_of(&args).map_err(to_py)?;
+    fn new(keywords: Bound<'_, PyDict>) -> PyResult<Self> {
+        let inputs = keywords::inputs_of(&keywords, PathBuf::from("identify-results"))?;
+        let request: IdentifyRequest = inputs.request(Door::Python).map_err(|e| to_py(e.into()))?;
         let objective = LibObjective::new(&request).map_err(|e| to_py(e.into()))?;
         Ok(Self {
             objective: Arc::new(objective),
@@ -425,6 +427,7 @@ fn flags(command: &str) -> PyResult<Vec<(String, bool, bool)>> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(identify, m)?)?;
     m.add_function(wrap_pyfunction!(flags, m)?)?;
+    m.add_function(wrap_pyfunction!(keywords::keywords, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     // The process is Python's: no Ctrl-C handler of the command line's.
     console::embed();

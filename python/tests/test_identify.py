@@ -82,10 +82,15 @@ def test_the_same_words_give_the_command_lines_tables(tmp_path, words):
         capture_output=True, text=True,
     )
     assert done.returncode == 0, done.stderr
-    # The same words as keywords: each flag's value after it.
+    # The same words as keywords: each flag's value after it, a number
+    # as a number.
+    from tether_sweep import _keywords
+
+    typed = {"number": float, "count": int, "axes": lambda v: [v]}
     keywords = {}
     for flag, value in zip(words[::2], words[1::2]):
-        keywords[flag[2:].replace("-", "_")] = [value] if flag == "--axis" else value
+        name = flag[2:].replace("-", "_")
+        keywords[name] = typed.get(_keywords.KEYWORDS_BY_NAME[name].kind, str)(value)
     r = ts.identify(**keywords, allow_implausible=True, out=tmp_path / "py", progress=False)
     assert (tmp_path / "py" / "results.parquet").exists()
     assert sorted(r.tables) == sorted(p.stem for p in (tmp_path / "cli").glob("*.parquet"))
@@ -154,14 +159,14 @@ def test_the_objective_gives_the_sweeps_j_e_for_the_same_candidates():
     assert abs(np.sum(residuals**2) / j_e[0] - 1) < 1e-9
 
 
-def test_bad_input_is_a_value_error_with_the_command_lines_message():
-    with pytest.raises(ValueError, match="--damping"):
+def test_bad_input_is_a_value_error_naming_the_keyword():
+    with pytest.raises(ValueError, match="^invalid damping = -5: must be values >= 0"):
         ts.identify(**dict(SMALL, damping="-5"), progress=False)
-    with pytest.raises(ValueError, match="--axis"):
+    with pytest.raises(ValueError, match="^invalid axis = "):
         ts.identify(**SMALL, axis=["release_time_s"], progress=False)
-    with pytest.raises(TypeError, match="its keywords are the flags"):
+    with pytest.raises(TypeError, match="did you mean damping"):
         ts.identify(dampnig="1000", progress=False)
-    with pytest.raises(ValueError, match="--elements"):
+    with pytest.raises(ValueError, match="^invalid elements = "):
         ts.Objective(**dict(SMALL, elements="4.5"))
     with pytest.raises(ValueError, match="one column per parameter"):
         ts.Objective(**SMALL)(np.zeros((2, 2)))
@@ -336,3 +341,103 @@ def test_ctrl_c_stops_an_objective_batch_within_seconds():
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, cwd=REPO, timeout=600)
     assert done.returncode == 130, done.stdout + done.stderr
     assert float(done.stdout.split()[2]) < 5.0, done.stdout
+
+
+def test_identify_has_a_real_signature_and_help():
+    import inspect
+    import pydoc
+    import typing
+
+    sig = inspect.signature(ts.identify)
+    for name in ("config", "measured", "damping", "backend", "tolerance", "out", "progress"):
+        assert name in sig.parameters, name
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in sig.parameters.values())
+    backend = sig.parameters["backend"]
+    assert backend.default == "auto"
+    assert typing.get_args(backend.annotation) == ("auto", "gpu", "cpu")
+    assert sig.parameters["validate"].default == 3
+    assert sig.parameters["damping"].default == "0:5000:250"
+    doc = pydoc.render_doc(ts.identify)
+    assert "tolerance : Optional[float]" in doc and "[m]." in doc, doc
+    study = inspect.signature(ts.Objective)
+    assert "measured" in study.parameters and "out" not in study.parameters
+
+
+def test_a_type_checker_refuses_a_wrong_type(tmp_path):
+    from mypy import api
+
+    right = tmp_path / "right.py"
+    right.write_text(
+        "import tether_sweep as ts\n"
+        "ts.identify(backend='cpu', damping=[1000, 2000], config=[{'tether': {}}, 'b.toml'], progress=False)\n"
+    )
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("import tether_sweep as ts\nts.identify(backend=3.7)\n")
+    out, _, status = api.run(["--no-incremental", "--cache-dir=/dev/null", str(right)])
+    assert status == 0, out
+    out, _, status = api.run(["--no-incremental", "--cache-dir=/dev/null", str(wrong)])
+    assert status == 1 and '"backend"' in out, out
+
+
+def test_errors_name_the_keyword_and_suggest_the_nearest():
+    with pytest.raises(ValueError) as raised:
+        ts.identify(tolerance=-1.0, progress=False)
+    message = str(raised.value)
+    assert message.startswith("invalid tolerance = -1: must be") and "--" not in message, message
+    with pytest.raises(TypeError, match="did you mean tolerance"):
+        ts.identify(tolerence=1e-6)
+    with pytest.raises(TypeError, match="backend takes text, not float"):
+        ts.identify(backend=3.7)
+    with pytest.raises(ValueError, match=r"^invalid chunk_size = -1"):
+        ts.identify(chunk_size=-1)
+    # A config of several is named by its place in the list.
+    configs = [{"settings": {"measured": "datasets/joint_shallow.csv"}}, {"tether": {"length_m": -1.0}}]
+    with pytest.raises(ValueError, match=r"invalid length_m \(in config\[1\]\) = -1"):
+        ts.identify(config=configs)
+    with pytest.raises(ValueError, match=r"^damping beside grid"):
+        ts.identify(grid="examples/paper_grid.toml", damping=1000)
+
+
+def _film(name):
+    import pandas as pd
+
+    angle = {"shallow": 45.0, "steep": 90.0}[name]
+    measured = pd.read_csv(REPO / "datasets" / f"joint_{name}.csv")
+    return {"settings": {"name": name, "initial_angle_deg": angle, "measured": measured}}
+
+
+def test_several_films_as_dicts_and_frames_are_their_files_and_leave_no_file(tmp_path, monkeypatch):
+    import tempfile
+
+    grid = dict(
+        elements=16, damping=[1500, 2500], drag_coefficient=0.8, backend="cpu", tolerance=1e-7,
+        axis=["shallow.release_time_s=0.01,0.015", "steep.release_time_s=0.005,0.0075"],
+        no_refine=True, progress=False,
+    )
+    files = ts.identify(config=["examples/joint_shallow.toml", "examples/joint_steep.toml"], **grid)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    frames = ts.identify(config=[_film("shallow"), _film("steep")], **grid)
+    assert frames.results.column("j_e_m2").equals(files.results.column("j_e_m2"))
+    assert frames.results.column("shallow.j_e_m2").equals(files.results.column("shallow.j_e_m2"))
+    assert list(scratch.iterdir()) == [], "out=None with films in memory leaves no file"
+    objective = ts.Objective(config=[_film("shallow"), _film("steep")], **{k: v for k, v in grid.items() if k != "progress"})
+    assert "damping_pa_s" in objective.parameters
+    assert list(scratch.iterdir()) == []
+
+
+def test_the_notebook_runs_and_is_stored_executed():
+    import json
+
+    notebook = REPO / "docs" / "notebooks" / "identify.ipynb"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "execute_notebook.py"), str(notebook)],
+        capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
+    assert cells and all(c["execution_count"] and c["outputs"] for c in cells), (
+        "python3 scripts/execute_notebook.py docs/notebooks/identify.ipynb --write"
+    )

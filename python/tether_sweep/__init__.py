@@ -2,22 +2,28 @@
 
 Each function takes its command's flags as keywords, named as the flags
 are with dashes as underscores (``drag_coefficient="0.6:0.9:0.05"``,
-``axis=["release_time_s=0:0.03:0.005"]``). A value is the command line's
-text or a Python value: a number, a list, a ``range`` or a NumPy array
-(written as a comma list); a repeatable flag (``config``, ``axis``) takes
-a list; a flag without a value takes ``True``. The words are parsed by the
-command line's own parser, so every check and every message is the
-command line's.
+``axis=["release_time_s=0:0.03:0.005"]``).
+
+``identify`` and ``Objective`` hand their keywords to the library as
+Python values: each keyword's type, default, unit and help come from the
+library's description of its inputs (``help(ts.identify)``), an axis is
+text or numbers, a film a file or a DataFrame (passed in memory), a config
+a file or a dict (a list of them for several films), and an error names
+the keyword. The other commands' keywords are the command line's words,
+parsed by its own parser: a value is its text or a Python value (a
+number, a list, a ``range`` or a NumPy array, written as a comma list); a
+repeatable flag takes a list; a flag without a value takes ``True``.
 
     >>> import tether_sweep as ts
     >>> r = ts.identify(elements=10, damping="1000:3000:500", drag_coefficient=0.8)
     >>> r.summary["refined"]
 
-Errors are exceptions: ``ValueError`` for input the command line refuses
-(its message, naming the flag or the config key and the allowed range),
-``ImplausibleFit`` for a fit the data's own noise cannot explain (unless
-``allow_implausible=True``), ``KeyboardInterrupt`` for Ctrl-C (the chunks
-that finished are kept: ``resume=True`` completes the run), and
+Errors are exceptions: ``ValueError`` for input the library refuses (its
+message, naming the keyword or the config key and the allowed range),
+``TypeError`` for a keyword of the wrong type or one the function does not
+take, ``ImplausibleFit`` for a fit the data's own noise cannot explain
+(unless ``allow_implausible=True``), ``KeyboardInterrupt`` for Ctrl-C (the
+chunks that finished are kept: ``resume=True`` completes the run), and
 ``RuntimeError`` for anything else.
 """
 
@@ -33,7 +39,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import _native
+from . import _keywords, _native
 from ._native import ImplausibleFit
 
 __all__ = [
@@ -129,28 +135,12 @@ def _words(command: str, keywords: Dict[str, Any]) -> List[str]:
     return words
 
 
-def _arrow_table(value: Any) -> Optional[pa.Table]:
-    """A pyarrow Table, a pandas or polars DataFrame (or anything with the
-    Arrow stream interface) as a pyarrow Table; None for anything else."""
-    if isinstance(value, pa.Table):
-        return value
-    if isinstance(value, pa.RecordBatch):
-        return pa.Table.from_batches([value])
-    if hasattr(value, "to_arrow"):  # polars
-        return value.to_arrow()
-    if hasattr(value, "__arrow_c_stream__"):
-        return pa.table(value)
-    if hasattr(value, "to_dict") and hasattr(value, "columns"):  # pandas
-        return pa.Table.from_pandas(value, preserve_index=False)
-    return None
-
-
 def _tables_as_files(keywords: Dict[str, Any], scratch: pathlib.Path) -> Dict[str, Any]:
     """`measured` given as a table (a tracker's export loaded in pandas or
     polars, or a pyarrow Table with the file's columns t, marker, x, y and
     optionally s) written to a Parquet file in `scratch`, so that it is
     read, checked and hashed as that file would be."""
-    table = _arrow_table(keywords.get("measured"))
+    table = _keywords.arrow_table(keywords.get("measured"))
     if table is None:
         return keywords
     path = scratch / "measured.parquet"
@@ -358,21 +348,26 @@ class IdentifyResult(Result):
 
 def identify(*, out: Union[str, pathlib.Path, None] = None, progress: Progress = True, **keywords: Any) -> IdentifyResult:
     """Identifies D and C_D (and the best n, and any axis) from a film, as
-    ``tether-sweep identify`` does with the same flags. ``out=None`` keeps
+    ``tether-sweep identify`` does with the same inputs. ``out=None`` keeps
     the results in memory (nothing is left on disk); a path writes what the
     command line writes there. ``measured`` is a file's path, or its table
-    (pandas, polars or pyarrow, with the file's columns). ``progress``: a
-    tqdm bar when tqdm is installed (True), a callable receiving (done,
-    total), or False."""
+    (pandas, polars or pyarrow, with the file's columns), handed over in
+    memory; ``config`` a config file or a dict of its tables, or a list of
+    them for several films of one tether (a dict's film as
+    ``settings={"measured": ...}``). ``progress``: a tqdm bar when tqdm is
+    installed (True), a callable receiving (done, total), or False.
+
+    """
+    _keywords.check("identify", keywords)
+    # out=None: a scratch folder for the run's lock, nothing written (the
+    # tables kept in memory), removed after.
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
     try:
-        keywords = _configs_with_dicts("identify", _tables_as_files(keywords, scratch), scratch)
-        words = _words("identify", keywords)
-        # out=None: the command line's run with a scratch folder for its
-        # lock, nothing written (the tables kept in memory).
-        words += ["--out", str(scratch / "out" if out is None else out)]
+        target = scratch / "out" if out is None else pathlib.Path(out)
         try:
-            outcome = _native.identify(words, _progress_callback(progress, "candidates"), out is None)
+            outcome = _native.identify(
+                _keywords.native(keywords), str(target), _progress_callback(progress, "candidates"), out is None
+            )
         except ImplausibleFit as e:
             raise _implausible(e, out, scratch) from None
         except KeyboardInterrupt as e:
@@ -380,6 +375,10 @@ def identify(*, out: Union[str, pathlib.Path, None] = None, progress: Progress =
         return IdentifyResult(outcome, None if out is None else pathlib.Path(out))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+identify.__signature__ = _keywords.signature(out=True, progress=True)  # type: ignore[attr-defined]
+identify.__doc__ = (identify.__doc__ or "") + _keywords.docs()
 
 
 def _implausible(e: ImplausibleFit, out: Any, scratch: pathlib.Path) -> ImplausibleFit:
@@ -425,14 +424,12 @@ class Objective:
     refinement's accuracy; ``tolerance_m`` says which)."""
 
     def __init__(self, **keywords: Any):
-        keywords.pop("out", None)
-        scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
-        try:
-            # The film is read while the objective is built.
-            keywords = _configs_with_dicts("identify", _tables_as_files(keywords, scratch), scratch)
-            self._objective = _native.Objective(_words("identify", keywords))
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        _keywords.check("Objective", keywords)
+        # The film is read while the objective is built.
+        self._objective = _native.Objective(_keywords.native(keywords))
+
+    __init__.__signature__ = _keywords.signature(out=False, progress=False, self_=True)  # type: ignore[attr-defined]
+    __init__.__doc__ = "Builds the objective of a study given as identify's keywords.\n\n" + _keywords.docs()
 
     @property
     def parameters(self) -> List[str]:

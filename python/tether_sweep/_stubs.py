@@ -1,19 +1,23 @@
-"""Writes the package's type stubs (``__init__.pyi``) from the command
-line's own flags, so that an editor's completion and a type checker see
-every keyword the functions take, and a test holds the stubs to the flags:
+"""Writes the package's type stubs (``__init__.pyi``): ``identify`` and
+``Objective`` from the library's description of their keywords (their
+types, ``Literal`` choices and defaults), the other commands from the
+command line's own flags, so that an editor's completion and a type
+checker see every keyword the functions take, and a test holds the stubs
+to them:
 
     python -m tether_sweep._stubs > python/tether_sweep/__init__.pyi
 """
 
-from . import flags
+from . import _keywords, flags
 
 HEADER = '''"""Type stubs of tether_sweep, written by `python -m tether_sweep._stubs`
-from the command line's flags: do not edit by hand."""
+from the library's keywords and the command line's flags: do not edit by
+hand."""
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Union
 
 import numpy as np
 import pyarrow as pa
@@ -83,9 +87,20 @@ def keywords(command: str, skip: tuple = ()) -> str:
     return "\n".join(lines)
 
 
+def typed_keywords(indent: str) -> str:
+    """identify's keywords with their types and defaults."""
+    lines = []
+    for k in _keywords.KEYWORDS:
+        if k.name == "out":
+            continue
+        default = "None" if k.default is None else repr(k.default)
+        lines.append(f"{indent}{k.name}: {k.type} = {default},")
+    return "\n".join(lines)
+
+
 def stubs() -> str:
-    identify = keywords("identify", skip=("out",))
-    study = keywords("identify", skip=("out",))
+    identify = typed_keywords("    ")
+    study = typed_keywords("        ")
     commands = ""
     for function, command, positional in COMMANDS:
         out = "    out: Union[str, os.PathLike, None] = ...,\n" if "out" in flags(command) else ""
@@ -97,11 +112,11 @@ def stubs() -> str:
         commands += f"\ndef {function}(\n    {head},\n{out}" + (body + "\n" if body else "") + ") -> Result: ...\n"
     return (
         HEADER
-        + "\ndef identify(\n    *,\n    out: Union[str, os.PathLike, None] = ...,\n    progress: Progress = ...,\n"
+        + "\ndef identify(\n    *,\n    out: Union[str, os.PathLike, None] = None,\n    progress: Progress = True,\n"
         + identify
         + "\n) -> IdentifyResult: ...\n"
         + "\nclass Objective:\n    def __init__(\n        self,\n        *,\n"
-        + study.replace("\n    ", "\n        ").replace("    ", "        ", 1)
+        + study
         + "\n    ) -> None: ...\n"
         + "    @property\n    def parameters(self) -> List[str]: ...\n"
         + "    @property\n    def observations(self) -> int: ...\n"

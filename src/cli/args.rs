@@ -14,6 +14,7 @@ use crate::named::Named;
 use crate::solver::SolverKind;
 use crate::sweep::{Axis, Parameter};
 use crate::workflow::WorkflowError;
+use crate::workflow::identify;
 
 /// A flag's parser for one of the library's named values: their names and
 /// help as its possible values, each parsed by the library's `FromStr`.
@@ -139,13 +140,7 @@ pub fn resolved(
 /// A workflow error whose field is one of `flags`' keys, renamed to the
 /// flag the user typed (`length_m` → `--length`).
 pub fn name_flags(e: WorkflowError, flags: &[(&str, &str)]) -> WorkflowError {
-    match e {
-        WorkflowError::Input(input) => match flags.iter().find(|(key, _)| *key == input.field) {
-            Some((_, flag)) => WorkflowError::flag(flag, input),
-            None => WorkflowError::Input(input),
-        },
-        other => other,
-    }
+    identify::rename(e, flags)
 }
 
 /// A config's error in the user's words: a `[tether]` value a flag gave
@@ -157,18 +152,5 @@ pub fn config_error(
     flags: &[(&str, &str)],
     given: &Table,
 ) -> anyhow::Error {
-    match e {
-        ConfigError::Input(input) => {
-            let named = match flags
-                .iter()
-                .find(|(key, _)| *key == input.field && given.contains_key(*key))
-            {
-                Some((_, flag)) => flag.to_string(),
-                None => format!("{} (in {})", input.field, path.display()),
-            };
-            WorkflowError::flag(&named, input).into()
-        }
-        ConfigError::FilmKey(message) => UsageError(message).into(),
-        other => UsageError(format!("{}: {other}", path.display())).into(),
-    }
+    identify::config_error(e, path, flags, given).into()
 }

@@ -190,9 +190,9 @@ impl DesignArgs {
                 None if film.release_given => PlannedRelease::Configured,
                 None => PlannedRelease::FirstFrame,
             };
-            let file = film.measured.clone().unwrap_or_default();
+            let file = film.measured.as_ref().map(ToString::to_string);
             let planned = planned_from_measured(film, &release)
-                .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
+                .map_err(|e| UsageError(format!("{}: {e}", file.unwrap_or_default())))?;
             say(|out| text::write_release(out, &planned, &release, path));
             return Ok(planned);
         }

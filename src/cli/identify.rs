@@ -6,21 +6,18 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::UsageError;
-use super::args::{EngineArgs, config_error, name_flags, named};
+use super::args::{EngineArgs, named};
 use super::progress::{ProgressBar, interrupt_flag};
-use toml::{Table, Value};
 
-use crate::io::config::{self, FilmConfig};
-use crate::model::TetherParams;
+use crate::io::track::Measured;
 use crate::solver::SolverKind;
 use crate::sweep::validation::{DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M};
-use crate::sweep::{Axis, Grid, Parameter, Shard};
 use crate::text::identify as text;
 use crate::workflow::identify::{
-    IdentifyReport, IdentifyRequest, check_outcome, prepare, shipped_dataset,
+    AxisInput, ConfigInput, Door, GridInput, IdentifyInputs, IdentifyReport, check_outcome,
+    prepare, rename,
 };
-use crate::workflow::{Estimate, Hooks, WorkflowError, count};
+use crate::workflow::{Estimate, Hooks, count};
 
 #[derive(Debug, Args)]
 pub struct IdentifyArgs {
@@ -176,258 +173,55 @@ pub struct IdentifyArgs {
     pub force: bool,
 }
 
-/// The tether parameters identify sets by flag when no axis sweeps them.
-const TIP_MASS: Axis = Axis::Parameter(Parameter::TipMassKg);
-const LENGTH: Axis = Axis::Parameter(Parameter::LengthM);
-
 impl IdentifyArgs {
-    pub(super) fn request(&self) -> Result<IdentifyRequest> {
-        let grid = self.grid()?;
-        // The config's film (the flag's measured file over its own), or
-        // the shipped drop's experiment with the flags' tether.
-        let request = match self.config.first() {
-            Some(path) => {
-                let mut film = self.film_of(path)?;
-                if let Some(measured) = &self.measured {
-                    film.measured = Some(measured.clone());
-                }
-                if film.measured.is_none() {
-                    film.measured = Some(shipped_dataset()?);
-                }
-                IdentifyRequest::of_film(film, grid, &self.out)?
-            }
-            None => IdentifyRequest {
-                base: TetherParams {
-                    tip_mass_kg: self.tip_mass.unwrap_or(0.0),
-                    length_m: self.length.unwrap_or(TetherParams::default().length_m),
-                    ..TetherParams::default()
-                },
-                ..IdentifyRequest::new(
-                    match &self.measured {
-                        Some(path) => path.clone(),
-                        None => shipped_dataset()?,
-                    },
-                    grid,
-                    &self.out,
-                )
-            },
-        };
-        let mut request = IdentifyRequest {
-            shard: self.shard()?,
+    /// The library's inputs these flags give (the builder Python fills
+    /// too).
+    pub fn inputs(&self) -> IdentifyInputs {
+        IdentifyInputs {
+            measured: self.measured.clone().map(Measured::File),
+            elements: self.elements.clone().map(AxisInput::Text),
+            damping: self.damping.clone().map(AxisInput::Text),
+            drag_coefficient: self.drag_coefficient.clone().map(AxisInput::Text),
+            axes: self.axes.clone(),
+            surface: self.surface.clone(),
+            grid: self.grid.clone().map(GridInput::File),
+            shard: self.shard.clone(),
             resume: self.resume,
             chunk_size: self.chunk_size,
             engine: self.engine.options(self.solver),
+            configs: self.config.iter().cloned().map(ConfigInput::File).collect(),
+            overlays: toml::Table::new(),
+            tip_mass_kg: self.tip_mass,
+            length_m: self.length,
             tolerance_m: self.tolerance,
-            exhaustive: self.exhaustive,
             validate: self.validate,
             validate_marker_tolerance_m: self.validate_marker_tolerance,
             validate_j_e_tolerance: self.validate_j_e_tolerance,
+            no_refine: self.no_refine,
+            exhaustive: self.exhaustive,
             allow_implausible: self.allow_implausible,
-            surface_axes: (self.surface.as_deref().map(Axis::parse_pair).transpose())
-                .map_err(|e| WorkflowError::flag("--surface", e))?,
-            refine: !self.no_refine,
             csv: self.csv,
+            out: self.out.clone(),
             force: self.force,
-            ..request
-        };
-        // Several films' axes go on once the films are known.
-        if self.config.len() <= 1 {
-            self.add_axes(&mut request)?;
         }
-        Ok(request)
-    }
-
-    /// `--shard K/N`, else Slurm's array task.
-    fn shard(&self) -> Result<Option<Shard>> {
-        Ok(match &self.shard {
-            Some(text) => Some(Shard::parse(text).map_err(|e| WorkflowError::flag("--shard", e))?),
-            None => Shard::from_slurm(|name| std::env::var(name).ok())
-                .map_err(|e| UsageError(e.to_string()))?,
-        })
-    }
-
-    /// The grid of `--grid` or the axis flags (`--axis`: [`Self::add_axes`]).
-    fn grid(&self) -> Result<Grid> {
-        let flags = [
-            (&self.elements, "--elements", "10:50:10"),
-            (&self.damping, "--damping", "0:5000:250"),
-            (&self.drag_coefficient, "--drag-coefficient", "0.6:0.9:0.05"),
-        ];
-        Ok(match &self.grid {
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
-                    UsageError(format!("cannot read --grid {}: {e}", path.display()))
-                })?;
-                Grid::from_toml(&text)
-                    .map_err(|e| UsageError(format!("--grid {}: {e}", path.display())))?
-            }
-            None => {
-                let [elements, damping, drag] =
-                    flags.map(|(given, _, default)| given.as_deref().unwrap_or(default));
-                Grid::parse(elements, damping, drag).map_err(|e| {
-                    let flag = Axis::parse(&e.field).ok().and_then(Axis::flag);
-                    WorkflowError::flag(flag.unwrap_or("grid"), e)
-                })?
-            }
-        })
-    }
-
-    /// Each `--axis NAME=AXIS` onto `request` (`FILM.NAME=AXIS` onto its
-    /// film: [`IdentifyRequest::add_axis`]), refusing one beside its own
-    /// flag, and a flag beside an axis over its parameter.
-    pub(super) fn add_axes(&self, request: &mut IdentifyRequest) -> Result<()> {
-        let flags = [
-            (&self.elements, "--elements"),
-            (&self.damping, "--damping"),
-            (&self.drag_coefficient, "--drag-coefficient"),
-        ];
-        for text in &self.axes {
-            let name = text.split_once('=').map_or("", |(name, _)| name.trim());
-            let twin = Axis::parse(name).ok().and_then(|axis| {
-                let i = Axis::FIXED.iter().position(|fixed| *fixed == axis)?;
-                flags[i].0.as_ref().map(|value| (flags[i].1, value))
-            });
-            if let Some((flag, value)) = twin {
-                return Err(UsageError(format!(
-                    "{flag} {value} beside --axis {text}: both give that axis; give one or the other"
-                ))
-                .into());
-            }
-            request
-                .add_axis(text)
-                .map_err(|e| WorkflowError::flag(&format!("--{}", e.field), e))?;
-        }
-        self.refuse_flags_beside_their_axes(&request.grid)
-    }
-
-    /// A flag beside an axis over the same parameter would be silently
-    /// overridden by the axis: say so instead.
-    fn refuse_flags_beside_their_axes(&self, grid: &Grid) -> Result<()> {
-        for (flag, value, parameter) in [
-            ("--length", self.length, Parameter::LengthM),
-            ("--tip-mass", self.tip_mass, Parameter::TipMassKg),
-        ] {
-            if let Some(value) = value
-                && grid.has(Axis::Parameter(parameter))
-            {
-                return Err(UsageError(format!(
-                    "{flag} {value} beside a grid axis over {}: the axis sets it for every candidate; give one or the other",
-                    parameter.name()
-                ))
-                .into());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The keys `identify --config` reads; the solver's are its `--solver`.
-const CONFIG_KEYS: [&str; 4] = ["scenario", "tether", "settings", "camera"];
-
-impl IdentifyArgs {
-    /// The film of the config `path`, with the flags over its [tether].
-    pub(super) fn film_of(&self, path: &std::path::Path) -> Result<FilmConfig> {
-        let mut flags = Table::new();
-        for (axis, value) in [(TIP_MASS, self.tip_mass), (LENGTH, self.length)] {
-            if let Some(v) = value {
-                flags.insert(axis.column().into(), Value::Float(v));
-            }
-        }
-        let table = config::read_table(path).map_err(|e| UsageError(e.to_string()))?;
-        if let Some(key) = table.keys().find(|k| !CONFIG_KEYS.contains(&k.as_str())) {
-            return Err(UsageError(format!(
-                "{}: `{key}` is not an identify setting: the config gives the experiment ({}), and --solver the solver",
-                path.display(),
-                CONFIG_KEYS.join(", ")
-            ))
-            .into());
-        }
-        let named = [TIP_MASS.column_and_flag(), LENGTH.column_and_flag()];
-        FilmConfig::from_table(table, path, flags.clone())
-            .map_err(|e| config_error(e, path, &named, &flags))
-    }
-
-    /// The request of several films: the single film's shared settings
-    /// (grid, engine, tether, checks, output), and one film per config.
-    fn films_request(&self) -> Result<IdentifyRequest> {
-        if self.measured.is_some() {
-            Err(UsageError(
-                "--measured names one film's file; with several --config, give each config its file as measured = \"FILE\" in [settings]".into(),
-            ))?;
-        }
-        let single = self.request()?;
-        let mut configs = Vec::with_capacity(self.config.len());
-        for path in &self.config {
-            let config = self.film_of(path)?;
-            if config.measured.is_none() {
-                Err(UsageError(format!(
-                    "{}: no measured = \"FILE\" in [settings]: with several --config, each names its film's file",
-                    path.display()
-                )))?
-            }
-            configs.push(config);
-        }
-        let films = IdentifyRequest::of_configs(configs, single.grid.clone(), &single.out)?.films;
-        let mut request = IdentifyRequest { films, ..single };
-        self.add_axes(&mut request)?;
-        Ok(request)
-    }
-
-    /// The library's field names of what the flags and the first config
-    /// set, by the flag or the config key the user typed (a film of
-    /// several is named by the workflow's messages).
-    fn flag_names(&self, several: bool) -> Vec<(&'static str, String)> {
-        let mut flags: Vec<(&'static str, String)> = [
-            TIP_MASS.column_and_flag(),
-            LENGTH.column_and_flag(),
-            ("chunk_size", "--chunk-size"),
-            ("tolerance_m", "--tolerance"),
-            ("validate_marker_tolerance_m", "--validate-marker-tolerance"),
-            ("validate_j_e_tolerance", "--validate-j-e-tolerance"),
-            ("surface", "--surface"),
-        ]
-        .map(|(k, f)| (k, f.to_string()))
-        .to_vec();
-        flags.push((
-            "axis",
-            match &self.grid {
-                Some(path) => format!("a parameter axis (--axis, or --grid {})", path.display()),
-                None => "--axis".to_string(),
-            },
-        ));
-        if let (Some(path), false) = (self.config.first(), several) {
-            for key in ["marker_arc_lengths_m", "release_time_s"] {
-                flags.push((key, format!("{key} (in {})", path.display())));
-            }
-        }
-        flags
-    }
-}
-
-/// The request these flags make: one film, or several configs.
-pub fn request_of(args: &IdentifyArgs) -> Result<IdentifyRequest> {
-    match args.config.len() > 1 {
-        true => args.films_request(),
-        false => args.request(),
     }
 }
 
 /// An identification of one film, or of several configs' films of one
-/// tether: the request these flags make, checked and prepared (an error
-/// names the flag or config key the user typed), then run with `hooks`,
-/// its plan and report said through `text::console` (the terminal, or the
-/// Python package's kept text). The command below and the Python
-/// package's `identify` both run it; whether the outcome is plausible is
-/// theirs to say ([`check_outcome`]).
-pub fn execute(args: &IdentifyArgs, hooks: Hooks) -> Result<IdentifyReport> {
-    let request = request_of(args)?;
-    let flags = args.flag_names(args.config.len() > 1);
-    let flags: Vec<(&str, &str)> = flags.iter().map(|(k, f)| (*k, f.as_str())).collect();
-    let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &flags))?;
+/// tether: the request `inputs` make, checked and prepared (an error names
+/// the input as `door`'s user wrote it), then run with `hooks`, its plan
+/// and report said through `text::console` (the terminal, or the Python
+/// package's kept text). The command below and the Python package's
+/// `identify` both run it; whether the outcome is plausible is theirs to
+/// say ([`check_outcome`]).
+pub fn execute(inputs: &IdentifyInputs, door: Door, hooks: Hooks) -> Result<IdentifyReport> {
+    let request = inputs.request(door)?;
+    let names = inputs.names(door);
+    let prepared = prepare(request.clone()).map_err(|e| rename(e, &names))?;
     if let Some(reason) = &prepared.plan.engine_reason {
         noteln!("{reason}");
     }
-    say(|out| text::write_plan(out, &request, &prepared.plan, !args.config.is_empty()));
+    say(|out| text::write_plan(out, &request, &prepared.plan, inputs.configured()));
     let report = prepared.run(hooks)?;
     say(|out| text::write_report(out, &report));
     Ok(report)
@@ -453,7 +247,8 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     // Ctrl-C from here on stops the run cleanly, also while it prepares
     // (before the first chunk: nothing is kept).
     let result = execute(
-        &args,
+        &args.inputs(),
+        Door::CommandLine,
         Hooks {
             progress: Some(&report),
             cancel: Some(interrupt_flag()),
@@ -469,4 +264,65 @@ pub(super) fn say(write: impl FnOnce(&mut String)) {
     let mut out = String::new();
     write(&mut out);
     crate::text::console::print_text(&out);
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use crate::cli::Cli;
+    use crate::workflow::identify::{KEYWORDS, KeywordKind};
+
+    /// The flags are the library's keywords: the same names, defaults and
+    /// choices, so that what Python's signatures say (written from the
+    /// keywords) is what the command line takes.
+    #[test]
+    fn the_flags_are_the_librarys_keywords() {
+        let cli = Cli::command();
+        let identify = cli.find_subcommand("identify").unwrap();
+        let flags: Vec<_> = identify
+            .get_arguments()
+            .filter_map(|a| Some((a.get_long()?.replace('-', "_"), a)))
+            .filter(|(name, _)| name != "help")
+            .collect();
+        let keywords: Vec<_> = KEYWORDS.iter().filter(|k| k.on_command_line()).collect();
+        let names = |v: Vec<&str>| v.join(" ");
+        assert_eq!(
+            names(flags.iter().map(|(n, _)| n.as_str()).collect()),
+            names(keywords.iter().map(|k| k.name).collect()),
+            "flags and keywords in one order"
+        );
+        for ((_, flag), keyword) in flags.iter().zip(keywords) {
+            let default: Vec<_> = flag
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy())
+                .collect();
+            match (keyword.kind, keyword.default) {
+                (KeywordKind::Switch, _) => assert!(!flag.get_action().takes_values()),
+                (_, Some(text)) if !default.is_empty() => {
+                    assert_eq!(default, [text], "{}'s default", keyword.name)
+                }
+                // The three axes' and the surface's defaults are in their
+                // help ([default: …]): the flag itself is unset.
+                (_, Some(text)) => assert!(
+                    flag.get_long_help()
+                        .or(flag.get_help())
+                        .is_some_and(|h| h.to_string().contains(text)),
+                    "{}'s help names its default {text}",
+                    keyword.name
+                ),
+                (_, None) => assert!(default.is_empty(), "{} has no default", keyword.name),
+            }
+            if keyword.kind == KeywordKind::Switch {
+                continue;
+            }
+            let choices: Vec<String> = flag
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect();
+            assert_eq!(choices, keyword.choices(), "{}'s choices", keyword.name);
+        }
+    }
 }

@@ -42,6 +42,7 @@ use toml::{Table, Value};
 
 use crate::camera::Camera;
 use crate::error::InputError;
+use crate::io::track::Measured;
 use crate::model::TetherParams;
 use crate::scenario::{
     DeclaredFrames, Experiment, Scenario, ScenarioKind, SolverSettings, WinchMotion,
@@ -254,8 +255,9 @@ fn deserialize_section<T: serde::de::DeserializeOwned>(
 pub struct FilmConfig {
     /// `name` in `[settings]`, else the config's file stem.
     pub name: String,
-    /// `measured` in `[settings]`, relative to the config's folder.
-    pub measured: Option<PathBuf>,
+    /// `measured` in `[settings]`, a file relative to the config's
+    /// folder; or a table given with the config in memory.
+    pub measured: Option<Measured>,
     pub tether: TetherParams,
     pub scenario: Scenario,
     /// The markers' arc lengths, when the config gives them
@@ -303,7 +305,7 @@ impl FilmConfig {
         let (cfg, declared_frames) = resolve_film(table, path)?;
         Ok(Self {
             name,
-            measured,
+            measured: measured.map(Measured::File),
             marker_arc_lengths_m: markers_given.then(|| cfg.scenario.marker_arc_lengths_m.clone()),
             tether: cfg.tether,
             scenario: cfg.scenario,
@@ -640,7 +642,10 @@ mod tests {
                     initial_angle_deg = 30.0\nmarker_arc_lengths_m = [0.0, 0.5]\n";
         let film = FilmConfig::from_toml(text, Path::new("configs/steep.toml")).unwrap();
         assert_eq!(film.name, "steep");
-        assert_eq!(film.measured.as_deref(), Some(Path::new("data/a.csv")));
+        assert_eq!(
+            film.measured.map(|m| m.to_string()),
+            Some("data/a.csv".to_string())
+        );
         assert_eq!(film.tether.length_m, 0.5);
         assert_eq!(film.marker_arc_lengths_m, Some(vec![0.0, 0.5]));
         // The flags' [tether] keys replace the config's.
@@ -651,7 +656,8 @@ mod tests {
         assert_eq!(over.marker_arc_lengths_m, Some(vec![0.0, 0.5]));
         let named =
             FilmConfig::from_toml("[settings]\nname = \"shallow\"", Path::new("x.toml")).unwrap();
-        assert_eq!((named.name.as_str(), named.measured), ("shallow", None));
+        assert_eq!(named.name, "shallow");
+        assert!(named.measured.is_none());
         assert_eq!(named.marker_arc_lengths_m, None);
         let e = FilmConfig::from_toml("[settings]\nname = 3", Path::new("x.toml"))
             .unwrap_err()

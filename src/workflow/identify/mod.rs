@@ -16,7 +16,8 @@
 //! [`PreparedIdentification::run`] runs it; [`merge`] finishes a sharded
 //! run's parts (`summarize`) as a whole run finishes its own sweep.
 //!
-//! One file a job: the request (`request`), its checks (`checks`), the
+//! One file a job: the inputs as a user gives them, through either door
+//! (`inputs`, each named and described in `keywords`), the request (`request`), its checks (`checks`), the
 //! engine and chunk choice (`engine`), the chunked sweep with resume
 //! (`sweep`) and shards (`shard`), finishing (`finish`, `outputs`), which
 //! known input to free when the fit does not explain the data (`free`),
@@ -26,6 +27,8 @@ mod checks;
 mod engine;
 mod finish;
 mod free;
+mod inputs;
+mod keywords;
 mod merge;
 mod outputs;
 mod record;
@@ -37,6 +40,8 @@ mod sweep;
 
 pub use engine::{CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, GPU_CHUNK_CANDIDATES};
 pub use free::FreedInput;
+pub use inputs::{AxisInput, ConfigInput, GridInput, IdentifyInputs, config_error, rename};
+pub use keywords::{Door, KEYWORDS, Keyword, KeywordKind, keyword};
 pub use merge::merge;
 pub use outputs::{best_fit_path, check_outcome};
 pub use record::{engine_names, sweep_tether, sweep_tether_json};
