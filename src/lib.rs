@@ -3,8 +3,9 @@
 //! Layers, each using only those before it:
 //! `error`, `metadata`, `named`, `linalg`, `least_squares`, `scheme`, `status`, `track` → `camera` (a
 //! tracker's frame and clock) → `model` (physics, f64) →
-//! `solver` (CPU integrators, equilibrium, linearization) and `gpu` (device,
-//! shaders, batch engine) → `objective` → `scenario` → `engine` (the
+//! `solver` (CPU integrators, equilibrium, linearization), `gpu` (device,
+//! shaders, batch engine) and `constrained` (rigid bodies kept on their
+//! constraints: the arm, the mobile robot) → `objective` → `scenario` → `engine` (the
 //! engine that runs every batch, and `--backend auto`) → `sweep`, `ga`, `dataset`,
 //! `throughput` → `io` (Parquet, CSV, TOML) → `plot` → `workflow` (the jobs:
 //! typed requests in, files and typed reports out) → `text` (their plans and
@@ -99,6 +100,7 @@
 
 pub mod camera;
 pub mod cli;
+pub mod constrained;
 pub mod dataset;
 pub mod engine;
 pub mod error;

@@ -233,6 +233,7 @@ fn console_blocks() -> Vec<(String, Vec<String>, Vec<String>)> {
 /// A line that reports a wall time: compared with its numbers masked.
 fn reports_a_time(line: &str) -> bool {
     line.contains(" s wall")
+        || line.contains(" s on all cores")
         || line.contains("simulations/s")
         || line.rsplit(" | ").next().is_some_and(|last| {
             last.strip_suffix(" s")
@@ -259,9 +260,10 @@ fn numbers_masked(line: &str) -> String {
 /// The documented console output is what the binary prints now, for the
 /// cheap examples: one drop and one swing-up (`simulate`), the linear
 /// model (`linearize`) and the filmed, tracker and joint worked examples
-/// (`identify`). Lines
-/// that report a wall time are compared with their numbers masked; `...`
-/// stands for lines left out.
+/// (`identify`), and the constrained bodies (`simulate --scenario
+/// arm|robot`, a documented failure included). Lines that report a wall
+/// time are compared with their numbers masked; `...` stands for lines
+/// left out.
 #[test]
 fn the_documented_examples_print_what_the_docs_show() {
     let dir = tempfile::tempdir().unwrap();
@@ -285,12 +287,16 @@ fn the_documented_examples_print_what_the_docs_show() {
             .args(&args)
             .output()
             .unwrap();
-        assert!(
+        // A block that shows an `error:` line documents a failure: the
+        // run must fail, and say it.
+        let fails = printed.iter().any(|l| l.starts_with("error: "));
+        assert_eq!(
             result.status.success(),
+            !fails,
             "{file}: {args:?}: {}",
             stderr(&result)
         );
-        let actual: Vec<String> = stdout(&result)
+        let actual: Vec<String> = format!("{}{}", stdout(&result), stderr(&result))
             .lines()
             .map(|l| l.replace(&prefix, ""))
             .collect();

@@ -6,11 +6,14 @@ use anyhow::Result;
 use clap::Args;
 use toml::{Table, Value};
 
-use super::args::{EngineArgs, TetherArgs, named, resolved};
+use super::args::{EngineArgs, TetherArgs, name_flags, named, resolved};
 use super::identify::say;
+use crate::named::Named;
 use crate::scenario::ScenarioKind;
 use crate::solver::SolverKind;
 use crate::text::simulate as text;
+use crate::workflow::WorkflowError;
+use crate::workflow::bodies::{self, BodyAxis, BodyInputs, BodyKind, FormulationKind};
 use crate::workflow::simulate::{SimulateRequest, prepare};
 
 #[derive(Debug, Args)]
@@ -18,9 +21,41 @@ pub struct SimulateArgs {
     /// TOML file with scenario, tether and solver settings; flags override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Experiment: `drop` (released from 45°, pinned) or `swingup` (winch-driven). [default: drop]
-    #[arg(long, value_parser = named::<ScenarioKind>())]
-    pub scenario: Option<ScenarioKind>,
+    /// Experiment: `drop` (released from 45°, pinned) or `swingup`
+    /// (winch-driven) of the tether; or a constrained body, `arm` or
+    /// `robot` (docs/constrained.md). [default: drop]
+    #[arg(long, value_parser = scenario_parser())]
+    pub scenario: Option<SimulateScenario>,
+    /// The arm's formulation: `baumgarte` or `modified-lagrange`.
+    /// [default: modified-lagrange]
+    #[arg(long, value_parser = named::<FormulationKind>())]
+    pub formulation: Option<FormulationKind>,
+    /// The constraint feedback K_P,K_D [1/s², 1/s] (arm: K_P I and K_D I
+    /// of the stabilisation; robot: the program constraint's); `0,0`: no
+    /// feedback. [default: arm 100,20; robot 4,4]
+    #[arg(
+        long,
+        value_name = "KP,KD",
+        value_delimiter = ',',
+        allow_hyphen_values = true
+    )]
+    pub feedback_gains: Option<Vec<f64>>,
+    /// The modified Lagrange form's penalty α (B = α I). [default: 1000]
+    #[arg(long, value_name = "ALPHA")]
+    pub alpha: Option<f64>,
+    /// The robot's programmed circle's curvature [1/m]. [default: 0.5]
+    #[arg(long, value_name = "PER_M")]
+    pub curvature: Option<f64>,
+    /// A constrained body's parameter swept, NAME=AXIS (repeatable;
+    /// `start:stop:step` inclusive or a comma list): the arm's kp_per_s2,
+    /// kd_per_s, alpha, speed_m_s; the robot's kp_per_s2, kd_per_s,
+    /// speed_m_s, curvature_per_m, start_offset_m. --out is then the
+    /// sweep's table: one row per candidate with its evaluation functions.
+    #[arg(long = "axis", value_name = "NAME=AXIS", allow_hyphen_values = true)]
+    pub axes: Vec<String>,
+    /// The robot's start off the circle [m] (positive outside). [default: 0.2]
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    pub start_offset_m: Option<f64>,
     #[command(flatten)]
     pub tether: TetherArgs,
     /// Solver: `explicit` (fixed step), `semi-implicit` (fixed step with the
@@ -72,7 +107,7 @@ impl SimulateArgs {
     fn overrides(&self) -> Table {
         let mut root = Table::new();
         let mut settings = Table::new();
-        if let Some(s) = self.scenario {
+        if let Some(SimulateScenario::Tether(s)) = self.scenario {
             let name = match s {
                 ScenarioKind::Drop => "drop",
                 ScenarioKind::Swingup => "swingup",
@@ -117,7 +152,48 @@ impl SimulateArgs {
     }
 }
 
+/// `--scenario`: one of the tether's experiments, or a constrained body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimulateScenario {
+    Tether(ScenarioKind),
+    Body(BodyKind),
+}
+
+fn scenario_parser() -> impl clap::builder::TypedValueParser<Value = SimulateScenario> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let tether = ScenarioKind::ALL.iter().map(|v| (v.name(), v.help()));
+    let bodies = BodyKind::ALL.iter().map(|v| (v.name(), v.help()));
+    let values: Vec<PossibleValue> = tether
+        .chain(bodies)
+        .map(|(name, help)| PossibleValue::new(name).help(help))
+        .collect();
+    PossibleValuesParser::new(values).map(|text| match BodyKind::parse_name(&text) {
+        Ok(body) => SimulateScenario::Body(body),
+        Err(_) => SimulateScenario::Tether(
+            ScenarioKind::parse_name(&text).expect("one of the possible values"),
+        ),
+    })
+}
+
 pub fn run(args: SimulateArgs) -> Result<()> {
+    if let Some(SimulateScenario::Body(body)) = args.scenario {
+        return run_body(&args, body);
+    }
+    for (flag, given) in [
+        ("--axis", !args.axes.is_empty()),
+        ("--formulation", args.formulation.is_some()),
+        ("--feedback-gains", args.feedback_gains.is_some()),
+        ("--alpha", args.alpha.is_some()),
+        ("--curvature", args.curvature.is_some()),
+        ("--start-offset-m", args.start_offset_m.is_some()),
+    ] {
+        if given {
+            return Err(super::UsageError(format!(
+                "{flag} is a constrained body's (--scenario arm or robot), not the tether's"
+            ))
+            .into());
+        }
+    }
     let request = args.request()?;
     let prepared = prepare(request.clone())?;
     if let Some(reason) = prepared.choice().reason.as_deref() {
@@ -137,4 +213,75 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     let report = prepared.run()?;
     say(|out| text::write_summary(out, &request, &report, &args.out));
     Ok(())
+}
+
+/// The flags of the tether's runs, refused beside a body: the bodies
+/// carry no tether yet.
+fn refuse_tether_flags(args: &SimulateArgs) -> Result<()> {
+    let t = &args.tether;
+    for (flag, given) in [
+        ("--config", args.config.is_some()),
+        ("--elements", t.elements.is_some()),
+        ("--damping", t.damping.is_some()),
+        ("--drag-coefficient", t.drag_coefficient.is_some()),
+        ("--tip-mass", t.tip_mass.is_some()),
+        ("--length", t.length.is_some()),
+        ("--no-rotary-inertia", t.no_rotary_inertia),
+        ("--solver", args.solver.is_some()),
+        ("--step", args.step.is_some()),
+        ("--winch-periods", args.winch_periods.is_some()),
+        ("--winch-amplitude", args.winch_amplitude.is_some()),
+    ] {
+        if given {
+            return Err(super::UsageError(format!(
+                "{flag} is the tether's; the constrained bodies (--scenario arm, robot) carry no tether yet"
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// `--scenario arm|robot`: a constrained body's run
+/// (`workflow::bodies`), its failure exit code 3.
+fn run_body(args: &SimulateArgs, body: BodyKind) -> Result<()> {
+    refuse_tether_flags(args)?;
+    let inputs = BodyInputs {
+        formulation: args.formulation,
+        feedback_gains: args.feedback_gains.clone(),
+        alpha: args.alpha,
+        curvature_per_m: args.curvature,
+        start_offset_m: args.start_offset_m,
+        duration_s: args.duration,
+        tolerance: args.tolerance,
+        out: args.out.clone(),
+        force: args.force,
+    };
+    let flags = [
+        ("duration", "--duration"),
+        ("tolerance", "--tolerance"),
+        ("feedback_gains", "--feedback-gains"),
+        ("alpha", "--alpha"),
+        ("curvature", "--curvature"),
+        ("start_offset_m", "--start-offset-m"),
+        ("axis", "--axis"),
+    ];
+    let request = inputs.request(body).map_err(|e| name_flags(e, &flags))?;
+    if !args.axes.is_empty() {
+        let axes = args
+            .axes
+            .iter()
+            .map(|text| BodyAxis::parse(text, &request.body))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| WorkflowError::flag(&format!("--{}", e.field), e))?;
+        let report = bodies::sweep(&request, &axes).map_err(|e| name_flags(e, &flags))?;
+        say(|out| crate::text::bodies::write_sweep(out, body.name(), &report, &args.out));
+        return Ok(());
+    }
+    let report = bodies::run(&request).map_err(|e| name_flags(e, &flags))?;
+    say(|out| crate::text::bodies::write_summary(out, &report));
+    match crate::text::bodies::failure(&report) {
+        Some(message) => Err(WorkflowError::NothingSimulated(message).into()),
+        None => Ok(()),
+    }
 }

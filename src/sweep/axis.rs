@@ -384,7 +384,7 @@ impl ScopedAxis {
 
 /// Parses one axis's text. `start:stop:step` includes `stop` when it lies
 /// on the grid (within 1e-9 of a step); a comma list is taken as given.
-pub(super) fn parse_values(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
+pub fn parse_values(field: &str, text: &str) -> Result<Vec<f64>, InputError> {
     let err = |allowed: &str| InputError::new(field, format!("'{text}'"), allowed);
     let number = |s: &str| -> Result<f64, InputError> {
         s.trim()

@@ -7,6 +7,7 @@
 //! Layer: above `workflow`, whose requests, plans and reports it reads.
 
 pub mod bench;
+pub mod bodies;
 pub mod console;
 pub mod design;
 pub mod identify;

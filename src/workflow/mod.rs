@@ -10,6 +10,7 @@
 //! write through.
 
 pub mod bench;
+pub mod bodies;
 pub mod design;
 pub mod film;
 pub mod fit;

@@ -1,0 +1,370 @@
+//! A sweep over a constrained body's parameters (`simulate --scenario
+//! arm|robot --axis NAME=AXIS`): every combination of the axes' values
+//! run as its own simulation on all CPU cores, one row per candidate with
+//! its evaluation functions. Each row depends only on its candidate, so
+//! the table does not depend on how the work is cut.
+
+use rayon::prelude::*;
+
+use super::arm::simulate as simulate_arm;
+use super::robot::simulate as simulate_robot;
+use super::{Body, BodyRequest};
+use crate::constrained::Formulation;
+use crate::constrained::integrate::{Ending, Trajectory};
+use crate::error::InputError;
+use crate::io::table::{Column, write_columns};
+use crate::metadata;
+use crate::sweep::axis::parse_values;
+use crate::workflow::WorkflowError;
+
+/// The most candidates one sweep runs.
+pub const MAX_BODY_CANDIDATES: usize = 100_000;
+
+/// A swept parameter: its name as `--axis` takes it, its unit, and its
+/// place in a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyParameter {
+    Kp,
+    Kd,
+    Alpha,
+    Speed,
+    Curvature,
+    StartOffset,
+}
+
+impl BodyParameter {
+    const ARM: [Self; 4] = [Self::Kp, Self::Kd, Self::Alpha, Self::Speed];
+    const ROBOT: [Self; 5] = [
+        Self::Kp,
+        Self::Kd,
+        Self::Speed,
+        Self::Curvature,
+        Self::StartOffset,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Kp => "kp_per_s2",
+            Self::Kd => "kd_per_s",
+            Self::Alpha => "alpha",
+            Self::Speed => "speed_m_s",
+            Self::Curvature => "curvature_per_m",
+            Self::StartOffset => "start_offset_m",
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        match self {
+            Self::Kp => "1/s^2",
+            Self::Kd => "1/s",
+            Self::Alpha => "1",
+            Self::Speed => "m/s",
+            Self::Curvature => "1/m",
+            Self::StartOffset => "m",
+        }
+    }
+
+    /// `body` with this parameter at `value`.
+    fn set(self, body: &mut Body, value: f64) {
+        match body {
+            Body::Arm { arm, formulation } => match (self, formulation) {
+                (Self::Speed, _) => arm.speed_m_s = value,
+                (Self::Kp, Formulation::Baumgarte { kp, .. })
+                | (Self::Kp, Formulation::ModifiedLagrange { kp, .. }) => *kp = value,
+                (Self::Kd, Formulation::Baumgarte { kd, .. })
+                | (Self::Kd, Formulation::ModifiedLagrange { kd, .. }) => *kd = value,
+                (Self::Alpha, Formulation::ModifiedLagrange { alpha, .. }) => *alpha = value,
+                _ => {}
+            },
+            Body::Robot {
+                program,
+                start_offset_m,
+                ..
+            } => match self {
+                Self::Kp => program.kp_per_s2 = value,
+                Self::Kd => program.kd_per_s = value,
+                Self::Speed => program.speed_m_s = value,
+                Self::Curvature => program.curvature_per_m = value,
+                Self::StartOffset => *start_offset_m = value,
+                Self::Alpha => {}
+            },
+        }
+    }
+}
+
+/// One axis: `NAME=AXIS` with the identification's axis syntax
+/// (`start:stop:step` inclusive, or a comma list).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyAxis {
+    pub parameter: BodyParameter,
+    pub values: Vec<f64>,
+}
+
+impl BodyAxis {
+    /// `text` as an axis of `body`'s parameters; an error names `axis` and
+    /// lists them.
+    pub fn parse(text: &str, body: &Body) -> Result<Self, InputError> {
+        let allowed = match body {
+            Body::Arm { formulation, .. } => BodyParameter::ARM
+                .iter()
+                .copied()
+                .filter(|p| {
+                    *p != BodyParameter::Alpha
+                        || matches!(formulation, Formulation::ModifiedLagrange { .. })
+                })
+                .collect::<Vec<_>>(),
+            Body::Robot { .. } => BodyParameter::ROBOT.to_vec(),
+        };
+        let names = || {
+            let names: Vec<&str> = allowed.iter().map(|p| p.name()).collect();
+            format!("NAME=AXIS with NAME one of {}", names.join(", "))
+        };
+        let Some((name, values)) = text.split_once('=') else {
+            return Err(InputError::new("axis", format!("'{text}'"), names()));
+        };
+        let Some(parameter) = allowed.iter().copied().find(|p| p.name() == name.trim()) else {
+            return Err(InputError::new(
+                "axis",
+                format!("'{}'", name.trim()),
+                names(),
+            ));
+        };
+        let values = parse_values(&format!("axis {}", parameter.name()), values)?;
+        Ok(Self { parameter, values })
+    }
+}
+
+/// What a sweep did.
+#[derive(Debug, Clone)]
+pub struct BodySweepReport {
+    pub candidates: usize,
+    pub failed: usize,
+    pub wall_s: f64,
+}
+
+/// Runs every candidate of `axes` over `base` and writes one row each.
+pub fn sweep(base: &BodyRequest, axes: &[BodyAxis]) -> Result<BodySweepReport, WorkflowError> {
+    base.check()?;
+    let total = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.values.len()))
+        .filter(|n| *n <= MAX_BODY_CANDIDATES)
+        .ok_or_else(|| {
+            InputError::new(
+                "axis",
+                "their product",
+                format!("at most {MAX_BODY_CANDIDATES} candidates"),
+            )
+        })?;
+    let mut seen = Vec::new();
+    for axis in axes {
+        if seen.contains(&axis.parameter) {
+            return Err(InputError::new(
+                "axis",
+                axis.parameter.name(),
+                "each parameter on one axis",
+            )
+            .into());
+        }
+        seen.push(axis.parameter);
+    }
+    let candidates: Vec<BodyRequest> = (0..total)
+        .map(|k| {
+            let mut request = base.clone();
+            let mut rest = k;
+            for axis in axes.iter().rev() {
+                let n = axis.values.len();
+                axis.parameter.set(&mut request.body, axis.values[rest % n]);
+                rest /= n;
+            }
+            request
+        })
+        .collect();
+    for candidate in &candidates {
+        candidate.check()?;
+    }
+    let started = std::time::Instant::now();
+    let outputs = base.outputs();
+    let rows: Vec<BodyEvaluation> = candidates
+        .par_iter()
+        .map(|c| evaluate(c, &outputs))
+        .collect();
+    let wall_s = started.elapsed().as_secs_f64();
+    let failed = rows.iter().filter(|r| r.failed_at_s.is_some()).count();
+    write(base, axes, &candidates, rows)?;
+    Ok(BodySweepReport {
+        candidates: total,
+        failed,
+        wall_s,
+    })
+}
+
+/// A candidate's evaluation functions.
+struct BodyEvaluation {
+    failed_at_s: Option<f64>,
+    max_drift_m: Option<f64>,
+    final_drift_m: Option<f64>,
+    max_tracking_error_m: Option<f64>,
+    final_tracking_error_m: Option<f64>,
+    settled_at_s: Option<f64>,
+    peak_torque_n_m: f64,
+}
+
+fn failed_at(run: &Trajectory) -> Option<f64> {
+    match run.ending {
+        Ending::Finished => None,
+        Ending::Failed { t_s, .. } => Some(t_s),
+    }
+}
+
+fn evaluate(request: &BodyRequest, outputs: &[f64]) -> BodyEvaluation {
+    let peak = |columns: &[Vec<f64>; 2]| {
+        columns
+            .iter()
+            .flatten()
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, |m, v| m.max(v.abs()))
+    };
+    match &request.body {
+        Body::Arm { arm, formulation } => {
+            let (run, rows) = simulate_arm(arm, *formulation, outputs, request.tolerances);
+            BodyEvaluation {
+                failed_at_s: failed_at(&run),
+                max_drift_m: Some(rows.max(&rows.drift)),
+                final_drift_m: rows.drift.last().copied(),
+                max_tracking_error_m: None,
+                final_tracking_error_m: None,
+                settled_at_s: None,
+                peak_torque_n_m: peak(&rows.torque),
+            }
+        }
+        Body::Robot {
+            robot,
+            program,
+            start_offset_m,
+        } => {
+            let (run, rows) =
+                simulate_robot(robot, program, *start_offset_m, outputs, request.tolerances);
+            BodyEvaluation {
+                failed_at_s: failed_at(&run),
+                max_drift_m: None,
+                final_drift_m: None,
+                max_tracking_error_m: Some(rows.max_error_m()),
+                final_tracking_error_m: rows.error.last().copied(),
+                settled_at_s: rows.settled_at_s(),
+                peak_torque_n_m: peak(&rows.torque),
+            }
+        }
+    }
+}
+
+fn write(
+    base: &BodyRequest,
+    axes: &[BodyAxis],
+    candidates: &[BodyRequest],
+    rows: Vec<BodyEvaluation>,
+) -> Result<(), WorkflowError> {
+    let mut columns: Vec<Column> = axes
+        .iter()
+        .enumerate()
+        .map(|(k, axis)| {
+            let values = (0..candidates.len())
+                .map(|i| {
+                    let stride: usize = axes[k + 1..].iter().map(|a| a.values.len()).product();
+                    axis.values[(i / stride) % axis.values.len()]
+                })
+                .collect();
+            Column::f64(axis.parameter.name(), axis.parameter.unit(), values)
+        })
+        .collect();
+    let status = rows
+        .iter()
+        .map(|r| match r.failed_at_s {
+            None => "finished".to_string(),
+            Some(_) => "failed".to_string(),
+        })
+        .collect();
+    columns.push(Column::text("status", status));
+    columns.push(Column::optional_f64(
+        "failed_at_s",
+        "s",
+        rows.iter().map(|r| r.failed_at_s).collect(),
+    ));
+    let robot = matches!(base.body, Body::Robot { .. });
+    let pick = |f: fn(&BodyEvaluation) -> Option<f64>| rows.iter().map(f).collect::<Vec<_>>();
+    if robot {
+        columns.push(Column::optional_f64(
+            "max_tracking_error_m",
+            "m",
+            pick(|r| r.max_tracking_error_m),
+        ));
+        columns.push(Column::optional_f64(
+            "final_tracking_error_m",
+            "m",
+            pick(|r| r.final_tracking_error_m),
+        ));
+        columns.push(Column::optional_f64(
+            "settling_time_s",
+            "s",
+            pick(|r| r.settled_at_s),
+        ));
+    } else {
+        columns.push(Column::optional_f64(
+            "max_drift_m",
+            "m",
+            pick(|r| r.max_drift_m),
+        ));
+        columns.push(Column::optional_f64(
+            "final_drift_m",
+            "m",
+            pick(|r| r.final_drift_m),
+        ));
+    }
+    columns.push(Column::f64(
+        "peak_torque_n_m",
+        "N*m",
+        rows.iter().map(|r| r.peak_torque_n_m).collect(),
+    ));
+    let mut m = metadata::base();
+    m.insert(
+        "tether_sweep.body_sweep".into(),
+        serde_json::json!({
+            "body": format!("{:?}", base.body),
+            "axes": axes.iter().map(|a| (a.parameter.name(), a.values.clone())).collect::<Vec<_>>(),
+            "duration_s": base.duration_s,
+            "output_interval_s": base.output_interval_s,
+            "rtol": base.tolerances.rtol,
+            "settled_below_m": super::SETTLED_M,
+        })
+        .to_string(),
+    );
+    write_columns(&base.out, columns, &m)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::bodies::{BodyInputs, BodyKind};
+
+    #[test]
+    fn an_axis_names_its_bodys_parameters() {
+        let arm = BodyInputs::default().request(BodyKind::Arm).unwrap();
+        let axis = BodyAxis::parse("alpha=10,100", &arm.body).unwrap();
+        assert_eq!(axis.values, [10.0, 100.0]);
+        let e = BodyAxis::parse("curvature_per_m=1", &arm.body).unwrap_err();
+        assert!(
+            e.allowed.contains("kp_per_s2, kd_per_s, alpha, speed_m_s"),
+            "{e}"
+        );
+        let robot = BodyInputs::default().request(BodyKind::Robot).unwrap();
+        assert!(BodyAxis::parse("alpha=1", &robot.body).is_err());
+        assert!(
+            BodyAxis::parse("kp_per_s2=0:8:2", &robot.body)
+                .unwrap()
+                .values
+                .len()
+                == 5
+        );
+    }
+}
