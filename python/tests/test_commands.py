@@ -168,3 +168,14 @@ def test_mesa_is_given_a_runtime_dir_so_it_does_not_warn():
     assert done.returncode == 0, done.stderr
     assert "XDG_RUNTIME_DIR" not in done.stderr, done.stderr
 
+
+
+def test_a_body_run_in_memory_names_no_temporary_path():
+    # The arm's Baumgarte form fails at the folded pose: its error names
+    # the time, and no scratch folder of out=None.
+    with pytest.raises(RuntimeError, match=r"baumgarte failed at t = 0\.4932") as raised:
+        ts.simulate(scenario="arm", formulation="baumgarte")
+    assert "tether-sweep-" not in str(raised.value), str(raised.value)
+    robot = ts.simulate(scenario="robot", feedback_gains=[0, 0], duration=2)
+    assert "tether-sweep-" not in robot.text, robot.text
+    assert robot.table.column("tracking_error_m").to_numpy()[-1] > 0.19

@@ -501,16 +501,29 @@ def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = 
         if "out" in flags(command):
             target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES.get(command, "out")
             words += ["--out", str(target)]
-        outcome = _native.run(
-            command,
-            words,
-            _progress_callback(progress, counts),
-            out is None and target is not None,
-            None if target is None else str(target),
-        )
-        return Result(command, outcome.text, _tables(outcome), None if out is None else pathlib.Path(out))
+        try:
+            outcome = _native.run(
+                command,
+                words,
+                _progress_callback(progress, counts),
+                out is None and target is not None,
+                None if target is None else str(target),
+            )
+        except (ValueError, RuntimeError) as e:
+            # Nothing was kept in the scratch folder: name no temporary path.
+            raise type(e)(_unscratched(str(e), scratch, "in memory (out=None keeps no file)")) from None
+        text = _unscratched(outcome.text, scratch, "the result's tables (out=None: in memory)")
+        return Result(command, text, _tables(outcome), None if out is None else pathlib.Path(out))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _unscratched(message: str, scratch: pathlib.Path, instead: str) -> str:
+    """`message` with each path under the scratch folder replaced by
+    `instead`: a user never sees a temporary folder that is gone."""
+    import re
+
+    return re.sub(re.escape(str(scratch)) + r"[^\s)]*", instead, message)
 
 
 def design(*, out: Any = None, **keywords: Any) -> Result:

@@ -4,22 +4,23 @@
 //! several films' with each film's noise, weight and own values.
 
 use super::{layouts_text, number, numbers, say, sayln};
-use crate::camera::{Camera, TimeUnit};
-use crate::least_squares::profile::{Profile, ProfileEnd};
-use crate::misfit::GoodnessOfFit;
+use crate::camera::Camera;
 use crate::scenario::Scenario;
 use crate::sweep::abandon::ABANDON_THRESHOLDS;
-use crate::sweep::accuracy::Chosen;
-use crate::sweep::refine::MeshEdge;
-use crate::sweep::refine::Refined;
 use crate::sweep::validation::Validation;
 use crate::sweep::{Axis, CandidateResult, Grid, Parameter, Summary};
 use crate::workflow::count;
 use crate::workflow::film::{Film, Plausibility, TrackedPin};
-use crate::workflow::fit::{OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier};
-use crate::workflow::identify::FreedInput;
 use crate::workflow::identify::{FilmPlan, IdentifyReport, IdentifyRequest, Plan};
 use crate::workflow::summarize::SummarizeReport;
+
+mod fit;
+mod refined;
+
+pub use fit::{write_accuracy, write_freed, write_goodness, write_outliers, write_robust};
+pub use refined::{
+    refined_values, to_error_digits, write_mesh, write_profile_notes, write_profiles, write_refined,
+};
 
 /// What an identification will do: a single film's header and its
 /// checks (`from_config`: its experiment and camera too), or several
@@ -92,160 +93,6 @@ pub fn write_tracked_pin(
             p.pin_file[1],
             camera.unit.name(),
             1e3 * p.wander_m
-        );
-    }
-}
-
-/// The fit's σ against the film's noise and its residuals' whiteness (a
-/// joint run's: `film`'s).
-pub fn write_goodness(out: &mut String, g: &GoodnessOfFit, film: Option<&str>) {
-    let whiteness = match &g.whiteness {
-        Some(w) => format!(
-            "; residuals' lag-one autocorrelation {:.2} (z = {:.1}, limit {:.1})",
-            w.lag_one_correlation, w.z, w.z_limit
-        ),
-        None => "; no refined optimum: screened for gross misfits only".into(),
-    };
-    sayln!(
-        out,
-        "goodness of fit{}: σ ≈ {:.3} mm against the noise's {:.3} mm ({}): {:.2}× (limit {:.2}×){whiteness}: {}",
-        film.map_or(String::new(), |f| format!(" of film {f}")),
-        1e3 * g.fit_sigma_m,
-        1e3 * g.noise.sigma_m,
-        g.noise.how(),
-        g.ratio,
-        g.ratio_limit,
-        match g.explains {
-            true => match g.false_alarm_rate {
-                Some(rate) => format!(
-                    "the model explains the data (tests' false-alarm rate {} %)",
-                    100.0 * rate
-                ),
-                None => "no gross misfit".into(),
-            },
-            false => "more than the noise explains".into(),
-        }
-    );
-}
-
-/// When the residuals are not white, the errors to quote: robust to their
-/// correlation in time (Newey–West), beside the Gauss–Newton ones.
-pub fn write_robust(out: &mut String, r: &Refined, g: &GoodnessOfFit) {
-    if g.whiteness.as_ref().is_none_or(|w| w.white) {
-        return;
-    }
-    let z = crate::sweep::chi2_quantile(1, r.confidence_level).sqrt();
-    let each: Vec<String> = r
-        .parameters
-        .iter()
-        .filter_map(|p| {
-            let robust = p.robust_standard_error?;
-            Some(format!(
-                "{} = {} ± {:.2e} (95 %: [{}, {}]; Gauss–Newton ± {:.2e})",
-                p.name(),
-                to_error_digits(p.value, robust),
-                robust,
-                to_error_digits(p.value - z * robust, robust),
-                to_error_digits(p.value + z * robust, robust),
-                p.standard_error
-            ))
-        })
-        .collect();
-    if each.is_empty() {
-        return;
-    }
-    sayln!(
-        out,
-        "the residuals are not white, so the errors above, which assume they are, do not hold: robust to their correlation over {} (Newey–West), quote {}",
-        count(r.robust_lags, "frame"),
-        each.join(", ")
-    );
-}
-
-/// Each known input freed in turn, when the fit does not explain the data:
-/// which one alone would, as an axis to add; the answer above unchanged.
-pub fn write_freed(out: &mut String, freed: &[FreedInput]) {
-    if freed.is_empty() {
-        return;
-    }
-    sayln!(
-        out,
-        "which known input to free (each alone, refitted from the refined optimum; the answer above is unchanged):"
-    );
-    for f in freed {
-        sayln!(
-            out,
-            "  {:<18} {} → {} ± {:.2e}: σ {:.2}× the noise, {}",
-            f.input,
-            f.given,
-            f.fitted,
-            f.standard_error,
-            f.ratio,
-            match f.explains {
-                true => "explains the data",
-                false => "still more than the noise explains",
-            }
-        );
-    }
-    let explaining: Vec<&FreedInput> = freed.iter().filter(|f| f.explains).collect();
-    match &explaining[..] {
-        [] => sayln!(
-            out,
-            "  no input alone brings the fit within the noise: look for two, the mesh (n), or the data"
-        ),
-        some => sayln!(
-            out,
-            "  → try {}",
-            some.iter()
-                .map(|f| format!("--axis {}", f.suggested_axis))
-                .collect::<Vec<_>>()
-                .join(" or ")
-        ),
-    }
-}
-
-/// How the reference solver's tolerance was chosen, and what it re-ran.
-pub fn write_accuracy(out: &mut String, chosen: &Chosen) {
-    let Some(a) = &chosen.accuracy else {
-        sayln!(
-            out,
-            "accuracy: --tolerance {:e} m for the sweep, the best fit and the refinement",
-            chosen.tolerance_m
-        );
-        return;
-    };
-    let rerun = match &chosen.confirmation {
-        Some(c) if c.confirmed > 0 => format!(
-            "; {} near the best re-run at it after a first pass at {:e} m (largest J_e shift {:.1e} m², re-run to {:.1e} m² above the threshold)",
-            count(c.confirmed, "candidate"),
-            c.scout_tolerance_m,
-            c.largest_shift_m2,
-            c.margin_m2,
-        ),
-        Some(c) => format!(
-            "; the first pass at {:e} m was already as accurate",
-            c.scout_tolerance_m
-        ),
-        None => String::new(),
-    };
-    let what = match chosen.refinement {
-        Some(_) => "the candidates near the best",
-        None => "the best fit and the refinement",
-    };
-    sayln!(
-        out,
-        "accuracy: σ ≈ {:.2} mm over N = {} coordinates: a track error of {:.1e} m RMS moves J_e by a tenth of the region's threshold, so {what} run the reference solver at tolerance {:.1e} m{rerun}",
-        a.noise_m * 1e3,
-        a.observations,
-        a.track_error_m,
-        a.tolerance_m,
-    );
-    if let Some(r) = &chosen.refinement {
-        sayln!(
-            out,
-            "  the refined σ ≈ {:.2} mm calls for tolerance {:.1e} m, under half of that: the refinement went on from its values at it, and the best fit ran at it",
-            r.noise_m * 1e3,
-            r.tolerance_m,
         );
     }
 }
@@ -509,274 +356,6 @@ fn write_single_report(out: &mut String, report: &IdentifyReport) {
     }
 }
 
-/// Samples far beyond the noise from the best fit, ten at most by name,
-/// with the time and marker number the file has them under.
-pub fn write_outliers(
-    out: &mut String,
-    outliers: &[Outlier],
-    limit_m: f64,
-    camera: &Camera,
-    fit_file: &str,
-) {
-    const LISTED: usize = 10;
-    let Some(first) = outliers.first() else {
-        return;
-    };
-    let listed: Vec<String> = outliers
-        .iter()
-        .take(LISTED)
-        .map(|o| {
-            let time = match camera.time_unit {
-                TimeUnit::Frame => format!("frame {}", number(o.t_file)),
-                unit => format!("t = {} {}", number(o.t_file), unit.name()),
-            };
-            format!(
-                "{time} marker {} ({:.1} mm)",
-                o.marker_file,
-                1e3 * o.distance_m
-            )
-        })
-        .collect();
-    sayln!(
-        out,
-        "warning: {} more than {:.2} mm ({} σ, at least {} % of the tether's length) from the best fit, up to {:.1} mm (a lost marker written as a number, a tracking jump?): {}{}; all in {fit_file}'s metadata ({})",
-        count(outliers.len(), "sample"),
-        1e3 * limit_m,
-        OUTLIER_SIGMAS,
-        100.0 * OUTLIER_FLOOR_OF_LENGTH,
-        1e3 * first.distance_m,
-        listed.join(", "),
-        if outliers.len() > LISTED { ", …" } else { "" },
-        crate::metadata::OUTLIERS
-    );
-}
-
-/// Each refined value with its standard error.
-pub fn refined_values(r: &Refined) -> Vec<String> {
-    r.parameters
-        .iter()
-        .map(|p| {
-            format!(
-                "{} = {:.6} ± {:.2e}{}",
-                p.name(),
-                p.value,
-                p.standard_error,
-                if p.at_bound {
-                    " (on the grid's bound)"
-                } else {
-                    ""
-                }
-            )
-        })
-        .collect()
-}
-
-pub fn write_refined(out: &mut String, r: &Refined) {
-    let values = refined_values(r);
-    let mut tried = r.elements_tried.clone();
-    tried.sort_unstable();
-    let tried: Vec<String> = tried.iter().map(|n| n.to_string()).collect();
-    sayln!(
-        out,
-        "refined at n = {} (Levenberg–Marquardt on the reference solver from the grid's best at n = {}: {}, keeping the finest whose J_e is within σ² χ²₁ of the lowest; {} iterations, {} simulations): {}; J_e = {:.6e} m², σ ≈ {:.2} mm{}",
-        r.elements,
-        tried.join(", "),
-        match r.every_elements {
-            true =>
-                "every n, the grid's best J_e lying more than the confidence region's rise above the lowest refined one (too coarse to rank n)",
-            false => "those within the confidence threshold and the finest",
-        },
-        r.iterations,
-        r.simulations,
-        values.join(", "),
-        r.j_e_m2,
-        r.sigma_m * 1e3,
-        r.correlation
-            .map_or(String::new(), |c| format!(", correlation {c:.2}"))
-    );
-    if let Some(why) = &r.undetermined {
-        sayln!(out, "  ← not determined by the data: {why}");
-    }
-    if !r.films.is_empty() {
-        let films: Vec<String> = r
-            .films
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} σ ≈ {:.3} mm (J_e = {:.6e} m²), weight {:.4}",
-                    f.name,
-                    f.sigma_m * 1e3,
-                    f.j_e_m2,
-                    f.weight
-                )
-            })
-            .collect();
-        sayln!(
-            out,
-            "  each film at the refined values, weighed by its own residual there: {}",
-            films.join("; ")
-        );
-    }
-    write_profiles(out, r);
-    write_mesh(out, r);
-}
-
-/// Each refined n's J_e where every n was refined, and the parameters the
-/// mesh moves by more than a standard error.
-pub fn write_mesh(out: &mut String, r: &Refined) {
-    let moves: Vec<String> = r
-        .mesh_moves()
-        .iter()
-        .map(|m| {
-            format!(
-                "{} = {:.6} at n = {} ({:.1} standard errors away)",
-                m.parameter, m.value, m.elements, m.standard_errors
-            )
-        })
-        .collect();
-    if r.every_elements {
-        let per_n: Vec<String> = r
-            .per_elements
-            .iter()
-            .map(|f| format!("n = {}: {:.6e} m²", f.elements, f.j_e_m2))
-            .collect();
-        sayln!(out, "  refined J_e per n: {}", per_n.join(", "));
-    }
-    let advice = match r.mesh_edge() {
-        Some((MeshEdge::Finest, n)) => format!(
-            "the lowest refined J_e is at the finest n offered (n = {n}): add finer n to the grid (--elements) to see where the values settle"
-        ),
-        Some((MeshEdge::Coarsest, n)) => format!(
-            "the lowest refined J_e is at the coarsest n offered (n = {n}): a finer mesh is nearer the continuum, so a coarse one fitting better absorbs another misfit (length, modulus, clock; see the goodness of fit); offer coarser n (--elements) to see where it settles, and free the suspect input (--axis)"
-        ),
-        None => "the refined J_e is lowest between the n offered: quote the values' span over the n the data cannot tell apart".into(),
-    };
-    if !moves.is_empty() {
-        sayln!(
-            out,
-            "  note: the mesh moves the answer as much as the data's noise does: {}; {advice}",
-            moves.join(", ")
-        );
-    } else if let Some((MeshEdge::Coarsest, _)) = r.mesh_edge() {
-        sayln!(out, "  note: {advice}");
-    }
-    let spans = r.mesh_spans();
-    if let (Some(first), false) = (spans.first(), moves.is_empty()) {
-        let each: Vec<String> = spans
-            .iter()
-            .map(|m| format!("{} in [{:.6}, {:.6}]", m.parameter, m.lower, m.upper))
-            .collect();
-        let n: Vec<String> = first.elements.iter().map(|n| n.to_string()).collect();
-        sayln!(
-            out,
-            "  n = {} fit alike (refined J_e within σ² χ²₁ of the lowest): their 95 % intervals joined, the mesh's share of the uncertainty in them: {}",
-            n.join(", "),
-            each.join(", ")
-        );
-    }
-}
-
-/// `value` with as many decimals as its standard error's leading digits
-/// warrant (three significant digits of the error).
-pub fn to_error_digits(value: f64, standard_error: f64) -> String {
-    let decimals = if standard_error.is_finite() && standard_error > 0.0 {
-        (2 - standard_error.log10().floor() as i32).max(0) as usize
-    } else {
-        6
-    };
-    format!("{value:.decimals$}")
-}
-
-/// The profile intervals, each beside the Gauss–Newton interval, and what
-/// a user should know where they disagree or end on a bound.
-/// What a profile's ends say beyond their values: a grid's bound
-/// reached, an end not found, a floor below the refined fit.
-pub fn write_profile_notes(out: &mut String, name: &str, profile: &Profile) {
-    let bounds: Vec<String> = [("below", &profile.lower), ("above", &profile.upper)]
-        .iter()
-        .filter_map(|(side, end)| match end {
-            ProfileEnd::Bound { value } => Some(format!("{side} {value}")),
-            _ => None,
-        })
-        .collect();
-    if !bounds.is_empty() {
-        sayln!(
-            out,
-            "    ← J_e stays within the threshold to the grid's bound: the data do not bound {name} {} within the range searched; widen the grid to find the interval's end",
-            bounds.join(" or ")
-        );
-    }
-    for (side, end) in [("lower", &profile.lower), ("upper", &profile.upper)] {
-        if let ProfileEnd::Unresolved { why, .. } = end {
-            sayln!(out, "    ← the interval's {side} end was not found: {why}");
-        }
-    }
-    if let Some(lowest) = profile.below_fit {
-        sayln!(
-            out,
-            "    ← the profile found J_e = {lowest:.6e} m², below the refined J_e: the refinement had not reached the minimum, so this interval is measured from too high a floor"
-        );
-    }
-}
-
-pub fn write_profiles(out: &mut String, r: &Refined) {
-    let profiled: Vec<_> = r
-        .parameters
-        .iter()
-        .filter_map(|p| p.profile.as_ref().map(|profile| (p, profile)))
-        .collect();
-    if profiled.is_empty() {
-        return;
-    }
-    let simulations: usize = profiled.iter().map(|(_, p)| p.evaluations).sum();
-    sayln!(
-        out,
-        "{} % profile intervals (each parameter held, the others re-fitted, until J_e rises σ² χ²₁ = {:.3e} m² above the refined J_e; {simulations} simulations):",
-        100.0 * r.confidence_level,
-        r.profile_rise_m2
-    );
-    let width = profiled
-        .iter()
-        .map(|(p, _)| p.name().len())
-        .max()
-        .unwrap_or(0);
-    for (p, profile) in &profiled {
-        let show = |end: &ProfileEnd| match end {
-            ProfileEnd::Crossed { value } => to_error_digits(*value, p.standard_error),
-            ProfileEnd::Bound { value } => format!(
-                "the grid's bound {}",
-                to_error_digits(*value, p.standard_error)
-            ),
-            ProfileEnd::Unresolved { .. } => "not found".into(),
-        };
-        let (gn_lower, gn_upper) = p.gauss_newton_interval(r.confidence_level);
-        sayln!(
-            out,
-            "  {:width$} in [{}, {}] (Gauss–Newton ±{:.2} SE: [{}, {}])",
-            p.name(),
-            show(&profile.lower),
-            show(&profile.upper),
-            crate::sweep::chi2_quantile(1, r.confidence_level).sqrt(),
-            to_error_digits(gn_lower, p.standard_error),
-            to_error_digits(gn_upper, p.standard_error),
-        );
-        write_profile_notes(out, &p.name(), profile);
-    }
-    let disagreements: Vec<String> = r
-        .interval_disagreements()
-        .iter()
-        .map(|d| format!("{}'s {} side {:.1}×", d.parameter, d.side, d.ratio))
-        .collect();
-    if !disagreements.is_empty() {
-        sayln!(
-            out,
-            "  note: the profile and Gauss–Newton intervals differ by more than a factor {} ({}, profile over Gauss–Newton): J_e is far from quadratic in that parameter, and the profile interval is the one to quote",
-            crate::sweep::refine::DISAGREEMENT_FACTOR,
-            disagreements.join(", ")
-        );
-    }
-}
-
 /// A candidate and its J_e, as the summary lists them.
 pub fn candidate_line(r: &CandidateResult) -> String {
     let parameters: String = r
@@ -866,6 +445,82 @@ pub fn write_validation(out: &mut String, v: &Validation) {
         v.max_j_e_relative_deviation,
         v.j_e_tolerance,
         if v.passed { "" } else { "  ← FAILED" }
+    );
+}
+
+/// A merge's (`summarize`) findings: a single film's as `identify` says
+/// its run's, several films' as a joint run's.
+pub fn write_merge(out: &mut String, merged: &SummarizeReport, dir: &std::path::Path) {
+    let report = &merged.identification;
+    if report.films.len() > 1 {
+        sayln!(
+            out,
+            "summarize: a joint identification of {} films ({}), {} shared candidates of {}",
+            report.weights.len(),
+            report
+                .weights
+                .iter()
+                .map(|w| w.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            report.results.len(),
+            dir.display(),
+        );
+        write_joint(out, report);
+    } else {
+        write_single_merge(out, merged, dir);
+    }
+}
+
+/// A single film's merge, as `identify` prints its run.
+fn write_single_merge(out: &mut String, merged: &SummarizeReport, dir: &std::path::Path) {
+    let report = &merged.identification;
+    let e = &report.engine;
+    sayln!(
+        out,
+        "summarize: {} shards, {} of {} | {} {} solver, {}",
+        merged.shards,
+        count(report.results.len(), "candidate"),
+        dir.display(),
+        e.backend.to_uppercase(),
+        e.solver,
+        e.precision
+    );
+    if let Some(s) = &report.summary {
+        write_summary(out, s, false);
+    }
+    if let Some(c) = &report.accuracy {
+        write_accuracy(out, c);
+    }
+    if let Some(r) = &report.refined {
+        write_refined(out, r);
+    }
+    for g in &report.goodness {
+        write_goodness(out, &g.test, None);
+    }
+    for (_, v) in &report.validations {
+        write_validation(out, v);
+    }
+    write_allowed_implausible(
+        out,
+        report.fit_warning.as_deref(),
+        report.implausible_allowed,
+    );
+    write_written(out, report);
+}
+
+/// A single film's whole run's files.
+fn write_written(out: &mut String, report: &IdentifyReport) {
+    sayln!(
+        out,
+        "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
+        report.table_path.display(),
+        if report.refined.is_some() {
+            ", refined.parquet"
+        } else {
+            ""
+        },
+        report.figures.join(", ")
     );
 }
 
@@ -1084,80 +739,4 @@ pub fn write_own_at_best(out: &mut String, report: &IdentifyReport) {
         })
         .collect();
     sayln!(out, "at the best: {}", own.join(", "));
-}
-
-/// A merge's (`summarize`) findings: a single film's as `identify` says
-/// its run's, several films' as a joint run's.
-pub fn write_merge(out: &mut String, merged: &SummarizeReport, dir: &std::path::Path) {
-    let report = &merged.identification;
-    if report.films.len() > 1 {
-        sayln!(
-            out,
-            "summarize: a joint identification of {} films ({}), {} shared candidates of {}",
-            report.weights.len(),
-            report
-                .weights
-                .iter()
-                .map(|w| w.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            report.results.len(),
-            dir.display(),
-        );
-        write_joint(out, report);
-    } else {
-        write_single_merge(out, merged, dir);
-    }
-}
-
-/// A single film's merge, as `identify` prints its run.
-fn write_single_merge(out: &mut String, merged: &SummarizeReport, dir: &std::path::Path) {
-    let report = &merged.identification;
-    let e = &report.engine;
-    sayln!(
-        out,
-        "summarize: {} shards, {} of {} | {} {} solver, {}",
-        merged.shards,
-        count(report.results.len(), "candidate"),
-        dir.display(),
-        e.backend.to_uppercase(),
-        e.solver,
-        e.precision
-    );
-    if let Some(s) = &report.summary {
-        write_summary(out, s, false);
-    }
-    if let Some(c) = &report.accuracy {
-        write_accuracy(out, c);
-    }
-    if let Some(r) = &report.refined {
-        write_refined(out, r);
-    }
-    for g in &report.goodness {
-        write_goodness(out, &g.test, None);
-    }
-    for (_, v) in &report.validations {
-        write_validation(out, v);
-    }
-    write_allowed_implausible(
-        out,
-        report.fit_warning.as_deref(),
-        report.implausible_allowed,
-    );
-    write_written(out, report);
-}
-
-/// A single film's whole run's files.
-fn write_written(out: &mut String, report: &IdentifyReport) {
-    sayln!(
-        out,
-        "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
-        report.table_path.display(),
-        if report.refined.is_some() {
-            ", refined.parquet"
-        } else {
-            ""
-        },
-        report.figures.join(", ")
-    );
 }
