@@ -388,4 +388,38 @@ fn sweeps_write_one_row_per_candidate_with_its_evaluation() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--axis"), "{}", stderr(&out));
+    // A value out of its range names its axis; an existing table is kept
+    // unless --force; a table is Parquet.
+    let fresh = dir.path().join("fresh.parquet");
+    let out = tether_sweep(&[
+        "simulate",
+        "--scenario",
+        "robot",
+        "--axis",
+        "kd_per_s=-1,4",
+        "--out",
+        path_str(&fresh),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--axis kd_per_s"), "{}", stderr(&out));
+    assert!(!fresh.exists());
+    let out = tether_sweep(&[
+        "simulate",
+        "--scenario",
+        "arm",
+        "--axis",
+        "alpha=10",
+        "--out",
+        path_str(&arm),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    let csv = dir.path().join("arm.csv");
+    let out = tether_sweep(&["simulate", "--scenario", "arm", "--out", path_str(&csv)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--out") && !csv.exists(),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -264,9 +264,16 @@ fn run_body(args: &SimulateArgs, body: BodyKind) -> Result<()> {
         ("alpha", "--alpha"),
         ("curvature", "--curvature"),
         ("start_offset_m", "--start-offset-m"),
-        ("axis", "--axis"),
+        ("out", "--out"),
     ];
-    let request = inputs.request(body).map_err(|e| name_flags(e, &flags))?;
+    // A field is named by its flag; a swept value by its axis.
+    let named = |e: WorkflowError| match e {
+        WorkflowError::Input(input) if input.field.starts_with("axis ") => {
+            WorkflowError::flag(&format!("--{}", input.field), input)
+        }
+        other => name_flags(other, &flags),
+    };
+    let request = inputs.request(body).map_err(named)?;
     if !args.axes.is_empty() {
         let axes = args
             .axes
@@ -274,11 +281,11 @@ fn run_body(args: &SimulateArgs, body: BodyKind) -> Result<()> {
             .map(|text| BodyAxis::parse(text, &request.body))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| WorkflowError::flag(&format!("--{}", e.field), e))?;
-        let report = bodies::sweep(&request, &axes).map_err(|e| name_flags(e, &flags))?;
+        let report = bodies::sweep(&request, &axes).map_err(named)?;
         say(|out| crate::text::bodies::write_sweep(out, body.name(), &report, &args.out));
         return Ok(());
     }
-    let report = bodies::run(&request).map_err(|e| name_flags(e, &flags))?;
+    let report = bodies::run(&request).map_err(named)?;
     say(|out| crate::text::bodies::write_summary(out, &report));
     match crate::text::bodies::failure(&report) {
         Some(message) => Err(WorkflowError::NothingSimulated(message).into()),

@@ -74,6 +74,25 @@ pub struct BodyReport {
 pub const SETTLED_M: f64 = 1e-3;
 
 impl BodyRequest {
+    /// The table is Parquet, and replaces an earlier one only by --force.
+    fn check_output(&self) -> Result<(), WorkflowError> {
+        if self.out.extension().is_none_or(|e| e != "parquet") {
+            return Err(InputError::new(
+                "out",
+                self.out.display(),
+                "a .parquet file (its figure is written beside it)",
+            )
+            .into());
+        }
+        if self.out.exists() && !self.force {
+            return Err(WorkflowError::Usage(format!(
+                "{} exists: give --force to replace it",
+                self.out.display()
+            )));
+        }
+        Ok(())
+    }
+
     pub(super) fn check(&self) -> Result<(), WorkflowError> {
         let in_range = |name: &str, v: f64, lo: f64, hi: f64, what: &str| {
             if v.is_finite() && (lo..=hi).contains(&v) {
@@ -108,8 +127,16 @@ impl BodyRequest {
             )
             .into());
         }
+        self.check_output()?;
         match &self.body {
-            Body::Arm { formulation, .. } => {
+            Body::Arm { arm, formulation } => {
+                in_range(
+                    "speed_m_s",
+                    arm.speed_m_s,
+                    1e-3,
+                    100.0,
+                    "a speed from 0.001 to 100 m/s",
+                )?;
                 let (kp, kd, alpha) = match *formulation {
                     Formulation::Baumgarte { kp, kd } => (kp, kd, 1.0),
                     Formulation::ModifiedLagrange { alpha, kp, kd } => (kp, kd, alpha),
@@ -131,7 +158,7 @@ impl BodyRequest {
                     "a curvature from 0.001 to 100 1/m",
                 )?;
                 in_range(
-                    "speed",
+                    "speed_m_s",
                     program.speed_m_s,
                     1e-3,
                     100.0,
@@ -175,12 +202,6 @@ impl BodyRequest {
 /// Runs the body and writes its table and figure.
 pub fn run(request: &BodyRequest) -> Result<BodyReport, WorkflowError> {
     request.check()?;
-    if request.out.exists() && !request.force {
-        return Err(WorkflowError::Usage(format!(
-            "{} exists: give --force to replace it",
-            request.out.display()
-        )));
-    }
     let outputs = request.outputs();
     match &request.body {
         Body::Arm { arm, formulation } => arm::run(request, arm, *formulation, &outputs),

@@ -156,6 +156,20 @@ pub fn sweep(base: &BodyRequest, axes: &[BodyAxis]) -> Result<BodySweepReport, W
                 format!("at most {MAX_BODY_CANDIDATES} candidates"),
             )
         })?;
+    // Each value checked alone, so that an error names its axis.
+    for axis in axes {
+        for &value in &axis.values {
+            let mut one = base.clone();
+            axis.parameter.set(&mut one.body, value);
+            one.check().map_err(|e| match e {
+                WorkflowError::Input(input) => WorkflowError::Input(InputError {
+                    field: format!("axis {}", axis.parameter.name()),
+                    ..input
+                }),
+                other => other,
+            })?;
+        }
+    }
     let mut seen = Vec::new();
     for axis in axes {
         if seen.contains(&axis.parameter) {
