@@ -219,37 +219,29 @@ fn the_command_line_runs_the_arm_with_each_formulation() {
     assert!(passed.with_extension("png").exists() && passed.with_extension("svg").exists());
     // A flag of the tether's, or of the robot's, is refused by name.
     for (flag, value) in [("--elements", "4"), ("--curvature", "2")] {
-        let out = tether_sweep(&[
+        let x = dir.path().join("x.parquet");
+        let args = [
             "simulate",
             "--scenario",
             "arm",
             flag,
             value,
             "--out",
-            path_str(&dir.path().join("x.parquet")),
-        ]);
-        assert_eq!(out.status.code(), Some(2));
-        assert!(
-            stderr(&out).contains(flag.trim_start_matches('-')),
-            "{}",
-            stderr(&out)
-        );
+            path_str(&x),
+        ];
+        refused(&args, flag.trim_start_matches('-'));
     }
-    let out = tether_sweep(&[
+    let x = dir.path().join("x.parquet");
+    let args = [
         "simulate",
         "--scenario",
         "arm",
         "--feedback-gains",
         "-1,3",
         "--out",
-        path_str(&dir.path().join("x.parquet")),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--feedback-gains"),
-        "{}",
-        stderr(&out)
-    );
+        path_str(&x),
+    ];
+    refused(&args, "--feedback-gains");
 }
 
 #[test]
@@ -377,43 +369,46 @@ fn sweeps_write_one_row_per_candidate_with_its_evaluation() {
             .iter()
             .all(|t| (t - 0.4933).abs() < 1e-3)
     );
-    let out = tether_sweep(&[
-        "simulate",
-        "--scenario",
-        "robot",
+    refused(
+        &[
+            "simulate",
+            "--scenario",
+            "robot",
+            "--axis",
+            "alpha=1",
+            "--out",
+            path_str(&failing),
+        ],
         "--axis",
-        "alpha=1",
-        "--out",
-        path_str(&failing),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--axis"), "{}", stderr(&out));
+    );
     // A value out of its range names its axis; an existing table is kept
     // unless --force; a table is Parquet.
     let fresh = dir.path().join("fresh.parquet");
-    let out = tether_sweep(&[
-        "simulate",
-        "--scenario",
-        "robot",
-        "--axis",
-        "kd_per_s=-1,4",
-        "--out",
-        path_str(&fresh),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--axis kd_per_s"), "{}", stderr(&out));
+    refused(
+        &[
+            "simulate",
+            "--scenario",
+            "robot",
+            "--axis",
+            "kd_per_s=-1,4",
+            "--out",
+            path_str(&fresh),
+        ],
+        "--axis kd_per_s",
+    );
     assert!(!fresh.exists());
-    let out = tether_sweep(&[
-        "simulate",
-        "--scenario",
-        "arm",
-        "--axis",
-        "alpha=10",
-        "--out",
-        path_str(&arm),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    refused(
+        &[
+            "simulate",
+            "--scenario",
+            "arm",
+            "--axis",
+            "alpha=10",
+            "--out",
+            path_str(&arm),
+        ],
+        "--force",
+    );
     let csv = dir.path().join("arm.csv");
     let out = tether_sweep(&["simulate", "--scenario", "arm", "--out", path_str(&csv)]);
     assert_eq!(out.status.code(), Some(2));
@@ -422,4 +417,12 @@ fn sweeps_write_one_row_per_candidate_with_its_evaluation() {
         "{}",
         stderr(&out)
     );
+}
+
+/// Runs the binary with `args` and checks that it refuses them (exit 2)
+/// with a message that contains `needle`.
+fn refused(args: &[&str], needle: &str) {
+    let out = tether_sweep(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
 }
