@@ -59,26 +59,32 @@ impl Arm {
     /// the end point on the line (the elbow below), the joint rates that
     /// move the end point at −v along it, and x₀.
     pub fn start(&self) -> (DVector<f64>, DVector<f64>, f64) {
-        let q1 = self.start_angle_rad;
-        let sin12 = (self.line_y_m - self.link1_m * q1.sin()) / self.link2_m;
-        let absolute = sin12.clamp(-1.0, 1.0).asin();
-        let q = DVector::from_vec(vec![q1, absolute - q1]);
-        let x0 = self.tip(&q)[0];
+        let q = self.start_pose();
         let jacobian = self.jacobian(&q, 0.0);
         let rates = jacobian
             .lu()
             .solve(&DVector::from_vec(vec![-self.speed_m_s, 0.0]))
             .unwrap_or_else(|| DVector::zeros(2));
-        (q, rates, x0)
+        (q, rates, self.x0())
+    }
+
+    /// The starting pose alone: no factorization, as the constraints ask
+    /// for x₀ at every evaluation.
+    fn start_pose(&self) -> DVector<f64> {
+        let q1 = self.start_angle_rad;
+        let sin12 = (self.line_y_m - self.link1_m * q1.sin()) / self.link2_m;
+        let absolute = sin12.clamp(-1.0, 1.0).asin();
+        DVector::from_vec(vec![q1, absolute - q1])
+    }
+
+    /// The end point's x at the start.
+    fn x0(&self) -> f64 {
+        self.tip(&self.start_pose())[0]
     }
 
     /// The time the end point reaches x = 0, the folded pose.
     pub fn fold_time_s(&self) -> f64 {
-        self.start().2 / self.speed_m_s
-    }
-
-    fn x0(&self) -> f64 {
-        self.start().2
+        self.x0() / self.speed_m_s
     }
 
     /// Link masses, centres and inertias about them (uniform rods).
