@@ -179,3 +179,14 @@ def test_a_body_run_in_memory_names_no_temporary_path():
     robot = ts.simulate(scenario="robot", feedback_gains=[0, 0], duration=2)
     assert "tether-sweep-" not in robot.text, robot.text
     assert robot.table.column("tracking_error_m").to_numpy()[-1] > 0.19
+
+
+def test_the_arm_carries_a_tether_given_as_a_flag_beside_the_tables_dict():
+    # tether=True is simulate's --tether; the tether's own keywords set it.
+    carried = ts.simulate(scenario="arm", tether=True, drag_coefficient=1.2, duration=0.3)
+    pull = carried.table.column("tether_pull_y_n").to_numpy()
+    assert carried.table.num_rows == 31 and (pull < -0.2).all(), pull
+    trail = carried.table.column("tether_marker10_x_m").to_numpy() - carried.table.column("tether_marker0_x_m").to_numpy()
+    assert trail[-1] > 1e-3, trail
+    with pytest.raises(ValueError, match="only with --tether"):
+        ts.simulate(scenario="arm", drag_coefficient=1.2)

@@ -193,8 +193,10 @@ def _configs_with_dicts(command: str, keywords: Dict[str, Any], scratch: pathlib
     """`tether=`, `settings=` and `camera=` dicts written as a config: over
     each `config` given (its keys kept where the dict does not set them,
     its `measured` file still found beside it), or as the only one."""
-    given = {t: keywords[t] for t in _CONFIG_TABLES if keywords.get(t) is not None}
-    keywords = {k: v for k, v in keywords.items() if k not in _CONFIG_TABLES}
+    # `tether=True` is simulate's flag (the arm carrying a tether), not a table.
+    tables = {k: v for k, v in keywords.items() if k in _CONFIG_TABLES and not isinstance(v, bool)}
+    given = {t: v for t, v in tables.items() if v is not None}
+    keywords = {k: v for k, v in keywords.items() if k not in tables}
     if not given:
         return keywords
     if "config" not in flags(command):

@@ -150,6 +150,7 @@ def simulate(
     alpha: Optional[Value] = ...,
     curvature: Optional[Value] = ...,
     axis: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
+    tether: Optional[Union[bool, Dict[str, Any]]] = ...,
     start_offset_m: Optional[Value] = ...,
     elements: Optional[Value] = ...,
     damping: Optional[Value] = ...,
@@ -168,7 +169,6 @@ def simulate(
     adapter: Optional[Value] = ...,
     gpu_layout: Optional[Value] = ...,
     force: Optional[bool] = ...,
-    tether: Optional[Dict[str, Any]] = ...,
     settings: Optional[Dict[str, Any]] = ...,
     camera: Optional[Dict[str, Any]] = ...,
 ) -> Result: ...

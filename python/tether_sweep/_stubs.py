@@ -67,12 +67,19 @@ COMMANDS = [
 REPORTS_PROGRESS = ("swingup",)
 
 
+CONFIG_TABLES = ("tether", "settings", "camera")
+
+
 def keywords(command: str, skip: tuple = ()) -> str:
     lines = []
+    tables = CONFIG_TABLES if "config" in flags(command) else ()
     for name, (takes_value, repeated) in flags(command).items():
         if name in skip:
             continue
-        if not takes_value:
+        if not takes_value and name in tables:
+            # simulate's --tether beside the config's [tether] dict.
+            kind = "Union[bool, Dict[str, Any]]"
+        elif not takes_value:
             kind = "bool"
         elif repeated:
             kind = "Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]"
@@ -81,9 +88,9 @@ def keywords(command: str, skip: tuple = ()) -> str:
         else:
             kind = "Value"
         lines.append(f"    {name}: Optional[{kind}] = ...,")
-    if "config" in flags(command):
-        # A config's tables as dicts (over the config given, or alone).
-        lines += [f"    {table}: Optional[Dict[str, Any]] = ...," for table in ("tether", "settings", "camera")]
+    # A config's tables as dicts (over the config given, or alone).
+    taken = flags(command)
+    lines += [f"    {table}: Optional[Dict[str, Any]] = ...," for table in tables if table not in taken]
     return "\n".join(lines)
 
 

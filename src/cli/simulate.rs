@@ -13,7 +13,7 @@ use crate::scenario::ScenarioKind;
 use crate::solver::SolverKind;
 use crate::text::simulate as text;
 use crate::workflow::WorkflowError;
-use crate::workflow::bodies::{self, BodyAxis, BodyInputs, BodyKind, FormulationKind};
+use crate::workflow::bodies::{self, BodyInputs, BodyKind, BodyOutcome, FormulationKind};
 use crate::workflow::simulate::{SimulateRequest, prepare};
 
 #[derive(Debug, Args)]
@@ -53,11 +53,17 @@ pub struct SimulateArgs {
     /// sweep's table: one row per candidate with its evaluation functions.
     #[arg(long = "axis", value_name = "NAME=AXIS", allow_hyphen_values = true)]
     pub axes: Vec<String>,
+    /// The arm carries a tether at its end point (docs/constrained.md §5):
+    /// the tether's flags (--elements, --damping, --drag-coefficient,
+    /// --tip-mass, --length, --no-rotary-inertia) or --config's [tether]
+    /// set it; its pull loads the arm, its markers join the table.
+    #[arg(long)]
+    pub tether: bool,
     /// The robot's start off the circle [m] (positive outside). [default: 0.2]
     #[arg(long, value_name = "M", allow_hyphen_values = true)]
     pub start_offset_m: Option<f64>,
     #[command(flatten)]
-    pub tether: TetherArgs,
+    pub tether_args: TetherArgs,
     /// Solver: `explicit` (fixed step), `semi-implicit` (fixed step with the
     /// damping implicit, so not limited by D·n²), or `reference` (adaptive
     /// implicit generalized-α with error control; on the GPU in the
@@ -136,7 +142,7 @@ impl SimulateArgs {
                 Value::Array(p.iter().map(|&v| Value::Float(v)).collect()),
             );
         }
-        root.insert("tether".into(), Value::Table(self.tether.table()));
+        root.insert("tether".into(), Value::Table(self.tether_args.table()));
         root.insert("settings".into(), Value::Table(settings));
         root
     }
@@ -176,23 +182,13 @@ fn scenario_parser() -> impl clap::builder::TypedValueParser<Value = SimulateSce
 }
 
 pub fn run(args: SimulateArgs) -> Result<()> {
-    if let Some(SimulateScenario::Body(body)) = args.scenario {
+    let body = match args.scenario {
+        Some(SimulateScenario::Body(body)) => Some(body),
+        _ => None,
+    };
+    refuse_misplaced_flags(&args, body.is_some())?;
+    if let Some(body) = body {
         return run_body(&args, body);
-    }
-    for (flag, given) in [
-        ("--axis", !args.axes.is_empty()),
-        ("--formulation", args.formulation.is_some()),
-        ("--feedback-gains", args.feedback_gains.is_some()),
-        ("--alpha", args.alpha.is_some()),
-        ("--curvature", args.curvature.is_some()),
-        ("--start-offset-m", args.start_offset_m.is_some()),
-    ] {
-        if given {
-            return Err(super::UsageError(format!(
-                "{flag} is a constrained body's (--scenario arm or robot), not the tether's"
-            ))
-            .into());
-        }
     }
     let request = args.request()?;
     let prepared = prepare(request.clone())?;
@@ -215,37 +211,62 @@ pub fn run(args: SimulateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The flags of the tether's runs, refused beside a body: the bodies
-/// carry no tether yet.
-fn refuse_tether_flags(args: &SimulateArgs) -> Result<()> {
-    let t = &args.tether;
-    for (flag, given) in [
-        ("--config", args.config.is_some()),
-        ("--elements", t.elements.is_some()),
-        ("--damping", t.damping.is_some()),
-        ("--drag-coefficient", t.drag_coefficient.is_some()),
-        ("--tip-mass", t.tip_mass.is_some()),
-        ("--length", t.length.is_some()),
-        ("--no-rotary-inertia", t.no_rotary_inertia),
-        ("--solver", args.solver.is_some()),
-        ("--step", args.step.is_some()),
-        ("--winch-periods", args.winch_periods.is_some()),
-        ("--winch-amplitude", args.winch_amplitude.is_some()),
-    ] {
-        if given {
-            return Err(super::UsageError(format!(
-                "{flag} is the tether's; the constrained bodies (--scenario arm, robot) carry no tether yet"
-            ))
-            .into());
-        }
+/// A flag of the other kind of run refused (a body's beside the tether's
+/// runs, theirs and the GPU's beside a body; the tether's own but --tether).
+fn refuse_misplaced_flags(args: &SimulateArgs, body: bool) -> Result<()> {
+    const BODY: &str = "is a constrained body's (--scenario arm or robot), not the tether's";
+    const OWN: &str =
+        "is the tether's: a constrained body takes it only with --tether (the arm carrying it)";
+    const RUNS: &str = "is the tether's drop or swing-up run's, not a constrained body's";
+    const GPU: &str = "is the GPU engine's; the constrained bodies, and the tether an arm carries, run on the CPU (f64; a sweep on all cores)";
+    let (t, e, a) = (&args.tether_args, &args.engine, args);
+    let (tether, bare) = (!body, body && !args.tether);
+    #[rustfmt::skip]
+    let given = [
+        ("--axis", tether && !a.axes.is_empty(), BODY),
+        ("--formulation", tether && a.formulation.is_some(), BODY),
+        ("--feedback-gains", tether && a.feedback_gains.is_some(), BODY),
+        ("--alpha", tether && a.alpha.is_some(), BODY),
+        ("--curvature", tether && a.curvature.is_some(), BODY),
+        ("--start-offset-m", tether && a.start_offset_m.is_some(), BODY),
+        ("--tether", tether && a.tether, BODY),
+        ("--config", bare && a.config.is_some(), OWN),
+        ("--elements", bare && t.elements.is_some(), OWN),
+        ("--damping", bare && t.damping.is_some(), OWN),
+        ("--drag-coefficient", bare && t.drag_coefficient.is_some(), OWN),
+        ("--tip-mass", bare && t.tip_mass.is_some(), OWN),
+        ("--length", bare && t.length.is_some(), OWN),
+        ("--no-rotary-inertia", bare && t.no_rotary_inertia, OWN),
+        ("--solver", body && a.solver.is_some(), RUNS),
+        ("--step", body && a.step.is_some(), RUNS),
+        ("--winch-periods", body && a.winch_periods.is_some(), RUNS),
+        ("--winch-amplitude", body && a.winch_amplitude.is_some(), RUNS),
+        ("--backend gpu", body && e.backend == crate::engine::Backend::Gpu, GPU),
+        ("--precision", body && e.precision != crate::gpu::Precision::F32, GPU),
+        ("--adapter", body && e.adapter.is_some(), GPU),
+        ("--gpu-layout", body && e.gpu_layout != crate::gpu::LayoutRequest::Auto, GPU),
+    ];
+    match given.iter().find(|(_, given, _)| *given) {
+        Some((flag, _, why)) => Err(super::UsageError(format!("{flag} {why}")).into()),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The tether the arm carries: the drop's tether with the tether's
+/// flags and --config's [tether] applied.
+fn carried_tether(args: &SimulateArgs) -> Result<Option<crate::model::TetherParams>> {
+    if !args.tether {
+        return Ok(None);
+    }
+    let mut overrides = Table::new();
+    overrides.insert("tether".into(), Value::Table(args.tether_args.table()));
+    let config = resolved(args.config.as_deref(), overrides, &SETTING_FLAGS)?;
+    Ok(Some(config.tether))
 }
 
 /// `--scenario arm|robot`: a constrained body's run
 /// (`workflow::bodies`), its failure exit code 3.
 fn run_body(args: &SimulateArgs, body: BodyKind) -> Result<()> {
-    refuse_tether_flags(args)?;
     let inputs = BodyInputs {
         formulation: args.formulation,
         feedback_gains: args.feedback_gains.clone(),
@@ -254,6 +275,8 @@ fn run_body(args: &SimulateArgs, body: BodyKind) -> Result<()> {
         start_offset_m: args.start_offset_m,
         duration_s: args.duration,
         tolerance: args.tolerance,
+        tether: carried_tether(args)?,
+        axes: args.axes.clone(),
         out: args.out.clone(),
         force: args.force,
     };
@@ -268,24 +291,19 @@ fn run_body(args: &SimulateArgs, body: BodyKind) -> Result<()> {
     ];
     // A field is named by its flag; a swept value by its axis.
     let named = |e: WorkflowError| match e {
-        WorkflowError::Input(input) if input.field.starts_with("axis ") => {
+        WorkflowError::Input(input) if input.field.split(' ').next() == Some("axis") => {
             WorkflowError::flag(&format!("--{}", input.field), input)
         }
         other => name_flags(other, &flags),
     };
-    let request = inputs.request(body).map_err(named)?;
-    if !args.axes.is_empty() {
-        let axes = args
-            .axes
-            .iter()
-            .map(|text| BodyAxis::parse(text, &request.body))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| WorkflowError::flag(&format!("--{}", e.field), e))?;
-        let report = bodies::sweep(&request, &axes).map_err(named)?;
-        say(|out| crate::text::bodies::write_sweep(out, body.name(), &report, &args.out));
-        return Ok(());
-    }
-    let report = bodies::run(&request).map_err(named)?;
+    let report = match bodies::execute(&inputs, body).map_err(named)? {
+        BodyOutcome::Sweep(report) => {
+            let out = &args.out;
+            say(|o| crate::text::bodies::write_sweep(o, body.name(), &report, out));
+            return Ok(());
+        }
+        BodyOutcome::Run(report) => report,
+    };
     say(|out| crate::text::bodies::write_summary(out, &report));
     match crate::text::bodies::failure(&report) {
         Some(message) => Err(WorkflowError::NothingSimulated(message).into()),

@@ -167,6 +167,39 @@ impl Holonomic for Arm {
     }
 }
 
+/// The arm with a force at its end point given as a function of time
+/// (the tether's pull): Q gains J(q)ᵀ F(t), J the end point's Jacobian,
+/// which is the constraints' Φ_q.
+pub struct Loaded<'a> {
+    pub arm: &'a Arm,
+    pub tip_force_n: &'a dyn Fn(f64) -> [f64; 2],
+}
+
+impl Holonomic for Loaded<'_> {
+    fn dof(&self) -> usize {
+        self.arm.dof()
+    }
+    fn mass(&self, q: &DVector<f64>) -> DMatrix<f64> {
+        self.arm.mass(q)
+    }
+    fn forces(&self, q: &DVector<f64>, qd: &DVector<f64>, t: f64) -> DVector<f64> {
+        let load = DVector::from_vec((self.tip_force_n)(t).to_vec());
+        self.arm.forces(q, qd, t) + self.arm.jacobian(q, t).transpose() * load
+    }
+    fn constraints(&self, q: &DVector<f64>, t: f64) -> DVector<f64> {
+        self.arm.constraints(q, t)
+    }
+    fn jacobian(&self, q: &DVector<f64>, t: f64) -> DMatrix<f64> {
+        self.arm.jacobian(q, t)
+    }
+    fn constraints_t(&self, q: &DVector<f64>, t: f64) -> DVector<f64> {
+        self.arm.constraints_t(q, t)
+    }
+    fn gamma(&self, q: &DVector<f64>, qd: &DVector<f64>, t: f64) -> DVector<f64> {
+        self.arm.gamma(q, qd, t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

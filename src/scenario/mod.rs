@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod frames;
+pub mod path;
 mod record;
 pub mod winch;
 
@@ -23,6 +24,7 @@ use crate::solver::{
 };
 use crate::track::Track;
 pub use frames::{DeclaredFrames, Frames, median_interval_s};
+pub use path::PathMotion;
 pub use winch::WinchMotion;
 
 use crate::named::{Named, display_and_parse_by_name};

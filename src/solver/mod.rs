@@ -242,6 +242,22 @@ impl TetherDynamics {
         Ok(())
     }
 
+    /// The force the pin exerts on the tether at node 0 \[N\] in state (q,
+    /// v) at t: the prescribed rows of M q̈ − f, with q̈ the accelerations
+    /// the motion and the free coordinates have there. The tether pulls
+    /// whatever carries its pin with the opposite force.
+    pub fn pin_reaction(&mut self, t: f64, q: &[f64], v: &[f64]) -> [f64; 2] {
+        let mut a = vec![0.0; q.len()];
+        self.acceleration(t, q, v, &mut a);
+        self.tether.generalized_force(q, v, &mut self.force);
+        let mass = self.tether.mass();
+        let reach = (mass.half_bandwidth() + 1).min(q.len());
+        std::array::from_fn(|row| {
+            let inertia: f64 = (0..reach).map(|j| mass.get(row, j) * a[j]).sum();
+            inertia - self.force[row]
+        })
+    }
+
     /// rhs_d −= M_dr q̈_r: the inertial load of the prescribed motion.
     fn subtract_prescribed_inertia(&self, acc_r: [f64; 2], rhs_d: &mut [f64]) {
         for (row, m) in self.mass_dr.iter().enumerate() {

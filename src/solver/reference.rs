@@ -212,6 +212,12 @@ impl ReferenceSolver {
         &self.v
     }
 
+    /// The pin's force on the tether now \[N\]
+    /// ([`TetherDynamics::pin_reaction`]).
+    pub fn pin_reaction(&mut self) -> [f64; 2] {
+        self.dynamics.pin_reaction(self.t, &self.q, &self.v)
+    }
+
     pub fn stats(&self) -> ReferenceStats {
         self.stats
     }

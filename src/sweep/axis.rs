@@ -158,6 +158,26 @@ impl Axis {
         Err(InputError::new(self.column(), value, allowed))
     }
 
+    /// Sets it on `tether` if it is the tether's own (n, D, C_D or a
+    /// `[tether]` number, `value` checked by [`Axis::check`]); false for
+    /// the experiment's and a film's.
+    pub fn set_tether(self, value: f64, tether: &mut TetherParams) -> bool {
+        match self {
+            Axis::Elements => tether.elements = value as usize,
+            Axis::Damping => tether.damping_pa_s = value,
+            Axis::Drag => tether.drag_coefficient = value,
+            Axis::Parameter(p) => return p.set_tether(value, tether),
+            Axis::FrameIntervalS | Axis::DurationS | Axis::Markers => return false,
+        }
+        true
+    }
+
+    /// The axes of the tether's own numbers, in the grid's order.
+    pub fn tethers() -> impl Iterator<Item = Axis> {
+        let mut probe = TetherParams::default();
+        Self::all().filter(move |a| a.set_tether(1.0, &mut probe))
+    }
+
     /// The further parameter it is, if it is one.
     pub const fn parameter(self) -> Option<Parameter> {
         match self {

@@ -104,7 +104,9 @@ impl Parameter {
     }
 
     /// Sets it to `value` in a candidate's tether and experiment.
-    pub fn set(self, value: f64, tether: &mut TetherParams, scenario: &mut Scenario) {
+    /// Sets it on `tether` if it is the tether's own (a `[tether]`
+    /// number); false for the experiment's.
+    pub fn set_tether(self, value: f64, tether: &mut TetherParams) -> bool {
         match self {
             Parameter::LengthM => tether.length_m = value,
             Parameter::WidthM => tether.width_m = value,
@@ -114,6 +116,19 @@ impl Parameter {
             Parameter::AirDensityKgM3 => tether.air_density_kg_m3 = value,
             Parameter::GravityMS2 => tether.gravity_m_s2 = value,
             Parameter::TipMassKg => tether.tip_mass_kg = value,
+            Parameter::ReleaseTimeS
+            | Parameter::InitialAngleDeg
+            | Parameter::PinXM
+            | Parameter::PinYM => return false,
+        }
+        true
+    }
+
+    pub fn set(self, value: f64, tether: &mut TetherParams, scenario: &mut Scenario) {
+        if self.set_tether(value, tether) {
+            return;
+        }
+        match self {
             // The last frame stays where the film has it.
             Parameter::ReleaseTimeS => scenario.set_release_time_s(value),
             Parameter::InitialAngleDeg | Parameter::PinXM | Parameter::PinYM => {
@@ -126,6 +141,8 @@ impl Parameter {
                     }
                 }
             }
+            // The tether's own, set above.
+            _ => {}
         }
     }
 

@@ -22,6 +22,12 @@ pub fn write_summary(out: &mut String, r: &BodyReport) {
             "constraint drift: |Φ| ≤ {d:.2e} m, |Φ̇| ≤ {v:.2e} m/s over the outputs"
         );
     }
+    if let Some(pull) = r.max_pull_n {
+        sayln!(
+            out,
+            "carried tether: its pull on the end point peaks at {pull:.4} N (in the torques; its markers in the table)"
+        );
+    }
     if let (Some(max), Some(last)) = (r.max_tracking_error_m, r.final_tracking_error_m) {
         let settled = match r.settled_at_s {
             Some(t) => format!("under {} mm from t = {t:.2} s on", SETTLED_M * 1e3),

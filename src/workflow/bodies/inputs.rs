@@ -6,11 +6,12 @@
 
 use std::path::PathBuf;
 
-use super::{Body, BodyKind, BodyRequest, FormulationKind};
+use super::{Body, BodyKind, BodyRequest, CarriedTether, FormulationKind};
 use crate::constrained::arm::Arm;
 use crate::constrained::integrate::Tolerances;
 use crate::constrained::robot::{Program, Robot};
 use crate::error::InputError;
+use crate::model::TetherParams;
 use crate::workflow::WorkflowError;
 
 /// The modified Lagrange form's default penalty: at the arm's fold the
@@ -37,6 +38,12 @@ pub struct BodyInputs {
     pub duration_s: Option<f64>,
     /// The integrator's relative tolerance (default 1e-10).
     pub tolerance: Option<f64>,
+    /// The tether the arm carries, run by the reference solver at its
+    /// default tolerance (1e-9 m).
+    pub tether: Option<TetherParams>,
+    /// Swept parameters, `NAME=AXIS` each ([`super::BodyAxis::parse`]): the run
+    /// is then a sweep, `out` its table.
+    pub axes: Vec<String>,
     pub out: PathBuf,
     pub force: bool,
 }
@@ -77,11 +84,21 @@ impl BodyInputs {
                     Body::Arm {
                         arm: Arm::default(),
                         formulation,
+                        tether: self.tether.clone().map(|params| CarriedTether {
+                            params,
+                            tolerance_m: crate::solver::ReferenceOptions::DEFAULT.tolerance_m,
+                        }),
                     },
                     self.duration_s.unwrap_or(1.0),
                 )
             }
             BodyKind::Robot => {
+                if self.tether.is_some() {
+                    return Err(WorkflowError::Usage(
+                        "the robot carries no tether: a tether is carried by the arm (tether)"
+                            .into(),
+                    ));
+                }
                 if self.formulation.is_some() || self.alpha.is_some() {
                     return Err(WorkflowError::Usage(
                         "formulation and alpha are the arm's: the robot's rolling constraints are kept by their null space".into(),

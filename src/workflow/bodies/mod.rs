@@ -7,6 +7,7 @@
 //! ends with exit code 3, naming the time.
 
 mod arm;
+mod carried;
 mod inputs;
 mod robot;
 mod sweep;
@@ -21,6 +22,9 @@ use crate::error::InputError;
 use crate::metadata;
 use crate::workflow::WorkflowError;
 
+pub use carried::{
+    CARRIED_MARKERS, CarriedTether, PULL_SAMPLES_PER_OUTPUT, TetherRun, program_path, run_tether,
+};
 pub use inputs::{ARM_GAINS, BodyInputs, DEFAULT_ALPHA, ROBOT_GAINS};
 pub use sweep::{BodyAxis, BodyParameter, BodySweepReport, MAX_BODY_CANDIDATES, sweep};
 
@@ -30,6 +34,8 @@ pub enum Body {
     Arm {
         arm: Arm,
         formulation: Formulation,
+        /// The tether its end point carries, if any.
+        tether: Option<CarriedTether>,
     },
     Robot {
         robot: Robot,
@@ -65,6 +71,8 @@ pub struct BodyReport {
     pub max_tracking_error_m: Option<f64>,
     pub final_tracking_error_m: Option<f64>,
     pub settled_at_s: Option<f64>,
+    /// The carried tether's largest pull on the end point \[N\].
+    pub max_pull_n: Option<f64>,
     pub steps: usize,
     pub evaluations: usize,
     pub out: PathBuf,
@@ -94,17 +102,6 @@ impl BodyRequest {
     }
 
     pub(super) fn check(&self) -> Result<(), WorkflowError> {
-        let in_range = |name: &str, v: f64, lo: f64, hi: f64, what: &str| {
-            if v.is_finite() && (lo..=hi).contains(&v) {
-                Ok(())
-            } else {
-                Err(WorkflowError::Input(InputError::number(
-                    name,
-                    v,
-                    what.to_string(),
-                )))
-            }
-        };
         in_range(
             "duration",
             self.duration_s,
@@ -129,7 +126,14 @@ impl BodyRequest {
         }
         self.check_output()?;
         match &self.body {
-            Body::Arm { arm, formulation } => {
+            Body::Arm {
+                arm,
+                formulation,
+                tether,
+            } => {
+                if let Some(tether) = tether {
+                    tether.check()?;
+                }
                 in_range(
                     "speed_m_s",
                     arm.speed_m_s,
@@ -199,12 +203,47 @@ impl BodyRequest {
     }
 }
 
+/// What [`execute`] did: one run, or a sweep.
+#[derive(Debug, Clone)]
+pub enum BodyOutcome {
+    Run(BodyReport),
+    Sweep(BodySweepReport),
+}
+
+/// The job `inputs` ask for: the sweep over their axes, or the one run.
+/// A swept value's error names its axis (`axis kp_per_s2`).
+pub fn execute(inputs: &BodyInputs, kind: BodyKind) -> Result<BodyOutcome, WorkflowError> {
+    let request = inputs.request(kind)?;
+    if inputs.axes.is_empty() {
+        return run(&request).map(BodyOutcome::Run);
+    }
+    let axes = inputs
+        .axes
+        .iter()
+        .map(|text| BodyAxis::parse(text, &request.body))
+        .collect::<Result<Vec<_>, _>>()?;
+    sweep(&request, &axes).map(BodyOutcome::Sweep)
+}
+
+/// `v` within lo..=hi, or an error naming `name` and saying `what`.
+fn in_range(name: &str, v: f64, lo: f64, hi: f64, what: &str) -> Result<(), WorkflowError> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(InputError::number(name, v, what.to_string()).into())
+    }
+}
+
 /// Runs the body and writes its table and figure.
 pub fn run(request: &BodyRequest) -> Result<BodyReport, WorkflowError> {
     request.check()?;
     let outputs = request.outputs();
     match &request.body {
-        Body::Arm { arm, formulation } => arm::run(request, arm, *formulation, &outputs),
+        Body::Arm {
+            arm,
+            formulation,
+            tether,
+        } => arm::run(request, arm, *formulation, tether.as_ref(), &outputs),
         Body::Robot {
             robot,
             program,

@@ -122,6 +122,7 @@ pub(super) fn run(
         max_tracking_error_m: Some(max_error),
         final_tracking_error_m: final_error,
         settled_at_s,
+        max_pull_n: None,
         steps: run.steps,
         evaluations: run.evaluations,
         out: request.out.clone(),

@@ -7,6 +7,7 @@
 use rayon::prelude::*;
 
 use super::arm::simulate as simulate_arm;
+use super::carried::{CARRIED_MARKERS, run_tether};
 use super::robot::simulate as simulate_robot;
 use super::{Body, BodyRequest};
 use crate::constrained::Formulation;
@@ -14,7 +15,7 @@ use crate::constrained::integrate::{Ending, Trajectory};
 use crate::error::InputError;
 use crate::io::table::{Column, write_columns};
 use crate::metadata;
-use crate::sweep::axis::parse_values;
+use crate::sweep::axis::{Axis, parse_values};
 use crate::workflow::WorkflowError;
 
 /// The most candidates one sweep runs.
@@ -30,6 +31,9 @@ pub enum BodyParameter {
     Speed,
     Curvature,
     StartOffset,
+    /// One of the carried tether's own numbers (n, D, C_D, a `[tether]`
+    /// parameter), named as a grid names it.
+    Tether(Axis),
 }
 
 impl BodyParameter {
@@ -50,6 +54,7 @@ impl BodyParameter {
             Self::Speed => "speed_m_s",
             Self::Curvature => "curvature_per_m",
             Self::StartOffset => "start_offset_m",
+            Self::Tether(axis) => axis.column(),
         }
     }
 
@@ -61,13 +66,23 @@ impl BodyParameter {
             Self::Speed => "m/s",
             Self::Curvature => "1/m",
             Self::StartOffset => "m",
+            Self::Tether(axis) => axis.unit(),
         }
     }
 
     /// `body` with this parameter at `value`.
     fn set(self, body: &mut Body, value: f64) {
         match body {
-            Body::Arm { arm, formulation } => match (self, formulation) {
+            Body::Arm {
+                arm,
+                formulation,
+                tether,
+            } => match (self, formulation) {
+                (Self::Tether(axis), _) => {
+                    if let Some(tether) = tether {
+                        axis.set_tether(value, &mut tether.params);
+                    }
+                }
                 (Self::Speed, _) => arm.speed_m_s = value,
                 (Self::Kp, Formulation::Baumgarte { kp, .. })
                 | (Self::Kp, Formulation::ModifiedLagrange { kp, .. }) => *kp = value,
@@ -86,7 +101,7 @@ impl BodyParameter {
                 Self::Speed => program.speed_m_s = value,
                 Self::Curvature => program.curvature_per_m = value,
                 Self::StartOffset => *start_offset_m = value,
-                Self::Alpha => {}
+                Self::Alpha | Self::Tether(_) => {}
             },
         }
     }
@@ -105,13 +120,22 @@ impl BodyAxis {
     /// lists them.
     pub fn parse(text: &str, body: &Body) -> Result<Self, InputError> {
         let allowed = match body {
-            Body::Arm { formulation, .. } => BodyParameter::ARM
+            Body::Arm {
+                formulation,
+                tether,
+                ..
+            } => BodyParameter::ARM
                 .iter()
                 .copied()
                 .filter(|p| {
                     *p != BodyParameter::Alpha
                         || matches!(formulation, Formulation::ModifiedLagrange { .. })
                 })
+                .chain(
+                    Axis::tethers()
+                        .filter(|_| tether.is_some())
+                        .map(BodyParameter::Tether),
+                )
                 .collect::<Vec<_>>(),
             Body::Robot { .. } => BodyParameter::ROBOT.to_vec(),
         };
@@ -123,13 +147,29 @@ impl BodyAxis {
             return Err(InputError::new("axis", format!("'{text}'"), names()));
         };
         let Some(parameter) = allowed.iter().copied().find(|p| p.name() == name.trim()) else {
+            let tethers = Axis::tethers().any(|a| a.column() == name.trim());
+            let hint = match body {
+                Body::Arm { tether: None, .. } if tethers => {
+                    " (the carried tether's numbers are axes where the arm carries one: --tether)"
+                }
+                _ => "",
+            };
             return Err(InputError::new(
                 "axis",
                 format!("'{}'", name.trim()),
-                names(),
+                names() + hint,
             ));
         };
-        let values = parse_values(&format!("axis {}", parameter.name()), values)?;
+        let field = format!("axis {}", parameter.name());
+        let values = parse_values(&field, values)?;
+        if let BodyParameter::Tether(axis) = parameter {
+            for &value in &values {
+                axis.check(value).map_err(|e| InputError {
+                    field: field.clone(),
+                    ..e
+                })?;
+            }
+        }
         Ok(Self { parameter, values })
     }
 }
@@ -222,6 +262,30 @@ struct BodyEvaluation {
     final_tracking_error_m: Option<f64>,
     settled_at_s: Option<f64>,
     peak_torque_n_m: f64,
+    /// The carried tether's largest pull on the end point \[N\], and its
+    /// free end's horizontal distance from the pin \[m\].
+    peak_pull_n: Option<f64>,
+    max_tip_swing_m: Option<f64>,
+    final_tip_swing_m: Option<f64>,
+}
+
+impl BodyEvaluation {
+    /// A candidate whose tether could not be set up (no hanging
+    /// equilibrium): failed at the start, nothing measured.
+    fn refused(_: WorkflowError) -> Self {
+        Self {
+            failed_at_s: Some(0.0),
+            max_drift_m: None,
+            final_drift_m: None,
+            max_tracking_error_m: None,
+            final_tracking_error_m: None,
+            settled_at_s: None,
+            peak_torque_n_m: f64::NAN,
+            peak_pull_n: None,
+            max_tip_swing_m: None,
+            final_tip_swing_m: None,
+        }
+    }
 }
 
 fn failed_at(run: &Trajectory) -> Option<f64> {
@@ -240,8 +304,29 @@ fn evaluate(request: &BodyRequest, outputs: &[f64]) -> BodyEvaluation {
             .fold(0.0f64, |m, v| m.max(v.abs()))
     };
     match &request.body {
-        Body::Arm { arm, formulation } => {
-            let (run, rows) = simulate_arm(arm, *formulation, outputs, request.tolerances);
+        Body::Arm {
+            arm,
+            formulation,
+            tether,
+        } => {
+            let carried = match tether.as_ref().map(|t| run_tether(arm, t, outputs)) {
+                Some(Err(e)) => return BodyEvaluation::refused(e),
+                Some(Ok(run)) => Some(run),
+                None => None,
+            };
+            let (run, rows) = simulate_arm(
+                arm,
+                *formulation,
+                outputs,
+                request.tolerances,
+                carried.as_ref(),
+            );
+            let swing: Vec<f64> = rows
+                .markers
+                .iter()
+                .map(|m| (m[CARRIED_MARKERS - 1][0] - m[0][0]).abs())
+                .collect();
+            let carried = carried.is_some();
             BodyEvaluation {
                 failed_at_s: failed_at(&run),
                 max_drift_m: Some(rows.max(&rows.drift)),
@@ -250,6 +335,9 @@ fn evaluate(request: &BodyRequest, outputs: &[f64]) -> BodyEvaluation {
                 final_tracking_error_m: None,
                 settled_at_s: None,
                 peak_torque_n_m: peak(&rows.torque),
+                peak_pull_n: carried.then(|| peak(&rows.pull)),
+                max_tip_swing_m: carried.then(|| rows.max(&swing)),
+                final_tip_swing_m: swing.last().copied(),
             }
         }
         Body::Robot {
@@ -267,6 +355,9 @@ fn evaluate(request: &BodyRequest, outputs: &[f64]) -> BodyEvaluation {
                 final_tracking_error_m: rows.error.last().copied(),
                 settled_at_s: rows.settled_at_s(),
                 peak_torque_n_m: peak(&rows.torque),
+                peak_pull_n: None,
+                max_tip_swing_m: None,
+                final_tip_swing_m: None,
             }
         }
     }
@@ -304,41 +395,7 @@ fn write(
         "s",
         rows.iter().map(|r| r.failed_at_s).collect(),
     ));
-    let robot = matches!(base.body, Body::Robot { .. });
-    let pick = |f: fn(&BodyEvaluation) -> Option<f64>| rows.iter().map(f).collect::<Vec<_>>();
-    if robot {
-        columns.push(Column::optional_f64(
-            "max_tracking_error_m",
-            "m",
-            pick(|r| r.max_tracking_error_m),
-        ));
-        columns.push(Column::optional_f64(
-            "final_tracking_error_m",
-            "m",
-            pick(|r| r.final_tracking_error_m),
-        ));
-        columns.push(Column::optional_f64(
-            "settling_time_s",
-            "s",
-            pick(|r| r.settled_at_s),
-        ));
-    } else {
-        columns.push(Column::optional_f64(
-            "max_drift_m",
-            "m",
-            pick(|r| r.max_drift_m),
-        ));
-        columns.push(Column::optional_f64(
-            "final_drift_m",
-            "m",
-            pick(|r| r.final_drift_m),
-        ));
-    }
-    columns.push(Column::f64(
-        "peak_torque_n_m",
-        "N*m",
-        rows.iter().map(|r| r.peak_torque_n_m).collect(),
-    ));
+    columns.extend(evaluation_columns(&base.body, &rows));
     let mut m = metadata::base();
     m.insert(
         "tether_sweep.body_sweep".into(),
@@ -354,6 +411,50 @@ fn write(
     );
     write_columns(&base.out, columns, &m)?;
     Ok(())
+}
+
+/// An evaluation function's column: its name, unit and value.
+type Evaluation = (
+    &'static str,
+    &'static str,
+    fn(&BodyEvaluation) -> Option<f64>,
+);
+
+const ROBOT_EVALUATIONS: [Evaluation; 3] = [
+    ("max_tracking_error_m", "m", |r| r.max_tracking_error_m),
+    ("final_tracking_error_m", "m", |r| r.final_tracking_error_m),
+    ("settling_time_s", "s", |r| r.settled_at_s),
+];
+const ARM_EVALUATIONS: [Evaluation; 2] = [
+    ("max_drift_m", "m", |r| r.max_drift_m),
+    ("final_drift_m", "m", |r| r.final_drift_m),
+];
+const TETHER_EVALUATIONS: [Evaluation; 3] = [
+    ("peak_pull_n", "N", |r| r.peak_pull_n),
+    ("max_tip_swing_m", "m", |r| r.max_tip_swing_m),
+    ("final_tip_swing_m", "m", |r| r.final_tip_swing_m),
+];
+
+/// The evaluation functions' columns of `body`'s sweep.
+fn evaluation_columns(body: &Body, rows: &[BodyEvaluation]) -> Vec<Column> {
+    let column = |(name, unit, f): &Evaluation| {
+        Column::optional_f64(*name, unit, rows.iter().map(f).collect())
+    };
+    let (own, tether): (&[Evaluation], &[Evaluation]) = match body {
+        Body::Robot { .. } => (&ROBOT_EVALUATIONS, &[]),
+        Body::Arm { tether: None, .. } => (&ARM_EVALUATIONS, &[]),
+        Body::Arm { .. } => (&ARM_EVALUATIONS, &TETHER_EVALUATIONS),
+    };
+    let torque = Column::f64(
+        "peak_torque_n_m",
+        "N*m",
+        rows.iter().map(|r| r.peak_torque_n_m).collect(),
+    );
+    own.iter()
+        .map(column)
+        .chain([torque])
+        .chain(tether.iter().map(column))
+        .collect()
 }
 
 #[cfg(test)]

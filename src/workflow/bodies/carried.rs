@@ -1,0 +1,159 @@
+//! The arm carrying the tether (docs/constrained.md §5): the tether's pin
+//! is the arm's end point. The end point is held on its line by the arm's
+//! rheonomic constraints, so the pin follows the arm's program, P(t) =
+//! (x₀ − v t, y_line), a [`PathMotion`]; the tether's run along it gives
+//! its pull at the pin, which loads the arm's end point in the arm's own
+//! run (its torques, and its motion where the constraints leave it free:
+//! at the folded pose). The tether starts in its hanging equilibrium
+//! under the end point, moving with it.
+
+use std::sync::Arc;
+
+use crate::constrained::arm::Arm;
+use crate::model::{Tether, TetherParams};
+use crate::scenario::PathMotion;
+use crate::solver::equilibrium::hanging_equilibrium;
+use crate::solver::{ReferenceOptions, ReferenceSolver, SolverError, TetherDynamics};
+use crate::workflow::WorkflowError;
+
+/// The tether's pull is sampled this many times per output interval and
+/// interpolated between (cubic): 0.5 ms at the default 0.01 s, 48
+/// samples in the default tether's slowest axial period (24 ms).
+pub const PULL_SAMPLES_PER_OUTPUT: usize = 20;
+/// Markers along the carried tether: 11 at j L/10, as the drop's.
+pub const CARRIED_MARKERS: usize = 11;
+
+/// The tether an arm carries, and the reference solver's tolerance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CarriedTether {
+    pub params: TetherParams,
+    pub tolerance_m: f64,
+}
+
+impl CarriedTether {
+    pub fn check(&self) -> Result<(), crate::error::InputError> {
+        self.params.validate()?;
+        crate::solver::reference::check_tolerance_m("tether_tolerance_m", self.tolerance_m)
+    }
+}
+
+/// What the tether's run along the arm's program gives the arm's run.
+#[derive(Debug, Clone)]
+pub struct TetherRun {
+    /// The pull on the arm's end point (minus the pin's force on the
+    /// tether) \[N\] at `times_s`: `PULL_SAMPLES_PER_OUTPUT` to each
+    /// output interval.
+    pull_n: Vec<[f64; 2]>,
+    times_s: Vec<f64>,
+    /// The markers at each output time reached.
+    pub markers_m: Vec<[[f64; 2]; CARRIED_MARKERS]>,
+    /// Where the tether's run stopped before the last output, and why.
+    pub failure: Option<(f64, String)>,
+    pub steps: u64,
+}
+
+impl TetherRun {
+    /// The pull at t, by the cubic through the four samples around it
+    /// (Catmull–Rom), the end samples held outside.
+    pub fn pull_n(&self, t: f64) -> [f64; 2] {
+        let last = self.pull_n.len() - 1;
+        if last == 0 {
+            return self.pull_n[0];
+        }
+        let t = t.clamp(self.times_s[0], self.times_s[last]);
+        let i = self.times_s.partition_point(|&s| s <= t).clamp(1, last) - 1;
+        let u = (t - self.times_s[i]) / (self.times_s[i + 1] - self.times_s[i]);
+        let at = |i: isize| self.pull_n[i.clamp(0, last as isize) as usize];
+        let i = i as isize;
+        let (p0, p1, p2, p3) = (at(i - 1), at(i), at(i + 1), at(i + 2));
+        std::array::from_fn(|k| {
+            let (a, b, c, d) = (p0[k], p1[k], p2[k], p3[k]);
+            b + 0.5
+                * u
+                * (c - a + u * (2.0 * a - 5.0 * b + 4.0 * c - d + u * (3.0 * (b - c) + d - a)))
+        })
+    }
+
+    /// The pull at the `k`-th output time.
+    pub fn pull_at_output(&self, k: usize) -> [f64; 2] {
+        self.pull_n[k * PULL_SAMPLES_PER_OUTPUT]
+    }
+}
+
+/// The arm's programmed end point as the tether's pin path.
+pub fn program_path(arm: &Arm, duration_s: f64) -> PathMotion {
+    let (q0, _, x0) = arm.start();
+    let y = arm.tip(&q0)[1];
+    PathMotion::new(
+        vec![0.0, duration_s],
+        vec![[x0, y], [x0 - arm.speed_m_s * duration_s, y]],
+    )
+    .expect("two increasing, finite points")
+}
+
+/// Runs `tether` along the arm's program through `outputs` (uniform, from
+/// 0), sampling its pull between them; a diverged tether ends the run
+/// there.
+pub fn run_tether(
+    arm: &Arm,
+    tether: &CarriedTether,
+    outputs: &[f64],
+) -> Result<TetherRun, WorkflowError> {
+    let model = Tether::new(tether.params.clone())?;
+    let duration_s = *outputs.last().expect("at least the start");
+    let path = program_path(arm, duration_s);
+    use crate::model::PinMotion;
+    let (pin, velocity) = (path.position(0.0), path.velocity(0.0));
+    let solver_error = |error: SolverError| WorkflowError::Solver {
+        context: "the carried tether",
+        error,
+    };
+    let q = hanging_equilibrium(&model, pin).map_err(solver_error)?;
+    // Every point of the hanging tether moves with its pin at the start.
+    let mut v = vec![0.0; q.len()];
+    for node in v.chunks_mut(crate::model::tether::NODE_DOFS) {
+        node[..2].copy_from_slice(&velocity);
+    }
+    let markers_s: [f64; CARRIED_MARKERS] =
+        std::array::from_fn(|j| tether.params.length_m * j as f64 / (CARRIED_MARKERS - 1) as f64);
+    let dynamics = TetherDynamics::new(model.clone(), Arc::new(path)).map_err(solver_error)?;
+    let options = ReferenceOptions {
+        tolerance_m: tether.tolerance_m,
+        ..ReferenceOptions::DEFAULT
+    };
+    let mut solver = ReferenceSolver::new(dynamics, q, v, 0.0, options);
+    let mut run = TetherRun {
+        pull_n: Vec::with_capacity(outputs.len() * PULL_SAMPLES_PER_OUTPUT),
+        times_s: Vec::with_capacity(outputs.len() * PULL_SAMPLES_PER_OUTPUT),
+        markers_m: Vec::with_capacity(outputs.len()),
+        failure: None,
+        steps: 0,
+    };
+    let record = |run: &mut TetherRun, solver: &mut ReferenceSolver, output: bool| {
+        let r = solver.pin_reaction();
+        run.pull_n.push([-r[0], -r[1]]);
+        run.times_s.push(solver.time());
+        if output {
+            let q = solver.positions();
+            run.markers_m.push(markers_s.map(|s| model.point(q, s)));
+        }
+    };
+    record(&mut run, &mut solver, true);
+    'outputs: for window in outputs.windows(2) {
+        let (from, to) = (window[0], window[1]);
+        for j in 1..=PULL_SAMPLES_PER_OUTPUT {
+            let t = if j == PULL_SAMPLES_PER_OUTPUT {
+                to
+            } else {
+                from + (to - from) * j as f64 / PULL_SAMPLES_PER_OUTPUT as f64
+            };
+            if let Err(error) = solver.advance_to(t) {
+                run.failure = Some((solver.time(), format!("the carried tether: {error}")));
+                break 'outputs;
+            }
+            record(&mut run, &mut solver, j == PULL_SAMPLES_PER_OUTPUT);
+        }
+    }
+    run.steps = solver.stats().steps;
+    Ok(run)
+}

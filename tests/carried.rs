@@ -1,0 +1,354 @@
+//! The arm carrying the tether (docs/constrained.md §5) against exact
+//! facts: the pin's force against the tether's own momentum balance on a
+//! curved path, the arm at rest holding the pinned tether in its hanging
+//! equilibrium with the tether's weight, and the tether's pull entering
+//! the arm's torques as J(q)ᵀ times it; and the command line's `--tether`.
+
+mod common;
+
+use std::sync::Arc;
+
+use nalgebra::DVector;
+use tether_sweep::constrained::Holonomic;
+use tether_sweep::constrained::arm::Arm;
+use tether_sweep::io::track::read_table;
+use tether_sweep::model::tether::NODE_DOFS;
+use tether_sweep::model::{FixedPin, PinMotion, Tether, TetherParams};
+use tether_sweep::scenario::PathMotion;
+use tether_sweep::solver::equilibrium::hanging_equilibrium;
+use tether_sweep::solver::{ReferenceOptions, ReferenceSolver, TetherDynamics};
+use tether_sweep::workflow::bodies::{CARRIED_MARKERS, CarriedTether, run_tether};
+
+use common::{path_str, stderr, tether_sweep};
+
+fn params(damping_pa_s: f64, drag: f64) -> TetherParams {
+    TetherParams {
+        elements: 8,
+        damping_pa_s,
+        drag_coefficient: drag,
+        ..TetherParams::default()
+    }
+}
+
+/// Linear momentum: the position rows of M v summed, x and y (the
+/// position shape functions of an element sum to one).
+fn momentum(tether: &Tether, v: &[f64]) -> [f64; 2] {
+    let mut mv = vec![0.0; v.len()];
+    tether.mass_times(v, &mut mv);
+    let sum = |k: usize| mv.iter().skip(k).step_by(NODE_DOFS).sum::<f64>();
+    [sum(0), sum(1)]
+}
+
+#[test]
+fn the_pins_force_is_the_rate_of_the_tethers_momentum_less_its_weight() {
+    // No drag: the only outside forces are the pin's and gravity.
+    let tether = Tether::new(params(800.0, 0.0)).unwrap();
+    let times = vec![0.0, 0.1, 0.2, 0.3, 0.4];
+    let points = vec![
+        [0.0, 0.0],
+        [0.05, 0.02],
+        [-0.04, 0.0],
+        [0.03, -0.03],
+        [0.0, 0.0],
+    ];
+    let path = PathMotion::new(times, points).unwrap();
+    let q = hanging_equilibrium(&tether, path.position(0.0)).unwrap();
+    let mut v = vec![0.0; q.len()];
+    for node in v.chunks_mut(NODE_DOFS) {
+        node[..2].copy_from_slice(&path.velocity(0.0));
+    }
+    let weight: [f64; 2] = std::array::from_fn(|k| {
+        tether
+            .gravity()
+            .iter()
+            .skip(k)
+            .step_by(NODE_DOFS)
+            .sum::<f64>()
+    });
+    let dynamics = TetherDynamics::new(tether.clone(), Arc::new(path)).unwrap();
+    let options = ReferenceOptions {
+        tolerance_m: 1e-12,
+        ..ReferenceOptions::DEFAULT
+    };
+    let mut solver = ReferenceSolver::new(dynamics, q, v, 0.0, options);
+    // The central difference's error is h² P‴/6: 5e-7 N at 1e-5 s
+    // (5e-5 N at 1e-4 s, measured); the balance itself is exact.
+    let h = 1e-5;
+    let mut worst = 0.0f64;
+    let mut largest = 0.0f64;
+    for t in [0.05, 0.15, 0.25, 0.33] {
+        solver.advance_to(t - h).unwrap();
+        let before = momentum(&tether, solver.velocities());
+        solver.advance_to(t).unwrap();
+        let force = solver.pin_reaction();
+        solver.advance_to(t + h).unwrap();
+        let after = momentum(&tether, solver.velocities());
+        for k in 0..2 {
+            let rate = (after[k] - before[k]) / (2.0 * h);
+            worst = worst.max((force[k] - (rate - weight[k])).abs());
+            largest = largest.max(rate.abs());
+        }
+    }
+    // The path's accelerations (over 10 m/s²) take the force far from the
+    // weight alone: a missing inertia term would miss by that.
+    assert!(largest > 0.3 * weight[1].abs(), "{largest} {weight:?}");
+    assert!(worst < 1e-5 * largest, "worst {worst:e} of {largest}");
+}
+
+#[test]
+fn the_arm_at_rest_holds_the_pinned_tether_and_its_weight() {
+    let arm = Arm {
+        speed_m_s: 0.0,
+        ..Arm::default()
+    };
+    let tether = CarriedTether {
+        params: params(2000.0, 0.9),
+        tolerance_m: 1e-10,
+    };
+    let outputs: Vec<f64> = (0..=30).map(|k| k as f64 * 0.01).collect();
+    let run = run_tether(&arm, &tether, &outputs).unwrap();
+    assert!(run.failure.is_none());
+    assert_eq!(run.markers_m.len(), outputs.len());
+
+    // The same tether pinned at the arm's end point, run on its own.
+    let model = Tether::new(tether.params.clone()).unwrap();
+    let pin = arm.tip(&arm.start().0);
+    let q = hanging_equilibrium(&model, pin).unwrap();
+    let v = vec![0.0; q.len()];
+    let dynamics = TetherDynamics::new(model.clone(), Arc::new(FixedPin(pin))).unwrap();
+    let options = ReferenceOptions {
+        tolerance_m: 1e-10,
+        ..ReferenceOptions::DEFAULT
+    };
+    let mut pinned = ReferenceSolver::new(dynamics, q, v, 0.0, options);
+    let weight: f64 = model.gravity().iter().skip(1).step_by(NODE_DOFS).sum();
+    for (k, t) in outputs.iter().enumerate() {
+        pinned.advance_to(*t).unwrap();
+        for j in 0..CARRIED_MARKERS {
+            let s = model.params().length_m * j as f64 / (CARRIED_MARKERS - 1) as f64;
+            let p = model.point(pinned.positions(), s);
+            let carried = run.markers_m[k][j];
+            assert!(
+                (p[0] - carried[0]).abs() < 1e-12 && (p[1] - carried[1]).abs() < 1e-12,
+                "t {t} marker {j}: {p:?} vs {carried:?}"
+            );
+        }
+        // At rest the tether hangs: it pulls the end point down by its
+        // weight (the hanging equilibrium is the discrete one to 1e-4).
+        let pull = run.pull_at_output(k);
+        assert!(pull[0].abs() < 1e-9, "t {t}: {pull:?}");
+        assert!(
+            (pull[1] - weight).abs() < 1e-4 * weight.abs(),
+            "t {t}: {pull:?} {weight}"
+        );
+        // Between samples, the interpolated pull stays on the samples' scale.
+        let between = run.pull_n(t + 0.0025);
+        assert!((between[1] - weight).abs() < 1e-4 * weight.abs());
+    }
+}
+
+fn column(path: &std::path::Path, name: &str) -> Vec<f64> {
+    let table = read_table(path).unwrap();
+    let array = table
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"));
+    let values = array
+        .as_any()
+        .downcast_ref::<arrow::array::Float64Array>()
+        .unwrap();
+    values.values().to_vec()
+}
+
+#[test]
+fn the_command_line_carries_the_tether_and_its_pull_is_in_the_torques() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("bare.parquet");
+    let carried = dir.path().join("carried.parquet");
+    let out = tether_sweep(&["simulate", "--scenario", "arm", "--out", path_str(&bare)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = tether_sweep(&[
+        "simulate",
+        "--scenario",
+        "arm",
+        "--tether",
+        "--elements",
+        "6",
+        "--drag-coefficient",
+        "1.2",
+        "--tip-mass",
+        "0.05",
+        "--out",
+        path_str(&carried),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("carried tether: its pull"), "{stdout}");
+    assert!(dir.path().join("carried.svg").exists());
+
+    let arm = Arm::default();
+    let q = [column(&carried, "q1_rad"), column(&carried, "q2_rad")];
+    let pull = [
+        column(&carried, "tether_pull_x_n"),
+        column(&carried, "tether_pull_y_n"),
+    ];
+    let torque = [
+        column(&carried, "torque1_n_m"),
+        column(&carried, "torque2_n_m"),
+    ];
+    let bare_torque = [column(&bare, "torque1_n_m"), column(&bare, "torque2_n_m")];
+    let tip = [column(&carried, "tip_x_m"), column(&carried, "tip_y_m")];
+    let pin = [
+        column(&carried, "tether_marker0_x_m"),
+        column(&carried, "tether_marker0_y_m"),
+    ];
+    assert_eq!(q[0].len(), 101);
+    let mut largest_change = 0.0f64;
+    let outputs_s = |k: usize| k as f64 * 0.01;
+    for k in 0..q[0].len() {
+        // The joints hold the tether: τ = τ_bare − J(q)ᵀ pull, J the end
+        // point's Jacobian (the arm's path is the constraints', so q is
+        // the bare arm's to the drift).
+        let j = arm.jacobian(&DVector::from_vec(vec![q[0][k], q[1][k]]), 0.0);
+        let load = j.transpose() * DVector::from_vec(vec![pull[0][k], pull[1][k]]);
+        for i in 0..2 {
+            let change = torque[i][k] - bare_torque[i][k];
+            largest_change = largest_change.max(change.abs());
+            // At the folded pose the joints' torques are not fixed by the
+            // end point's path (J is singular there), and the arm leaves
+            // it with a drift transient of a micrometre that decays.
+            if (outputs_s(k) - arm.fold_time_s()).abs() < 0.01 {
+                assert!(change.is_finite());
+                continue;
+            }
+            assert!(
+                (change + load[i]).abs() < 2e-6,
+                "row {k} joint {i}: torque changed by {change}, −Jᵀ pull is {}",
+                -load[i]
+            );
+        }
+        // The tether's pin is the arm's end point.
+        for i in 0..2 {
+            assert!((tip[i][k] - pin[i][k]).abs() < 1e-7, "row {k}");
+        }
+    }
+    // The tether's weight (and the tip mass's) is a torque the joints feel.
+    assert!(largest_change > 0.1, "{largest_change}");
+}
+
+#[test]
+fn the_tether_flags_belong_to_the_carried_tether() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.parquet");
+    let refused = |args: &[&str], needle: &str| {
+        let run = tether_sweep(args);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {}", stderr(&run));
+        assert!(stderr(&run).contains(needle), "{args:?}: {}", stderr(&run));
+        assert!(!out.exists());
+    };
+    let o = path_str(&out);
+    refused(
+        &[
+            "simulate",
+            "--scenario",
+            "arm",
+            "--elements",
+            "6",
+            "--out",
+            o,
+        ],
+        "only with --tether",
+    );
+    refused(
+        &["simulate", "--scenario", "robot", "--tether", "--out", o],
+        "robot carries no tether",
+    );
+    refused(
+        &["simulate", "--scenario", "drop", "--tether", "--out", o],
+        "--tether is a constrained body's",
+    );
+    refused(
+        &[
+            "simulate",
+            "--scenario",
+            "arm",
+            "--tether",
+            "--elements",
+            "0",
+            "--out",
+            o,
+        ],
+        "--elements",
+    );
+    refused(
+        &[
+            "simulate",
+            "--scenario",
+            "arm",
+            "--tether",
+            "--solver",
+            "explicit",
+            "--out",
+            o,
+        ],
+        "--solver",
+    );
+    refused(
+        &[
+            "simulate",
+            "--scenario",
+            "arm",
+            "--tether",
+            "--backend",
+            "gpu",
+            "--out",
+            o,
+        ],
+        "run on the CPU",
+    );
+}
+
+#[test]
+fn a_sweep_over_the_carried_tethers_drag_swings_it_only_with_drag() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep.parquet");
+    let run = tether_sweep(&[
+        "simulate",
+        "--scenario",
+        "arm",
+        "--tether",
+        "--elements",
+        "4",
+        "--duration",
+        "0.4",
+        "--axis",
+        "drag_coefficient=0,0.8,1.6",
+        "--axis",
+        "damping_pa_s=0,3000",
+        "--out",
+        path_str(&out),
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let drag = column(&out, "drag_coefficient");
+    let swing = column(&out, "max_tip_swing_m");
+    let pull = column(&out, "peak_pull_n");
+    assert_eq!(drag, [0.0, 0.0, 0.8, 0.8, 1.6, 1.6]);
+    // Carried at constant velocity without air, the tether translates as
+    // it hangs (a Galilean frame): its free end stays under the pin.
+    assert!(swing[0] < 1e-12 && swing[1] < 1e-12, "{swing:?}");
+    // Drag trails it, the more the larger C_D.
+    assert!(swing[2] > 1e-3 && swing[4] > 1.5 * swing[2], "{swing:?}");
+    assert!(pull.iter().all(|p| *p > 0.2 && *p < 0.23), "{pull:?}");
+
+    // Its axes are the tether's own numbers, only where it is carried.
+    let bare = tether_sweep(&[
+        "simulate",
+        "--scenario",
+        "arm",
+        "--axis",
+        "drag_coefficient=1",
+        "--out",
+        path_str(&dir.path().join("bare.parquet")),
+    ]);
+    assert_eq!(bare.status.code(), Some(2));
+    assert!(stderr(&bare).contains("--tether"), "{}", stderr(&bare));
+}
