@@ -2657,6 +2657,67 @@ fn a_film_that_is_not_the_experiment_fails_the_joint_run_though_its_weight_is_sm
     assert!(metadata[tether_sweep::metadata::PLAUSIBILITY].contains("mirrored"));
 }
 
+/// A joint fit flagged because the tether's length is 1 % long: each of
+/// the tether's own inputs (not a film's release, angle or pin) is freed
+/// over both films at once, and the length alone comes back to the films'
+/// 0.6 m with every film's σ within its noise, the others not.
+#[test]
+fn a_flagged_joint_fit_frees_the_shared_inputs_and_finds_the_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("joint");
+    let [shallow, steep] = two_films();
+    let o = run(&[
+        "identify",
+        "--config",
+        path_str(&shallow),
+        "--config",
+        path_str(&steep),
+        "--elements",
+        "16",
+        "--damping",
+        "1500,2500",
+        "--drag-coefficient",
+        "0.75,0.85",
+        "--axis",
+        "shallow.release_time_s=0:0.03:0.005",
+        "--axis",
+        "steep.release_time_s=0:0.015:0.0025",
+        "--length",
+        "0.606",
+        "--backend",
+        "cpu",
+        "--out",
+        path_str(&out),
+    ]);
+    let (text, e) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert_eq!(o.status.code(), Some(4), "{text}\n{e}");
+    let metadata = read_parquet_metadata(&out.join("results.parquet")).unwrap();
+    let freed: serde_json::Value =
+        serde_json::from_str(&metadata[tether_sweep::metadata::FREED]).unwrap();
+    let freed = freed.as_array().unwrap();
+    let inputs: Vec<&str> = freed.iter().map(|f| f["input"].as_str().unwrap()).collect();
+    assert_eq!(
+        inputs,
+        [
+            "length_m",
+            "youngs_modulus_pa",
+            "density_kg_m3",
+            "thickness_m"
+        ],
+        "{text}"
+    );
+    let ratio = |f: &serde_json::Value| f["ratio"].as_f64().unwrap();
+    let length = &freed[0];
+    assert!(
+        (length["fitted"].as_f64().unwrap() - 0.6).abs() < 1e-3,
+        "{length}"
+    );
+    assert!(ratio(length) < 1.1, "{length}");
+    assert!(freed[1..].iter().all(|f| ratio(f) > 3.0), "{freed:?}");
+    assert!(text.contains("which known input to free"), "{text}");
+    assert!(text.contains("--axis length_m="), "{text}");
+}
+
 /// The batched objective is the sweep's path: J_e of candidates taken in
 /// another order and batch equals results.parquet's for the same rows at
 /// the same tolerance, bit for bit; the residuals' sum of squares is J_e;

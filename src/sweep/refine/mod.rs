@@ -356,12 +356,12 @@ pub fn refine_best_tightened(
 
 /// `start` (a refined candidate, at its n) fitted again over the grid's
 /// varied axes and one more, `freed`, an input the run took as known,
-/// within its values' range: what one film's data say when that input is
+/// within its values' range: what the films' data say when that input is
 /// let go. None when the grid cannot take the axis (it has it already).
 pub fn refit_freed(
     grid: &Grid,
     start: &Candidate,
-    film: &RefineFilm<'_>,
+    films: &[RefineFilm<'_>],
     base: &TetherParams,
     settings: &SolverSettings,
     freed: AxisValues,
@@ -371,8 +371,8 @@ pub fn refit_freed(
     };
     let problem = Problem {
         grid: &grid,
-        films: std::slice::from_ref(film),
-        weights: vec![film.weight],
+        films,
+        weights: films.iter().map(|f| f.weight).collect(),
         base,
         settings,
     };
@@ -425,6 +425,10 @@ pub struct RefineFilm<'a> {
     /// both empty for a single film.
     pub own: &'a [AxisValues],
     pub scores: &'a [FilmScore],
+    /// Its own values to start from where the shared start is no grid
+    /// point (a refit from a refined optimum); None: its best at the
+    /// shared start's grid point.
+    pub start: Option<Candidate>,
 }
 
 impl<'a> RefineFilm<'a> {
@@ -437,6 +441,7 @@ impl<'a> RefineFilm<'a> {
             weight: 1.0,
             own: &[],
             scores: &[],
+            start: None,
         }
     }
 }

@@ -68,10 +68,18 @@ impl Problem<'_> {
         if film.own.is_empty() {
             return c;
         }
-        let at = self
-            .grid
-            .index_of(start)
-            .expect("a refinement starts from a grid point");
+        if let Some(own_start) = &film.start {
+            for own in film.own {
+                if let Some(v) = own_start.value(own.axis) {
+                    c.set(own.axis, v);
+                }
+            }
+            return c;
+        }
+        // Off the grid with no start of its own: the shared start's values.
+        let Some(at) = self.grid.index_of(start) else {
+            return c;
+        };
         for (p, v) in film.scores[at].own.iter() {
             c.parameters.set(p, v);
         }

@@ -80,7 +80,7 @@ pub fn write_robust(out: &mut String, r: &Refined, g: &GoodnessOfFit) {
 
 /// Each known input freed in turn, when the fit does not explain the data:
 /// which one alone would, as an axis to add; the answer above unchanged.
-pub fn write_freed(out: &mut String, freed: &[FreedInput]) {
+pub fn write_freed(out: &mut String, freed: &[FreedInput], joint: bool) {
     if freed.is_empty() {
         return;
     }
@@ -91,12 +91,13 @@ pub fn write_freed(out: &mut String, freed: &[FreedInput]) {
     for f in freed {
         sayln!(
             out,
-            "  {:<18} {} → {} ± {:.2e}: σ {:.2}× the noise, {}",
+            "  {:<18} {} → {} ± {:.2e}: σ {:.2}× the noise{}, {}",
             f.input,
             f.given,
             f.fitted,
             f.standard_error,
             f.ratio,
+            if joint { " (the worst film's)" } else { "" },
             match f.explains {
                 true => "explains the data",
                 false => "still more than the noise explains",
@@ -105,10 +106,21 @@ pub fn write_freed(out: &mut String, freed: &[FreedInput]) {
     }
     let explaining: Vec<&FreedInput> = freed.iter().filter(|f| f.explains).collect();
     match &explaining[..] {
-        [] => sayln!(
-            out,
-            "  no input alone brings the fit within the noise: look for two, the mesh (n), or the data"
-        ),
+        [] => {
+            sayln!(
+                out,
+                "  no input alone brings the fit within the noise: look for two, the mesh (n), or the data"
+            );
+            let nearest = freed.iter().min_by(|a, b| a.ratio.total_cmp(&b.ratio));
+            if let Some(f) = nearest.filter(|f| f.ratio < 2.0) {
+                sayln!(
+                    out,
+                    "  nearest: --axis {} (σ {:.2}× the noise; the rest is along its frames or in the mesh: offer finer n with it)",
+                    f.suggested_axis,
+                    f.ratio
+                );
+            }
+        }
         some => sayln!(
             out,
             "  → try {}",

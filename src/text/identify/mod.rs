@@ -333,7 +333,7 @@ fn write_single_report(out: &mut String, report: &IdentifyReport) {
     if let (Some(r), [g]) = (&report.refined, &report.goodness[..]) {
         write_robust(out, r, &g.test);
     }
-    write_freed(out, &report.freed);
+    write_freed(out, &report.freed, false);
     for (_, v) in &report.validations {
         write_validation(out, v);
     }
@@ -688,6 +688,7 @@ fn write_joint(out: &mut String, report: &IdentifyReport) {
     for g in &report.goodness {
         write_goodness(out, &g.test, Some(&g.film));
     }
+    write_freed(out, &report.freed, true);
     for (name, v) in &report.validations {
         say!(out, "film {name}: ");
         write_validation(out, v);

@@ -414,22 +414,22 @@ fn write(
 }
 
 /// An evaluation function's column: its name, unit and value.
-type Evaluation = (
+type EvaluationColumn = (
     &'static str,
     &'static str,
     fn(&BodyEvaluation) -> Option<f64>,
 );
 
-const ROBOT_EVALUATIONS: [Evaluation; 3] = [
+const ROBOT_EVALUATIONS: [EvaluationColumn; 3] = [
     ("max_tracking_error_m", "m", |r| r.max_tracking_error_m),
     ("final_tracking_error_m", "m", |r| r.final_tracking_error_m),
     ("settling_time_s", "s", |r| r.settled_at_s),
 ];
-const ARM_EVALUATIONS: [Evaluation; 2] = [
+const ARM_EVALUATIONS: [EvaluationColumn; 2] = [
     ("max_drift_m", "m", |r| r.max_drift_m),
     ("final_drift_m", "m", |r| r.final_drift_m),
 ];
-const TETHER_EVALUATIONS: [Evaluation; 3] = [
+const TETHER_EVALUATIONS: [EvaluationColumn; 3] = [
     ("peak_pull_n", "N", |r| r.peak_pull_n),
     ("max_tip_swing_m", "m", |r| r.max_tip_swing_m),
     ("final_tip_swing_m", "m", |r| r.final_tip_swing_m),
@@ -437,10 +437,10 @@ const TETHER_EVALUATIONS: [Evaluation; 3] = [
 
 /// The evaluation functions' columns of `body`'s sweep.
 fn evaluation_columns(body: &Body, rows: &[BodyEvaluation]) -> Vec<Column> {
-    let column = |(name, unit, f): &Evaluation| {
+    let column = |(name, unit, f): &EvaluationColumn| {
         Column::optional_f64(*name, unit, rows.iter().map(f).collect())
     };
-    let (own, tether): (&[Evaluation], &[Evaluation]) = match body {
+    let (own, tether): (&[EvaluationColumn], &[EvaluationColumn]) = match body {
         Body::Robot { .. } => (&ROBOT_EVALUATIONS, &[]),
         Body::Arm { tether: None, .. } => (&ARM_EVALUATIONS, &[]),
         Body::Arm { .. } => (&ARM_EVALUATIONS, &TETHER_EVALUATIONS),

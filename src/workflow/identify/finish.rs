@@ -185,7 +185,8 @@ impl Combination {
         let freed = self.free_inputs(
             &summary.best.candidate,
             refined.as_ref(),
-            goodness.first().map(|g| &g.test),
+            &combined,
+            &goodness,
             &Chosen::reference(chosen.as_ref()),
         )?;
         if let Some(r) = &refined {
@@ -524,7 +525,19 @@ impl Combination {
         combined: &Combined,
         chosen: &mut Option<Chosen>,
     ) -> Result<Option<Refined>, WorkflowError> {
-        let films: Vec<RefineFilm> = match &self.films[..] {
+        refine_at_datas_accuracy(
+            &self.request.grid,
+            summary,
+            &self.refine_films(combined),
+            &self.request.base,
+            chosen,
+        )
+    }
+
+    /// The films as the refinement fits them: a single film alone, or
+    /// each with its name, own axes and weight in the joint J_e.
+    pub(super) fn refine_films<'a>(&'a self, combined: &'a Combined) -> Vec<RefineFilm<'a>> {
+        match &self.films[..] {
             [f] => vec![RefineFilm::single(&f.measured, &f.scenario)],
             films => films
                 .iter()
@@ -537,15 +550,9 @@ impl Combination {
                     weight: w.weight,
                     own: &f.film.own,
                     scores: s,
+                    start: None,
                 })
                 .collect(),
-        };
-        refine_at_datas_accuracy(
-            &self.request.grid,
-            summary,
-            &films,
-            &self.request.base,
-            chosen,
-        )
+        }
     }
 }

@@ -1,13 +1,14 @@
-//! Which known input to free: when a single film's refined fit does not
-//! explain the data, each input the run took as known (the tether's
-//! length, modulus, density and thickness; the release angle, pin and
-//! release time) is let go in turn, alone, from the refined optimum, and
-//! the refit judged by the same goodness-of-fit test. The run's answer is
+//! Which known input to free: when a refined fit does not explain the
+//! data (a single film's, or any film's of a joint fit), each input the
+//! run took as known (the tether's length, modulus, density and
+//! thickness; a single film's release angle, pin and release time too) is
+//! let go in turn, alone, from the refined optimum, and the refit judged
+//! by the same goodness-of-fit test, every film's. The run's answer is
 //! never changed: the finding is a suggestion, an `--axis` to add.
 
 use serde::Serialize;
 
-use super::finish::Combination;
+use super::finish::{Combination, Combined};
 use crate::io::results::BestFit;
 use crate::metadata::{self, json};
 use crate::misfit::GoodnessOfFit;
@@ -15,7 +16,7 @@ use crate::scenario::{SolverSettings, simulate};
 use crate::sweep::refine::{RefineFilm, Refined, refit_freed};
 use crate::sweep::{Axis, AxisValues, Candidate, Parameter};
 use crate::workflow::WorkflowError;
-use crate::workflow::fit::test_film;
+use crate::workflow::fit::{FilmGoodness, test_film};
 
 /// The inputs tried, in this order.
 const FREED: [Parameter; 8] = [
@@ -39,7 +40,8 @@ pub struct FreedInput {
     pub given: f64,
     pub fitted: f64,
     pub standard_error: f64,
-    /// The refit's σ over the film's noise, and its verdict.
+    /// The refit's σ over the film's noise (the largest over a joint
+    /// fit's films), and its verdict (every film's).
     pub ratio: f64,
     pub explains: bool,
     /// The axis to add (a fine one around the refit value).
@@ -72,41 +74,63 @@ fn suggested_axis(p: Parameter, value: f64, (low, high): (f64, f64)) -> String {
     format!("{}={a}:{}:{step}", p.name(), significant(a + 4.0 * step))
 }
 
+/// The inputs a joint fit may free: the tether's, which every film
+/// shares (a film's own release angle, pin and time are not tried).
+fn shared(p: Parameter) -> bool {
+    !p.is_films_own()
+}
+
 impl Combination {
-    /// When a single film's refined fit does not explain it: each known
-    /// input freed in turn (module docs), recorded in the metadata.
-    /// Empty otherwise, and for several films.
+    /// When a refined fit does not explain its film (or, jointly, one of
+    /// its films): each known input freed in turn (module docs), recorded
+    /// in the metadata. Empty otherwise.
     pub(super) fn free_inputs(
         &mut self,
         best: &Candidate,
         refined: Option<&Refined>,
-        goodness: Option<&GoodnessOfFit>,
+        combined: &Combined,
+        goodness: &[FilmGoodness],
         settings: &SolverSettings,
     ) -> Result<Vec<FreedInput>, WorkflowError> {
-        let ([film], Some(refined), Some(goodness)) = (&self.films[..], refined, goodness) else {
+        let flagged = goodness
+            .iter()
+            .any(|g| !g.test.explains && g.test.whiteness.is_some());
+        let (Some(refined), true) = (refined, flagged) else {
             return Ok(Vec::new());
         };
-        if goodness.explains || goodness.whiteness.is_none() {
+        if self.films.iter().any(|f| f.scenario.as_drop().is_none()) {
             return Ok(Vec::new());
         }
-        let grid = &self.request.grid;
-        let base = &self.request.base;
+        let joint = self.films.len() > 1;
+        // Each film's own values (its release) from the refined optimum.
+        let films: Vec<RefineFilm> = self
+            .refine_films(combined)
+            .into_iter()
+            .map(|f| RefineFilm {
+                start: Some(refined.candidate(best, f.name)),
+                ..f
+            })
+            .collect();
         let start = refined.candidate(best, None);
-        let refine_film = RefineFilm::single(&film.measured, &film.scenario);
+        let base = &self.request.base;
         let mut found = Vec::new();
-        for p in FREED {
+        for p in FREED.into_iter().filter(|&p| !joint || shared(p)) {
             let axis = Axis::Parameter(p);
-            let pin_fixed =
-                matches!(p, Parameter::PinXM | Parameter::PinYM) && film.film.camera.pin.is_some();
-            if grid.has(axis) || pin_fixed || film.scenario.as_drop().is_none() {
+            let camera_pin = self.films[0].film.camera.pin.is_some();
+            let pin_fixed = matches!(p, Parameter::PinXM | Parameter::PinYM) && camera_pin;
+            if self.request.grid.has(axis) || pin_fixed {
                 continue;
             }
-            let given = p.get(base, &film.scenario);
+            let scenario = &self.films[0].scenario;
+            let given = p.get(base, scenario);
             let (mut low, high) = freed_range(p, given, base.length_m);
             if p == Parameter::LengthM {
-                // No shorter than its farthest marker.
-                let reach = film.scenario.marker_arc_lengths_m.iter().copied();
-                low = reach.fold(low, f64::max);
+                // No shorter than any film's farthest marker.
+                let reach = self
+                    .films
+                    .iter()
+                    .flat_map(|f| &f.scenario.marker_arc_lengths_m);
+                low = reach.copied().fold(low, f64::max);
             }
             let mut from = start;
             from.set(axis, given);
@@ -116,33 +140,25 @@ impl Combination {
             };
             // A value the solver cannot simulate ends that input's refit,
             // not the run.
-            let Ok(Some(refit)) = refit_freed(grid, &from, &refine_film, base, settings, freed)
-            else {
+            let grid = &self.request.grid;
+            let Ok(Some(refit)) = refit_freed(grid, &from, &films, base, settings, freed) else {
                 continue;
             };
             let Some(at) = refit.parameters.iter().position(|q| q.parameter == axis) else {
                 continue;
             };
-            let candidate = refit.candidate(&from, None);
-            let (tether, scenario) = candidate.experiment(base, &film.scenario);
-            let Ok(output) = simulate(&scenario, &tether, settings) else {
+            let Some(tests) = self.judge_refit(&refit, &from, &films, settings) else {
                 continue;
             };
-            let fit = BestFit::new(&film.measured, &output.track).with_refined(&output.track);
-            let test = test_film(
-                refit.sigma_m,
-                (refit.observations, refit.parameters.len()),
-                goodness.noise,
-                &fit,
-            );
+            let worst = tests.iter().map(|t| t.ratio).fold(0.0, f64::max);
             let fitted = significant(refit.parameters[at].value);
             found.push(FreedInput {
                 input: p.name(),
                 given,
                 fitted,
                 standard_error: refit.parameters[at].standard_error,
-                ratio: test.ratio,
-                explains: test.explains,
+                ratio: worst,
+                explains: tests.iter().all(|t| t.explains),
                 suggested_axis: suggested_axis(p, fitted, (low, high)),
             });
         }
@@ -150,6 +166,40 @@ impl Combination {
             self.metadata.insert(metadata::FREED.into(), json(&found));
         }
         Ok(found)
+    }
+
+    /// Each film's goodness of fit at a refit, by the same test as the
+    /// run's (its σ the refit's, its residuals from its best fit there);
+    /// None where a film cannot be simulated at it or has no noise
+    /// estimate.
+    fn judge_refit(
+        &self,
+        refit: &Refined,
+        from: &Candidate,
+        films: &[RefineFilm<'_>],
+        settings: &SolverSettings,
+    ) -> Option<Vec<GoodnessOfFit>> {
+        let joint = self.films.len() > 1;
+        self.films
+            .iter()
+            .zip(films)
+            .enumerate()
+            .map(|(k, (film, refine_film))| {
+                let candidate = refit.candidate(from, refine_film.name);
+                let (tether, scenario) = candidate.experiment(&self.request.base, &film.scenario);
+                let output = simulate(&scenario, &tether, settings).ok()?;
+                let fit = BestFit::new(&film.measured, &output.track).with_refined(&output.track);
+                // A single film's σ and count are the refit's own; a joint
+                // fit's, each film's share.
+                let (sigma_m, observations) = match refit.films.get(k) {
+                    Some(f) if joint => (f.sigma_m, film.coverage.observations()),
+                    _ => (refit.sigma_m, refit.observations),
+                };
+                let noise = film.noise?;
+                let counts = (observations, refit.parameters.len());
+                Some(test_film(sigma_m, counts, noise, &fit))
+            })
+            .collect()
     }
 }
 
