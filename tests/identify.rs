@@ -1491,7 +1491,10 @@ fn the_mesh_is_chosen_by_refined_fits_when_the_grid_cannot_rank_n() {
         serde_json::from_str(&metadata["tether_sweep.refined"]).unwrap();
     assert_eq!(refined["every_elements"], true, "{stdout}");
     assert_eq!(refined["elements"], 12, "{stdout}");
-    assert!(stdout.contains("refined J_e per n: n = 8:"), "{stdout}");
+    assert!(
+        stdout.contains("refined at each n:\n    n =   8: J_e ="),
+        "{stdout}"
+    );
     let table = read_table(&out.join("refined.parquet")).unwrap();
     let values = common::f64_column(&table, "value");
     let errors = common::f64_column(&table, "standard_error");

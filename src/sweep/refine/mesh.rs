@@ -53,17 +53,33 @@ pub struct MeshMove {
 }
 
 impl Refined {
-    /// For each refined parameter, the other refined n at which it lies
-    /// furthest from the kept value, when that is more than one standard
-    /// error away (docs/identify.md, "The mesh").
+    /// For each refined parameter, the neighbouring refined n (the next
+    /// coarser and the next finer than the kept) at which it lies furthest
+    /// from the kept value, when that is more than one standard error
+    /// away: the mesh's last step, an estimate of its error
+    /// (docs/identify.md, "The mesh"). A far coarser n moving the answer
+    /// says nothing of the kept one's.
     pub fn mesh_moves(&self) -> Vec<MeshMove> {
+        let n = self.elements;
+        let coarser = self
+            .per_elements
+            .iter()
+            .map(|f| f.elements)
+            .filter(|&m| m < n)
+            .max();
+        let finer = self
+            .per_elements
+            .iter()
+            .map(|f| f.elements)
+            .filter(|&m| m > n)
+            .min();
         self.parameters
             .iter()
             .enumerate()
             .filter_map(|(i, p)| {
                 self.per_elements
                     .iter()
-                    .filter(|f| f.elements != self.elements)
+                    .filter(|f| Some(f.elements) == coarser || Some(f.elements) == finer)
                     .map(|f| MeshMove {
                         parameter: p.name(),
                         elements: f.elements,

@@ -78,9 +78,9 @@ pub struct Refined {
     pub elements_tried: Vec<usize>,
     /// The n the grid offered.
     pub elements_offered: Vec<usize>,
-    /// Whether the n the confidence threshold left out were refined too,
-    /// the grid being too coarse to rank n ([`grid_too_coarse_to_rank_n`]):
-    /// then every n's grid best was.
+    /// Whether every n's grid best was refined: every n offered (at most
+    /// [`MAX_EVERY_ELEMENTS`]), or beyond that the grid being too coarse
+    /// to rank n ([`grid_too_coarse_to_rank_n`]).
     pub every_elements: bool,
     pub parameters: Vec<RefinedParameter>,
     /// J_e at the refined values \[m²\].
@@ -227,15 +227,17 @@ pub fn residuals(
     Ok(r)
 }
 
-/// Refines the best candidate of every n whose grid J_e lies within the
+/// Refines the best candidate of every n offered, or beyond
+/// [`MAX_EVERY_ELEMENTS`] of every n whose grid J_e lies within the
 /// confidence region's threshold (the grid's best always) and of the
 /// grid's finest n, keeps one refinement (`kept`), and profiles its
 /// parameters. A coarse grid can favour the wrong n (its best (D, C_D)
 /// point happens to lie closer, or the finest n's grid points all miss
-/// its C_D), and the refined J_e of each n is the fair comparison; other
-/// n far outside the region are not worth their simulations, unless the
-/// grid is too coarse to rank n at all ([`grid_too_coarse_to_rank_n`]):
-/// then every n's grid best is refined.
+/// its C_D), and the refined J_e of each n is the fair comparison. Up to
+/// [`MAX_EVERY_ELEMENTS`] n, every n offered is refined (each n's values
+/// are part of the answer); beyond, other n far outside the region are not
+/// worth their simulations, unless the grid is too coarse to rank n at all
+/// ([`grid_too_coarse_to_rank_n`]): then every n's grid best is refined.
 pub fn refine_best(
     grid: &Grid,
     summary: &super::Summary,
@@ -245,6 +247,12 @@ pub fn refine_best(
 ) -> Result<Option<Refined>, SolverError> {
     refine_best_tightened(grid, summary, films, base, settings, |_| None)
 }
+
+/// Every n offered is refined where there are at most this many (the
+/// mesh is part of the answer: each n's refined J_e and values are
+/// reported); beyond, those within the confidence threshold and the
+/// finest, or every n where the grid cannot rank them.
+pub const MAX_EVERY_ELEMENTS: usize = 8;
 
 /// [`refine_best`], asking `tighter`, with the kept refinement before its
 /// profiles, whether its own σ calls for tighter solver settings
@@ -271,13 +279,23 @@ pub fn refine_best_tightened(
         .filter(|r| r.j_e_m2.is_some())
         .max_by_key(|r| r.candidate.elements)
         .map(|r| r.candidate);
+    let offered = summary
+        .best_per_elements
+        .iter()
+        .filter(|r| r.j_e_m2.is_some())
+        .count();
+    let every_offered = offered <= MAX_EVERY_ELEMENTS;
     let mut starts = vec![summary.best.candidate];
     starts.extend(
         summary
             .best_per_elements
             .iter()
-            .filter(|r| r.candidate != summary.best.candidate)
-            .filter(|r| r.j_e_m2.is_some_and(|j| j <= threshold) || Some(r.candidate) == finest)
+            .filter(|r| r.candidate != summary.best.candidate && r.j_e_m2.is_some())
+            .filter(|r| {
+                every_offered
+                    || r.j_e_m2.is_some_and(|j| j <= threshold)
+                    || Some(r.candidate) == finest
+            })
             .map(|r| r.candidate),
     );
     let problem = Problem {
@@ -306,7 +324,7 @@ pub fn refine_best_tightened(
         .filter(|r| too_coarse && r.j_e_m2.is_some() && !starts.contains(&r.candidate))
         .map(|r| r.candidate)
         .collect();
-    let every_elements = !others.is_empty();
+    let every_elements = every_offered || !others.is_empty();
     for start in others {
         if let Some((r, fit)) = problem.fit(&start)? {
             fits.push((r, fit, start));
@@ -499,8 +517,9 @@ mod tests {
             j_e_m2: 1e-4,
             values: vec![damping, drag],
         };
-        // D moves 0.8 SE (within its error), C_D 1.5 and 3 SE: the
-        // largest is named, with its n.
+        // From the kept n = 50 to the next coarser, 40: D moves 0.4 SE
+        // (within its error), C_D 1.5 SE: C_D is named, with its n. n = 30
+        // (C_D 3 SE off) is not the mesh's last step.
         let r = refined(vec![
             fit(30, 2400.0, 0.803),
             fit(40, 1800.0, 0.8015),
@@ -509,8 +528,17 @@ mod tests {
         let moves = r.mesh_moves();
         assert_eq!(moves.len(), 1, "{moves:?}");
         assert_eq!(moves[0].parameter, Axis::Drag.column());
-        assert_eq!(moves[0].elements, 30);
-        assert!((moves[0].standard_errors - 3.0).abs() < 1e-9);
+        assert_eq!(moves[0].elements, 40);
+        assert!((moves[0].standard_errors - 1.5).abs() < 1e-9);
+        // Kept between two: both neighbours count, the larger move named.
+        let mut between = refined(vec![
+            fit(30, 2000.0, 0.803),
+            fit(40, 2000.0, 0.8),
+            fit(50, 2000.0, 0.8012),
+        ]);
+        between.elements = 40;
+        let moves = between.mesh_moves();
+        assert_eq!((moves.len(), moves[0].elements), (1, 30), "{moves:?}");
         // One n refined: nothing to compare.
         assert!(refined(vec![fit(50, 2000.0, 0.8)]).mesh_moves().is_empty());
     }

@@ -37,6 +37,7 @@ pub fn write_refined(out: &mut String, r: &Refined) {
         r.elements,
         tried.join(", "),
         match r.every_elements {
+            true if r.elements_tried.len() >= r.elements_offered.len() => "every n offered",
             true =>
                 "every n, the grid's best J_e lying more than the confidence region's rise above the lowest refined one (too coarse to rank n)",
             false => "those within the confidence threshold and the finest",
@@ -90,12 +91,22 @@ pub fn write_mesh(out: &mut String, r: &Refined) {
         })
         .collect();
     if r.every_elements {
-        let per_n: Vec<String> = r
-            .per_elements
-            .iter()
-            .map(|f| format!("n = {}: {:.6e} m²", f.elements, f.j_e_m2))
-            .collect();
-        sayln!(out, "  refined J_e per n: {}", per_n.join(", "));
+        sayln!(out, "  refined at each n:");
+        for f in &r.per_elements {
+            let values: Vec<String> = r
+                .parameters
+                .iter()
+                .zip(&f.values)
+                .map(|(p, v)| format!("{} = {v:.6}", p.name()))
+                .collect();
+            sayln!(
+                out,
+                "    n = {:>3}: J_e = {:.6e} m², {}",
+                f.elements,
+                f.j_e_m2,
+                values.join(", ")
+            );
+        }
     }
     let advice = match r.mesh_edge() {
         Some((MeshEdge::Finest, n)) => format!(
