@@ -10,7 +10,8 @@
 use std::sync::Arc;
 
 use crate::constrained::arm::Arm;
-use crate::model::{Tether, TetherParams};
+use crate::error::InputError;
+use crate::model::{PinMotion, Tether, TetherParams};
 use crate::scenario::PathMotion;
 use crate::solver::equilibrium::hanging_equilibrium;
 use crate::solver::{ReferenceOptions, ReferenceSolver, SolverError, TetherDynamics};
@@ -31,7 +32,7 @@ pub struct CarriedTether {
 }
 
 impl CarriedTether {
-    pub fn check(&self) -> Result<(), crate::error::InputError> {
+    pub fn check(&self) -> Result<(), InputError> {
         self.params.validate()?;
         crate::solver::reference::check_tolerance_m("tether_tolerance_m", self.tolerance_m)
     }
@@ -80,15 +81,12 @@ impl TetherRun {
     }
 }
 
-/// The arm's programmed end point as the tether's pin path.
-pub fn program_path(arm: &Arm, duration_s: f64) -> PathMotion {
+/// The arm's programmed end point as the tether's pin path: two points
+/// a second apart, the path going on straight past them.
+pub fn program_path(arm: &Arm) -> Result<PathMotion, InputError> {
     let (q0, _, x0) = arm.start();
     let y = arm.tip(&q0)[1];
-    PathMotion::new(
-        vec![0.0, duration_s],
-        vec![[x0, y], [x0 - arm.speed_m_s * duration_s, y]],
-    )
-    .expect("two increasing, finite points")
+    PathMotion::new(vec![0.0, 1.0], vec![[x0, y], [x0 - arm.speed_m_s, y]])
 }
 
 /// Runs `tether` along the arm's program through `outputs` (uniform, from
@@ -100,9 +98,7 @@ pub fn run_tether(
     outputs: &[f64],
 ) -> Result<TetherRun, WorkflowError> {
     let model = Tether::new(tether.params.clone())?;
-    let duration_s = *outputs.last().expect("at least the start");
-    let path = program_path(arm, duration_s);
-    use crate::model::PinMotion;
+    let path = program_path(arm)?;
     let (pin, velocity) = (path.position(0.0), path.velocity(0.0));
     let solver_error = |error: SolverError| WorkflowError::Solver {
         context: "the carried tether",
