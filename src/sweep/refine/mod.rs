@@ -324,7 +324,7 @@ pub fn refine_best_tightened(
         .filter(|r| too_coarse && r.j_e_m2.is_some() && !starts.contains(&r.candidate))
         .map(|r| r.candidate)
         .collect();
-    let every_elements = every_offered || !others.is_empty();
+    let every_elements = (every_offered && offered > 1) || !others.is_empty();
     for start in others {
         if let Some((r, fit)) = problem.fit(&start)? {
             fits.push((r, fit, start));
