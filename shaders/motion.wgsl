@@ -1,6 +1,8 @@
 // The prescribed motion of node 0 as a displacement from its reference
-// position: at rest (the drop's pin) or half-cosine winch moves along x
-// (docs/model.md §4.2). Mirrors WinchMotion in src/scenario/winch.rs.
+// position: at rest (the drop's pin), half-cosine winch moves along x
+// (docs/model.md §4.2; mirrors WinchMotion in src/scenario/winch.rs), or
+// a straight line at constant velocity (the arm's end point,
+// docs/constrained.md §5).
 //
 // cos and sin come from polynomials, not the builtins: WGSL has no f64
 // trigonometry, and Vulkan allows the f32 builtins an absolute error of 2⁻¹¹,
@@ -51,9 +53,10 @@ fn cos_sin_half_turn(theta: real) -> real2 {
     return real2(-sin_x, c);
 }
 
-// Winch displacement along x from its first waypoint at time t. `moves` is 0
-// for a fixed pin.
-fn pin_state(t: real, moves: u32, waypoints: array<real, 5>, periods: array<real, 4>) -> PinState {
+// The pin's displacement from its reference position at time t: winch
+// moves along x from the first waypoint (`moves` 0: none), plus a constant
+// velocity `velocity` (a carried pin's straight line; zero otherwise).
+fn pin_state(t: real, moves: u32, waypoints: array<real, 5>, periods: array<real, 4>, velocity: real2) -> PinState {
     var out = PinState(real2(0.0), real2(0.0), real2(0.0));
     var start: real = 0.0;
     // Unrolled by hand: at most MAX_WINCH_MOVES moves, no shader loop.
@@ -84,5 +87,7 @@ fn pin_state(t: real, moves: u32, waypoints: array<real, 5>, periods: array<real
             out.position = real2(waypoints[moves] - waypoints[0], 0.0);
         }
     }
+    out.position += velocity * t;
+    out.velocity += velocity;
     return out;
 }

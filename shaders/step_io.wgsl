@@ -94,6 +94,13 @@ struct SimPhysics {
     time_weight_m_s: real,
     waypoints_m: array<real, 5>,
     periods_s: array<real, 4>,
+    pin_velocity_x_m_s: real,
+    pin_velocity_y_m_s: real,
+}
+
+// A carried pin's constant velocity (zero for the drop and the winch).
+fn pin_velocity(ph: SimPhysics) -> real2 {
+    return real2(ph.pin_velocity_x_m_s, ph.pin_velocity_y_m_s);
 }
 
 struct SimProgress {

@@ -352,3 +352,72 @@ fn a_sweep_over_the_carried_tethers_drag_swings_it_only_with_drag() {
     assert_eq!(bare.status.code(), Some(2));
     assert!(stderr(&bare).contains("--tether"), "{}", stderr(&bare));
 }
+
+/// The GPU engine carries the tether on the arm's line (its pin a straight
+/// line at constant velocity, `PinDrive::Line`): in f64 its markers are
+/// the CPU's fixed-step solver's on the same step (round-off), and within
+/// 1e-7 m of the CPU reference solver's carried run (the issue asks 1e-5;
+/// measured 9.9e-9), in f32 within 5e-6 m (measured 3.7e-7). A pin left
+/// where it started would be 0.18 m off by the end.
+#[test]
+fn the_carried_tether_on_the_gpu_matches_the_cpu() {
+    use tether_sweep::gpu::{self, BatchOptions, Precision};
+    use tether_sweep::scheme::FixedStepScheme;
+    use tether_sweep::solver::FixedStepSolver;
+    use tether_sweep::workflow::bodies::{gpu_simulation, program_path};
+    let Some(gpu) = common::open_gpu() else {
+        return;
+    };
+    let arm = Arm::default();
+    let tether = CarriedTether {
+        params: params(2000.0, 1.2),
+        tolerance_m: 1e-10,
+    };
+    let outputs: Vec<f64> = (0..=30).map(|k| k as f64 * 0.01).collect();
+    let reference = run_tether(&arm, &tether, &outputs).unwrap();
+    let scheme = FixedStepScheme::SemiImplicit;
+    let sim = gpu_simulation(&arm, &tether, &outputs, scheme).unwrap();
+
+    // The CPU's own fixed-step solver on the GPU's step and start.
+    let model = Tether::new(tether.params.clone()).unwrap();
+    let dynamics =
+        TetherDynamics::new(model.clone(), Arc::new(program_path(&arm).unwrap())).unwrap();
+    let (q, v) = (sim.initial_q.clone(), sim.initial_v.clone());
+    let mut cpu = FixedStepSolver::new(scheme, dynamics, q, v, 0.0, sim.step_s);
+
+    for precision in [Precision::F64, Precision::F32] {
+        if precision == Precision::F64 && !gpu.adapter.shader_f64 {
+            continue;
+        }
+        let options = BatchOptions {
+            precision,
+            ..Default::default()
+        };
+        let outcome = gpu::run_batch(&gpu, std::slice::from_ref(&sim), None, &options).unwrap();
+        assert!(outcome[0].status.is_ok(), "{:?}", outcome[0].status);
+        let track = outcome[0].track_m.as_ref().unwrap();
+        assert_eq!(track.len(), (outputs.len() - 1) * CARRIED_MARKERS);
+        let (mut to_reference, mut to_scheme) = (0.0f64, 0.0f64);
+        for (k, frame) in track.chunks(CARRIED_MARKERS).enumerate() {
+            if precision == Precision::F64 {
+                cpu.advance_to(outputs[k + 1]).unwrap();
+            }
+            for (j, p) in frame.iter().enumerate() {
+                let r = reference.markers_m[k + 1][j];
+                to_reference = to_reference.max((p[0] - r[0]).hypot(p[1] - r[1]));
+                if precision == Precision::F64 {
+                    let s = tether.params.length_m * j as f64 / (CARRIED_MARKERS - 1) as f64;
+                    let c = model.point(cpu.positions(), s);
+                    to_scheme = to_scheme.max((p[0] - c[0]).hypot(p[1] - c[1]));
+                }
+            }
+        }
+        match precision {
+            Precision::F64 => {
+                assert!(to_scheme < 1e-12, "{to_scheme:e}");
+                assert!(to_reference < 1e-7, "{to_reference:e}");
+            }
+            Precision::F32 => assert!(to_reference < 5e-6, "{to_reference:e}"),
+        }
+    }
+}

@@ -256,6 +256,10 @@ pub struct SimPhysics<R: Real> {
     pub time_weight_m_s: R,
     pub waypoints_m: [R; MAX_WINCH_MOVES + 1],
     pub periods_s: [R; MAX_WINCH_MOVES],
+    /// A carried pin's constant velocity \[m/s\] (zero for the drop's
+    /// and the winch's).
+    pub pin_velocity_x_m_s: R,
+    pub pin_velocity_y_m_s: R,
 }
 
 impl SimPhysics<f64> {
@@ -280,6 +284,8 @@ impl SimPhysics<f64> {
             time_weight_m_s: c(self.time_weight_m_s),
             waypoints_m: self.waypoints_m.map(c),
             periods_s: self.periods_s.map(c),
+            pin_velocity_x_m_s: c(self.pin_velocity_x_m_s),
+            pin_velocity_y_m_s: c(self.pin_velocity_y_m_s),
         }
     }
 }
@@ -401,7 +407,8 @@ mod tests {
             rust_layout!(SimPhysics<R>; step_s, element_length_m, length_m, axial_stiffness_n,
                 axial_damping_n_s, bending_stiffness_n_m2, bending_damping_n_m2_s,
                 weight_per_length_n_m, tip_weight_n, drag_factor_kg_m3, tangent_x, tangent_y,
-                pin_x_m, pin_y_m, velocity_weight_s, time_weight_m_s, waypoints_m, periods_s),
+                pin_x_m, pin_y_m, velocity_weight_s, time_weight_m_s, waypoints_m, periods_s,
+                pin_velocity_x_m_s, pin_velocity_y_m_s),
         );
         check(
             precision,

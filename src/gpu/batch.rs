@@ -27,6 +27,9 @@ pub enum PinDrive {
         waypoints_m: Vec<f64>,
         periods_s: Vec<f64>,
     },
+    /// A straight line at constant velocity from the reference position
+    /// (the arm's end point carrying the tether, docs/constrained.md §5).
+    Line { velocity_m_s: [f64; 2] },
 }
 
 /// One simulation for the engine. The state is carried as the displacement
@@ -200,6 +203,10 @@ impl GpuSimulation {
             waypoints[..waypoints_m.len()].copy_from_slice(waypoints_m);
             periods[..periods_s.len()].copy_from_slice(periods_s);
         }
+        let velocity = match &self.drive {
+            PinDrive::Line { velocity_m_s } => *velocity_m_s,
+            PinDrive::Fixed | PinDrive::Winch { .. } => [0.0; 2],
+        };
         SimPhysics {
             step_s: self.step_s,
             element_length_m: p.element_length_m(),
@@ -219,6 +226,8 @@ impl GpuSimulation {
             time_weight_m_s: self.objective_weights[1],
             waypoints_m: waypoints,
             periods_s: periods,
+            pin_velocity_x_m_s: velocity[0],
+            pin_velocity_y_m_s: velocity[1],
         }
     }
 }
@@ -407,7 +416,7 @@ impl GpuSimulation {
             steps_per_sample: self.steps_per_sample as u32,
             frames: self.frames.len() as u32,
             winch_moves: match &self.drive {
-                PinDrive::Fixed => 0,
+                PinDrive::Fixed | PinDrive::Line { .. } => 0,
                 PinDrive::Winch { periods_s, .. } => periods_s.len() as u32,
             },
             track_offset,

@@ -36,7 +36,7 @@ use super::super::adaptive::{
 use super::super::batch::{ChunkData, GpuSimulation, exploded};
 use super::super::{GpuError, Precision};
 use super::element::{ElementState, Section, element_force};
-use super::motion::{PinState, pin_state};
+use super::motion::{PinState, pin_state, pin_velocity};
 use super::node_blocks::{coupling_transpose_times, node_mass_times, plus_node_mass};
 use super::step::{
     FrameMarkers, Marker, convert_measured, exploded_position, exploded_velocity, marker_table,
@@ -497,6 +497,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
             self.c.winch_moves,
             &self.ph.waypoints_m,
             &self.ph.periods_s,
+            pin_velocity(&self.ph),
         );
         let mut it = self.predict(h, &pin);
         let factored = self.factors.step_s;
@@ -640,7 +641,13 @@ fn run_typed<R: MirrorReal>(
         if next_sample.is_some_and(|s| same_landing(s, target)) {
             samples_done += 1;
             let t = a.t;
-            let pin = pin_state(t, a.c.winch_moves, &a.ph.waypoints_m, &a.ph.periods_s);
+            let pin = pin_state(
+                t,
+                a.c.winch_moves,
+                &a.ph.waypoints_m,
+                &a.ph.periods_s,
+                pin_velocity(&a.ph),
+            );
             let tip = a.n;
             let gap = pin.position - (a.t0 * a.ph.length_m + xy(&a.disp[tip]));
             let tip_velocity = xy(&a.state.vel[tip]);

@@ -4,6 +4,7 @@
 use nalgebra::Vector2;
 
 use super::{MirrorReal, lit};
+use crate::gpu::abi::SimPhysics;
 
 /// motion.wgsl's `PinState`.
 pub struct PinState<R: MirrorReal> {
@@ -55,6 +56,26 @@ pub fn cos_sin_half_turn<R: MirrorReal>(theta: R) -> Vector2<R> {
 /// motion.wgsl's `pin_state`: the pin's displacement from its first
 /// waypoint at time t.
 pub fn pin_state<R: MirrorReal>(
+    t: R,
+    moves: u32,
+    waypoints: &[R; 5],
+    periods: &[R; 4],
+    velocity: Vector2<R>,
+) -> PinState<R> {
+    let mut out = winch_state(t, moves, waypoints, periods);
+    // A carried pin's straight line, added as the shader adds it.
+    out.position += velocity * t;
+    out.velocity += velocity;
+    out
+}
+
+/// step_io.wgsl's `pin_velocity`: a carried pin's constant velocity.
+pub fn pin_velocity<R: MirrorReal>(ph: &SimPhysics<R>) -> Vector2<R> {
+    Vector2::new(ph.pin_velocity_x_m_s, ph.pin_velocity_y_m_s)
+}
+
+/// The winch's share of [`pin_state`].
+fn winch_state<R: MirrorReal>(
     t: R,
     moves: u32,
     waypoints: &[R; 5],
@@ -138,12 +159,14 @@ mod tests {
         );
     }
 
-    /// t, the move count (0 to 4, as a real), five waypoints, four periods.
+    /// t, the move count (0 to 4, as a real), five waypoints, four
+    /// periods, the carried pin's velocity.
     fn pin_mirror<R: MirrorReal>(x: &[R]) -> Vec<f64> {
         let moves = x[1].to_f64() as u32;
         let waypoints: [R; 5] = std::array::from_fn(|i| x[2 + i]);
         let periods: [R; 4] = std::array::from_fn(|i| x[7 + i]);
-        let pin = pin_state(x[0], moves, &waypoints, &periods);
+        let velocity = Vector2::new(x[11], x[12]);
+        let pin = pin_state(x[0], moves, &waypoints, &periods, velocity);
         reals(
             pin.position
                 .iter()
@@ -158,12 +181,13 @@ mod tests {
         // the last one (the pin at rest at its last waypoint).
         let kernel = FunctionKernel {
             name: "pin_state",
-            inputs: 11,
+            inputs: 13,
             outputs: 6,
             body: "fn run() {
                 let waypoints = array<real, 5>(arg(2u), arg(3u), arg(4u), arg(5u), arg(6u));
                 let periods = array<real, 4>(arg(7u), arg(8u), arg(9u), arg(10u));
-                let pin = pin_state(arg(0u), u32(arg(1u)), waypoints, periods);
+                let velocity = real2(arg(11u), arg(12u));
+                let pin = pin_state(arg(0u), u32(arg(1u)), waypoints, periods, velocity);
                 put2(0u, pin.position);
                 put2(2u, pin.velocity);
                 put2(4u, pin.acceleration);
@@ -176,6 +200,15 @@ mod tests {
             let mut x = vec![uniform(rng, -0.1, end + 0.5), moves];
             x.extend((0..5).map(|_| uniform(rng, -0.4, 0.4)));
             x.extend(periods);
+            // A carried pin's velocity in half the cases, none in the rest.
+            let carried = uniform(rng, 0.0, 1.0) < 0.5;
+            x.extend((0..2).map(|_| {
+                if carried {
+                    uniform(rng, -1.0, 1.0)
+                } else {
+                    0.0
+                }
+            }));
             x
         });
         check_both_precisions(

@@ -12,7 +12,7 @@ use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, chunk_data, expl
 use super::super::{GpuError, Precision};
 use super::element::{ElementDamping, ElementState, Section, element_force};
 use super::matrix::{Symmetric4, inverse4};
-use super::motion::{PinState, pin_state};
+use super::motion::{PinState, pin_state, pin_velocity};
 use super::node_blocks::{coupling_transpose_times, pin_rows, plus_node_mass};
 use super::{MirrorReal, combine, join, lit, lit4, xy, zw};
 use crate::scheme::FixedStepScheme;
@@ -513,7 +513,13 @@ fn run_one<R: MirrorReal>(
     while steps_done < c.total_steps && !diverged && abandoned.is_none() {
         let steps = steps_done + 1;
         let t = lit::<R>(steps as f64) * m.h;
-        let pin = pin_state(t, c.winch_moves, &m.ph.waypoints_m, &m.ph.periods_s);
+        let pin = pin_state(
+            t,
+            c.winch_moves,
+            &m.ph.waypoints_m,
+            &m.ph.periods_s,
+            pin_velocity(&m.ph),
+        );
 
         diverged = m.forward(&pin);
         let (back_diverged, tip_velocity) = m.back(&pin);

@@ -11,9 +11,12 @@ use std::sync::Arc;
 
 use crate::constrained::arm::Arm;
 use crate::error::InputError;
+use crate::gpu::{GpuSimulation, PinDrive};
 use crate::model::{PinMotion, Tether, TetherParams};
 use crate::scenario::PathMotion;
+use crate::scheme::{FixedStepScheme, frame_due};
 use crate::solver::equilibrium::hanging_equilibrium;
+use crate::solver::modal::{automatic_step, semi_implicit_step};
 use crate::solver::{ReferenceOptions, ReferenceSolver, SolverError, TetherDynamics};
 use crate::workflow::WorkflowError;
 
@@ -152,4 +155,71 @@ pub fn run_tether(
     }
     run.steps = solver.stats().steps;
     Ok(run)
+}
+
+/// The carried tether as one simulation of the GPU engine with a
+/// fixed-step `scheme` (its automatic step, dividing the output interval):
+/// the pin on the arm's line ([`PinDrive::Line`]), the same start as
+/// [`run_tether`]'s, its markers recorded at `outputs` (uniform, from 0).
+/// The engine reads back no pin force yet, so the arm's torques cannot
+/// come from it: the GPU carries the tether's markers only.
+pub fn gpu_simulation(
+    arm: &Arm,
+    tether: &CarriedTether,
+    outputs: &[f64],
+    scheme: FixedStepScheme,
+) -> Result<GpuSimulation, WorkflowError> {
+    let model = Tether::new(tether.params.clone())?;
+    let path = program_path(arm)?;
+    let (pin, velocity) = (path.position(0.0), path.velocity(0.0));
+    let solver_error = |error: SolverError| WorkflowError::Solver {
+        context: "the carried tether",
+        error,
+    };
+    let mut q = hanging_equilibrium(&model, pin).map_err(solver_error)?;
+    let mut v = vec![0.0; q.len()];
+    for node in v.chunks_mut(crate::model::tether::NODE_DOFS) {
+        node[..2].copy_from_slice(&velocity);
+    }
+    let interval_s = match outputs {
+        [first, second, ..] => second - first,
+        _ => {
+            return Err(
+                InputError::new("outputs", outputs.len(), "at least two output times").into(),
+            );
+        }
+    };
+    let step_s = match scheme {
+        FixedStepScheme::Explicit => automatic_step(&model, &q, interval_s),
+        FixedStepScheme::SemiImplicit => semi_implicit_step(&model, &q, interval_s),
+    }
+    .map_err(solver_error)?;
+    let mut dynamics = TetherDynamics::new(model.clone(), Arc::new(path)).map_err(solver_error)?;
+    let a = dynamics.initial_acceleration(0.0, &mut q, &mut v);
+    let last_s = outputs[outputs.len() - 1];
+    Ok(GpuSimulation {
+        params: tether.params.clone(),
+        pin_m: pin,
+        tangent: [0.0, -1.0],
+        drive: PinDrive::Line {
+            velocity_m_s: velocity,
+        },
+        initial_q: q,
+        initial_v: v,
+        initial_a: a,
+        scheme,
+        step_s,
+        total_steps: frame_due(last_s, step_s).step,
+        steps_per_sample: (interval_s / step_s).round() as u64,
+        frames: outputs[1..].iter().map(|&t| frame_due(t, step_s)).collect(),
+        marker_arc_lengths_m: (0..CARRIED_MARKERS)
+            .map(|j| tether.params.length_m * j as f64 / (CARRIED_MARKERS - 1) as f64)
+            .collect(),
+        objective_weights: [0.0; 2],
+        initial_swingup_m: 0.0,
+        compare_measured: false,
+        measured_first_frame: 0,
+        record_track: true,
+        abandon_above_m2: None,
+    })
 }

@@ -23,7 +23,8 @@ use crate::metadata;
 use crate::workflow::WorkflowError;
 
 pub use carried::{
-    CARRIED_MARKERS, CarriedTether, PULL_SAMPLES_PER_OUTPUT, TetherRun, program_path, run_tether,
+    CARRIED_MARKERS, CarriedTether, PULL_SAMPLES_PER_OUTPUT, TetherRun, gpu_simulation,
+    program_path, run_tether,
 };
 pub use inputs::{ARM_GAINS, BodyInputs, DEFAULT_ALPHA, ROBOT_GAINS};
 pub use sweep::{BodyAxis, BodyParameter, BodySweepReport, MAX_BODY_CANDIDATES, sweep};
