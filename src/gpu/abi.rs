@@ -423,13 +423,14 @@ mod tests {
         fn reals<R: Real, T>() -> usize {
             size_of::<T>() / size_of::<R>()
         }
+        // 16 scalars, the winch's waypoints and periods, the pin's velocity.
         assert_eq!(
             reals::<f32, SimPhysics<f32>>(),
-            16 + 2 * MAX_WINCH_MOVES + 1
+            16 + 2 * MAX_WINCH_MOVES + 1 + 2
         );
         assert_eq!(
             reals::<f64, SimPhysics<f64>>(),
-            16 + 2 * MAX_WINCH_MOVES + 1
+            16 + 2 * MAX_WINCH_MOVES + 1 + 2
         );
         assert_eq!(size_of::<SimObjectives<f64>>(), 4 * 8);
         assert_eq!(size_of::<SimObjectives<f32>>(), 4 * 4);
