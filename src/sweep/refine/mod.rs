@@ -272,32 +272,7 @@ pub fn refine_best_tightened(
     settings: &SolverSettings,
     tighter: impl FnOnce(&Refined) -> Option<SolverSettings>,
 ) -> Result<Option<Refined>, SolverError> {
-    let threshold = summary.confidence.threshold_m2;
-    let finest = summary
-        .best_per_elements
-        .iter()
-        .filter(|r| r.j_e_m2.is_some())
-        .max_by_key(|r| r.candidate.elements)
-        .map(|r| r.candidate);
-    let offered = summary
-        .best_per_elements
-        .iter()
-        .filter(|r| r.j_e_m2.is_some())
-        .count();
-    let every_offered = offered <= MAX_EVERY_ELEMENTS;
-    let mut starts = vec![summary.best.candidate];
-    starts.extend(
-        summary
-            .best_per_elements
-            .iter()
-            .filter(|r| r.candidate != summary.best.candidate && r.j_e_m2.is_some())
-            .filter(|r| {
-                every_offered
-                    || r.j_e_m2.is_some_and(|j| j <= threshold)
-                    || Some(r.candidate) == finest
-            })
-            .map(|r| r.candidate),
-    );
+    let (mut starts, every_offered) = starts(summary);
     let problem = Problem {
         grid,
         films,
@@ -324,7 +299,7 @@ pub fn refine_best_tightened(
         .filter(|r| too_coarse && r.j_e_m2.is_some() && !starts.contains(&r.candidate))
         .map(|r| r.candidate)
         .collect();
-    let every_elements = (every_offered && offered > 1) || !others.is_empty();
+    let every_elements = (every_offered && starts.len() > 1) || !others.is_empty();
     for start in others {
         if let Some((r, fit)) = problem.fit(&start)? {
             fits.push((r, fit, start));
@@ -395,6 +370,36 @@ pub fn refit_freed(
         settings,
     };
     Ok(problem.fit(start)?.map(|(r, _)| r))
+}
+
+/// The grid points a refinement starts from: the grid's best, then every
+/// other n's best where at most [`MAX_EVERY_ELEMENTS`] n have one (and
+/// whether that is so), else those within the confidence threshold and
+/// the finest n's.
+fn starts(summary: &super::Summary) -> (Vec<Candidate>, bool) {
+    let threshold = summary.confidence.threshold_m2;
+    let scored = || {
+        summary
+            .best_per_elements
+            .iter()
+            .filter(|r| r.j_e_m2.is_some())
+    };
+    let finest = scored()
+        .max_by_key(|r| r.candidate.elements)
+        .map(|r| r.candidate);
+    let every_offered = scored().count() <= MAX_EVERY_ELEMENTS;
+    let mut starts = vec![summary.best.candidate];
+    starts.extend(
+        scored()
+            .filter(|r| r.candidate != summary.best.candidate)
+            .filter(|r| {
+                every_offered
+                    || r.j_e_m2.is_some_and(|j| j <= threshold)
+                    || Some(r.candidate) == finest
+            })
+            .map(|r| r.candidate),
+    );
+    (starts, every_offered)
 }
 
 /// Whether the grid is too coarse to rank n: its best J_e lies more than
