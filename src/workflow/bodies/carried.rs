@@ -92,6 +92,37 @@ pub fn program_path(arm: &Arm) -> Result<PathMotion, InputError> {
     PathMotion::new(vec![0.0, 1.0], vec![[x0, y], [x0 - arm.speed_m_s, y]])
 }
 
+/// A solver's error in the carried tether's run.
+fn solver_error(error: SolverError) -> WorkflowError {
+    WorkflowError::Solver {
+        context: "the carried tether",
+        error,
+    }
+}
+
+/// Markers along the carried tether at j L/10.
+fn marker_arc_lengths_m(length_m: f64) -> [f64; CARRIED_MARKERS] {
+    std::array::from_fn(|j| length_m * j as f64 / (CARRIED_MARKERS - 1) as f64)
+}
+
+/// The carried tether's model, its pin's path, and its start, the CPU's
+/// and the GPU's alike: hanging in equilibrium under the end point, every
+/// point moving with the pin.
+fn start(
+    arm: &Arm,
+    tether: &CarriedTether,
+) -> Result<(Tether, PathMotion, Vec<f64>, Vec<f64>), WorkflowError> {
+    let model = Tether::new(tether.params.clone())?;
+    let path = program_path(arm)?;
+    let (pin, velocity) = (path.position(0.0), path.velocity(0.0));
+    let q = hanging_equilibrium(&model, pin).map_err(solver_error)?;
+    let mut v = vec![0.0; q.len()];
+    for node in v.chunks_mut(crate::model::tether::NODE_DOFS) {
+        node[..2].copy_from_slice(&velocity);
+    }
+    Ok((model, path, q, v))
+}
+
 /// Runs `tether` along the arm's program through `outputs` (uniform, from
 /// 0), sampling its pull between them; a diverged tether ends the run
 /// there.
@@ -100,21 +131,8 @@ pub fn run_tether(
     tether: &CarriedTether,
     outputs: &[f64],
 ) -> Result<TetherRun, WorkflowError> {
-    let model = Tether::new(tether.params.clone())?;
-    let path = program_path(arm)?;
-    let (pin, velocity) = (path.position(0.0), path.velocity(0.0));
-    let solver_error = |error: SolverError| WorkflowError::Solver {
-        context: "the carried tether",
-        error,
-    };
-    let q = hanging_equilibrium(&model, pin).map_err(solver_error)?;
-    // Every point of the hanging tether moves with its pin at the start.
-    let mut v = vec![0.0; q.len()];
-    for node in v.chunks_mut(crate::model::tether::NODE_DOFS) {
-        node[..2].copy_from_slice(&velocity);
-    }
-    let markers_s: [f64; CARRIED_MARKERS] =
-        std::array::from_fn(|j| tether.params.length_m * j as f64 / (CARRIED_MARKERS - 1) as f64);
+    let (model, path, q, v) = start(arm, tether)?;
+    let markers_s = marker_arc_lengths_m(tether.params.length_m);
     let dynamics = TetherDynamics::new(model.clone(), Arc::new(path)).map_err(solver_error)?;
     let options = ReferenceOptions {
         tolerance_m: tether.tolerance_m,
@@ -169,18 +187,8 @@ pub fn gpu_simulation(
     outputs: &[f64],
     scheme: FixedStepScheme,
 ) -> Result<GpuSimulation, WorkflowError> {
-    let model = Tether::new(tether.params.clone())?;
-    let path = program_path(arm)?;
+    let (model, path, mut q, mut v) = start(arm, tether)?;
     let (pin, velocity) = (path.position(0.0), path.velocity(0.0));
-    let solver_error = |error: SolverError| WorkflowError::Solver {
-        context: "the carried tether",
-        error,
-    };
-    let mut q = hanging_equilibrium(&model, pin).map_err(solver_error)?;
-    let mut v = vec![0.0; q.len()];
-    for node in v.chunks_mut(crate::model::tether::NODE_DOFS) {
-        node[..2].copy_from_slice(&velocity);
-    }
     let interval_s = match outputs {
         [first, second, ..] => second - first,
         _ => {
@@ -194,7 +202,7 @@ pub fn gpu_simulation(
         FixedStepScheme::SemiImplicit => semi_implicit_step(&model, &q, interval_s),
     }
     .map_err(solver_error)?;
-    let mut dynamics = TetherDynamics::new(model.clone(), Arc::new(path)).map_err(solver_error)?;
+    let mut dynamics = TetherDynamics::new(model, Arc::new(path)).map_err(solver_error)?;
     let a = dynamics.initial_acceleration(0.0, &mut q, &mut v);
     let last_s = outputs[outputs.len() - 1];
     Ok(GpuSimulation {
@@ -212,9 +220,7 @@ pub fn gpu_simulation(
         total_steps: frame_due(last_s, step_s).step,
         steps_per_sample: (interval_s / step_s).round() as u64,
         frames: outputs[1..].iter().map(|&t| frame_due(t, step_s)).collect(),
-        marker_arc_lengths_m: (0..CARRIED_MARKERS)
-            .map(|j| tether.params.length_m * j as f64 / (CARRIED_MARKERS - 1) as f64)
-            .collect(),
+        marker_arc_lengths_m: marker_arc_lengths_m(tether.params.length_m).to_vec(),
         objective_weights: [0.0; 2],
         initial_swingup_m: 0.0,
         compare_measured: false,
