@@ -51,7 +51,8 @@ var<private> vel: array<real4, MAX_NODES>;
 var<private> acc: array<real4, MAX_NODES>;
 
 // Marker positions of the simulation's `frame`-th frame, `back_s` before
-// the end of the step just taken: J_e and the recorded track.
+// the end of the step just taken: J_e and the recorded track; and the pin's
+// force where it is recorded.
 fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32, back_s: real) {
     var error: real = 0.0;
     for (var m = 0u; m < c.markers; m++) {
@@ -62,6 +63,12 @@ fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32, back_s: re
         error += observe_marker(c, ph, frame, m, ua, ub);
     }
     objectives[sim].identification_error_m2 += error;
+    // At the step's end: a simulation that records it has its frames on
+    // its steps (GpuSimulation::validate).
+    if (c.pin_force_offset != NO_TRACK) {
+        record_pin_force(c, frame, pin_force(ph, mesh_mass(c), disp[0] + drift[0],
+                                             disp[1] + drift[1], vel[0], vel[1], acc[0], acc[1]));
+    }
 }
 
 // This simulation's state between private memory and the state planes,
@@ -263,8 +270,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     load_state(sim, n);
     // One load per dispatch, from private memory afterwards.
     let mass = mesh_mass(c);
-    let sec = Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
-                      ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
+    let sec = section(ph);
     while (prog.steps_done < end) {
         let steps = prog.steps_done + 1u;
         let t = real(steps) * h;

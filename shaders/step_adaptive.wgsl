@@ -242,11 +242,6 @@ fn trial_element(k: u32, sim: u32, pin: PinState) -> ElementState {
                         va, vb, va, vb, real4(0.0), real4(0.0));
 }
 
-fn section(ph: SimPhysics) -> Section {
-    return Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
-                   ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
-}
-
 fn mass_diagonal(mass: MeshMass, k: u32, n: u32) -> real4 {
     if (k == 0u) {
         return mass.first;

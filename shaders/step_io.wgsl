@@ -62,6 +62,9 @@ struct SimControl {
     steps_per_fold: u32,
     // Offset of its first frame in `frame_steps` and `frame_back`.
     frame_offset: u32,
+    // Offset into `track` (vec2 units) of its first frame's pin force, or
+    // NO_TRACK.
+    pin_force_offset: u32,
 }
 
 // The mass matrix of a uniform mesh (MeshMass in src/gpu/mass_factor.rs):
@@ -164,6 +167,36 @@ fn exploded_velocity(v: real4) -> bool {
     return !(abs(v.x) < 1e4 && abs(v.y) < 1e4 && abs(v.z) < 1e4 && abs(v.w) < 1e4);
 }
 
+// A simulation's section, element.wgsl's Section.
+fn section(ph: SimPhysics) -> Section {
+    return Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
+                   ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
+}
+
+// The force of the pin on the tether [N]: node 0's prescribed rows of
+// M ä − f (TetherDynamics::pin_reaction on the CPU), from the first
+// element's nodes' displacements u, velocities v and accelerations a. Only
+// element 0 reaches those rows: its force, and node 0's mass block and its
+// coupling to node 1. The forces are taken at the state's own velocity: the
+// semi-implicit scheme's end-of-step damping is then the one its
+// acceleration balances.
+fn pin_force(ph: SimPhysics, mass: MeshMass, u0: real4, u1: real4, v0: real4, v1: real4,
+             a0: real4, a1: real4) -> real2 {
+    let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
+    var unused = ElementDamping(no_damping, real4x4(), no_damping);
+    let fe = element_force(ph.element_length_m, real2(ph.tangent_x, ph.tangent_y), section(ph),
+                           ph.weight_per_length_n_m, ph.drag_factor_kg_m3,
+                           ElementState(u0, u1, v0, v1, v0, v1, real4(0.0), real4(0.0)),
+                           &unused, 0.0);
+    let inertia = node_mass_times(mass.first, a0) + node_mass_times(mass.coupling, a1);
+    return inertia.xy - fe.a.xy;
+}
+
+fn record_pin_force(c: SimControl, frame: u32, force: real2) {
+    if (c.pin_force_offset != NO_TRACK) {
+        track[c.pin_force_offset + frame] = force;
+    }
+}
 
 // Where marker `m` is, from the displacements `ua`, `ub` of its element's
 // nodes.

@@ -117,8 +117,7 @@ fn element_pass(s: u32, j: u32, parity: u32, n: u32, ph: SimPhysics, pin: PinSta
         va = real4(pin.velocity, va.zw);
         da = real4(pin.velocity, da.zw);
     }
-    let sec = Section(ph.axial_stiffness_n, ph.axial_damping_n_s,
-                      ph.bending_stiffness_n_m2, ph.bending_damping_n_m2_s);
+    let sec = section(ph);
     let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
     var dmp = ElementDamping(no_damping, real4x4(), no_damping);
     let fe = element_force(ph.element_length_m, real2(ph.tangent_x, ph.tangent_y), sec,
@@ -294,6 +293,11 @@ fn observe_frame(sim: u32, s: u32, c: SimControl, ph: SimPhysics, frame: u32, ba
         error += observe_marker(c, ph, frame, m, ua, ub);
     }
     objectives[sim].identification_error_m2 += error;
+    if (c.pin_force_offset != NO_TRACK) {
+        record_pin_force(c, frame, pin_force(ph, mesh_mass(c), w_disp[base] + w_drift[base],
+                                             w_disp[base + 1u] + w_drift[base + 1u], w_vel[base],
+                                             w_vel[base + 1u], w_acc[base], w_acc[base + 1u]));
+    }
 }
 
 // Every frame within step `steps`, by lane 0, which alone decides an

@@ -322,22 +322,40 @@ fn the_shader_matches_its_cpu_mirror() {
             .unwrap(),
         );
     }
+    for scheme in SCHEMES {
+        // The arm carrying the tether: its pin on a line, its force read
+        // back at every frame.
+        let carried = tether_sweep::workflow::bodies::CarriedTether {
+            params: params(5, 2000.0, 1.2, 0.02),
+            tolerance_m: 1e-9,
+        };
+        let outputs = [0.0, 0.01, 0.02, 0.03];
+        let arm = tether_sweep::constrained::arm::Arm::default();
+        sims.push(
+            tether_sweep::workflow::bodies::gpu_simulation(&arm, &carried, &outputs, scheme)
+                .unwrap(),
+        );
+    }
     for s in &mut sims {
         s.record_track = true;
+        // The pin's force wherever the frames fall on steps.
+        s.record_pin_force = s.frames.iter().all(|f| f.back_s == 0.0);
     }
+    assert!(sims.iter().filter(|s| s.record_pin_force).count() > 2);
     // Same precision, same operations: f32 differs only where the shader
     // compiler orders or contracts operations differently (measured on
-    // lavapipe: markers ≤ 1.7e-6 m, J_e ≤ 9e-5 relative); f64 to rounding.
-    let mut precisions = vec![(Precision::F32, 1e-5, 1e-3, 1e-4)];
+    // lavapipe: markers ≤ 1.7e-6 m, J_e ≤ 9e-5 relative, the pin's force
+    // ≤ 3.1e-4 of its largest); f64 to rounding.
+    let mut precisions = vec![(Precision::F32, 1e-5, 1e-3, 1e-4, 2e-3)];
     if runs_f64(&gpu) {
-        precisions.push((Precision::F64, 1e-12, 1e-10, 1e-12));
+        precisions.push((Precision::F64, 1e-12, 1e-10, 1e-12, 1e-10));
     }
     // Both layouts: the workgroup layout's arithmetic per simulation is the
     // thread layout's, spread over lanes.
     let runs = precisions
         .into_iter()
         .flat_map(|p| LAYOUTS.map(|layout| (p, layout)));
-    for ((precision, metres, j_e_relative, j_a_relative), layout) in runs {
+    for ((precision, metres, j_e_relative, j_a_relative, newtons), layout) in runs {
         let options = BatchOptions {
             precision,
             layout: layout.into(),
@@ -366,7 +384,11 @@ fn the_shader_matches_its_cpu_mirror() {
             let allowed = (j_e_relative * j_e_mirror).max(rounding);
             // In units of the relative tolerance: at most 1 passes.
             let j_e = j_e_moved / allowed.max(f64::MIN_POSITIVE);
-            let j_a = (g.swingup_min_m / m.swingup_min_m - 1.0).abs();
+            // (Equal where J_a is unread and zero: the carried tether.)
+            let j_a = match g.swingup_min_m == m.swingup_min_m {
+                true => 0.0,
+                false => (g.swingup_min_m / m.swingup_min_m - 1.0).abs(),
+            };
             eprintln!(
                 "{} {} layout {:?} n={} D={}: markers {distance:.1e} m, J_e {:.3e} m² (moved {j_e:.1e} of its allowance), J_a,min {j_a:.1e}",
                 precision.name(),
@@ -376,6 +398,19 @@ fn the_shader_matches_its_cpu_mirror() {
                 sim.params.damping_pa_s,
                 m.identification_error_m2
             );
+            // The pin's force, relative to its largest (its rounding is the
+            // elastic force's, whose terms are the pull times 1/strain).
+            let force = match (&g.pin_force_n, &m.pin_force_n) {
+                (Some(g), Some(m)) => {
+                    let largest = m.iter().fold(0.0f64, |a, f| a.max(f[0].hypot(f[1])));
+                    assert!(largest > 0.01, "a pin force of {largest} N");
+                    largest_distance(g, m) / largest
+                }
+                (None, None) => 0.0,
+                other => panic!("pin force recorded on one side only: {other:?}"),
+            };
+            eprintln!("  pin force {force:.1e} relative");
+            assert!(force < newtons, "{}: pin force {force:e}", precision.name());
             assert!(distance < metres, "{}: {distance:e} m", precision.name());
             assert!(
                 j_e <= 1.0,

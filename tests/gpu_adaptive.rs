@@ -870,3 +870,25 @@ fn f32_runs_to_its_floor_and_refuses_below() {
         }
     }
 }
+
+/// The adaptive stage records no pin force and says so, rather than
+/// return none; a fixed-step simulation records it only where its frames
+/// fall on its steps (the force is the step's end state's).
+#[test]
+fn a_pin_force_is_recorded_only_where_it_can_be() {
+    let Some(gpu) = open() else { return };
+    let mut prepared = prepare(&mixed()[..1], 1e-9);
+    prepared.sims[0].record_pin_force = true;
+    let refused = on_gpu(&gpu, &prepared, &AdaptiveRun::default()).unwrap_err();
+    assert!(
+        refused.to_string().contains("record_pin_force"),
+        "{refused}"
+    );
+    let sim = &mut prepared.sims[0];
+    assert!(chunk_data(&[sim]).is_ok());
+    sim.frames[0].back_s = 0.5 * sim.step_s;
+    let Err(refused) = chunk_data(&[sim]) else {
+        panic!("a pin force between steps was accepted")
+    };
+    assert!(refused.to_string().contains("frames on steps"), "{refused}");
+}

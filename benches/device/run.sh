@@ -63,6 +63,7 @@ if $small; then
     paper=(--elements 4,6 --damping 0:4000:2000 --drag-coefficient 0.7,0.8)
     ga=(--elements 6 --generations 2 --population 4 --duration 0.48)
     landscape=(--elements 6 --bits-per-gene 1 --generations 1 --population 2 --duration 0.48)
+    carried=(--elements 4 --duration 0.1 --axis drag_coefficient=0,1.2 --axis damping_pa_s=0,2000)
     limit=120
 else
     bench_sizes=(--elements 10,40,50 --batch 1,1024,8192 --duration 0.04)
@@ -72,6 +73,7 @@ else
     paper=(--grid examples/paper_grid.toml)
     ga=()
     landscape=(--generations 1)
+    carried=(--axis drag_coefficient=0:2:0.0625 --axis damping_pa_s=0:4000:500)
     limit=0
 fi
 run() {  # name, seconds, command…
@@ -134,6 +136,14 @@ run "swingup, default GA on the GPU reference solver f32" 40 $B swingup --backen
     --solver reference --precision f32 "${ga[@]}" --out "$OUT/swingup-ga-gpu-reference-f32" --force
 run "swingup, exhaustive landscape" 60 $B swingup --backend $backend --exhaustive \
     "${landscape[@]}" --out "$OUT/swingup-landscape" --force
+# The arm carrying the tether (docs/constrained.md §5), 297 tethers: the
+# GPU engine (semi-implicit, f32 and f64) against the CPU's reference
+# solver on all cores (lavapipe on 2 cores, 36 of them: 3.9 s against 3.2).
+for engine in "cpu" "gpu --precision f32" "gpu --precision f64"; do
+    # shellcheck disable=SC2086
+    run "arm carrying the tether, sweep, $engine" 60 $B simulate --scenario arm --tether \
+        "${carried[@]}" --backend $engine --out "$OUT/carried-${engine// /-}.parquet" --force
+done
 if [ -n "$TESTS" ]; then
     run "GPU tests" 80 "$TESTS"
     run "GPU adaptive scheme tests" 60 .devbin/gpu-adaptive-tests
@@ -148,4 +158,4 @@ fi
 cp "${XDG_CACHE_HOME:-$HOME/.cache}/tether-sweep/calibration.json" "$OUT/" 2>/dev/null
 # The device tool brings back eight files: the runs' folders travel as one
 # archive.
-(cd "$OUT" && tar czf outputs.tar.gz identify-* swingup-* && rm -rf identify-* swingup-*)
+(cd "$OUT" && tar czf outputs.tar.gz identify-* swingup-* carried-* && rm -rf identify-* swingup-* carried-*)

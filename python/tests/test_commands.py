@@ -190,3 +190,9 @@ def test_the_arm_carries_a_tether_given_as_a_flag_beside_the_tables_dict():
     assert trail[-1] > 1e-3, trail
     with pytest.raises(ValueError, match="only with --tether"):
         ts.simulate(scenario="arm", drag_coefficient=1.2)
+    # The GPU engine carries it as the CPU does (lavapipe in CI).
+    on_gpu = ts.simulate(scenario="arm", tether=True, drag_coefficient=1.2, duration=0.3,
+                         backend="gpu", precision="f64")
+    assert "GPU engine" in on_gpu.text, on_gpu.text
+    gpu_pull = on_gpu.table.column("tether_pull_y_n").to_numpy()
+    assert abs(gpu_pull - pull).max() < 1e-5, abs(gpu_pull - pull).max()

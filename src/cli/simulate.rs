@@ -218,7 +218,7 @@ fn refuse_misplaced_flags(args: &SimulateArgs, body: bool) -> Result<()> {
     const OWN: &str =
         "is the tether's: a constrained body takes it only with --tether (the arm carrying it)";
     const RUNS: &str = "is the tether's drop or swing-up run's, not a constrained body's";
-    const GPU: &str = "is the GPU engine's; the constrained bodies, and the tether an arm carries, run on the CPU (f64; a sweep on all cores)";
+    const GPU: &str = "is the GPU engine's; the constrained bodies run on the CPU (f64), the tether an arm carries (--tether) on either";
     let (t, e, a) = (&args.tether_args, &args.engine, args);
     let (tether, bare) = (!body, body && !args.tether);
     #[rustfmt::skip]
@@ -241,10 +241,10 @@ fn refuse_misplaced_flags(args: &SimulateArgs, body: bool) -> Result<()> {
         ("--step", body && a.step.is_some(), RUNS),
         ("--winch-periods", body && a.winch_periods.is_some(), RUNS),
         ("--winch-amplitude", body && a.winch_amplitude.is_some(), RUNS),
-        ("--backend gpu", body && e.backend == crate::engine::Backend::Gpu, GPU),
-        ("--precision", body && e.precision != crate::gpu::Precision::F32, GPU),
-        ("--adapter", body && e.adapter.is_some(), GPU),
-        ("--gpu-layout", body && e.gpu_layout != crate::gpu::LayoutRequest::Auto, GPU),
+        ("--backend gpu", bare && e.backend == crate::engine::Backend::Gpu, GPU),
+        ("--precision", bare && e.precision != crate::gpu::Precision::F32, GPU),
+        ("--adapter", bare && e.adapter.is_some(), GPU),
+        ("--gpu-layout", bare && e.gpu_layout != crate::gpu::LayoutRequest::Auto, GPU),
     ];
     match given.iter().find(|(_, given, _)| *given) {
         Some((flag, _, why)) => Err(super::UsageError(format!("{flag} {why}")).into()),
@@ -276,6 +276,7 @@ fn run_body(args: &SimulateArgs, body: BodyKind) -> Result<()> {
         duration_s: args.duration,
         tolerance: args.tolerance,
         tether: carried_tether(args)?,
+        engine: args.engine.options(None),
         axes: args.axes.clone(),
         out: args.out.clone(),
         force: args.force,

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::EngineKind;
+use crate::error::InputError;
 use crate::gpu::GpuOutcome;
 use crate::gpu::adaptive::{
     AdaptiveBatch, AdaptiveOutcome, AdaptiveRun, Landings, run_adaptive_batch,
@@ -342,6 +343,32 @@ impl Engine {
                 Ok(gpu_output(scenario, sim, &outcome[0], run.precision)?)
             }
             On::Cpu(settings) => Ok(simulate(scenario, params, settings)?),
+        }
+    }
+
+    /// Runs GPU simulations a workflow built itself, where no scenario
+    /// describes the run (the arm carrying the tether: its pin on the
+    /// arm's line), on this engine's fixed-step GPU scheme, precision and
+    /// layout; outcomes in their order. A CPU or adaptive engine refuses.
+    pub fn run_built(&self, sims: &[GpuSimulation]) -> Result<Vec<GpuOutcome>, GpuError> {
+        match &self.on {
+            On::Gpu { gpu, run } if run.adaptive.is_none() => {
+                if let Some(other) = sims.iter().find(|s| s.scheme != run.scheme) {
+                    return Err(InputError::new(
+                        "scheme",
+                        other.scheme.name(),
+                        format!("{}, the engine's", run.scheme.name()),
+                    )
+                    .into());
+                }
+                gpu::run_batch(gpu, sims, None, &run.options())
+            }
+            _ => Err(InputError::new(
+                "engine",
+                self.device_name(),
+                "the GPU engine with a fixed-step scheme",
+            )
+            .into()),
         }
     }
 

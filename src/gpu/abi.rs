@@ -28,8 +28,9 @@ pub const STATUS_ABANDONED: u32 = 4;
 /// `SimObjectives::abandon_above_m2` of a simulation scored to the end: no
 /// J_e reaches it (a state that would has exploded first), in f32 too.
 pub const NEVER_ABANDON_M2: f64 = 1e30;
-/// `SimControl::track_offset` when no track is recorded, and
-/// `measured_offset` when J_e is not accumulated.
+/// `SimControl::track_offset` when no track is recorded,
+/// `pin_force_offset` when no pin force is, and `measured_offset` when J_e
+/// is not accumulated.
 pub const NO_TRACK: u32 = u32::MAX;
 /// step_io.wgsl's `frame_step` past a simulation's last frame: never a step
 /// (a simulation takes fewer than u32::MAX).
@@ -145,6 +146,9 @@ pub struct SimControl {
     pub measured_offset: u32,
     pub steps_per_fold: u32,
     pub frame_offset: u32,
+    /// Offset into `track` (vec2 units) of its first frame's pin force, or
+    /// NO_TRACK.
+    pub pin_force_offset: u32,
 }
 
 #[repr(C)]
@@ -390,7 +394,7 @@ mod tests {
                 "SimControl",
                 rust_layout!(SimControl; elements, mass_offset, marker_offset, markers,
                     total_steps, steps_per_sample, frames, winch_moves,
-                    track_offset, measured_offset, steps_per_fold, frame_offset),
+                    track_offset, measured_offset, steps_per_fold, frame_offset, pin_force_offset),
             );
             check(
                 p,

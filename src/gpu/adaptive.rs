@@ -287,6 +287,14 @@ pub fn run_adaptive_batch(
     }
     for (sim, l) in sims.iter().zip(landings) {
         sim.validate()?;
+        if sim.record_pin_force {
+            return Err(InputError::new(
+                "record_pin_force",
+                true,
+                "a fixed-step scheme: the adaptive stage records no pin force",
+            )
+            .into());
+        }
         if l.frame_times_s.len() != sim.frames.len() {
             return Err(InputError::new(
                 "frame_times_s",

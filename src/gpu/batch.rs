@@ -64,6 +64,9 @@ pub struct GpuSimulation {
     pub measured_first_frame: usize,
     /// Read back marker positions at every frame.
     pub record_track: bool,
+    /// Read back the pin's force on the tether at every frame (node 0's
+    /// prescribed rows of M ä − f); its frames must fall on its steps.
+    pub record_pin_force: bool,
     /// Stop, abandoned, once the J_e summed over its frames so far passes
     /// this \[m²\] before its last frame (`abi::STATUS_ABANDONED`); None:
     /// scored to the end.
@@ -156,6 +159,19 @@ impl GpuSimulation {
                 "frames",
                 format!("steps {}..{}", first.step, last.step),
                 format!("frames at steps 1..={}", self.total_steps),
+            )
+            .into());
+        }
+        if self.record_pin_force
+            && let Some(due) = self.frames.iter().find(|f| f.back_s != 0.0)
+        {
+            return Err(InputError::new(
+                "frames",
+                format!(
+                    "a frame {} s before the end of step {}",
+                    due.back_s, due.step
+                ),
+                "frames on steps where the pin's force is recorded",
             )
             .into());
         }
@@ -256,6 +272,8 @@ pub struct GpuOutcome {
     pub swingup_time_s: f64,
     /// Marker positions of its frames (those after the release, frame-major), when recorded.
     pub track_m: Option<Vec<[f64; 2]>>,
+    /// The pin's force on the tether \[N\] at each frame, when recorded.
+    pub pin_force_n: Option<Vec<[f64; 2]>>,
 }
 
 impl GpuOutcome {
@@ -269,6 +287,7 @@ impl GpuOutcome {
             swingup_min_m: f64::NAN,
             swingup_time_s: f64::NAN,
             track_m: None,
+            pin_force_n: None,
         }
     }
 }
@@ -338,7 +357,18 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
         } else {
             NO_TRACK
         };
-        controls.push(sim.control(mass_offset, marker_offset, track_offset, frame_steps.len()));
+        let pin_force_offset = if sim.record_pin_force {
+            track_len += sim.frames() as usize;
+            (track_len - sim.frames() as usize) as u32
+        } else {
+            NO_TRACK
+        };
+        controls.push(sim.control(
+            mass_offset,
+            marker_offset,
+            [track_offset, pin_force_offset],
+            frame_steps.len(),
+        ));
         frame_steps.extend(sim.frames.iter().map(|f| f.step as u32));
         frame_back_s.extend(sim.frames.iter().map(|f| f.back_s));
         physics.push(sim.physics());
@@ -399,12 +429,12 @@ fn append_mesh(mesh: &mut Vec<[f64; 4]>, sim: &GpuSimulation) -> Result<(u32, u3
 
 impl GpuSimulation {
     /// Its row of the control table, with its offsets into the mesh, the
-    /// tracks and the frames.
+    /// track (its markers', its pin force's) and the frames.
     fn control(
         &self,
         mass_offset: u32,
         marker_offset: u32,
-        track_offset: u32,
+        [track_offset, pin_force_offset]: [u32; 2],
         frame_offset: usize,
     ) -> SimControl {
         SimControl {
@@ -427,6 +457,7 @@ impl GpuSimulation {
             },
             steps_per_fold: STEPS_PER_FOLD,
             frame_offset: frame_offset as u32,
+            pin_force_offset,
         }
     }
 }

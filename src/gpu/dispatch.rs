@@ -745,6 +745,13 @@ fn outcomes<R: Real>(
                     .map(|p| p.map(R::to_f64))
                     .collect()
             });
+            let pin_force_n = (sim.record_pin_force && status.is_ok()).then(|| {
+                let offset = data.controls[i].pin_force_offset as usize;
+                track[offset..offset + sim.frames() as usize]
+                    .iter()
+                    .map(|p| p.map(R::to_f64))
+                    .collect()
+            });
             GpuOutcome {
                 status,
                 layout,
@@ -753,6 +760,7 @@ fn outcomes<R: Real>(
                 swingup_min_m: o.swingup_min_m.to_f64(),
                 swingup_time_s: o.swingup_time_s.to_f64(),
                 track_m,
+                pin_force_n,
             }
         })
         .collect()

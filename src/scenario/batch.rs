@@ -167,6 +167,7 @@ pub fn gpu_simulation(
         compare_measured: false,
         measured_first_frame: held_compared_frames(scenario),
         record_track: false,
+        record_pin_force: false,
         abandon_above_m2: None,
     })
 }
@@ -264,6 +265,7 @@ pub fn adaptive_as_gpu_outcome(outcome: &AdaptiveOutcome) -> GpuOutcome {
         swingup_min_m: outcome.swingup_min_m,
         swingup_time_s: outcome.swingup_time_s,
         track_m: outcome.track_m.clone(),
+        pin_force_n: None,
     }
 }
 

@@ -28,6 +28,9 @@ pub fn write_summary(out: &mut String, r: &BodyReport) {
             "carried tether: its pull on the end point peaks at {pull:.4} N (in the torques; its markers in the table)"
         );
     }
+    if let Some(solver) = &r.tether_solver {
+        sayln!(out, "carried tether run by the {solver}");
+    }
     if let (Some(max), Some(last)) = (r.max_tracking_error_m, r.final_tracking_error_m) {
         let settled = match r.settled_at_s {
             Some(t) => format!("under {} mm from t = {t:.2} s on", SETTLED_M * 1e3),
@@ -62,4 +65,7 @@ pub fn write_sweep(out: &mut String, body: &str, r: &BodySweepReport, path: &std
         r.failed,
         path.display()
     );
+    if let Some(solver) = &r.tether_solver {
+        sayln!(out, "carried tethers run by the {solver}");
+    }
 }

@@ -13,7 +13,7 @@ use super::super::{GpuError, Precision};
 use super::element::{ElementDamping, ElementState, Section, element_force};
 use super::matrix::{Symmetric4, inverse4};
 use super::motion::{PinState, pin_state, pin_velocity};
-use super::node_blocks::{coupling_transpose_times, pin_rows, plus_node_mass};
+use super::node_blocks::{coupling_transpose_times, node_mass_times, pin_rows, plus_node_mass};
 use super::{MirrorReal, combine, join, lit, lit4, xy, zw};
 use crate::scheme::FixedStepScheme;
 use crate::status::RunStatus;
@@ -353,6 +353,36 @@ impl<'a, R: MirrorReal> Mirror<'a, R> {
     }
 }
 
+impl<R: MirrorReal> Mirror<'_, R> {
+    /// The pin's force appended to `forces` where it is recorded.
+    fn record_pin_force(&self, forces: &mut Vec<[f64; 2]>) {
+        if self.c.pin_force_offset != NO_TRACK {
+            let force = self.pin_force();
+            forces.push([force.x.to_f64(), force.y.to_f64()]);
+        }
+    }
+
+    /// step_io.wgsl's `pin_force` at the step's end.
+    fn pin_force(&self) -> Vector2<R> {
+        let (disp, drift, vel, acc) = (&self.disp, &self.drift, &self.vel, &self.acc);
+        let (u0, u1) = (disp[0] + drift[0], disp[1] + drift[1]);
+        let state = ElementState::whole((u0, u1), (vel[0], vel[1]), (vel[0], vel[1]));
+        let ph = &self.ph;
+        let fe = element_force(
+            self.le,
+            self.t0,
+            self.sec,
+            ph.weight_per_length_n_m,
+            ph.drag_factor_kg_m3,
+            &state,
+            None,
+        );
+        let [first, _, _, coupling] = &self.mass;
+        let inertia = node_mass_times(first, &acc[0]) + node_mass_times(coupling, &acc[1]);
+        xy(&inertia) - xy(&fe.a)
+    }
+}
+
 /// A marker of the marker table: its shape values s1..s4, its arc length
 /// \[m\] and its element.
 pub(super) type Marker<R> = (Vector4<R>, R, usize);
@@ -505,6 +535,7 @@ fn run_one<R: MirrorReal>(
     let mut swingup_min: R = lit(sim.initial_swingup_m);
     let mut swingup_time: R = lit(0.0);
     let mut track: Vec<[f64; 2]> = Vec::new();
+    let mut pin_force: Vec<[f64; 2]> = Vec::new();
     let mut steps_done = 0u32;
     let mut diverged = false;
     let abandon_above: R = lit(sim.abandon_above_m2.unwrap_or(NEVER_ABANDON_M2));
@@ -558,6 +589,7 @@ fn run_one<R: MirrorReal>(
         while frame_steps.get(frames_done) == Some(&steps) {
             let frame = frames_done;
             identification_error += m.frame_error(frame_back[frame], frame, measured, &mut track);
+            m.record_pin_force(&mut pin_force);
             frames_done += 1;
             // step_io.wgsl's `abandons`.
             if frames_done < frame_steps.len() && identification_error > abandon_above {
@@ -580,6 +612,7 @@ fn run_one<R: MirrorReal>(
         swingup_min_m: swingup_min.to_f64(),
         swingup_time_s: swingup_time.to_f64(),
         track_m: (sim.record_track && status.is_ok()).then_some(track),
+        pin_force_n: (sim.record_pin_force && status.is_ok()).then_some(pin_force),
         status,
     }
 }

@@ -5,12 +5,13 @@
 use nalgebra::DVector;
 
 use super::carried::{
-    CARRIED_MARKERS, CarriedTether, PULL_SAMPLES_PER_OUTPUT, TetherRun, run_tether,
+    CARRIED_MARKERS, CarriedTether, PULL_SAMPLES_PER_OUTPUT, TetherRun, run_tethers,
 };
 use super::{BodyReport, BodyRequest, body_metadata};
 use crate::constrained::arm::{Arm, Loaded};
 use crate::constrained::integrate::{Ending, Tolerances, Trajectory, integrate};
 use crate::constrained::{FirstOrder, Formulation, Holonomic, accelerations, drift};
+use crate::engine::Backend;
 use crate::io::table::{Column, write_columns};
 use crate::plot::series::{Panel, Panels, Series};
 use crate::workflow::WorkflowError;
@@ -66,9 +67,10 @@ pub(super) fn run(
     tether: Option<&CarriedTether>,
     outputs: &[f64],
 ) -> Result<BodyReport, WorkflowError> {
-    let carried = tether
-        .map(|tether| run_tether(arm, tether, outputs))
-        .transpose()?;
+    let carried = match tether {
+        Some(tether) => Some(run_tethers(&[(arm, tether)], outputs, &request.engine)?.remove(0)?),
+        None => None,
+    };
     let (run, rows) = simulate(
         arm,
         formulation,
@@ -91,8 +93,9 @@ pub(super) fn run(
         metadata.insert(
             "tether_sweep.carried_tether".into(),
             serde_json::json!({
-                "tether": tether.params, "tolerance_m": tether.tolerance_m,
-                "solver": "reference (adaptive generalized-α)", "steps": carried.steps,
+                "tether": tether.params,
+                "tolerance_m": (request.engine.backend != Backend::Gpu).then_some(tether.tolerance_m),
+                "solver": carried.solver, "steps": carried.steps,
                 "pin": "the arm's programmed end point, (x0 - v t, line_y_m)",
                 "start": "hanging equilibrium under the pin, moving with it",
                 "pull_samples_per_output": PULL_SAMPLES_PER_OUTPUT,
@@ -122,6 +125,7 @@ pub(super) fn run(
         final_tracking_error_m: None,
         settled_at_s: None,
         max_pull_n,
+        tether_solver: carried.map(|c| c.solver),
         steps: run.steps,
         evaluations: run.evaluations,
         out: request.out.clone(),

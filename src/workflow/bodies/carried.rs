@@ -9,15 +9,19 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::constrained::arm::Arm;
+use crate::engine::{Backend, Engine, EngineKind, EngineOptions};
 use crate::error::InputError;
-use crate::gpu::{GpuSimulation, PinDrive};
+use crate::gpu::{Gpu, GpuOutcome, GpuSimulation, PinDrive, Precision};
 use crate::model::{PinMotion, Tether, TetherParams};
 use crate::scenario::PathMotion;
 use crate::scheme::{FixedStepScheme, frame_due};
 use crate::solver::equilibrium::hanging_equilibrium;
 use crate::solver::modal::{automatic_step, semi_implicit_step};
 use crate::solver::{ReferenceOptions, ReferenceSolver, SolverError, TetherDynamics};
+use crate::status::RunStatus;
 use crate::workflow::WorkflowError;
 
 /// The tether's pull is sampled this many times per output interval and
@@ -54,6 +58,8 @@ pub struct TetherRun {
     /// Where the tether's run stopped before the last output, and why.
     pub failure: Option<(f64, String)>,
     pub steps: u64,
+    /// What ran it, in words (the table's metadata).
+    pub solver: String,
 }
 
 impl TetherRun {
@@ -123,6 +129,22 @@ fn start(
     Ok((model, path, q, v))
 }
 
+/// The times the pull is sampled at: `PULL_SAMPLES_PER_OUTPUT` to each
+/// interval of `outputs`, each output among them (exactly).
+fn sample_times_s(outputs: &[f64]) -> Vec<f64> {
+    let mut times = Vec::with_capacity(outputs.len() * PULL_SAMPLES_PER_OUTPUT);
+    times.extend(outputs.first());
+    for window in outputs.windows(2) {
+        let (from, to) = (window[0], window[1]);
+        times.extend(
+            (1..PULL_SAMPLES_PER_OUTPUT)
+                .map(|j| from + (to - from) * j as f64 / PULL_SAMPLES_PER_OUTPUT as f64),
+        );
+        times.push(to);
+    }
+    times
+}
+
 /// Runs `tether` along the arm's program through `outputs` (uniform, from
 /// 0), sampling its pull between them; a diverged tether ends the run
 /// there.
@@ -145,6 +167,10 @@ pub fn run_tether(
         markers_m: Vec::with_capacity(outputs.len()),
         failure: None,
         steps: 0,
+        solver: format!(
+            "reference solver (adaptive generalized-α, to {:e} m)",
+            tether.tolerance_m
+        ),
     };
     let record = |run: &mut TetherRun, solver: &mut ReferenceSolver, output: bool| {
         let r = solver.pin_reaction();
@@ -155,32 +181,24 @@ pub fn run_tether(
             run.markers_m.push(markers_s.map(|s| model.point(q, s)));
         }
     };
+    let times = sample_times_s(outputs);
     record(&mut run, &mut solver, true);
-    'outputs: for window in outputs.windows(2) {
-        let (from, to) = (window[0], window[1]);
-        for j in 1..=PULL_SAMPLES_PER_OUTPUT {
-            let t = if j == PULL_SAMPLES_PER_OUTPUT {
-                to
-            } else {
-                from + (to - from) * j as f64 / PULL_SAMPLES_PER_OUTPUT as f64
-            };
-            if let Err(error) = solver.advance_to(t) {
-                run.failure = Some((solver.time(), format!("the carried tether: {error}")));
-                break 'outputs;
-            }
-            record(&mut run, &mut solver, j == PULL_SAMPLES_PER_OUTPUT);
+    for (i, &t) in times.iter().enumerate().skip(1) {
+        if let Err(error) = solver.advance_to(t) {
+            run.failure = Some((solver.time(), format!("the carried tether: {error}")));
+            break;
         }
+        record(&mut run, &mut solver, i % PULL_SAMPLES_PER_OUTPUT == 0);
     }
     run.steps = solver.stats().steps;
     Ok(run)
 }
 
 /// The carried tether as one simulation of the GPU engine with a
-/// fixed-step `scheme` (its automatic step, dividing the output interval):
-/// the pin on the arm's line ([`PinDrive::Line`]), the same start as
-/// [`run_tether`]'s, its markers recorded at `outputs` (uniform, from 0).
-/// The engine reads back no pin force yet, so the arm's torques cannot
-/// come from it: the GPU carries the tether's markers only.
+/// fixed-step `scheme` (its automatic step, dividing the pull's sample
+/// interval): the pin on the arm's line ([`PinDrive::Line`]), the same
+/// start as [`run_tether`]'s, a frame at each of the pull's samples after
+/// the start, its markers and the pin's force recorded at each.
 pub fn gpu_simulation(
     arm: &Arm,
     tether: &CarriedTether,
@@ -189,8 +207,8 @@ pub fn gpu_simulation(
 ) -> Result<GpuSimulation, WorkflowError> {
     let (model, path, mut q, mut v) = start(arm, tether)?;
     let (pin, velocity) = (path.position(0.0), path.velocity(0.0));
-    let interval_s = match outputs {
-        [first, second, ..] => second - first,
+    let sample_s = match outputs {
+        [first, second, ..] => (second - first) / PULL_SAMPLES_PER_OUTPUT as f64,
         _ => {
             return Err(
                 InputError::new("outputs", outputs.len(), "at least two output times").into(),
@@ -198,13 +216,13 @@ pub fn gpu_simulation(
         }
     };
     let step_s = match scheme {
-        FixedStepScheme::Explicit => automatic_step(&model, &q, interval_s),
-        FixedStepScheme::SemiImplicit => semi_implicit_step(&model, &q, interval_s),
+        FixedStepScheme::Explicit => automatic_step(&model, &q, sample_s),
+        FixedStepScheme::SemiImplicit => semi_implicit_step(&model, &q, sample_s),
     }
     .map_err(solver_error)?;
     let mut dynamics = TetherDynamics::new(model, Arc::new(path)).map_err(solver_error)?;
     let a = dynamics.initial_acceleration(0.0, &mut q, &mut v);
-    let last_s = outputs[outputs.len() - 1];
+    let times = sample_times_s(outputs);
     Ok(GpuSimulation {
         params: tether.params.clone(),
         pin_m: pin,
@@ -217,15 +235,127 @@ pub fn gpu_simulation(
         initial_a: a,
         scheme,
         step_s,
-        total_steps: frame_due(last_s, step_s).step,
-        steps_per_sample: (interval_s / step_s).round() as u64,
-        frames: outputs[1..].iter().map(|&t| frame_due(t, step_s)).collect(),
+        total_steps: frame_due(times[times.len() - 1], step_s).step,
+        steps_per_sample: (sample_s / step_s).round() as u64,
+        frames: times[1..].iter().map(|&t| frame_due(t, step_s)).collect(),
         marker_arc_lengths_m: marker_arc_lengths_m(tether.params.length_m).to_vec(),
         objective_weights: [0.0; 2],
         initial_swingup_m: 0.0,
         compare_measured: false,
         measured_first_frame: 0,
         record_track: true,
+        record_pin_force: true,
         abandon_above_m2: None,
     })
+}
+
+/// The GPU engine's scheme for the carried tether: the semi-implicit one,
+/// the engine's default, whose step does not shrink with the damping.
+pub const GPU_SCHEME: FixedStepScheme = FixedStepScheme::SemiImplicit;
+
+/// Runs each tether along its arm's program on `engine`: the reference
+/// solver on all cores (`auto` too: the carried tether is not in the
+/// engine's cost model), or one batch of the GPU engine
+/// ([`gpu_simulation`], [`GPU_SCHEME`]). A tether that cannot start (no
+/// hanging equilibrium) is its own error; the engine's are the batch's.
+pub fn run_tethers(
+    carried: &[(&Arm, &CarriedTether)],
+    outputs: &[f64],
+    engine: &EngineOptions,
+) -> Result<Vec<Result<TetherRun, WorkflowError>>, WorkflowError> {
+    if engine.backend != Backend::Gpu {
+        return Ok(carried
+            .par_iter()
+            .map(|(arm, tether)| run_tether(arm, tether, outputs))
+            .collect());
+    }
+    let gpu = Gpu::open(engine.adapter.as_deref())?;
+    if engine.precision == Precision::F64 && !gpu.adapter.shader_f64 {
+        return Err(InputError::new(
+            "precision",
+            "f64",
+            format!("f32: {} has no f64 shaders", gpu.adapter.name),
+        )
+        .into());
+    }
+    let sims: Vec<Result<GpuSimulation, WorkflowError>> = carried
+        .iter()
+        .map(|(arm, tether)| gpu_simulation(arm, tether, outputs, GPU_SCHEME))
+        .collect();
+    let ready: Vec<GpuSimulation> = sims
+        .iter()
+        .filter_map(|s| s.as_ref().ok())
+        .cloned()
+        .collect();
+    let solver = format!(
+        "GPU engine: {} scheme, {} on {}",
+        GPU_SCHEME.name(),
+        engine.precision.name(),
+        gpu.adapter.name
+    );
+    let kind = EngineKind::Gpu {
+        precision: engine.precision,
+        scheme: GPU_SCHEME,
+        layout: engine.gpu_layout,
+    };
+    let mut outcomes = Engine::new(kind, Arc::new(gpu))
+        .run_built(&ready)?
+        .into_iter();
+    Ok(carried
+        .iter()
+        .zip(sims)
+        .map(|((arm, tether), sim)| {
+            let sim = sim?;
+            let outcome = outcomes.next().expect("one outcome per simulation run");
+            from_gpu(arm, tether, outputs, &sim, &outcome, &solver)
+        })
+        .collect())
+}
+
+/// The tether's run from the GPU engine's outcome: its start's pull and
+/// markers from the start itself, the rest from the engine's frames; a run
+/// that failed keeps only its start.
+fn from_gpu(
+    arm: &Arm,
+    tether: &CarriedTether,
+    outputs: &[f64],
+    sim: &GpuSimulation,
+    outcome: &GpuOutcome,
+    solver: &str,
+) -> Result<TetherRun, WorkflowError> {
+    let (model, path, q, v) = start(arm, tether)?;
+    let markers_s = marker_arc_lengths_m(tether.params.length_m);
+    let mut dynamics = TetherDynamics::new(model.clone(), Arc::new(path)).map_err(solver_error)?;
+    let r = dynamics.pin_reaction(0.0, &q, &v);
+    let mut run = TetherRun {
+        pull_n: vec![[-r[0], -r[1]]],
+        times_s: vec![0.0],
+        markers_m: vec![markers_s.map(|s| model.point(&q, s))],
+        failure: None,
+        steps: outcome.steps,
+        solver: solver.to_string(),
+    };
+    match (&outcome.track_m, &outcome.pin_force_n) {
+        (Some(track), Some(force)) if outcome.status.is_ok() => {
+            let times = sample_times_s(outputs);
+            for (i, (f, t)) in force.iter().zip(&times[1..]).enumerate() {
+                run.pull_n.push([-f[0], -f[1]]);
+                run.times_s.push(*t);
+                if (i + 1) % PULL_SAMPLES_PER_OUTPUT == 0 {
+                    let frame = &track[i * CARRIED_MARKERS..(i + 1) * CARRIED_MARKERS];
+                    run.markers_m.push(std::array::from_fn(|j| frame[j]));
+                }
+            }
+        }
+        _ => {
+            let time_s = match &outcome.status {
+                RunStatus::Diverged {
+                    time_s: Some(t), ..
+                } => *t,
+                _ => outcome.steps as f64 * sim.step_s,
+            };
+            run.failure = Some((time_s, format!("the carried tether: {}", outcome.status)));
+        }
+    }
+    Ok(run)
 }

@@ -10,6 +10,7 @@ use super::{Body, BodyKind, BodyRequest, CarriedTether, FormulationKind};
 use crate::constrained::arm::Arm;
 use crate::constrained::integrate::Tolerances;
 use crate::constrained::robot::{Program, Robot};
+use crate::engine::{Backend, EngineOptions};
 use crate::error::InputError;
 use crate::model::TetherParams;
 use crate::workflow::WorkflowError;
@@ -39,8 +40,10 @@ pub struct BodyInputs {
     /// The integrator's relative tolerance (default 1e-10).
     pub tolerance: Option<f64>,
     /// The tether the arm carries, run by the reference solver at its
-    /// default tolerance (1e-9 m).
+    /// default tolerance (1e-9 m), or by the GPU engine (`engine`).
     pub tether: Option<TetherParams>,
+    /// Where the carried tether runs: the CPU (`auto` too) or the GPU.
+    pub engine: EngineOptions,
     /// Swept parameters, `NAME=AXIS` each ([`super::BodyAxis::parse`]): the run
     /// is then a sweep, `out` its table.
     pub axes: Vec<String>,
@@ -55,6 +58,11 @@ impl BodyInputs {
         let not_its = |field: &str, whose: &str| {
             WorkflowError::Usage(format!("{field} is {whose}, not this body's"))
         };
+        if self.engine.backend == Backend::Gpu && self.tether.is_none() {
+            return Err(WorkflowError::Usage(
+                "backend gpu runs the tether an arm carries (tether); the bodies themselves run on the CPU".into(),
+            ));
+        }
         let tolerance = self.tolerance.unwrap_or(1e-10);
         if !(1e-14..=1e-3).contains(&tolerance) {
             return Err(InputError::number(
@@ -130,6 +138,7 @@ impl BodyInputs {
             },
             out: self.out.clone(),
             force: self.force,
+            engine: self.engine.clone(),
         })
     }
 

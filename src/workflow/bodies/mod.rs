@@ -18,13 +18,14 @@ use crate::constrained::Formulation;
 use crate::constrained::arm::Arm;
 use crate::constrained::integrate::{Ending, Tolerances, Trajectory};
 use crate::constrained::robot::{Program, Robot};
+use crate::engine::EngineOptions;
 use crate::error::InputError;
 use crate::metadata;
 use crate::workflow::WorkflowError;
 
 pub use carried::{
-    CARRIED_MARKERS, CarriedTether, PULL_SAMPLES_PER_OUTPUT, TetherRun, gpu_simulation,
-    program_path, run_tether,
+    CARRIED_MARKERS, CarriedTether, GPU_SCHEME, PULL_SAMPLES_PER_OUTPUT, TetherRun, gpu_simulation,
+    program_path, run_tether, run_tethers,
 };
 pub use inputs::{ARM_GAINS, BodyInputs, DEFAULT_ALPHA, ROBOT_GAINS};
 pub use sweep::{BodyAxis, BodyParameter, BodySweepReport, MAX_BODY_CANDIDATES, sweep};
@@ -55,6 +56,8 @@ pub struct BodyRequest {
     /// The table (`.parquet`); its figure beside it (same stem).
     pub out: PathBuf,
     pub force: bool,
+    /// Where a carried tether runs (the bodies themselves run on the CPU).
+    pub engine: EngineOptions,
 }
 
 /// How the run went.
@@ -72,8 +75,10 @@ pub struct BodyReport {
     pub max_tracking_error_m: Option<f64>,
     pub final_tracking_error_m: Option<f64>,
     pub settled_at_s: Option<f64>,
-    /// The carried tether's largest pull on the end point \[N\].
+    /// The carried tether's largest pull on the end point \[N\], and
+    /// what ran the tether, in words.
     pub max_pull_n: Option<f64>,
+    pub tether_solver: Option<String>,
     pub steps: usize,
     pub evaluations: usize,
     pub out: PathBuf,

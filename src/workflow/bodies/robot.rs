@@ -123,6 +123,7 @@ pub(super) fn run(
         final_tracking_error_m: final_error,
         settled_at_s,
         max_pull_n: None,
+        tether_solver: None,
         steps: run.steps,
         evaluations: run.evaluations,
         out: request.out.clone(),

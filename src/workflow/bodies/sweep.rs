@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::arm::simulate as simulate_arm;
-use super::carried::{CARRIED_MARKERS, run_tether};
+use super::carried::{CARRIED_MARKERS, TetherRun, run_tethers};
 use super::robot::simulate as simulate_robot;
 use super::{Body, BodyRequest};
 use crate::constrained::Formulation;
@@ -180,6 +180,8 @@ pub struct BodySweepReport {
     pub candidates: usize,
     pub failed: usize,
     pub wall_s: f64,
+    /// What ran the carried tethers, in words.
+    pub tether_solver: Option<String>,
 }
 
 /// Runs every candidate of `axes` over `base` and writes one row each.
@@ -239,9 +241,19 @@ pub fn sweep(base: &BodyRequest, axes: &[BodyAxis]) -> Result<BodySweepReport, W
     }
     let started = std::time::Instant::now();
     let outputs = base.outputs();
+    let carried = carried_tethers(base, &candidates, &outputs)?;
+    let tether_solver = carried
+        .iter()
+        .flatten()
+        .find_map(|run| run.as_ref().ok().map(|run| run.solver.clone()));
     let rows: Vec<BodyEvaluation> = candidates
         .par_iter()
-        .map(|c| evaluate(c, &outputs))
+        .zip(carried)
+        .map(|(c, carried)| match carried {
+            Some(Err(e)) => BodyEvaluation::refused(e),
+            Some(Ok(run)) => evaluate(c, &outputs, Some(&run)),
+            None => evaluate(c, &outputs, None),
+        })
         .collect();
     let wall_s = started.elapsed().as_secs_f64();
     let failed = rows.iter().filter(|r| r.failed_at_s.is_some()).count();
@@ -250,6 +262,7 @@ pub fn sweep(base: &BodyRequest, axes: &[BodyAxis]) -> Result<BodySweepReport, W
         candidates: total,
         failed,
         wall_s,
+        tether_solver,
     })
 }
 
@@ -295,7 +308,35 @@ fn failed_at(run: &Trajectory) -> Option<f64> {
     }
 }
 
-fn evaluate(request: &BodyRequest, outputs: &[f64]) -> BodyEvaluation {
+/// Each candidate's carried tether run along its arm's program, all in
+/// one batch of `base`'s engine (None for a body that carries none).
+#[allow(clippy::type_complexity)]
+fn carried_tethers(
+    base: &BodyRequest,
+    candidates: &[BodyRequest],
+    outputs: &[f64],
+) -> Result<Vec<Option<Result<TetherRun, WorkflowError>>>, WorkflowError> {
+    let carried: Vec<_> = candidates
+        .iter()
+        .filter_map(|c| match &c.body {
+            Body::Arm {
+                arm,
+                tether: Some(tether),
+                ..
+            } => Some((arm, tether)),
+            _ => None,
+        })
+        .collect();
+    if carried.is_empty() {
+        return Ok(candidates.iter().map(|_| None).collect());
+    }
+    // A sweep's candidates all carry one, or none.
+    debug_assert_eq!(carried.len(), candidates.len());
+    let runs = run_tethers(&carried, outputs, &base.engine)?;
+    Ok(runs.into_iter().map(Some).collect())
+}
+
+fn evaluate(request: &BodyRequest, outputs: &[f64], carried: Option<&TetherRun>) -> BodyEvaluation {
     let peak = |columns: &[Vec<f64>; 2]| {
         columns
             .iter()
@@ -309,24 +350,14 @@ fn evaluate(request: &BodyRequest, outputs: &[f64]) -> BodyEvaluation {
             formulation,
             tether,
         } => {
-            let carried = match tether.as_ref().map(|t| run_tether(arm, t, outputs)) {
-                Some(Err(e)) => return BodyEvaluation::refused(e),
-                Some(Ok(run)) => Some(run),
-                None => None,
-            };
-            let (run, rows) = simulate_arm(
-                arm,
-                *formulation,
-                outputs,
-                request.tolerances,
-                carried.as_ref(),
-            );
+            let (run, rows) = simulate_arm(arm, *formulation, outputs, request.tolerances, carried);
             let swing: Vec<f64> = rows
                 .markers
                 .iter()
                 .map(|m| (m[CARRIED_MARKERS - 1][0] - m[0][0]).abs())
                 .collect();
             let carried = carried.is_some();
+            debug_assert_eq!(carried, tether.is_some());
             BodyEvaluation {
                 failed_at_s: failed_at(&run),
                 max_drift_m: Some(rows.max(&rows.drift)),
