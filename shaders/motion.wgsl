@@ -1,8 +1,9 @@
 // The prescribed motion of node 0 as a displacement from its reference
 // position: at rest (the drop's pin), half-cosine winch moves along x
 // (docs/model.md §4.2; mirrors WinchMotion in src/scenario/winch.rs), or
-// a straight line at constant velocity (the arm's end point,
-// docs/constrained.md §5).
+// a planar path, a cubic per segment of a uniform time grid (the natural
+// spline of src/scenario/path.rs, exactly: docs/gpu.md; the arm's end
+// point, docs/constrained.md §5).
 //
 // cos and sin come from polynomials, not the builtins: WGSL has no f64
 // trigonometry, and Vulkan allows the f32 builtins an absolute error of 2⁻¹¹,
@@ -54,9 +55,8 @@ fn cos_sin_half_turn(theta: real) -> real2 {
 }
 
 // The pin's displacement from its reference position at time t: winch
-// moves along x from the first waypoint (`moves` 0: none), plus a constant
-// velocity `velocity` (a carried pin's straight line; zero otherwise).
-fn pin_state(t: real, moves: u32, waypoints: array<real, 5>, periods: array<real, 4>, velocity: real2) -> PinState {
+// moves along x from the first waypoint (`moves` 0: none).
+fn pin_state(t: real, moves: u32, waypoints: array<real, 5>, periods: array<real, 4>) -> PinState {
     var out = PinState(real2(0.0), real2(0.0), real2(0.0));
     var start: real = 0.0;
     // Unrolled by hand: at most MAX_WINCH_MOVES moves, no shader loop.
@@ -87,7 +87,30 @@ fn pin_state(t: real, moves: u32, waypoints: array<real, 5>, periods: array<real
             out.position = real2(waypoints[moves] - waypoints[0], 0.0);
         }
     }
-    out.position += velocity * t;
-    out.velocity += velocity;
+    return out;
+}
+
+// The segment of a path on a uniform grid (`segments` cubics of `step`
+// from `start`) that holds t; the first or the last outside the grid.
+fn path_segment(t: real, start: real, step: real, segments: u32) -> u32 {
+    let k = floor(max(t - start, 0.0) / step);
+    return min(u32(k), segments - 1u);
+}
+
+// A path's displacement at t from segment k's cubics x(τ) = cx.x + cx.y τ
+// + cx.z τ² + cx.w τ³ (and y), τ = t − start − k step: on the segment, the
+// cubic; before the grid or past it, on in a straight line at its end
+// velocity (the natural spline's end acceleration is zero).
+fn path_state(t: real, start: real, step: real, k: u32, cx: real4, cy: real4) -> PinState {
+    let tau = t - start - real(k) * step;
+    let u = clamp(tau, 0.0, step);
+    var out = PinState(
+        real2(cx.x + u * (cx.y + u * (cx.z + u * cx.w)), cy.x + u * (cy.y + u * (cy.z + u * cy.w))),
+        real2(cx.y + u * (2.0 * cx.z + 3.0 * u * cx.w), cy.y + u * (2.0 * cy.z + 3.0 * u * cy.w)),
+        real2(2.0 * cx.z + 6.0 * u * cx.w, 2.0 * cy.z + 6.0 * u * cy.w));
+    if (tau != u) {
+        out.position += (tau - u) * out.velocity;
+        out.acceleration = real2(0.0);
+    }
     return out;
 }

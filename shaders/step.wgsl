@@ -274,7 +274,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     while (prog.steps_done < end) {
         let steps = prog.steps_done + 1u;
         let t = real(steps) * h;
-        let pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s, pin_velocity(ph));
+        let pin = pin_at(c, ph, t);
         let position_exploded = forward_sweep(c, ph, sec, mass, pin);
         let back = back_sweep(c, pin, 0.5 * h);
         prog.steps_done = steps;

@@ -561,7 +561,7 @@ fn begin_attempt(p: ptr<function, AdaptiveProgress>, c: SimControl, ph: SimPhysi
         return at;
     }
     at.live = true;
-    at.pin = pin_state((*p).time_s + at.h, c.winch_moves, ph.waypoints_m, ph.periods_s, pin_velocity(ph));
+    at.pin = pin_at(c, ph, (*p).time_s + at.h);
     for (var k = lane; k <= c.elements; k += SIM_LANES) {
         predict_node(k, sim, at.h, *p, at.pin);
     }
@@ -757,7 +757,7 @@ fn observe_landing(p: ptr<function, AdaptiveProgress>, c: SimControl, ph: SimPhy
         && same_time(real((*p).samples_done + 1u) * st.sample_interval_s, landing_s)) {
         (*p).samples_done += 1u;
         if (lane == 0u) {
-            let sample_pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s, pin_velocity(ph));
+            let sample_pin = pin_at(c, ph, t);
             observe_swingup(sim, ph, sample_pin.position, plane(PLANE_DISPLACEMENT, n, sim).xy,
                             plane(PLANE_VELOCITY, n, sim).xy, t);
         }

@@ -65,6 +65,10 @@ struct SimControl {
     // Offset into `track` (vec2 units) of its first frame's pin force, or
     // NO_TRACK.
     pin_force_offset: u32,
+    // Its pin path's cubics in `mesh` (x's then y's per segment), and
+    // their count; 0: no path.
+    path_offset: u32,
+    path_segments: u32,
 }
 
 // The mass matrix of a uniform mesh (MeshMass in src/gpu/mass_factor.rs):
@@ -97,13 +101,9 @@ struct SimPhysics {
     time_weight_m_s: real,
     waypoints_m: array<real, 5>,
     periods_s: array<real, 4>,
-    pin_velocity_x_m_s: real,
-    pin_velocity_y_m_s: real,
-}
-
-// A carried pin's constant velocity (zero for the drop and the winch).
-fn pin_velocity(ph: SimPhysics) -> real2 {
-    return real2(ph.pin_velocity_x_m_s, ph.pin_velocity_y_m_s);
+    // Its pin path's uniform grid [s] (unread without a path).
+    path_start_s: real,
+    path_step_s: real,
 }
 
 struct SimProgress {
@@ -165,6 +165,17 @@ fn exploded_position(u: real4, length_m: real) -> bool {
 
 fn exploded_velocity(v: real4) -> bool {
     return !(abs(v.x) < 1e4 && abs(v.y) < 1e4 && abs(v.z) < 1e4 && abs(v.w) < 1e4);
+}
+
+// The pin's prescribed motion at t: its path where it has one, its winch
+// moves (or rest) otherwise.
+fn pin_at(c: SimControl, ph: SimPhysics, t: real) -> PinState {
+    if (c.path_segments == 0u) {
+        return pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s);
+    }
+    let k = path_segment(t, ph.path_start_s, ph.path_step_s, c.path_segments);
+    return path_state(t, ph.path_start_s, ph.path_step_s, k, mesh[c.path_offset + 2u * k],
+                      mesh[c.path_offset + 2u * k + 1u]);
 }
 
 // A simulation's section, element.wgsl's Section.

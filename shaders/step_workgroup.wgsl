@@ -408,7 +408,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>,
         let t = real(steps) * h;
         var pin = PinState(real2(0.0), real2(0.0), real2(0.0));
         if (live) {
-            pin = pin_state(t, c.winch_moves, ph.waypoints_m, ph.periods_s, pin_velocity(ph));
+            pin = pin_at(c, ph, t);
             drift_nodes(s, lane, n, h, pin, ph.length_m);
         }
         workgroupBarrier();

@@ -323,8 +323,8 @@ fn the_shader_matches_its_cpu_mirror() {
         );
     }
     for scheme in SCHEMES {
-        // The arm carrying the tether: its pin on a line, its force read
-        // back at every frame.
+        // The arm carrying the tether: its pin on a line, or on a curved
+        // path, its force read back at every frame.
         let carried = tether_sweep::workflow::bodies::CarriedTether {
             params: params(5, 2000.0, 1.2, 0.02),
             tolerance_m: 1e-9,
@@ -333,6 +333,22 @@ fn the_shader_matches_its_cpu_mirror() {
         let arm = tether_sweep::constrained::arm::Arm::default();
         sims.push(
             tether_sweep::workflow::bodies::gpu_simulation(&arm, &carried, &outputs, scheme)
+                .unwrap(),
+        );
+        // A curved pin path (a cubic per 5 ms), followed past its end.
+        let path = tether_sweep::scenario::PathMotion::new(
+            vec![0.0, 0.005, 0.01, 0.015, 0.02],
+            vec![
+                [0.0, 0.0],
+                [0.002, 0.001],
+                [-0.001, 0.0],
+                [0.001, -0.002],
+                [0.0, 0.0],
+            ],
+        )
+        .unwrap();
+        sims.push(
+            tether_sweep::workflow::bodies::path_simulation(path, &carried, &outputs, scheme)
                 .unwrap(),
         );
     }

@@ -891,4 +891,18 @@ fn a_pin_force_is_recorded_only_where_it_can_be() {
         panic!("a pin force between steps was accepted")
     };
     assert!(refused.to_string().contains("frames on steps"), "{refused}");
+    // A pin path the shader cannot follow is refused before upload.
+    for (step_s, segments) in [(0.0, 1), (0.1, 0), (f64::NAN, 1)] {
+        let mut sim = prepared.sims[0].clone();
+        (sim.record_pin_force, sim.frames[0].back_s) = (false, 0.0);
+        sim.drive = tether_sweep::gpu::PinDrive::Path(tether_sweep::gpu::batch::GridPath {
+            start_s: 0.0,
+            step_s,
+            cubics: vec![[[0.0; 4]; 2]; segments],
+        });
+        let Err(refused) = chunk_data(&[&sim]) else {
+            panic!("a pin path of {segments} segments of {step_s} s was accepted")
+        };
+        assert!(refused.to_string().contains("pin path"), "{refused}");
+    }
 }

@@ -54,6 +54,9 @@ pub const FACTOR_VEC4_PER_NODE: usize = 8;
 pub const MARKER_VEC4: usize = 2;
 /// Winch moves the shader can follow (MAX_WINCH_MOVES in motion.wgsl).
 pub const MAX_WINCH_MOVES: usize = 4;
+/// Segments of a pin path's uniform grid (`PinDrive::Path`): 2 vec4
+/// each in the mesh buffer.
+pub const MAX_PATH_SEGMENTS: usize = 1 << 16;
 /// State planes: the displacement as of the last fold, the drift since
 /// then, velocity, acceleration (step.wgsl's PLANE_*).
 pub const STATE_PLANES: usize = 4;
@@ -149,6 +152,10 @@ pub struct SimControl {
     /// Offset into `track` (vec2 units) of its first frame's pin force, or
     /// NO_TRACK.
     pub pin_force_offset: u32,
+    /// Its pin path's cubics in `mesh` (vec4 units: x's then y's per
+    /// segment), and their count; 0: no path.
+    pub path_offset: u32,
+    pub path_segments: u32,
 }
 
 #[repr(C)]
@@ -260,10 +267,10 @@ pub struct SimPhysics<R: Real> {
     pub time_weight_m_s: R,
     pub waypoints_m: [R; MAX_WINCH_MOVES + 1],
     pub periods_s: [R; MAX_WINCH_MOVES],
-    /// A carried pin's constant velocity \[m/s\] (zero for the drop's
-    /// and the winch's).
-    pub pin_velocity_x_m_s: R,
-    pub pin_velocity_y_m_s: R,
+    /// Its pin path's uniform grid: where it starts and its step \[s\]
+    /// (unread without a path).
+    pub path_start_s: R,
+    pub path_step_s: R,
 }
 
 impl SimPhysics<f64> {
@@ -288,8 +295,8 @@ impl SimPhysics<f64> {
             time_weight_m_s: c(self.time_weight_m_s),
             waypoints_m: self.waypoints_m.map(c),
             periods_s: self.periods_s.map(c),
-            pin_velocity_x_m_s: c(self.pin_velocity_x_m_s),
-            pin_velocity_y_m_s: c(self.pin_velocity_y_m_s),
+            path_start_s: c(self.path_start_s),
+            path_step_s: c(self.path_step_s),
         }
     }
 }
@@ -394,7 +401,7 @@ mod tests {
                 "SimControl",
                 rust_layout!(SimControl; elements, mass_offset, marker_offset, markers,
                     total_steps, steps_per_sample, frames, winch_moves,
-                    track_offset, measured_offset, steps_per_fold, frame_offset, pin_force_offset),
+                    track_offset, measured_offset, steps_per_fold, frame_offset, pin_force_offset, path_offset, path_segments),
             );
             check(
                 p,
@@ -412,7 +419,7 @@ mod tests {
                 axial_damping_n_s, bending_stiffness_n_m2, bending_damping_n_m2_s,
                 weight_per_length_n_m, tip_weight_n, drag_factor_kg_m3, tangent_x, tangent_y,
                 pin_x_m, pin_y_m, velocity_weight_s, time_weight_m_s, waypoints_m, periods_s,
-                pin_velocity_x_m_s, pin_velocity_y_m_s),
+                path_start_s, path_step_s),
         );
         check(
             precision,

@@ -4,8 +4,8 @@
 
 use super::GpuError;
 use super::abi::{
-    FACTOR_VEC4_PER_NODE, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_WINCH_MOVES, MESH_MASS_VEC4, NO_FRAME,
-    NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
+    FACTOR_VEC4_PER_NODE, MARKER_VEC4, MAX_GPU_ELEMENTS, MAX_PATH_SEGMENTS, MAX_WINCH_MOVES,
+    MESH_MASS_VEC4, NO_FRAME, NO_TRACK, STATE_PLANES, STEPS_PER_FOLD, SimControl, SimPhysics,
 };
 use super::mass_factor::{self, MeshMass};
 use crate::error::InputError;
@@ -27,9 +27,22 @@ pub enum PinDrive {
         waypoints_m: Vec<f64>,
         periods_s: Vec<f64>,
     },
-    /// A straight line at constant velocity from the reference position
-    /// (the arm's end point carrying the tether, docs/constrained.md §5).
-    Line { velocity_m_s: [f64; 2] },
+    /// A planar path (the arm's end point carrying the tether,
+    /// docs/constrained.md §5); the reference pin is where it is at 0.
+    Path(GridPath),
+}
+
+/// A planar path on a uniform time grid, as the shader follows it: from
+/// `start_s`, one cubic per `step_s` in x and in y (the coefficients of
+/// τ⁰..τ³, τ the time since the segment's start; positions absolute
+/// \[m\]), and on in a straight line at its end velocity outside the grid.
+/// `scenario::PathMotion::on_grid` makes one from a natural spline,
+/// exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridPath {
+    pub start_s: f64,
+    pub step_s: f64,
+    pub cubics: Vec<[[f64; 4]; 2]>,
 }
 
 /// One simulation for the engine. The state is carried as the displacement
@@ -175,6 +188,24 @@ impl GpuSimulation {
             )
             .into());
         }
+        if let PinDrive::Path(path) = &self.drive {
+            let finite = path
+                .cubics
+                .iter()
+                .flatten()
+                .flatten()
+                .all(|c| c.is_finite());
+            let grid = path.step_s > 0.0 && path.step_s.is_finite() && path.start_s.is_finite();
+            let segments = (1..=MAX_PATH_SEGMENTS).contains(&path.cubics.len());
+            if !(segments && grid && finite) {
+                return Err(InputError::new(
+                    "pin path",
+                    format!("{} segments of {} s", path.cubics.len(), path.step_s),
+                    format!("1 to {MAX_PATH_SEGMENTS} finite segments of a positive step"),
+                )
+                .into());
+            }
+        }
         if let PinDrive::Winch { periods_s, .. } = &self.drive
             && periods_s.len() > MAX_WINCH_MOVES
         {
@@ -203,6 +234,12 @@ impl GpuSimulation {
             p.rotary_inertia as u64,
         ];
         key.extend(self.marker_arc_lengths_m.iter().map(|s| s.to_bits()));
+        // A path's cubics are uploaded relative to the reference pin.
+        if let PinDrive::Path(path) = &self.drive {
+            key.push(path.cubics.len() as u64);
+            key.extend(self.pin_m.map(f64::to_bits));
+            key.extend(path.cubics.iter().flatten().flatten().map(|c| c.to_bits()));
+        }
         key
     }
 
@@ -219,9 +256,9 @@ impl GpuSimulation {
             waypoints[..waypoints_m.len()].copy_from_slice(waypoints_m);
             periods[..periods_s.len()].copy_from_slice(periods_s);
         }
-        let velocity = match &self.drive {
-            PinDrive::Line { velocity_m_s } => *velocity_m_s,
-            PinDrive::Fixed | PinDrive::Winch { .. } => [0.0; 2],
+        let (path_start_s, path_step_s) = match &self.drive {
+            PinDrive::Path(path) => (path.start_s, path.step_s),
+            PinDrive::Fixed | PinDrive::Winch { .. } => (0.0, 1.0),
         };
         SimPhysics {
             step_s: self.step_s,
@@ -242,8 +279,8 @@ impl GpuSimulation {
             time_weight_m_s: self.objective_weights[1],
             waypoints_m: waypoints,
             periods_s: periods,
-            pin_velocity_x_m_s: velocity[0],
-            pin_velocity_y_m_s: velocity[1],
+            path_start_s,
+            path_step_s,
         }
     }
 }
@@ -331,7 +368,7 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
         .map(|s| s.params.elements + 1)
         .max()
         .unwrap_or(1);
-    let mut meshes: Vec<(Vec<u64>, u32, u32)> = Vec::new();
+    let mut meshes: Vec<(Vec<u64>, MeshOffsets)> = Vec::new();
     let mut mesh: Vec<[f64; 4]> = Vec::new();
     let mut controls = Vec::with_capacity(count);
     let mut physics = Vec::with_capacity(count);
@@ -342,11 +379,11 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
     for (i, sim) in sims.iter().enumerate() {
         sim.validate()?;
         let key = sim.mesh_key();
-        let (mass_offset, marker_offset) = match meshes.iter().find(|m| m.0 == key) {
-            Some(m) => (m.1, m.2),
+        let offsets = match meshes.iter().find(|m| m.0 == key) {
+            Some(m) => m.1,
             None => {
                 let offsets = append_mesh(&mut mesh, sim)?;
-                meshes.push((key, offsets.0, offsets.1));
+                meshes.push((key, offsets));
                 offsets
             }
         };
@@ -363,12 +400,7 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
         } else {
             NO_TRACK
         };
-        controls.push(sim.control(
-            mass_offset,
-            marker_offset,
-            [track_offset, pin_force_offset],
-            frame_steps.len(),
-        ));
+        controls.push(sim.control(offsets, [track_offset, pin_force_offset], frame_steps.len()));
         frame_steps.extend(sim.frames.iter().map(|f| f.step as u32));
         frame_back_s.extend(sim.frames.iter().map(|f| f.back_s));
         physics.push(sim.physics());
@@ -391,10 +423,18 @@ pub fn chunk_data(sims: &[&GpuSimulation]) -> Result<ChunkData, GpuError> {
     })
 }
 
+/// Where a simulation's mesh lies in the mesh buffer \[vec4\].
+#[derive(Debug, Clone, Copy)]
+struct MeshOffsets {
+    mass: u32,
+    markers: u32,
+    path: u32,
+}
+
 /// Appends `sim`'s mesh to `mesh`: its mass factors (MeshMass), the
-/// explicit scheme's G and E per node, and its marker table; returns the
-/// offsets [vec4] of the mass and of the markers.
-fn append_mesh(mesh: &mut Vec<[f64; 4]>, sim: &GpuSimulation) -> Result<(u32, u32), GpuError> {
+/// explicit scheme's G and E per node, its marker table, and its pin
+/// path's cubics (relative to the reference pin).
+fn append_mesh(mesh: &mut Vec<[f64; 4]>, sim: &GpuSimulation) -> Result<MeshOffsets, GpuError> {
     let tether = Tether::new(sim.params.clone()).map_err(GpuError::Input)?;
     let mass_offset = mesh.len() as u32;
     let compact = MeshMass::from_mass(tether.mass(), sim.params.elements)?;
@@ -424,7 +464,19 @@ fn append_mesh(mesh: &mut Vec<[f64; 4]>, sim: &GpuSimulation) -> Result<(u32, u3
         mesh.push(sh);
         mesh.push([s, element as f64, 0.0, 0.0]);
     }
-    Ok((mass_offset, marker_offset))
+    let path_offset = mesh.len() as u32;
+    if let PinDrive::Path(path) = &sim.drive {
+        for cubic in &path.cubics {
+            for (k, c) in cubic.iter().enumerate() {
+                mesh.push([c[0] - sim.pin_m[k], c[1], c[2], c[3]]);
+            }
+        }
+    }
+    Ok(MeshOffsets {
+        mass: mass_offset,
+        markers: marker_offset,
+        path: path_offset,
+    })
 }
 
 impl GpuSimulation {
@@ -432,21 +484,20 @@ impl GpuSimulation {
     /// track (its markers', its pin force's) and the frames.
     fn control(
         &self,
-        mass_offset: u32,
-        marker_offset: u32,
+        offsets: MeshOffsets,
         [track_offset, pin_force_offset]: [u32; 2],
         frame_offset: usize,
     ) -> SimControl {
         SimControl {
             elements: self.params.elements as u32,
-            mass_offset,
-            marker_offset,
+            mass_offset: offsets.mass,
+            marker_offset: offsets.markers,
             markers: self.marker_arc_lengths_m.len() as u32,
             total_steps: self.total_steps as u32,
             steps_per_sample: self.steps_per_sample as u32,
             frames: self.frames.len() as u32,
             winch_moves: match &self.drive {
-                PinDrive::Fixed | PinDrive::Line { .. } => 0,
+                PinDrive::Fixed | PinDrive::Path(_) => 0,
                 PinDrive::Winch { periods_s, .. } => periods_s.len() as u32,
             },
             track_offset,
@@ -458,6 +509,11 @@ impl GpuSimulation {
             steps_per_fold: STEPS_PER_FOLD,
             frame_offset: frame_offset as u32,
             pin_force_offset,
+            path_offset: offsets.path,
+            path_segments: match &self.drive {
+                PinDrive::Path(path) => path.cubics.len() as u32,
+                PinDrive::Fixed | PinDrive::Winch { .. } => 0,
+            },
         }
     }
 }

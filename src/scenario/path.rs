@@ -8,6 +8,8 @@
 //! point on its line) is reproduced exactly by two points.
 
 use crate::error::{InputError, require_finite};
+use crate::gpu::abi::MAX_PATH_SEGMENTS;
+use crate::gpu::batch::GridPath;
 use crate::model::PinMotion;
 
 /// Most points a path may hold: a million 1 ms samples is 17 minutes.
@@ -50,6 +52,60 @@ impl PathMotion {
             times_s,
             positions_m,
             curvature,
+        })
+    }
+
+    /// The path on a uniform time grid, as the GPU engine follows it
+    /// ([`GridPath`]): the coarsest grid from the first time to the last
+    /// on which every time of the table lies (within 1e-9 of a step), of
+    /// at most `MAX_PATH_SEGMENTS` segments. Each segment then lies within
+    /// one interval of the spline, whose cubic it is, from its ends'
+    /// positions and velocities. A table whose times fall on no such grid
+    /// (irregular times, not multiples of a common step) is refused.
+    pub fn on_grid(&self) -> Result<GridPath, InputError> {
+        let times = &self.times_s;
+        let (first, last) = (times[0], times[times.len() - 1]);
+        let shortest = times
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .fold(f64::INFINITY, f64::min);
+        // The grid's step divides the shortest interval: a j-th of it.
+        let segments = (1..=64)
+            .map(|j| (j as f64 * (last - first) / shortest).round())
+            .take_while(|&m| m <= MAX_PATH_SEGMENTS as f64)
+            .find(|&m| {
+                let step = (last - first) / m;
+                times.iter().all(|t| {
+                    let k = (t - first) / step;
+                    (k - k.round()).abs() < 1e-9 * m.max(1.0)
+                })
+            })
+            .ok_or_else(|| {
+                InputError::new(
+                    "pin path times",
+                    format!("{} times from {first} to {last} s", times.len()),
+                    format!(
+                        "times on a uniform grid of at most {MAX_PATH_SEGMENTS} steps for the GPU engine (multiples of one step; the CPU takes any)"
+                    ),
+                )
+            })? as usize;
+        let step_s = (last - first) / segments as f64;
+        let cubics = (0..segments)
+            .map(|k| {
+                let (t0, t1) = (first + k as f64 * step_s, first + (k + 1) as f64 * step_s);
+                let ([p0, v0, _], [p1, v1, _]) = (self.state(t0), self.state(t1));
+                std::array::from_fn(|d| {
+                    let slope = (p1[d] - p0[d]) / step_s;
+                    let c = (3.0 * slope - 2.0 * v0[d] - v1[d]) / step_s;
+                    let e = (v0[d] + v1[d] - 2.0 * slope) / (step_s * step_s);
+                    [p0[d], v0[d], c, e]
+                })
+            })
+            .collect();
+        Ok(GridPath {
+            start_s: first,
+            step_s,
+            cubics,
         })
     }
 
@@ -176,6 +232,61 @@ mod tests {
         let t = 0.55;
         assert!((path.velocity(t)[0] - t.cos()).abs() < 1e-3);
         assert!((path.acceleration(t)[1] + 4.0 * (2.0 * t).cos()).abs() < 0.05);
+    }
+
+    /// A grid path's state at t as motion.wgsl forms it (in f64).
+    fn on_the_grid(path: &GridPath, t: f64) -> [[f64; 2]; 3] {
+        let k = (((t - path.start_s).max(0.0) / path.step_s).floor() as usize)
+            .min(path.cubics.len() - 1);
+        let tau = t - path.start_s - k as f64 * path.step_s;
+        let u = tau.clamp(0.0, path.step_s);
+        let mut out = [[0.0; 2]; 3];
+        for (d, c) in path.cubics[k].iter().enumerate() {
+            let v = c[1] + u * (2.0 * c[2] + 3.0 * u * c[3]);
+            out[0][d] = c[0] + u * (c[1] + u * (c[2] + u * c[3])) + v * (tau - u);
+            out[1][d] = v;
+            out[2][d] = if tau == u {
+                2.0 * c[2] + 6.0 * u * c[3]
+            } else {
+                0.0
+            };
+        }
+        out
+    }
+
+    #[test]
+    fn on_a_grid_it_is_the_spline_exactly() {
+        // Uniform times, times on a common step (0.05 s), and two points.
+        let tables: [Vec<f64>; 3] = [
+            (0..9).map(|i| 0.1 * i as f64).collect(),
+            vec![0.0, 0.1, 0.25, 0.4, 0.45, 0.7],
+            vec![0.2, 1.7],
+        ];
+        for (times, segments) in tables.into_iter().zip([8, 14, 1]) {
+            let points: Vec<[f64; 2]> = times.iter().map(|t| [t.sin(), (3.0 * t).cos()]).collect();
+            let path = PathMotion::new(times.clone(), points).unwrap();
+            let grid = path.on_grid().unwrap();
+            assert_eq!(grid.cubics.len(), segments, "{times:?}");
+            for i in 0..=300 {
+                let t =
+                    times[0] - 0.3 + i as f64 * (times[times.len() - 1] - times[0] + 0.6) / 300.0;
+                let (exact, gridded) = (path.state(t), on_the_grid(&grid, t));
+                for (e, g) in exact.iter().flatten().zip(gridded.iter().flatten()) {
+                    assert!(
+                        (e - g).abs() < 1e-11,
+                        "{times:?} at {t}: {exact:?} against {gridded:?}"
+                    );
+                }
+            }
+        }
+        // Irregular times: on no grid.
+        let path = PathMotion::new(
+            vec![0.0, 0.1, 0.1 + std::f64::consts::PI / 100.0],
+            vec![[0.0; 2]; 3],
+        )
+        .unwrap();
+        let refused = path.on_grid().unwrap_err();
+        assert!(refused.allowed.contains("uniform grid"), "{refused}");
     }
 
     #[test]

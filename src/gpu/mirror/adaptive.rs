@@ -36,11 +36,11 @@ use super::super::adaptive::{
 use super::super::batch::{ChunkData, GpuSimulation, exploded};
 use super::super::{GpuError, Precision};
 use super::element::{ElementState, Section, element_force};
-use super::motion::{PinState, pin_state, pin_velocity};
+use super::motion::PinState;
 use super::node_blocks::{coupling_transpose_times, node_mass_times, plus_node_mass};
 use super::step::{
-    FrameMarkers, Marker, convert_measured, exploded_position, exploded_velocity, marker_table,
-    mesh_mass, section,
+    FrameMarkers, Marker, PinAt, convert_measured, exploded_position, exploded_velocity,
+    marker_table, mesh_mass, section,
 };
 use super::tangent::element_tangent;
 use super::twisted::Factors;
@@ -147,6 +147,7 @@ struct Adaptive<'a, R: MirrorReal> {
     t0: Vector2<R>,
     sec: Section<R>,
     mass: [Vector4<R>; MESH_MASS_VEC4],
+    pin: PinAt<R>,
     coef: Coefficients<R>,
     tolerance: R,
     max_step: R,
@@ -206,6 +207,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
             t0: Vector2::new(ph.tangent_x, ph.tangent_y),
             sec: section(&ph),
             mass: mesh_mass(&data.mesh, c),
+            pin: PinAt::new(data, c, &ph),
             coef: Coefficients::new(options.spectral_radius),
             tolerance: lit(options.tolerance_m),
             max_step: lit(options.max_step_s),
@@ -492,13 +494,7 @@ impl<'a, R: MirrorReal> Adaptive<'a, R> {
     /// estimate, or None when it must be redone smaller.
     fn try_step(&mut self, h: R) -> Option<(Iterate<R>, R, PinState<R>)> {
         let t1 = self.t + h;
-        let pin = pin_state(
-            t1,
-            self.c.winch_moves,
-            &self.ph.waypoints_m,
-            &self.ph.periods_s,
-            pin_velocity(&self.ph),
-        );
+        let pin = self.pin.at(t1);
         let mut it = self.predict(h, &pin);
         let factored = self.factors.step_s;
         let stale =
@@ -641,13 +637,7 @@ fn run_typed<R: MirrorReal>(
         if next_sample.is_some_and(|s| same_landing(s, target)) {
             samples_done += 1;
             let t = a.t;
-            let pin = pin_state(
-                t,
-                a.c.winch_moves,
-                &a.ph.waypoints_m,
-                &a.ph.periods_s,
-                pin_velocity(&a.ph),
-            );
+            let pin = a.pin.at(t);
             let tip = a.n;
             let gap = pin.position - (a.t0 * a.ph.length_m + xy(&a.disp[tip]));
             let tip_velocity = xy(&a.state.vel[tip]);

@@ -1,10 +1,9 @@
 //! motion.wgsl: the pin's prescribed motion, with the shader's polynomial
 //! cos and sin.
 
-use nalgebra::Vector2;
+use nalgebra::{Vector2, Vector4};
 
 use super::{MirrorReal, lit};
-use crate::gpu::abi::SimPhysics;
 
 /// motion.wgsl's `PinState`.
 pub struct PinState<R: MirrorReal> {
@@ -60,18 +59,43 @@ pub fn pin_state<R: MirrorReal>(
     moves: u32,
     waypoints: &[R; 5],
     periods: &[R; 4],
-    velocity: Vector2<R>,
 ) -> PinState<R> {
-    let mut out = winch_state(t, moves, waypoints, periods);
-    // A carried pin's straight line, added as the shader adds it.
-    out.position += velocity * t;
-    out.velocity += velocity;
-    out
+    winch_state(t, moves, waypoints, periods)
 }
 
-/// step_io.wgsl's `pin_velocity`: a carried pin's constant velocity.
-pub fn pin_velocity<R: MirrorReal>(ph: &SimPhysics<R>) -> Vector2<R> {
-    Vector2::new(ph.pin_velocity_x_m_s, ph.pin_velocity_y_m_s)
+/// motion.wgsl's `path_segment`.
+pub fn path_segment<R: MirrorReal>(t: R, start: R, step: R, segments: u32) -> u32 {
+    let zero = lit::<R>(0.0);
+    let k = ((t - start).max(zero) / step).floor();
+    (k.to_f64() as u32).min(segments - 1)
+}
+
+/// motion.wgsl's `path_state`: segment k's cubics (coefficients of τ⁰..τ³
+/// in x and in y), straight past the grid.
+pub fn path_state<R: MirrorReal>(
+    t: R,
+    start: R,
+    step: R,
+    k: u32,
+    cx: &Vector4<R>,
+    cy: &Vector4<R>,
+) -> PinState<R> {
+    let (two, three, six) = (lit::<R>(2.0), lit::<R>(3.0), lit::<R>(6.0));
+    let tau = t - start - lit::<R>(k as f64) * step;
+    let u = tau.max(lit(0.0)).min(step);
+    let cubic = |c: &Vector4<R>| c.x + u * (c.y + u * (c.z + u * c.w));
+    let rate = |c: &Vector4<R>| c.y + u * (two * c.z + three * u * c.w);
+    let second = |c: &Vector4<R>| two * c.z + six * u * c.w;
+    let mut out = PinState {
+        position: Vector2::new(cubic(cx), cubic(cy)),
+        velocity: Vector2::new(rate(cx), rate(cy)),
+        acceleration: Vector2::new(second(cx), second(cy)),
+    };
+    if tau != u {
+        out.position += out.velocity * (tau - u);
+        out.acceleration = Vector2::zeros();
+    }
+    out
 }
 
 /// The winch's share of [`pin_state`].
@@ -160,13 +184,15 @@ mod tests {
     }
 
     /// t, the move count (0 to 4, as a real), five waypoints, four
-    /// periods, the carried pin's velocity.
+    /// periods.
     fn pin_mirror<R: MirrorReal>(x: &[R]) -> Vec<f64> {
         let moves = x[1].to_f64() as u32;
         let waypoints: [R; 5] = std::array::from_fn(|i| x[2 + i]);
         let periods: [R; 4] = std::array::from_fn(|i| x[7 + i]);
-        let velocity = Vector2::new(x[11], x[12]);
-        let pin = pin_state(x[0], moves, &waypoints, &periods, velocity);
+        state_reals(&pin_state(x[0], moves, &waypoints, &periods))
+    }
+
+    fn state_reals<R: MirrorReal>(pin: &PinState<R>) -> Vec<f64> {
         reals(
             pin.position
                 .iter()
@@ -181,13 +207,12 @@ mod tests {
         // the last one (the pin at rest at its last waypoint).
         let kernel = FunctionKernel {
             name: "pin_state",
-            inputs: 13,
+            inputs: 11,
             outputs: 6,
             body: "fn run() {
                 let waypoints = array<real, 5>(arg(2u), arg(3u), arg(4u), arg(5u), arg(6u));
                 let periods = array<real, 4>(arg(7u), arg(8u), arg(9u), arg(10u));
-                let velocity = real2(arg(11u), arg(12u));
-                let pin = pin_state(arg(0u), u32(arg(1u)), waypoints, periods, velocity);
+                let pin = pin_state(arg(0u), u32(arg(1u)), waypoints, periods);
                 put2(0u, pin.position);
                 put2(2u, pin.velocity);
                 put2(4u, pin.acceleration);
@@ -200,15 +225,6 @@ mod tests {
             let mut x = vec![uniform(rng, -0.1, end + 0.5), moves];
             x.extend((0..5).map(|_| uniform(rng, -0.4, 0.4)));
             x.extend(periods);
-            // A carried pin's velocity in half the cases, none in the rest.
-            let carried = uniform(rng, 0.0, 1.0) < 0.5;
-            x.extend((0..2).map(|_| {
-                if carried {
-                    uniform(rng, -1.0, 1.0)
-                } else {
-                    0.0
-                }
-            }));
             x
         });
         check_both_precisions(
@@ -216,6 +232,56 @@ mod tests {
             &cases,
             pin_mirror::<f32>,
             pin_mirror::<f64>,
+            (1e-5, 1e-13),
+        );
+    }
+
+    /// t, the grid's start and step, its segment count (a real), and one
+    /// segment's cubics in x and y: the segment path_segment picks, its
+    /// state.
+    fn path_mirror<R: MirrorReal>(x: &[R]) -> Vec<f64> {
+        let segments = x[3].to_f64() as u32;
+        let k = path_segment(x[0], x[1], x[2], segments);
+        let (cx, cy) = (
+            Vector4::new(x[4], x[5], x[6], x[7]),
+            Vector4::new(x[8], x[9], x[10], x[11]),
+        );
+        let mut out = vec![k as f64];
+        out.extend(state_reals(&path_state(x[0], x[1], x[2], k, &cx, &cy)));
+        out
+    }
+
+    #[test]
+    fn path_state_on_the_adapter_matches_the_mirror() {
+        // Times before the grid, on it and past it.
+        let kernel = FunctionKernel {
+            name: "path_state",
+            inputs: 12,
+            outputs: 7,
+            body: "fn run() {
+                let k = path_segment(arg(0u), arg(1u), arg(2u), u32(arg(3u)));
+                let cx = real4(arg(4u), arg(5u), arg(6u), arg(7u));
+                let cy = real4(arg(8u), arg(9u), arg(10u), arg(11u));
+                let pin = path_state(arg(0u), arg(1u), arg(2u), k, cx, cy);
+                put(0u, real(k));
+                put2(1u, pin.position);
+                put2(3u, pin.velocity);
+                put2(5u, pin.acceleration);
+            }",
+        };
+        let cases = random_cases(9, 1024, |rng| {
+            let (start, step) = (uniform(rng, -0.2, 0.2), uniform(rng, 1e-3, 0.1));
+            let segments = uniform(rng, 1.0, 50.0).floor();
+            let end = start + step * segments;
+            let mut x = vec![uniform(rng, start - 0.3, end + 0.3), start, step, segments];
+            x.extend((0..8).map(|_| uniform(rng, -2.0, 2.0)));
+            x
+        });
+        check_both_precisions(
+            &kernel,
+            &cases,
+            path_mirror::<f32>,
+            path_mirror::<f64>,
             (1e-5, 1e-13),
         );
     }

@@ -12,7 +12,7 @@ use super::super::batch::{ChunkData, GpuOutcome, GpuSimulation, chunk_data, expl
 use super::super::{GpuError, Precision};
 use super::element::{ElementDamping, ElementState, Section, element_force};
 use super::matrix::{Symmetric4, inverse4};
-use super::motion::{PinState, pin_state, pin_velocity};
+use super::motion::{PinState, path_segment, path_state, pin_state};
 use super::node_blocks::{coupling_transpose_times, node_mass_times, pin_rows, plus_node_mass};
 use super::{MirrorReal, combine, join, lit, lit4, xy, zw};
 use crate::scheme::FixedStepScheme;
@@ -383,6 +383,42 @@ impl<R: MirrorReal> Mirror<'_, R> {
     }
 }
 
+/// step_io.wgsl's `pin_at`: a simulation's pin motion as uploaded, its
+/// path's cubics read from the mesh once.
+pub(super) struct PinAt<R: MirrorReal> {
+    moves: u32,
+    waypoints: [R; 5],
+    periods: [R; 4],
+    start: R,
+    step: R,
+    cubics: Vec<[Vector4<R>; 2]>,
+}
+
+impl<R: MirrorReal> PinAt<R> {
+    pub fn new(data: &ChunkData, c: &SimControl, ph: &SimPhysics<R>) -> Self {
+        let at = |i: u32| lit4::<R>(&data.mesh[(c.path_offset + i) as usize]);
+        Self {
+            moves: c.winch_moves,
+            waypoints: ph.waypoints_m,
+            periods: ph.periods_s,
+            start: ph.path_start_s,
+            step: ph.path_step_s,
+            cubics: (0..c.path_segments)
+                .map(|k| [at(2 * k), at(2 * k + 1)])
+                .collect(),
+        }
+    }
+
+    pub fn at(&self, t: R) -> PinState<R> {
+        if self.cubics.is_empty() {
+            return pin_state(t, self.moves, &self.waypoints, &self.periods);
+        }
+        let k = path_segment(t, self.start, self.step, self.cubics.len() as u32);
+        let [cx, cy] = &self.cubics[k as usize];
+        path_state(t, self.start, self.step, k, cx, cy)
+    }
+}
+
 /// A marker of the marker table: its shape values s1..s4, its arc length
 /// \[m\] and its element.
 pub(super) type Marker<R> = (Vector4<R>, R, usize);
@@ -524,6 +560,7 @@ fn run_one<R: MirrorReal>(
 ) -> GpuOutcome {
     let mut m = Mirror::<R>::new(sim, data);
     let c = m.c;
+    let pin_at = PinAt::new(data, c, &m.ph);
     let frame_table = c.frame_offset as usize..(c.frame_offset + c.frames) as usize;
     let frame_steps = &data.frame_steps[frame_table.clone()];
     let frame_back: Vec<R> = data.frame_back_s[frame_table]
@@ -544,13 +581,7 @@ fn run_one<R: MirrorReal>(
     while steps_done < c.total_steps && !diverged && abandoned.is_none() {
         let steps = steps_done + 1;
         let t = lit::<R>(steps as f64) * m.h;
-        let pin = pin_state(
-            t,
-            c.winch_moves,
-            &m.ph.waypoints_m,
-            &m.ph.periods_s,
-            pin_velocity(&m.ph),
-        );
+        let pin = pin_at.at(t);
 
         diverged = m.forward(&pin);
         let (back_diverged, tip_velocity) = m.back(&pin);

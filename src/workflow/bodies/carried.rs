@@ -118,8 +118,15 @@ fn start(
     arm: &Arm,
     tether: &CarriedTether,
 ) -> Result<(Tether, PathMotion, Vec<f64>, Vec<f64>), WorkflowError> {
+    start_on(program_path(arm)?, tether)
+}
+
+/// The tether hanging in equilibrium under `path`'s start, moving with it.
+fn start_on(
+    path: PathMotion,
+    tether: &CarriedTether,
+) -> Result<(Tether, PathMotion, Vec<f64>, Vec<f64>), WorkflowError> {
     let model = Tether::new(tether.params.clone())?;
-    let path = program_path(arm)?;
     let (pin, velocity) = (path.position(0.0), path.velocity(0.0));
     let q = hanging_equilibrium(&model, pin).map_err(solver_error)?;
     let mut v = vec![0.0; q.len()];
@@ -196,7 +203,7 @@ pub fn run_tether(
 
 /// The carried tether as one simulation of the GPU engine with a
 /// fixed-step `scheme` (its automatic step, dividing the pull's sample
-/// interval): the pin on the arm's line ([`PinDrive::Line`]), the same
+/// interval): the pin on the arm's line ([`PinDrive::Path`]), the same
 /// start as [`run_tether`]'s, a frame at each of the pull's samples after
 /// the start, its markers and the pin's force recorded at each.
 pub fn gpu_simulation(
@@ -205,8 +212,19 @@ pub fn gpu_simulation(
     outputs: &[f64],
     scheme: FixedStepScheme,
 ) -> Result<GpuSimulation, WorkflowError> {
-    let (model, path, mut q, mut v) = start(arm, tether)?;
-    let (pin, velocity) = (path.position(0.0), path.velocity(0.0));
+    path_simulation(program_path(arm)?, tether, outputs, scheme)
+}
+
+/// [`gpu_simulation`] on any pin path: the tether hanging under its start,
+/// moving with it, the pin following it ([`PathMotion::on_grid`]).
+pub fn path_simulation(
+    path: PathMotion,
+    tether: &CarriedTether,
+    outputs: &[f64],
+    scheme: FixedStepScheme,
+) -> Result<GpuSimulation, WorkflowError> {
+    let (model, path, mut q, mut v) = start_on(path, tether)?;
+    let (pin, grid) = (path.position(0.0), path.on_grid()?);
     let sample_s = match outputs {
         [first, second, ..] => (second - first) / PULL_SAMPLES_PER_OUTPUT as f64,
         _ => {
@@ -227,9 +245,7 @@ pub fn gpu_simulation(
         params: tether.params.clone(),
         pin_m: pin,
         tangent: [0.0, -1.0],
-        drive: PinDrive::Line {
-            velocity_m_s: velocity,
-        },
+        drive: PinDrive::Path(grid),
         initial_q: q,
         initial_v: v,
         initial_a: a,

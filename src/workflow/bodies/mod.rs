@@ -25,7 +25,7 @@ use crate::workflow::WorkflowError;
 
 pub use carried::{
     CARRIED_MARKERS, CarriedTether, GPU_SCHEME, PULL_SAMPLES_PER_OUTPUT, TetherRun, gpu_simulation,
-    program_path, run_tether, run_tethers,
+    path_simulation, program_path, run_tether, run_tethers,
 };
 pub use inputs::{ARM_GAINS, BodyInputs, DEFAULT_ALPHA, ROBOT_GAINS};
 pub use sweep::{BodyAxis, BodyParameter, BodySweepReport, MAX_BODY_CANDIDATES, sweep};
