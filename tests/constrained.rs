@@ -369,6 +369,14 @@ fn sweeps_write_one_row_per_candidate_with_its_evaluation() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(text_column(&failing, "status"), ["failed", "failed"]);
+    // Each failed row says why.
+    assert!(
+        text_column(&failing, "failure")
+            .iter()
+            .all(|why| why.contains("singular")),
+        "{:?}",
+        text_column(&failing, "failure")
+    );
     assert!(
         column(&failing, "failed_at_s")
             .iter()

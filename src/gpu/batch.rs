@@ -78,7 +78,8 @@ pub struct GpuSimulation {
     /// Read back marker positions at every frame.
     pub record_track: bool,
     /// Read back the pin's force on the tether at every frame (node 0's
-    /// prescribed rows of M ä − f); its frames must fall on its steps.
+    /// prescribed rows of M ä − f), at the end of the step that holds the
+    /// frame ([`GpuSimulation::pin_force_time_s`]).
     pub record_pin_force: bool,
     /// Stop, abandoned, once the J_e summed over its frames so far passes
     /// this \[m²\] before its last frame (`abi::STATUS_ABANDONED`); None:
@@ -97,6 +98,15 @@ impl GpuSimulation {
         self.frames
             .get(frame)
             .map_or(f64::NAN, |due| due.step as f64 * self.step_s - due.back_s)
+    }
+
+    /// The time of its `frame`-th frame's pin force \[s\]: the end of the
+    /// step that holds the frame (the frame's own time where it falls on
+    /// a step); NaN past its last.
+    pub fn pin_force_time_s(&self, frame: usize) -> f64 {
+        self.frames
+            .get(frame)
+            .map_or(f64::NAN, |due| due.step as f64 * self.step_s)
     }
 
     /// The fewest steps between two steps that hold frames (from the start
@@ -172,19 +182,6 @@ impl GpuSimulation {
                 "frames",
                 format!("steps {}..{}", first.step, last.step),
                 format!("frames at steps 1..={}", self.total_steps),
-            )
-            .into());
-        }
-        if self.record_pin_force
-            && let Some(due) = self.frames.iter().find(|f| f.back_s != 0.0)
-        {
-            return Err(InputError::new(
-                "frames",
-                format!(
-                    "a frame {} s before the end of step {}",
-                    due.back_s, due.step
-                ),
-                "frames on steps where the pin's force is recorded",
             )
             .into());
         }

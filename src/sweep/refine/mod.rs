@@ -516,6 +516,34 @@ mod tests {
     }
 
     #[test]
+    fn a_grid_is_too_coarse_to_rank_n_when_a_refinement_drops_past_the_regions_rise() {
+        use crate::sweep::{CandidateResult, Grid, summarize};
+        let grid = Grid::parse("10", "0:1000:100", "0.6:0.9:0.1").unwrap();
+        let results: Vec<CandidateResult> = grid
+            .candidates()
+            .into_iter()
+            .map(|c| CandidateResult {
+                candidate: c,
+                j_e_m2: Some(1.0 + ((c.damping_pa_s - 500.0) / 100.0).powi(2) * 0.004),
+                status: crate::status::RunStatus::Ok,
+                step_s: None,
+                steps: 1,
+                gpu_layout: None,
+                tolerance_m: None,
+            })
+            .collect();
+        let summary = summarize(&grid, &results, 1002).unwrap();
+        let best = summary.best.j_e_m2.unwrap();
+        let rise = summary.confidence.threshold_m2 - best;
+        assert!(rise > 0.0);
+        // A refinement below the grid's best by less than the rise: the
+        // grid ranks n; by more: it cannot.
+        assert!(!grid_too_coarse_to_rank_n(&summary, best - 0.9 * rise));
+        assert!(grid_too_coarse_to_rank_n(&summary, best - 1.1 * rise));
+        assert!(!grid_too_coarse_to_rank_n(&summary, best));
+    }
+
+    #[test]
     fn a_parameter_that_moves_more_than_its_error_between_meshes_is_named() {
         let fit = |elements, damping, drag| ElementsFit {
             elements,

@@ -323,7 +323,7 @@ pub fn run_tethers(
         .map(|((arm, tether), sim)| {
             let sim = sim?;
             let outcome = outcomes.next().expect("one outcome per simulation run");
-            from_gpu(arm, tether, outputs, &sim, &outcome, &solver)
+            from_gpu(arm, tether, &sim, &outcome, &solver)
         })
         .collect())
 }
@@ -334,7 +334,6 @@ pub fn run_tethers(
 fn from_gpu(
     arm: &Arm,
     tether: &CarriedTether,
-    outputs: &[f64],
     sim: &GpuSimulation,
     outcome: &GpuOutcome,
     solver: &str,
@@ -353,10 +352,11 @@ fn from_gpu(
     };
     match (&outcome.track_m, &outcome.pin_force_n) {
         (Some(track), Some(force)) if outcome.status.is_ok() => {
-            let times = sample_times_s(outputs);
-            for (i, (f, t)) in force.iter().zip(&times[1..]).enumerate() {
+            for (i, f) in force.iter().enumerate() {
                 run.pull_n.push([-f[0], -f[1]]);
-                run.times_s.push(*t);
+                // The sample's time, or the end of its step where it falls
+                // between steps (a last output interval cut short).
+                run.times_s.push(sim.pin_force_time_s(i));
                 if (i + 1) % PULL_SAMPLES_PER_OUTPUT == 0 {
                     let frame = &track[i * CARRIED_MARKERS..(i + 1) * CARRIED_MARKERS];
                     run.markers_m.push(std::array::from_fn(|j| frame[j]));

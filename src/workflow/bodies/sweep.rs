@@ -269,6 +269,8 @@ pub fn sweep(base: &BodyRequest, axes: &[BodyAxis]) -> Result<BodySweepReport, W
 /// A candidate's evaluation functions.
 struct BodyEvaluation {
     failed_at_s: Option<f64>,
+    /// Why it failed, in words.
+    failure: Option<String>,
     max_drift_m: Option<f64>,
     final_drift_m: Option<f64>,
     max_tracking_error_m: Option<f64>,
@@ -285,9 +287,10 @@ struct BodyEvaluation {
 impl BodyEvaluation {
     /// A candidate whose tether could not be set up (no hanging
     /// equilibrium): failed at the start, nothing measured.
-    fn refused(_: WorkflowError) -> Self {
+    fn refused(error: WorkflowError) -> Self {
         Self {
             failed_at_s: Some(0.0),
+            failure: Some(error.to_string()),
             max_drift_m: None,
             final_drift_m: None,
             max_tracking_error_m: None,
@@ -301,10 +304,11 @@ impl BodyEvaluation {
     }
 }
 
-fn failed_at(run: &Trajectory) -> Option<f64> {
-    match run.ending {
-        Ending::Finished => None,
-        Ending::Failed { t_s, .. } => Some(t_s),
+/// Where and why a run failed.
+fn failure(run: &Trajectory) -> (Option<f64>, Option<String>) {
+    match &run.ending {
+        Ending::Finished => (None, None),
+        Ending::Failed { t_s, reason } => (Some(*t_s), Some(reason.clone())),
     }
 }
 
@@ -359,7 +363,8 @@ fn evaluate(request: &BodyRequest, outputs: &[f64], carried: Option<&TetherRun>)
             let carried = carried.is_some();
             debug_assert_eq!(carried, tether.is_some());
             BodyEvaluation {
-                failed_at_s: failed_at(&run),
+                failed_at_s: failure(&run).0,
+                failure: failure(&run).1,
                 max_drift_m: Some(rows.max(&rows.drift)),
                 final_drift_m: rows.drift.last().copied(),
                 max_tracking_error_m: None,
@@ -379,7 +384,8 @@ fn evaluate(request: &BodyRequest, outputs: &[f64], carried: Option<&TetherRun>)
             let (run, rows) =
                 simulate_robot(robot, program, *start_offset_m, outputs, request.tolerances);
             BodyEvaluation {
-                failed_at_s: failed_at(&run),
+                failed_at_s: failure(&run).0,
+                failure: failure(&run).1,
                 max_drift_m: None,
                 final_drift_m: None,
                 max_tracking_error_m: Some(rows.max_error_m()),
@@ -425,6 +431,10 @@ fn write(
         "failed_at_s",
         "s",
         rows.iter().map(|r| r.failed_at_s).collect(),
+    ));
+    columns.push(Column::optional_text(
+        "failure",
+        rows.iter().map(|r| r.failure.as_deref()).collect(),
     ));
     columns.extend(evaluation_columns(&base.body, &rows));
     let mut m = metadata::base();
