@@ -39,10 +39,9 @@ fn momentum(tether: &Tether, v: &[f64]) -> [f64; 2] {
     [sum(0), sum(1)]
 }
 
-#[test]
-fn the_pins_force_is_the_rate_of_the_tethers_momentum_less_its_weight() {
-    // No drag: the only outside forces are the pin's and gravity.
-    let tether = Tether::new(params(800.0, 0.0)).unwrap();
+/// A curved pin path through five points 0.1 s apart (accelerations over
+/// 10 m/s²), back at its start at 0.4 s.
+fn curved_path() -> PathMotion {
     let times = vec![0.0, 0.1, 0.2, 0.3, 0.4];
     let points = vec![
         [0.0, 0.0],
@@ -51,7 +50,14 @@ fn the_pins_force_is_the_rate_of_the_tethers_momentum_less_its_weight() {
         [0.03, -0.03],
         [0.0, 0.0],
     ];
-    let path = PathMotion::new(times, points).unwrap();
+    PathMotion::new(times, points).unwrap()
+}
+
+#[test]
+fn the_pins_force_is_the_rate_of_the_tethers_momentum_less_its_weight() {
+    // No drag: the only outside forces are the pin's and gravity.
+    let tether = Tether::new(params(800.0, 0.0)).unwrap();
+    let path = curved_path();
     let q = hanging_equilibrium(&tether, path.position(0.0)).unwrap();
     let mut v = vec![0.0; q.len()];
     for node in v.chunks_mut(NODE_DOFS) {
@@ -569,15 +575,7 @@ fn a_curved_pin_path_on_the_gpu_is_the_cpus() {
     let Some(gpu) = common::open_gpu() else {
         return;
     };
-    let times = vec![0.0, 0.1, 0.2, 0.3, 0.4];
-    let points = vec![
-        [0.0, 0.0],
-        [0.05, 0.02],
-        [-0.04, 0.0],
-        [0.03, -0.03],
-        [0.0, 0.0],
-    ];
-    let path = PathMotion::new(times, points).unwrap();
+    let path = curved_path();
     let tether = CarriedTether {
         params: params(2000.0, 1.2),
         tolerance_m: 1e-9,
