@@ -188,9 +188,10 @@ fn section(ph: SimPhysics) -> Section {
 // M ä − f (TetherDynamics::pin_reaction on the CPU), from the first
 // element's nodes' displacements u, velocities v and accelerations a. Only
 // element 0 reaches those rows: its force, and node 0's mass block and its
-// coupling to node 1. The forces are taken at the state's own velocity: the
-// semi-implicit scheme's end-of-step damping is then the one its
-// acceleration balances.
+// coupling to node 1. The forces are taken at the state's own velocity,
+// the one the step's acceleration balances where the pin moves at constant
+// velocity; where it accelerates, the semi-implicit scheme's end-of-step
+// damping adds that scheme's first-order error (tests/carried.rs).
 fn pin_force(ph: SimPhysics, mass: MeshMass, u0: real4, u1: real4, v0: real4, v1: real4,
              a0: real4, a1: real4) -> real2 {
     let no_damping = Symmetric4(real4(0.0), real4(0.0), real2(0.0));
