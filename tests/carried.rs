@@ -310,6 +310,23 @@ fn the_tether_flags_belong_to_the_carried_tether() {
         ],
         "the tether an arm carries (--tether) on either",
     );
+    // The GPU's readback of a long carried run is bounded before anything
+    // runs or is allocated.
+    refused(
+        &[
+            "simulate",
+            "--scenario",
+            "arm",
+            "--tether",
+            "--backend",
+            "gpu",
+            "--duration",
+            "2000",
+            "--out",
+            o,
+        ],
+        "--duration = 200001 output times: must be at most",
+    );
 }
 
 #[test]

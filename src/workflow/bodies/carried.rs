@@ -269,6 +269,41 @@ pub fn path_simulation(
 /// the engine's default, whose step does not shrink with the damping.
 pub const GPU_SCHEME: FixedStepScheme = FixedStepScheme::SemiImplicit;
 
+/// The memory the carried tethers' runs of one group may hold \[bytes\]:
+/// their pull samples and markers, and on the GPU the batch's readback.
+pub const CARRIED_BUDGET_BYTES: usize = 512 << 20;
+
+/// What one carried tether's run holds through `outputs` output times on
+/// `engine` \[bytes\]: its pull samples and markers; on the GPU also its
+/// readback, the markers and the force at every sample.
+fn carried_bytes(outputs: usize, engine: &EngineOptions) -> usize {
+    let run = outputs * (PULL_SAMPLES_PER_OUTPUT + CARRIED_MARKERS) * 24;
+    let readback = match engine.backend {
+        Backend::Gpu => outputs * PULL_SAMPLES_PER_OUTPUT * (CARRIED_MARKERS + 1) * 16,
+        Backend::Auto | Backend::Cpu => 0,
+    };
+    run + readback
+}
+
+/// How many carried tethers run at once within [`CARRIED_BUDGET_BYTES`]
+/// (at least one); a single run past it on the GPU is refused, naming
+/// the duration.
+pub fn carried_group(outputs: usize, engine: &EngineOptions) -> Result<usize, InputError> {
+    let bytes = carried_bytes(outputs, engine);
+    if engine.backend == Backend::Gpu && bytes > CARRIED_BUDGET_BYTES {
+        let most = CARRIED_BUDGET_BYTES / carried_bytes(1, engine);
+        return Err(InputError::new(
+            "duration",
+            format!("{outputs} output times"),
+            format!(
+                "at most {most} output times for the GPU's carried tether (its readback, within {} MiB), or backend cpu",
+                CARRIED_BUDGET_BYTES >> 20
+            ),
+        ));
+    }
+    Ok((CARRIED_BUDGET_BYTES / bytes.max(1)).max(1))
+}
+
 /// Runs each tether along its arm's program on `engine`: the reference
 /// solver on all cores (`auto` too: the carried tether is not in the
 /// engine's cost model), or one batch of the GPU engine
@@ -285,6 +320,7 @@ pub fn run_tethers(
             .map(|(arm, tether)| run_tether(arm, tether, outputs))
             .collect());
     }
+    carried_group(outputs.len(), engine)?;
     let gpu = Gpu::open(engine.adapter.as_deref())?;
     if engine.precision == Precision::F64 && !gpu.adapter.shader_f64 {
         return Err(InputError::new(
@@ -374,4 +410,33 @@ fn from_gpu(
         }
     }
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn carried_runs_are_grouped_within_the_budget_and_a_gpu_run_past_it_refused() {
+        let (cpu, gpu) = (
+            EngineOptions::cpu(),
+            EngineOptions {
+                backend: Backend::Gpu,
+                ..EngineOptions::default()
+            },
+        );
+        for engine in [&cpu, &gpu] {
+            // A 1 s run at 0.01 s: many at once, each group within budget.
+            let group = carried_group(101, engine).unwrap();
+            assert!(group > 100, "{group}");
+            assert!(group * carried_bytes(101, engine) <= CARRIED_BUDGET_BYTES);
+        }
+        // An hour at 0.01 s: a few at a time on the CPU, refused on the GPU.
+        let group = carried_group(360_001, &cpu).unwrap();
+        assert!(group <= 2 && group * carried_bytes(360_001, &cpu) <= CARRIED_BUDGET_BYTES);
+        let refused = carried_group(360_001, &gpu).unwrap_err();
+        assert_eq!(refused.field, "duration");
+        let most = CARRIED_BUDGET_BYTES / carried_bytes(1, &gpu);
+        assert!(carried_group(most, &gpu).is_ok() && carried_group(most + 1, &gpu).is_err());
+    }
 }

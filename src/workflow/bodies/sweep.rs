@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::arm::simulate as simulate_arm;
-use super::carried::{CARRIED_MARKERS, TetherRun, run_tethers};
+use super::carried::{CARRIED_MARKERS, TetherRun, carried_group, run_tethers};
 use super::robot::simulate as simulate_robot;
 use super::{Body, BodyRequest};
 use crate::constrained::Formulation;
@@ -241,20 +241,30 @@ pub fn sweep(base: &BodyRequest, axes: &[BodyAxis]) -> Result<BodySweepReport, W
     }
     let started = std::time::Instant::now();
     let outputs = base.outputs();
-    let carried = carried_tethers(base, &candidates, &outputs)?;
-    let tether_solver = carried
-        .iter()
-        .flatten()
-        .find_map(|run| run.as_ref().ok().map(|run| run.solver.clone()));
-    let rows: Vec<BodyEvaluation> = candidates
-        .par_iter()
-        .zip(carried)
-        .map(|(c, carried)| match carried {
-            Some(Err(e)) => BodyEvaluation::refused(e),
-            Some(Ok(run)) => evaluate(c, &outputs, Some(&run)),
-            None => evaluate(c, &outputs, None),
-        })
-        .collect();
+    // The carried tethers' runs a group at a time, within a memory budget
+    // (a GPU batch's readback included), each group's arms then evaluated.
+    let group = carried_group(outputs.len(), &base.engine)?;
+    let mut rows: Vec<BodyEvaluation> = Vec::with_capacity(candidates.len());
+    let mut tether_solver = None;
+    for chunk in candidates.chunks(group) {
+        let carried = carried_tethers(base, chunk, &outputs)?;
+        tether_solver = tether_solver.or_else(|| {
+            carried
+                .iter()
+                .flatten()
+                .find_map(|run| run.as_ref().ok().map(|run| run.solver.clone()))
+        });
+        rows.par_extend(
+            chunk
+                .par_iter()
+                .zip(carried)
+                .map(|(c, carried)| match carried {
+                    Some(Err(e)) => BodyEvaluation::refused(e),
+                    Some(Ok(run)) => evaluate(c, &outputs, Some(&run)),
+                    None => evaluate(c, &outputs, None),
+                }),
+        );
+    }
     let wall_s = started.elapsed().as_secs_f64();
     let failed = rows.iter().filter(|r| r.failed_at_s.is_some()).count();
     write(base, axes, &candidates, rows)?;
