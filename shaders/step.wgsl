@@ -65,10 +65,8 @@ fn observe_frame(sim: u32, c: SimControl, ph: SimPhysics, frame: u32, back_s: re
     objectives[sim].identification_error_m2 += error;
     // At the end of the step that holds the frame
     // (GpuSimulation::pin_force_time_s).
-    if (c.pin_force_offset != NO_TRACK) {
-        record_pin_force(c, frame, pin_force(ph, mesh_mass(c), disp[0] + drift[0],
-                                             disp[1] + drift[1], vel[0], vel[1], acc[0], acc[1]));
-    }
+    observe_pin_force(c, ph, frame, disp[0] + drift[0], disp[1] + drift[1], vel[0], vel[1],
+                      acc[0], acc[1]);
 }
 
 // This simulation's state between private memory and the state planes,

@@ -204,9 +204,12 @@ fn pin_force(ph: SimPhysics, mass: MeshMass, u0: real4, u1: real4, v0: real4, v1
     return inertia.xy - fe.a.xy;
 }
 
-fn record_pin_force(c: SimControl, frame: u32, force: real2) {
+// The pin's force at `frame` written to the track where it is recorded
+// (the force evaluated only then), from element 0's nodes' state.
+fn observe_pin_force(c: SimControl, ph: SimPhysics, frame: u32, u0: real4, u1: real4,
+                     v0: real4, v1: real4, a0: real4, a1: real4) {
     if (c.pin_force_offset != NO_TRACK) {
-        track[c.pin_force_offset + frame] = force;
+        track[c.pin_force_offset + frame] = pin_force(ph, mesh_mass(c), u0, u1, v0, v1, a0, a1);
     }
 }
 

@@ -293,11 +293,10 @@ fn observe_frame(sim: u32, s: u32, c: SimControl, ph: SimPhysics, frame: u32, ba
         error += observe_marker(c, ph, frame, m, ua, ub);
     }
     objectives[sim].identification_error_m2 += error;
-    if (c.pin_force_offset != NO_TRACK) {
-        record_pin_force(c, frame, pin_force(ph, mesh_mass(c), w_disp[base] + w_drift[base],
-                                             w_disp[base + 1u] + w_drift[base + 1u], w_vel[base],
-                                             w_vel[base + 1u], w_acc[base], w_acc[base + 1u]));
-    }
+    // At the end of the step that holds the frame, as step.wgsl.
+    observe_pin_force(c, ph, frame, w_disp[base] + w_drift[base],
+                      w_disp[base + 1u] + w_drift[base + 1u], w_vel[base], w_vel[base + 1u],
+                      w_acc[base], w_acc[base + 1u]);
 }
 
 // Every frame within step `steps`, by lane 0, which alone decides an

@@ -354,8 +354,9 @@ impl<'a, R: MirrorReal> Mirror<'a, R> {
 }
 
 impl<R: MirrorReal> Mirror<'_, R> {
-    /// The pin's force appended to `forces` where it is recorded.
-    fn record_pin_force(&self, forces: &mut Vec<[f64; 2]>) {
+    /// step_io.wgsl's `observe_pin_force`: the pin's force appended to
+    /// `forces` where it is recorded.
+    fn observe_pin_force(&self, forces: &mut Vec<[f64; 2]>) {
         if self.c.pin_force_offset != NO_TRACK {
             let force = self.pin_force();
             forces.push([force.x.to_f64(), force.y.to_f64()]);
@@ -620,7 +621,7 @@ fn run_one<R: MirrorReal>(
         while frame_steps.get(frames_done) == Some(&steps) {
             let frame = frames_done;
             identification_error += m.frame_error(frame_back[frame], frame, measured, &mut track);
-            m.record_pin_force(&mut pin_force);
+            m.observe_pin_force(&mut pin_force);
             frames_done += 1;
             // step_io.wgsl's `abandons`.
             if frames_done < frame_steps.len() && identification_error > abandon_above {

@@ -277,9 +277,12 @@ pub const CARRIED_BUDGET_BYTES: usize = 512 << 20;
 /// `engine` \[bytes\]: its pull samples and markers; on the GPU also its
 /// readback, the markers and the force at every sample.
 fn carried_bytes(outputs: usize, engine: &EngineOptions) -> usize {
-    let run = outputs * (PULL_SAMPLES_PER_OUTPUT + CARRIED_MARKERS) * 24;
+    use std::mem::size_of;
+    // A pull sample is its time and force; a marker its position.
+    let (sample, point) = (size_of::<(f64, [f64; 2])>(), size_of::<[f64; 2]>());
+    let run = outputs * (PULL_SAMPLES_PER_OUTPUT * sample + CARRIED_MARKERS * point);
     let readback = match engine.backend {
-        Backend::Gpu => outputs * PULL_SAMPLES_PER_OUTPUT * (CARRIED_MARKERS + 1) * 16,
+        Backend::Gpu => outputs * PULL_SAMPLES_PER_OUTPUT * (CARRIED_MARKERS + 1) * point,
         Backend::Auto | Backend::Cpu => 0,
     };
     run + readback
@@ -374,14 +377,18 @@ fn from_gpu(
     outcome: &GpuOutcome,
     solver: &str,
 ) -> Result<TetherRun, WorkflowError> {
-    let (model, path, q, v) = start(arm, tether)?;
+    // The start the simulation was built from (no second equilibrium
+    // solve): its pull and markers at t = 0.
+    let (q, v) = (&sim.initial_q, &sim.initial_v);
+    let model = Tether::new(tether.params.clone())?;
     let markers_s = marker_arc_lengths_m(tether.params.length_m);
-    let mut dynamics = TetherDynamics::new(model.clone(), Arc::new(path)).map_err(solver_error)?;
-    let r = dynamics.pin_reaction(0.0, &q, &v);
+    let path = Arc::new(program_path(arm)?);
+    let mut dynamics = TetherDynamics::new(model.clone(), path).map_err(solver_error)?;
+    let r = dynamics.pin_reaction(0.0, q, v);
     let mut run = TetherRun {
         pull_n: vec![[-r[0], -r[1]]],
         times_s: vec![0.0],
-        markers_m: vec![markers_s.map(|s| model.point(&q, s))],
+        markers_m: vec![markers_s.map(|s| model.point(q, s))],
         failure: None,
         steps: outcome.steps,
         solver: solver.to_string(),
