@@ -65,6 +65,96 @@ impl GeneralizedAlpha {
     }
 }
 
+/// Which adaptive implicit integrator the reference solver runs: here,
+/// below the CPU solvers and the GPU, which refuses all but one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImplicitMethod {
+    /// Generalized-α, second order (src/solver/reference.rs).
+    GeneralizedAlpha,
+    /// ESDIRK4(3)6L\[2\]SA, fourth order with an embedded third-order
+    /// estimate (src/solver/esdirk.rs).
+    Esdirk43,
+}
+
+/// An explicit-first-stage, singly diagonally implicit Runge–Kutta
+/// tableau with an embedded estimate: ESDIRK4(3)6L\[2\]SA of Kennedy &
+/// Carpenter (2003, the implicit half of their ARK4(3)6L\[2\]SA), order 4,
+/// L-stable and stiffly accurate (the last stage is the step's end), with
+/// an order-3 companion for the error. Every implicit stage has the same
+/// diagonal γ, so one factorization of M + γh C + (γh)² K serves them all.
+/// Here, below both solver layers, so the CPU's ESDIRK solver
+/// (src/solver/esdirk.rs) and any GPU stage take one copy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EsdirkTableau {
+    pub gamma: f64,
+    pub c: [f64; 6],
+    /// Row i: the weights of stages 0..=i in stage i (lower triangle,
+    /// diagonal γ for i ≥ 1, row 0 explicit).
+    pub a: [[f64; 6]; 6],
+    /// The embedded order-3 weights; the main weights are the last row of `a`.
+    pub b_hat: [f64; 6],
+    /// Order of the main weights; the embedded ones have one less.
+    pub order: u32,
+}
+
+impl EsdirkTableau {
+    pub const STAGES: usize = 6;
+
+    /// The main weights (stiffly accurate: the last stage's row).
+    pub fn b(&self) -> [f64; 6] {
+        self.a[5]
+    }
+
+    /// b − b̂: the local error estimate is h Σ (b − b̂)ᵢ kᵢ.
+    pub fn error_weights(&self) -> [f64; 6] {
+        std::array::from_fn(|i| self.a[5][i] - self.b_hat[i])
+    }
+}
+
+pub const ESDIRK43: EsdirkTableau = EsdirkTableau {
+    gamma: 0.25,
+    c: [0.0, 0.5, 83.0 / 250.0, 31.0 / 50.0, 17.0 / 20.0, 1.0],
+    a: [
+        [0.0; 6],
+        [0.25, 0.25, 0.0, 0.0, 0.0, 0.0],
+        [8611.0 / 62500.0, -1743.0 / 31250.0, 0.25, 0.0, 0.0, 0.0],
+        [
+            5012029.0 / 34652500.0,
+            -654441.0 / 2922500.0,
+            174375.0 / 388108.0,
+            0.25,
+            0.0,
+            0.0,
+        ],
+        [
+            15267082809.0 / 155376265600.0,
+            -71443401.0 / 120774400.0,
+            730878875.0 / 902184768.0,
+            2285395.0 / 8070912.0,
+            0.25,
+            0.0,
+        ],
+        [
+            82889.0 / 524892.0,
+            0.0,
+            15625.0 / 83664.0,
+            69875.0 / 102672.0,
+            -2260.0 / 8211.0,
+            0.25,
+        ],
+    ],
+    b_hat: [
+        4586570599.0 / 29645900160.0,
+        0.0,
+        178811875.0 / 945068544.0,
+        814220225.0 / 1159782912.0,
+        -3700637.0 / 11593932.0,
+        61727.0 / 225920.0,
+    ],
+    order: 4,
+};
+
 /// The adaptive implicit scheme's Newton and step control, shared by its
 /// CPU and GPU implementations (their reasons are in src/solver/reference.rs).
 pub mod implicit_control {
@@ -144,6 +234,57 @@ pub fn expand_back(value: f64, rate: f64, second_rate: f64, back_s: f64) -> f64 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tableau's order conditions (Butcher's, up to order 4 for b and
+    /// 3 for b̂), its row sums, and L-stability's R(∞) = 0 (stiffly
+    /// accurate with a nonsingular implicit part): a mistyped coefficient
+    /// fails one of them.
+    #[test]
+    fn esdirk_tableau_has_its_orders() {
+        let t = ESDIRK43;
+        let (a, c) = (t.a, t.c);
+        let n = EsdirkTableau::STAGES;
+        for i in 0..n {
+            let row: f64 = a[i].iter().sum();
+            assert!(
+                (row - c[i]).abs() < 1e-15,
+                "row {i} sums to {row}, c = {}",
+                c[i]
+            );
+            if i > 0 {
+                assert_eq!(a[i][i], t.gamma);
+            }
+        }
+        let ac = |i: usize| (0..n).map(|j| a[i][j] * c[j]).sum::<f64>();
+        let aac = |i: usize| (0..n).map(|j| a[i][j] * ac(j)).sum::<f64>();
+        let acc = |i: usize| (0..n).map(|j| a[i][j] * c[j] * c[j]).sum::<f64>();
+        let conditions = |b: [f64; 6], order: u32| {
+            let sum = |f: &dyn Fn(usize) -> f64| (0..n).map(|i| b[i] * f(i)).sum::<f64>();
+            let mut residuals = vec![sum(&|_| 1.0) - 1.0];
+            if order >= 2 {
+                residuals.push(sum(&|i| c[i]) - 0.5);
+            }
+            if order >= 3 {
+                residuals.push(sum(&|i| c[i] * c[i]) - 1.0 / 3.0);
+                residuals.push(sum(&ac) - 1.0 / 6.0);
+            }
+            if order >= 4 {
+                residuals.push(sum(&|i| c[i].powi(3)) - 0.25);
+                residuals.push(sum(&|i| c[i] * ac(i)) - 0.125);
+                residuals.push(sum(&acc) - 1.0 / 12.0);
+                residuals.push(sum(&aac) - 1.0 / 24.0);
+            }
+            residuals
+        };
+        for (weights, order) in [(t.b(), t.order), (t.b_hat, t.order - 1)] {
+            for (k, r) in conditions(weights, order).into_iter().enumerate() {
+                assert!(r.abs() < 1e-14, "order {order}, condition {k}: {r}");
+            }
+        }
+        // b̂ is a true order-3 companion, not order 4 (else no estimate).
+        let fourth = conditions(t.b_hat, 4);
+        assert!(fourth[4..].iter().any(|r| r.abs() > 1e-4), "{fourth:?}");
+    }
 
     #[test]
     fn frames_on_the_grid_read_the_state_and_others_the_next_step() {

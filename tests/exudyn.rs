@@ -6,9 +6,9 @@ use std::path::Path;
 use tether_sweep::io::track::read_measured;
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
-use tether_sweep::solver::SolverKind;
+use tether_sweep::solver::{ImplicitMethod, ReferenceOptions, SolverKind};
 
-fn max_deviation_from_exudyn(elements: usize) -> f64 {
+fn max_deviation_from_exudyn(elements: usize, method: ImplicitMethod) -> f64 {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(format!("reference/exudyn/drop_n{elements}_d2000.csv"));
     let exudyn = read_measured(&path).unwrap();
@@ -22,6 +22,10 @@ fn max_deviation_from_exudyn(elements: usize) -> f64 {
     let scenario = Scenario::new(ScenarioKind::Drop, params.length_m);
     let settings = SolverSettings {
         kind: SolverKind::Reference,
+        reference: ReferenceOptions {
+            method,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let out = simulate(&scenario, &params, &settings).unwrap();
@@ -36,18 +40,22 @@ fn max_deviation_from_exudyn(elements: usize) -> f64 {
             worst = worst.max((theirs[0] - ours[0]).hypot(theirs[1] - ours[1]));
         }
     }
-    eprintln!("n={elements}: largest marker deviation from Exudyn {worst:e} m");
+    eprintln!("n={elements}, {method}: largest marker deviation from Exudyn {worst:e} m");
     worst
 }
 
 #[test]
 fn reference_solver_reproduces_exudyn_n10() {
-    let d = max_deviation_from_exudyn(10);
-    assert!(d < 2e-5, "largest marker deviation {d:e} m");
+    for method in [ImplicitMethod::GeneralizedAlpha, ImplicitMethod::Esdirk43] {
+        let d = max_deviation_from_exudyn(10, method);
+        assert!(d < 2e-5, "{method}: largest marker deviation {d:e} m");
+    }
 }
 
 #[test]
 fn reference_solver_reproduces_exudyn_n40() {
-    let d = max_deviation_from_exudyn(40);
-    assert!(d < 2e-5, "largest marker deviation {d:e} m");
+    for method in [ImplicitMethod::GeneralizedAlpha, ImplicitMethod::Esdirk43] {
+        let d = max_deviation_from_exudyn(40, method);
+        assert!(d < 2e-5, "{method}: largest marker deviation {d:e} m");
+    }
 }

@@ -74,6 +74,7 @@ pub(super) fn reference_on_gpu(
     let reference = adaptive_reference(request, largest);
     crate::gpu::adaptive::check_tolerance(options.precision, reference.tolerance_m)
         .map_err(GpuError::from)?;
+    crate::gpu::adaptive::check_method(reference.method).map_err(GpuError::from)?;
     let engine = EngineKind::GpuAdaptive {
         precision: options.precision,
         reference,

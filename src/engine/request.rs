@@ -50,6 +50,9 @@ pub(super) fn adaptive_refusal(request: &EngineRequest<'_>, largest: usize) -> O
     if options.gpu_layout == LayoutRequest::Thread {
         return Some("--gpu-layout thread".into());
     }
+    if let Err(e) = crate::gpu::adaptive::check_method(request.cpu.reference.method) {
+        return Some(format!("implicit_method {}", e.value));
+    }
     let tolerance_m = adaptive_reference(request, largest).tolerance_m;
     check_tolerance(options.precision, tolerance_m)
         .err()

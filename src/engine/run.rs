@@ -526,6 +526,7 @@ fn run_adaptive(
         .zip(&batch.simulations)
         .map(|(scenario, sim)| adaptive_landings(scenario, sim))
         .collect();
+    crate::gpu::adaptive::check_method(reference.method)?;
     let options = vec![adaptive_options(&reference); landings.len()];
     run_adaptive_batch(
         gpu,

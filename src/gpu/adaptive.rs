@@ -40,6 +40,7 @@ use super::shape::AdaptiveShape;
 use super::timing::ChunkClock;
 use super::{Gpu, GpuError, Precision, cost};
 use crate::error::InputError;
+use crate::scheme::ImplicitMethod;
 use crate::scheme::implicit_control::UNMEASURED_NEWTON_ETA;
 use crate::status::RunStatus;
 
@@ -104,6 +105,20 @@ pub fn check_tolerance(precision: Precision, tolerance_m: f64) -> Result<(), Inp
         ));
     }
     Ok(())
+}
+
+/// Refuses an implicit method the adaptive stage does not run: it runs
+/// generalized-α only (`implicit_method`; the CPU runs both).
+pub fn check_method(method: ImplicitMethod) -> Result<(), InputError> {
+    if method == ImplicitMethod::GeneralizedAlpha {
+        return Ok(());
+    }
+    Err(InputError::new(
+        "implicit_method",
+        method,
+        "generalized-alpha on the GPU (its adaptive stage runs no other; \
+         the CPU's reference solver runs esdirk43)",
+    ))
 }
 
 /// Whether a frame or sample at `a` is observed at a landing at `b`: a

@@ -47,7 +47,7 @@ use crate::model::TetherParams;
 use crate::scenario::{
     DeclaredFrames, Experiment, Scenario, ScenarioKind, SolverSettings, WinchMotion,
 };
-use crate::solver::{ReferenceOptions, SolverKind};
+use crate::solver::{ImplicitMethod, ReferenceOptions, SolverKind};
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -108,6 +108,7 @@ struct ConfigFile {
     solver: SolverKind,
     step_s: Option<f64>,
     tolerance_m: Option<f64>,
+    implicit_method: Option<ImplicitMethod>,
     #[serde(default)]
     tether: Table,
     #[serde(default)]
@@ -429,6 +430,9 @@ fn resolve_frames(
     if let Some(tol) = file.tolerance_m {
         crate::solver::reference::check_tolerance_m("tolerance_m", tol)?;
         reference.tolerance_m = tol;
+    }
+    if let Some(method) = file.implicit_method {
+        reference.method = method;
     }
     if let Some(step) = file.step_s {
         crate::scenario::validate_step_for(step, &scenario)?;

@@ -19,8 +19,8 @@ use crate::scheme::FixedStepScheme;
 use crate::solver::modal::{automatic_step, semi_implicit_stability_limit, semi_implicit_step};
 use crate::solver::reference::ReferenceStats;
 use crate::solver::{
-    FixedStepSolver, ReferenceOptions, ReferenceSolver, SolverError, SolverKind, TetherDynamics,
-    equilibrium,
+    EsdirkSolver, FixedStepSolver, ImplicitMethod, ReferenceOptions, ReferenceSolver, SolverError,
+    SolverKind, TetherDynamics, equilibrium,
 };
 use crate::track::Track;
 pub use frames::{DeclaredFrames, Frames, median_interval_s};
@@ -544,13 +544,49 @@ pub struct SimulationOutput {
 enum Stepper {
     FixedStep(Box<FixedStepSolver>),
     Reference(Box<ReferenceSolver>),
+    /// The fourth-order solver steps past each sample and reads it from
+    /// its interpolant: the state last sampled.
+    Esdirk(Box<EsdirkSolver>, (Vec<f64>, Vec<f64>)),
 }
 
 impl Stepper {
+    /// The solver `settings` choose, at the start (t = 0) given.
+    fn new(
+        settings: &SolverSettings,
+        (dynamics, q0, v0): (TetherDynamics, Vec<f64>, Vec<f64>),
+        tether: &Tether,
+        scenario: &Scenario,
+    ) -> Result<Self, SolverError> {
+        let reference = settings.reference;
+        Ok(match settings.kind.fixed_step_scheme() {
+            Some(scheme) => {
+                let step = fixed_step(scheme, settings.step_s, tether, &q0, scenario)?;
+                Stepper::FixedStep(Box::new(FixedStepSolver::new(
+                    scheme, dynamics, q0, v0, 0.0, step,
+                )))
+            }
+            None => match reference.method {
+                ImplicitMethod::GeneralizedAlpha => Stepper::Reference(Box::new(
+                    ReferenceSolver::new(dynamics, q0, v0, 0.0, reference),
+                )),
+                ImplicitMethod::Esdirk43 => {
+                    let solver = EsdirkSolver::new(dynamics, q0, v0, 0.0, reference);
+                    let start = (solver.positions().to_vec(), solver.velocities().to_vec());
+                    Stepper::Esdirk(Box::new(solver), start)
+                }
+            },
+        })
+    }
+
     fn advance_to(&mut self, t: f64) -> Result<(), SolverError> {
         match self {
             Stepper::FixedStep(s) => s.advance_to(t),
             Stepper::Reference(s) => s.advance_to(t),
+            Stepper::Esdirk(s, sampled) => {
+                s.advance_past(t)?;
+                s.state_at(t, &mut sampled.0, &mut sampled.1);
+                Ok(())
+            }
         }
     }
     /// The state at `t`, which may fall between a fixed step's steps
@@ -562,12 +598,18 @@ impl Stepper {
                 s.advance_to(t)?;
                 Ok((s.positions().to_vec(), s.velocities().to_vec()))
             }
+            Stepper::Esdirk(..) => {
+                self.advance_to(t)?;
+                let (q, v) = self.state();
+                Ok((q.to_vec(), v.to_vec()))
+            }
         }
     }
     fn state(&self) -> (&[f64], &[f64]) {
         match self {
             Stepper::FixedStep(s) => (s.positions(), s.velocities()),
             Stepper::Reference(s) => (s.positions(), s.velocities()),
+            Stepper::Esdirk(_, (q, v)) => (q, v),
         }
     }
     fn report(&self) -> SolverReport {
@@ -578,6 +620,7 @@ impl Stepper {
                 steps: s.steps(),
             },
             Stepper::Reference(s) => SolverReport::Reference(s.stats()),
+            Stepper::Esdirk(s, _) => SolverReport::Reference(s.stats()),
         }
     }
 }
@@ -729,21 +772,8 @@ pub fn simulate_watched(
     let dynamics = TetherDynamics::new(tether.clone(), scenario.motion())?;
     let sample = scenario.sample_interval_s();
     let held = (q0.clone(), v0.clone());
-    let mut stepper = match settings.kind.fixed_step_scheme() {
-        Some(scheme) => {
-            let step = fixed_step(scheme, settings.step_s, &tether, &q0, scenario)?;
-            Stepper::FixedStep(Box::new(FixedStepSolver::new(
-                scheme, dynamics, q0, v0, 0.0, step,
-            )))
-        }
-        None => Stepper::Reference(Box::new(ReferenceSolver::new(
-            dynamics,
-            q0,
-            v0,
-            0.0,
-            settings.reference,
-        ))),
-    };
+    let start = (dynamics, q0, v0);
+    let mut stepper = Stepper::new(settings, start, &tether, scenario)?;
     let markers = &scenario.marker_arc_lengths_m;
     let mut track = Track {
         times_s: Vec::new(),

@@ -5,6 +5,7 @@
 //! choose the fixed steps.
 
 pub mod equilibrium;
+pub mod esdirk;
 pub mod explicit;
 pub mod fixed_step;
 pub mod linear_model;
@@ -24,8 +25,9 @@ use crate::named::{Named, display_and_parse_by_name};
 use crate::scheme::FixedStepScheme;
 use crate::status::RunStatus;
 
+pub use esdirk::EsdirkSolver;
 pub use fixed_step::FixedStepSolver;
-pub use reference::{ReferenceOptions, ReferenceSolver, ReferenceStats};
+pub use reference::{ImplicitMethod, ReferenceOptions, ReferenceSolver, ReferenceStats};
 
 #[derive(Debug, Error)]
 pub enum SolverError {

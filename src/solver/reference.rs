@@ -26,6 +26,7 @@ use super::{SecondOrderSystem, SolverError, TetherDynamics, length_weights};
 use crate::linalg::{BandedMatrix, BlockTridiagonalLu};
 use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
 use crate::scheme::GeneralizedAlpha;
+pub use crate::scheme::ImplicitMethod;
 use crate::scheme::implicit_control::{
     BORROWED_ETA_EXPONENT, DIVERGING_RATE, FIRST_CORRECTION_FRACTION, KEEP_BELOW,
     MAX_NEWTON_ITERATIONS, MIN_STEP_S, NEWTON_TOLERANCE_FRACTION, REJECTED_STEP_FACTOR,
@@ -45,6 +46,9 @@ pub struct ReferenceOptions {
     pub max_step_s: f64,
     /// First trial step \[s\].
     pub initial_step_s: f64,
+    /// The integrator: generalized-α (this file) or the fourth-order
+    /// ESDIRK (src/solver/esdirk.rs), under the same tolerance's meaning.
+    pub method: ImplicitMethod,
 }
 
 impl ReferenceOptions {
@@ -54,6 +58,7 @@ impl ReferenceOptions {
         spectral_radius: 0.8,
         max_step_s: 1e-2,
         initial_step_s: 1e-5,
+        method: ImplicitMethod::GeneralizedAlpha,
     };
 }
 
@@ -76,6 +81,31 @@ pub fn check_tolerance_m(field: &str, tolerance_m: f64) -> Result<(), InputError
         format!("a length from {MIN_TOLERANCE_M:e} to {MAX_TOLERANCE_M:e} m"),
     ))
 }
+
+// Its names, for config files and messages (below `named`, `scheme`
+// cannot say them).
+impl crate::named::Named for ImplicitMethod {
+    const WHAT: &'static str = "implicit method";
+    const ALL: &'static [Self] = &[ImplicitMethod::GeneralizedAlpha, ImplicitMethod::Esdirk43];
+
+    fn name(self) -> &'static str {
+        match self {
+            ImplicitMethod::GeneralizedAlpha => "generalized-alpha",
+            ImplicitMethod::Esdirk43 => "esdirk43",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            ImplicitMethod::GeneralizedAlpha => "Generalized-α, second order",
+            ImplicitMethod::Esdirk43 => {
+                "ESDIRK4(3)6L[2]SA (Kennedy & Carpenter), fourth order, L-stable"
+            }
+        }
+    }
+}
+
+crate::named::display_and_parse_by_name!(ImplicitMethod);
 
 impl Default for ReferenceOptions {
     fn default() -> Self {

@@ -3,6 +3,7 @@
 use super::sayln;
 use crate::scenario::ScenarioKind;
 use crate::scenario::SolverReport;
+use crate::solver::ImplicitMethod;
 use crate::workflow::simulate::SimulateReport;
 use crate::workflow::simulate::SimulateRequest;
 use std::path::Path;
@@ -110,8 +111,12 @@ pub fn write_solver(
         ),
         SolverReport::Reference(s) => sayln!(
             out,
-            "reference: {} steps ({} rejected), step {:.2e}..{:.2e} s, {} Newton iterations, {} factorizations; \
+            "reference{}: {} steps ({} rejected), step {:.2e}..{:.2e} s, {} Newton iterations, {} factorizations; \
              local error ≤ {:.1e} m (tolerance {:.1e} m); {wall_s:.3} s wall",
+            match request.config.solver.reference.method {
+                ImplicitMethod::GeneralizedAlpha => String::new(),
+                other => format!(" ({other})"),
+            },
             s.steps,
             s.rejected_steps,
             s.min_step_s,
