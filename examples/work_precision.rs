@@ -12,6 +12,10 @@
 //! once; a step's first stage reuses the last one's end).
 //!
 //!     cargo run --release --example work_precision [-- --quick]
+//!     cargo run --release --example work_precision -- --dampings 100,500 --elements 20
+//!
+//! (`--dampings` and `--elements` replace the drops' lists and leave the
+//! swing-up out.)
 //!
 //! One thread; every run once (wall times of a second or more vary by a
 //! few percent on a shared host).
@@ -69,17 +73,35 @@ fn objective_error(a: &SimulationOutput, b: &SimulationOutput) -> f64 {
     }
 }
 
+/// The comma-separated list after `flag`, if given.
+fn list_after<T: std::str::FromStr>(flag: &str) -> Option<Vec<T>> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == flag)?;
+    let text = args
+        .get(at + 1)
+        .unwrap_or_else(|| panic!("{flag} needs a list"));
+    Some(
+        text.split(',')
+            .map(|v| v.parse().unwrap_or_else(|_| panic!("{flag}: {v}?")))
+            .collect(),
+    )
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let mut cases = Vec::new();
     let drop = Scenario::new(ScenarioKind::Drop, 0.6);
-    let (elements, dampings): (&[usize], &[f64]) = if quick {
-        (&[10, 20], &[2000.0])
+    let (mut elements, mut dampings): (Vec<usize>, Vec<f64>) = if quick {
+        (vec![10, 20], vec![2000.0])
     } else {
-        (&[10, 20, 40, 50], &[0.0, 2000.0, 10000.0])
+        (vec![10, 20, 40, 50], vec![0.0, 2000.0, 10000.0])
     };
-    for &n in elements {
-        for &d in dampings {
+    let chosen = (list_after("--elements"), list_after("--dampings"));
+    let swingup_too = chosen.0.is_none() && chosen.1.is_none();
+    elements = chosen.0.unwrap_or(elements);
+    dampings = chosen.1.unwrap_or(dampings);
+    for &n in &elements {
+        for &d in &dampings {
             cases.push(Case {
                 name: format!("drop n={n} D={d}"),
                 scenario: drop.clone(),
@@ -94,7 +116,7 @@ fn main() {
         }
     }
     let swingup = Scenario::new(ScenarioKind::Swingup, 0.6);
-    cases.push(Case {
+    cases.extend(swingup_too.then(|| Case {
         name: "swing-up n=10 D=2000".into(),
         params: TetherParams {
             elements: 10,
@@ -105,7 +127,7 @@ fn main() {
         },
         scenario: swingup,
         compared_until_s: 1.5,
-    });
+    }));
     let tolerances: &[f64] = if quick {
         &[1e-6, 1e-8]
     } else {
