@@ -47,6 +47,23 @@ def test_simulate_and_dataset_synth_give_their_tracks(tmp_path):
     assert np.max(np.abs(x_sim - x_syn)) < 1e-3
 
 
+def test_a_config_files_top_level_keys_survive_a_tether_dict(tmp_path):
+    # The config's own keys outside its tables (here the reference solver
+    # and its fourth-order method) are kept when a dict overrides its
+    # [tether]: they once broke the config written for the command line.
+    config = tmp_path / "drop.toml"
+    config.write_text(
+        'scenario = "drop"\nsolver = "reference"\nimplicit_method = "esdirk43"\n'
+        "[tether]\nelements = 4\n[settings]\nduration_s = 0.2\n"
+    )
+    track = ts.simulate(config=config, tether={"damping_pa_s": 2000.0})
+    settings = track.table.schema.metadata[b"tether_sweep.solver_settings"].decode()
+    assert '"esdirk43"' in settings and '"reference"' in settings
+    assert "reference (esdirk43)" in track.text
+    tether = track.table.schema.metadata[b"tether_sweep.tether"].decode()
+    assert '"damping_pa_s":2000.0' in tether.replace(" ", "")
+
+
 def test_linearize_gives_its_tables():
     r = ts.linearize(elements=6, damping=2000)
     assert {"modes", "statespace", "frequency_response", "mode_shapes"} <= set(r.tables)

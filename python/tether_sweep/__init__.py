@@ -172,11 +172,15 @@ def _toml_value(value: Any) -> str:
     raise TypeError(f"{value!r}: a config value is a number, a string, a list or a dict")
 
 
-def _toml(tables: Dict[str, Dict[str, Any]]) -> str:
-    lines = []
-    for name, table in tables.items():
-        lines.append(f"[{name}]")
-        lines += [f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in table.items()]
+def _toml(config: Dict[str, Any]) -> str:
+    """A config in TOML: its top-level keys (`scenario`, `solver`,
+    `tolerance_m`, `implicit_method`, …) first, as TOML requires, then its
+    tables."""
+    lines = [f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in config.items() if not isinstance(v, dict)]
+    for name, table in config.items():
+        if isinstance(table, dict):
+            lines.append(f"[{name}]")
+            lines += [f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in table.items()]
     return "\n".join(lines) + "\n"
 
 
