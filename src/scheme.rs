@@ -189,6 +189,93 @@ pub mod implicit_control {
     /// shrunk by this relative slack, so that a ratio just above a whole
     /// number by rounding does not add a substep.
     pub const SUBSTEP_SLACK: f64 = 1e-12;
+
+    /// What one Newton iteration's correction says.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub enum NewtonVerdict {
+        /// Converged, with the contraction's η = θ/(1−θ) (the next
+        /// step's borrowed one).
+        Converged { eta: f64 },
+        /// Iterate again.
+        Continue,
+        /// Too slow or too many iterations: refresh the matrix or give up.
+        Stuck,
+        /// A correction that is not a number: the step has failed.
+        Failed,
+    }
+
+    /// Newton's stopping rule, shared by the CPU's implicit methods (its
+    /// reasons in src/solver/reference.rs): the remaining error, η times
+    /// the last correction, below NEWTON_TOLERANCE_FRACTION of the
+    /// tolerance; the first iteration on a borrowed η only if its
+    /// correction is small; stuck after MAX_NEWTON_ITERATIONS or a
+    /// contraction rate above a limit.
+    #[derive(Debug, Clone, Copy)]
+    pub struct NewtonMonitor {
+        tolerance_m: f64,
+        previous: f64,
+        eta: f64,
+        iterations: u32,
+    }
+
+    impl NewtonMonitor {
+        /// A fresh iteration on the last converged iteration's η: below 1
+        /// raised toward 1 (never lowered when above).
+        pub fn new(borrowed_eta: f64, tolerance_m: f64) -> Self {
+            let borrowed = borrowed_eta.max(f64::EPSILON);
+            let eta = if borrowed < 1.0 {
+                borrowed.powf(BORROWED_ETA_EXPONENT)
+            } else {
+                borrowed
+            };
+            Self {
+                tolerance_m,
+                previous: f64::INFINITY,
+                eta,
+                iterations: 0,
+            }
+        }
+
+        /// Judges an iteration's correction (a length). `first_rate_limit`
+        /// bounds the first measured contraction rate (the second
+        /// iteration's), DIVERGING_RATE every later one.
+        pub fn judge(&mut self, correction: f64, first_rate_limit: f64) -> NewtonVerdict {
+            self.iterations += 1;
+            if !correction.is_finite() {
+                return NewtonVerdict::Failed;
+            }
+            let rate = correction / self.previous;
+            if self.previous.is_finite() {
+                self.eta = if rate < 1.0 {
+                    rate / (1.0 - rate)
+                } else {
+                    UNMEASURED_NEWTON_ETA
+                };
+            }
+            let trusted = self.previous.is_finite()
+                || correction < FIRST_CORRECTION_FRACTION * self.tolerance_m;
+            if trusted && self.eta * correction < NEWTON_TOLERANCE_FRACTION * self.tolerance_m {
+                return NewtonVerdict::Converged { eta: self.eta };
+            }
+            self.previous = correction;
+            let limit = if self.iterations <= 2 {
+                first_rate_limit
+            } else {
+                DIVERGING_RATE
+            };
+            if self.iterations >= MAX_NEWTON_ITERATIONS || rate > limit {
+                return NewtonVerdict::Stuck;
+            }
+            NewtonVerdict::Continue
+        }
+
+        /// Starts over on a refreshed matrix: nothing measured on it yet.
+        pub fn restart(&mut self) {
+            self.previous = f64::INFINITY;
+            self.iterations = 0;
+            self.eta = UNMEASURED_NEWTON_ETA;
+        }
+    }
 }
 
 /// Where a sampled time falls on a fixed-step grid: the step at whose end
@@ -284,6 +371,40 @@ mod tests {
         // b̂ is a true order-3 companion, not order 4 (else no estimate).
         let fourth = conditions(t.b_hat, 4);
         assert!(fourth[4..].iter().any(|r| r.abs() > 1e-4), "{fourth:?}");
+    }
+
+    /// The Newton monitor's verdicts: a first correction trusted on a
+    /// borrowed η only when small; convergence when η times the
+    /// correction is below the Newton tolerance; stuck on a rate above the
+    /// limit (the first measured one's own); failed on a non-number.
+    #[test]
+    fn newton_monitor_judges_as_the_rule_says() {
+        use implicit_control::{NewtonMonitor, NewtonVerdict};
+        let tolerance = 1e-8;
+        // A tiny borrowed η, but a first correction above a tenth of the
+        // tolerance: not trusted; the second, contracting by 0.1, is.
+        let mut m = NewtonMonitor::new(1e-6, tolerance);
+        assert_eq!(m.judge(5e-9, 0.5), NewtonVerdict::Continue);
+        let NewtonVerdict::Converged { eta } = m.judge(5e-10, 0.5) else {
+            panic!("η = 1/9 times 5e-10 is below 1e-10")
+        };
+        assert!((eta - 0.1 / 0.9).abs() < 1e-15);
+        // A small first correction ends it on the borrowed η.
+        let mut m = NewtonMonitor::new(1e-6, tolerance);
+        assert!(matches!(
+            m.judge(5e-10, 0.5),
+            NewtonVerdict::Converged { .. }
+        ));
+        // The first measured rate against its own limit, later ones 0.5.
+        let mut m = NewtonMonitor::new(1e-6, tolerance);
+        assert_eq!(m.judge(1e-6, 1.0), NewtonVerdict::Continue);
+        assert_eq!(m.judge(0.8e-6, 1.0), NewtonVerdict::Continue);
+        assert_eq!(m.judge(0.6e-6, 1.0), NewtonVerdict::Stuck);
+        let mut m = NewtonMonitor::new(1e-6, tolerance);
+        m.judge(1e-6, 0.5);
+        assert_eq!(m.judge(0.8e-6, 0.5), NewtonVerdict::Stuck);
+        m.restart();
+        assert_eq!(m.judge(f64::NAN, 0.5), NewtonVerdict::Failed);
     }
 
     #[test]

@@ -33,9 +33,8 @@ use crate::linalg::{BandedMatrix, BlockTridiagonalLu};
 use crate::model::Tether;
 use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
 use crate::scheme::implicit_control::{
-    BORROWED_ETA_EXPONENT, DIVERGING_RATE, FIRST_CORRECTION_FRACTION, KEEP_BELOW,
-    MAX_NEWTON_ITERATIONS, MIN_STEP_S, NEWTON_TOLERANCE_FRACTION, REJECTED_STEP_FACTOR,
-    STALE_STEP_CHANGE, STEP_FACTOR_MAX, STEP_FACTOR_MIN, STEP_SAFETY, UNMEASURED_NEWTON_ETA,
+    KEEP_BELOW, MIN_STEP_S, NewtonMonitor, NewtonVerdict, REJECTED_STEP_FACTOR, STALE_STEP_CHANGE,
+    STEP_FACTOR_MAX, STEP_FACTOR_MIN, STEP_SAFETY, UNMEASURED_NEWTON_ETA,
 };
 use crate::scheme::{ESDIRK43, EsdirkTableau};
 
@@ -375,15 +374,6 @@ impl EsdirkSolver {
         }
     }
 
-    /// The contraction rate above which a stage's Newton gives up on its
-    /// matrix. The first measured rate compares the second correction
-    /// with the first, which carries the predictor's error in a nonlinear
-    /// regime: on the drop it often reads 0.4–0.6 and the next 0.01
-    /// (the iteration was fine). Only a growing correction ends it there.
-    fn diverging_rate(&self, iterations: u32) -> f64 {
-        if iterations <= 2 { 1.0 } else { DIVERGING_RATE }
-    }
-
     /// The local error estimate as a length: the embedded difference
     /// e = h Σ (b − b̂)ⱼ (Vⱼ, Aⱼ), filtered by (I − γh J)⁻¹ as Hairer and
     /// Wanner filter RADAU5's (Solving ODEs II, §IV.8). Unfiltered, the
@@ -447,24 +437,15 @@ impl EsdirkSolver {
     /// costs far less than the step's rejection. False: the step must be
     /// redone smaller.
     fn solve_stage(&mut self, i: usize, t_i: f64, gamma_h: f64) -> bool {
-        let newton_tol = NEWTON_TOLERANCE_FRACTION * self.options.tolerance_m;
         // A correction d moves the stage's positions by (γh)² d and its
         // velocities by γh d; over the step, the velocity's change moves
         // positions by h γh d, four times the first (γ = ¼): Newton's error
         // is judged by the larger, or the velocities' error feeds the next
         // steps' positions unseen.
         let to_length = h_of(gamma_h) * gamma_h;
-        let mut previous = f64::INFINITY;
-        let mut iterations = 0;
         let mut refreshed = false;
-        let borrowed = self.newton_eta.max(f64::EPSILON);
-        let mut eta = if borrowed < 1.0 {
-            borrowed.powf(BORROWED_ETA_EXPONENT)
-        } else {
-            borrowed
-        };
+        let mut monitor = NewtonMonitor::new(self.newton_eta, self.options.tolerance_m);
         loop {
-            iterations += 1;
             self.stats.newton_iterations += 1;
             self.stage_state(i, t_i, gamma_h);
             let tether = self.dynamics.tether();
@@ -482,46 +463,37 @@ impl EsdirkSolver {
                 self.stage_acc[i][row] += d;
                 correction = correction.max((to_length * d * self.weights[row]).abs());
             }
-            if !correction.is_finite() {
-                return false;
-            }
-            let rate = correction / previous;
-            if previous.is_finite() {
-                eta = if rate < 1.0 {
-                    rate / (1.0 - rate)
-                } else {
-                    UNMEASURED_NEWTON_ETA
-                };
-            }
-            let trusted = previous.is_finite()
-                || correction < FIRST_CORRECTION_FRACTION * self.options.tolerance_m;
-            if trusted && eta * correction < newton_tol {
-                self.newton_eta = eta;
-                // The stage's Q, V at the converged accelerations.
-                self.stage_state(i, t_i, gamma_h);
-                return true;
-            }
-            previous = correction;
-            if iterations >= MAX_NEWTON_ITERATIONS || rate > self.diverging_rate(iterations) {
-                if refreshed {
-                    return false;
+            // The first measured rate compares the second correction with
+            // the first, which carries the predictor's error in a
+            // nonlinear regime: on the drop it often reads 0.4–0.6 and
+            // the next 0.01 (the iteration was fine). Only a growing
+            // correction ends it there.
+            match monitor.judge(correction, 1.0) {
+                NewtonVerdict::Converged { eta } => {
+                    self.newton_eta = eta;
+                    // The stage's Q, V at the converged accelerations.
+                    self.stage_state(i, t_i, gamma_h);
+                    return true;
                 }
-                // A stale tangent, not the step, may be the problem:
-                // refresh at this stage's iterate.
-                let lu = iteration_matrix(
-                    self.dynamics.tether(),
-                    (&mut self.stiffness, &mut self.damping),
-                    &self.stage_q,
-                    &self.stage_v[i],
-                    gamma_h,
-                );
-                if !self.keep_iteration(lu, gamma_h) {
-                    return false;
+                NewtonVerdict::Continue => {}
+                NewtonVerdict::Failed => return false,
+                NewtonVerdict::Stuck if refreshed => return false,
+                NewtonVerdict::Stuck => {
+                    // A stale tangent, not the step, may be the problem:
+                    // refresh at this stage's iterate.
+                    let lu = iteration_matrix(
+                        self.dynamics.tether(),
+                        (&mut self.stiffness, &mut self.damping),
+                        &self.stage_q,
+                        &self.stage_v[i],
+                        gamma_h,
+                    );
+                    if !self.keep_iteration(lu, gamma_h) {
+                        return false;
+                    }
+                    refreshed = true;
+                    monitor.restart();
                 }
-                refreshed = true;
-                previous = f64::INFINITY;
-                iterations = 0;
-                eta = UNMEASURED_NEWTON_ETA;
             }
         }
     }

@@ -28,8 +28,7 @@ use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
 use crate::scheme::GeneralizedAlpha;
 pub use crate::scheme::ImplicitMethod;
 use crate::scheme::implicit_control::{
-    BORROWED_ETA_EXPONENT, DIVERGING_RATE, FIRST_CORRECTION_FRACTION, KEEP_BELOW,
-    MAX_NEWTON_ITERATIONS, MIN_STEP_S, NEWTON_TOLERANCE_FRACTION, REJECTED_STEP_FACTOR,
+    DIVERGING_RATE, KEEP_BELOW, MIN_STEP_S, NewtonMonitor, NewtonVerdict, REJECTED_STEP_FACTOR,
     STALE_STEP_CHANGE, STEP_FACTOR_MAX, STEP_FACTOR_MIN, STEP_SAFETY, SUBSTEP_SLACK,
     UNMEASURED_NEWTON_ETA,
 };
@@ -411,19 +410,9 @@ impl ReferenceSolver {
         let (alpha_m, alpha_f) = (self.coef.alpha_m, self.coef.alpha_f);
         let (bp, gp) = self.coef.scaled();
         let n = self.q.len();
-        let newton_tol = NEWTON_TOLERANCE_FRACTION * self.options.tolerance_m;
         let mut refreshed = fresh;
-        let mut previous = f64::INFINITY;
-        let mut iterations = 0;
-        // The power raises a borrowed η toward 1, never lowers one above it.
-        let borrowed = self.newton_eta.max(f64::EPSILON);
-        let mut eta = if borrowed < 1.0 {
-            borrowed.powf(BORROWED_ETA_EXPONENT)
-        } else {
-            borrowed
-        };
+        let mut monitor = NewtonMonitor::new(self.newton_eta, self.options.tolerance_m);
         loop {
-            iterations += 1;
             self.stats.newton_iterations += 1;
             // Residual r_d = f_d − (M ä)_d; ä holds the prescribed ä_r in its
             // first entries, so the product carries M_dr ä_r too.
@@ -457,26 +446,15 @@ impl ReferenceSolver {
                 *v += to_v * d;
                 correction = correction.max((to_q * d * weight).abs());
             }
-            if !correction.is_finite() {
-                return false;
-            }
-            let rate = correction / previous;
-            if previous.is_finite() {
-                eta = if rate < 1.0 {
-                    rate / (1.0 - rate)
-                } else {
-                    UNMEASURED_NEWTON_ETA
-                };
-            }
-            let trusted = previous.is_finite()
-                || correction < FIRST_CORRECTION_FRACTION * self.options.tolerance_m;
-            if trusted && eta * correction < newton_tol {
-                self.newton_eta = eta;
-                return true;
-            }
-            previous = correction;
-            if iterations >= MAX_NEWTON_ITERATIONS || rate > DIVERGING_RATE {
-                if !refreshed {
+            match monitor.judge(correction, DIVERGING_RATE) {
+                NewtonVerdict::Converged { eta } => {
+                    self.newton_eta = eta;
+                    return true;
+                }
+                NewtonVerdict::Continue => {}
+                NewtonVerdict::Failed => return false,
+                NewtonVerdict::Stuck if refreshed => return false,
+                NewtonVerdict::Stuck => {
                     // A stale matrix, not the step, may be the problem:
                     // refresh at the current iterate and carry on.
                     // A tangent at a wild iterate may not factor: then
@@ -489,12 +467,8 @@ impl ReferenceSolver {
                         return false;
                     }
                     refreshed = true;
-                    previous = f64::INFINITY;
-                    iterations = 0;
-                    eta = UNMEASURED_NEWTON_ETA;
-                    continue;
+                    monitor.restart();
                 }
-                return false;
             }
         }
     }
