@@ -323,9 +323,8 @@ mod tests {
     use super::*;
 
     /// The tableau's order conditions (Butcher's, up to order 4 for b and
-    /// 3 for b̂), its row sums, and L-stability's R(∞) = 0 (stiffly
-    /// accurate with a nonsingular implicit part): a mistyped coefficient
-    /// fails one of them.
+    /// 3 for b̂, and b̂ short of 4), its row sums and its diagonal: a
+    /// mistyped coefficient fails one of them.
     #[test]
     fn esdirk_tableau_has_its_orders() {
         let t = ESDIRK43;

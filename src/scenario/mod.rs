@@ -6,6 +6,7 @@ pub mod batch;
 pub mod frames;
 pub mod path;
 mod record;
+mod stepper;
 pub mod winch;
 
 use std::sync::Arc;
@@ -18,13 +19,11 @@ use crate::objective::SwingupObjective;
 use crate::scheme::FixedStepScheme;
 use crate::solver::modal::{automatic_step, semi_implicit_stability_limit, semi_implicit_step};
 use crate::solver::reference::ReferenceStats;
-use crate::solver::{
-    EsdirkSolver, FixedStepSolver, ImplicitMethod, ReferenceOptions, ReferenceSolver, SolverError,
-    SolverKind, TetherDynamics, equilibrium,
-};
+use crate::solver::{ReferenceOptions, SolverError, SolverKind, TetherDynamics, equilibrium};
 use crate::track::Track;
 pub use frames::{DeclaredFrames, Frames, median_interval_s};
 pub use path::PathMotion;
+use stepper::Stepper;
 pub use winch::WinchMotion;
 
 use crate::named::{Named, display_and_parse_by_name};
@@ -538,91 +537,6 @@ pub struct SimulationOutput {
     pub report: SolverReport,
     /// Total energy at every frame \[J\] (kinetic + elastic + gravitational).
     pub energy_j: Vec<f64>,
-}
-
-/// One sampling solver: both CPU solvers advance exactly to sample times.
-enum Stepper {
-    FixedStep(Box<FixedStepSolver>),
-    Reference(Box<ReferenceSolver>),
-    /// The fourth-order solver steps past each sample and reads it from
-    /// its interpolant: the state last sampled.
-    Esdirk(Box<EsdirkSolver>, (Vec<f64>, Vec<f64>)),
-}
-
-impl Stepper {
-    /// The solver `settings` choose, at the start (t = 0) given.
-    fn new(
-        settings: &SolverSettings,
-        (dynamics, q0, v0): (TetherDynamics, Vec<f64>, Vec<f64>),
-        tether: &Tether,
-        scenario: &Scenario,
-    ) -> Result<Self, SolverError> {
-        let reference = settings.reference;
-        Ok(match settings.kind.fixed_step_scheme() {
-            Some(scheme) => {
-                let step = fixed_step(scheme, settings.step_s, tether, &q0, scenario)?;
-                Stepper::FixedStep(Box::new(FixedStepSolver::new(
-                    scheme, dynamics, q0, v0, 0.0, step,
-                )))
-            }
-            None => match reference.method {
-                ImplicitMethod::GeneralizedAlpha => Stepper::Reference(Box::new(
-                    ReferenceSolver::new(dynamics, q0, v0, 0.0, reference),
-                )),
-                ImplicitMethod::Esdirk43 => {
-                    let solver = EsdirkSolver::new(dynamics, q0, v0, 0.0, reference);
-                    let start = (solver.positions().to_vec(), solver.velocities().to_vec());
-                    Stepper::Esdirk(Box::new(solver), start)
-                }
-            },
-        })
-    }
-
-    fn advance_to(&mut self, t: f64) -> Result<(), SolverError> {
-        match self {
-            Stepper::FixedStep(s) => s.advance_to(t),
-            Stepper::Reference(s) => s.advance_to(t),
-            Stepper::Esdirk(s, sampled) => {
-                s.advance_past(t)?;
-                s.state_at(t, &mut sampled.0, &mut sampled.1);
-                Ok(())
-            }
-        }
-    }
-    /// The state at `t`, which may fall between a fixed step's steps
-    /// ([`FixedStepSolver::sample_at`]).
-    fn sample_at(&mut self, t: f64) -> Result<(Vec<f64>, Vec<f64>), SolverError> {
-        match self {
-            Stepper::FixedStep(s) => s.sample_at(t),
-            Stepper::Reference(s) => {
-                s.advance_to(t)?;
-                Ok((s.positions().to_vec(), s.velocities().to_vec()))
-            }
-            Stepper::Esdirk(..) => {
-                self.advance_to(t)?;
-                let (q, v) = self.state();
-                Ok((q.to_vec(), v.to_vec()))
-            }
-        }
-    }
-    fn state(&self) -> (&[f64], &[f64]) {
-        match self {
-            Stepper::FixedStep(s) => (s.positions(), s.velocities()),
-            Stepper::Reference(s) => (s.positions(), s.velocities()),
-            Stepper::Esdirk(_, (q, v)) => (q, v),
-        }
-    }
-    fn report(&self) -> SolverReport {
-        match self {
-            Stepper::FixedStep(s) => SolverReport::FixedStep {
-                scheme: s.scheme(),
-                step_s: s.step_s(),
-                steps: s.steps(),
-            },
-            Stepper::Reference(s) => SolverReport::Reference(s.stats()),
-            Stepper::Esdirk(s, _) => SolverReport::Reference(s.stats()),
-        }
-    }
 }
 
 /// The bytes a track holds per frame and marker: its position (two f64),

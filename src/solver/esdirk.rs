@@ -28,7 +28,7 @@
 //! accuracy and never shortens to land on a frame.
 
 use super::reference::{ReferenceOptions, ReferenceStats};
-use super::{SecondOrderSystem, SolverError, TetherDynamics, length_weights};
+use super::{NewtonWorkspace, SecondOrderSystem, SolverError, TetherDynamics, length_weights};
 use crate::linalg::{BandedMatrix, BlockTridiagonalLu};
 use crate::model::Tether;
 use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
@@ -40,13 +40,14 @@ use crate::scheme::{ESDIRK43, EsdirkTableau};
 
 const STAGES: usize = EsdirkTableau::STAGES;
 
+/// The step's power in the embedded estimate's local error (h^order: the
+/// estimate's order plus one), whose root scales the step.
+const ERROR_EXPONENT: f64 = 1.0 / ESDIRK43.order as f64;
+
 /// After Newton fails, the cap on the step grows by this factor per
 /// accepted step: slowly, since the cap's failure is costly (a whole
 /// step's stages) and says nothing about a step slightly larger.
 const NEWTON_CAP_GROWTH: f64 = 1.05;
-
-/// Known accelerations a stage's predictor passes through.
-const PREDICTOR_POINTS: usize = 2;
 
 /// A step that must be redone smaller: by `factor`, and whether Newton
 /// (not the error) refused it.
@@ -98,9 +99,7 @@ pub struct EsdirkSolver {
     damping: BandedMatrix,
     /// The factored iteration matrix and the γh it was built for.
     iteration: Option<(BlockTridiagonalLu, f64)>,
-    force: Vec<f64>,
-    mass_times_acc: Vec<f64>,
-    residual: Vec<f64>,
+    newton: NewtonWorkspace,
     newton_eta: f64,
 }
 
@@ -148,9 +147,7 @@ impl EsdirkSolver {
             stiffness: BandedMatrix::zeros(n, HALF_BANDWIDTH),
             damping: BandedMatrix::zeros(n, HALF_BANDWIDTH),
             iteration: None,
-            force: zeros(),
-            mass_times_acc: zeros(),
-            residual: vec![0.0; n - PRESCRIBED_DOFS],
+            newton: NewtonWorkspace::new(n),
             newton_eta: UNMEASURED_NEWTON_ETA,
             dynamics,
         }
@@ -314,7 +311,7 @@ impl EsdirkSolver {
             self.predict_stage(i, h);
             self.stage_acc[i][..PRESCRIBED_DOFS]
                 .copy_from_slice(&self.dynamics.motion().acceleration(t_i));
-            if !self.solve_stage(i, t_i, gamma_h) {
+            if !self.solve_stage(i, t_i, h) {
                 return Err(Rejected::NEWTON);
             }
         }
@@ -329,7 +326,7 @@ impl EsdirkSolver {
             return Err(Rejected::NEWTON);
         }
         if error > self.options.tolerance_m {
-            let factor = STEP_SAFETY * (self.options.tolerance_m / error).powf(0.25);
+            let factor = STEP_SAFETY * (self.options.tolerance_m / error).powf(ERROR_EXPONENT);
             return Err(Rejected {
                 factor: factor.clamp(STEP_FACTOR_MIN, REJECTED_STEP_FACTOR),
                 newton: false,
@@ -339,38 +336,44 @@ impl EsdirkSolver {
     }
 
     /// Starts stage i's accelerations: linear in time through the two
-    /// known accelerations nearest its time (the last step's end and this
-    /// one's start for stage 1, then this step's earlier stages), which
-    /// saves about a Newton iteration a stage over starting from the
-    /// previous stage's.
+    /// known accelerations nearest its time (this step's earlier stages,
+    /// and the last step's start), which saves about a Newton iteration a
+    /// stage over starting from the previous stage's; a quadratic through
+    /// three took more iterations (BENCHMARKS.md).
     fn predict_stage(&mut self, i: usize, h: f64) {
         let c = &ESDIRK43.c;
-        let (done, rest) = self.stage_acc.split_at_mut(i);
-        let target = &mut rest[0];
-        // Known accelerations and their times from the step's start.
-        let mut known: Vec<(&[f64], f64)> = (0..i).map(|j| (&done[j][..], c[j] * h)).collect();
-        if let Some(start) = &self.before {
-            known.push((&start.acc, start.t - self.now.t));
-        }
         let t = c[i] * h;
-        known.sort_by(|a, b| (a.1 - t).abs().total_cmp(&(b.1 - t).abs()));
-        known.dedup_by(|a, b| a.1 == b.1);
-        known.truncate(PREDICTOR_POINTS);
-        // Lagrange's weights at t through the nearest known times.
-        let weights: Vec<f64> = (0..known.len())
-            .map(|j| {
-                (0..known.len())
-                    .filter(|&k| k != j)
-                    .map(|k| (t - known[k].1) / (known[j].1 - known[k].1))
-                    .product()
-            })
-            .collect();
-        for (row, p) in target.iter_mut().enumerate() {
-            *p = known
-                .iter()
-                .zip(&weights)
-                .map(|((a, _), w)| w * a[row])
-                .sum();
+        // Candidates by their times from the step's start; ties keep the
+        // first. None: the last step's start.
+        let before_t = self.before.as_ref().map(|start| start.t - self.now.t);
+        let candidates = (0..i)
+            .map(|j| (Some(j), c[j] * h))
+            .chain(before_t.map(|t0| (None, t0)));
+        let (mut nearest, mut second) = (None::<(Option<usize>, f64)>, None);
+        for candidate in candidates {
+            let d = (candidate.1 - t).abs();
+            if nearest.is_none_or(|n| d < (n.1 - t).abs()) {
+                second = nearest;
+                nearest = Some(candidate);
+            } else if second.is_none_or(|s| d < (s.1 - t).abs()) {
+                second = Some(candidate);
+            }
+        }
+        let (done, rest) = self.stage_acc.split_at_mut(i);
+        let start_acc = self.before.as_ref().map(|start| &start.acc[..]);
+        let acc_of = |source: Option<usize>| source.map_or(start_acc, |j| Some(&done[j][..]));
+        let (Some((j0, t0)), Some((j1, t1))) = (nearest, second) else {
+            // The first step's first stage: only its start is known.
+            rest[0].copy_from_slice(&done[0]);
+            return;
+        };
+        let (a0, a1) = (
+            acc_of(j0).expect("a known acceleration"),
+            acc_of(j1).expect("a known acceleration"),
+        );
+        let (w0, w1) = ((t - t1) / (t0 - t1), (t - t0) / (t1 - t0));
+        for ((p, x0), x1) in rest[0].iter_mut().zip(a0).zip(a1) {
+            *p = w0 * x0 + w1 * x1;
         }
     }
 
@@ -399,18 +402,21 @@ impl EsdirkSolver {
             e_q[k] = free * dq;
             e_v[k] = free * dv;
         }
-        let tether = self.dynamics.tether();
-        tether.mass_times(e_v, &mut self.mass_times_acc);
-        self.stiffness.mul_vec(e_q, &mut self.force);
-        for (k, r) in self.residual.iter_mut().enumerate() {
+        // Newton's vectors as scratch: M e_v, K e_q, then y.
+        let w = &mut self.newton;
+        self.dynamics
+            .tether()
+            .mass_times(e_v, &mut w.mass_times_acc);
+        self.stiffness.mul_vec(e_q, &mut w.force);
+        for (k, r) in w.residual.iter_mut().enumerate() {
             let row = PRESCRIBED_DOFS + k;
-            *r = self.mass_times_acc[row] - gamma_h * self.force[row];
+            *r = w.mass_times_acc[row] - gamma_h * w.force[row];
         }
         let lu = &self.iteration.as_ref().expect("iteration matrix set").0;
-        lu.solve_in_place(&mut self.residual);
+        lu.solve_in_place(&mut w.residual);
         (0..n - PRESCRIBED_DOFS).fold(0.0f64, |m, k| {
             let row = PRESCRIBED_DOFS + k;
-            m.max(((e_q[row] + gamma_h * self.residual[k]) * self.weights[row]).abs())
+            m.max(((e_q[row] + gamma_h * w.residual[k]) * self.weights[row]).abs())
         })
     }
 
@@ -436,29 +442,27 @@ impl EsdirkSolver {
     /// steps: rates 0.2–0.6 against 0.01 after a refresh), and a refresh
     /// costs far less than the step's rejection. False: the step must be
     /// redone smaller.
-    fn solve_stage(&mut self, i: usize, t_i: f64, gamma_h: f64) -> bool {
+    fn solve_stage(&mut self, i: usize, t_i: f64, h: f64) -> bool {
+        let gamma_h = ESDIRK43.gamma * h;
         // A correction d moves the stage's positions by (γh)² d and its
         // velocities by γh d; over the step, the velocity's change moves
         // positions by h γh d, four times the first (γ = ¼): Newton's error
         // is judged by the larger, or the velocities' error feeds the next
         // steps' positions unseen.
-        let to_length = h_of(gamma_h) * gamma_h;
+        let to_length = h * gamma_h;
         let mut refreshed = false;
         let mut monitor = NewtonMonitor::new(self.newton_eta, self.options.tolerance_m);
         loop {
             self.stats.newton_iterations += 1;
             self.stage_state(i, t_i, gamma_h);
-            let tether = self.dynamics.tether();
-            tether.generalized_force(&self.stage_q, &self.stage_v[i], &mut self.force);
-            tether.mass_times(&self.stage_acc[i], &mut self.mass_times_acc);
-            for (k, r) in self.residual.iter_mut().enumerate() {
-                let row = PRESCRIBED_DOFS + k;
-                *r = self.force[row] - self.mass_times_acc[row];
-            }
             let lu = &self.iteration.as_ref().expect("iteration matrix set").0;
-            lu.solve_in_place(&mut self.residual);
+            let corrections = self.newton.correction(
+                self.dynamics.tether(),
+                lu,
+                (&self.stage_q, &self.stage_v[i], &self.stage_acc[i]),
+            );
             let mut correction = 0.0f64;
-            for (k, d) in self.residual.iter().enumerate() {
+            for (k, d) in corrections.iter().enumerate() {
                 let row = PRESCRIBED_DOFS + k;
                 self.stage_acc[i][row] += d;
                 correction = correction.max((to_length * d * self.weights[row]).abs());
@@ -499,11 +503,6 @@ impl EsdirkSolver {
     }
 }
 
-/// The step h for a γh.
-fn h_of(gamma_h: f64) -> f64 {
-    gamma_h / ESDIRK43.gamma
-}
-
 /// M + γh C + (γh)² K with the tangent at (q, v), factored.
 fn iteration_matrix(
     tether: &Tether,
@@ -524,7 +523,7 @@ fn iteration_matrix(
 /// matrix stays valid.
 fn step_factor(error: f64, tolerance: f64) -> f64 {
     let f = if error > 0.0 {
-        STEP_SAFETY * (tolerance / error).powf(0.25)
+        STEP_SAFETY * (tolerance / error).powf(ERROR_EXPONENT)
     } else {
         STEP_FACTOR_MAX
     };

@@ -320,6 +320,50 @@ impl SecondOrderSystem for TetherDynamics {
     }
 }
 
+/// Newton's vectors for the tether's implicit methods (generalized-α and
+/// ESDIRK), and the one computation they share.
+pub(crate) struct NewtonWorkspace {
+    pub force: Vec<f64>,
+    pub mass_times_acc: Vec<f64>,
+    /// The residual, then the correction, on the dynamic coordinates.
+    pub residual: Vec<f64>,
+}
+
+impl NewtonWorkspace {
+    pub fn new(dofs: usize) -> Self {
+        Self {
+            force: vec![0.0; dofs],
+            mass_times_acc: vec![0.0; dofs],
+            residual: vec![0.0; dofs - PRESCRIBED_DOFS],
+        }
+    }
+
+    /// Newton's correction S⁻¹ r_d, r_d = f_d − (M a)_d at (q, v), with
+    /// `lu` the factored iteration matrix S. `acc` holds the pin's
+    /// prescribed accelerations in its first entries, so M a carries
+    /// M_dr a_r too.
+    pub fn correction(
+        &mut self,
+        tether: &Tether,
+        lu: &BlockTridiagonalLu,
+        (q, v, acc): (&[f64], &[f64], &[f64]),
+    ) -> &[f64] {
+        tether.generalized_force(q, v, &mut self.force);
+        tether.mass_times(acc, &mut self.mass_times_acc);
+        let dynamic = PRESCRIBED_DOFS..q.len();
+        for ((r, f), ma) in self
+            .residual
+            .iter_mut()
+            .zip(&self.force[dynamic.clone()])
+            .zip(&self.mass_times_acc[dynamic])
+        {
+            *r = f - ma;
+        }
+        lu.solve_in_place(&mut self.residual);
+        &self.residual
+    }
+}
+
 /// Weights that turn coordinate errors into lengths: 1 for positions, l_e for
 /// slopes (a slope error δ moves points of the element by about l_e δ).
 pub fn length_weights(tether: &Tether) -> Vec<f64> {

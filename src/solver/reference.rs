@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::error::InputError;
 
-use super::{SecondOrderSystem, SolverError, TetherDynamics, length_weights};
+use super::{NewtonWorkspace, SecondOrderSystem, SolverError, TetherDynamics, length_weights};
 use crate::linalg::{BandedMatrix, BlockTridiagonalLu};
 use crate::model::tether::{HALF_BANDWIDTH, PRESCRIBED_DOFS};
 use crate::scheme::GeneralizedAlpha;
@@ -176,10 +176,7 @@ pub struct ReferenceSolver {
     stiffness: BandedMatrix,
     damping: BandedMatrix,
     iteration: Option<(BlockTridiagonalLu, f64)>,
-    force: Vec<f64>,
-    mass_times_acc: Vec<f64>,
-    /// Newton residual, then correction, on the dynamic coordinates.
-    residual: Vec<f64>,
+    newton: NewtonWorkspace,
     /// η = θ/(1−θ) of the last converged Newton iteration.
     newton_eta: f64,
 }
@@ -221,9 +218,7 @@ impl ReferenceSolver {
             stiffness: BandedMatrix::zeros(dofs, HALF_BANDWIDTH),
             damping: BandedMatrix::zeros(dofs, HALF_BANDWIDTH),
             iteration: None,
-            force: vec![0.0; dofs],
-            mass_times_acc: vec![0.0; dofs],
-            residual: vec![0.0; dofs - PRESCRIBED_DOFS],
+            newton: NewtonWorkspace::new(dofs),
             newton_eta: UNMEASURED_NEWTON_ETA,
             dynamics,
         }
@@ -414,22 +409,13 @@ impl ReferenceSolver {
         let mut monitor = NewtonMonitor::new(self.newton_eta, self.options.tolerance_m);
         loop {
             self.stats.newton_iterations += 1;
-            // Residual r_d = f_d − (M ä)_d; ä holds the prescribed ä_r in its
-            // first entries, so the product carries M_dr ä_r too.
-            let tether = self.dynamics.tether();
-            tether.generalized_force(&trial.q, &trial.v, &mut self.force);
-            tether.mass_times(&trial.acc, &mut self.mass_times_acc);
-            let dynamic = PRESCRIBED_DOFS..n;
-            for ((r, f), ma) in self
-                .residual
-                .iter_mut()
-                .zip(&self.force[dynamic.clone()])
-                .zip(&self.mass_times_acc[dynamic.clone()])
-            {
-                *r = f - ma;
-            }
             let lu = &self.iteration.as_ref().expect("iteration matrix set").0;
-            lu.solve_in_place(&mut self.residual);
+            let corrections = self.newton.correction(
+                self.dynamics.tether(),
+                lu,
+                (&trial.q, &trial.v, &trial.acc),
+            );
+            let dynamic = PRESCRIBED_DOFS..n;
             let mut correction = 0.0f64;
             // The coefficients once per iteration, as the products were
             // grouped (left to right) when written per entry: same bits.
@@ -439,7 +425,7 @@ impl ReferenceSolver {
                 .zip(&mut trial.q[dynamic.clone()])
                 .zip(&mut trial.v[dynamic.clone()])
                 .zip(&self.weights[dynamic]);
-            for (d, ((((acc, alg), q), v), weight)) in self.residual.iter().zip(updated) {
+            for (d, ((((acc, alg), q), v), weight)) in corrections.iter().zip(updated) {
                 *acc += d;
                 *alg += to_alg * d;
                 *q += to_q * d;
