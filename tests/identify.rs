@@ -2700,7 +2700,7 @@ fn a_flagged_joint_fit_frees_the_shared_inputs_and_finds_the_length() {
     let freed = freed.as_array().unwrap();
     let inputs: Vec<&str> = freed.iter().map(|f| f["input"].as_str().unwrap()).collect();
     assert_eq!(
-        inputs,
+        inputs[..4],
         [
             "length_m",
             "youngs_modulus_pa",
@@ -2709,6 +2709,8 @@ fn a_flagged_joint_fit_frees_the_shared_inputs_and_finds_the_length() {
         ],
         "{text}"
     );
+    // Then each film's angle and pin, for that film alone.
+    assert_eq!(inputs.len(), 10, "{text}");
     let ratio = |f: &serde_json::Value| f["ratio"].as_f64().unwrap();
     let length = &freed[0];
     assert!(
@@ -2719,6 +2721,97 @@ fn a_flagged_joint_fit_frees_the_shared_inputs_and_finds_the_length() {
     assert!(freed[1..].iter().all(|f| ratio(f) > 3.0), "{freed:?}");
     assert!(text.contains("which known input to free"), "{text}");
     assert!(text.contains("--axis length_m="), "{text}");
+}
+
+/// A joint fit whose one film's release angle is 2° off (the shallow
+/// film's config says 47°, its film was made at 45°) is flagged; freeing
+/// each film's own inputs for that film alone finds the angle: the
+/// shallow film's angle comes back to 45° with every film's σ within its
+/// noise, where no shared input nor the other film's angle does.
+#[test]
+fn a_flagged_joint_fit_frees_each_films_own_inputs_and_finds_the_angle() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The shipped configs, their films named by absolute paths, one angle off.
+    let [shallow, steep] = two_films().map(|config| {
+        let text = std::fs::read_to_string(&config).unwrap();
+        let datasets = root.join("datasets").display().to_string();
+        let text = text
+            .replace("\"../datasets", &format!("\"{datasets}"))
+            .replace("initial_angle_deg = 45.0", "initial_angle_deg = 47.0");
+        let path = dir.path().join(config.file_name().unwrap());
+        std::fs::write(&path, text).unwrap();
+        path
+    });
+    let out = dir.path().join("joint");
+    let o = run(&[
+        "identify",
+        "--config",
+        path_str(&shallow),
+        "--config",
+        path_str(&steep),
+        "--elements",
+        "16",
+        "--damping",
+        "1500,2500",
+        "--drag-coefficient",
+        "0.75,0.85",
+        "--axis",
+        "shallow.release_time_s=0:0.03:0.005",
+        "--axis",
+        "steep.release_time_s=0:0.015:0.0025",
+        "--backend",
+        "cpu",
+        "--out",
+        path_str(&out),
+    ]);
+    let (text, e) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert_eq!(o.status.code(), Some(4), "{text}\n{e}");
+    let metadata = read_parquet_metadata(&out.join("results.parquet")).unwrap();
+    let freed: serde_json::Value =
+        serde_json::from_str(&metadata[tether_sweep::metadata::FREED]).unwrap();
+    let freed = freed.as_array().unwrap();
+    let inputs: Vec<&str> = freed.iter().map(|f| f["input"].as_str().unwrap()).collect();
+    // Each film's release is on its own axis already: not freed.
+    assert_eq!(
+        inputs,
+        [
+            "length_m",
+            "youngs_modulus_pa",
+            "density_kg_m3",
+            "thickness_m",
+            "shallow.initial_angle_deg",
+            "steep.initial_angle_deg",
+            "shallow.pin_x_m",
+            "steep.pin_x_m",
+            "shallow.pin_y_m",
+            "steep.pin_y_m",
+        ],
+        "{text}"
+    );
+    let ratio = |f: &serde_json::Value| f["ratio"].as_f64().unwrap();
+    let angle = &freed[4];
+    assert_eq!(angle["given"].as_f64(), Some(47.0), "{angle}");
+    assert!(
+        (angle["fitted"].as_f64().unwrap() - 45.0).abs() < 0.05,
+        "{angle}"
+    );
+    assert!(ratio(angle) < 1.1, "{angle}");
+    for (k, f) in freed.iter().enumerate().filter(|&(k, _)| k != 4) {
+        assert!(ratio(f) > 3.0, "{k}: {f}");
+    }
+    // The axis suggested for it brackets the film's angle, as a joint
+    // run's film axis.
+    let axis = angle["suggested_axis"].as_str().unwrap();
+    let values = axis.strip_prefix("shallow.initial_angle_deg=").unwrap();
+    let [low, high, _]: [f64; 3] = values
+        .split(':')
+        .map(|v| v.parse().unwrap())
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap();
+    assert!(low < 45.0 && 45.0 < high, "{axis}");
+    assert!(text.contains(&format!("--axis {axis}")), "{text}");
 }
 
 /// The batched objective is the sweep's path: J_e of candidates taken in

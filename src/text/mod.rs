@@ -58,6 +58,16 @@ pub fn layouts_text(counts: &std::collections::BTreeMap<&str, u64>) -> Option<St
     })
 }
 
+/// `x` with `digits` decimals, never "-0.00": a value that rounds to zero
+/// has no sign to show.
+pub fn fixed(x: f64, digits: usize) -> String {
+    let text = format!("{x:.digits$}");
+    match text.strip_prefix('-') {
+        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
+        _ => text,
+    }
+}
+
 /// A wall time in the unit a person plans with: "40 s", "12 min",
 /// "8.7 h", "3.1 days".
 pub fn duration(seconds: f64) -> String {
@@ -72,6 +82,15 @@ pub fn duration(seconds: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_rounding_to_zero_shows_no_sign() {
+        assert_eq!(fixed(-0.001, 2), "0.00");
+        assert_eq!(fixed(-0.0, 1), "0.0");
+        assert_eq!(fixed(-0.006, 2), "-0.01");
+        assert_eq!(fixed(0.49, 1), "0.5");
+        assert_eq!(fixed(-3.25, 1), "-3.2");
+    }
 
     #[test]
     fn durations_are_in_the_unit_one_plans_with() {

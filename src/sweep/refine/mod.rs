@@ -348,22 +348,19 @@ pub fn refine_best_tightened(
 }
 
 /// `start` (a refined candidate, at its n) fitted again over the grid's
-/// varied axes and one more, `freed`, an input the run took as known,
-/// within its values' range: what the films' data say when that input is
-/// let go. None when the grid cannot take the axis (it has it already).
-pub fn refit_freed(
+/// varied axes and the films' varied own axes, with no grid search before
+/// it: what the films' data say when the run lets go an input it took as
+/// known (an axis added to `grid`, or to one film's own). None when no
+/// axis varies.
+pub fn refit(
     grid: &Grid,
     start: &Candidate,
     films: &[RefineFilm<'_>],
     base: &TetherParams,
     settings: &SolverSettings,
-    freed: AxisValues,
 ) -> Result<Option<Refined>, SolverError> {
-    let Ok(grid) = grid.clone().with(freed) else {
-        return Ok(None);
-    };
     let problem = Problem {
-        grid: &grid,
+        grid,
         films,
         weights: films.iter().map(|f| f.weight).collect(),
         base,
@@ -435,6 +432,7 @@ fn kept(refinements: &[&Refined]) -> Option<usize> {
 }
 
 /// One film a refinement fits.
+#[derive(Clone)]
 pub struct RefineFilm<'a> {
     /// Its name in a joint identification; None for a single film.
     pub name: Option<&'a str>,
@@ -476,10 +474,12 @@ pub const REWEIGHING_TOLERANCE: f64 = 0.01;
 const MAX_REWEIGHINGS: usize = 4;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn refined(per_elements: Vec<ElementsFit>) -> Refined {
+    /// A refinement of the drop's D and C_D over `per_elements`, the n
+    /// offered those refined (text tests use it too).
+    pub(crate) fn refined(per_elements: Vec<ElementsFit>) -> Refined {
         let parameter = |axis, value, standard_error| RefinedParameter {
             parameter: axis,
             film: None,

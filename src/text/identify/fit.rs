@@ -2,7 +2,7 @@
 //! errors robust to correlated residuals, which known input to free, the
 //! outlying samples, and the tolerance the data chose.
 
-use super::super::{number, sayln};
+use super::super::{fixed, number, sayln};
 use super::refined::to_error_digits;
 use crate::camera::{Camera, TimeUnit};
 use crate::misfit::GoodnessOfFit;
@@ -17,8 +17,10 @@ use crate::workflow::identify::FreedInput;
 pub fn write_goodness(out: &mut String, g: &GoodnessOfFit, film: Option<&str>) {
     let whiteness = match &g.whiteness {
         Some(w) => format!(
-            "; residuals' lag-one autocorrelation {:.2} (z = {:.1}, limit {:.1})",
-            w.lag_one_correlation, w.z, w.z_limit
+            "; residuals' lag-one autocorrelation {} (z = {}, limit {:.1})",
+            fixed(w.lag_one_correlation, 2),
+            fixed(w.z, 1),
+            w.z_limit
         ),
         None => "; no refined optimum: screened for gross misfits only".into(),
     };
@@ -88,10 +90,11 @@ pub fn write_freed(out: &mut String, freed: &[FreedInput], joint: bool) {
         out,
         "which known input to free (each alone, refitted from the refined optimum; the answer above is unchanged):"
     );
+    let width = freed.iter().map(|f| f.input.len()).fold(18, usize::max);
     for f in freed {
         sayln!(
             out,
-            "  {:<18} {} → {} ± {:.2e}: σ {:.2}× the noise{}, {}",
+            "  {:<width$} {} → {} ± {:.2e}: σ {:.2}× the noise{}, {}",
             f.input,
             f.given,
             f.fitted,

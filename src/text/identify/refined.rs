@@ -4,7 +4,7 @@
 use super::super::sayln;
 use crate::least_squares::profile::{Profile, ProfileEnd};
 use crate::sweep::refine::MeshEdge;
-use crate::sweep::refine::Refined;
+use crate::sweep::refine::{MAX_EVERY_ELEMENTS, Refined};
 
 /// Each refined value with its standard error.
 pub fn refined_values(r: &Refined) -> Vec<String> {
@@ -90,7 +90,7 @@ pub fn write_mesh(out: &mut String, r: &Refined) {
             )
         })
         .collect();
-    if r.every_elements {
+    if r.per_elements.len() > 1 {
         sayln!(out, "  refined at each n:");
         for f in &r.per_elements {
             let values: Vec<String> = r
@@ -107,6 +107,26 @@ pub fn write_mesh(out: &mut String, r: &Refined) {
                 values.join(", ")
             );
         }
+    }
+    let refined: Vec<usize> = r.per_elements.iter().map(|f| f.elements).collect();
+    let skipped: Vec<String> = r
+        .elements_offered
+        .iter()
+        .filter(|n| !refined.contains(n))
+        .map(|n| n.to_string())
+        .collect();
+    if !skipped.is_empty() {
+        sayln!(
+            out,
+            "  not refined: n = {} ({})",
+            skipped.join(", "),
+            match r.elements_offered.len() > MAX_EVERY_ELEMENTS {
+                true => format!(
+                    "more than {MAX_EVERY_ELEMENTS} n offered: those whose grid J_e lies above the confidence threshold, where the grid ranks n, or with no candidate that ran"
+                ),
+                false => "no candidate of theirs ran".into(),
+            }
+        );
     }
     let advice = match r.mesh_edge() {
         Some((MeshEdge::Finest, n)) => format!(
@@ -239,6 +259,44 @@ pub fn write_profiles(out: &mut String, r: &Refined) {
             "  note: the profile and Gauss–Newton intervals differ by more than a factor {} ({}, profile over Gauss–Newton): J_e is far from quadratic in that parameter, and the profile interval is the one to quote",
             crate::sweep::refine::DISAGREEMENT_FACTOR,
             disagreements.join(", ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::refine::ElementsFit;
+    use crate::sweep::refine::tests::refined;
+
+    /// The n offered but not refined are named, with the reason that fits
+    /// how many were offered.
+    #[test]
+    fn each_n_offered_is_either_refined_or_named_with_why_not() {
+        let fit = |elements, j_e_m2| ElementsFit {
+            elements,
+            j_e_m2,
+            values: vec![2000.0, 0.8],
+        };
+        let mut r = refined(vec![fit(40, 1.1e-4), fit(50, 1e-4)]);
+        let text = |r: &Refined| {
+            let mut out = String::new();
+            write_mesh(&mut out, r);
+            out
+        };
+        assert!(text(&r).contains("refined at each n:"), "{}", text(&r));
+        assert!(!text(&r).contains("not refined"), "{}", text(&r));
+        r.elements_offered = vec![30, 40, 50];
+        assert!(
+            text(&r).contains("not refined: n = 30 (no candidate of theirs ran)"),
+            "{}",
+            text(&r)
+        );
+        r.elements_offered = (1..=9).map(|k| 10 * k).collect();
+        let many = text(&r);
+        assert!(
+            many.contains("not refined: n = 10, 20, 30, 60, 70, 80, 90 (more than 8 n offered"),
+            "{many}"
         );
     }
 }

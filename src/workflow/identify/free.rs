@@ -1,9 +1,10 @@
 //! Which known input to free: when a refined fit does not explain the
 //! data (a single film's, or any film's of a joint fit), each input the
 //! run took as known (the tether's length, modulus, density and
-//! thickness; a single film's release angle, pin and release time too) is
-//! let go in turn, alone, from the refined optimum, and the refit judged
-//! by the same goodness-of-fit test, every film's. The run's answer is
+//! thickness, over every film at once; each film's release angle, pin and
+//! release time, for that film alone) is let go in turn, alone, from the
+//! refined optimum, and the refit judged by the same goodness-of-fit
+//! test, every film's. The run's answer is
 //! never changed: the finding is a suggestion, an `--axis` to add.
 
 use serde::Serialize;
@@ -13,7 +14,7 @@ use crate::io::results::BestFit;
 use crate::metadata::{self, json};
 use crate::misfit::GoodnessOfFit;
 use crate::scenario::{SolverSettings, simulate};
-use crate::sweep::refine::{RefineFilm, Refined, refit_freed};
+use crate::sweep::refine::{RefineFilm, Refined, refit};
 use crate::sweep::{Axis, AxisValues, Candidate, Parameter};
 use crate::workflow::WorkflowError;
 use crate::workflow::fit::{FilmGoodness, test_film};
@@ -34,8 +35,9 @@ const FREED: [Parameter; 8] = [
 /// explains them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FreedInput {
-    /// Its name, as an `--axis` and a config key.
-    pub input: &'static str,
+    /// Its name, as an `--axis` (`FILM.NAME` for a joint fit's film's
+    /// own) and a config key.
+    pub input: String,
     /// The run's value, and the refit's \[its unit\].
     pub given: f64,
     pub fitted: f64,
@@ -65,22 +67,58 @@ pub(crate) fn significant(x: f64) -> f64 {
     format!("{x:.5e}").parse().unwrap_or(x)
 }
 
-/// An `--axis` around `value` for `p`, four steps over a span a tenth of
-/// the range it was freed over, `(low, high)`, and inside it.
-fn suggested_axis(p: Parameter, value: f64, (low, high): (f64, f64)) -> String {
+/// An axis's values around `value`, four steps over a span a tenth of the
+/// range it was freed over, `(low, high)`, and inside it: `a:b:step`.
+fn suggested_values(value: f64, (low, high): (f64, f64)) -> String {
     // The step first, so that four of them reach the end as written.
     let step = significant(0.1 * (high - low) / 4.0);
     let a = significant((value - 2.0 * step).max(low).min(high - 4.0 * step));
-    format!("{}={a}:{}:{step}", p.name(), significant(a + 4.0 * step))
+    format!("{a}:{}:{step}", significant(a + 4.0 * step))
 }
 
-/// The inputs a joint fit may free: the tether's, which every film
-/// shares (a film's own release angle, pin and time are not tried).
-fn shared(p: Parameter) -> bool {
-    !p.is_films_own()
+/// One input to let go: a parameter, and in a joint fit the film whose
+/// own it is (None: the tether's, every film's).
+#[derive(Debug, Clone, Copy)]
+struct Trial {
+    parameter: Parameter,
+    film: Option<usize>,
 }
 
 impl Combination {
+    /// The inputs to let go, in [`FREED`]'s order: a single film's every
+    /// one; a joint fit's shared ones over all its films, then each film's
+    /// own (release angle, pin, release time) for that film alone. None
+    /// the grid (or the film's own axes) already has, nor a pin the
+    /// film's camera fixes.
+    fn trials(&self) -> Vec<Trial> {
+        let joint = self.films.len() > 1;
+        let mut trials = Vec::new();
+        for parameter in FREED {
+            let axis = Axis::Parameter(parameter);
+            let pin = matches!(parameter, Parameter::PinXM | Parameter::PinYM);
+            if !joint || !parameter.is_films_own() {
+                let fixed = pin && self.films[0].film.camera.pin.is_some();
+                if !self.request.grid.has(axis) && !fixed {
+                    trials.push(Trial {
+                        parameter,
+                        film: None,
+                    });
+                }
+                continue;
+            }
+            for (k, f) in self.films.iter().enumerate() {
+                let fixed = pin && f.film.camera.pin.is_some();
+                if !f.film.own.iter().any(|a| a.axis == axis) && !fixed {
+                    trials.push(Trial {
+                        parameter,
+                        film: Some(k),
+                    });
+                }
+            }
+        }
+        trials
+    }
+
     /// When a refined fit does not explain its film (or, jointly, one of
     /// its films): each known input freed in turn (module docs), recorded
     /// in the metadata. Empty otherwise.
@@ -101,7 +139,6 @@ impl Combination {
         if self.films.iter().any(|f| f.scenario.as_drop().is_none()) {
             return Ok(Vec::new());
         }
-        let joint = self.films.len() > 1;
         // Each film's own values (its release) from the refined optimum.
         let films: Vec<RefineFilm> = self
             .refine_films(combined)
@@ -112,60 +149,92 @@ impl Combination {
             })
             .collect();
         let start = refined.candidate(best, None);
-        let base = &self.request.base;
         let mut found = Vec::new();
-        for p in FREED.into_iter().filter(|&p| !joint || shared(p)) {
-            let axis = Axis::Parameter(p);
-            let camera_pin = self.films[0].film.camera.pin.is_some();
-            let pin_fixed = matches!(p, Parameter::PinXM | Parameter::PinYM) && camera_pin;
-            if self.request.grid.has(axis) || pin_fixed {
-                continue;
-            }
-            let scenario = &self.films[0].scenario;
-            let given = p.get(base, scenario);
-            let (mut low, high) = freed_range(p, given, base.length_m);
-            if p == Parameter::LengthM {
-                // No shorter than any film's farthest marker.
-                let reach = self
-                    .films
-                    .iter()
-                    .flat_map(|f| &f.scenario.marker_arc_lengths_m);
-                low = reach.copied().fold(low, f64::max);
-            }
-            let mut from = start;
-            from.set(axis, given);
-            let freed = AxisValues {
-                axis,
-                values: vec![low, high],
-            };
+        for trial in self.trials() {
             // A value the solver cannot simulate ends that input's refit,
             // not the run.
-            let grid = &self.request.grid;
-            let Ok(Some(refit)) = refit_freed(grid, &from, &films, base, settings, freed) else {
-                continue;
-            };
-            let Some(at) = refit.parameters.iter().position(|q| q.parameter == axis) else {
-                continue;
-            };
-            let Some(tests) = self.judge_refit(&refit, &from, &films, settings) else {
-                continue;
-            };
-            let worst = tests.iter().map(|t| t.ratio).fold(0.0, f64::max);
-            let fitted = significant(refit.parameters[at].value);
-            found.push(FreedInput {
-                input: p.name(),
-                given,
-                fitted,
-                standard_error: refit.parameters[at].standard_error,
-                ratio: worst,
-                explains: tests.iter().all(|t| t.explains),
-                suggested_axis: suggested_axis(p, fitted, (low, high)),
-            });
+            if let Some(f) = self.free_one(trial, &start, &films, settings) {
+                found.push(f);
+            }
         }
         if !found.is_empty() {
             self.metadata.insert(metadata::FREED.into(), json(&found));
         }
         Ok(found)
+    }
+
+    /// One input let go from the refined optimum `start` (each film's own
+    /// start in `films`), refitted and judged; None where the refit cannot
+    /// be made or judged.
+    fn free_one(
+        &self,
+        trial: Trial,
+        start: &Candidate,
+        films: &[RefineFilm<'_>],
+        settings: &SolverSettings,
+    ) -> Option<FreedInput> {
+        let Trial { parameter: p, film } = trial;
+        let axis = Axis::Parameter(p);
+        let base = &self.request.base;
+        let given = p.get(base, &self.films[film.unwrap_or(0)].scenario);
+        let (mut low, high) = freed_range(p, given, base.length_m);
+        if p == Parameter::LengthM {
+            // No shorter than any film's farthest marker.
+            let reach = self
+                .films
+                .iter()
+                .flat_map(|f| &f.scenario.marker_arc_lengths_m);
+            low = reach.copied().fold(low, f64::max);
+        }
+        let freed = AxisValues {
+            axis,
+            values: vec![low, high],
+        };
+        let mut grid = self.request.grid.clone();
+        let mut from = *start;
+        // A film's own input goes on that film's own axes, the tether's
+        // on the grid that every film shares.
+        let own: Vec<AxisValues>;
+        let mut films = films.to_vec();
+        let name = match film {
+            None => {
+                from.set(axis, given);
+                grid = grid.with(freed).ok()?;
+                None
+            }
+            Some(k) => {
+                own = films[k].own.iter().cloned().chain([freed]).collect();
+                let mut own_start = films[k].start.unwrap_or(from);
+                own_start.set(axis, given);
+                films[k] = RefineFilm {
+                    own: &own,
+                    start: Some(own_start),
+                    ..films[k].clone()
+                };
+                films[k].name
+            }
+        };
+        let refit = refit(&grid, &from, &films, base, settings).ok()??;
+        let fitted = refit
+            .parameters
+            .iter()
+            .find(|q| q.parameter == axis && q.film.as_deref() == name)?;
+        let tests = self.judge_refit(&refit, &from, &films, settings)?;
+        let worst = tests.iter().map(|t| t.ratio).fold(0.0, f64::max);
+        let input = match name {
+            Some(film) => format!("{film}.{}", p.name()),
+            None => p.name().to_string(),
+        };
+        let value = significant(fitted.value);
+        Some(FreedInput {
+            suggested_axis: format!("{input}={}", suggested_values(value, (low, high))),
+            input,
+            given,
+            fitted: value,
+            standard_error: fitted.standard_error,
+            ratio: worst,
+            explains: tests.iter().all(|t| t.explains),
+        })
     }
 
     /// Each film's goodness of fit at a refit, by the same test as the
@@ -211,25 +280,17 @@ mod tests {
     fn a_suggested_axis_brackets_the_refit_value_inside_its_range() {
         let range = |p, v| freed_range(p, v, 0.5);
         assert_eq!(
-            suggested_axis(
-                Parameter::YoungsModulusPa,
-                8e6,
-                range(Parameter::YoungsModulusPa, 8e6)
-            ),
-            "youngs_modulus_pa=7800000:8200000:100000"
+            suggested_values(8e6, range(Parameter::YoungsModulusPa, 8e6)),
+            "7800000:8200000:100000"
         );
         assert_eq!(
-            suggested_axis(
-                Parameter::InitialAngleDeg,
-                30.0,
-                range(Parameter::InitialAngleDeg, 30.0)
-            ),
-            "initial_angle_deg=29:31:0.5"
+            suggested_values(30.0, range(Parameter::InitialAngleDeg, 30.0)),
+            "29:31:0.5"
         );
         // A length no shorter than the farthest marker at 0.5 m.
         assert_eq!(
-            suggested_axis(Parameter::LengthM, 0.5001, (0.5, 0.625)),
-            "length_m=0.5:0.5125:0.003125"
+            suggested_values(0.5001, (0.5, 0.625)),
+            "0.5:0.5125:0.003125"
         );
         assert_eq!(
             freed_range(Parameter::ReleaseTimeS, 0.01, 0.5),
