@@ -3,7 +3,7 @@
 # line's (cargo test), then the Python package's (python/), built into a
 # fresh virtual environment as a user installs it, and run with pytest.
 # Needs Rust and Python >= 3.9 with venv; pip reaches PyPI for maturin,
-# pyarrow, numpy, pandas, scipy and pytest.
+# pyarrow, numpy, pandas, scipy, mypy, matplotlib and pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +18,7 @@ python3 -m venv "$venv"
 # a user's `pip install ./python` builds the release profile.
 MATURIN_PEP517_ARGS="--profile dev" \
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check ./python
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check pytest pandas scipy mypy
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check pytest pandas scipy mypy matplotlib
 # The tests compare with the command line that cargo test built; they run
 # from an empty folder, so that `import tether_sweep` is the installed one.
 repo="$PWD"

@@ -89,6 +89,7 @@ pub fn save<F: Figure>(stem: &Path, figure: &F) -> Result<(), PlotError> {
             .map_err(|e| draw_err(&png_path, e.to_string()))?;
     }
     write_bytes(&png_path, &encoded)?;
+    crate::io::capture::offer_figure(stem, &encoded, &svg);
     Ok(())
 }
 

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tether_sweep::cli::{Cli, Command, UsageError, progress};
 use tether_sweep::engine::RunHooks;
-use tether_sweep::io::capture::{self, CapturedTable, Keep};
+use tether_sweep::io::capture::{self, Captured, CapturedFigure, CapturedTable, Keep};
 use tether_sweep::text::console::{self, ProgressSink};
 use tether_sweep::workflow::identify::{Door, IdentifyReport, IdentifyRequest, check_outcome};
 use tether_sweep::workflow::objective::Objective as LibObjective;
@@ -145,7 +145,7 @@ fn run_embedded<T: Send + 'static>(
     progress: Option<Py<PyAny>>,
     memory_only: bool,
     job: impl FnOnce(&AtomicBool) -> T + Send + 'static,
-) -> PyResult<(T, String, Vec<CapturedTable>)> {
+) -> PyResult<(T, String, Captured)> {
     let keep = if memory_only {
         Keep::MemoryOnly
     } else {
@@ -153,15 +153,34 @@ fn run_embedded<T: Send + 'static>(
     };
     // A Ctrl-C of an earlier run is not this one's.
     progress::interrupt_flag().store(false, Ordering::Relaxed);
-    let ((answer, tables), text) = run_waiting(py, progress, move |report, cancel| {
+    let ((answer, captured), text) = run_waiting(py, progress, move |report, cancel| {
         console::embedded(Some(report), || capture::capturing(keep, || job(cancel)))
     })?;
-    Ok((answer, text, tables))
+    Ok((answer, text, captured))
 }
 
-/// The kept tables as `pyarrow.Table`s by name (the file's path below
-/// `out` without its extension, or its stem), their buffers handed over
-/// through the Arrow C data interface, not copied.
+/// A written file's name for Python: its path below `out` without its
+/// extension, or its stem.
+fn name_below(path: &Path, out: Option<&Path>) -> String {
+    out.and_then(|o| path.strip_prefix(o).ok())
+        .filter(|rel| !rel.as_os_str().is_empty())
+        .unwrap_or(path.file_name().map_or(path, Path::new))
+        .with_extension("")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The kept figures by name (as [`name_below`]), each its PNG bytes and
+/// its SVG text.
+fn py_figures(figures: Vec<CapturedFigure>, out: Option<&Path>) -> Vec<(String, Vec<u8>, String)> {
+    figures
+        .into_iter()
+        .map(|f| (name_below(&f.stem, out), f.png, f.svg))
+        .collect()
+}
+
+/// The kept tables as `pyarrow.Table`s by name (as [`name_below`]), their
+/// buffers handed over through the Arrow C data interface, not copied.
 fn py_tables(
     py: Python<'_>,
     tables: Vec<CapturedTable>,
@@ -170,13 +189,7 @@ fn py_tables(
     tables
         .into_iter()
         .map(|t| {
-            let name = out
-                .and_then(|o| t.path.strip_prefix(o).ok())
-                .filter(|rel| !rel.as_os_str().is_empty())
-                .unwrap_or(t.path.file_name().map_or(t.path.as_path(), Path::new))
-                .with_extension("")
-                .to_string_lossy()
-                .into_owned();
+            let name = name_below(&t.path, out);
             let schema = t.batch.schema();
             let table = ArrowTable::try_new(vec![t.batch], schema)
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?
@@ -186,12 +199,13 @@ fn py_tables(
         .collect()
 }
 
-/// What a command hands to Python: its terminal text and its tables by
-/// name.
+/// What a command hands to Python: its terminal text, and its tables and
+/// figures by name.
 #[pyclass(frozen, get_all)]
 struct RunOutcome {
     text: String,
     tables: Vec<(String, Py<PyAny>)>,
+    figures: Vec<(String, Vec<u8>, String)>,
 }
 
 /// Any command with the command line's words, run as the command line
@@ -212,22 +226,24 @@ fn run(
     let cli = Cli {
         command: parse(command, words)?,
     };
-    let (answer, text, tables) = run_embedded(py, progress, memory_only, move |_| {
+    let (answer, text, captured) = run_embedded(py, progress, memory_only, move |_| {
         tether_sweep::cli::run(cli)
     })?;
     answer.map_err(to_py)?;
     Ok(RunOutcome {
         text,
-        tables: py_tables(py, tables, out.as_deref())?,
+        tables: py_tables(py, captured.tables, out.as_deref())?,
+        figures: py_figures(captured.figures, out.as_deref()),
     })
 }
 
 /// What `identify` hands to Python: what the terminal would print, its
-/// tables by name, and the summary as JSON.
+/// tables and figures by name, and the summary as JSON.
 #[pyclass(frozen, get_all)]
 struct IdentifyOutcome {
     text: String,
     tables: Vec<(String, Py<PyAny>)>,
+    figures: Vec<(String, Vec<u8>, String)>,
     summary_json: String,
     fit_warning: Option<String>,
 }
@@ -273,7 +289,7 @@ fn identify(
     // raised with the KeyboardInterrupt instead of a bare one.
     let stopped: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
     let said = Arc::clone(&stopped);
-    let (answer, text, tables) = run_embedded(py, progress, memory_only, move |cancel| {
+    let (answer, text, captured) = run_embedded(py, progress, memory_only, move |cancel| {
         let report = console::progress_sink();
         let report = report.as_deref();
         let hooks = Hooks {
@@ -303,7 +319,8 @@ fn identify(
     let checked = check_outcome(&report);
     let outcome = IdentifyOutcome {
         text,
-        tables: py_tables(py, tables, Some(&report.out))?,
+        tables: py_tables(py, captured.tables, Some(&report.out))?,
+        figures: py_figures(captured.figures, Some(&report.out)),
         summary_json: summary_json(&report),
         fit_warning: report.fit_warning.clone(),
     };

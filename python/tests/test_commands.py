@@ -47,6 +47,31 @@ def test_simulate_and_dataset_synth_give_their_tracks(tmp_path):
     assert np.max(np.abs(x_sim - x_syn)) < 1e-3
 
 
+def test_simulate_gives_its_markers_as_arrays():
+    track = ts.simulate(scenario="drop", **SMALL_DROP)
+    frames = track.table.num_rows // 11
+    assert track.markers_m.shape == (frames, 11, 2) and track.time_s.shape == (frames,)
+    np.testing.assert_allclose(np.diff(track.time_s), 0.04, rtol=1e-9)
+    s = track.arc_lengths_m
+    np.testing.assert_allclose(s, np.linspace(0, 0.6, 11), atol=1e-12)
+    # Released straight at 45° from the pin, which stays put; the markers
+    # keep their spacing along the tether (axially stiff) at every frame.
+    np.testing.assert_allclose(track.markers_m[0], np.column_stack([s, -s]) / np.sqrt(2), atol=1e-12)
+    assert np.all(track.markers_m[:, 0] == 0.0)
+    chords = np.linalg.norm(np.diff(track.markers_m, axis=1), axis=-1)
+    assert np.all(chords <= 0.06 * 1.001) and np.all(chords > 0.06 * 0.98)
+    # A row of the table is its frame and marker in the array.
+    row = 5 * 11 + 7
+    assert track.markers_m[5, 7, 1] == track.table.column("y")[row].as_py()
+    # A body carrying the tether: its markers from the wide table.
+    carried = ts.simulate(scenario="arm", tether=True, duration=0.05)
+    assert carried.markers_m.shape == (len(carried.time_s), 11, 2)
+    assert carried.markers_m[-1, 10, 0] == carried.table.column("tether_marker10_x_m")[-1].as_py()
+    assert carried.arc_lengths_m is None
+    bare = ts.simulate(scenario="robot", duration=0.2)
+    assert bare.markers_m is None and len(bare.time_s) == bare.table.num_rows
+
+
 def test_a_config_files_top_level_keys_survive_a_tether_dict(tmp_path):
     # The config's own keys outside its tables (here the reference solver
     # and its fourth-order method) are kept when a dict overrides its
@@ -213,3 +238,34 @@ def test_the_arm_carries_a_tether_given_as_a_flag_beside_the_tables_dict():
     assert "GPU engine" in on_gpu.text, on_gpu.text
     gpu_pull = on_gpu.table.column("tether_pull_y_n").to_numpy()
     assert abs(gpu_pull - pull).max() < 1e-5, abs(gpu_pull - pull).max()
+
+
+def test_figures_come_back_in_memory_as_drawn(tmp_path):
+    # With out=None nothing is written, yet every figure is the result's:
+    # the PNG a notebook shows, the SVG, a matplotlib figure of it.
+    before = set(pathlib.Path.cwd().iterdir())
+    r = ts.linearize()
+    assert set(r.figures) == {"bode", "mode_shapes"}, r.figures
+    bode = r.figures["bode"]
+    assert bode._repr_png_().startswith(b"\x89PNG\r\n\x1a\n")
+    assert bode.svg.startswith("<svg")
+    width, height = bode.size_px
+    assert width >= 400 and height >= 300
+    assert "bode" in repr(r) and repr(bode) == f"Figure('bode', {width}×{height} px)"
+    assert set(pathlib.Path.cwd().iterdir()) == before
+    figure = bode.to_matplotlib()
+    assert tuple(figure.get_size_inches() * figure.dpi) == (width, height)
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)
+    assert bode.save(tmp_path / "b.svg").read_text(encoding="utf-8") == bode.svg
+    with pytest.raises(ValueError, match="must end in .png or .svg"):
+        bode.save(tmp_path / "b.jpg")
+    # With out=DIR the files are the figures, byte for byte; a command that
+    # names its figures by folder (plot) keeps the same names.
+    kept = ts.linearize(out=tmp_path / "lin")
+    for name, f in kept.figures.items():
+        assert (tmp_path / "lin" / f"{name}.png").read_bytes() == f.png, name
+        assert (tmp_path / "lin" / f"{name}.svg").read_text(encoding="utf-8") == f.svg, name
+    designed = ts.design(elements=20, damping=2000, drag_coefficient=0.8, axis=["initial_angle_deg=45,90"], backend="cpu")
+    assert list(designed.figures) == ["design"]

@@ -423,6 +423,13 @@ def test_several_films_as_dicts_and_frames_are_their_files_and_leave_no_file(tmp
     assert frames.results.column("j_e_m2").equals(files.results.column("j_e_m2"))
     assert frames.results.column("shallow.j_e_m2").equals(files.results.column("shallow.j_e_m2"))
     assert list(scratch.iterdir()) == [], "out=None with films in memory leaves no file"
+    # Its figures are the result's all the same, named as files would be.
+    assert {"surface", "per_elements", "shapes_shallow", "residuals_steep"} <= set(frames.figures), frames.figures
+    kept = ts.identify(config=["examples/joint_shallow.toml", "examples/joint_steep.toml"], out=tmp_path / "kept", **grid)
+    assert set(kept.figures) == set(frames.figures)
+    assert kept.figures["surface"].png == (tmp_path / "kept" / "surface.png").read_bytes()
+    redrawn = ts.plot(tmp_path / "kept")
+    assert set(redrawn.figures) == set(kept.figures)
     objective = ts.Objective(config=[_film("shallow"), _film("steep")], **{k: v for k, v in grid.items() if k != "progress"})
     assert "damping_pa_s" in objective.parameters
     assert list(scratch.iterdir()) == []

@@ -33,7 +33,7 @@ import json
 import pathlib
 import shutil
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
@@ -53,7 +53,9 @@ __all__ = [
     "dataset_synth",
     "Objective",
     "IdentifyResult",
+    "SimulateResult",
     "Result",
+    "Figure",
     "ImplausibleFit",
     "flags",
 ]
@@ -258,16 +260,82 @@ def _progress_callback(progress: Progress, what: str, delay_s: float = 0.0) -> O
     return update
 
 
+class Figure:
+    """One figure a command drew, held in memory whether or not ``out``
+    kept its files: ``png`` (bytes) and ``svg`` (text), shown inline by a
+    notebook. ``save(path)`` writes it (``.png`` or ``.svg``);
+    ``to_matplotlib()`` returns a matplotlib figure showing it."""
+
+    def __init__(self, name: str, png: bytes, svg: str):
+        self.name = name
+        self.png = bytes(png)
+        self.svg = svg
+
+    @property
+    def size_px(self) -> Tuple[int, int]:
+        """Width and height of the PNG (its header's)."""
+        return int.from_bytes(self.png[16:20], "big"), int.from_bytes(self.png[20:24], "big")
+
+    def _repr_png_(self) -> bytes:
+        return self.png
+
+    def save(self, path: Union[str, pathlib.Path]) -> pathlib.Path:
+        """Writes the figure to ``path``: PNG or SVG by its extension."""
+        path = pathlib.Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".png":
+            path.write_bytes(self.png)
+        elif suffix == ".svg":
+            path.write_text(self.svg, encoding="utf-8")
+        else:
+            raise ValueError(f"save: {str(path)!r} must end in .png or .svg")
+        return path
+
+    def to_matplotlib(self) -> Any:
+        """A ``matplotlib.figure.Figure`` showing the drawn image at its own
+        size (100 dpi), to place in a notebook or save as matplotlib does.
+        Needs matplotlib."""
+        import io
+
+        import matplotlib.image
+        import matplotlib.pyplot as plt
+
+        width, height = self.size_px
+        figure = plt.figure(figsize=(width / 100, height / 100), dpi=100)
+        axes = figure.add_axes((0.0, 0.0, 1.0, 1.0))
+        axes.imshow(matplotlib.image.imread(io.BytesIO(self.png), format="png"))
+        axes.set_axis_off()
+        return figure
+
+    def __repr__(self) -> str:
+        width, height = self.size_px
+        return f"Figure({self.name!r}, {width}×{height} px)"
+
+
+def _figures(outcome: Any) -> Dict[str, Figure]:
+    """The figures a command drew, by name (a file's stem below ``out``)."""
+    return {name: Figure(name, png, svg) for name, png, svg in getattr(outcome, "figures", [])}
+
+
 class Result:
     """A command's results: the tables it wrote (``pyarrow.Table``s with
-    the Parquet files' columns and field metadata, by file stem), and what
-    the terminal shows."""
+    the Parquet files' columns and field metadata, by file stem), the
+    figures it drew (``Figure``s by name, kept in memory also with
+    ``out=None``), and what the terminal shows."""
 
-    def __init__(self, command: str, text: str, tables: Dict[str, pa.Table], out: Optional[pathlib.Path]):
+    def __init__(
+        self,
+        command: str,
+        text: str,
+        tables: Dict[str, pa.Table],
+        out: Optional[pathlib.Path],
+        figures: Optional[Dict[str, Figure]] = None,
+    ):
         self.command = command
         self.text = text
         self.tables = tables
         self.out = out
+        self.figures: Dict[str, Figure] = figures or {}
 
     @property
     def table(self) -> Optional[pa.Table]:
@@ -276,8 +344,9 @@ class Result:
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{name} ({t.num_rows} rows)" for name, t in self.tables.items())
+        drawn = f"; figures {', '.join(self.figures)}" if self.figures else ""
         first = self.text.strip().splitlines()[:3]
-        return "\n".join([f"{self.command} result: {shown or 'no tables'}"] + [f"  {line}" for line in first])
+        return "\n".join([f"{self.command} result: {shown or 'no tables'}{drawn}"] + [f"  {line}" for line in first])
 
     def _repr_html_(self) -> str:
         import html
@@ -306,7 +375,7 @@ class IdentifyResult(Result):
     with its summary as a dict and its named tables."""
 
     def __init__(self, outcome: Any, out: Optional[pathlib.Path]):
-        super().__init__("identify", outcome.text, _tables(outcome), out)
+        super().__init__("identify", outcome.text, _tables(outcome), out, _figures(outcome))
         self.summary: Dict[str, Any] = json.loads(outcome.summary_json)
         self.fit_warning: Optional[str] = outcome.fit_warning
 
@@ -519,7 +588,7 @@ def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = 
             # Nothing was kept in the scratch folder: name no temporary path.
             raise type(e)(_unscratched(str(e), scratch, "in memory (out=None keeps no file)")) from None
         text = _unscratched(outcome.text, scratch, "the result's tables (out=None: in memory)")
-        return Result(command, text, _tables(outcome), None if out is None else pathlib.Path(out))
+        return Result(command, text, _tables(outcome), None if out is None else pathlib.Path(out), _figures(outcome))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -539,10 +608,53 @@ def design(*, out: Any = None, **keywords: Any) -> Result:
     return _run("design", out, keywords)
 
 
-def simulate(*, out: Any = None, **keywords: Any) -> Result:
+class SimulateResult(Result):
+    """One simulation's results (a command's: its table, its text), with
+    its marker tracks as NumPy arrays: ``time_s`` (frames,) and
+    ``markers_m`` (frames, markers, 2: x and y in metres), the tether's
+    (a body's run: the tether it carries, None without one), and
+    ``arc_lengths_m`` (markers,) where the table has them."""
+
+    def __init__(self, base: Result):
+        super().__init__(base.command, base.text, base.tables, base.out, base.figures)
+        self.time_s, self.markers_m, self.arc_lengths_m = _marker_arrays(self.table)
+
+
+def _marker_arrays(table: Optional[pa.Table]) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
+    """A track table's times and markers as arrays: the tether's long table
+    (t, marker, s, x, y; every marker at every frame, in order) or a body's
+    wide one (t_s, tether_markerK_x_m, tether_markerK_y_m)."""
+    if table is None:
+        return np.empty(0), None, None
+    names = table.column_names
+    if "marker" in names:
+        marker = table.column("marker").to_numpy()
+        count = int(marker.max()) + 1 if len(marker) else 0
+        frames = len(marker) // count if count else 0
+        if count == 0 or frames * count != len(marker) or not np.array_equal(
+            marker.reshape(frames, count), np.broadcast_to(np.arange(count), (frames, count))
+        ):
+            raise RuntimeError("the track's rows are not every marker at every frame in order")
+        xy = np.stack([table.column("x").to_numpy(), table.column("y").to_numpy()], axis=-1)
+        time_s = table.column("t").to_numpy()[::count]
+        return time_s, xy.reshape(frames, count, 2), table.column("s").to_numpy()[:count]
+    time_s = table.column("t_s").to_numpy()
+    count = sum(1 for n in names if n.startswith("tether_marker") and n.endswith("_x_m"))
+    if count == 0:
+        return time_s, None, None
+    xy = [
+        np.stack([table.column(f"tether_marker{k}_x_m").to_numpy(), table.column(f"tether_marker{k}_y_m").to_numpy()], axis=-1)
+        for k in range(count)
+    ]
+    return time_s, np.stack(xy, axis=1), None
+
+
+def simulate(*, out: Any = None, **keywords: Any) -> SimulateResult:
     """One simulation's marker track (``tether-sweep simulate``);
-    ``result.table`` is the track. ``out`` is a file (.parquet or .csv)."""
-    return _run("simulate", out, keywords)
+    ``result.table`` is the track, ``result.markers_m`` and
+    ``result.time_s`` the same as arrays. ``out`` is a file (.parquet or
+    .csv)."""
+    return SimulateResult(_run("simulate", out, keywords))
 
 
 def swingup(*, out: Any = None, progress: Progress = True, **keywords: Any) -> Result:
@@ -570,14 +682,14 @@ def _run_positional(command: str, positional: str, out: Any, keywords: Dict[str,
         words += ["--out", str(out)]
     where = pathlib.Path(out) if out is not None else pathlib.Path(positional) / "_summary"
     outcome = _native.run(command, words, None, False, str(where))
-    return Result(command, outcome.text, _tables(outcome), None if out is None else pathlib.Path(out))
+    return Result(command, outcome.text, _tables(outcome), None if out is None else pathlib.Path(out), _figures(outcome))
 
 
 def plot(dir: Union[str, pathlib.Path], **keywords: Any) -> Result:
     """Redraws an identification's figures from its tables in ``dir``
     (``tether-sweep plot DIR``)."""
     outcome = _native.run("plot", _words("plot", keywords) + [str(dir)])
-    return Result("plot", outcome.text, {}, pathlib.Path(dir))
+    return Result("plot", outcome.text, {}, pathlib.Path(dir), _figures(outcome))
 
 
 def dataset_synth(*, out: Any = None, **keywords: Any) -> Result:

@@ -5,7 +5,7 @@ hand."""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
@@ -20,13 +20,28 @@ class ImplausibleFit(RuntimeError):
 
 def flags(command: str) -> Dict[str, tuple]: ...
 
+class Figure:
+    name: str
+    png: bytes
+    svg: str
+    @property
+    def size_px(self) -> Tuple[int, int]: ...
+    def save(self, path: Union[str, os.PathLike]) -> os.PathLike: ...
+    def to_matplotlib(self) -> Any: ...
+
 class Result:
     command: str
     text: str
     tables: Dict[str, pa.Table]
+    figures: Dict[str, Figure]
     out: Optional[os.PathLike]
     @property
     def table(self) -> Optional[pa.Table]: ...
+
+class SimulateResult(Result):
+    time_s: np.ndarray
+    markers_m: Optional[np.ndarray]
+    arc_lengths_m: Optional[np.ndarray]
 
 class IdentifyResult(Result):
     summary: Dict[str, Any]
@@ -171,7 +186,7 @@ def simulate(
     force: Optional[bool] = ...,
     settings: Optional[Dict[str, Any]] = ...,
     camera: Optional[Dict[str, Any]] = ...,
-) -> Result: ...
+) -> SimulateResult: ...
 
 def swingup(
     *,

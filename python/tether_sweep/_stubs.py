@@ -17,7 +17,7 @@ hand."""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Literal, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
@@ -32,13 +32,28 @@ class ImplausibleFit(RuntimeError):
 
 def flags(command: str) -> Dict[str, tuple]: ...
 
+class Figure:
+    name: str
+    png: bytes
+    svg: str
+    @property
+    def size_px(self) -> Tuple[int, int]: ...
+    def save(self, path: Union[str, os.PathLike]) -> os.PathLike: ...
+    def to_matplotlib(self) -> Any: ...
+
 class Result:
     command: str
     text: str
     tables: Dict[str, pa.Table]
+    figures: Dict[str, Figure]
     out: Optional[os.PathLike]
     @property
     def table(self) -> Optional[pa.Table]: ...
+
+class SimulateResult(Result):
+    time_s: np.ndarray
+    markers_m: Optional[np.ndarray]
+    arc_lengths_m: Optional[np.ndarray]
 
 class IdentifyResult(Result):
     summary: Dict[str, Any]
@@ -105,6 +120,10 @@ def typed_keywords(indent: str) -> str:
     return "\n".join(lines)
 
 
+# The commands whose result is more than a `Result`.
+RETURNS = {"simulate": "SimulateResult"}
+
+
 def stubs() -> str:
     identify = typed_keywords("    ")
     study = typed_keywords("        ")
@@ -116,7 +135,8 @@ def stubs() -> str:
         body = keywords(command, skip=("out",))
         star = "*" if out or body else ""
         head = ", ".join(p for p in ["dir: Union[str, os.PathLike]" if positional else "", star] if p)
-        commands += f"\ndef {function}(\n    {head},\n{out}" + (body + "\n" if body else "") + ") -> Result: ...\n"
+        returns = RETURNS.get(function, "Result")
+        commands += f"\ndef {function}(\n    {head},\n{out}" + (body + "\n" if body else "") + f") -> {returns}: ...\n"
     return (
         HEADER
         + "\ndef identify(\n    *,\n    out: Union[str, os.PathLike, None] = None,\n    progress: Progress = True,\n"

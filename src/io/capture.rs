@@ -1,8 +1,9 @@
-//! Tables kept for a caller in the same process (the Python package) as
-//! they are written: the very record batch that goes into the file, with
-//! the file's metadata on its schema, so that the caller hands its buffers
-//! on (the Arrow C data interface) instead of reading the file back. With
-//! [`Keep::MemoryOnly`] no output file is written at all.
+//! Tables and figures kept for a caller in the same process (the Python
+//! package) as they are written: the very record batch that goes into the
+//! file, with the file's metadata on its schema, so that the caller hands
+//! its buffers on (the Arrow C data interface) instead of reading the file
+//! back; a figure's PNG and SVG as drawn. With [`Keep::MemoryOnly`] no
+//! output file is written at all.
 //!
 //! The capture belongs to the thread that runs the job ([`capturing`]):
 //! two jobs on two threads keep their own tables.
@@ -34,26 +35,58 @@ pub struct CapturedTable {
     pub batch: RecordBatch,
 }
 
-thread_local! {
-    static CAPTURE: RefCell<Option<(Keep, Vec<CapturedTable>)>> = const { RefCell::new(None) };
+/// One figure as drawn: its path without extension (the `.png` and
+/// `.svg` files' stem) and both images.
+#[derive(Debug, Clone)]
+pub struct CapturedFigure {
+    pub stem: PathBuf,
+    pub png: Vec<u8>,
+    pub svg: String,
 }
 
-/// Runs `job` with the tables it writes kept, in the order written (a
-/// path written twice: its last table only). A resumable run's chunk files
-/// are not its results and are not kept.
-pub fn capturing<T>(keep: Keep, job: impl FnOnce() -> T) -> (T, Vec<CapturedTable>) {
-    CAPTURE.with(|c| *c.borrow_mut() = Some((keep, Vec::new())));
+/// What a captured job wrote, in the order written.
+#[derive(Debug, Clone, Default)]
+pub struct Captured {
+    pub tables: Vec<CapturedTable>,
+    pub figures: Vec<CapturedFigure>,
+}
+
+thread_local! {
+    static CAPTURE: RefCell<Option<(Keep, Captured)>> = const { RefCell::new(None) };
+}
+
+/// Runs `job` with the tables and figures it writes kept, in the order
+/// written (a path written twice: its last only). A resumable run's chunk
+/// files are not its results and are not kept.
+pub fn capturing<T>(keep: Keep, job: impl FnOnce() -> T) -> (T, Captured) {
+    CAPTURE.with(|c| *c.borrow_mut() = Some((keep, Captured::default())));
     let answer = job();
-    let tables = CAPTURE
+    let captured = CAPTURE
         .with(|c| c.borrow_mut().take())
-        .map(|(_, tables)| tables)
+        .map(|(_, captured)| captured)
         .unwrap_or_default();
-    (answer, tables)
+    (answer, captured)
 }
 
 /// Whether this thread's job writes its files ([`Keep`]).
 pub fn writes_files() -> bool {
     CAPTURE.with(|c| !matches!(c.borrow().as_ref(), Some((Keep::MemoryOnly, _))))
+}
+
+/// Offers a figure being drawn to this thread's capture, if any.
+pub(crate) fn offer_figure(stem: &Path, png: &[u8], svg: &str) {
+    CAPTURE.with(|c| {
+        let mut capture = c.borrow_mut();
+        let Some((_, captured)) = capture.as_mut() else {
+            return;
+        };
+        captured.figures.retain(|f| f.stem != stem);
+        captured.figures.push(CapturedFigure {
+            stem: stem.to_owned(),
+            png: png.to_vec(),
+            svg: svg.to_owned(),
+        });
+    });
 }
 
 /// Offers a table being written to this thread's capture, if any. The
@@ -64,7 +97,7 @@ pub(crate) fn offer(path: &Path, batch: &RecordBatch, metadata: &BTreeMap<String
     }
     CAPTURE.with(|c| {
         let mut capture = c.borrow_mut();
-        let Some((_, tables)) = capture.as_mut() else {
+        let Some((_, Captured { tables, .. })) = capture.as_mut() else {
             return;
         };
         let mut schema_metadata = batch.schema().metadata().clone();
@@ -101,7 +134,7 @@ mod tests {
     fn a_captured_table_is_the_files_table_with_its_metadata() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
-        let (result, tables) = capturing(Keep::Files, || {
+        let (result, Captured { tables, .. }) = capturing(Keep::Files, || {
             write_columns(
                 &path,
                 vec![Column::f64("x_m", "m", vec![1.0, 2.0])],
@@ -126,7 +159,7 @@ mod tests {
         let path = dir.path().join("t.parquet");
         let chunk = dir.path().join(CHUNKS_DIR).join("chunk-000000.parquet");
         std::fs::create_dir_all(chunk.parent().unwrap()).unwrap();
-        let (result, tables) = capturing(Keep::MemoryOnly, || {
+        let (result, Captured { tables, .. }) = capturing(Keep::MemoryOnly, || {
             for p in [&chunk, &path, &path] {
                 write_columns(p, vec![Column::i32("k", vec![1, 2, 3])], &metadata())?;
             }

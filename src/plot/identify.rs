@@ -816,6 +816,36 @@ mod tests {
         assert!(profile(&flat, Axis::Drag, &annotations).is_none());
     }
 
+    /// A figure drawn under a capture is kept as drawn (a PNG, an SVG),
+    /// and with nothing written to memory only no file is made.
+    #[test]
+    fn a_captured_figure_is_its_files_and_memory_only_writes_none() {
+        use crate::io::capture::{Captured, Keep, capturing};
+        let dir = tempfile::tempdir().unwrap();
+        let stem = dir.path().join("per_elements");
+        for keep in [Keep::Files, Keep::MemoryOnly] {
+            let (saved, Captured { figures, tables }) = capturing(keep, || {
+                crate::plot::save(&stem, &per_elements(&results(None)))
+            });
+            saved.unwrap();
+            assert!(tables.is_empty());
+            assert_eq!(figures.len(), 1);
+            assert_eq!(figures[0].stem, stem);
+            assert!(figures[0].png.starts_with(b"\x89PNG\r\n\x1a\n"));
+            assert!(
+                figures[0].svg.starts_with("<svg"),
+                "{}",
+                &figures[0].svg[..40]
+            );
+            let png = stem.with_extension("png");
+            match keep {
+                Keep::Files => assert_eq!(std::fs::read(&png).unwrap(), figures[0].png),
+                Keep::MemoryOnly => assert!(!png.exists()),
+            }
+            let _ = std::fs::remove_file(&png);
+        }
+    }
+
     #[test]
     fn clipping_interpolates_the_crossings_and_breaks_the_line() {
         let points = [(0.0, 3.0), (1.0, 1.0), (2.0, 3.0), (3.0, 1.0)];
