@@ -2660,21 +2660,20 @@ fn a_film_that_is_not_the_experiment_fails_the_joint_run_though_its_weight_is_sm
     assert!(metadata[tether_sweep::metadata::PLAUSIBILITY].contains("mirrored"));
 }
 
-/// A joint fit flagged because the tether's length is 1 % long: each of
-/// the tether's own inputs (not a film's release, angle or pin) is freed
-/// over both films at once, and the length alone comes back to the films'
-/// 0.6 m with every film's σ within its noise, the others not.
-#[test]
-fn a_flagged_joint_fit_frees_the_shared_inputs_and_finds_the_length() {
+/// The flagged joint fits' run: the two films (`configs`) refined at
+/// n = 16 over a small shared grid and each film's release axis, with
+/// `extra` flags; it must end flagged (exit 4). Returns the terminal's
+/// text and the freed inputs recorded in the metadata.
+fn flagged_joint_run(configs: [&Path; 2], extra: &[&str]) -> (String, Vec<serde_json::Value>) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("joint");
-    let [shallow, steep] = two_films();
-    let o = run(&[
+    let [shallow, steep] = configs.map(path_str);
+    let mut args = vec![
         "identify",
         "--config",
-        path_str(&shallow),
+        shallow,
         "--config",
-        path_str(&steep),
+        steep,
         "--elements",
         "16",
         "--damping",
@@ -2685,19 +2684,29 @@ fn a_flagged_joint_fit_frees_the_shared_inputs_and_finds_the_length() {
         "shallow.release_time_s=0:0.03:0.005",
         "--axis",
         "steep.release_time_s=0:0.015:0.0025",
-        "--length",
-        "0.606",
         "--backend",
         "cpu",
         "--out",
         path_str(&out),
-    ]);
-    let (text, e) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
+    ];
+    args.extend(extra);
+    let o = run(&args);
+    let (text, e) = (String::from_utf8_lossy(&o.stdout).into_owned(), stderr(&o));
     assert_eq!(o.status.code(), Some(4), "{text}\n{e}");
     let metadata = read_parquet_metadata(&out.join("results.parquet")).unwrap();
     let freed: serde_json::Value =
         serde_json::from_str(&metadata[tether_sweep::metadata::FREED]).unwrap();
-    let freed = freed.as_array().unwrap();
+    (text, freed.as_array().unwrap().clone())
+}
+
+/// A joint fit flagged because the tether's length is 1 % long: each of
+/// the tether's own inputs (not a film's release, angle or pin) is freed
+/// over both films at once, and the length alone comes back to the films'
+/// 0.6 m with every film's σ within its noise, the others not.
+#[test]
+fn a_flagged_joint_fit_frees_the_shared_inputs_and_finds_the_length() {
+    let [shallow, steep] = two_films();
+    let (text, freed) = flagged_joint_run([&shallow, &steep], &["--length", "0.606"]);
     let inputs: Vec<&str> = freed.iter().map(|f| f["input"].as_str().unwrap()).collect();
     assert_eq!(
         inputs[..4],
@@ -2743,34 +2752,7 @@ fn a_flagged_joint_fit_frees_each_films_own_inputs_and_finds_the_angle() {
         std::fs::write(&path, text).unwrap();
         path
     });
-    let out = dir.path().join("joint");
-    let o = run(&[
-        "identify",
-        "--config",
-        path_str(&shallow),
-        "--config",
-        path_str(&steep),
-        "--elements",
-        "16",
-        "--damping",
-        "1500,2500",
-        "--drag-coefficient",
-        "0.75,0.85",
-        "--axis",
-        "shallow.release_time_s=0:0.03:0.005",
-        "--axis",
-        "steep.release_time_s=0:0.015:0.0025",
-        "--backend",
-        "cpu",
-        "--out",
-        path_str(&out),
-    ]);
-    let (text, e) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
-    assert_eq!(o.status.code(), Some(4), "{text}\n{e}");
-    let metadata = read_parquet_metadata(&out.join("results.parquet")).unwrap();
-    let freed: serde_json::Value =
-        serde_json::from_str(&metadata[tether_sweep::metadata::FREED]).unwrap();
-    let freed = freed.as_array().unwrap();
+    let (text, freed) = flagged_joint_run([&shallow, &steep], &[]);
     let inputs: Vec<&str> = freed.iter().map(|f| f["input"].as_str().unwrap()).collect();
     // Each film's release is on its own axis already: not freed.
     assert_eq!(
