@@ -206,6 +206,27 @@ fn a_design_without_the_values_it_assumes_or_with_a_bad_axis_writes_nothing() {
         stderr(&o)
     );
     assert!(!out.exists());
+    // A config's solver keys: design chooses its own solver (--tolerance),
+    // so a key it would ignore is refused by name.
+    for key in [
+        "implicit_method = \"esdirk43\"",
+        "tolerance_m = 1e-6",
+        "solver = \"explicit\"",
+    ] {
+        let config = dir.path().join("solver.toml");
+        let planned = std::fs::read_to_string(planned(dir.path(), 90.0)).unwrap();
+        std::fs::write(&config, format!("{key}\n{planned}")).unwrap();
+        let o = tether_sweep(&["design", "--config", path(&config), "--out", path(&out)]);
+        let name = key.split(' ').next().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("`{name}` is not read by design"))
+                && stderr(&o).contains("--tolerance the solver"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists());
+    }
 }
 
 /// The standard errors of one design run (one row per point), by column.

@@ -119,12 +119,8 @@ impl DesignArgs {
                 .map_err(|e| WorkflowError::flag("--estimate", e))?;
             design.estimated.extend(estimated);
         }
-        let mut solver = SolverSettings::reference();
-        if let Some(t) = self.tolerance {
-            crate::solver::reference::check_tolerance_m("tolerance_m", t)
-                .map_err(|e| WorkflowError::flag("--tolerance", e))?;
-            solver.reference.tolerance_m = t;
-        }
+        let solver = SolverSettings::checked_reference(self.tolerance)
+            .map_err(|e| WorkflowError::flag("--tolerance", e))?;
         Ok(DesignRequest {
             design,
             solver,
@@ -157,7 +153,9 @@ impl DesignArgs {
 
     fn film(&self, path: Option<&Path>) -> Result<PlannedFilm> {
         let mut table = match path {
-            Some(p) => config::read_table(p).map_err(|e| UsageError(e.to_string()))?,
+            Some(p) => config::read_table(p)
+                .and_then(|t| config::experiment_only(&t, p, "design", "--tolerance").map(|()| t))
+                .map_err(|e| UsageError(e.to_string()))?,
             None => Table::new(),
         };
         self.require_assumed_values(&table, path)?;

@@ -71,6 +71,47 @@ pub enum ConfigError {
     /// names the key, its value and the config.
     #[error("{0}")]
     FilmKey(String),
+    /// A key outside the experiment's tables in a config of a job that
+    /// chooses its own solver (identify, design): `solver` names where it
+    /// is set instead.
+    #[error(
+        "{path}: `{key}` is not read by {job}: the config gives the experiment ({}), and {solver} the solver",
+        EXPERIMENT_KEYS.join(", ")
+    )]
+    NotExperiment {
+        path: PathBuf,
+        key: String,
+        job: &'static str,
+        solver: String,
+    },
+}
+
+/// A config's keys that describe the experiment; the rest (`solver`,
+/// `tolerance_m`, `implicit_method`, …) describe how `simulate` solves it.
+pub const EXPERIMENT_KEYS: [&str; 4] = ["scenario", "tether", "settings", "camera"];
+
+/// Refuses a key of `table` (the config at `path`) that is not the
+/// experiment's, for a `job` whose solver is set by `solver` (its flag or
+/// keyword), not by the config: read and ignored, it would be a setting
+/// the user believes in and the job does not use.
+pub fn experiment_only(
+    table: &Table,
+    path: &Path,
+    job: &'static str,
+    solver: &str,
+) -> Result<(), ConfigError> {
+    match table
+        .keys()
+        .find(|k| !EXPERIMENT_KEYS.contains(&k.as_str()))
+    {
+        Some(key) => Err(ConfigError::NotExperiment {
+            path: path.to_owned(),
+            key: key.clone(),
+            job,
+            solver: solver.to_owned(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Scenario settings; each overrides the scenario's default (docs/model.md §4).

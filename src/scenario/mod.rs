@@ -485,6 +485,18 @@ impl SolverSettings {
         settings.reference.tolerance_m = tolerance_m;
         settings
     }
+
+    /// The reference solver at a user's tolerance, checked against its
+    /// range (`tolerance_m`), or at its default.
+    pub fn checked_reference(tolerance_m: Option<f64>) -> Result<Self, InputError> {
+        match tolerance_m {
+            Some(t) => {
+                crate::solver::reference::check_tolerance_m("tolerance_m", t)?;
+                Ok(Self::reference_at(t))
+            }
+            None => Ok(Self::reference()),
+        }
+    }
 }
 
 impl Default for SolverSettings {

@@ -137,9 +137,6 @@ impl Default for IdentifyInputs {
     }
 }
 
-/// The keys `identify`'s config reads; the solver is an input of its own.
-const CONFIG_KEYS: [&str; 4] = ["scenario", "tether", "settings", "camera"];
-
 /// The tether parameters set by an input of their own when no axis sweeps
 /// them: the library's key and the keyword.
 const TETHER_KEYWORDS: [(Parameter, &str); 2] = [
@@ -471,14 +468,8 @@ impl IdentifyInputs {
             }
         };
         config::merge(&mut table, self.overlays.clone());
-        if let Some(key) = table.keys().find(|k| !CONFIG_KEYS.contains(&k.as_str())) {
-            return Err(WorkflowError::Usage(format!(
-                "{}: `{key}` is not an identify setting: the config gives the experiment ({}), and {} the solver",
-                path.display(),
-                CONFIG_KEYS.join(", "),
-                door.key("solver"),
-            )));
-        }
+        config::experiment_only(&table, &path, "identify", &door.key("solver"))
+            .map_err(|e| WorkflowError::Usage(e.to_string()))?;
         let named: Vec<(&str, String)> = TETHER_KEYWORDS
             .iter()
             .map(|(parameter, keyword)| (parameter.name(), door.key(keyword)))
