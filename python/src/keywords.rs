@@ -24,7 +24,8 @@ use tether_sweep::workflow::identify::{
 use toml::{Table, Value};
 
 /// `identify`'s keywords described for Python: each name, kind, default
-/// (the command line's text), unit, line of help and choices, in order.
+/// (the command line's text), unit, line of help, choices, and whether
+/// only a whole identification takes it (not `Objective`), in order.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 pub fn keywords() -> Vec<(
@@ -34,6 +35,7 @@ pub fn keywords() -> Vec<(
     Option<&'static str>,
     &'static str,
     Vec<&'static str>,
+    bool,
 )> {
     KEYWORDS
         .iter()
@@ -52,7 +54,15 @@ pub fn keywords() -> Vec<(
                 KeywordKind::Grid => "grid",
                 KeywordKind::ConfigTable => "table",
             };
-            (k.name, kind, k.default, k.unit, k.help, k.choices())
+            (
+                k.name,
+                kind,
+                k.default,
+                k.unit,
+                k.help,
+                k.choices(),
+                k.whole_run_only,
+            )
         })
         .collect()
 }

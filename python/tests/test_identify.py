@@ -361,6 +361,15 @@ def test_identify_has_a_real_signature_and_help():
     assert "tolerance : Optional[float]" in doc and "[m]." in doc, doc
     study = inspect.signature(ts.Objective)
     assert "measured" in study.parameters and "out" not in study.parameters
+    # The objective takes the study, not a whole run's outputs or passes:
+    # its signature leaves them out and a call naming one is refused.
+    for whole_run in ("surface", "shard", "resume", "chunk_size", "csv", "force", "validate", "no_refine", "exhaustive"):
+        assert whole_run in sig.parameters and whole_run not in study.parameters, whole_run
+    for taken in ("tolerance", "backend", "config", "axis", "allow_implausible"):
+        assert taken in study.parameters, taken
+    with pytest.raises(TypeError, match=r"Objective\(\) takes no 'resume': .*\(ts\.identify\)"):
+        ts.Objective(resume=True)
+    assert "chunk_size :" not in pydoc.render_doc(ts.Objective)
 
 
 def test_a_type_checker_refuses_a_wrong_type(tmp_path):

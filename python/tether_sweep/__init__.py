@@ -504,7 +504,7 @@ class Objective:
         self._objective = _native.Objective(_keywords.native(keywords))
 
     __init__.__signature__ = _keywords.signature(out=False, progress=False, self_=True)  # type: ignore[attr-defined]
-    __init__.__doc__ = "Builds the objective of a study given as identify's keywords.\n\n" + _keywords.docs()
+    __init__.__doc__ = "Builds the objective of a study given as identify's keywords (those of the study: not a whole run's outputs or passes).\n\n" + _keywords.docs("Objective")
 
     @property
     def parameters(self) -> List[str]:

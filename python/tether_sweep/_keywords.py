@@ -35,11 +35,15 @@ Progress = Union[bool, Callable[[int, int], Any], None]
 
 
 class Keyword:
-    """One keyword: its name, kind, default (the library's), unit, help
-    and choices."""
+    """One keyword: its name, kind, default (the library's), unit, help,
+    choices, and whether only a whole identification takes it (its
+    outputs and passes; ``Objective`` does not)."""
 
-    def __init__(self, name: str, kind: str, default: Optional[str], unit: Optional[str], help: str, choices: List[str]):
+    def __init__(
+        self, name: str, kind: str, default: Optional[str], unit: Optional[str], help: str, choices: List[str], whole_run_only: bool
+    ):
         self.name, self.kind, self.unit, self.help, self.choices = name, kind, unit, help, list(choices)
+        self.whole_run_only = whole_run_only
         self.default = _python_default(kind, default)
 
     @property
@@ -80,9 +84,16 @@ KEYWORDS: List[Keyword] = [Keyword(*k) for k in _native.keywords()]
 KEYWORDS_BY_NAME: Dict[str, Keyword] = {k.name: k for k in KEYWORDS}
 
 
+def taken(function: str) -> List[Keyword]:
+    """The keywords ``function`` takes: ``identify`` every one,
+    ``Objective`` those of the study (not a whole run's)."""
+    return [k for k in KEYWORDS if function != "Objective" or not k.whole_run_only]
+
+
 def signature(*, out: bool, progress: bool, self_: bool = False) -> inspect.Signature:
     """The signature of a function taking the keywords (keyword-only),
-    after ``out`` and ``progress`` where it takes them."""
+    after ``out`` and ``progress`` where it takes them; ``self_``: the
+    objective's constructor, which takes the study's only."""
     kw = inspect.Parameter.KEYWORD_ONLY
     params = []
     if self_:
@@ -91,25 +102,28 @@ def signature(*, out: bool, progress: bool, self_: bool = False) -> inspect.Sign
         params.append(inspect.Parameter("out", kw, default=None, annotation=Optional[Union[str, os.PathLike]]))
     if progress:
         params.append(inspect.Parameter("progress", kw, default=True, annotation=Progress))
-    for k in KEYWORDS:
+    for k in taken("Objective" if self_ else "identify"):
         if k.name == "out":
             continue
         params.append(inspect.Parameter(k.name, kw, default=k.default, annotation=k.annotation))
     return inspect.Signature(params)
 
 
-def docs(skip: Tuple[str, ...] = ("out",)) -> str:
+def docs(function: str = "identify") -> str:
     """The keywords' docs, numpydoc's "Parameters" layout."""
-    lines = [k.doc() for k in KEYWORDS if k.name not in skip]
+    lines = [k.doc() for k in taken(function) if k.name != "out"]
     return "Parameters\n----------\n" + "\n".join(lines)
 
 
 def check(function: str, keywords: Dict[str, Any]) -> None:
-    """A TypeError for a keyword the function does not take, with the
-    nearest it does."""
-    # The objective writes nothing: it takes no out.
-    known = [k for k in KEYWORDS_BY_NAME if not (k == "out" and function == "Objective")]
+    """A TypeError for a keyword the function does not take: a whole
+    run's, for the objective, said so; else with the nearest it does."""
+    known = [k.name for k in taken(function)]
     for key in keywords:
+        if function == "Objective" and key in KEYWORDS_BY_NAME and key not in known:
+            raise TypeError(
+                f"Objective() takes no '{key}': it scores the candidates it is given; '{key}' is a whole identification's (ts.identify)"
+            )
         if key not in known:
             close = difflib.get_close_matches(key, known, n=1)
             hint = f"; did you mean {close[0]}?" if close else ""

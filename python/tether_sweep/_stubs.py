@@ -109,10 +109,11 @@ def keywords(command: str, skip: tuple = ()) -> str:
     return "\n".join(lines)
 
 
-def typed_keywords(indent: str) -> str:
-    """identify's keywords with their types and defaults."""
+def typed_keywords(indent: str, function: str = "identify") -> str:
+    """The keywords `function` takes (identify's or Objective's) with
+    their types and defaults."""
     lines = []
-    for k in _keywords.KEYWORDS:
+    for k in _keywords.taken(function):
         if k.name == "out":
             continue
         default = "None" if k.default is None else repr(k.default)
@@ -126,7 +127,7 @@ RETURNS = {"simulate": "SimulateResult"}
 
 def stubs() -> str:
     identify = typed_keywords("    ")
-    study = typed_keywords("        ")
+    study = typed_keywords("        ", "Objective")
     commands = ""
     for function, command, positional in COMMANDS:
         out = "    out: Union[str, os.PathLike, None] = ...,\n" if "out" in flags(command) else ""

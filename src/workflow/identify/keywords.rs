@@ -82,6 +82,10 @@ pub struct Keyword {
     pub help: &'static str,
     /// The names a [`KeywordKind::Choice`] takes.
     choices: Option<fn() -> Vec<&'static str>>,
+    /// Only a whole identification takes it (its outputs, shards, resuming,
+    /// abandoning, validation, refinement); the objective, which scores
+    /// candidates it is given, does not.
+    pub whole_run_only: bool,
 }
 
 impl Keyword {
@@ -93,6 +97,14 @@ impl Keyword {
             unit: None,
             help,
             choices: None,
+            whole_run_only: false,
+        }
+    }
+
+    const fn whole_run(self) -> Self {
+        Self {
+            whole_run_only: true,
+            ..self
         }
     }
 
@@ -153,11 +165,11 @@ pub const KEYWORDS: &[Keyword] = &[
         K::Axes,
         "grid axes over any parameter, NAME=AXIS (several films: FILM.NAME=AXIS for one film's own)",
     ),
-    Keyword::new("surface", K::Text, "the surface figure's two axes, A,B").default("damping_pa_s,drag_coefficient"),
+    Keyword::new("surface", K::Text, "the surface figure's two axes, A,B").default("damping_pa_s,drag_coefficient").whole_run(),
     Keyword::new("grid", K::Grid, "the grid from a TOML file (keys elements, damping, drag_coefficient and parameter axes) instead"),
-    Keyword::new("shard", K::Text, "run only shard K/N (default in a Slurm array job: its task)"),
-    Keyword::new("resume", K::Switch, "finish an interrupted run of the same inputs from its saved chunks"),
-    Keyword::new("chunk_size", K::Count, "candidates per saved chunk; default 16 per CPU thread, 1024 on a GPU"),
+    Keyword::new("shard", K::Text, "run only shard K/N (default in a Slurm array job: its task)").whole_run(),
+    Keyword::new("resume", K::Switch, "finish an interrupted run of the same inputs from its saved chunks").whole_run(),
+    Keyword::new("chunk_size", K::Count, "candidates per saved chunk; default 16 per CPU thread, 1024 on a GPU").whole_run(),
     Keyword::choice::<SolverKind>("solver", "the solver of every candidate; default the job's (the reference on the CPU)"),
     Keyword::choice::<Backend>("backend", "where simulations run: the faster of CPU and GPU (auto), or the one named").default("auto"),
     Keyword::choice::<Precision>("precision", "the GPU's precision").default("f32"),
@@ -176,21 +188,22 @@ pub const KEYWORDS: &[Keyword] = &[
         "the reference solver's local error tolerance, in [1e-13, 1e-3]; default chosen from the data's noise",
     )
     .unit("m"),
-    Keyword::new("validate", K::Count, "candidates re-run on the f64 reference after a GPU or explicit sweep; 0 skips").default("3"),
+    Keyword::new("validate", K::Count, "candidates re-run on the f64 reference after a GPU or explicit sweep; 0 skips").default("3").whole_run(),
     Keyword::new("validate_marker_tolerance", K::Number, "the largest marker deviation the validation accepts")
         .default("0.0001")
-        .unit("m"),
-    Keyword::new("validate_j_e_tolerance", K::Number, "the largest relative J_e deviation the validation accepts").default("0.01"),
-    Keyword::new("no_refine", K::Switch, "skip refining the best candidate by Levenberg–Marquardt"),
-    Keyword::new("exhaustive", K::Switch, "score every candidate to the end of its film (no abandoning)"),
+        .unit("m")
+        .whole_run(),
+    Keyword::new("validate_j_e_tolerance", K::Number, "the largest relative J_e deviation the validation accepts").default("0.01").whole_run(),
+    Keyword::new("no_refine", K::Switch, "skip refining the best candidate by Levenberg–Marquardt").whole_run(),
+    Keyword::new("exhaustive", K::Switch, "score every candidate to the end of its film (no abandoning)").whole_run(),
     Keyword::new(
         "allow_implausible",
         K::Switch,
         "sweep a film far from every initial shape, and return a fit its noise cannot explain instead of failing",
     ),
-    Keyword::new("csv", K::Switch, "also write results.csv"),
-    Keyword::new("out", K::Path, "the output folder").default("identify-results"),
-    Keyword::new("force", K::Switch, "replace earlier results and discard an interrupted run's chunks"),
+    Keyword::new("csv", K::Switch, "also write results.csv").whole_run(),
+    Keyword::new("out", K::Path, "the output folder").default("identify-results").whole_run(),
+    Keyword::new("force", K::Switch, "replace earlier results and discard an interrupted run's chunks").whole_run(),
     Keyword::new("tether", K::ConfigTable, "[tether] keys over each config's (or alone)"),
     Keyword::new("settings", K::ConfigTable, "[settings] keys over each config's (or alone)"),
     Keyword::new("camera", K::ConfigTable, "[camera] keys over each config's (or alone)"),
@@ -227,6 +240,15 @@ mod tests {
             keyword("backend").unwrap().choices(),
             ["auto", "gpu", "cpu"]
         );
+        // The objective takes the study (film, experiment, grid, engine,
+        // tolerance), not a whole run's outputs or passes.
+        let objective: Vec<_> = KEYWORDS
+            .iter()
+            .filter(|k| !k.whole_run_only)
+            .map(|k| k.name)
+            .collect();
+        assert!(objective.contains(&"tolerance") && objective.contains(&"config"));
+        assert!(!objective.contains(&"out") && !objective.contains(&"resume"));
         let mut names: Vec<_> = KEYWORDS.iter().map(|k| k.name).collect();
         names.sort();
         names.dedup();
