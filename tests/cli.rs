@@ -672,3 +672,115 @@ fn lengths_whose_tenths_round_up_simulate() {
         assert_eq!(track.marker_count(), 11);
     }
 }
+
+/// `--state FILE`: every frame's nodal state. Its node values are the
+/// track's: the cubic Hermite interpolation of a frame's nodes and slopes
+/// gives every marker (between nodes too), node 0 is the pin; its
+/// velocities are the positions' rates (central differences over frames
+/// 2 ms apart); and a run that cannot record it is refused before any
+/// file is made.
+#[test]
+fn the_nodal_state_is_the_tracks_and_its_rates() {
+    use common::{f64_column, i32_column};
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("fine.toml");
+    std::fs::write(
+        &config,
+        "solver = \"reference\"\ntolerance_m = 1e-11\n[tether]\nelements = 4\ndamping_pa_s = 2000\ndrag_coefficient = 0.8\n[settings]\nframe_interval_s = 0.002\nduration_s = 0.3\n",
+    )
+    .unwrap();
+    let (track, state) = (dir.path().join("t.parquet"), dir.path().join("s.parquet"));
+    let o = tether_sweep(&[
+        "simulate",
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        track.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (track, state) = (read_table(&track).unwrap(), read_table(&state).unwrap());
+    let (nodes, markers) = (5, 11);
+    let frames = state.num_rows() / nodes;
+    assert_eq!(frames * markers, track.num_rows());
+    assert_eq!(i32_column(&state, "node")[..nodes], [0, 1, 2, 3, 4]);
+    let col = |name| f64_column(&state, name);
+    let (x, y, sx, sy, vx, vy) = (
+        col("x"),
+        col("y"),
+        col("slope_x"),
+        col("slope_y"),
+        col("vx"),
+        col("vy"),
+    );
+    let (mx, my, ms) = (
+        f64_column(&track, "x"),
+        f64_column(&track, "y"),
+        f64_column(&track, "s"),
+    );
+    let element_m = 0.6 / 4.0;
+    for f in [0, frames / 2, frames - 1] {
+        for j in 0..markers {
+            let s = ms[f * markers + j];
+            let k = ((s / element_m).floor() as usize).min(3);
+            let xi = s / element_m - k as f64;
+            let h = [
+                1.0 - 3.0 * xi * xi + 2.0 * xi.powi(3),
+                element_m * (xi - 2.0 * xi * xi + xi.powi(3)),
+                3.0 * xi * xi - 2.0 * xi.powi(3),
+                element_m * (-xi * xi + xi.powi(3)),
+            ];
+            let (a, b) = (f * nodes + k, f * nodes + k + 1);
+            let px = h[0] * x[a] + h[1] * sx[a] + h[2] * x[b] + h[3] * sx[b];
+            let py = h[0] * y[a] + h[1] * sy[a] + h[2] * y[b] + h[3] * sy[b];
+            let m = f * markers + j;
+            assert!(
+                (px - mx[m]).abs() < 1e-12 && (py - my[m]).abs() < 1e-12,
+                "frame {f} marker {j}"
+            );
+        }
+        assert_eq!((x[f * nodes], y[f * nodes]), (0.0, 0.0), "the pin");
+    }
+    let h = 0.002;
+    let mut worst: f64 = 0.0;
+    for f in 1..frames - 1 {
+        for k in 0..nodes {
+            let (before, at, after) = ((f - 1) * nodes + k, f * nodes + k, (f + 1) * nodes + k);
+            worst = worst
+                .max(((x[after] - x[before]) / (2.0 * h) - vx[at]).abs())
+                .max(((y[after] - y[before]) / (2.0 * h) - vy[at]).abs());
+        }
+    }
+    let fastest = vx.iter().chain(&vy).fold(0.0_f64, |m, v| m.max(v.abs()));
+    assert!(
+        fastest > 1.0 && worst < 1e-3 * fastest,
+        "{worst} of {fastest} m/s"
+    );
+    // Refused with nothing written: the GPU engine (markers only), a
+    // body's run, the track's own file.
+    let out = dir.path().join("refused");
+    std::fs::create_dir(&out).unwrap();
+    let file = |name: &str| out.join(name).to_str().unwrap().to_string();
+    let (t, s) = (file("t.parquet"), file("s.parquet"));
+    for (args, expected) in [
+        (
+            vec!["simulate", "--out", &t, "--state", &s, "--backend", "gpu"],
+            "the GPU engine reads back markers only",
+        ),
+        (
+            vec!["simulate", "--scenario", "arm", "--out", &t, "--state", &s],
+            "--state is the tether's drop or swing-up run's",
+        ),
+        (
+            vec!["simulate", "--out", &t, "--state", &t],
+            "is the track's --out",
+        ),
+        (
+            vec!["simulate", "--out", &t, "--state", &file("s.txt")],
+            "--state",
+        ),
+    ] {
+        assert_rejected(&out, &args, &[expected]);
+    }
+}

@@ -70,6 +70,29 @@ def test_simulate_gives_its_markers_as_arrays():
     assert carried.arc_lengths_m is None
     bare = ts.simulate(scenario="robot", duration=0.2)
     assert bare.markers_m is None and len(bare.time_s) == bare.table.num_rows
+    assert track.q is None
+
+
+def test_simulate_gives_the_nodal_state_on_request(tmp_path):
+    # n = 6: nodes every 0.1 m, markers every 0.06 m; they meet at 0, 0.3
+    # and 0.6 m, where a node's x, y (q's first two of its four) are the
+    # marker's position at every frame.
+    run = ts.simulate(scenario="drop", **SMALL_DROP, state=True)
+    frames = len(run.time_s)
+    assert run.q.shape == (frames, 28) and run.v.shape == (frames, 28)
+    np.testing.assert_allclose(run.node_arc_lengths_m, np.linspace(0, 0.6, 7), atol=1e-12)
+    for node, marker in [(0, 0), (3, 5), (6, 10)]:
+        np.testing.assert_allclose(run.q[:, 4 * node:4 * node + 2], run.markers_m[:, marker], atol=1e-12)
+    # Released straight at 45°, at rest: unit slopes along the line, no speed.
+    np.testing.assert_allclose(run.q[0, 2::4], np.sqrt(0.5), atol=1e-12)
+    assert np.all(run.v[0] == 0.0) and np.abs(run.v[-1]).max() > 0.1
+    # With out, the state is written beside the track; or where it is named.
+    kept = ts.simulate(scenario="drop", **SMALL_DROP, state=True, out=tmp_path / "run.parquet")
+    assert pq.read_table(tmp_path / "run_state.parquet").equals(kept.tables["run_state"])
+    named = ts.simulate(scenario="drop", **SMALL_DROP, state=tmp_path / "q.csv", out=tmp_path / "t.parquet")
+    assert (tmp_path / "q.csv").exists() and np.array_equal(named.q, run.q)
+    with pytest.raises(ValueError, match="GPU engine reads back markers only"):
+        ts.simulate(scenario="drop", **SMALL_DROP, state=True, backend="gpu")
 
 
 def test_a_config_files_top_level_keys_survive_a_tether_dict(tmp_path):

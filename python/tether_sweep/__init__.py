@@ -37,6 +37,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from . import _keywords, _native
@@ -571,10 +572,12 @@ def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = 
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
     try:
         keywords = _configs_with_dicts(command, _tables_as_files(keywords, scratch), scratch)
-        words = _words(command, keywords)
         target: Optional[pathlib.Path] = None
         if "out" in flags(command):
             target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES.get(command, "out")
+            keywords = _beside(keywords, target)
+        words = _words(command, keywords)
+        if target is not None:
             words += ["--out", str(target)]
         try:
             outcome = _native.run(
@@ -591,6 +594,21 @@ def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = 
         return Result(command, text, _tables(outcome), None if out is None else pathlib.Path(out), _figures(outcome))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+# Keywords that name a second output file, which `True` places beside
+# `out` (with out=None: in memory), and the suffix of its name there.
+_BESIDE = {"state": "_state"}
+
+
+def _beside(keywords: Dict[str, Any], target: pathlib.Path) -> Dict[str, Any]:
+    """`keywords` with each second output given as True named beside the
+    command's `out` file (`track.parquet` → `track_state.parquet`)."""
+    keywords = dict(keywords)
+    for key, suffix in _BESIDE.items():
+        if keywords.get(key) is True:
+            keywords[key] = str(target.with_name(target.stem + suffix + target.suffix))
+    return keywords
 
 
 def _unscratched(message: str, scratch: pathlib.Path, instead: str) -> str:
@@ -613,11 +631,25 @@ class SimulateResult(Result):
     its marker tracks as NumPy arrays: ``time_s`` (frames,) and
     ``markers_m`` (frames, markers, 2: x and y in metres), the tether's
     (a body's run: the tether it carries, None without one), and
-    ``arc_lengths_m`` (markers,) where the table has them."""
+    ``arc_lengths_m`` (markers,) where the table has them. With
+    ``state=True`` (or a file), the nodal state at every frame too:
+    ``q`` and ``v`` (frames, 4 × nodes: each node's x, y [m], slopes
+    ∂x/∂s, ∂y/∂s, in the model's order; ``v`` their rates per second) and
+    ``node_arc_lengths_m`` (nodes,); else None."""
 
     def __init__(self, base: Result):
         super().__init__(base.command, base.text, base.tables, base.out, base.figures)
         self.time_s, self.markers_m, self.arc_lengths_m = _marker_arrays(self.table)
+        self.q: Optional[np.ndarray] = None
+        self.v: Optional[np.ndarray] = None
+        self.node_arc_lengths_m: Optional[np.ndarray] = None
+        state = next((t for t in self.tables.values() if "slope_x" in t.column_names), None)
+        if state is not None:
+            nodes = int(pc.max(state.column("node")).as_py()) + 1
+            column = lambda name: state.column(name).to_numpy().reshape(-1, nodes)  # noqa: E731
+            self.q = np.stack([column(c) for c in ("x", "y", "slope_x", "slope_y")], axis=-1).reshape(-1, 4 * nodes)
+            self.v = np.stack([column(c) for c in ("vx", "vy", "slope_rate_x", "slope_rate_y")], axis=-1).reshape(-1, 4 * nodes)
+            self.node_arc_lengths_m = column("s")[0].copy()
 
 
 def _marker_arrays(table: Optional[pa.Table]) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
@@ -653,7 +685,9 @@ def simulate(*, out: Any = None, **keywords: Any) -> SimulateResult:
     """One simulation's marker track (``tether-sweep simulate``);
     ``result.table`` is the track, ``result.markers_m`` and
     ``result.time_s`` the same as arrays. ``out`` is a file (.parquet or
-    .csv)."""
+    .csv). ``state=True`` keeps the nodal state at every frame too
+    (``result.q``, ``result.v``; with ``out``, written beside it as
+    ``NAME_state``), or ``state=FILE`` writes it there; the CPU runs it."""
     return SimulateResult(_run("simulate", out, keywords))
 
 

@@ -42,6 +42,9 @@ class SimulateResult(Result):
     time_s: np.ndarray
     markers_m: Optional[np.ndarray]
     arc_lengths_m: Optional[np.ndarray]
+    q: Optional[np.ndarray]
+    v: Optional[np.ndarray]
+    node_arc_lengths_m: Optional[np.ndarray]
 
 class IdentifyResult(Result):
     summary: Dict[str, Any]
@@ -172,6 +175,7 @@ def simulate(
     precision: Optional[Value] = ...,
     adapter: Optional[Value] = ...,
     gpu_layout: Optional[Value] = ...,
+    state: Optional[Union[bool, str, os.PathLike]] = ...,
     force: Optional[bool] = ...,
     settings: Optional[Dict[str, Any]] = ...,
     camera: Optional[Dict[str, Any]] = ...,

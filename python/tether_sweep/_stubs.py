@@ -54,6 +54,9 @@ class SimulateResult(Result):
     time_s: np.ndarray
     markers_m: Optional[np.ndarray]
     arc_lengths_m: Optional[np.ndarray]
+    q: Optional[np.ndarray]
+    v: Optional[np.ndarray]
+    node_arc_lengths_m: Optional[np.ndarray]
 
 class IdentifyResult(Result):
     summary: Dict[str, Any]
@@ -84,6 +87,9 @@ REPORTS_PROGRESS = ("swingup",)
 
 CONFIG_TABLES = ("tether", "settings", "camera")
 
+# The keywords naming a second output file (`tether_sweep._BESIDE`).
+BESIDE = ("state",)
+
 
 def keywords(command: str, skip: tuple = ()) -> str:
     lines = []
@@ -100,6 +106,9 @@ def keywords(command: str, skip: tuple = ()) -> str:
             kind = "Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]"
         elif name == "measured":
             kind = "Union[str, os.PathLike, pa.Table, Any]"
+        elif name in BESIDE:
+            # A second output: True beside `out` (or in memory), or a file.
+            kind = "Union[bool, str, os.PathLike]"
         else:
             kind = "Value"
         lines.append(f"    {name}: Optional[{kind}] = ...,")

@@ -92,6 +92,9 @@ pub struct SimulateArgs {
     /// Output file: `.parquet` (with units and provenance metadata) or `.csv`.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
+    /// Also write the nodal state at every frame (each node's x, y, slopes and their rates; on the CPU) to FILE, `.parquet` or `.csv`.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
     /// Replace an existing output file.
     #[arg(long)]
     pub force: bool,
@@ -153,6 +156,7 @@ impl SimulateArgs {
             config: cfg,
             engine: self.engine.options(self.solver),
             out: self.out.clone(),
+            state: self.state.clone(),
             force: self.force,
         })
     }
@@ -199,12 +203,8 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         outln!("GPU: {adapter} ({})", request.engine.precision.name());
     }
     say(|out| text::write_header(out, &request));
-    if !request.config.camera.is_default() {
-        // [camera] says how a measured file of this experiment is written;
-        // a simulation's own track stays in the model's frame.
-        noteln!(
-            "note: [camera] applies to measured files (identify, dataset synth); the simulated track is written in the model's frame (metres, y up)"
-        );
+    if let Some(note) = text::camera_note(&request) {
+        noteln!("{note}");
     }
     let report = prepared.run()?;
     say(|out| text::write_summary(out, &request, &report, &args.out));
@@ -241,6 +241,7 @@ fn refuse_misplaced_flags(args: &SimulateArgs, body: bool) -> Result<()> {
         ("--step", body && a.step.is_some(), RUNS),
         ("--winch-periods", body && a.winch_periods.is_some(), RUNS),
         ("--winch-amplitude", body && a.winch_amplitude.is_some(), RUNS),
+        ("--state", body && a.state.is_some(), RUNS),
         ("--backend gpu", bare && e.backend == crate::engine::Backend::Gpu, GPU),
         ("--precision", bare && e.precision != crate::gpu::Precision::F32, GPU),
         ("--adapter", bare && e.adapter.is_some(), GPU),

@@ -30,7 +30,8 @@ use crate::scenario::batch::{
     adaptive_report, first_frame_simulated, gpu_output, gpu_simulation,
 };
 use crate::scenario::{
-    Scenario, SimulationOutput, SolverReport, SolverSettings, simulate, simulate_watched,
+    NodalStates, Scenario, SimulationOutput, SolverReport, SolverSettings, simulate,
+    simulate_watched, simulate_with_states,
 };
 use crate::scheme::FixedStepScheme;
 use crate::solver::{ReferenceOptions, SolverError, SolverKind};
@@ -343,6 +344,21 @@ impl Engine {
                 Ok(gpu_output(scenario, sim, &outcome[0], run.precision)?)
             }
             On::Cpu(settings) => Ok(simulate(scenario, params, settings)?),
+        }
+    }
+
+    /// [`Self::simulate`] with the nodal state at every frame kept, on
+    /// the CPU; None on the GPU, whose engine reads back markers only.
+    pub fn simulate_with_states(
+        &self,
+        scenario: &Scenario,
+        params: &TetherParams,
+    ) -> Option<Result<(SimulationOutput, NodalStates), BatchError>> {
+        match &self.on {
+            On::Cpu(settings) => {
+                Some(simulate_with_states(scenario, params, settings).map_err(Into::into))
+            }
+            On::Gpu { .. } => None,
         }
     }
 

@@ -10,6 +10,7 @@ pub mod design;
 pub mod linear;
 pub mod lock;
 pub mod results;
+pub mod states;
 pub mod swingup;
 pub mod table;
 pub mod track;

@@ -88,6 +88,19 @@ pub fn write_columns(
     columns: Vec<Column>,
     metadata: &BTreeMap<String, String>,
 ) -> Result<(), IoError> {
+    let mut pending = PendingFile::create(path)?;
+    write_columns_to(&mut pending, columns, metadata)?;
+    pending.commit()
+}
+
+/// [`write_columns`] into a file already claimed, left to its caller to
+/// commit (with the job's other outputs).
+pub fn write_columns_to(
+    pending: &mut PendingFile,
+    columns: Vec<Column>,
+    metadata: &BTreeMap<String, String>,
+) -> Result<(), IoError> {
+    let path = pending.target().to_owned();
     let fields: Vec<Field> = columns
         .iter()
         .map(|c| {
@@ -103,10 +116,8 @@ pub fn write_columns(
     let schema = Arc::new(Schema::new(fields).with_metadata(metadata.clone()));
     let batch = RecordBatch::try_new(schema, columns.into_iter().map(|c| c.values).collect())
         .map_err(|e| IoError::Format {
-            path: path.to_owned(),
+            path,
             message: e.to_string(),
         })?;
-    let mut pending = PendingFile::create(path)?;
-    write_batch(&mut pending, &batch, metadata)?;
-    pending.commit()
+    write_batch(pending, &batch, metadata)
 }

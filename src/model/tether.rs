@@ -95,6 +95,15 @@ impl Tether {
         NODE_DOFS * (self.params.elements + 1)
     }
 
+    /// Each node's arc length from the pin \[m\]: the element ends, evenly
+    /// spaced.
+    pub fn node_arc_lengths_m(&self) -> Vec<f64> {
+        let n = self.params.elements;
+        (0..=n)
+            .map(|k| self.params.length_m * k as f64 / n as f64)
+            .collect()
+    }
+
     /// Index of the tip's x coordinate (node n).
     pub fn tip_index(&self) -> usize {
         NODE_DOFS * self.params.elements

@@ -354,13 +354,7 @@ impl Scenario {
     /// on when it ran), against a quarter of the memory available then
     /// (`/proc/meminfo`; 4 GiB taken where that cannot be read).
     pub fn check_track_memory(&self) -> Result<(), InputError> {
-        let frames = match &self.frames {
-            Frames::Every {
-                interval_s,
-                duration_s,
-            } => (duration_s / interval_s).round() as u64 + 1,
-            Frames::At { times_s, .. } => times_s.len() as u64,
-        };
+        let frames = self.frame_count();
         let markers = self.marker_arc_lengths_m.len() as u64;
         let bytes = frames * markers * TRACK_BYTES_PER_SAMPLE;
         let budget = available_memory_bytes().unwrap_or(4 << 30) / 4;
@@ -370,6 +364,38 @@ impl Scenario {
                 format!("{frames} × {markers}"),
                 format!(
                     "a track within a quarter of this machine's available memory, {:.1} GB (this one needs {:.1} GB at {TRACK_BYTES_PER_SAMPLE} bytes a frame and marker): fewer frames (a longer frame_interval_s or a shorter duration_s) or fewer markers",
+                    budget as f64 / 1e9,
+                    bytes as f64 / 1e9
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The frames the run records.
+    fn frame_count(&self) -> u64 {
+        match &self.frames {
+            Frames::Every {
+                interval_s,
+                duration_s,
+            } => (duration_s / interval_s).round() as u64 + 1,
+            Frames::At { times_s, .. } => times_s.len() as u64,
+        }
+    }
+
+    /// Refuses a run whose nodal state at every frame ([`NodalStates`],
+    /// for a tether of `nodes` nodes, and its table) would not fit the
+    /// budget [`Self::check_track_memory`] holds a track to.
+    pub fn check_state_memory(&self, nodes: usize) -> Result<(), InputError> {
+        let (frames, nodes) = (self.frame_count(), nodes as u64);
+        let bytes = frames * nodes * STATE_BYTES_PER_NODE;
+        let budget = available_memory_bytes().unwrap_or(4 << 30) / 4;
+        if bytes > budget {
+            return Err(InputError::new(
+                "state",
+                format!("{frames} frames × {nodes} nodes"),
+                format!(
+                    "a nodal state within a quarter of this machine's available memory, {:.1} GB (this one needs {:.1} GB at {STATE_BYTES_PER_NODE} bytes a frame and node): fewer frames (a longer frame_interval_s or a shorter duration_s) or fewer elements",
                     budget as f64 / 1e9,
                     bytes as f64 / 1e9
                 ),
@@ -555,6 +581,25 @@ pub struct SimulationOutput {
 /// and as much again for the measured copy or the GPU's readback beside it.
 pub const TRACK_BYTES_PER_SAMPLE: u64 = 32;
 
+/// The bytes a nodal state holds per frame and node: its eight
+/// coordinates and velocities (f64), and as much again for the table's
+/// columns (its time, node, arc length and those eight).
+pub const STATE_BYTES_PER_NODE: u64 = 8 * 8 + 11 * 8;
+
+/// A run's nodal state at each recorded frame: each node's absolute
+/// coordinates (position x, y and slope ∂x/∂s, ∂y/∂s) and their rates,
+/// in the model's frame (docs/model.md §2), node after node.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodalStates {
+    pub times_s: Vec<f64>,
+    /// Each node's arc length \[m\].
+    pub node_arc_lengths_m: Vec<f64>,
+    /// Per frame, the tether's coordinates q (4 per node: x, y \[m\],
+    /// ∂x/∂s, ∂y/∂s \[1\]) and velocities v (their rates, per second).
+    pub q: Vec<Vec<f64>>,
+    pub v: Vec<Vec<f64>>,
+}
+
 /// `MemAvailable` of `/proc/meminfo` \[bytes\], where it can be read.
 fn available_memory_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -692,6 +737,43 @@ pub fn simulate_watched(
     settings: &SolverSettings,
     stop: &mut dyn FnMut(f64, &[[f64; 2]]) -> bool,
 ) -> Result<(SimulationOutput, bool), SolverError> {
+    simulate_observed(scenario, params, settings, &mut |t, markers, _, _| {
+        stop(t, markers)
+    })
+}
+
+/// [`simulate`] with the nodal state at every frame kept
+/// ([`Scenario::check_state_memory`] bounds it; its caller checks).
+pub fn simulate_with_states(
+    scenario: &Scenario,
+    params: &TetherParams,
+    settings: &SolverSettings,
+) -> Result<(SimulationOutput, NodalStates), SolverError> {
+    let mut states = NodalStates {
+        node_arc_lengths_m: Tether::new(params.clone())?.node_arc_lengths_m(),
+        ..NodalStates::default()
+    };
+    let (output, _) = simulate_observed(scenario, params, settings, &mut |t, _, q, v| {
+        states.times_s.push(t);
+        states.q.push(q.to_vec());
+        states.v.push(v.to_vec());
+        false
+    })?;
+    Ok((output, states))
+}
+
+/// What sees each recorded frame: its time, markers, q and v; true ends
+/// the run there.
+type FrameObserver<'a> = dyn FnMut(f64, &[[f64; 2]], &[f64], &[f64]) -> bool + 'a;
+
+/// [`simulate_watched`], each recorded frame shown with its state to
+/// `stop`.
+fn simulate_observed(
+    scenario: &Scenario,
+    params: &TetherParams,
+    settings: &SolverSettings,
+    stop: &mut FrameObserver<'_>,
+) -> Result<(SimulationOutput, bool), SolverError> {
     scenario.validate(params.length_m)?;
     let tether = Tether::new(params.clone())?;
     let (q0, v0) = scenario.initial_state(&tether)?;
@@ -717,7 +799,7 @@ pub fn simulate_watched(
             .extend(markers.iter().map(|&s| tether.point(q, s)));
         energy.push(tether.total_energy(q, v));
         let frame = track.positions_m.len() - markers.len();
-        stop(t, &track.positions_m[frame..])
+        stop(t, &track.positions_m[frame..], q, v)
     };
     let mut stopped = false;
     if scenario.kind() == ScenarioKind::Drop {
@@ -813,6 +895,13 @@ mod record_tests {
         // The default drop's track is a few kilobytes.
         let default = Scenario::new(ScenarioKind::Drop, 0.6);
         assert!(default.check_track_memory().is_ok());
+        // Its nodal state at n = 10,000 (a million frames): 1.5 TB.
+        let e = drop.check_state_memory(10_001).unwrap_err().to_string();
+        assert!(
+            e.contains("state = 999001 frames × 10001 nodes") && e.contains("fewer elements"),
+            "{e}"
+        );
+        assert!(default.check_state_memory(51).is_ok());
     }
 
     #[test]

@@ -63,6 +63,25 @@ pub fn write_summary(
         track.markers(),
         path.display()
     );
+    if let Some(state) = &request.state {
+        let nodes = request.config.tether.elements + 1;
+        sayln!(
+            out,
+            "wrote the nodal state, {} rows ({} frames × {nodes} nodes: x, y, slopes and their rates), to {}",
+            track.times_s.len() * nodes,
+            track.times_s.len(),
+            state.display()
+        );
+    }
+}
+
+/// A note where `[camera]` is given: it says how a measured file of this
+/// experiment is written, and a simulation's own track stays in the
+/// model's frame.
+pub fn camera_note(request: &SimulateRequest) -> Option<&'static str> {
+    (!request.config.camera.is_default()).then_some(
+        "note: [camera] applies to measured files (identify, dataset synth); the simulated track is written in the model's frame (metres, y up)",
+    )
 }
 
 /// What the solver did, by its kind.

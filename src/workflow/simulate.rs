@@ -6,12 +6,13 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::{WorkflowError, refuse_to_replace, usage};
-use crate::engine::EngineKind;
-use crate::engine::EngineOptions;
 use crate::engine::choice::Choice;
 use crate::engine::request::EngineRequest;
+use crate::engine::{Backend, EngineKind, EngineOptions};
 use crate::io::PendingFile;
 use crate::io::config::SimulationConfig;
+use crate::io::states::{state_columns, state_metadata};
+use crate::io::table::write_columns_to;
 use crate::io::track::{track_batch, write_batch};
 use crate::metadata::{self, Metadata, json};
 use crate::scenario::SimulationOutput;
@@ -26,6 +27,9 @@ pub struct SimulateRequest {
     pub engine: EngineOptions,
     /// `.parquet` or `.csv`.
     pub out: PathBuf,
+    /// Where the nodal state at every frame goes (`.parquet` or `.csv`;
+    /// `io::states`), if asked: the run is then the CPU's.
+    pub state: Option<PathBuf>,
     pub force: bool,
 }
 
@@ -45,6 +49,8 @@ pub struct PreparedSimulation {
     request: SimulateRequest,
     choice: Choice,
     pending: PendingFile,
+    /// The state's file, claimed.
+    state: Option<PendingFile>,
 }
 
 pub fn prepare(request: SimulateRequest) -> Result<PreparedSimulation, WorkflowError> {
@@ -53,6 +59,9 @@ pub fn prepare(request: SimulateRequest) -> Result<PreparedSimulation, WorkflowE
     let mut request = request;
     // The config's solver (with `--solver` already applied) is the one.
     request.engine.solver = Some(request.config.solver.kind);
+    if let Some(state) = request.state.clone() {
+        check_state(&mut request, state)?;
+    }
     let cfg = &request.config;
     cfg.scenario.check_track_memory()?;
     let choice = super::choose_engine(
@@ -67,13 +76,45 @@ pub fn prepare(request: SimulateRequest) -> Result<PreparedSimulation, WorkflowE
         usize::MAX,
         &Default::default(),
     )?;
-    // Claim the output before simulating: an unwritable path fails at once.
+    // Claim the outputs before simulating: an unwritable path fails at once.
     let pending = PendingFile::create(&request.out).map_err(usage)?;
+    let state = match &request.state {
+        Some(path) => Some(PendingFile::create(path).map_err(usage)?),
+        None => None,
+    };
     Ok(PreparedSimulation {
         request,
         choice,
         pending,
+        state,
     })
+}
+
+/// The nodal state asked for at `path`: a table of its own (not the
+/// track's file), within memory, recorded by the CPU's solvers (`auto`
+/// chooses the CPU; the GPU engine reads back markers only).
+fn check_state(request: &mut SimulateRequest, path: PathBuf) -> Result<(), WorkflowError> {
+    crate::io::TableFormat::from_path(&path)
+        .map_err(|e| WorkflowError::Usage(format!("--state {e}")))?;
+    if path == request.out {
+        return Err(WorkflowError::Usage(format!(
+            "--state {} is the track's --out: give the state a file of its own",
+            path.display()
+        )));
+    }
+    refuse_to_replace(&path, request.force)?;
+    match request.engine.backend {
+        Backend::Gpu => {
+            return Err(WorkflowError::Usage(
+                "--state is recorded by the CPU's solvers; the GPU engine reads back markers only: --backend cpu or auto".into(),
+            ));
+        }
+        Backend::Auto | Backend::Cpu => request.engine.backend = Backend::Cpu,
+    }
+    let cfg = &request.config;
+    cfg.scenario
+        .check_state_memory(cfg.tether.elements + 1)
+        .map_err(|e| WorkflowError::flag("--state", e))
 }
 
 impl PreparedSimulation {
@@ -86,13 +127,17 @@ impl PreparedSimulation {
         let adapter = self.choice.engine.adapter_name().map(str::to_string);
         let cfg = &self.request.config;
         let started = Instant::now();
-        let output = self
-            .choice
-            .engine
-            .clone()
-            .with_step(cfg.solver.step_s)
-            .simulate(&cfg.scenario, &cfg.tether)
-            .map_err(super::batch("simulation failed"))?;
+        let engine = self.choice.engine.clone().with_step(cfg.solver.step_s);
+        let (output, states) = match self.state.is_some() {
+            true => engine
+                .simulate_with_states(&cfg.scenario, &cfg.tether)
+                .expect("prepare keeps a state's run on the CPU")
+                .map(|(output, states)| (output, Some(states))),
+            false => engine
+                .simulate(&cfg.scenario, &cfg.tether)
+                .map(|output| (output, None)),
+        }
+        .map_err(super::batch("simulation failed"))?;
         let wall_s = started.elapsed().as_secs_f64();
         let mut metadata = provenance(cfg, &output);
         super::record_engine(&mut metadata, &self.request.engine, &self.choice);
@@ -105,6 +150,11 @@ impl PreparedSimulation {
             &track_batch(&output.track, &metadata),
             &metadata,
         )?;
+        if let (Some(mut pending), Some(states)) = (self.state, states.as_ref()) {
+            let metadata = state_metadata(&metadata);
+            write_columns_to(&mut pending, state_columns(states), &metadata)?;
+            pending.commit()?;
+        }
         self.pending.commit()?;
         Ok(SimulateReport {
             output,

@@ -79,7 +79,7 @@ fn suggested_values(value: f64, (low, high): (f64, f64)) -> String {
 /// One input to let go: a parameter, and in a joint fit the film whose
 /// own it is (None: the tether's, every film's).
 #[derive(Debug, Clone, Copy)]
-struct Trial {
+struct Freeing {
     parameter: Parameter,
     film: Option<usize>,
 }
@@ -90,7 +90,7 @@ impl Combination {
     /// own (release angle, pin, release time) for that film alone. None
     /// the grid (or the film's own axes) already has, nor a pin the
     /// film's camera fixes.
-    fn trials(&self) -> Vec<Trial> {
+    fn trials(&self) -> Vec<Freeing> {
         let joint = self.films.len() > 1;
         let mut trials = Vec::new();
         for parameter in FREED {
@@ -99,7 +99,7 @@ impl Combination {
             if !joint || !parameter.is_films_own() {
                 let fixed = pin && self.films[0].film.camera.pin.is_some();
                 if !self.request.grid.has(axis) && !fixed {
-                    trials.push(Trial {
+                    trials.push(Freeing {
                         parameter,
                         film: None,
                     });
@@ -109,7 +109,7 @@ impl Combination {
             for (k, f) in self.films.iter().enumerate() {
                 let fixed = pin && f.film.camera.pin.is_some();
                 if !f.film.own.iter().any(|a| a.axis == axis) && !fixed {
-                    trials.push(Trial {
+                    trials.push(Freeing {
                         parameter,
                         film: Some(k),
                     });
@@ -168,12 +168,12 @@ impl Combination {
     /// be made or judged.
     fn free_one(
         &self,
-        trial: Trial,
+        trial: Freeing,
         start: &Candidate,
         films: &[RefineFilm<'_>],
         settings: &SolverSettings,
     ) -> Option<FreedInput> {
-        let Trial { parameter: p, film } = trial;
+        let Freeing { parameter: p, film } = trial;
         let axis = Axis::Parameter(p);
         let base = &self.request.base;
         let given = p.get(base, &self.films[film.unwrap_or(0)].scenario);
