@@ -63,8 +63,12 @@ pub struct TetherRun {
 }
 
 impl TetherRun {
-    /// The pull at t, by the cubic through the four samples around it
-    /// (Catmull–Rom), the end samples held outside.
+    /// The pull at t: the cubic Hermite between the two samples around it
+    /// with each sample's slope that of the parabola through it and its
+    /// neighbours (exact for a quadratic on any spacing; on even spacing,
+    /// Catmull–Rom inside; the run's last interval is shorter where the
+    /// duration is not a whole number of output intervals), the end
+    /// samples held outside.
     pub fn pull_n(&self, t: f64) -> [f64; 2] {
         let last = self.pull_n.len() - 1;
         if last == 0 {
@@ -72,15 +76,39 @@ impl TetherRun {
         }
         let t = t.clamp(self.times_s[0], self.times_s[last]);
         let i = self.times_s.partition_point(|&s| s <= t).clamp(1, last) - 1;
-        let u = (t - self.times_s[i]) / (self.times_s[i + 1] - self.times_s[i]);
-        let at = |i: isize| self.pull_n[i.clamp(0, last as isize) as usize];
-        let i = i as isize;
-        let (p0, p1, p2, p3) = (at(i - 1), at(i), at(i + 1), at(i + 2));
+        let h = self.times_s[i + 1] - self.times_s[i];
+        let u = (t - self.times_s[i]) / h;
+        let (h00, h10) = (1.0 + u * u * (2.0 * u - 3.0), u * (1.0 - u) * (1.0 - u));
+        let (h01, h11) = (u * u * (3.0 - 2.0 * u), u * u * (u - 1.0));
+        let (slope_i, slope_next) = (self.pull_slope(i), self.pull_slope(i + 1));
         std::array::from_fn(|k| {
-            let (a, b, c, d) = (p0[k], p1[k], p2[k], p3[k]);
-            b + 0.5
-                * u
-                * (c - a + u * (2.0 * a - 5.0 * b + 4.0 * c - d + u * (3.0 * (b - c) + d - a)))
+            h00 * self.pull_n[i][k]
+                + h10 * h * slope_i[k]
+                + h01 * self.pull_n[i + 1][k]
+                + h11 * h * slope_next[k]
+        })
+    }
+
+    /// The pull's rate at sample `i` \[N/s\]: that of the parabola
+    /// through i and its neighbours (the three end samples at an end; two
+    /// samples alone: their difference).
+    fn pull_slope(&self, i: usize) -> [f64; 2] {
+        let (p, t, last) = (&self.pull_n, &self.times_s, self.pull_n.len() - 1);
+        if last == 1 {
+            return std::array::from_fn(|k| (p[1][k] - p[0][k]) / (t[1] - t[0]));
+        }
+        // The three samples a, a + 1, a + 2, and where i is among them.
+        let a = i.saturating_sub(1).min(last - 2);
+        let (h0, h1) = (t[a + 1] - t[a], t[a + 2] - t[a + 1]);
+        std::array::from_fn(|k| {
+            let d0 = (p[a + 1][k] - p[a][k]) / h0;
+            let d1 = (p[a + 2][k] - p[a + 1][k]) / h1;
+            let curve = (d1 - d0) / (h0 + h1);
+            match i - a {
+                0 => d0 - curve * h0,
+                1 => (h1 * d0 + h0 * d1) / (h0 + h1),
+                _ => d1 + curve * h1,
+            }
         })
     }
 
@@ -422,6 +450,47 @@ fn from_gpu(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run_of(times_s: Vec<f64>, pull: impl Fn(f64) -> f64) -> TetherRun {
+        TetherRun {
+            pull_n: times_s.iter().map(|&t| [pull(t), -2.0 * pull(t)]).collect(),
+            times_s,
+            markers_m: Vec::new(),
+            failure: None,
+            steps: 0,
+            solver: String::new(),
+        }
+    }
+
+    /// Between samples the pull is exact for a quadratic on uneven
+    /// spacing, to the ends (the last interval shorter, as a duration that
+    /// is no whole number of intervals leaves it); on even spacing it is
+    /// Catmull–Rom inside.
+    #[test]
+    fn the_pull_between_samples_is_exact_for_a_quadratic_on_any_spacing() {
+        let quadratic = |t: f64| 3.0 - 2.0 * t + 40.0 * t * t;
+        let run = run_of(vec![0.0, 0.01, 0.02, 0.03, 0.04, 0.044], quadratic);
+        for t in [0.002, 0.013, 0.025, 0.031, 0.0399, 0.041, 0.0439] {
+            let pull = run.pull_n(t);
+            assert!((pull[0] - quadratic(t)).abs() < 1e-12, "{t}: {pull:?}");
+            assert!(
+                (pull[1] + 2.0 * quadratic(t)).abs() < 1e-12,
+                "{t}: {pull:?}"
+            );
+        }
+        // Even spacing, a cubic: Catmull–Rom's value in the interior.
+        let cubic = |t: f64| t * t * t - t;
+        let even = run_of((0..6).map(|k| 0.1 * k as f64).collect(), cubic);
+        let (a, b, c, d) = (cubic(0.1), cubic(0.2), cubic(0.3), cubic(0.4));
+        let u: f64 = 0.3;
+        let catmull_rom = b + 0.5
+            * u
+            * (c - a + u * (2.0 * a - 5.0 * b + 4.0 * c - d + u * (3.0 * (b - c) + d - a)));
+        assert!((even.pull_n(0.23)[0] - catmull_rom).abs() < 1e-14);
+        // Held at the ends.
+        assert_eq!(even.pull_n(-1.0), even.pull_n[0]);
+        assert_eq!(even.pull_n(9.0), even.pull_n[5]);
+    }
 
     #[test]
     fn carried_runs_are_grouped_within_the_budget_and_a_gpu_run_past_it_refused() {
