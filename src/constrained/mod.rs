@@ -28,6 +28,8 @@ pub mod robot;
 
 use nalgebra::{DMatrix, DVector};
 
+use crate::named::Named;
+
 use integrate::Refused;
 
 /// A holonomic (possibly rheonomic) constrained system.
@@ -58,10 +60,57 @@ pub enum Formulation {
 }
 
 impl Formulation {
-    pub fn name(&self) -> &'static str {
+    /// Which of the two it is, without its gains.
+    pub fn kind(&self) -> FormulationKind {
         match self {
-            Self::Baumgarte { .. } => "baumgarte",
-            Self::ModifiedLagrange { .. } => "modified-lagrange",
+            Self::Baumgarte { .. } => FormulationKind::Baumgarte,
+            Self::ModifiedLagrange { .. } => FormulationKind::ModifiedLagrange,
+        }
+    }
+
+    /// Its name, as `--formulation` takes it.
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+}
+
+/// How the arm's constraints are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormulationKind {
+    Baumgarte,
+    ModifiedLagrange,
+}
+
+impl Named for FormulationKind {
+    const WHAT: &'static str = "formulation";
+    const ALL: &'static [Self] = &[Self::Baumgarte, Self::ModifiedLagrange];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Baumgarte => "baumgarte",
+            Self::ModifiedLagrange => "modified-lagrange",
+        }
+    }
+
+    fn help(self) -> &'static str {
+        match self {
+            Self::Baumgarte => {
+                "Lagrange multipliers with Baumgarte's stabilisation (needs Φ_q M⁻¹ Φ_qᵀ invertible)"
+            }
+            Self::ModifiedLagrange => {
+                "the modified (augmented) Lagrange equations, M + α Φ_qᵀ Φ_q (passes singular poses)"
+            }
+        }
+    }
+}
+
+impl FormulationKind {
+    /// The formulation with gains K_P = `kp`·I, K_D = `kd`·I and, for the
+    /// modified Lagrange form, B = `alpha`·I.
+    pub fn with(self, kp: f64, kd: f64, alpha: f64) -> Formulation {
+        match self {
+            Self::Baumgarte => Formulation::Baumgarte { kp, kd },
+            Self::ModifiedLagrange => Formulation::ModifiedLagrange { alpha, kp, kd },
         }
     }
 }

@@ -3,14 +3,17 @@
 
 use super::sayln;
 use crate::constrained::integrate::Ending;
+use crate::named::Named;
 use crate::workflow::bodies::{BodyReport, BodySweepReport, SETTLED_M};
 
 pub fn write_summary(out: &mut String, r: &BodyReport) {
     sayln!(
         out,
         "{}{}: {} output times, {} steps ({} evaluations), wrote {} and its figure",
-        r.body,
-        r.formulation.map(|f| format!(" ({f})")).unwrap_or_default(),
+        r.body.name(),
+        r.formulation
+            .map(|f| format!(" ({})", f.name()))
+            .unwrap_or_default(),
         r.rows,
         r.steps,
         r.evaluations,
@@ -49,7 +52,7 @@ pub fn failure(r: &BodyReport) -> Option<String> {
         Ending::Finished => None,
         Ending::Failed { t_s, reason } => Some(format!(
             "{} failed at t = {t_s:.6} s: {reason} ({} rows up to there written to {})",
-            r.formulation.unwrap_or(r.body),
+            r.formulation.map_or(r.body.name(), |f| f.name()),
             r.rows,
             r.out.display()
         )),

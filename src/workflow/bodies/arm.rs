@@ -115,8 +115,8 @@ pub(super) fn run(
     write_columns(&request.out, rows.columns(), &metadata)?;
     crate::plot::save(&request.out.with_extension(""), &figure)?;
     Ok(BodyReport {
-        body: "arm",
-        formulation: Some(formulation.name()),
+        body: super::BodyKind::Arm,
+        formulation: Some(formulation.kind()),
         rows: run.times_s.len(),
         ending: run.ending,
         max_drift_m: Some(max_drift),

@@ -15,6 +15,7 @@ mod sweep;
 use std::path::PathBuf;
 
 use crate::constrained::Formulation;
+pub use crate::constrained::FormulationKind;
 use crate::constrained::arm::Arm;
 use crate::constrained::integrate::{Ending, Tolerances, Trajectory};
 use crate::constrained::robot::{Program, Robot};
@@ -63,8 +64,9 @@ pub struct BodyRequest {
 /// How the run went.
 #[derive(Debug, Clone)]
 pub struct BodyReport {
-    pub body: &'static str,
-    pub formulation: Option<&'static str>,
+    pub body: BodyKind,
+    /// The arm's (the robot has one way).
+    pub formulation: Option<FormulationKind>,
     pub rows: usize,
     pub ending: Ending,
     /// Largest |Φ| \[m\] and |Φ̇| \[m/s\] over the outputs (the arm).
@@ -308,47 +310,6 @@ impl crate::named::Named for BodyKind {
             Self::Robot => {
                 "a two-wheeled mobile robot on a programmed circle, rolling without slipping (docs/constrained.md)"
             }
-        }
-    }
-}
-
-/// How the arm's constraints are kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FormulationKind {
-    Baumgarte,
-    ModifiedLagrange,
-}
-
-impl crate::named::Named for FormulationKind {
-    const WHAT: &'static str = "formulation";
-    const ALL: &'static [Self] = &[Self::Baumgarte, Self::ModifiedLagrange];
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Baumgarte => "baumgarte",
-            Self::ModifiedLagrange => "modified-lagrange",
-        }
-    }
-
-    fn help(self) -> &'static str {
-        match self {
-            Self::Baumgarte => {
-                "Lagrange multipliers with Baumgarte's stabilisation (needs Φ_q M⁻¹ Φ_qᵀ invertible)"
-            }
-            Self::ModifiedLagrange => {
-                "the modified (augmented) Lagrange equations, M + α Φ_qᵀ Φ_q (passes singular poses)"
-            }
-        }
-    }
-}
-
-impl FormulationKind {
-    /// The formulation with gains K_P = `kp`·I, K_D = `kd`·I and, for the
-    /// modified Lagrange form, B = `alpha`·I.
-    pub fn with(self, kp: f64, kd: f64, alpha: f64) -> Formulation {
-        match self {
-            Self::Baumgarte => Formulation::Baumgarte { kp, kd },
-            Self::ModifiedLagrange => Formulation::ModifiedLagrange { alpha, kp, kd },
         }
     }
 }

@@ -113,7 +113,7 @@ pub(super) fn run(
     write_columns(&request.out, rows.columns(), &metadata)?;
     crate::plot::save(&request.out.with_extension(""), &figure)?;
     Ok(BodyReport {
-        body: "robot",
+        body: super::BodyKind::Robot,
         formulation: None,
         rows: run.times_s.len(),
         ending: run.ending,
