@@ -11,7 +11,6 @@ use super::{BodyReport, BodyRequest, body_metadata};
 use crate::constrained::arm::{Arm, Loaded};
 use crate::constrained::integrate::{Ending, Tolerances, Trajectory, integrate};
 use crate::constrained::{FirstOrder, Formulation, Holonomic, accelerations, drift};
-use crate::engine::Backend;
 use crate::io::table::{Column, write_columns};
 use crate::plot::series::{Panel, Panels, Series};
 use crate::workflow::WorkflowError;
@@ -94,7 +93,7 @@ pub(super) fn run(
             "tether_sweep.carried_tether".into(),
             serde_json::json!({
                 "tether": tether.params,
-                "tolerance_m": (request.engine.backend != Backend::Gpu).then_some(tether.tolerance_m),
+                "tolerance_m": carried.tolerance_m,
                 "solver": carried.solver, "steps": carried.steps,
                 "pin": "the arm's programmed end point, (x0 - v t, line_y_m)",
                 "start": "hanging equilibrium under the pin, moving with it",

@@ -58,8 +58,10 @@ pub struct TetherRun {
     /// Where the tether's run stopped before the last output, and why.
     pub failure: Option<(f64, String)>,
     pub steps: u64,
-    /// What ran it, in words (the table's metadata).
+    /// What ran it, in words (the table's metadata), and the reference
+    /// solver's tolerance where that ran it (None: a fixed-step scheme).
     pub solver: String,
+    pub tolerance_m: Option<f64>,
 }
 
 impl TetherRun {
@@ -206,6 +208,7 @@ pub fn run_tether(
             "reference solver (adaptive generalized-α, to {:e} m)",
             tether.tolerance_m
         ),
+        tolerance_m: Some(tether.tolerance_m),
     };
     let record = |run: &mut TetherRun, solver: &mut ReferenceSolver, output: bool| {
         let r = solver.pin_reaction();
@@ -420,6 +423,7 @@ fn from_gpu(
         failure: None,
         steps: outcome.steps,
         solver: solver.to_string(),
+        tolerance_m: None,
     };
     match (&outcome.track_m, &outcome.pin_force_n) {
         (Some(track), Some(force)) if outcome.status.is_ok() => {
@@ -459,6 +463,7 @@ mod tests {
             failure: None,
             steps: 0,
             solver: String::new(),
+            tolerance_m: None,
         }
     }
 
