@@ -90,16 +90,16 @@ impl Combination {
     /// own (release angle, pin, release time) for that film alone. None
     /// the grid (or the film's own axes) already has, nor a pin the
     /// film's camera fixes.
-    fn trials(&self) -> Vec<Freeing> {
+    fn to_free(&self) -> Vec<Freeing> {
         let joint = self.films.len() > 1;
-        let mut trials = Vec::new();
+        let mut to_free = Vec::new();
         for parameter in FREED {
             let axis = Axis::Parameter(parameter);
             let pin = matches!(parameter, Parameter::PinXM | Parameter::PinYM);
             if !joint || !parameter.is_films_own() {
                 let fixed = pin && self.films[0].film.camera.pin.is_some();
                 if !self.request.grid.has(axis) && !fixed {
-                    trials.push(Freeing {
+                    to_free.push(Freeing {
                         parameter,
                         film: None,
                     });
@@ -109,14 +109,14 @@ impl Combination {
             for (k, f) in self.films.iter().enumerate() {
                 let fixed = pin && f.film.camera.pin.is_some();
                 if !f.film.own.iter().any(|a| a.axis == axis) && !fixed {
-                    trials.push(Freeing {
+                    to_free.push(Freeing {
                         parameter,
                         film: Some(k),
                     });
                 }
             }
         }
-        trials
+        to_free
     }
 
     /// When a refined fit does not explain its film (or, jointly, one of
@@ -150,10 +150,10 @@ impl Combination {
             .collect();
         let start = refined.candidate(best, None);
         let mut found = Vec::new();
-        for trial in self.trials() {
+        for freeing in self.to_free() {
             // A value the solver cannot simulate ends that input's refit,
             // not the run.
-            if let Some(f) = self.free_one(trial, &start, &films, settings) {
+            if let Some(f) = self.free_one(freeing, &start, &films, settings) {
                 found.push(f);
             }
         }
@@ -168,12 +168,12 @@ impl Combination {
     /// be made or judged.
     fn free_one(
         &self,
-        trial: Freeing,
+        freeing: Freeing,
         start: &Candidate,
         films: &[RefineFilm<'_>],
         settings: &SolverSettings,
     ) -> Option<FreedInput> {
-        let Freeing { parameter: p, film } = trial;
+        let Freeing { parameter: p, film } = freeing;
         let axis = Axis::Parameter(p);
         let base = &self.request.base;
         let given = p.get(base, &self.films[film.unwrap_or(0)].scenario);
