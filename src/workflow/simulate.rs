@@ -129,9 +129,12 @@ impl PreparedSimulation {
         let started = Instant::now();
         let engine = self.choice.engine.clone().with_step(cfg.solver.step_s);
         let (output, states) = match self.state.is_some() {
+            // `prepare` keeps a state's run on the CPU.
             true => engine
                 .simulate_with_states(&cfg.scenario, &cfg.tether)
-                .expect("prepare keeps a state's run on the CPU")
+                .ok_or_else(|| {
+                    WorkflowError::Usage("--state: the GPU engine reads back markers only".into())
+                })?
                 .map(|(output, states)| (output, Some(states))),
             false => engine
                 .simulate(&cfg.scenario, &cfg.tether)
