@@ -439,7 +439,9 @@ def test_several_films_as_dicts_and_frames_are_their_files_and_leave_no_file(tmp
     assert kept.figures["surface"].png == (tmp_path / "kept" / "surface.png").read_bytes()
     redrawn = ts.plot(tmp_path / "kept")
     assert set(redrawn.figures) == set(kept.figures)
-    objective = ts.Objective(config=[_film("shallow"), _film("steep")], **{k: v for k, v in grid.items() if k != "progress"})
+    # The objective takes the study, not a whole run's progress or refinement.
+    study = {k: v for k, v in grid.items() if k not in ("progress", "no_refine")}
+    objective = ts.Objective(config=[_film("shallow"), _film("steep")], **study)
     assert "damping_pa_s" in objective.parameters
     assert list(scratch.iterdir()) == []
 
