@@ -357,22 +357,17 @@ impl Scenario {
     /// on when it ran), against a quarter of the memory available then
     /// (`/proc/meminfo`; 4 GiB taken where that cannot be read).
     pub fn check_track_memory(&self) -> Result<(), InputError> {
-        let frames = self.frame_count();
-        let markers = self.marker_arc_lengths_m.len() as u64;
-        let bytes = frames * markers * TRACK_BYTES_PER_SAMPLE;
-        let budget = available_memory_bytes().unwrap_or(4 << 30) / 4;
-        if bytes > budget {
-            return Err(InputError::new(
-                "frames × markers",
-                format!("{frames} × {markers}"),
-                format!(
-                    "a track within a quarter of this machine's available memory, {:.1} GB (this one needs {:.1} GB at {TRACK_BYTES_PER_SAMPLE} bytes a frame and marker): fewer frames (a longer frame_interval_s or a shorter duration_s) or fewer markers",
-                    budget as f64 / 1e9,
-                    bytes as f64 / 1e9
-                ),
-            ));
-        }
-        Ok(())
+        let (frames, markers) = (self.frame_count(), self.marker_arc_lengths_m.len() as u64);
+        within_memory(
+            ("frames × markers", format!("{frames} × {markers}")),
+            (
+                "a track",
+                frames.saturating_mul(markers),
+                TRACK_BYTES_PER_SAMPLE,
+                "a frame and marker",
+            ),
+            "fewer markers",
+        )
     }
 
     /// The frames the run records.
@@ -391,20 +386,16 @@ impl Scenario {
     /// budget [`Self::check_track_memory`] holds a track to.
     pub fn check_state_memory(&self, nodes: usize) -> Result<(), InputError> {
         let (frames, nodes) = (self.frame_count(), nodes as u64);
-        let bytes = frames * nodes * STATE_BYTES_PER_NODE;
-        let budget = available_memory_bytes().unwrap_or(4 << 30) / 4;
-        if bytes > budget {
-            return Err(InputError::new(
-                "state",
-                format!("{frames} frames × {nodes} nodes"),
-                format!(
-                    "a nodal state within a quarter of this machine's available memory, {:.1} GB (this one needs {:.1} GB at {STATE_BYTES_PER_NODE} bytes a frame and node): fewer frames (a longer frame_interval_s or a shorter duration_s) or fewer elements",
-                    budget as f64 / 1e9,
-                    bytes as f64 / 1e9
-                ),
-            ));
-        }
-        Ok(())
+        within_memory(
+            ("state", format!("{frames} frames × {nodes} nodes")),
+            (
+                "a nodal state",
+                frames.saturating_mul(nodes),
+                STATE_BYTES_PER_NODE,
+                "a frame and node",
+            ),
+            "fewer elements",
+        )
     }
 
     /// The prescribed motion of node 0.
@@ -573,6 +564,31 @@ pub enum SolverReport {
 /// The bytes a track holds per frame and marker: its position (two f64),
 /// and as much again for the measured copy or the GPU's readback beside it.
 pub const TRACK_BYTES_PER_SAMPLE: u64 = 32;
+
+/// Refuses `count` samples of `what` at `bytes_each` (`per`) beyond a
+/// quarter of the memory available (`/proc/meminfo`; 4 GiB taken where
+/// that cannot be read), naming `field` = `value` and what to reduce:
+/// fewer frames, or `fewer`.
+fn within_memory(
+    (field, value): (&str, String),
+    (what, count, bytes_each, per): (&str, u64, u64, &str),
+    fewer: &str,
+) -> Result<(), InputError> {
+    let bytes = count.saturating_mul(bytes_each);
+    let budget = available_memory_bytes().unwrap_or(4 << 30) / 4;
+    if bytes <= budget {
+        return Ok(());
+    }
+    Err(InputError::new(
+        field,
+        value,
+        format!(
+            "{what} within a quarter of this machine's available memory, {:.1} GB (this one needs {:.1} GB at {bytes_each} bytes {per}): fewer frames (a longer frame_interval_s or a shorter duration_s) or {fewer}",
+            budget as f64 / 1e9,
+            bytes as f64 / 1e9
+        ),
+    ))
+}
 
 /// `MemAvailable` of `/proc/meminfo` \[bytes\], where it can be read.
 fn available_memory_bytes() -> Option<u64> {
