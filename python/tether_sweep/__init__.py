@@ -315,7 +315,7 @@ class Figure:
 
 def _figures(outcome: Any) -> Dict[str, Figure]:
     """The figures a command drew, by name (a file's stem below ``out``)."""
-    return {name: Figure(name, png, svg) for name, png, svg in getattr(outcome, "figures", [])}
+    return {name: Figure(name, png, svg) for name, png, svg in outcome.figures}
 
 
 class Result:

@@ -8,7 +8,7 @@ to them:
     python -m tether_sweep._stubs > python/tether_sweep/__init__.pyi
 """
 
-from . import _keywords, flags
+from . import _BESIDE, _keywords, flags
 
 HEADER = '''"""Type stubs of tether_sweep, written by `python -m tether_sweep._stubs`
 from the library's keywords and the command line's flags: do not edit by
@@ -87,9 +87,6 @@ REPORTS_PROGRESS = ("swingup",)
 
 CONFIG_TABLES = ("tether", "settings", "camera")
 
-# The keywords naming a second output file (`tether_sweep._BESIDE`).
-BESIDE = ("state",)
-
 
 def keywords(command: str, skip: tuple = ()) -> str:
     lines = []
@@ -106,7 +103,7 @@ def keywords(command: str, skip: tuple = ()) -> str:
             kind = "Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]"
         elif name == "measured":
             kind = "Union[str, os.PathLike, pa.Table, Any]"
-        elif name in BESIDE:
+        elif name in _BESIDE:
             # A second output: True beside `out` (or in memory), or a file.
             kind = "Union[bool, str, os.PathLike]"
         else:
