@@ -57,21 +57,19 @@ pub fn state_columns(states: &NodalStates) -> Vec<Column> {
             }
         }
     }
-    let [x, y, slope_x, slope_y, vx, vy, rate_x, rate_y] = values;
-    let unit = |i: usize| UNITS[i].1;
-    vec![
-        Column::f64("t", unit(0), t),
+    let mut columns = vec![
+        Column::f64("t", UNITS[0].1, t),
         Column::i32("node", node),
-        Column::f64("s", unit(2), s),
-        Column::f64("x", unit(3), x),
-        Column::f64("y", unit(4), y),
-        Column::f64("slope_x", unit(5), slope_x),
-        Column::f64("slope_y", unit(6), slope_y),
-        Column::f64("vx", unit(7), vx),
-        Column::f64("vy", unit(8), vy),
-        Column::f64("slope_rate_x", unit(9), rate_x),
-        Column::f64("slope_rate_y", unit(10), rate_y),
-    ]
+        Column::f64("s", UNITS[2].1, s),
+    ];
+    // The eight coordinates and rates, named and united as UNITS lists them.
+    columns.extend(
+        UNITS[3..]
+            .iter()
+            .zip(values)
+            .map(|(&(name, unit), v)| Column::f64(name, unit, v)),
+    );
+    columns
 }
 
 #[cfg(test)]
