@@ -13,12 +13,12 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 venv="$scratch/venv"
 python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir --upgrade pip
 # The dev profile (optimized, as cargo test builds it) reuses that build;
 # a user's `pip install ./python` builds the release profile.
 MATURIN_PEP517_ARGS="--profile dev" \
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check ./python
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check pytest pandas scipy mypy matplotlib
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir ./python
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir pytest pandas scipy mypy matplotlib
 # The tests compare with the command line that cargo test built; they run
 # from an empty folder, so that `import tether_sweep` is the installed one.
 repo="$PWD"
