@@ -18,41 +18,56 @@ use tether_sweep::gpu::{LayoutRequest, Precision};
 use tether_sweep::io::track::Measured;
 use tether_sweep::named::Named;
 use tether_sweep::solver::SolverKind;
-use tether_sweep::workflow::identify::{
-    AxisInput, ConfigInput, GridInput, IdentifyInputs, KEYWORDS, KeywordKind, keyword,
-};
+use tether_sweep::workflow::bodies::FormulationKind;
+use tether_sweep::workflow::identify::{self, AxisInput, GridInput, IdentifyInputs};
+use tether_sweep::workflow::keywords::{ConfigInput, KeywordKind};
+use tether_sweep::workflow::simulate::{self, SimulateInputs, SimulateScenario};
 use toml::{Table, Value};
 
-/// `identify`'s keywords described for Python: each name, kind, default
-/// (the command line's text), unit, line of help, choices, and whether
-/// only a whole identification takes it (not `Objective`), in order.
+/// A command's keywords described for Python (`identify`'s, which
+/// `Objective` shares, or `simulate`'s): each name, kind, default (the
+/// command line's text), unit, line of help, choices, and whether only a
+/// whole identification takes it (not `Objective`), in order.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
-pub fn keywords() -> Vec<(
-    &'static str,
-    &'static str,
-    Option<&'static str>,
-    Option<&'static str>,
-    &'static str,
-    Vec<&'static str>,
-    bool,
-)> {
-    KEYWORDS
+pub fn keywords(
+    command: &str,
+) -> PyResult<
+    Vec<(
+        &'static str,
+        &'static str,
+        Option<&'static str>,
+        Option<&'static str>,
+        &'static str,
+        Vec<&'static str>,
+        bool,
+    )>,
+> {
+    let table = match command {
+        "identify" => identify::KEYWORDS,
+        "simulate" => simulate::KEYWORDS,
+        other => return Err(PyValueError::new_err(format!("no keywords for {other}"))),
+    };
+    Ok(table
         .iter()
         .map(|k| {
             let kind = match k.kind {
                 KeywordKind::Switch => "switch",
                 KeywordKind::Count => "count",
                 KeywordKind::Number => "number",
+                KeywordKind::Numbers => "numbers",
                 KeywordKind::Text => "text",
                 KeywordKind::Path => "path",
+                KeywordKind::SecondOutput => "second_output",
                 KeywordKind::Axis => "axis",
                 KeywordKind::Axes => "axes",
                 KeywordKind::Choice => "choice",
                 KeywordKind::Film => "film",
+                KeywordKind::Config => "config",
                 KeywordKind::Configs => "configs",
                 KeywordKind::Grid => "grid",
                 KeywordKind::ConfigTable => "table",
+                KeywordKind::SwitchOrTable => "switch_or_table",
             };
             (
                 k.name,
@@ -64,7 +79,7 @@ pub fn keywords() -> Vec<(
                 k.whole_run_only,
             )
         })
-        .collect()
+        .collect())
 }
 
 /// The inputs `keywords` give (None values left unset), writing into
@@ -79,7 +94,7 @@ pub fn inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult<Identif
         if value.is_none() {
             continue;
         }
-        let Some(keyword) = keyword(&name) else {
+        let Some(keyword) = identify::keyword(&name) else {
             return Err(PyTypeError::new_err(format!(
                 "identify() got an unexpected keyword '{name}'"
             )));
@@ -115,12 +130,7 @@ fn set(
         ("backend", _) => inputs.engine.backend = choice::<Backend>(name, value)?,
         ("precision", _) => inputs.engine.precision = choice::<Precision>(name, value)?,
         ("gpu_layout", _) => inputs.engine.gpu_layout = choice::<LayoutRequest>(name, value)?,
-        ("adapter", _) => {
-            inputs.engine.adapter = Some(match value.is_instance_of::<PyInt>() {
-                true => value.extract::<i64>()?.to_string(),
-                false => text(name, value)?,
-            })
-        }
+        ("adapter", _) => inputs.engine.adapter = Some(adapter(name, value)?),
         ("config", _) => inputs.configs = configs(value)?,
         ("tip_mass", _) => inputs.tip_mass_kg = Some(number(name, value)?),
         ("length", _) => inputs.length_m = Some(number(name, value)?),
@@ -156,6 +166,112 @@ fn set(
         _ => unreachable!("every keyword is set above: {name}"),
     }
     Ok(())
+}
+
+/// `simulate`'s inputs `keywords` give (None values left unset),
+/// writing to `out`.
+pub fn simulate_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult<SimulateInputs> {
+    let mut inputs = SimulateInputs {
+        out,
+        ..SimulateInputs::default()
+    };
+    for (key, value) in keywords.iter() {
+        let name: String = key.extract()?;
+        if value.is_none() {
+            continue;
+        }
+        let Some(keyword) = simulate::keyword(&name) else {
+            return Err(PyTypeError::new_err(format!(
+                "simulate() got an unexpected keyword '{name}'"
+            )));
+        };
+        let (name, value) = (keyword.name, &value);
+        match name {
+            "config" => {
+                inputs.config = Some(match value.cast::<PyDict>() {
+                    Ok(dict) => config_tables(dict, "config".into())?,
+                    Err(_) => ConfigInput::File(path(name, value).map_err(|_| {
+                        wrong(name, value, "a config's path or a dict of its tables")
+                    })?),
+                })
+            }
+            "scenario" => inputs.scenario = Some(choice::<SimulateScenario>(name, value)?),
+            "formulation" => inputs.formulation = Some(choice::<FormulationKind>(name, value)?),
+            "feedback_gains" => inputs.feedback_gains = Some(numbers(name, value)?),
+            "alpha" => inputs.alpha = Some(number(name, value)?),
+            "curvature" => inputs.curvature_per_m = Some(number(name, value)?),
+            "axis" => inputs.axes = texts(name, value)?,
+            "tether" => match value.cast::<PyDict>() {
+                Ok(dict) => {
+                    let keys = table_of(dict, "tether")?;
+                    inputs.overlays.insert("tether".into(), Value::Table(keys));
+                }
+                Err(_) => {
+                    inputs.tether = switch(name, value)
+                        .map_err(|_| wrong(name, value, "True, False or a dict of [tether] keys"))?
+                }
+            },
+            "start_offset_m" => inputs.start_offset_m = Some(number(name, value)?),
+            "elements" => inputs.elements = Some(count(name, value)? as i64),
+            "damping" => inputs.damping_pa_s = Some(number(name, value)?),
+            "drag_coefficient" => inputs.drag_coefficient = Some(number(name, value)?),
+            "tip_mass" => inputs.tip_mass_kg = Some(number(name, value)?),
+            "length" => inputs.length_m = Some(number(name, value)?),
+            "no_rotary_inertia" => inputs.no_rotary_inertia = switch(name, value)?,
+            "solver" => inputs.engine.solver = Some(choice::<SolverKind>(name, value)?),
+            "step" => inputs.step_s = Some(number(name, value)?),
+            "tolerance" => inputs.tolerance = Some(number(name, value)?),
+            "duration" => inputs.duration_s = Some(number(name, value)?),
+            "winch_periods" => inputs.winch_periods_s = Some(numbers(name, value)?),
+            "winch_amplitude" => inputs.winch_amplitude_m = Some(number(name, value)?),
+            "backend" => inputs.engine.backend = choice::<Backend>(name, value)?,
+            "precision" => inputs.engine.precision = choice::<Precision>(name, value)?,
+            "gpu_layout" => inputs.engine.gpu_layout = choice::<LayoutRequest>(name, value)?,
+            "adapter" => inputs.engine.adapter = Some(adapter(name, value)?),
+            "out" => inputs.out = path(name, value)?,
+            "state" => inputs.state = Some(path(name, value)?),
+            "force" => inputs.force = switch(name, value)?,
+            table @ ("settings" | "camera") => {
+                let dict = value.cast::<PyDict>().map_err(|_| {
+                    wrong(
+                        name,
+                        value,
+                        &format!("a dict of the config's [{table}] keys"),
+                    )
+                })?;
+                let keys = table_of(dict, table)?;
+                inputs.overlays.insert(table.into(), Value::Table(keys));
+            }
+            _ => unreachable!("every keyword is set above: {name}"),
+        }
+    }
+    Ok(inputs)
+}
+
+/// An adapter: its index or its name's text.
+fn adapter(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    match value.is_instance_of::<PyInt>() {
+        true => Ok(value.extract::<i64>()?.to_string()),
+        false => text(name, value),
+    }
+}
+
+/// Numbers: a list, a tuple or an array of them, or their comma list.
+fn numbers(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    let what = "numbers (a list, or their comma list \"1,2\")";
+    if value.is_instance_of::<PyString>() {
+        let text: String = value.extract()?;
+        return text
+            .split(',')
+            .map(|v| {
+                v.trim().parse::<f64>().map_err(|_| {
+                    PyValueError::new_err(format!("invalid {name} = '{text}': must be {what}"))
+                })
+            })
+            .collect();
+    }
+    let items = sequence(value).ok_or_else(|| wrong(name, value, what))?;
+    items.iter().map(|item| number(name, item)).collect()
 }
 
 /// A TypeError: `name` takes `what`, and was given `value`'s type.

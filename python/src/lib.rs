@@ -1,6 +1,6 @@
 //! `tether_sweep._native`: the library's jobs for the Python package
-//! (`python/tether_sweep/`). `identify` and `Objective` take their
-//! keywords as Python values, converted by each keyword's kind into the
+//! (`python/tether_sweep/`). `identify`, `Objective` and `simulate` take
+//! their keywords as Python values, converted by each keyword's kind into the
 //! library's inputs (`keywords`), their errors naming the keyword; the
 //! other commands' keywords still arrive as the command line's words,
 //! parsed by its own parser (`tether_sweep::cli`). A job runs in the
@@ -25,7 +25,8 @@ use tether_sweep::cli::{Cli, Command, UsageError, progress};
 use tether_sweep::engine::RunHooks;
 use tether_sweep::io::capture::{self, Captured, CapturedFigure, CapturedTable, Keep};
 use tether_sweep::text::console::{self, ProgressSink};
-use tether_sweep::workflow::identify::{Door, IdentifyReport, IdentifyRequest, check_outcome};
+use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, check_outcome};
+use tether_sweep::workflow::keywords::Door;
 use tether_sweep::workflow::objective::Objective as LibObjective;
 use tether_sweep::workflow::{Hooks, WorkflowError};
 
@@ -237,6 +238,29 @@ fn run(
     })
 }
 
+/// `simulate` with its keywords (`workflow::simulate::KEYWORDS`' names;
+/// None values unset), writing to `out` (with `memory_only`, nothing is
+/// written): its text and tables. Errors name the keyword.
+#[pyfunction]
+#[pyo3(signature = (keywords, out, memory_only=false))]
+fn simulate(
+    py: Python<'_>,
+    keywords: Bound<'_, PyDict>,
+    out: PathBuf,
+    memory_only: bool,
+) -> PyResult<RunOutcome> {
+    let inputs = keywords::simulate_inputs_of(&keywords, out.clone())?;
+    let (answer, text, captured) = run_embedded(py, None, memory_only, move |_| {
+        tether_sweep::cli::simulate::execute(&inputs, Door::Python)
+    })?;
+    answer.map_err(to_py)?;
+    Ok(RunOutcome {
+        text,
+        tables: py_tables(py, captured.tables, Some(&out))?,
+        figures: py_figures(captured.figures, Some(&out)),
+    })
+}
+
 /// What `identify` hands to Python: what the terminal would print, its
 /// tables and figures by name, and the summary as JSON.
 #[pyclass(frozen, get_all)]
@@ -443,6 +467,7 @@ fn flags(command: &str) -> PyResult<Vec<(String, bool, bool)>> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(identify, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(flags, m)?)?;
     m.add_function(wrap_pyfunction!(keywords::keywords, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

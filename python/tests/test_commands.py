@@ -139,11 +139,12 @@ def test_shards_summarize_to_the_whole_run_and_plot_redraws(tmp_path):
     "function, keywords, flag",
     [
         (ts.design, dict(elements=20, damping=2000, drag_coefficient=0.8, noise=-1), "--noise"),
-        (ts.simulate, dict(scenario="drop", elements=0), "--elements"),
+        (ts.simulate, dict(scenario="drop", elements=0), "^invalid elements = 0: must be an integer from 1 to 1024$"),
         (ts.swingup, dict(population=0), "--population"),
         (ts.linearize, dict(elements=6, frequency_points=0), "--frequency-points"),
         (ts.dataset_synth, dict(noise=-1), "--noise"),
-        # identify's keywords reach the library as themselves: named so.
+        # identify's and simulate's keywords reach the library as
+        # themselves: named so.
         (ts.identify, dict(drag_coefficient="-0.5", progress=False), "^invalid drag_coefficient = -0.5: "),
     ],
     ids=["design", "simulate", "swingup", "linearize", "dataset_synth", "identify"],
@@ -253,7 +254,7 @@ def test_the_arm_carries_a_tether_given_as_a_flag_beside_the_tables_dict():
     assert carried.table.num_rows == 31 and (pull < -0.2).all(), pull
     trail = carried.table.column("tether_marker10_x_m").to_numpy() - carried.table.column("tether_marker0_x_m").to_numpy()
     assert trail[-1] > 1e-3, trail
-    with pytest.raises(ValueError, match="only with --tether"):
+    with pytest.raises(ValueError, match=r"^drag_coefficient is the tether's: .* only with tether=True"):
         ts.simulate(scenario="arm", drag_coefficient=1.2)
     # The GPU engine carries it as the CPU does (lavapipe in CI).
     on_gpu = ts.simulate(scenario="arm", tether=True, drag_coefficient=1.2, duration=0.3,
@@ -292,3 +293,41 @@ def test_figures_come_back_in_memory_as_drawn(tmp_path):
         assert (tmp_path / "lin" / f"{name}.svg").read_text(encoding="utf-8") == f.svg, name
     designed = ts.design(elements=20, damping=2000, drag_coefficient=0.8, axis=["initial_angle_deg=45,90"], backend="cpu")
     assert list(designed.figures) == ["design"]
+
+
+def test_simulate_has_a_real_signature_and_its_keywords_reach_the_library(tmp_path, monkeypatch):
+    import inspect
+    import pydoc
+    import typing
+
+    from mypy import api
+
+    sig = inspect.signature(ts.simulate)
+    for name in ("out", "config", "scenario", "elements", "damping", "state", "settings"):
+        assert name in sig.parameters, name
+    assert typing.get_args(sig.parameters["scenario"].annotation.__args__[0]) == ("drop", "swingup", "arm", "robot")
+    assert "duration : Optional[float]" in pydoc.render_doc(ts.simulate)
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("import tether_sweep as ts\nts.simulate(backend=3.7)\n")
+    out, _, status = api.run(["--no-incremental", "--cache-dir=/dev/null", str(wrong)])
+    assert status == 1 and '"backend"' in out, out
+    with pytest.raises(TypeError, match="did you mean duration"):
+        ts.simulate(duraton=1.0)
+    with pytest.raises(ValueError, match=r"^invalid tolerance = -1: must be") as raised:
+        ts.simulate(solver="reference", tolerance=-1.0)
+    assert "--" not in str(raised.value)
+    # A config as a dict reaches the library as its tables: no file is
+    # written for it, and its errors name it.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    config = {"scenario": "drop", "tether": dict(elements=6, damping_pa_s=2000.0, drag_coefficient=0.8)}
+    from_dict = ts.simulate(config=config, duration=0.4)
+    flags = ts.simulate(scenario="drop", **SMALL_DROP, duration=0.4)
+    assert from_dict.table.column("x").equals(flags.table.column("x"))
+    assert [p.name for p in tmp_path.iterdir() if p.name != "wrong.py"] == []
+    with pytest.raises(ValueError, match=r"invalid length_m \(in config\) = -1"):
+        ts.simulate(config={"tether": {"length_m": -1.0}})
+    with pytest.raises(ValueError, match=r"^state is the tether's drop or swing-up run's"):
+        ts.simulate(scenario="robot", state=True)

@@ -90,7 +90,8 @@ def test_the_same_words_give_the_command_lines_tables(tmp_path, words):
     keywords = {}
     for flag, value in zip(words[::2], words[1::2]):
         name = flag[2:].replace("-", "_")
-        keywords[name] = typed.get(_keywords.KEYWORDS_BY_NAME[name].kind, str)(value)
+        kind = next(k.kind for k in _keywords.taken("identify") if k.name == name)
+        keywords[name] = typed.get(kind, str)(value)
     r = ts.identify(**keywords, allow_implausible=True, out=tmp_path / "py", progress=False)
     assert (tmp_path / "py" / "results.parquet").exists()
     assert sorted(r.tables) == sorted(p.stem for p in (tmp_path / "cli").glob("*.parquet"))

@@ -4,8 +4,8 @@ Each function takes its command's flags as keywords, named as the flags
 are with dashes as underscores (``drag_coefficient="0.6:0.9:0.05"``,
 ``axis=["release_time_s=0:0.03:0.005"]``).
 
-``identify`` and ``Objective`` hand their keywords to the library as
-Python values: each keyword's type, default, unit and help come from the
+``identify``, ``Objective`` and ``simulate`` hand their keywords to the
+library as Python values: each keyword's type, default, unit and help come from the
 library's description of its inputs (``help(ts.identify)``), an axis is
 text or numbers, a film a file or a DataFrame (passed in memory), a config
 a file or a dict (a list of them for several films), and an error names
@@ -453,8 +453,8 @@ def identify(*, out: Union[str, pathlib.Path, None] = None, progress: Progress =
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-identify.__signature__ = _keywords.signature(out=True, progress=True)  # type: ignore[attr-defined]
-identify.__doc__ = (identify.__doc__ or "") + _keywords.docs()
+identify.__signature__ = _keywords.signature("identify", out=True, progress=True)  # type: ignore[attr-defined]
+identify.__doc__ = (identify.__doc__ or "") + _keywords.docs("identify")
 
 
 def _implausible(e: ImplausibleFit, out: Any, scratch: pathlib.Path) -> ImplausibleFit:
@@ -504,7 +504,7 @@ class Objective:
         # The film is read while the objective is built.
         self._objective = _native.Objective(_keywords.native(keywords))
 
-    __init__.__signature__ = _keywords.signature(out=False, progress=False, self_=True)  # type: ignore[attr-defined]
+    __init__.__signature__ = _keywords.signature("Objective", out=False, progress=False)  # type: ignore[attr-defined]
     __init__.__doc__ = "Builds the objective of a study given as identify's keywords (those of the study: not a whole run's outputs or passes).\n\n" + _keywords.docs("Objective")
 
     @property
@@ -606,6 +606,8 @@ def _beside(keywords: Dict[str, Any], target: pathlib.Path) -> Dict[str, Any]:
     command's `out` file (`track.parquet` → `track_state.parquet`)."""
     keywords = dict(keywords)
     for key, suffix in _BESIDE.items():
+        if keywords.get(key) is False:
+            del keywords[key]
         if keywords.get(key) is True:
             keywords[key] = str(target.with_name(target.stem + suffix + target.suffix))
     return keywords
@@ -685,10 +687,33 @@ def simulate(*, out: Any = None, **keywords: Any) -> SimulateResult:
     """One simulation's marker track (``tether-sweep simulate``);
     ``result.table`` is the track, ``result.markers_m`` and
     ``result.time_s`` the same as arrays. ``out`` is a file (.parquet or
-    .csv). ``state=True`` keeps the nodal state at every frame too
+    .csv); None keeps the tables in memory and writes nothing.
+    ``config`` is a config file or a dict of its tables (``tether=``,
+    ``settings=``, ``camera=`` dicts go over it, or stand alone).
+    ``state=True`` keeps the nodal state at every frame too
     (``result.q``, ``result.v``; with ``out``, written beside it as
-    ``NAME_state``), or ``state=FILE`` writes it there; the CPU runs it."""
-    return SimulateResult(_run("simulate", out, keywords))
+    ``NAME_state``), or ``state=FILE`` writes it there; the CPU runs it.
+
+    """
+    _keywords.check("simulate", keywords)
+    # out=None: a file's name in a scratch folder, nothing written.
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
+    try:
+        target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES["simulate"]
+        try:
+            outcome = _native.simulate(_beside(keywords, target), str(target), out is None)
+        except (ValueError, RuntimeError) as e:
+            # Nothing was kept in the scratch folder: name no temporary path.
+            raise type(e)(_unscratched(str(e), scratch, "in memory (out=None keeps no file)")) from None
+        text = _unscratched(outcome.text, scratch, "the result's tables (out=None: in memory)")
+        base = Result("simulate", text, _tables(outcome), None if out is None else pathlib.Path(out), _figures(outcome))
+        return SimulateResult(base)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+simulate.__signature__ = _keywords.signature("simulate", out=True, progress=False)  # type: ignore[attr-defined]
+simulate.__doc__ = (simulate.__doc__ or "") + _keywords.docs("simulate")
 
 
 def swingup(*, out: Any = None, progress: Progress = True, **keywords: Any) -> Result:

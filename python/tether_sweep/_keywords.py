@@ -1,8 +1,8 @@
-"""The keywords of ``identify`` and ``Objective`` as the library describes
-them (``_native.keywords()``: each name, kind, default, unit, line of help
-and choices): their types, the functions' signatures and docs, and the
-stubs' lines are all written from that one description, so that none can
-drift from what the library takes."""
+"""The keywords of ``identify``, ``Objective`` and ``simulate`` as the
+library describes them (``_native.keywords(command)``: each name, kind,
+default, unit, line of help and choices): their types, the functions'
+signatures and docs, and the stubs' lines are all written from that one
+description, so that none can drift from what the library takes."""
 
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ _TYPES = {
     "number": "float",
     "text": "str",
     "path": "Union[str, os.PathLike]",
+    "second_output": "Union[bool, str, os.PathLike]",
+    "numbers": "Union[str, Sequence[float], np.ndarray]",
+    "config": "Union[str, os.PathLike, Dict[str, Any]]",
+    "switch_or_table": "Union[bool, Dict[str, Any]]",
     "axis": "Union[str, float, Sequence[float], range, np.ndarray]",
     "axes": "Union[str, Sequence[str]]",
     "film": "Union[str, os.PathLike, pa.Table, Any]",
@@ -69,7 +73,7 @@ class Keyword:
 
 
 def _python_default(kind: str, text: Optional[str]) -> Any:
-    if kind == "switch":
+    if kind in ("switch", "switch_or_table"):
         return False
     if text is None:
         return None
@@ -80,36 +84,39 @@ def _python_default(kind: str, text: Optional[str]) -> Any:
     return text
 
 
-KEYWORDS: List[Keyword] = [Keyword(*k) for k in _native.keywords()]
-KEYWORDS_BY_NAME: Dict[str, Keyword] = {k.name: k for k in KEYWORDS}
+# Each command's keywords; `Objective` takes identify's study.
+KEYWORDS: Dict[str, List[Keyword]] = {command: [Keyword(*k) for k in _native.keywords(command)] for command in ("identify", "simulate")}
 
 
 def taken(function: str) -> List[Keyword]:
-    """The keywords ``function`` takes: ``identify`` every one,
-    ``Objective`` those of the study (not a whole run's)."""
-    return [k for k in KEYWORDS if function != "Objective" or not k.whole_run_only]
+    """The keywords ``function`` takes: ``identify`` and ``simulate``
+    every one of theirs, ``Objective`` identify's of the study (not a whole
+    run's)."""
+    if function == "Objective":
+        return [k for k in KEYWORDS["identify"] if not k.whole_run_only]
+    return KEYWORDS[function]
 
 
-def signature(*, out: bool, progress: bool, self_: bool = False) -> inspect.Signature:
-    """The signature of a function taking the keywords (keyword-only),
-    after ``out`` and ``progress`` where it takes them; ``self_``: the
-    objective's constructor, which takes the study's only."""
+def signature(function: str, *, out: bool, progress: bool) -> inspect.Signature:
+    """The signature of `function`, taking its keywords (keyword-only),
+    after ``out`` and ``progress`` where it takes them (``Objective``: its
+    constructor, which takes the study's only)."""
     kw = inspect.Parameter.KEYWORD_ONLY
     params = []
-    if self_:
+    if function == "Objective":
         params.append(inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD))
     if out:
         params.append(inspect.Parameter("out", kw, default=None, annotation=Optional[Union[str, os.PathLike]]))
     if progress:
         params.append(inspect.Parameter("progress", kw, default=True, annotation=Progress))
-    for k in taken("Objective" if self_ else "identify"):
+    for k in taken(function):
         if k.name == "out":
             continue
         params.append(inspect.Parameter(k.name, kw, default=k.default, annotation=k.annotation))
     return inspect.Signature(params)
 
 
-def docs(function: str = "identify") -> str:
+def docs(function: str) -> str:
     """The keywords' docs, numpydoc's "Parameters" layout."""
     lines = [k.doc() for k in taken(function) if k.name != "out"]
     return "Parameters\n----------\n" + "\n".join(lines)
@@ -119,8 +126,9 @@ def check(function: str, keywords: Dict[str, Any]) -> None:
     """A TypeError for a keyword the function does not take: a whole
     run's, for the objective, said so; else with the nearest it does."""
     known = [k.name for k in taken(function)]
+    whole_run = {k.name for k in KEYWORDS["identify"]}
     for key in keywords:
-        if function == "Objective" and key in KEYWORDS_BY_NAME and key not in known:
+        if function == "Objective" and key in whole_run and key not in known:
             raise TypeError(
                 f"Objective() takes no '{key}': it scores the candidates it is given; '{key}' is a whole identification's (ts.identify)"
             )

@@ -1,6 +1,7 @@
-"""Writes the package's type stubs (``__init__.pyi``): ``identify`` and
-``Objective`` from the library's description of their keywords (their
-types, ``Literal`` choices and defaults), the other commands from the
+"""Writes the package's type stubs (``__init__.pyi``): ``identify``,
+``Objective`` and ``simulate`` from the library's description of their
+keywords (their types, ``Literal`` choices and defaults), the other
+commands from the
 command line's own flags, so that an editor's completion and a type
 checker see every keyword the functions take, and a test holds the stubs
 to them:
@@ -8,7 +9,7 @@ to them:
     python -m tether_sweep._stubs > python/tether_sweep/__init__.pyi
 """
 
-from . import _BESIDE, _keywords, flags
+from . import _keywords, flags
 
 HEADER = '''"""Type stubs of tether_sweep, written by `python -m tether_sweep._stubs`
 from the library's keywords and the command line's flags: do not edit by
@@ -72,7 +73,6 @@ class IdentifyResult(Result):
 # The commands as functions: (function, command, a positional folder).
 COMMANDS = [
     ("design", "design", False),
-    ("simulate", "simulate", False),
     ("swingup", "swingup", False),
     ("linearize", "linearize", False),
     ("summarize", "summarize", True),
@@ -94,18 +94,12 @@ def keywords(command: str, skip: tuple = ()) -> str:
     for name, (takes_value, repeated) in flags(command).items():
         if name in skip:
             continue
-        if not takes_value and name in tables:
-            # simulate's --tether beside the config's [tether] dict.
-            kind = "Union[bool, Dict[str, Any]]"
-        elif not takes_value:
+        if not takes_value:
             kind = "bool"
         elif repeated:
             kind = "Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]"
         elif name == "measured":
             kind = "Union[str, os.PathLike, pa.Table, Any]"
-        elif name in _BESIDE:
-            # A second output: True beside `out` (or in memory), or a file.
-            kind = "Union[bool, str, os.PathLike]"
         else:
             kind = "Value"
         lines.append(f"    {name}: Optional[{kind}] = ...,")
@@ -115,9 +109,9 @@ def keywords(command: str, skip: tuple = ()) -> str:
     return "\n".join(lines)
 
 
-def typed_keywords(indent: str, function: str = "identify") -> str:
-    """The keywords `function` takes (identify's or Objective's) with
-    their types and defaults."""
+def typed_keywords(indent: str, function: str) -> str:
+    """The keywords `function` takes (identify's, Objective's or
+    simulate's) with their types and defaults."""
     lines = []
     for k in _keywords.taken(function):
         if k.name == "out":
@@ -127,12 +121,9 @@ def typed_keywords(indent: str, function: str = "identify") -> str:
     return "\n".join(lines)
 
 
-# The commands whose result is more than a `Result`.
-RETURNS = {"simulate": "SimulateResult"}
-
-
 def stubs() -> str:
-    identify = typed_keywords("    ")
+    identify = typed_keywords("    ", "identify")
+    simulate = typed_keywords("    ", "simulate")
     study = typed_keywords("        ", "Objective")
     commands = ""
     for function, command, positional in COMMANDS:
@@ -142,8 +133,7 @@ def stubs() -> str:
         body = keywords(command, skip=("out",))
         star = "*" if out or body else ""
         head = ", ".join(p for p in ["dir: Union[str, os.PathLike]" if positional else "", star] if p)
-        returns = RETURNS.get(function, "Result")
-        commands += f"\ndef {function}(\n    {head},\n{out}" + (body + "\n" if body else "") + f") -> {returns}: ...\n"
+        commands += f"\ndef {function}(\n    {head},\n{out}" + (body + "\n" if body else "") + ") -> Result: ...\n"
     return (
         HEADER
         + "\ndef identify(\n    *,\n    out: Union[str, os.PathLike, None] = None,\n    progress: Progress = True,\n"
@@ -157,6 +147,9 @@ def stubs() -> str:
         + "    @property\n    def tolerance_m(self) -> Optional[float]: ...\n"
         + "    def __call__(self, candidates: Any, progress: Progress = True) -> np.ndarray: ...\n"
         + "    def residuals(self, candidate: Any) -> np.ndarray: ...\n"
+        + "\ndef simulate(\n    *,\n    out: Union[str, os.PathLike, None] = None,\n"
+        + simulate
+        + "\n) -> SimulateResult: ...\n"
         + commands
     )
 

@@ -14,9 +14,9 @@ use crate::solver::SolverKind;
 use crate::sweep::validation::{DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M};
 use crate::text::identify as text;
 use crate::workflow::identify::{
-    AxisInput, ConfigInput, Door, GridInput, IdentifyInputs, IdentifyReport, check_outcome,
-    prepare, rename,
+    AxisInput, GridInput, IdentifyInputs, IdentifyReport, check_outcome, prepare, rename,
 };
+use crate::workflow::keywords::{ConfigInput, Door};
 use crate::workflow::{Estimate, Hooks, count};
 
 #[derive(Debug, Args)]
@@ -271,21 +271,28 @@ mod tests {
     use clap::CommandFactory;
 
     use crate::cli::Cli;
-    use crate::workflow::identify::{KEYWORDS, KeywordKind};
+    use crate::workflow::keywords::{Keyword, KeywordKind};
 
     /// The flags are the library's keywords: the same names, defaults and
     /// choices, so that what Python's signatures say (written from the
     /// keywords) is what the command line takes.
     #[test]
     fn the_flags_are_the_librarys_keywords() {
+        flags_are(&["identify"], crate::workflow::identify::KEYWORDS);
+        flags_are(&["simulate"], crate::workflow::simulate::KEYWORDS);
+    }
+
+    fn flags_are(command: &[&str], keywords: &[Keyword]) {
         let cli = Cli::command();
-        let identify = cli.find_subcommand("identify").unwrap();
-        let flags: Vec<_> = identify
+        let command = command
+            .iter()
+            .fold(&cli, |c, name| c.find_subcommand(name).unwrap());
+        let flags: Vec<_> = command
             .get_arguments()
             .filter_map(|a| Some((a.get_long()?.replace('-', "_"), a)))
             .filter(|(name, _)| name != "help")
             .collect();
-        let keywords: Vec<_> = KEYWORDS.iter().filter(|k| k.on_command_line()).collect();
+        let keywords: Vec<_> = keywords.iter().filter(|k| k.on_command_line()).collect();
         let names = |v: Vec<&str>| v.join(" ");
         assert_eq!(
             names(flags.iter().map(|(n, _)| n.as_str()).collect()),
@@ -299,7 +306,7 @@ mod tests {
                 .map(|v| v.to_string_lossy())
                 .collect();
             match (keyword.kind, keyword.default) {
-                (KeywordKind::Switch, _) => assert!(!flag.get_action().takes_values()),
+                (KeywordKind::Switch | KeywordKind::SwitchOrTable, _) => {}
                 (_, Some(text)) if !default.is_empty() => {
                     assert_eq!(default, [text], "{}'s default", keyword.name)
                 }
@@ -314,7 +321,15 @@ mod tests {
                 ),
                 (_, None) => assert!(default.is_empty(), "{} has no default", keyword.name),
             }
-            if keyword.kind == KeywordKind::Switch {
+            if matches!(
+                keyword.kind,
+                KeywordKind::Switch | KeywordKind::SwitchOrTable
+            ) {
+                assert!(
+                    !flag.get_action().takes_values(),
+                    "{} is a switch",
+                    keyword.name
+                );
                 continue;
             }
             let choices: Vec<String> = flag

@@ -4,17 +4,16 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use toml::{Table, Value};
 
-use super::args::{EngineArgs, TetherArgs, name_flags, named, resolved};
+use super::args::{EngineArgs, TetherArgs, named};
 use super::identify::say;
 use crate::named::Named;
-use crate::scenario::ScenarioKind;
 use crate::solver::SolverKind;
 use crate::text::simulate as text;
 use crate::workflow::WorkflowError;
 use crate::workflow::bodies::{self, BodyInputs, BodyKind, BodyOutcome, FormulationKind};
-use crate::workflow::simulate::{SimulateRequest, prepare};
+use crate::workflow::keywords::{ConfigInput, Door};
+use crate::workflow::simulate::{SimulateInputs, SimulateJob, SimulateScenario, prepare};
 
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
@@ -24,7 +23,7 @@ pub struct SimulateArgs {
     /// Experiment: `drop` (released from 45°, pinned) or `swingup`
     /// (winch-driven) of the tether; or a constrained body, `arm` or
     /// `robot` (docs/constrained.md). [default: drop]
-    #[arg(long, value_parser = scenario_parser())]
+    #[arg(long, value_parser = named::<SimulateScenario>())]
     pub scenario: Option<SimulateScenario>,
     /// The arm's formulation: `baumgarte` or `modified-lagrange`.
     /// [default: modified-lagrange]
@@ -100,101 +99,54 @@ pub struct SimulateArgs {
     pub force: bool,
 }
 
-/// Config keys outside `[tether]` that flags set, and the flags.
-const SETTING_FLAGS: [(&str, &str); 7] = [
-    ("step_s", "--step"),
-    ("tolerance_m", "--tolerance"),
-    ("duration_s", "--duration"),
-    ("winch_amplitude_m", "--winch-amplitude"),
-    ("winch_periods_s", "--winch-periods"),
-    ("winch_waypoints_m", "--winch-amplitude"),
-    ("scenario", "--scenario"),
-];
-
 impl SimulateArgs {
-    /// The flags as a TOML table in the config file's layout.
-    fn overrides(&self) -> Table {
-        let mut root = Table::new();
-        let mut settings = Table::new();
-        if let Some(SimulateScenario::Tether(s)) = self.scenario {
-            let name = match s {
-                ScenarioKind::Drop => "drop",
-                ScenarioKind::Swingup => "swingup",
-            };
-            root.insert("scenario".into(), Value::String(name.into()));
-        }
-        if let Some(s) = self.solver {
-            root.insert("solver".into(), Value::String(s.name().into()));
-        }
-        for (key, value) in [("step_s", self.step), ("tolerance_m", self.tolerance)] {
-            if let Some(v) = value {
-                root.insert(key.into(), Value::Float(v));
-            }
-        }
-        for (key, value) in [
-            ("duration_s", self.duration),
-            ("winch_amplitude_m", self.winch_amplitude),
-        ] {
-            if let Some(v) = value {
-                settings.insert(key.into(), Value::Float(v));
-            }
-        }
-        if let Some(p) = &self.winch_periods {
-            settings.insert(
-                "winch_periods_s".into(),
-                Value::Array(p.iter().map(|&v| Value::Float(v)).collect()),
-            );
-        }
-        root.insert("tether".into(), Value::Table(self.tether_args.table()));
-        root.insert("settings".into(), Value::Table(settings));
-        root
-    }
-
-    fn request(&self) -> Result<SimulateRequest> {
-        let cfg = resolved(self.config.as_deref(), self.overrides(), &SETTING_FLAGS)?;
-        Ok(SimulateRequest {
-            config: cfg,
+    /// The library's inputs these flags give (the builder Python fills
+    /// too).
+    pub fn inputs(&self) -> SimulateInputs {
+        let t = &self.tether_args;
+        SimulateInputs {
+            config: self.config.clone().map(ConfigInput::File),
+            scenario: self.scenario,
+            formulation: self.formulation,
+            feedback_gains: self.feedback_gains.clone(),
+            alpha: self.alpha,
+            curvature_per_m: self.curvature,
+            axes: self.axes.clone(),
+            tether: self.tether,
+            start_offset_m: self.start_offset_m,
+            elements: t.elements,
+            damping_pa_s: t.damping,
+            drag_coefficient: t.drag_coefficient,
+            tip_mass_kg: t.tip_mass,
+            length_m: t.length,
+            no_rotary_inertia: t.no_rotary_inertia,
+            step_s: self.step,
+            tolerance: self.tolerance,
+            duration_s: self.duration,
+            winch_periods_s: self.winch_periods.clone(),
+            winch_amplitude_m: self.winch_amplitude,
             engine: self.engine.options(self.solver),
+            overlays: toml::Table::new(),
             out: self.out.clone(),
             state: self.state.clone(),
             force: self.force,
-        })
+        }
     }
-}
-
-/// `--scenario`: one of the tether's experiments, or a constrained body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SimulateScenario {
-    Tether(ScenarioKind),
-    Body(BodyKind),
-}
-
-fn scenario_parser() -> impl clap::builder::TypedValueParser<Value = SimulateScenario> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    let tether = ScenarioKind::ALL.iter().map(|v| (v.name(), v.help()));
-    let bodies = BodyKind::ALL.iter().map(|v| (v.name(), v.help()));
-    let values: Vec<PossibleValue> = tether
-        .chain(bodies)
-        .map(|(name, help)| PossibleValue::new(name).help(help))
-        .collect();
-    PossibleValuesParser::new(values).map(|text| match BodyKind::parse_name(&text) {
-        Ok(body) => SimulateScenario::Body(body),
-        Err(_) => SimulateScenario::Tether(
-            ScenarioKind::parse_name(&text).expect("one of the possible values"),
-        ),
-    })
 }
 
 pub fn run(args: SimulateArgs) -> Result<()> {
-    let body = match args.scenario {
-        Some(SimulateScenario::Body(body)) => Some(body),
-        _ => None,
+    execute(&args.inputs(), Door::CommandLine)
+}
+
+/// One simulation of `inputs` (the tether's, or a constrained body's),
+/// said through `text::console` (the terminal, or the Python package's
+/// kept text); an error names the input as `door`'s user wrote it. The
+/// command above and the Python package's `simulate` both run it.
+pub fn execute(inputs: &SimulateInputs, door: Door) -> Result<()> {
+    let request = match inputs.job(door)? {
+        SimulateJob::Tether(request) => request,
+        SimulateJob::Body(body, body_inputs) => return run_body(&body_inputs, body, door),
     };
-    refuse_misplaced_flags(&args, body.is_some())?;
-    if let Some(body) = body {
-        return run_body(&args, body);
-    }
-    let request = args.request()?;
     let prepared = prepare(request.clone())?;
     if let Some(reason) = prepared.choice().reason.as_deref() {
         noteln!("{reason}");
@@ -207,100 +159,16 @@ pub fn run(args: SimulateArgs) -> Result<()> {
         noteln!("{note}");
     }
     let report = prepared.run()?;
-    say(|out| text::write_summary(out, &request, &report, &args.out));
+    say(|out| text::write_summary(out, &request, &report, &request.out));
     Ok(())
 }
 
-/// A flag of the other kind of run refused (a body's beside the tether's
-/// runs, theirs and the GPU's beside a body; the tether's own but --tether).
-fn refuse_misplaced_flags(args: &SimulateArgs, body: bool) -> Result<()> {
-    const BODY: &str = "is a constrained body's (--scenario arm or robot), not the tether's";
-    const OWN: &str =
-        "is the tether's: a constrained body takes it only with --tether (the arm carrying it)";
-    const RUNS: &str = "is the tether's drop or swing-up run's, not a constrained body's";
-    const GPU: &str = "is the GPU engine's; the constrained bodies run on the CPU (f64), the tether an arm carries (--tether) on either";
-    let (t, e, a) = (&args.tether_args, &args.engine, args);
-    let (tether, bare) = (!body, body && !args.tether);
-    #[rustfmt::skip]
-    let given = [
-        ("--axis", tether && !a.axes.is_empty(), BODY),
-        ("--formulation", tether && a.formulation.is_some(), BODY),
-        ("--feedback-gains", tether && a.feedback_gains.is_some(), BODY),
-        ("--alpha", tether && a.alpha.is_some(), BODY),
-        ("--curvature", tether && a.curvature.is_some(), BODY),
-        ("--start-offset-m", tether && a.start_offset_m.is_some(), BODY),
-        ("--tether", tether && a.tether, BODY),
-        ("--config", bare && a.config.is_some(), OWN),
-        ("--elements", bare && t.elements.is_some(), OWN),
-        ("--damping", bare && t.damping.is_some(), OWN),
-        ("--drag-coefficient", bare && t.drag_coefficient.is_some(), OWN),
-        ("--tip-mass", bare && t.tip_mass.is_some(), OWN),
-        ("--length", bare && t.length.is_some(), OWN),
-        ("--no-rotary-inertia", bare && t.no_rotary_inertia, OWN),
-        ("--solver", body && a.solver.is_some(), RUNS),
-        ("--step", body && a.step.is_some(), RUNS),
-        ("--winch-periods", body && a.winch_periods.is_some(), RUNS),
-        ("--winch-amplitude", body && a.winch_amplitude.is_some(), RUNS),
-        ("--state", body && a.state.is_some(), RUNS),
-        ("--backend gpu", bare && e.backend == crate::engine::Backend::Gpu, GPU),
-        ("--precision", bare && e.precision != crate::gpu::Precision::F32, GPU),
-        ("--adapter", bare && e.adapter.is_some(), GPU),
-        ("--gpu-layout", bare && e.gpu_layout != crate::gpu::LayoutRequest::Auto, GPU),
-    ];
-    match given.iter().find(|(_, given, _)| *given) {
-        Some((flag, _, why)) => Err(super::UsageError(format!("{flag} {why}")).into()),
-        None => Ok(()),
-    }
-}
-
-/// The tether the arm carries: the drop's tether with the tether's
-/// flags and --config's [tether] applied.
-fn carried_tether(args: &SimulateArgs) -> Result<Option<crate::model::TetherParams>> {
-    if !args.tether {
-        return Ok(None);
-    }
-    let mut overrides = Table::new();
-    overrides.insert("tether".into(), Value::Table(args.tether_args.table()));
-    let config = resolved(args.config.as_deref(), overrides, &SETTING_FLAGS)?;
-    Ok(Some(config.tether))
-}
-
-/// `--scenario arm|robot`: a constrained body's run
-/// (`workflow::bodies`), its failure exit code 3.
-fn run_body(args: &SimulateArgs, body: BodyKind) -> Result<()> {
-    let inputs = BodyInputs {
-        formulation: args.formulation,
-        feedback_gains: args.feedback_gains.clone(),
-        alpha: args.alpha,
-        curvature_per_m: args.curvature,
-        start_offset_m: args.start_offset_m,
-        duration_s: args.duration,
-        tolerance: args.tolerance,
-        tether: carried_tether(args)?,
-        engine: args.engine.options(None),
-        axes: args.axes.clone(),
-        out: args.out.clone(),
-        force: args.force,
-    };
-    let flags = [
-        ("duration", "--duration"),
-        ("tolerance", "--tolerance"),
-        ("feedback_gains", "--feedback-gains"),
-        ("alpha", "--alpha"),
-        ("curvature", "--curvature"),
-        ("start_offset_m", "--start-offset-m"),
-        ("out", "--out"),
-    ];
-    // A field is named by its flag; a swept value by its axis.
-    let named = |e: WorkflowError| match e {
-        WorkflowError::Input(input) if input.field.split(' ').next() == Some("axis") => {
-            WorkflowError::flag(&format!("--{}", input.field), input)
-        }
-        other => name_flags(other, &flags),
-    };
-    let report = match bodies::execute(&inputs, body).map_err(named)? {
+/// A constrained body's run (`workflow::bodies`), its failure exit code 3.
+fn run_body(inputs: &BodyInputs, body: BodyKind, door: Door) -> Result<()> {
+    let outcome = bodies::execute(inputs, body).map_err(|e| SimulateInputs::body_error(e, door))?;
+    let report = match outcome {
         BodyOutcome::Sweep(report) => {
-            let out = &args.out;
+            let out = &inputs.out;
             say(|o| crate::text::bodies::write_sweep(o, body.name(), &report, out));
             return Ok(());
         }

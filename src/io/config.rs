@@ -232,10 +232,21 @@ pub fn resolve_file(
     path: Option<&Path>,
     overrides: Table,
 ) -> Result<SimulationConfig, ConfigError> {
-    let mut table = match path {
+    let table = match path {
         Some(p) => read_table(p)?,
         None => Table::new(),
     };
+    resolve_over(table, path, overrides)
+}
+
+/// A config's `table` (read from `path`, or given in memory and named so;
+/// None: no config) with `overrides` merged over it, resolved, its errors
+/// named as [`resolve_file`]'s.
+pub fn resolve_over(
+    mut table: Table,
+    path: Option<&Path>,
+    overrides: Table,
+) -> Result<SimulationConfig, ConfigError> {
     let given = |key: &str| {
         overrides.contains_key(key)
             || overrides

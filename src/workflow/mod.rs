@@ -15,6 +15,7 @@ pub mod design;
 pub mod film;
 pub mod fit;
 pub mod identify;
+pub mod keywords;
 pub mod linearize;
 pub mod objective;
 pub mod redraw;

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use super::keywords::Door;
 use super::request::IdentifyRequest;
 use super::shipped::shipped_dataset;
 use crate::engine::EngineOptions;
@@ -21,6 +20,7 @@ use crate::model::TetherParams;
 use crate::sweep::validation::{DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M};
 use crate::sweep::{Axis, Grid, Parameter, Shard};
 use crate::workflow::WorkflowError;
+use crate::workflow::keywords::{ConfigInput, Door};
 
 /// An axis as given: its text (`0:5000:250`, `1000,2000`) or its values.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,19 +44,6 @@ impl AxisInput {
                 .join(","),
         }
     }
-}
-
-/// A film's config: a TOML file, or its tables given in memory (a
-/// Python dict), named in messages by `label` (`config[1]`), its film
-/// optionally a table in memory.
-#[derive(Debug, Clone)]
-pub enum ConfigInput {
-    File(PathBuf),
-    Tables {
-        label: String,
-        table: Table,
-        measured: Option<Measured>,
-    },
 }
 
 /// The grid as a TOML file, or its keys in memory.
@@ -200,7 +187,7 @@ impl IdentifyInputs {
         ));
         if let (Some(config), false) = (self.configs_or_overlays().first(), self.several()) {
             for key in ["marker_arc_lengths_m", "release_time_s"] {
-                names.push((key, format!("{key} (in {})", label(config))));
+                names.push((key, format!("{key} (in {})", config.label())));
             }
         }
         names
@@ -280,7 +267,7 @@ impl IdentifyInputs {
             if config.measured.is_none() {
                 return Err(WorkflowError::Usage(format!(
                     "{}: no measured film in [settings]: with several {}, each config gives its film's file (measured = \"FILE\") or table",
-                    label(input),
+                    input.label(),
                     door.key("config"),
                 )));
             }
@@ -481,14 +468,6 @@ impl IdentifyInputs {
             film.measured = Some(measured);
         }
         Ok(film)
-    }
-}
-
-/// A config input's name in messages.
-fn label(input: &ConfigInput) -> String {
-    match input {
-        ConfigInput::File(path) => path.display().to_string(),
-        ConfigInput::Tables { label, .. } => label.clone(),
     }
 }
 

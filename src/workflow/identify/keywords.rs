@@ -1,149 +1,10 @@
-//! An identification's inputs named and described once: each keyword's
-//! name, kind, default, unit and one line of help ([`KEYWORDS`]). Both
-//! doors take their words from here: the command line's flags are these
-//! names with dashes (a test holds clap's flags to them), the Python
-//! package's keywords are these names, its signatures and type stubs are
-//! written from this table, and an error names the input in the words of
-//! the door it came through ([`Door::key`]).
+//! An identification's inputs ([`KEYWORDS`]), each named and described
+//! once (`workflow::keywords`).
 
 use crate::engine::Backend;
 use crate::gpu::{LayoutRequest, Precision};
-use crate::named::Named;
 use crate::solver::SolverKind;
-
-/// The door an input came through: it names the input in messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Door {
-    /// `--chunk-size`.
-    CommandLine,
-    /// `chunk_size` (the keyword: "invalid chunk_size = 0: …").
-    Python,
-}
-
-impl Door {
-    /// How this door's user wrote `keyword` (a [`KEYWORDS`] name).
-    pub fn key(self, keyword: &str) -> String {
-        match self {
-            Self::CommandLine => format!("--{}", keyword.replace('_', "-")),
-            Self::Python => keyword.to_string(),
-        }
-    }
-
-    /// `keyword` given `value`, as this door's user wrote it:
-    /// `--length 0.5`, `length=0.5`.
-    pub fn given(self, keyword: &str, value: impl std::fmt::Display) -> String {
-        match self {
-            Self::CommandLine => format!("{} {value}", self.key(keyword)),
-            Self::Python => format!("{keyword}={value}"),
-        }
-    }
-}
-
-/// What a keyword takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeywordKind {
-    /// On or off (a flag without a value).
-    Switch,
-    /// A whole number ≥ 0.
-    Count,
-    /// A number.
-    Number,
-    /// A line of text in the keyword's own syntax.
-    Text,
-    /// A file or folder.
-    Path,
-    /// An axis: `start:stop:step`, a comma list, or numbers.
-    Axis,
-    /// Axes `NAME=AXIS`, any number of them.
-    Axes,
-    /// One of a closed set of names ([`Keyword::choices`]).
-    Choice,
-    /// A film: its file, or its table.
-    Film,
-    /// Configs: a file each, or (Python) a dict each.
-    Configs,
-    /// A grid file (Python: or a dict of its keys).
-    Grid,
-    /// One of a config's tables as a dict (Python only).
-    ConfigTable,
-}
-
-/// One input of a job.
-#[derive(Debug, Clone, Copy)]
-pub struct Keyword {
-    pub name: &'static str,
-    pub kind: KeywordKind,
-    /// The value when not given, as the command line writes it; None:
-    /// not set (chosen by the job, or off).
-    pub default: Option<&'static str>,
-    /// Its unit, where it has one.
-    pub unit: Option<&'static str>,
-    /// One line on what it does.
-    pub help: &'static str,
-    /// The names a [`KeywordKind::Choice`] takes.
-    choices: Option<fn() -> Vec<&'static str>>,
-    /// Only a whole identification takes it (its outputs, shards, resuming,
-    /// abandoning, validation, refinement); the objective, which scores
-    /// candidates it is given, does not.
-    pub whole_run_only: bool,
-}
-
-impl Keyword {
-    const fn new(name: &'static str, kind: KeywordKind, help: &'static str) -> Self {
-        Self {
-            name,
-            kind,
-            default: None,
-            unit: None,
-            help,
-            choices: None,
-            whole_run_only: false,
-        }
-    }
-
-    const fn whole_run(self) -> Self {
-        Self {
-            whole_run_only: true,
-            ..self
-        }
-    }
-
-    const fn default(self, default: &'static str) -> Self {
-        Self {
-            default: Some(default),
-            ..self
-        }
-    }
-
-    const fn unit(self, unit: &'static str) -> Self {
-        Self {
-            unit: Some(unit),
-            ..self
-        }
-    }
-
-    const fn choice<T: Named>(name: &'static str, help: &'static str) -> Self {
-        Self {
-            choices: Some(names_of::<T>),
-            ..Self::new(name, KeywordKind::Choice, help)
-        }
-    }
-
-    /// The names a choice takes (empty for any other kind).
-    pub fn choices(&self) -> Vec<&'static str> {
-        self.choices.map(|f| f()).unwrap_or_default()
-    }
-
-    /// Whether the command line has it (the config's tables as dicts are
-    /// Python's; the command line gives them in a config file).
-    pub fn on_command_line(&self) -> bool {
-        self.kind != KeywordKind::ConfigTable
-    }
-}
-
-fn names_of<T: Named>() -> Vec<&'static str> {
-    T::ALL.iter().map(|v| v.name()).collect()
-}
+use crate::workflow::keywords::{Keyword, KeywordKind};
 
 use KeywordKind as K;
 
@@ -218,12 +79,6 @@ pub fn keyword(name: &str) -> Option<&'static Keyword> {
 mod tests {
     use super::*;
     use crate::sweep::validation::{DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M};
-
-    #[test]
-    fn each_door_names_a_keyword_its_own_way() {
-        assert_eq!(Door::CommandLine.key("chunk_size"), "--chunk-size");
-        assert_eq!(Door::Python.key("chunk_size"), "chunk_size");
-    }
 
     #[test]
     fn the_table_states_the_library_defaults() {

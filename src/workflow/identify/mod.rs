@@ -40,8 +40,8 @@ mod sweep;
 
 pub use engine::{CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, GPU_CHUNK_CANDIDATES};
 pub use free::FreedInput;
-pub use inputs::{AxisInput, ConfigInput, GridInput, IdentifyInputs, config_error, rename};
-pub use keywords::{Door, KEYWORDS, Keyword, KeywordKind, keyword};
+pub use inputs::{AxisInput, GridInput, IdentifyInputs, config_error, rename};
+pub use keywords::{KEYWORDS, keyword};
 pub use merge::merge;
 pub use outputs::{best_fit_path, check_outcome};
 pub use record::{engine_names, sweep_tether, sweep_tether_json};

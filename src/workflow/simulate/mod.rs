@@ -1,11 +1,17 @@
 //! One simulation, its marker track written as Parquet or CSV with the
 //! tether, scenario, solver settings and what the solver did in the
-//! metadata.
+//! metadata. Its inputs as either door gives them: `inputs`, each named
+//! and described in `keywords`.
+
+mod inputs;
+mod keywords;
+
+pub use inputs::{SimulateInputs, SimulateJob, SimulateScenario};
+pub use keywords::{KEYWORDS, keyword};
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::{WorkflowError, refuse_to_replace, usage};
 use crate::engine::choice::Choice;
 use crate::engine::request::EngineRequest;
 use crate::engine::{Backend, EngineKind, EngineOptions};
@@ -16,6 +22,7 @@ use crate::io::table::write_columns_to;
 use crate::io::track::{track_batch, write_batch};
 use crate::metadata::{self, Metadata, json};
 use crate::scenario::SimulationOutput;
+use crate::workflow::{WorkflowError, refuse_to_replace, usage};
 
 /// A simulation, as the user asked for it.
 #[derive(Debug, Clone)]
@@ -54,7 +61,7 @@ pub struct PreparedSimulation {
 }
 
 pub fn prepare(request: SimulateRequest) -> Result<PreparedSimulation, WorkflowError> {
-    super::output_format(&request.out)?;
+    crate::workflow::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
     let mut request = request;
     // The config's solver (with `--solver` already applied) is the one.
@@ -64,7 +71,7 @@ pub fn prepare(request: SimulateRequest) -> Result<PreparedSimulation, WorkflowE
     }
     let cfg = &request.config;
     cfg.scenario.check_track_memory()?;
-    let choice = super::choose_engine(
+    let choice = crate::workflow::choose_engine(
         EngineRequest {
             options: &request.engine,
             cpu: cfg.solver,
@@ -140,10 +147,10 @@ impl PreparedSimulation {
                 .simulate(&cfg.scenario, &cfg.tether)
                 .map(|output| (output, None)),
         }
-        .map_err(super::batch("simulation failed"))?;
+        .map_err(crate::workflow::batch("simulation failed"))?;
         let wall_s = started.elapsed().as_secs_f64();
         let mut metadata = provenance(cfg, &output);
-        super::record_engine(&mut metadata, &self.request.engine, &self.choice);
+        crate::workflow::record_engine(&mut metadata, &self.request.engine, &self.choice);
         if let crate::scenario::SolverReport::Gpu { layout, .. } = &output.report {
             let ran = std::collections::BTreeMap::from([(layout.name(), 1)]);
             metadata.insert(metadata::GPU_LAYOUTS_RAN.into(), json(&ran));

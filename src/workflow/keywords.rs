@@ -1,0 +1,201 @@
+//! A job's inputs named and described once: each keyword's name, kind,
+//! default, unit and one line of help ([`Keyword`]), in a table per job
+//! (`identify::KEYWORDS`, `simulate::KEYWORDS`). Both doors take their
+//! words from those tables: the command line's flags are the names with
+//! dashes (a test per command holds clap's flags to them), the Python
+//! package's keywords are the names, its signatures and type stubs are
+//! written from the tables, and an error names the input in the words of
+//! the door it came through ([`Door::key`]).
+
+use std::path::PathBuf;
+
+use toml::Table;
+
+use crate::io::track::Measured;
+use crate::named::Named;
+
+/// The door an input came through: it names the input in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Door {
+    /// `--chunk-size`.
+    CommandLine,
+    /// `chunk_size` (the keyword: "invalid chunk_size = 0: …").
+    Python,
+}
+
+impl Door {
+    /// How this door's user wrote `keyword` (a [`KEYWORDS`] name).
+    pub fn key(self, keyword: &str) -> String {
+        match self {
+            Self::CommandLine => format!("--{}", keyword.replace('_', "-")),
+            Self::Python => keyword.to_string(),
+        }
+    }
+
+    /// A switch turned on, as this door's user writes it: `--tether`,
+    /// `tether=True`.
+    pub fn switch(self, keyword: &str) -> String {
+        match self {
+            Self::CommandLine => self.key(keyword),
+            Self::Python => format!("{keyword}=True"),
+        }
+    }
+
+    /// `keyword` given `value`, as this door's user wrote it:
+    /// `--length 0.5`, `length=0.5`.
+    pub fn given(self, keyword: &str, value: impl std::fmt::Display) -> String {
+        match self {
+            Self::CommandLine => format!("{} {value}", self.key(keyword)),
+            Self::Python => format!("{keyword}={value}"),
+        }
+    }
+}
+
+/// A film's config: a TOML file, or its tables given in memory (a
+/// Python dict), named in messages by `label` (`config[1]`), its film
+/// optionally a table in memory.
+#[derive(Debug, Clone)]
+pub enum ConfigInput {
+    File(PathBuf),
+    Tables {
+        label: String,
+        table: Table,
+        measured: Option<Measured>,
+    },
+}
+
+impl ConfigInput {
+    /// Its name in messages: the file's path, or the label.
+    pub fn label(&self) -> String {
+        match self {
+            Self::File(path) => path.display().to_string(),
+            Self::Tables { label, .. } => label.clone(),
+        }
+    }
+}
+
+/// What a keyword takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeywordKind {
+    /// On or off (a flag without a value).
+    Switch,
+    /// A whole number ≥ 0.
+    Count,
+    /// A number.
+    Number,
+    /// A line of text in the keyword's own syntax.
+    Text,
+    /// A file or folder.
+    Path,
+    /// A second output's file (Python: or True, for one beside `out`).
+    SecondOutput,
+    /// An axis: `start:stop:step`, a comma list, or numbers.
+    Axis,
+    /// Axes `NAME=AXIS`, any number of them.
+    Axes,
+    /// One of a closed set of names ([`Keyword::choices`]).
+    Choice,
+    /// A film: its file, or its table.
+    Film,
+    /// A config: a file, or (Python) a dict.
+    Config,
+    /// Configs: a file each, or (Python) a dict each.
+    Configs,
+    /// A fixed count of numbers (`KP,KD`: a comma list, or a sequence).
+    Numbers,
+    /// On or off; Python: or a dict of its config table's keys (`tether`:
+    /// carry a tether, or its `[tether]` keys).
+    SwitchOrTable,
+    /// A grid file (Python: or a dict of its keys).
+    Grid,
+    /// One of a config's tables as a dict (Python only).
+    ConfigTable,
+}
+
+/// One input of a job.
+#[derive(Debug, Clone, Copy)]
+pub struct Keyword {
+    pub name: &'static str,
+    pub kind: KeywordKind,
+    /// The value when not given, as the command line writes it; None:
+    /// not set (chosen by the job, or off).
+    pub default: Option<&'static str>,
+    /// Its unit, where it has one.
+    pub unit: Option<&'static str>,
+    /// One line on what it does.
+    pub help: &'static str,
+    /// The names a [`KeywordKind::Choice`] takes.
+    choices: Option<fn() -> Vec<&'static str>>,
+    /// Only a whole identification takes it (its outputs, shards, resuming,
+    /// abandoning, validation, refinement); the objective, which scores
+    /// candidates it is given, does not.
+    pub whole_run_only: bool,
+}
+
+impl Keyword {
+    pub(crate) const fn new(name: &'static str, kind: KeywordKind, help: &'static str) -> Self {
+        Self {
+            name,
+            kind,
+            default: None,
+            unit: None,
+            help,
+            choices: None,
+            whole_run_only: false,
+        }
+    }
+
+    pub(crate) const fn whole_run(self) -> Self {
+        Self {
+            whole_run_only: true,
+            ..self
+        }
+    }
+
+    pub(crate) const fn default(self, default: &'static str) -> Self {
+        Self {
+            default: Some(default),
+            ..self
+        }
+    }
+
+    pub(crate) const fn unit(self, unit: &'static str) -> Self {
+        Self {
+            unit: Some(unit),
+            ..self
+        }
+    }
+
+    pub(crate) const fn choice<T: Named>(name: &'static str, help: &'static str) -> Self {
+        Self {
+            choices: Some(names_of::<T>),
+            ..Self::new(name, KeywordKind::Choice, help)
+        }
+    }
+
+    /// The names a choice takes (empty for any other kind).
+    pub fn choices(&self) -> Vec<&'static str> {
+        self.choices.map(|f| f()).unwrap_or_default()
+    }
+
+    /// Whether the command line has it (the config's tables as dicts are
+    /// Python's; the command line gives them in a config file).
+    pub fn on_command_line(&self) -> bool {
+        self.kind != KeywordKind::ConfigTable
+    }
+}
+
+fn names_of<T: Named>() -> Vec<&'static str> {
+    T::ALL.iter().map(|v| v.name()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_door_names_a_keyword_its_own_way() {
+        assert_eq!(Door::CommandLine.key("chunk_size"), "--chunk-size");
+        assert_eq!(Door::Python.key("chunk_size"), "chunk_size");
+    }
+}
