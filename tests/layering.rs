@@ -348,8 +348,8 @@ fn only_the_engine_runs_gpu_batches() {
 /// string. The names of inputs are the exceptions, not columns: a clap
 /// attribute's argument ids (the CLI struct's field names: in `#[arg(…)]`,
 /// or a command's `mut_arg(…)` that rewords a shared flag's help), and
-/// identify's keyword table (`workflow/identify/keywords.rs`, held to
-/// those flags by a test).
+/// identify's and simulate's keyword tables (`workflow/*/keywords.rs`,
+/// held to those flags by a test).
 #[test]
 fn the_grid_axes_are_named_in_one_table() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -369,7 +369,8 @@ fn the_grid_axes_are_named_in_one_table() {
             seen += hits;
             let table = relative == "sweep/axis.rs"
                 || relative == "model/params.rs"
-                || relative == "workflow/identify/keywords.rs";
+                || relative == "workflow/identify/keywords.rs"
+                || relative == "workflow/simulate/keywords.rs";
             let clap_id = ["#[arg(", "mut_arg("]
                 .iter()
                 .any(|p| line.trim_start().starts_with(p));

@@ -104,13 +104,18 @@ pub enum SimulateJob {
     Body(BodyKind, BodyInputs),
 }
 
-/// The config keys that an input of its own sets, and the input.
-const CONFIG_KEYWORDS: [(&str, &str); 13] = [
-    (Axis::Elements.column(), "elements"),
-    (Axis::Damping.column(), "damping"),
-    (Axis::Drag.column(), "drag_coefficient"),
-    (Parameter::TipMassKg.name(), "tip_mass"),
-    (Parameter::LengthM.name(), "length"),
+/// The tether's keys that an input of its own sets (n, D, C_D, the tip
+/// mass, the length: their axes' flags).
+const TETHER_AXES: [Axis; 5] = [
+    Axis::Elements,
+    Axis::Damping,
+    Axis::Drag,
+    Axis::Parameter(Parameter::TipMassKg),
+    Axis::Parameter(Parameter::LengthM),
+];
+
+/// The other config keys that an input of its own sets, and the input.
+const CONFIG_KEYWORDS: [(&str, &str); 8] = [
     ("rotary_inertia", "no_rotary_inertia"),
     ("step_s", "step"),
     ("tolerance_m", "tolerance"),
@@ -120,6 +125,12 @@ const CONFIG_KEYWORDS: [(&str, &str); 13] = [
     ("winch_waypoints_m", "winch_amplitude"),
     ("scenario", "scenario"),
 ];
+
+/// The keyword of an axis with an input of its own: its flag's name.
+fn axis_keyword(axis: Axis) -> String {
+    let flag = axis.flag().expect("the tether's axes have flags");
+    flag.trim_start_matches('-').replace('-', "_")
+}
 
 /// A body's fields (`BodyInputs`' errors name them) and their inputs.
 const BODY_KEYWORDS: [(&str, &str); 7] = [
@@ -202,12 +213,13 @@ impl SimulateInputs {
         if let Some(n) = self.elements {
             tether.insert(Axis::Elements.column().into(), Value::Integer(n));
         }
-        for (axis, value) in [
-            (Axis::Damping, self.damping_pa_s),
-            (Axis::Drag, self.drag_coefficient),
-            (Axis::Parameter(Parameter::TipMassKg), self.tip_mass_kg),
-            (Axis::Parameter(Parameter::LengthM), self.length_m),
-        ] {
+        let values = [
+            self.damping_pa_s,
+            self.drag_coefficient,
+            self.tip_mass_kg,
+            self.length_m,
+        ];
+        for (axis, value) in TETHER_AXES[1..].iter().zip(values) {
             if let Some(v) = value {
                 tether.insert(axis.column().into(), Value::Float(v));
             }
@@ -278,7 +290,10 @@ impl SimulateInputs {
             None => (Table::new(), None),
         };
         config::merge(&mut table, self.overlays.clone());
-        let names = CONFIG_KEYWORDS.map(|(key, keyword)| (key, door.key(keyword)));
+        let names: Vec<(&str, String)> = (TETHER_AXES.iter())
+            .map(|&axis| (axis.column(), door.key(&axis_keyword(axis))))
+            .chain(CONFIG_KEYWORDS.map(|(key, keyword)| (key, door.key(keyword))))
+            .collect();
         config::resolve_over(table, label.as_deref(), overrides).map_err(|e| match e {
             ConfigError::Input(input) => rename(input.into(), &names),
             // A file's own errors name it; tables in memory by their label.
@@ -309,6 +324,7 @@ impl SimulateInputs {
         let (tether, bare) = (!body, body && !self.tether);
         let overlay = |key: &str| a.overlays.contains_key(key);
         let key = |keyword: &str| door.key(keyword);
+        let [elements, damping, drag, tip_mass, length] = TETHER_AXES.map(axis_keyword);
         #[rustfmt::skip]
         let given = [
             (key("axis"), tether && !a.axes.is_empty(), &body_s),
@@ -320,11 +336,11 @@ impl SimulateInputs {
             (key("tether"), tether && a.tether, &body_s),
             (key("config"), bare && a.config.is_some(), &own),
             (key("tether"), bare && overlay("tether"), &own),
-            (key("elements"), bare && a.elements.is_some(), &own),
-            (key("damping"), bare && a.damping_pa_s.is_some(), &own),
-            (key("drag_coefficient"), bare && a.drag_coefficient.is_some(), &own),
-            (key("tip_mass"), bare && a.tip_mass_kg.is_some(), &own),
-            (key("length"), bare && a.length_m.is_some(), &own),
+            (key(&elements), bare && a.elements.is_some(), &own),
+            (key(&damping), bare && a.damping_pa_s.is_some(), &own),
+            (key(&drag), bare && a.drag_coefficient.is_some(), &own),
+            (key(&tip_mass), bare && a.tip_mass_kg.is_some(), &own),
+            (key(&length), bare && a.length_m.is_some(), &own),
             (key("no_rotary_inertia"), bare && a.no_rotary_inertia, &own),
             (key("solver"), body && e.solver.is_some(), &runs),
             (key("step"), body && a.step_s.is_some(), &runs),
