@@ -369,8 +369,7 @@ fn the_grid_axes_are_named_in_one_table() {
             seen += hits;
             let table = relative == "sweep/axis.rs"
                 || relative == "model/params.rs"
-                || relative == "workflow/identify/keywords.rs"
-                || relative == "workflow/simulate/keywords.rs";
+                || (relative.starts_with("workflow/") && relative.ends_with("/keywords.rs"));
             let clap_id = ["#[arg(", "mut_arg("]
                 .iter()
                 .any(|p| line.trim_start().starts_with(p));

@@ -18,10 +18,9 @@ use tether_sweep::gpu::{LayoutRequest, Precision};
 use tether_sweep::io::track::Measured;
 use tether_sweep::named::Named;
 use tether_sweep::solver::SolverKind;
-use tether_sweep::workflow::bodies::FormulationKind;
 use tether_sweep::workflow::identify::{self, AxisInput, GridInput, IdentifyInputs};
 use tether_sweep::workflow::keywords::{ConfigInput, KeywordKind};
-use tether_sweep::workflow::simulate::{self, SimulateInputs, SimulateScenario};
+use tether_sweep::workflow::simulate;
 use toml::{Table, Value};
 
 /// A command's keywords described for Python (`identify`'s, which
@@ -46,6 +45,8 @@ pub fn keywords(
     let table = match command {
         "identify" => identify::KEYWORDS,
         "simulate" => simulate::KEYWORDS,
+        "linearize" => tether_sweep::workflow::linearize::KEYWORDS,
+        "dataset_synth" => tether_sweep::workflow::synth::KEYWORDS,
         other => return Err(PyValueError::new_err(format!("no keywords for {other}"))),
     };
     Ok(table
@@ -168,114 +169,16 @@ fn set(
     Ok(())
 }
 
-/// `simulate`'s inputs `keywords` give (None values left unset),
-/// writing to `out`.
-pub fn simulate_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult<SimulateInputs> {
-    let mut inputs = SimulateInputs {
-        out,
-        ..SimulateInputs::default()
-    };
-    for (key, value) in keywords.iter() {
-        let name: String = key.extract()?;
-        if value.is_none() {
-            continue;
-        }
-        let Some(keyword) = simulate::keyword(&name) else {
-            return Err(PyTypeError::new_err(format!(
-                "simulate() got an unexpected keyword '{name}'"
-            )));
-        };
-        let (name, value) = (keyword.name, &value);
-        match name {
-            "config" => {
-                inputs.config = Some(match value.cast::<PyDict>() {
-                    Ok(dict) => config_tables(dict, "config".into())?,
-                    Err(_) => ConfigInput::File(path(name, value).map_err(|_| {
-                        wrong(name, value, "a config's path or a dict of its tables")
-                    })?),
-                })
-            }
-            "scenario" => inputs.scenario = Some(choice::<SimulateScenario>(name, value)?),
-            "formulation" => inputs.formulation = Some(choice::<FormulationKind>(name, value)?),
-            "feedback_gains" => inputs.feedback_gains = Some(numbers(name, value)?),
-            "alpha" => inputs.alpha = Some(number(name, value)?),
-            "curvature" => inputs.curvature_per_m = Some(number(name, value)?),
-            "axis" => inputs.axes = texts(name, value)?,
-            "tether" => match value.cast::<PyDict>() {
-                Ok(dict) => {
-                    let keys = table_of(dict, "tether")?;
-                    inputs.overlays.insert("tether".into(), Value::Table(keys));
-                }
-                Err(_) => {
-                    inputs.tether = switch(name, value)
-                        .map_err(|_| wrong(name, value, "True, False or a dict of [tether] keys"))?
-                }
-            },
-            "start_offset_m" => inputs.start_offset_m = Some(number(name, value)?),
-            "elements" => inputs.elements = Some(count(name, value)? as i64),
-            "damping" => inputs.damping_pa_s = Some(number(name, value)?),
-            "drag_coefficient" => inputs.drag_coefficient = Some(number(name, value)?),
-            "tip_mass" => inputs.tip_mass_kg = Some(number(name, value)?),
-            "length" => inputs.length_m = Some(number(name, value)?),
-            "no_rotary_inertia" => inputs.no_rotary_inertia = switch(name, value)?,
-            "solver" => inputs.engine.solver = Some(choice::<SolverKind>(name, value)?),
-            "step" => inputs.step_s = Some(number(name, value)?),
-            "tolerance" => inputs.tolerance = Some(number(name, value)?),
-            "duration" => inputs.duration_s = Some(number(name, value)?),
-            "winch_periods" => inputs.winch_periods_s = Some(numbers(name, value)?),
-            "winch_amplitude" => inputs.winch_amplitude_m = Some(number(name, value)?),
-            "backend" => inputs.engine.backend = choice::<Backend>(name, value)?,
-            "precision" => inputs.engine.precision = choice::<Precision>(name, value)?,
-            "gpu_layout" => inputs.engine.gpu_layout = choice::<LayoutRequest>(name, value)?,
-            "adapter" => inputs.engine.adapter = Some(adapter(name, value)?),
-            "out" => inputs.out = path(name, value)?,
-            "state" => inputs.state = Some(path(name, value)?),
-            "force" => inputs.force = switch(name, value)?,
-            table @ ("settings" | "camera") => {
-                let dict = value.cast::<PyDict>().map_err(|_| {
-                    wrong(
-                        name,
-                        value,
-                        &format!("a dict of the config's [{table}] keys"),
-                    )
-                })?;
-                let keys = table_of(dict, table)?;
-                inputs.overlays.insert(table.into(), Value::Table(keys));
-            }
-            _ => unreachable!("every keyword is set above: {name}"),
-        }
-    }
-    Ok(inputs)
-}
-
 /// An adapter: its index or its name's text.
-fn adapter(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn adapter(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
     match value.is_instance_of::<PyInt>() {
         true => Ok(value.extract::<i64>()?.to_string()),
         false => text(name, value),
     }
 }
 
-/// Numbers: a list, a tuple or an array of them, or their comma list.
-fn numbers(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
-    let what = "numbers (a list, or their comma list \"1,2\")";
-    if value.is_instance_of::<PyString>() {
-        let text: String = value.extract()?;
-        return text
-            .split(',')
-            .map(|v| {
-                v.trim().parse::<f64>().map_err(|_| {
-                    PyValueError::new_err(format!("invalid {name} = '{text}': must be {what}"))
-                })
-            })
-            .collect();
-    }
-    let items = sequence(value).ok_or_else(|| wrong(name, value, what))?;
-    items.iter().map(|item| number(name, item)).collect()
-}
-
 /// A TypeError: `name` takes `what`, and was given `value`'s type.
-fn wrong(name: &str, value: &Bound<'_, PyAny>, what: &str) -> PyErr {
+pub(crate) fn wrong(name: &str, value: &Bound<'_, PyAny>, what: &str) -> PyErr {
     let given = value
         .get_type()
         .name()
@@ -283,14 +186,14 @@ fn wrong(name: &str, value: &Bound<'_, PyAny>, what: &str) -> PyErr {
     PyTypeError::new_err(format!("{name} takes {what}, not {given}"))
 }
 
-fn switch(name: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+pub(crate) fn switch(name: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
     match value.is_instance_of::<PyBool>() {
         true => value.extract(),
         false => Err(wrong(name, value, "True or False")),
     }
 }
 
-fn number(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+pub(crate) fn number(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
     if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyString>() {
         return Err(wrong(name, value, "a number"));
     }
@@ -300,7 +203,7 @@ fn number(name: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
 }
 
 /// A whole number ≥ 0; a negative one is a ValueError naming its range.
-fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+pub(crate) fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
     if value.is_instance_of::<PyBool>() || !value.hasattr("__index__")? {
         return Err(wrong(name, value, "a whole number"));
     }
@@ -314,7 +217,7 @@ fn count(name: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
     })
 }
 
-fn text(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
+pub(crate) fn text(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
     match value.is_instance_of::<PyString>() {
         true => value.extract(),
         false => Err(wrong(name, value, "text")),
@@ -322,18 +225,18 @@ fn text(name: &str, value: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 /// Whether `value` is text or a path (`os.PathLike`).
-fn is_path(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+pub(crate) fn is_path(value: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(value.is_instance_of::<PyString>() || value.hasattr("__fspath__")?)
 }
 
-fn path(name: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+pub(crate) fn path(name: &str, value: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     match is_path(value)? {
         true => value.extract(),
         false => Err(wrong(name, value, "a path (str or os.PathLike)")),
     }
 }
 
-fn texts(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+pub(crate) fn texts(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     if value.is_instance_of::<PyString>() {
         return Ok(vec![value.extract()?]);
     }
@@ -343,7 +246,7 @@ fn texts(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
 
 /// The items of a list, a tuple, a range or an array (through its
 /// `tolist`); None for anything else.
-fn sequence<'py>(value: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+pub(crate) fn sequence<'py>(value: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
     if let Ok(list) = value.cast::<PyList>() {
         return Some(list.iter().collect());
     }
@@ -382,7 +285,7 @@ fn axis(name: &str, value: &Bound<'_, PyAny>) -> PyResult<AxisInput> {
     Ok(AxisInput::Values(values))
 }
 
-fn choice<T: Named>(name: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
+pub(crate) fn choice<T: Named>(name: &str, value: &Bound<'_, PyAny>) -> PyResult<T> {
     let given = text(name, value)?;
     T::parse_name(&given).map_err(|e| {
         PyValueError::new_err(format!(
@@ -451,7 +354,7 @@ fn configs(value: &Bound<'_, PyAny>) -> PyResult<Vec<ConfigInput>> {
 
 /// A config given as a dict of its tables; a film given as a table in its
 /// `settings` (`measured`) is kept beside them.
-fn config_tables(dict: &Bound<'_, PyDict>, label: String) -> PyResult<ConfigInput> {
+pub(crate) fn config_tables(dict: &Bound<'_, PyDict>, label: String) -> PyResult<ConfigInput> {
     let mut measured = None;
     let mut table = Table::new();
     for (key, value) in dict.iter() {
@@ -485,7 +388,7 @@ fn config_tables(dict: &Bound<'_, PyDict>, label: String) -> PyResult<ConfigInpu
     })
 }
 
-fn table_of(dict: &Bound<'_, PyDict>, at: &str) -> PyResult<Table> {
+pub(crate) fn table_of(dict: &Bound<'_, PyDict>, at: &str) -> PyResult<Table> {
     dict.iter()
         .map(|(k, v)| {
             let k: String = k

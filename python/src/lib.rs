@@ -1,12 +1,13 @@
 //! `tether_sweep._native`: the library's jobs for the Python package
-//! (`python/tether_sweep/`). `identify`, `Objective` and `simulate` take
-//! their keywords as Python values, converted by each keyword's kind into the
+//! (`python/tether_sweep/`). `identify`, `Objective`, `simulate`,
+//! `linearize` and `dataset_synth` take their keywords as Python values, converted by each keyword's kind into the
 //! library's inputs (`keywords`), their errors naming the keyword; the
 //! other commands' keywords still arrive as the command line's words,
 //! parsed by its own parser (`tether_sweep::cli`). A job runs in the
 //! library, on a thread of its own, while the caller's thread waits
 //! without the GIL and answers Ctrl-C.
 
+mod commands;
 mod keywords;
 
 use std::path::{Path, PathBuf};
@@ -249,15 +250,61 @@ fn simulate(
     out: PathBuf,
     memory_only: bool,
 ) -> PyResult<RunOutcome> {
-    let inputs = keywords::simulate_inputs_of(&keywords, out.clone())?;
-    let (answer, text, captured) = run_embedded(py, None, memory_only, move |_| {
+    let inputs = commands::simulate_inputs_of(&keywords, out.clone())?;
+    embedded(py, memory_only, &out, move || {
         tether_sweep::cli::simulate::execute(&inputs, Door::Python)
-    })?;
+    })
+}
+
+/// `linearize` with its keywords (`workflow::linearize::KEYWORDS`'
+/// names), writing into the folder `out` (with `memory_only`, nothing is
+/// written): its text, tables and figures. Errors name the keyword.
+#[pyfunction]
+#[pyo3(signature = (keywords, out, memory_only=false))]
+fn linearize(
+    py: Python<'_>,
+    keywords: Bound<'_, PyDict>,
+    out: PathBuf,
+    memory_only: bool,
+) -> PyResult<RunOutcome> {
+    let inputs = commands::linearize_inputs_of(&keywords, out.clone())?;
+    embedded(py, memory_only, &out, move || {
+        tether_sweep::cli::linearize::execute(&inputs, Door::Python)
+    })
+}
+
+/// `dataset synth` with its keywords (`workflow::synth::KEYWORDS`'
+/// names), writing to the file `out` (with `memory_only`, nothing is
+/// written), recording the call as `command`.
+#[pyfunction]
+#[pyo3(signature = (keywords, out, command, memory_only=false))]
+fn dataset_synth(
+    py: Python<'_>,
+    keywords: Bound<'_, PyDict>,
+    out: PathBuf,
+    command: String,
+    memory_only: bool,
+) -> PyResult<RunOutcome> {
+    let inputs = commands::synth_inputs_of(&keywords, out.clone(), command)?;
+    embedded(py, memory_only, &out, move || {
+        tether_sweep::cli::dataset::execute(&inputs, Door::Python)
+    })
+}
+
+/// A command's `job` run in the library (its text and what it writes
+/// kept: [`run_embedded`]), its outcome for Python.
+fn embedded(
+    py: Python<'_>,
+    memory_only: bool,
+    out: &Path,
+    job: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
+) -> PyResult<RunOutcome> {
+    let (answer, text, captured) = run_embedded(py, None, memory_only, move |_| job())?;
     answer.map_err(to_py)?;
     Ok(RunOutcome {
         text,
-        tables: py_tables(py, captured.tables, Some(&out))?,
-        figures: py_figures(captured.figures, Some(&out)),
+        tables: py_tables(py, captured.tables, Some(out))?,
+        figures: py_figures(captured.figures, Some(out)),
     })
 }
 
@@ -468,6 +515,8 @@ fn flags(command: &str) -> PyResult<Vec<(String, bool, bool)>> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(identify, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(linearize, m)?)?;
+    m.add_function(wrap_pyfunction!(dataset_synth, m)?)?;
     m.add_function(wrap_pyfunction!(flags, m)?)?;
     m.add_function(wrap_pyfunction!(keywords::keywords, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

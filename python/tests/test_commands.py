@@ -39,6 +39,10 @@ def test_simulate_and_dataset_synth_give_their_tracks(tmp_path):
     assert track.table.schema.field("x").metadata[b"unit"] == b"m"
     synth = ts.dataset_synth(**SMALL_DROP, noise=0, out=tmp_path / "drop.parquet")
     assert (tmp_path / "drop.parquet").exists()
+    # The call is the file's provenance, as the command line's words are.
+    recorded = synth.table.schema.metadata[b"tether_sweep.command"].decode()
+    assert recorded.startswith("tether_sweep.dataset_synth(elements=6, damping=2000"), recorded
+    assert pq.read_table(tmp_path / "drop.parquet").equals(synth.table, check_metadata=True)
     # Noise-free synthesis is the reference solver's track; the explicit
     # scheme's agrees to far below a tracker's noise.
     x_sim = track.table.column("x").to_numpy()
@@ -141,10 +145,10 @@ def test_shards_summarize_to_the_whole_run_and_plot_redraws(tmp_path):
         (ts.design, dict(elements=20, damping=2000, drag_coefficient=0.8, noise=-1), "--noise"),
         (ts.simulate, dict(scenario="drop", elements=0), "^invalid elements = 0: must be an integer from 1 to 1024$"),
         (ts.swingup, dict(population=0), "--population"),
-        (ts.linearize, dict(elements=6, frequency_points=0), "--frequency-points"),
-        (ts.dataset_synth, dict(noise=-1), "--noise"),
-        # identify's and simulate's keywords reach the library as
-        # themselves: named so.
+        (ts.linearize, dict(elements=6, frequency_points=0), "^invalid frequency_points = 0: "),
+        (ts.dataset_synth, dict(noise=-1), "^invalid noise = -1: must be a finite number >= 0$"),
+        # The keywords of identify, simulate, linearize and dataset_synth
+        # reach the library as themselves: named so.
         (ts.identify, dict(drag_coefficient="-0.5", progress=False), "^invalid drag_coefficient = -0.5: "),
     ],
     ids=["design", "simulate", "swingup", "linearize", "dataset_synth", "identify"],
@@ -165,7 +169,7 @@ def test_a_tether_given_as_a_dict_is_the_flags():
     flags = ts.simulate(scenario="drop", **SMALL_DROP)
     as_dict = ts.simulate(scenario="drop", tether={"elements": 6, "damping_pa_s": 2000, "drag_coefficient": 0.8})
     assert flags.table.column("x").equals(as_dict.table.column("x"))
-    with pytest.raises(TypeError, match="has no --config"):
+    with pytest.raises(TypeError, match=r"^linearize\(\) got an unexpected keyword 'tether'"):
         ts.linearize(tether={"elements": 6})
 
 

@@ -4,8 +4,8 @@ Each function takes its command's flags as keywords, named as the flags
 are with dashes as underscores (``drag_coefficient="0.6:0.9:0.05"``,
 ``axis=["release_time_s=0:0.03:0.005"]``).
 
-``identify``, ``Objective`` and ``simulate`` hand their keywords to the
-library as Python values: each keyword's type, default, unit and help come from the
+``identify``, ``Objective``, ``simulate``, ``linearize`` and
+``dataset_synth`` hand their keywords to the library as Python values: each keyword's type, default, unit and help come from the
 library's description of its inputs (``help(ts.identify)``), an axis is
 text or numbers, a film a file or a DataFrame (passed in memory), a config
 a file or a dict (a list of them for several films), and an error names
@@ -564,7 +564,7 @@ class Objective:
 
 
 # Where each command writes when `out=None`: a file's name, or a folder.
-_OUT_FILES = {"simulate": "track.parquet", "dataset synth": "measured.parquet"}
+_OUT_FILES = {"simulate": "track.parquet", "dataset_synth": "measured.parquet"}
 
 
 def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = False, counts: str = "") -> Result:
@@ -695,21 +695,7 @@ def simulate(*, out: Any = None, **keywords: Any) -> SimulateResult:
     ``NAME_state``), or ``state=FILE`` writes it there; the CPU runs it.
 
     """
-    _keywords.check("simulate", keywords)
-    # out=None: a file's name in a scratch folder, nothing written.
-    scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
-    try:
-        target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES["simulate"]
-        try:
-            outcome = _native.simulate(_beside(keywords, target), str(target), out is None)
-        except (ValueError, RuntimeError) as e:
-            # Nothing was kept in the scratch folder: name no temporary path.
-            raise type(e)(_unscratched(str(e), scratch, "in memory (out=None keeps no file)")) from None
-        text = _unscratched(outcome.text, scratch, "the result's tables (out=None: in memory)")
-        base = Result("simulate", text, _tables(outcome), None if out is None else pathlib.Path(out), _figures(outcome))
-        return SimulateResult(base)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    return SimulateResult(_typed("simulate", out, keywords))
 
 
 simulate.__signature__ = _keywords.signature("simulate", out=True, progress=False)  # type: ignore[attr-defined]
@@ -722,10 +708,42 @@ def swingup(*, out: Any = None, progress: Progress = True, **keywords: Any) -> R
     return _run("swingup", out, keywords, progress, "chromosomes")
 
 
+def _typed(function: str, out: Any, keywords: Dict[str, Any], command: Optional[str] = None) -> Result:
+    """`function` run in the library with its typed keywords (each
+    checked by name first); ``out=None`` keeps its tables and figures in
+    memory and writes nothing. `command`: the call, recorded in what it
+    writes (dataset_synth's provenance)."""
+    _keywords.check(function, keywords)
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
+    try:
+        target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES.get(function, "out")
+        native = getattr(_native, function)
+        try:
+            if command is None:
+                outcome = native(_beside(keywords, target), str(target), out is None)
+            else:
+                outcome = native(keywords, str(target), command, out is None)
+        except (ValueError, RuntimeError) as e:
+            # Nothing was kept in the scratch folder: name no temporary path.
+            raise type(e)(_unscratched(str(e), scratch, "in memory (out=None keeps no file)")) from None
+        text = _unscratched(outcome.text, scratch, "the result's tables (out=None: in memory)")
+        return Result(function.replace("_", " "), text, _tables(outcome), None if out is None else pathlib.Path(out), _figures(outcome))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def linearize(*, out: Any = None, **keywords: Any) -> Result:
     """The linearized model about the hanging equilibrium (``tether-sweep
-    linearize``): modes, state space and frequency response tables."""
-    return _run("linearize", out, keywords)
+    linearize``): modes, state space and frequency response tables, and
+    the Bode and mode-shape figures. ``out`` is a folder; None keeps them
+    in memory.
+
+    """
+    return _typed("linearize", out, keywords)
+
+
+linearize.__signature__ = _keywords.signature("linearize", out=True, progress=False)  # type: ignore[attr-defined]
+linearize.__doc__ = (linearize.__doc__ or "") + _keywords.docs("linearize")
 
 
 def summarize(dir: Union[str, pathlib.Path], *, out: Any = None, **keywords: Any) -> Result:
@@ -753,5 +771,15 @@ def plot(dir: Union[str, pathlib.Path], **keywords: Any) -> Result:
 
 def dataset_synth(*, out: Any = None, **keywords: Any) -> Result:
     """A synthetic measured drop with known truth (``tether-sweep dataset
-    synth``); ``result.table`` is the track as a tracker would export it."""
-    return _run("dataset synth", out, keywords)
+    synth``); ``result.table`` is the track as a tracker would export it.
+    ``out`` is a file (.parquet or .csv); None keeps it in memory. The
+    call is recorded in the file's metadata, as the command line's words
+    are.
+
+    """
+    call = ", ".join(f"{k}={v!r}" for k, v in keywords.items())
+    return _typed("dataset_synth", out, keywords, command=f"tether_sweep.dataset_synth({call})")
+
+
+dataset_synth.__signature__ = _keywords.signature("dataset_synth", out=True, progress=False)  # type: ignore[attr-defined]
+dataset_synth.__doc__ = (dataset_synth.__doc__ or "") + _keywords.docs("dataset_synth")

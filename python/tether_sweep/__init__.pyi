@@ -159,6 +159,42 @@ def simulate(
     camera: Optional[Dict[str, Any]] = None,
 ) -> SimulateResult: ...
 
+def linearize(
+    *,
+    out: Union[str, os.PathLike, None] = None,
+    elements: Optional[int] = None,
+    damping: Optional[float] = None,
+    drag_coefficient: Optional[float] = None,
+    tip_mass: Optional[float] = None,
+    length: Optional[float] = None,
+    no_rotary_inertia: bool = False,
+    frequency_min: float = 0.05,
+    frequency_max: float = 50.0,
+    frequency_points: int = 400,
+    modes: int = 4,
+    force: bool = False,
+) -> Result: ...
+
+def dataset_synth(
+    *,
+    out: Union[str, os.PathLike, None] = None,
+    elements: int = 80,
+    damping: float = 2000.0,
+    drag_coefficient: float = 0.8,
+    tip_mass: Optional[float] = None,
+    length: Optional[float] = None,
+    no_rotary_inertia: bool = False,
+    noise: float = 0.0005,
+    seed: int = 2010,
+    tolerance: float = 1e-10,
+    layout: Literal['long', 'wide'] = 'long',
+    config: Optional[Union[str, os.PathLike, Dict[str, Any]]] = None,
+    force: bool = False,
+    tether: Optional[Dict[str, Any]] = None,
+    settings: Optional[Dict[str, Any]] = None,
+    camera: Optional[Dict[str, Any]] = None,
+) -> Result: ...
+
 def design(
     *,
     out: Union[str, os.PathLike, None] = ...,
@@ -211,22 +247,6 @@ def swingup(
     force: Optional[bool] = ...,
 ) -> Result: ...
 
-def linearize(
-    *,
-    out: Union[str, os.PathLike, None] = ...,
-    elements: Optional[Value] = ...,
-    damping: Optional[Value] = ...,
-    drag_coefficient: Optional[Value] = ...,
-    tip_mass: Optional[Value] = ...,
-    length: Optional[Value] = ...,
-    no_rotary_inertia: Optional[bool] = ...,
-    frequency_min: Optional[Value] = ...,
-    frequency_max: Optional[Value] = ...,
-    frequency_points: Optional[Value] = ...,
-    modes: Optional[Value] = ...,
-    force: Optional[bool] = ...,
-) -> Result: ...
-
 def summarize(
     dir: Union[str, os.PathLike], *,
     out: Union[str, os.PathLike, None] = ...,
@@ -238,24 +258,4 @@ def summarize(
 
 def plot(
     dir: Union[str, os.PathLike],
-) -> Result: ...
-
-def dataset_synth(
-    *,
-    out: Union[str, os.PathLike, None] = ...,
-    elements: Optional[Value] = ...,
-    damping: Optional[Value] = ...,
-    drag_coefficient: Optional[Value] = ...,
-    tip_mass: Optional[Value] = ...,
-    length: Optional[Value] = ...,
-    no_rotary_inertia: Optional[bool] = ...,
-    noise: Optional[Value] = ...,
-    seed: Optional[Value] = ...,
-    tolerance: Optional[Value] = ...,
-    layout: Optional[Value] = ...,
-    config: Optional[Value] = ...,
-    force: Optional[bool] = ...,
-    tether: Optional[Dict[str, Any]] = ...,
-    settings: Optional[Dict[str, Any]] = ...,
-    camera: Optional[Dict[str, Any]] = ...,
 ) -> Result: ...

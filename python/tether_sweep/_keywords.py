@@ -1,5 +1,5 @@
-"""The keywords of ``identify``, ``Objective`` and ``simulate`` as the
-library describes them (``_native.keywords(command)``: each name, kind,
+"""The keywords of ``identify``, ``Objective``, ``simulate``, ``linearize``
+and ``dataset_synth`` as the library describes them (``_native.keywords(command)``: each name, kind,
 default, unit, line of help and choices): their types, the functions'
 signatures and docs, and the stubs' lines are all written from that one
 description, so that none can drift from what the library takes."""
@@ -85,13 +85,14 @@ def _python_default(kind: str, text: Optional[str]) -> Any:
 
 
 # Each command's keywords; `Objective` takes identify's study.
-KEYWORDS: Dict[str, List[Keyword]] = {command: [Keyword(*k) for k in _native.keywords(command)] for command in ("identify", "simulate")}
+KEYWORDS: Dict[str, List[Keyword]] = {
+    command: [Keyword(*k) for k in _native.keywords(command)] for command in ("identify", "simulate", "linearize", "dataset_synth")
+}
 
 
 def taken(function: str) -> List[Keyword]:
-    """The keywords ``function`` takes: ``identify`` and ``simulate``
-    every one of theirs, ``Objective`` identify's of the study (not a whole
-    run's)."""
+    """The keywords ``function`` takes: a command every one of its own,
+    ``Objective`` identify's of the study (not a whole run's)."""
     if function == "Objective":
         return [k for k in KEYWORDS["identify"] if not k.whole_run_only]
     return KEYWORDS[function]

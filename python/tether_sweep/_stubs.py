@@ -1,6 +1,6 @@
 """Writes the package's type stubs (``__init__.pyi``): ``identify``,
-``Objective`` and ``simulate`` from the library's description of their
-keywords (their types, ``Literal`` choices and defaults), the other
+``Objective``, ``simulate``, ``linearize`` and ``dataset_synth`` from the
+library's description of their keywords (their types, ``Literal`` choices and defaults), the other
 commands from the
 command line's own flags, so that an editor's completion and a type
 checker see every keyword the functions take, and a test holds the stubs
@@ -74,10 +74,8 @@ class IdentifyResult(Result):
 COMMANDS = [
     ("design", "design", False),
     ("swingup", "swingup", False),
-    ("linearize", "linearize", False),
     ("summarize", "summarize", True),
     ("plot", "plot", True),
-    ("dataset_synth", "dataset synth", False),
 ]
 
 
@@ -121,9 +119,13 @@ def typed_keywords(indent: str, function: str) -> str:
     return "\n".join(lines)
 
 
+# The commands besides identify whose keywords are the library's: each
+# with what it returns.
+TYPED = (("simulate", "SimulateResult"), ("linearize", "Result"), ("dataset_synth", "Result"))
+
+
 def stubs() -> str:
     identify = typed_keywords("    ", "identify")
-    simulate = typed_keywords("    ", "simulate")
     study = typed_keywords("        ", "Objective")
     commands = ""
     for function, command, positional in COMMANDS:
@@ -147,9 +149,12 @@ def stubs() -> str:
         + "    @property\n    def tolerance_m(self) -> Optional[float]: ...\n"
         + "    def __call__(self, candidates: Any, progress: Progress = True) -> np.ndarray: ...\n"
         + "    def residuals(self, candidate: Any) -> np.ndarray: ...\n"
-        + "\ndef simulate(\n    *,\n    out: Union[str, os.PathLike, None] = None,\n"
-        + simulate
-        + "\n) -> SimulateResult: ...\n"
+        + "".join(
+            f"\ndef {function}(\n    *,\n    out: Union[str, os.PathLike, None] = None,\n"
+            + typed_keywords("    ", function)
+            + f"\n) -> {returns}: ...\n"
+            for function, returns in TYPED
+        )
         + commands
     )
 

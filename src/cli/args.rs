@@ -5,7 +5,7 @@ use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
 use super::UsageError;
-use toml::{Table, Value};
+use toml::Table;
 
 use crate::engine::{Backend, EngineOptions};
 use crate::gpu::{LayoutRequest, Precision};
@@ -15,6 +15,7 @@ use crate::solver::SolverKind;
 use crate::sweep::{Axis, Parameter};
 use crate::workflow::WorkflowError;
 use crate::workflow::identify;
+use crate::workflow::keywords::TetherInputs;
 
 /// A flag's parser for one of the library's named values: their names and
 /// help as its possible values, each parsed by the library's `FromStr`.
@@ -97,27 +98,21 @@ pub const TETHER_FLAGS: [(&str, &str); 6] = [
 ];
 
 impl TetherArgs {
+    /// The library's tether inputs these flags give.
+    pub fn inputs(&self) -> TetherInputs {
+        TetherInputs {
+            elements: self.elements,
+            damping_pa_s: self.damping,
+            drag_coefficient: self.drag_coefficient,
+            tip_mass_kg: self.tip_mass,
+            length_m: self.length,
+            no_rotary_inertia: self.no_rotary_inertia,
+        }
+    }
+
     /// The options as a `[tether]` table of the config layout.
     pub fn table(&self) -> Table {
-        let mut tether = Table::new();
-        if let Some(n) = self.elements {
-            tether.insert(Axis::Elements.column().into(), Value::Integer(n));
-        }
-        for (axis, value) in [
-            (Axis::Damping, self.damping),
-            (Axis::Drag, self.drag_coefficient),
-            (Axis::Parameter(Parameter::TipMassKg), self.tip_mass),
-            (Axis::Parameter(Parameter::LengthM), self.length),
-        ] {
-            let key = axis.column();
-            if let Some(v) = value {
-                tether.insert(key.into(), Value::Float(v));
-            }
-        }
-        if self.no_rotary_inertia {
-            tether.insert("rotary_inertia".into(), Value::Boolean(false));
-        }
-        tether
+        self.inputs().table()
     }
 }
 

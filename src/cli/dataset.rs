@@ -1,21 +1,14 @@
 //! `tether-sweep dataset synth`: a synthetic measured drop.
 
-use super::args::named;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use toml::{Table, Value};
-
-use super::UsageError;
-use crate::camera::Camera;
-use crate::dataset::{GENERATOR, SynthSpec};
+use super::args::named;
 use crate::io::track::TrackLayout;
-use crate::model::TetherParams;
-use crate::scenario::{Scenario, ScenarioKind};
-use crate::sweep::{Axis, Parameter};
-use crate::workflow::synth::{SynthRequest, run as synthesize};
+use crate::workflow::keywords::{ConfigInput, Door, TetherInputs};
+use crate::workflow::synth::{SynthInputs, run as synthesize};
 
 #[derive(Debug, Subcommand)]
 pub enum DatasetCommand {
@@ -79,64 +72,43 @@ pub struct SynthArgs {
     pub force: bool,
 }
 
-/// The drop to synthesize: the config's, or the paper's, with the flags' tether.
-fn experiment(args: &SynthArgs) -> Result<(TetherParams, Scenario, Camera)> {
-    let mut flags = Table::new();
-    flags.insert(
-        Axis::Elements.column().into(),
-        Value::Integer(args.elements as i64),
-    );
-    flags.insert(Axis::Damping.column().into(), Value::Float(args.damping));
-    flags.insert(
-        Axis::Drag.column().into(),
-        Value::Float(args.drag_coefficient),
-    );
-    flags.insert(
-        "rotary_inertia".into(),
-        Value::Boolean(!args.no_rotary_inertia),
-    );
-    let (tip_mass, length) = (
-        Axis::Parameter(Parameter::TipMassKg),
-        Axis::Parameter(Parameter::LengthM),
-    );
-    for (axis, value) in [(tip_mass, args.tip_mass), (length, args.length)] {
-        if let Some(v) = value {
-            flags.insert(axis.column().into(), Value::Float(v));
+impl SynthArgs {
+    /// The library's inputs these flags give (the builder Python fills
+    /// too).
+    pub fn inputs(&self) -> SynthInputs {
+        SynthInputs {
+            tether_inputs: TetherInputs {
+                elements: Some(self.elements as i64),
+                damping_pa_s: Some(self.damping),
+                drag_coefficient: Some(self.drag_coefficient),
+                tip_mass_kg: self.tip_mass,
+                length_m: self.length,
+                no_rotary_inertia: self.no_rotary_inertia,
+            },
+            noise_m: self.noise,
+            seed: self.seed,
+            tolerance_m: self.tolerance,
+            layout: self.layout,
+            config: self.config.clone().map(ConfigInput::File),
+            overlays: toml::Table::new(),
+            command: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
+            out: self.out.clone(),
+            force: self.force,
         }
     }
-    let mut overrides = Table::new();
-    overrides.insert("tether".into(), Value::Table(flags));
-    let cfg = super::args::resolved(args.config.as_deref(), overrides, &[])?;
-    if cfg.scenario.kind() != ScenarioKind::Drop {
-        return Err(UsageError(
-            "dataset synth makes a drop: scenario = \"drop\" (the default)".into(),
-        )
-        .into());
-    }
-    Ok((cfg.tether, cfg.scenario, cfg.camera))
 }
 
 pub fn run_synth(args: SynthArgs) -> Result<()> {
-    let (tether, scenario, camera) = experiment(&args)?;
-    let spec = SynthSpec {
-        scenario,
-        tether,
-        noise_std_m: args.noise,
-        seed: args.seed,
-        tolerance_m: args.tolerance,
-        generator: GENERATOR,
-    };
-    let in_model_frame = camera.is_default();
-    let report = synthesize(&SynthRequest {
-        spec: spec.clone(),
-        camera,
-        layout: args.layout,
-        command: std::env::args().skip(1).collect::<Vec<_>>().join(" "),
-        out: args.out.clone(),
-        force: args.force,
-    })
-    .map_err(|e| super::args::name_flags(e, &super::args::TETHER_FLAGS))
-    .map_err(|e| super::args::name_flags(e, &[("noise", "--noise")]))?;
+    execute(&args.inputs(), Door::CommandLine)
+}
+
+/// A synthetic drop of `inputs`, said through `text::console`; an error
+/// names the input as `door`'s user wrote it. The command above and the
+/// Python package's `dataset_synth` both run it.
+pub fn execute(inputs: &SynthInputs, door: Door) -> Result<()> {
+    let request = inputs.request(door)?;
+    let report = synthesize(&request).map_err(|e| SynthInputs::error(e, door))?;
+    let spec = &request.spec;
     outln!(
         "synthetic drop: n = {}, D = {} Pa·s, C_D = {}, noise σ = {} m, seed {} | {:.2} s",
         spec.tether.elements,
@@ -147,8 +119,8 @@ pub fn run_synth(args: SynthArgs) -> Result<()> {
         report.wall_s
     );
     let track = &report.track;
-    let rows = args.layout.rows(track);
-    let frame = match in_model_frame {
+    let rows = request.layout.rows(track);
+    let frame = match request.camera.is_default() {
         true => "",
         false => " in the [camera]'s frame, unit and clock",
     };
@@ -156,8 +128,8 @@ pub fn run_synth(args: SynthArgs) -> Result<()> {
         "wrote {rows} rows ({} frames × {} markers, {} layout) to {}{frame}",
         track.times_s.len(),
         track.markers(),
-        args.layout,
-        args.out.display()
+        request.layout,
+        request.out.display()
     );
     Ok(())
 }

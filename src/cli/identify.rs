@@ -280,6 +280,8 @@ mod tests {
     fn the_flags_are_the_librarys_keywords() {
         flags_are(&["identify"], crate::workflow::identify::KEYWORDS);
         flags_are(&["simulate"], crate::workflow::simulate::KEYWORDS);
+        flags_are(&["linearize"], crate::workflow::linearize::KEYWORDS);
+        flags_are(&["dataset", "synth"], crate::workflow::synth::KEYWORDS);
     }
 
     fn flags_are(command: &[&str], keywords: &[Keyword]) {

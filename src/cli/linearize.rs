@@ -5,14 +5,12 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use toml::{Table, Value};
 
-use super::UsageError;
-use super::args::{TETHER_FLAGS, TetherArgs, name_flags};
+use super::args::TetherArgs;
 use super::identify::say;
-use crate::io::config::{self, ConfigError};
 use crate::text::linearize as text;
-use crate::workflow::linearize::{LinearizeRequest, run as linearize};
+use crate::workflow::keywords::Door;
+use crate::workflow::linearize::{LinearizeInputs, run as linearize};
 
 #[derive(Debug, Args)]
 pub struct LinearizeArgs {
@@ -40,35 +38,32 @@ pub struct LinearizeArgs {
     pub force: bool,
 }
 
-/// The flags of the values the linearization checks, by the library's
-/// field names.
-const FLAGS: [(&str, &str); 4] = [
-    ("frequency_min_hz", "--frequency-min"),
-    ("frequency_max_hz", "--frequency-max"),
-    ("frequency_points", "--frequency-points"),
-    ("modes", "--modes"),
-];
+impl LinearizeArgs {
+    /// The library's inputs these flags give (the builder Python fills
+    /// too).
+    pub fn inputs(&self) -> LinearizeInputs {
+        LinearizeInputs {
+            tether_inputs: self.tether.inputs(),
+            frequency_min_hz: self.frequency_min,
+            frequency_max_hz: self.frequency_max,
+            frequency_points: self.frequency_points,
+            modes: self.modes,
+            out: self.out.clone(),
+            force: self.force,
+        }
+    }
+}
 
 pub fn run(args: LinearizeArgs) -> Result<()> {
-    // The swing-up's defaults (tip mass 21 g): this model is for designing it.
-    let mut table = Table::new();
-    table.insert("scenario".into(), Value::String("swingup".into()));
-    table.insert("tether".into(), Value::Table(args.tether.table()));
-    let params = match config::resolve(table) {
-        Ok(cfg) => cfg.tether,
-        Err(ConfigError::Input(e)) => Err(name_flags(e.into(), &TETHER_FLAGS))?,
-        Err(e) => Err(UsageError(e.to_string()))?,
-    };
-    let report = linearize(&LinearizeRequest {
-        params,
-        frequency_min_hz: args.frequency_min,
-        frequency_max_hz: args.frequency_max,
-        frequency_points: args.frequency_points,
-        modes: args.modes,
-        out: args.out.clone(),
-        force: args.force,
-    })
-    .map_err(|e| name_flags(e, &FLAGS))?;
-    say(|out| text::write_report(out, &report, args.modes));
+    execute(&args.inputs(), Door::CommandLine)
+}
+
+/// The linearization of `inputs`, said through `text::console`; an
+/// error names the input as `door`'s user wrote it. The command above
+/// and the Python package's `linearize` both run it.
+pub fn execute(inputs: &LinearizeInputs, door: Door) -> Result<()> {
+    let request = inputs.request(door)?;
+    let report = linearize(&request).map_err(|e| LinearizeInputs::error(e, door))?;
+    say(|out| text::write_report(out, &report, inputs.modes));
     Ok(())
 }

@@ -103,7 +103,6 @@ impl SimulateArgs {
     /// The library's inputs these flags give (the builder Python fills
     /// too).
     pub fn inputs(&self) -> SimulateInputs {
-        let t = &self.tether_args;
         SimulateInputs {
             config: self.config.clone().map(ConfigInput::File),
             scenario: self.scenario,
@@ -114,12 +113,7 @@ impl SimulateArgs {
             axes: self.axes.clone(),
             tether: self.tether,
             start_offset_m: self.start_offset_m,
-            elements: t.elements,
-            damping_pa_s: t.damping,
-            drag_coefficient: t.drag_coefficient,
-            tip_mass_kg: t.tip_mass,
-            length_m: t.length,
-            no_rotary_inertia: t.no_rotary_inertia,
+            tether_inputs: self.tether_args.inputs(),
             step_s: self.step,
             tolerance: self.tolerance,
             duration_s: self.duration,

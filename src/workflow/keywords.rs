@@ -9,10 +9,11 @@
 
 use std::path::PathBuf;
 
-use toml::Table;
+use toml::{Table, Value};
 
 use crate::io::track::Measured;
 use crate::named::Named;
+use crate::sweep::{Axis, Parameter};
 
 /// The door an input came through: it names the input in messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +72,89 @@ impl ConfigInput {
             Self::File(path) => path.display().to_string(),
             Self::Tables { label, .. } => label.clone(),
         }
+    }
+}
+
+/// The tether's own inputs as given (each optional: the config's, else
+/// the job's default): n, D, C_D, the tip mass, the length, and leaving
+/// out rotary inertia. Their keywords are their axes' flags' names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TetherInputs {
+    pub elements: Option<i64>,
+    pub damping_pa_s: Option<f64>,
+    pub drag_coefficient: Option<f64>,
+    pub tip_mass_kg: Option<f64>,
+    pub length_m: Option<f64>,
+    pub no_rotary_inertia: bool,
+}
+
+/// The tether's inputs that are grid axes, in [`TetherInputs`]' order.
+const TETHER_AXES: [Axis; 5] = [
+    Axis::Elements,
+    Axis::Damping,
+    Axis::Drag,
+    Axis::Parameter(Parameter::TipMassKg),
+    Axis::Parameter(Parameter::LengthM),
+];
+
+/// The `[tether]` key of rotary inertia, and its input (which turns it off).
+const ROTARY_INERTIA: (&str, &str) = ("rotary_inertia", "no_rotary_inertia");
+
+impl TetherInputs {
+    /// The keywords, in order: `elements`, …, `no_rotary_inertia`.
+    pub fn keywords() -> [String; 6] {
+        let [a, b, c, d, e] = TETHER_AXES.map(|axis| {
+            let flag = axis.flag().expect("the tether's axes have flags");
+            flag.trim_start_matches('-').replace('-', "_")
+        });
+        [a, b, c, d, e, ROTARY_INERTIA.1.to_string()]
+    }
+
+    /// Each keyword with whether it was given, in order.
+    pub fn given(&self) -> [(String, bool); 6] {
+        let given = [
+            self.elements.is_some(),
+            self.damping_pa_s.is_some(),
+            self.drag_coefficient.is_some(),
+            self.tip_mass_kg.is_some(),
+            self.length_m.is_some(),
+            self.no_rotary_inertia,
+        ];
+        let keywords = Self::keywords();
+        std::array::from_fn(|k| (keywords[k].clone(), given[k]))
+    }
+
+    /// The inputs given as a `[tether]` table of the config layout.
+    pub fn table(&self) -> Table {
+        let mut tether = Table::new();
+        if let Some(n) = self.elements {
+            tether.insert(Axis::Elements.column().into(), Value::Integer(n));
+        }
+        let values = [
+            self.damping_pa_s,
+            self.drag_coefficient,
+            self.tip_mass_kg,
+            self.length_m,
+        ];
+        for (axis, value) in TETHER_AXES[1..].iter().zip(values) {
+            if let Some(v) = value {
+                tether.insert(axis.column().into(), Value::Float(v));
+            }
+        }
+        if self.no_rotary_inertia {
+            tether.insert(ROTARY_INERTIA.0.into(), Value::Boolean(false));
+        }
+        tether
+    }
+
+    /// Each `[tether]` key these inputs set, with its input as `door`'s
+    /// user writes it: for naming a value's error.
+    pub fn names(door: Door) -> Vec<(&'static str, String)> {
+        let keywords = Self::keywords();
+        (TETHER_AXES.iter().map(|axis| axis.column()))
+            .chain([ROTARY_INERTIA.0])
+            .zip(keywords.iter().map(|k| door.key(k)))
+            .collect()
     }
 }
 

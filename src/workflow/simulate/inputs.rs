@@ -17,11 +17,10 @@ use crate::gpu::{LayoutRequest, Precision};
 use crate::io::config::{self, ConfigError, SimulationConfig};
 use crate::named::{Named, display_and_parse_by_name};
 use crate::scenario::ScenarioKind;
-use crate::sweep::{Axis, Parameter};
 use crate::workflow::WorkflowError;
 use crate::workflow::bodies::{BodyInputs, BodyKind, FormulationKind};
 use crate::workflow::identify::rename;
-use crate::workflow::keywords::{ConfigInput, Door};
+use crate::workflow::keywords::{ConfigInput, Door, TetherInputs};
 
 /// What `simulate` runs: one of the tether's experiments, or a
 /// constrained body.
@@ -73,12 +72,8 @@ pub struct SimulateInputs {
     /// The arm carries a tether.
     pub tether: bool,
     pub start_offset_m: Option<f64>,
-    pub elements: Option<i64>,
-    pub damping_pa_s: Option<f64>,
-    pub drag_coefficient: Option<f64>,
-    pub tip_mass_kg: Option<f64>,
-    pub length_m: Option<f64>,
-    pub no_rotary_inertia: bool,
+    /// The tether's own (n, D, C_D, …), over the config's.
+    pub tether_inputs: TetherInputs,
     pub step_s: Option<f64>,
     /// The tether's local error tolerance \[m\], or a body's relative one.
     pub tolerance: Option<f64>,
@@ -104,19 +99,8 @@ pub enum SimulateJob {
     Body(BodyKind, BodyInputs),
 }
 
-/// The tether's keys that an input of its own sets (n, D, C_D, the tip
-/// mass, the length: their axes' flags).
-const TETHER_AXES: [Axis; 5] = [
-    Axis::Elements,
-    Axis::Damping,
-    Axis::Drag,
-    Axis::Parameter(Parameter::TipMassKg),
-    Axis::Parameter(Parameter::LengthM),
-];
-
 /// The other config keys that an input of its own sets, and the input.
-const CONFIG_KEYWORDS: [(&str, &str); 8] = [
-    ("rotary_inertia", "no_rotary_inertia"),
+const CONFIG_KEYWORDS: [(&str, &str); 7] = [
     ("step_s", "step"),
     ("tolerance_m", "tolerance"),
     ("duration_s", "duration"),
@@ -125,12 +109,6 @@ const CONFIG_KEYWORDS: [(&str, &str); 8] = [
     ("winch_waypoints_m", "winch_amplitude"),
     ("scenario", "scenario"),
 ];
-
-/// The keyword of an axis with an input of its own: its flag's name.
-fn axis_keyword(axis: Axis) -> String {
-    let flag = axis.flag().expect("the tether's axes have flags");
-    flag.trim_start_matches('-').replace('-', "_")
-}
 
 /// A body's fields (`BodyInputs`' errors name them) and their inputs.
 const BODY_KEYWORDS: [(&str, &str); 7] = [
@@ -167,7 +145,7 @@ impl SimulateInputs {
             // body's run's).
             true => {
                 let mut overrides = Table::new();
-                overrides.insert("tether".into(), Value::Table(self.tether_table()));
+                overrides.insert("tether".into(), Value::Table(self.tether_inputs.table()));
                 Some(self.config(overrides, door)?.tether)
             }
             false => None,
@@ -207,29 +185,6 @@ impl SimulateInputs {
         }
     }
 
-    /// The tether's inputs as a `[tether]` table of the config layout.
-    fn tether_table(&self) -> Table {
-        let mut tether = Table::new();
-        if let Some(n) = self.elements {
-            tether.insert(Axis::Elements.column().into(), Value::Integer(n));
-        }
-        let values = [
-            self.damping_pa_s,
-            self.drag_coefficient,
-            self.tip_mass_kg,
-            self.length_m,
-        ];
-        for (axis, value) in TETHER_AXES[1..].iter().zip(values) {
-            if let Some(v) = value {
-                tether.insert(axis.column().into(), Value::Float(v));
-            }
-        }
-        if self.no_rotary_inertia {
-            tether.insert("rotary_inertia".into(), Value::Boolean(false));
-        }
-        tether
-    }
-
     /// The inputs as a TOML table in the config file's layout.
     fn overrides(&self) -> Table {
         let mut root = Table::new();
@@ -259,7 +214,7 @@ impl SimulateInputs {
                 Value::Array(p.iter().map(|&v| Value::Float(v)).collect()),
             );
         }
-        root.insert("tether".into(), Value::Table(self.tether_table()));
+        root.insert("tether".into(), Value::Table(self.tether_inputs.table()));
         root.insert("settings".into(), Value::Table(settings));
         root
     }
@@ -290,10 +245,8 @@ impl SimulateInputs {
             None => (Table::new(), None),
         };
         config::merge(&mut table, self.overlays.clone());
-        let names: Vec<(&str, String)> = (TETHER_AXES.iter())
-            .map(|&axis| (axis.column(), door.key(&axis_keyword(axis))))
-            .chain(CONFIG_KEYWORDS.map(|(key, keyword)| (key, door.key(keyword))))
-            .collect();
+        let mut names = TetherInputs::names(door);
+        names.extend(CONFIG_KEYWORDS.map(|(key, keyword)| (key, door.key(keyword))));
         config::resolve_over(table, label.as_deref(), overrides).map_err(|e| match e {
             ConfigError::Input(input) => rename(input.into(), &names),
             // A file's own errors name it; tables in memory by their label.
@@ -324,7 +277,10 @@ impl SimulateInputs {
         let (tether, bare) = (!body, body && !self.tether);
         let overlay = |key: &str| a.overlays.contains_key(key);
         let key = |keyword: &str| door.key(keyword);
-        let [elements, damping, drag, tip_mass, length] = TETHER_AXES.map(axis_keyword);
+        let tether_given = a.tether_inputs.given();
+        let tether_own = tether_given
+            .iter()
+            .map(|(k, given)| (key(k), bare && *given, &own));
         #[rustfmt::skip]
         let given = [
             (key("axis"), tether && !a.axes.is_empty(), &body_s),
@@ -336,12 +292,6 @@ impl SimulateInputs {
             (key("tether"), tether && a.tether, &body_s),
             (key("config"), bare && a.config.is_some(), &own),
             (key("tether"), bare && overlay("tether"), &own),
-            (key(&elements), bare && a.elements.is_some(), &own),
-            (key(&damping), bare && a.damping_pa_s.is_some(), &own),
-            (key(&drag), bare && a.drag_coefficient.is_some(), &own),
-            (key(&tip_mass), bare && a.tip_mass_kg.is_some(), &own),
-            (key(&length), bare && a.length_m.is_some(), &own),
-            (key("no_rotary_inertia"), bare && a.no_rotary_inertia, &own),
             (key("solver"), body && e.solver.is_some(), &runs),
             (key("step"), body && a.step_s.is_some(), &runs),
             (key("winch_periods"), body && a.winch_periods_s.is_some(), &runs),
@@ -354,7 +304,8 @@ impl SimulateInputs {
             (key("adapter"), bare && e.adapter.is_some(), &gpu),
             (key("gpu_layout"), bare && e.gpu_layout != LayoutRequest::Auto, &gpu),
         ];
-        match given.iter().find(|(_, given, _)| *given) {
+        let mut given = given.into_iter().chain(tether_own);
+        match given.find(|(_, given, _)| *given) {
             Some((input, _, why)) => Err(WorkflowError::Usage(format!("{input} {why}"))),
             None => Ok(()),
         }
@@ -372,7 +323,10 @@ mod tests {
     #[test]
     fn an_error_names_the_input_as_its_door_wrote_it() {
         let inputs = SimulateInputs {
-            length_m: Some(-1.0),
+            tether_inputs: TetherInputs {
+                length_m: Some(-1.0),
+                ..TetherInputs::default()
+            },
             ..SimulateInputs::default()
         };
         for (door, name) in [(Door::CommandLine, "--length"), (Door::Python, "length")] {
@@ -381,7 +335,10 @@ mod tests {
         }
         let arm = SimulateInputs {
             scenario: Some(SimulateScenario::Body(BodyKind::Arm)),
-            damping_pa_s: Some(2000.0),
+            tether_inputs: TetherInputs {
+                damping_pa_s: Some(2000.0),
+                ..TetherInputs::default()
+            },
             ..SimulateInputs::default()
         };
         let e = job_error(&arm, Door::Python);
@@ -421,7 +378,10 @@ mod tests {
         assert!(e.contains("length_m (in config)"), "{e}");
         // An input of its own over the config's key is named as given.
         let inputs = SimulateInputs {
-            length_m: Some(-2.0),
+            tether_inputs: TetherInputs {
+                length_m: Some(-2.0),
+                ..TetherInputs::default()
+            },
             ..inputs
         };
         assert!(job_error(&inputs, Door::Python).starts_with("invalid length = -2"));
@@ -431,7 +391,10 @@ mod tests {
         overlays.insert("tether".into(), Value::Table(tether));
         let inputs = SimulateInputs {
             overlays,
-            elements: Some(4),
+            tether_inputs: TetherInputs {
+                elements: Some(4),
+                ..TetherInputs::default()
+            },
             ..SimulateInputs::default()
         };
         let Ok(SimulateJob::Tether(request)) = inputs.job(Door::Python) else {

@@ -1,6 +1,13 @@
 //! A synthetic measured drop: the paper's drop on the reference solver with
 //! seeded marker noise, a "measured" track with known truth (the shipped
-//! dataset is one).
+//! dataset is one). Its inputs as either door gives them: `inputs`, each
+//! named and described in `keywords`.
+
+mod inputs;
+mod keywords;
+
+pub use inputs::SynthInputs;
+pub use keywords::KEYWORDS;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -22,7 +29,7 @@ pub struct SynthRequest {
     pub camera: Camera,
     /// Long (a row per frame and marker) or wide (a row per frame).
     pub layout: TrackLayout,
-    /// The command line, recorded in the file.
+    /// The command line (or the Python call), recorded in the file.
     pub command: String,
     pub out: PathBuf,
     pub force: bool,

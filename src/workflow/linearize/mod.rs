@@ -1,5 +1,13 @@
 //! The linearized model about the hanging equilibrium: modes, state space
 //! and the winch-to-tip frequency response, as Parquet tables and figures.
+//! Its inputs as either door gives them: `inputs`, each named and
+//! described in `keywords`.
+
+mod inputs;
+mod keywords;
+
+pub use inputs::LinearizeInputs;
+pub use keywords::KEYWORDS;
 
 use std::path::PathBuf;
 use std::time::Instant;
