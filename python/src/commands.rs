@@ -1,5 +1,5 @@
 //! Python's keywords as the inputs of the commands besides `identify`
-//! (`simulate`, `linearize`, `dataset synth`): each value converted by
+//! (`simulate`, `linearize`, `dataset synth`, `swingup`): each value converted by
 //! its keyword's kind (`keywords`) straight into the command's library
 //! builder, with no command-line text and no file between them.
 
@@ -17,6 +17,7 @@ use tether_sweep::workflow::bodies::FormulationKind;
 use tether_sweep::workflow::keywords::{ConfigInput, TetherInputs};
 use tether_sweep::workflow::linearize::LinearizeInputs;
 use tether_sweep::workflow::simulate::{self, SimulateInputs, SimulateScenario};
+use tether_sweep::workflow::swingup::{self, SwingupInputs};
 use tether_sweep::workflow::synth::{self, SynthInputs};
 use toml::Value;
 
@@ -223,4 +224,53 @@ fn overlay(overlays: &mut toml::Table, table: &str, value: &Bound<'_, PyAny>) ->
     let keys = table_of(dict, table)?;
     overlays.insert(table.into(), Value::Table(keys));
     Ok(())
+}
+
+/// `swingup`'s inputs `keywords` give (None values left unset), writing
+/// into `out`.
+pub fn swingup_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult<SwingupInputs> {
+    let mut inputs = SwingupInputs {
+        out,
+        ..SwingupInputs::default()
+    };
+    for (key, value) in keywords.iter() {
+        let name: String = key.extract()?;
+        if value.is_none() {
+            continue;
+        }
+        let name = known(swingup::KEYWORDS, "swingup", &name)?;
+        let value = &value;
+        match name {
+            "elements" => inputs.elements = count(name, value)?,
+            "damping" => inputs.damping_pa_s = number(name, value)?,
+            "drag_coefficient" => inputs.drag_coefficient = number(name, value)?,
+            "tip_mass" => inputs.tip_mass_kg = number(name, value)?,
+            "winch_amplitude" => inputs.winch_amplitude_m = number(name, value)?,
+            "waypoints" => inputs.waypoints_m = Some(numbers(name, value)?),
+            "duration" => inputs.duration_s = number(name, value)?,
+            "bits_per_gene" => {
+                let bits = count(name, value)?;
+                inputs.bits_per_gene = u32::try_from(bits).unwrap_or(u32::MAX);
+            }
+            "period_min" => inputs.period_min_s = number(name, value)?,
+            "period_max" => inputs.period_max_s = number(name, value)?,
+            "population" => inputs.population = count(name, value)?,
+            "generations" => inputs.generations = count(name, value)?,
+            "seed" => inputs.seed = u64::try_from(count(name, value)?).unwrap_or(u64::MAX),
+            "tournament_size" => inputs.tournament_size = count(name, value)?,
+            "crossover_rate" => inputs.crossover_rate = number(name, value)?,
+            "mutation_rate" => inputs.mutation_rate = Some(number(name, value)?),
+            "exhaustive" => inputs.exhaustive = switch(name, value)?,
+            "solver" => inputs.engine.solver = Some(choice::<SolverKind>(name, value)?),
+            "tolerance" => inputs.tolerance_m = number(name, value)?,
+            "backend" => inputs.engine.backend = choice::<Backend>(name, value)?,
+            "precision" => inputs.engine.precision = choice::<Precision>(name, value)?,
+            "gpu_layout" => inputs.engine.gpu_layout = choice::<LayoutRequest>(name, value)?,
+            "adapter" => inputs.engine.adapter = Some(adapter(name, value)?),
+            "out" => inputs.out = path(name, value)?,
+            "force" => inputs.force = switch(name, value)?,
+            _ => unreachable!("every keyword is set above: {name}"),
+        }
+    }
+    Ok(inputs)
 }

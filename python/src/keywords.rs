@@ -47,6 +47,7 @@ pub fn keywords(
         "simulate" => simulate::KEYWORDS,
         "linearize" => tether_sweep::workflow::linearize::KEYWORDS,
         "dataset_synth" => tether_sweep::workflow::synth::KEYWORDS,
+        "swingup" => tether_sweep::workflow::swingup::KEYWORDS,
         other => return Err(PyValueError::new_err(format!("no keywords for {other}"))),
     };
     Ok(table

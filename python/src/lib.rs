@@ -1,6 +1,7 @@
 //! `tether_sweep._native`: the library's jobs for the Python package
 //! (`python/tether_sweep/`). `identify`, `Objective`, `simulate`,
-//! `linearize` and `dataset_synth` take their keywords as Python values, converted by each keyword's kind into the
+//! `linearize`, `dataset_synth` and `swingup` take their keywords as
+//! Python values, converted by each keyword's kind into the
 //! library's inputs (`keywords`), their errors naming the keyword; the
 //! other commands' keywords still arrive as the command line's words,
 //! parsed by its own parser (`tether_sweep::cli`). A job runs in the
@@ -251,7 +252,7 @@ fn simulate(
     memory_only: bool,
 ) -> PyResult<RunOutcome> {
     let inputs = commands::simulate_inputs_of(&keywords, out.clone())?;
-    embedded(py, memory_only, &out, move || {
+    embedded(py, None, memory_only, &out, move || {
         tether_sweep::cli::simulate::execute(&inputs, Door::Python)
     })
 }
@@ -268,7 +269,7 @@ fn linearize(
     memory_only: bool,
 ) -> PyResult<RunOutcome> {
     let inputs = commands::linearize_inputs_of(&keywords, out.clone())?;
-    embedded(py, memory_only, &out, move || {
+    embedded(py, None, memory_only, &out, move || {
         tether_sweep::cli::linearize::execute(&inputs, Door::Python)
     })
 }
@@ -286,8 +287,27 @@ fn dataset_synth(
     memory_only: bool,
 ) -> PyResult<RunOutcome> {
     let inputs = commands::synth_inputs_of(&keywords, out.clone(), command)?;
-    embedded(py, memory_only, &out, move || {
+    embedded(py, None, memory_only, &out, move || {
         tether_sweep::cli::dataset::execute(&inputs, Door::Python)
+    })
+}
+
+/// `swingup` with its keywords (`workflow::swingup::KEYWORDS`' names),
+/// writing into the folder `out` (with `memory_only`, nothing is
+/// written), its landscape's progress to `progress`; Ctrl-C stops it as
+/// the command line's does.
+#[pyfunction]
+#[pyo3(signature = (keywords, out, progress=None, memory_only=false))]
+fn swingup(
+    py: Python<'_>,
+    keywords: Bound<'_, PyDict>,
+    out: PathBuf,
+    progress: Option<Py<PyAny>>,
+    memory_only: bool,
+) -> PyResult<RunOutcome> {
+    let inputs = commands::swingup_inputs_of(&keywords, out.clone())?;
+    embedded(py, progress, memory_only, &out, move || {
+        tether_sweep::cli::swingup::execute(&inputs, Door::Python)
     })
 }
 
@@ -295,11 +315,12 @@ fn dataset_synth(
 /// kept: [`run_embedded`]), its outcome for Python.
 fn embedded(
     py: Python<'_>,
+    progress: Option<Py<PyAny>>,
     memory_only: bool,
     out: &Path,
     job: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
 ) -> PyResult<RunOutcome> {
-    let (answer, text, captured) = run_embedded(py, None, memory_only, move |_| job())?;
+    let (answer, text, captured) = run_embedded(py, progress, memory_only, move |_| job())?;
     answer.map_err(to_py)?;
     Ok(RunOutcome {
         text,
@@ -517,6 +538,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(linearize, m)?)?;
     m.add_function(wrap_pyfunction!(dataset_synth, m)?)?;
+    m.add_function(wrap_pyfunction!(swingup, m)?)?;
     m.add_function(wrap_pyfunction!(flags, m)?)?;
     m.add_function(wrap_pyfunction!(keywords::keywords, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -144,11 +144,11 @@ def test_shards_summarize_to_the_whole_run_and_plot_redraws(tmp_path):
     [
         (ts.design, dict(elements=20, damping=2000, drag_coefficient=0.8, noise=-1), "--noise"),
         (ts.simulate, dict(scenario="drop", elements=0), "^invalid elements = 0: must be an integer from 1 to 1024$"),
-        (ts.swingup, dict(population=0), "--population"),
+        (ts.swingup, dict(population=0), "^invalid population = 0: "),
         (ts.linearize, dict(elements=6, frequency_points=0), "^invalid frequency_points = 0: "),
         (ts.dataset_synth, dict(noise=-1), "^invalid noise = -1: must be a finite number >= 0$"),
-        # The keywords of identify, simulate, linearize and dataset_synth
-        # reach the library as themselves: named so.
+        # The keywords of every command but design reach the library as
+        # themselves: named so.
         (ts.identify, dict(drag_coefficient="-0.5", progress=False), "^invalid drag_coefficient = -0.5: "),
     ],
     ids=["design", "simulate", "swingup", "linearize", "dataset_synth", "identify"],

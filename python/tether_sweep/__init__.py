@@ -704,25 +704,37 @@ simulate.__doc__ = (simulate.__doc__ or "") + _keywords.docs("simulate")
 
 def swingup(*, out: Any = None, progress: Progress = True, **keywords: Any) -> Result:
     """The swing-up GA (``tether-sweep swingup``); its tables by name.
-    ``progress`` (an exhaustive landscape's): as ``identify``'s."""
-    return _run("swingup", out, keywords, progress, "chromosomes")
+    ``out`` is a folder; None keeps the tables and figures in memory.
+    ``progress`` (an exhaustive landscape's): as ``identify``'s.
+
+    """
+    return _typed("swingup", out, keywords, progress=_progress_callback(progress, "chromosomes"))
 
 
-def _typed(function: str, out: Any, keywords: Dict[str, Any], command: Optional[str] = None) -> Result:
+swingup.__signature__ = _keywords.signature("swingup", out=True, progress=True)  # type: ignore[attr-defined]
+swingup.__doc__ = (swingup.__doc__ or "") + _keywords.docs("swingup")
+
+
+def _typed(
+    function: str, out: Any, keywords: Dict[str, Any], command: Optional[str] = None, progress: Optional[Callable[[int, int], Any]] = None
+) -> Result:
     """`function` run in the library with its typed keywords (each
     checked by name first); ``out=None`` keeps its tables and figures in
     memory and writes nothing. `command`: the call, recorded in what it
-    writes (dataset_synth's provenance)."""
+    writes (dataset_synth's provenance); `progress`: what receives
+    (done, total) (swingup's)."""
     _keywords.check(function, keywords)
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
     try:
         target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES.get(function, "out")
         native = getattr(_native, function)
         try:
-            if command is None:
-                outcome = native(_beside(keywords, target), str(target), out is None)
-            else:
+            if command is not None:
                 outcome = native(keywords, str(target), command, out is None)
+            elif function == "swingup":
+                outcome = native(keywords, str(target), progress, out is None)
+            else:
+                outcome = native(_beside(keywords, target), str(target), out is None)
         except (ValueError, RuntimeError) as e:
             # Nothing was kept in the scratch folder: name no temporary path.
             raise type(e)(_unscratched(str(e), scratch, "in memory (out=None keeps no file)")) from None

@@ -195,6 +195,36 @@ def dataset_synth(
     camera: Optional[Dict[str, Any]] = None,
 ) -> Result: ...
 
+def swingup(
+    *,
+    out: Union[str, os.PathLike, None] = None,
+    progress: Progress = True,
+    elements: int = 40,
+    damping: float = 2000.0,
+    drag_coefficient: float = 0.8,
+    tip_mass: float = 0.021,
+    winch_amplitude: float = 0.2,
+    waypoints: Optional[Union[str, Sequence[float], np.ndarray]] = None,
+    duration: float = 3.0,
+    bits_per_gene: int = 5,
+    period_min: float = 0.25,
+    period_max: float = 1.0,
+    population: int = 10,
+    generations: int = 30,
+    seed: int = 2010,
+    tournament_size: int = 2,
+    crossover_rate: float = 0.8,
+    mutation_rate: Optional[float] = None,
+    exhaustive: bool = False,
+    solver: Optional[Literal['explicit', 'reference', 'semi-implicit']] = None,
+    tolerance: float = 1e-07,
+    backend: Literal['auto', 'gpu', 'cpu'] = 'auto',
+    precision: Literal['f32', 'f64'] = 'f32',
+    adapter: Optional[str] = None,
+    gpu_layout: Literal['auto', 'thread', 'workgroup'] = 'auto',
+    force: bool = False,
+) -> Result: ...
+
 def design(
     *,
     out: Union[str, os.PathLike, None] = ...,
@@ -215,36 +245,6 @@ def design(
     tether: Optional[Dict[str, Any]] = ...,
     settings: Optional[Dict[str, Any]] = ...,
     camera: Optional[Dict[str, Any]] = ...,
-) -> Result: ...
-
-def swingup(
-    *,
-    out: Union[str, os.PathLike, None] = ...,
-    progress: Progress = ...,
-    elements: Optional[Value] = ...,
-    damping: Optional[Value] = ...,
-    drag_coefficient: Optional[Value] = ...,
-    tip_mass: Optional[Value] = ...,
-    winch_amplitude: Optional[Value] = ...,
-    waypoints: Optional[Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]] = ...,
-    duration: Optional[Value] = ...,
-    bits_per_gene: Optional[Value] = ...,
-    period_min: Optional[Value] = ...,
-    period_max: Optional[Value] = ...,
-    population: Optional[Value] = ...,
-    generations: Optional[Value] = ...,
-    seed: Optional[Value] = ...,
-    tournament_size: Optional[Value] = ...,
-    crossover_rate: Optional[Value] = ...,
-    mutation_rate: Optional[Value] = ...,
-    exhaustive: Optional[bool] = ...,
-    solver: Optional[Value] = ...,
-    tolerance: Optional[Value] = ...,
-    backend: Optional[Value] = ...,
-    precision: Optional[Value] = ...,
-    adapter: Optional[Value] = ...,
-    gpu_layout: Optional[Value] = ...,
-    force: Optional[bool] = ...,
 ) -> Result: ...
 
 def summarize(

@@ -1,6 +1,6 @@
 """Writes the package's type stubs (``__init__.pyi``): ``identify``,
-``Objective``, ``simulate``, ``linearize`` and ``dataset_synth`` from the
-library's description of their keywords (their types, ``Literal`` choices and defaults), the other
+``Objective``, ``simulate``, ``linearize``, ``dataset_synth`` and
+``swingup`` from the library's description of their keywords (their types, ``Literal`` choices and defaults), the other
 commands from the
 command line's own flags, so that an editor's completion and a type
 checker see every keyword the functions take, and a test holds the stubs
@@ -73,14 +73,9 @@ class IdentifyResult(Result):
 # The commands as functions: (function, command, a positional folder).
 COMMANDS = [
     ("design", "design", False),
-    ("swingup", "swingup", False),
     ("summarize", "summarize", True),
     ("plot", "plot", True),
 ]
-
-
-# The commands besides identify whose progress reaches Python.
-REPORTS_PROGRESS = ("swingup",)
 
 
 CONFIG_TABLES = ("tether", "settings", "camera")
@@ -120,8 +115,13 @@ def typed_keywords(indent: str, function: str) -> str:
 
 
 # The commands besides identify whose keywords are the library's: each
-# with what it returns.
-TYPED = (("simulate", "SimulateResult"), ("linearize", "Result"), ("dataset_synth", "Result"))
+# with what it returns, and whether its progress reaches Python.
+TYPED = (
+    ("simulate", "SimulateResult", False),
+    ("linearize", "Result", False),
+    ("dataset_synth", "Result", False),
+    ("swingup", "Result", True),
+)
 
 
 def stubs() -> str:
@@ -130,8 +130,6 @@ def stubs() -> str:
     commands = ""
     for function, command, positional in COMMANDS:
         out = "    out: Union[str, os.PathLike, None] = ...,\n" if "out" in flags(command) else ""
-        if function in REPORTS_PROGRESS:
-            out += "    progress: Progress = ...,\n"
         body = keywords(command, skip=("out",))
         star = "*" if out or body else ""
         head = ", ".join(p for p in ["dir: Union[str, os.PathLike]" if positional else "", star] if p)
@@ -151,9 +149,10 @@ def stubs() -> str:
         + "    def residuals(self, candidate: Any) -> np.ndarray: ...\n"
         + "".join(
             f"\ndef {function}(\n    *,\n    out: Union[str, os.PathLike, None] = None,\n"
+            + ("    progress: Progress = True,\n" if progress else "")
             + typed_keywords("    ", function)
             + f"\n) -> {returns}: ...\n"
-            for function, returns in TYPED
+            for function, returns, progress in TYPED
         )
         + commands
     )

@@ -282,6 +282,7 @@ mod tests {
         flags_are(&["simulate"], crate::workflow::simulate::KEYWORDS);
         flags_are(&["linearize"], crate::workflow::linearize::KEYWORDS);
         flags_are(&["dataset", "synth"], crate::workflow::synth::KEYWORDS);
+        flags_are(&["swingup"], crate::workflow::swingup::KEYWORDS);
     }
 
     fn flags_are(command: &[&str], keywords: &[Keyword]) {

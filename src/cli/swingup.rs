@@ -7,17 +7,15 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::args::{EngineArgs, name_flags, named};
+use super::args::{EngineArgs, named};
 use super::identify::say;
 use super::progress::{ProgressBar, interrupt_flag};
-use crate::ga::{GaSettings, GeneCoding, Generation, SwingupProblem};
-use crate::model::TetherParams;
-use crate::scenario::winch::WinchMotion;
-use crate::scenario::{SWINGUP_TIP_MASS_KG, Scenario, ScenarioKind};
+use crate::ga::Generation;
+use crate::scenario::SWINGUP_TIP_MASS_KG;
 use crate::solver::SolverKind;
-use crate::sweep::{Axis, Parameter};
 use crate::text::swingup as text;
-use crate::workflow::swingup::{SwingupHooks, SwingupRequest, prepare};
+use crate::workflow::keywords::Door;
+use crate::workflow::swingup::{SwingupHooks, SwingupInputs, prepare};
 
 #[derive(Debug, Args)]
 pub struct SwingupArgs {
@@ -102,76 +100,47 @@ pub struct SwingupArgs {
     pub force: bool,
 }
 
-/// The flags of the values `swingup` checks, by the library's field names.
-const FLAGS: [(&str, &str); 15] = [
-    Axis::Elements.column_and_flag(),
-    Axis::Damping.column_and_flag(),
-    Axis::Drag.column_and_flag(),
-    Axis::Parameter(Parameter::TipMassKg).column_and_flag(),
-    ("waypoints_m", "--waypoints"),
-    ("duration_s", "--duration"),
-    ("bits_per_gene", "--bits-per-gene"),
-    ("period_min_s", "--period-min"),
-    ("period_max_s", "--period-max"),
-    ("population", "--population"),
-    ("generations", "--generations"),
-    ("tournament_size", "--tournament-size"),
-    ("crossover_rate", "--crossover-rate"),
-    ("mutation_rate", "--mutation-rate"),
-    ("tolerance_m", "--tolerance"),
-];
-
 impl SwingupArgs {
-    fn problem(&self) -> SwingupProblem {
-        let params = TetherParams {
+    /// The library's inputs these flags give (the builder Python fills
+    /// too).
+    pub fn inputs(&self) -> SwingupInputs {
+        SwingupInputs {
             elements: self.elements,
             damping_pa_s: self.damping,
             drag_coefficient: self.drag_coefficient,
             tip_mass_kg: self.tip_mass,
-            ..TetherParams::default()
-        };
-        let mut scenario =
-            Scenario::new(ScenarioKind::Swingup, params.length_m).with_duration_s(self.duration);
-        if let Some(swingup) = scenario.as_swingup_mut() {
-            swingup.winch.waypoints_m = self
-                .waypoints
-                .clone()
-                .unwrap_or_else(|| WinchMotion::spec_waypoints(self.winch_amplitude));
-        }
-        SwingupProblem {
-            params,
-            scenario,
-            coding: GeneCoding {
-                bits_per_gene: self.bits_per_gene,
-                period_min_s: self.period_min,
-                period_max_s: self.period_max,
-            },
-        }
-    }
-
-    fn settings(&self) -> GaSettings {
-        GaSettings {
+            winch_amplitude_m: self.winch_amplitude,
+            waypoints_m: self.waypoints.clone(),
+            duration_s: self.duration,
+            bits_per_gene: self.bits_per_gene,
+            period_min_s: self.period_min,
+            period_max_s: self.period_max,
             population: self.population,
             generations: self.generations,
             seed: self.seed,
             tournament_size: self.tournament_size,
             crossover_rate: self.crossover_rate,
             mutation_rate: self.mutation_rate,
+            exhaustive: self.exhaustive,
+            engine: self.engine.options(self.solver),
+            tolerance_m: self.tolerance,
+            out: self.out.clone(),
+            force: self.force,
         }
     }
 }
 
 pub fn run(args: SwingupArgs) -> Result<()> {
-    let request = SwingupRequest {
-        problem: args.problem(),
-        settings: args.settings(),
-        exhaustive: args.exhaustive,
-        engine: args.engine.options(args.solver),
-        tolerance_m: args.tolerance,
-        out: args.out.clone(),
-        force: args.force,
-    };
-    let prepared = prepare(request.clone()).map_err(|e| name_flags(e, &FLAGS))?;
+    execute(&args.inputs(), Door::CommandLine)
+}
+
+/// The swing-up design of `inputs`, said through `text::console` (its
+/// generations as they finish, a landscape's progress); an error names
+/// the input as `door`'s user wrote it. The command above and the Python
+/// package's `swingup` both run it.
+pub fn execute(inputs: &SwingupInputs, door: Door) -> Result<()> {
+    let request = inputs.request();
+    let prepared = prepare(request.clone()).map_err(|e| SwingupInputs::error(e, door))?;
     if let Some(reason) = prepared.choice().reason.as_deref() {
         noteln!("{reason}");
     }

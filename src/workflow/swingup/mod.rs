@@ -1,7 +1,14 @@
 //! The swing-up design: the genetic algorithm of docs/model.md §7 over the winch
 //! periods, scored by J_a,min, optionally after scoring every chromosome
 //! (the exhaustive landscape) to rank the GA's answer; the best individual
-//! replayed with its track; tables and figures.
+//! replayed with its track; tables and figures. Its inputs as either door
+//! gives them: `inputs`, each named and described in `keywords`.
+
+mod inputs;
+mod keywords;
+
+pub use inputs::SwingupInputs;
+pub use keywords::KEYWORDS;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
