@@ -1,5 +1,5 @@
 //! Python's keywords as the inputs of the commands besides `identify`
-//! (`simulate`, `linearize`, `dataset synth`, `swingup`): each value converted by
+//! (`simulate`, `linearize`, `dataset synth`, `swingup`, `design`): each value converted by
 //! its keyword's kind (`keywords`) straight into the command's library
 //! builder, with no command-line text and no file between them.
 
@@ -14,6 +14,7 @@ use tether_sweep::gpu::{LayoutRequest, Precision};
 use tether_sweep::io::track::TrackLayout;
 use tether_sweep::solver::SolverKind;
 use tether_sweep::workflow::bodies::FormulationKind;
+use tether_sweep::workflow::design::{self, DesignInputs};
 use tether_sweep::workflow::keywords::{ConfigInput, TetherInputs};
 use tether_sweep::workflow::linearize::LinearizeInputs;
 use tether_sweep::workflow::simulate::{self, SimulateInputs, SimulateScenario};
@@ -22,7 +23,8 @@ use tether_sweep::workflow::synth::{self, SynthInputs};
 use toml::Value;
 
 use crate::keywords::{
-    adapter, choice, config_tables, count, number, path, sequence, switch, table_of, texts, wrong,
+    adapter, choice, config_tables, configs, count, number, path, sequence, switch, table_of,
+    texts, wrong,
 };
 
 /// `simulate`'s inputs `keywords` give (None values left unset),
@@ -269,6 +271,40 @@ pub fn swingup_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult
             "adapter" => inputs.engine.adapter = Some(adapter(name, value)?),
             "out" => inputs.out = path(name, value)?,
             "force" => inputs.force = switch(name, value)?,
+            _ => unreachable!("every keyword is set above: {name}"),
+        }
+    }
+    Ok(inputs)
+}
+
+/// `design`'s inputs `keywords` give (None values left unset), writing
+/// into `out`.
+pub fn design_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult<DesignInputs> {
+    let mut inputs = DesignInputs {
+        out,
+        ..DesignInputs::default()
+    };
+    for (key, value) in keywords.iter() {
+        let name: String = key.extract()?;
+        if value.is_none() {
+            continue;
+        }
+        let name = known(design::KEYWORDS, "design", &name)?;
+        let value = &value;
+        match name {
+            _ if set_tether(&mut inputs.tether_inputs, name, value)? => {}
+            "config" => inputs.configs = configs(value)?,
+            "noise" => inputs.noise_m = number(name, value)?,
+            "axis" => inputs.axes = texts(name, value)?,
+            "estimate" => inputs.estimates = texts(name, value)?,
+            "backend" => inputs.backend = choice::<Backend>(name, value)?,
+            "adapter" => inputs.adapter = Some(adapter(name, value)?),
+            "tolerance" => inputs.tolerance_m = Some(number(name, value)?),
+            "out" => inputs.out = path(name, value)?,
+            "force" => inputs.force = switch(name, value)?,
+            table @ ("tether" | "settings" | "camera") => {
+                overlay(&mut inputs.overlays, table, value)?
+            }
             _ => unreachable!("every keyword is set above: {name}"),
         }
     }

@@ -48,6 +48,7 @@ pub fn keywords(
         "linearize" => tether_sweep::workflow::linearize::KEYWORDS,
         "dataset_synth" => tether_sweep::workflow::synth::KEYWORDS,
         "swingup" => tether_sweep::workflow::swingup::KEYWORDS,
+        "design" => tether_sweep::workflow::design::KEYWORDS,
         other => return Err(PyValueError::new_err(format!("no keywords for {other}"))),
     };
     Ok(table
@@ -63,6 +64,7 @@ pub fn keywords(
                 KeywordKind::SecondOutput => "second_output",
                 KeywordKind::Axis => "axis",
                 KeywordKind::Axes => "axes",
+                KeywordKind::Names => "names",
                 KeywordKind::Choice => "choice",
                 KeywordKind::Film => "film",
                 KeywordKind::Config => "config",
@@ -324,7 +326,7 @@ fn film(value: &Bound<'_, PyAny>, label: &str) -> PyResult<Measured> {
 }
 
 /// Configs: a file's path or a dict, or a list of them.
-fn configs(value: &Bound<'_, PyAny>) -> PyResult<Vec<ConfigInput>> {
+pub(crate) fn configs(value: &Bound<'_, PyAny>) -> PyResult<Vec<ConfigInput>> {
     let one = |item: &Bound<'_, PyAny>, label: String| -> PyResult<ConfigInput> {
         match item.cast::<PyDict>() {
             Ok(dict) => config_tables(dict, label),

@@ -1,7 +1,7 @@
 //! `tether_sweep._native`: the library's jobs for the Python package
 //! (`python/tether_sweep/`). `identify`, `Objective`, `simulate`,
-//! `linearize`, `dataset_synth` and `swingup` take their keywords as
-//! Python values, converted by each keyword's kind into the
+//! `linearize`, `dataset_synth`, `swingup` and `design` take their
+//! keywords as Python values, converted by each keyword's kind into the
 //! library's inputs (`keywords`), their errors naming the keyword; the
 //! other commands' keywords still arrive as the command line's words,
 //! parsed by its own parser (`tether_sweep::cli`). A job runs in the
@@ -311,6 +311,23 @@ fn swingup(
     })
 }
 
+/// `design` with its keywords (`workflow::design::KEYWORDS`' names),
+/// writing into the folder `out` (with `memory_only`, nothing is
+/// written): its text, table and figure. Errors name the keyword.
+#[pyfunction]
+#[pyo3(signature = (keywords, out, memory_only=false))]
+fn design(
+    py: Python<'_>,
+    keywords: Bound<'_, PyDict>,
+    out: PathBuf,
+    memory_only: bool,
+) -> PyResult<RunOutcome> {
+    let inputs = commands::design_inputs_of(&keywords, out.clone())?;
+    embedded(py, None, memory_only, &out, move || {
+        tether_sweep::cli::design::execute(&inputs, Door::Python)
+    })
+}
+
 /// A command's `job` run in the library (its text and what it writes
 /// kept: [`run_embedded`]), its outcome for Python.
 fn embedded(
@@ -539,6 +556,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(linearize, m)?)?;
     m.add_function(wrap_pyfunction!(dataset_synth, m)?)?;
     m.add_function(wrap_pyfunction!(swingup, m)?)?;
+    m.add_function(wrap_pyfunction!(design, m)?)?;
     m.add_function(wrap_pyfunction!(flags, m)?)?;
     m.add_function(wrap_pyfunction!(keywords::keywords, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -142,18 +142,18 @@ def test_shards_summarize_to_the_whole_run_and_plot_redraws(tmp_path):
 @pytest.mark.parametrize(
     "function, keywords, flag",
     [
-        (ts.design, dict(elements=20, damping=2000, drag_coefficient=0.8, noise=-1), "--noise"),
+        (ts.design, dict(elements=20, damping=2000, drag_coefficient=0.8, noise=-1), "^invalid noise = -1: must be a standard deviation > 0 m$"),
         (ts.simulate, dict(scenario="drop", elements=0), "^invalid elements = 0: must be an integer from 1 to 1024$"),
         (ts.swingup, dict(population=0), "^invalid population = 0: "),
         (ts.linearize, dict(elements=6, frequency_points=0), "^invalid frequency_points = 0: "),
         (ts.dataset_synth, dict(noise=-1), "^invalid noise = -1: must be a finite number >= 0$"),
-        # The keywords of every command but design reach the library as
-        # themselves: named so.
+        # Every command's keywords reach the library as themselves: named
+        # so, never as a flag.
         (ts.identify, dict(drag_coefficient="-0.5", progress=False), "^invalid drag_coefficient = -0.5: "),
     ],
     ids=["design", "simulate", "swingup", "linearize", "dataset_synth", "identify"],
 )
-def test_a_bad_value_is_the_command_lines_message(function, keywords, flag):
+def test_a_bad_value_is_the_librarys_message_naming_the_keyword(function, keywords, flag):
     with pytest.raises(ValueError, match=flag):
         function(**keywords)
 
@@ -335,3 +335,27 @@ def test_simulate_has_a_real_signature_and_its_keywords_reach_the_library(tmp_pa
         ts.simulate(config={"tether": {"length_m": -1.0}})
     with pytest.raises(ValueError, match=r"^state is the tether's drop or swing-up run's"):
         ts.simulate(scenario="robot", state=True)
+
+
+def test_design_takes_films_as_dicts_and_frames_in_memory(tmp_path):
+    import pandas as pd
+
+    expected = dict(elements=6, damping=2000, drag_coefficient=0.8, backend="cpu")
+    taken = pd.read_csv(REPO / "datasets" / "joint_shallow.csv")
+    films = [
+        {"settings": {"name": "taken", "initial_angle_deg": 45.0, "release_time_s": 0.0125, "measured": taken}},
+        {"settings": {"initial_angle_deg": 90.0}},
+    ]
+    plan = ts.design(config=films, **expected)
+    assert "taken" in plan.text and plan.table.num_rows == 1, plan.text
+    # The same films from files give the same standard errors.
+    (tmp_path / "taken.toml").write_text(
+        '[settings]\ninitial_angle_deg = 45.0\nrelease_time_s = 0.0125\nmeasured = "%s"\n'
+        % (REPO / "datasets" / "joint_shallow.csv")
+    )
+    (tmp_path / "film2.toml").write_text("[settings]\ninitial_angle_deg = 90.0\n")
+    from_files = ts.design(config=[tmp_path / "taken.toml", tmp_path / "film2.toml"], **expected)
+    se = [c for c in plan.table.column_names if c.startswith("se_")]
+    assert se and all(plan.table.column(c).equals(from_files.table.column(c)) for c in se), se
+    with pytest.raises(ValueError, match=r"^design predicts errors at the values you expect: give damping"):
+        ts.design(elements=6, drag_coefficient=0.8)

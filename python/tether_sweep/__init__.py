@@ -4,15 +4,15 @@ Each function takes its command's flags as keywords, named as the flags
 are with dashes as underscores (``drag_coefficient="0.6:0.9:0.05"``,
 ``axis=["release_time_s=0:0.03:0.005"]``).
 
-``identify``, ``Objective``, ``simulate``, ``linearize`` and
-``dataset_synth`` hand their keywords to the library as Python values: each keyword's type, default, unit and help come from the
-library's description of its inputs (``help(ts.identify)``), an axis is
-text or numbers, a film a file or a DataFrame (passed in memory), a config
-a file or a dict (a list of them for several films), and an error names
-the keyword. The other commands' keywords are the command line's words,
-parsed by its own parser: a value is its text or a Python value (a
-number, a list, a ``range`` or a NumPy array, written as a comma list); a
-repeatable flag takes a list; a flag without a value takes ``True``.
+Every function but ``summarize`` and ``plot`` (and ``Objective``) hands
+its keywords to the library as Python values: each keyword's type,
+default, unit and help come from the library's description of its inputs
+(``help(ts.identify)``), an axis is text or numbers, a film a file or a
+DataFrame (passed in memory), a config a file or a dict (a list of them
+for several films), and an error names the keyword. ``summarize`` and
+``plot`` take a folder and a few of the command line's flags, parsed by
+its own parser: a value is its text or a Python value; a flag without a
+value takes ``True``.
 
     >>> import tether_sweep as ts
     >>> r = ts.identify(elements=10, damping="1000:3000:500", drag_coefficient=0.8)
@@ -136,104 +136,6 @@ def _words(command: str, keywords: Dict[str, Any]) -> List[str]:
         for item in items:
             words += [flag, _text(item)]
     return words
-
-
-def _tables_as_files(keywords: Dict[str, Any], scratch: pathlib.Path) -> Dict[str, Any]:
-    """`measured` given as a table (a tracker's export loaded in pandas or
-    polars, or a pyarrow Table with the file's columns t, marker, x, y and
-    optionally s) written to a Parquet file in `scratch`, so that it is
-    read, checked and hashed as that file would be."""
-    table = _keywords.arrow_table(keywords.get("measured"))
-    if table is None:
-        return keywords
-    path = scratch / "measured.parquet"
-    pq.write_table(table, path)
-    return dict(keywords, measured=str(path))
-
-
-# A config's tables that may be given as dicts, for the commands that take
-# `--config`.
-_CONFIG_TABLES = ("tether", "settings", "camera")
-
-
-def _toml_value(value: Any) -> str:
-    """One value in TOML: numbers every digit, strings quoted, lists and
-    dicts inline."""
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        return "nan" if v != v else ("inf" if v == float("inf") else "-inf" if v == float("-inf") else repr(v))
-    if isinstance(value, (str, pathlib.PurePath)):
-        return json.dumps(str(value))
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple, range, np.ndarray)):
-        return "[" + ", ".join(_toml_value(v) for v in np.asarray(value, dtype=object).ravel().tolist()) + "]"
-    raise TypeError(f"{value!r}: a config value is a number, a string, a list or a dict")
-
-
-def _toml(config: Dict[str, Any]) -> str:
-    """A config in TOML: its top-level keys (`scenario`, `solver`,
-    `tolerance_m`, `implicit_method`, …) first, as TOML requires, then its
-    tables."""
-    lines = [f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in config.items() if not isinstance(v, dict)]
-    for name, table in config.items():
-        if isinstance(table, dict):
-            lines.append(f"[{name}]")
-            lines += [f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in table.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _read_toml(path: pathlib.Path) -> Dict[str, Any]:
-    try:
-        import tomllib  # Python 3.11 on
-    except ImportError:
-        import tomli as tomllib
-    with open(path, "rb") as f:
-        return tomllib.load(f)
-
-
-def _configs_with_dicts(command: str, keywords: Dict[str, Any], scratch: pathlib.Path) -> Dict[str, Any]:
-    """`tether=`, `settings=` and `camera=` dicts written as a config: over
-    each `config` given (its keys kept where the dict does not set them,
-    its `measured` file still found beside it), or as the only one."""
-    # `tether=True` is simulate's flag (the arm carrying a tether), not a table.
-    tables = {k: v for k, v in keywords.items() if k in _CONFIG_TABLES and not isinstance(v, bool)}
-    given = {t: v for t, v in tables.items() if v is not None}
-    keywords = {k: v for k, v in keywords.items() if k not in tables}
-    if not given:
-        return keywords
-    if "config" not in flags(command):
-        raise TypeError(f"{command}() takes no {', '.join(given)}: `tether-sweep {command}` has no --config")
-    for name, table in given.items():
-        if not isinstance(table, dict):
-            raise TypeError(f"{name}= is a dict of the config's [{name}] keys, e.g. {name}={{...}}")
-    configs = keywords.get("config")
-    paths = [configs] if isinstance(configs, (str, pathlib.PurePath)) else list(configs or [None])
-    written = []
-    for k, path in enumerate(paths):
-        base: Dict[str, Any] = {}
-        stem = "config"
-        if path is not None:
-            path = pathlib.Path(path)
-            base = _read_toml(path)
-            stem = path.stem
-            measured = base.get("settings", {}).get("measured")
-            if measured is not None and not pathlib.Path(measured).is_absolute():
-                base["settings"]["measured"] = str((path.parent / measured).resolve())
-        for name, table in given.items():
-            base[name] = {**base.get(name, {}), **table}
-        # The film keeps its config's name (its file stem).
-        folder = scratch / f"config-{k}"
-        folder.mkdir()
-        target = folder / f"{stem}.toml"
-        target.write_text(_toml(base))
-        written.append(str(target))
-    keywords["config"] = written if isinstance(configs, (list, tuple)) or len(written) > 1 else written[0]
-    return keywords
 
 
 def _progress_callback(progress: Progress, what: str, delay_s: float = 0.0) -> Optional[Callable[[int, int], Any]]:
@@ -567,35 +469,6 @@ class Objective:
 _OUT_FILES = {"simulate": "track.parquet", "dataset_synth": "measured.parquet"}
 
 
-def _run(command: str, out: Any, keywords: Dict[str, Any], progress: Progress = False, counts: str = "") -> Result:
-    """`command` run with `keywords`; `progress` over what it `counts`."""
-    scratch = pathlib.Path(tempfile.mkdtemp(prefix="tether-sweep-"))
-    try:
-        keywords = _configs_with_dicts(command, _tables_as_files(keywords, scratch), scratch)
-        target: Optional[pathlib.Path] = None
-        if "out" in flags(command):
-            target = pathlib.Path(out) if out is not None else scratch / _OUT_FILES.get(command, "out")
-            keywords = _beside(keywords, target)
-        words = _words(command, keywords)
-        if target is not None:
-            words += ["--out", str(target)]
-        try:
-            outcome = _native.run(
-                command,
-                words,
-                _progress_callback(progress, counts),
-                out is None and target is not None,
-                None if target is None else str(target),
-            )
-        except (ValueError, RuntimeError) as e:
-            # Nothing was kept in the scratch folder: name no temporary path.
-            raise type(e)(_unscratched(str(e), scratch, "in memory (out=None keeps no file)")) from None
-        text = _unscratched(outcome.text, scratch, "the result's tables (out=None: in memory)")
-        return Result(command, text, _tables(outcome), None if out is None else pathlib.Path(out), _figures(outcome))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
 # Keywords that name a second output file, which `True` places beside
 # `out` (with out=None: in memory), and the suffix of its name there.
 _BESIDE = {"state": "_state"}
@@ -623,9 +496,18 @@ def _unscratched(message: str, scratch: pathlib.Path, instead: str) -> str:
 
 def design(*, out: Any = None, **keywords: Any) -> Result:
     """Plans a film: the standard errors identify would report at each
-    design point (``tether-sweep design`` with the same flags as keywords,
-    ``axis=[...]``, ``estimate=[...]``); ``result.table`` is design.parquet."""
-    return _run("design", out, keywords)
+    design point (``tether-sweep design``); ``result.table`` is
+    design.parquet. ``config`` is a config file or a dict of its tables
+    (a film already taken: its ``settings={"measured": ...}``, a file or a
+    table), or a list of them for several films of one tether. ``out`` is
+    a folder; None keeps the table and figure in memory.
+
+    """
+    return _typed("design", out, _keywords.native(keywords))
+
+
+design.__signature__ = _keywords.signature("design", out=True, progress=False)  # type: ignore[attr-defined]
+design.__doc__ = (design.__doc__ or "") + _keywords.docs("design")
 
 
 class SimulateResult(Result):

@@ -1,5 +1,5 @@
-"""The keywords of ``identify``, ``Objective``, ``simulate``, ``linearize``,
-``dataset_synth`` and ``swingup`` as the library describes them (``_native.keywords(command)``: each name, kind,
+"""The keywords of ``identify``, ``Objective`` and the other commands but
+``summarize`` and ``plot`` as the library describes them (``_native.keywords(command)``: each name, kind,
 default, unit, line of help and choices): their types, the functions'
 signatures and docs, and the stubs' lines are all written from that one
 description, so that none can drift from what the library takes."""
@@ -29,6 +29,7 @@ _TYPES = {
     "switch_or_table": "Union[bool, Dict[str, Any]]",
     "axis": "Union[str, float, Sequence[float], range, np.ndarray]",
     "axes": "Union[str, Sequence[str]]",
+    "names": "Union[str, Sequence[str]]",
     "film": "Union[str, os.PathLike, pa.Table, Any]",
     "configs": "Union[str, os.PathLike, Dict[str, Any], Sequence[Union[str, os.PathLike, Dict[str, Any]]]]",
     "grid": "Union[str, os.PathLike, Dict[str, Any]]",
@@ -86,7 +87,7 @@ def _python_default(kind: str, text: Optional[str]) -> Any:
 
 # Each command's keywords; `Objective` takes identify's study.
 KEYWORDS: Dict[str, List[Keyword]] = {
-    command: [Keyword(*k) for k in _native.keywords(command)] for command in ("identify", "simulate", "linearize", "dataset_synth", "swingup")
+    command: [Keyword(*k) for k in _native.keywords(command)] for command in ("identify", "simulate", "linearize", "dataset_synth", "swingup", "design")
 }
 
 

@@ -1,6 +1,6 @@
 """Writes the package's type stubs (``__init__.pyi``): ``identify``,
-``Objective``, ``simulate``, ``linearize``, ``dataset_synth`` and
-``swingup`` from the library's description of their keywords (their types, ``Literal`` choices and defaults), the other
+``Objective`` and every command but ``summarize`` and ``plot`` from the
+library's description of their keywords (their types, ``Literal`` choices and defaults), the other
 commands from the
 command line's own flags, so that an editor's completion and a type
 checker see every keyword the functions take, and a test holds the stubs
@@ -72,7 +72,6 @@ class IdentifyResult(Result):
 
 # The commands as functions: (function, command, a positional folder).
 COMMANDS = [
-    ("design", "design", False),
     ("summarize", "summarize", True),
     ("plot", "plot", True),
 ]
@@ -121,6 +120,7 @@ TYPED = (
     ("linearize", "Result", False),
     ("dataset_synth", "Result", False),
     ("swingup", "Result", True),
+    ("design", "Result", False),
 )
 
 

@@ -283,18 +283,23 @@ mod tests {
         flags_are(&["linearize"], crate::workflow::linearize::KEYWORDS);
         flags_are(&["dataset", "synth"], crate::workflow::synth::KEYWORDS);
         flags_are(&["swingup"], crate::workflow::swingup::KEYWORDS);
+        flags_are(&["design"], crate::workflow::design::KEYWORDS);
     }
 
     fn flags_are(command: &[&str], keywords: &[Keyword]) {
-        let cli = Cli::command();
+        let mut cli = Cli::command();
+        cli.build();
         let command = command
             .iter()
             .fold(&cli, |c, name| c.find_subcommand(name).unwrap());
-        let flags: Vec<_> = command
+        let mut flags: Vec<_> = command
             .get_arguments()
             .filter_map(|a| Some((a.get_long()?.replace('-', "_"), a)))
             .filter(|(name, _)| name != "help")
             .collect();
+        // In the order the help lists them (a command's `mut_arg` moves a
+        // shared flag to the end of `get_arguments`, not of its help).
+        flags.sort_by_key(|(_, a)| a.get_display_order());
         let keywords: Vec<_> = keywords.iter().filter(|k| k.on_command_line()).collect();
         let names = |v: Vec<&str>| v.join(" ");
         assert_eq!(

@@ -177,6 +177,8 @@ pub enum KeywordKind {
     Axis,
     /// Axes `NAME=AXIS`, any number of them.
     Axes,
+    /// Names, any number of them.
+    Names,
     /// One of a closed set of names ([`Keyword::choices`]).
     Choice,
     /// A film: its file, or its table.

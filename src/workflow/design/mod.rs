@@ -2,7 +2,14 @@
 //! report, predicted for each planned film (or set of films) and each
 //! point of the design axes from the Fisher information of the marker
 //! tracks (`sweep::design`), with no measured data; design.parquet, a
-//! figure, and the best design for each parameter.
+//! figure, and the best design for each parameter. Its inputs as either
+//! door gives them: `inputs`, each named and described in `keywords`.
+
+mod inputs;
+mod keywords;
+
+pub use inputs::{DesignInputs, ReleaseNote};
+pub use keywords::KEYWORDS;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
