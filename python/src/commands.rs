@@ -1,5 +1,6 @@
 //! Python's keywords as the inputs of the commands besides `identify`
-//! (`simulate`, `linearize`, `dataset synth`, `swingup`, `design`): each value converted by
+//! (`simulate`, `linearize`, `dataset synth`, `swingup`, `design`,
+//! `summarize`): each value converted by
 //! its keyword's kind (`keywords`) straight into the command's library
 //! builder, with no command-line text and no file between them.
 
@@ -18,6 +19,7 @@ use tether_sweep::workflow::design::{self, DesignInputs};
 use tether_sweep::workflow::keywords::{ConfigInput, TetherInputs};
 use tether_sweep::workflow::linearize::LinearizeInputs;
 use tether_sweep::workflow::simulate::{self, SimulateInputs, SimulateScenario};
+use tether_sweep::workflow::summarize::{self, SummarizeRequest};
 use tether_sweep::workflow::swingup::{self, SwingupInputs};
 use tether_sweep::workflow::synth::{self, SynthInputs};
 use toml::Value;
@@ -309,4 +311,37 @@ pub fn design_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult<
         }
     }
     Ok(inputs)
+}
+
+/// `summarize`'s request for the folder `dir` and its `keywords` (None
+/// values left unset).
+pub fn summarize_request_of(
+    dir: PathBuf,
+    keywords: &Bound<'_, PyDict>,
+) -> PyResult<SummarizeRequest> {
+    let mut request = SummarizeRequest {
+        dir,
+        measured: None,
+        out: None,
+        refine: true,
+        allow_implausible: false,
+        force: false,
+    };
+    for (key, value) in keywords.iter() {
+        let name: String = key.extract()?;
+        if value.is_none() {
+            continue;
+        }
+        let name = known(summarize::KEYWORDS, "summarize", &name)?;
+        let value = &value;
+        match name {
+            "measured" => request.measured = Some(path(name, value)?),
+            "out" => request.out = Some(path(name, value)?),
+            "no_refine" => request.refine = !switch(name, value)?,
+            "allow_implausible" => request.allow_implausible = switch(name, value)?,
+            "force" => request.force = switch(name, value)?,
+            _ => unreachable!("every keyword is set above: {name}"),
+        }
+    }
+    Ok(request)
 }

@@ -49,6 +49,8 @@ pub fn keywords(
         "dataset_synth" => tether_sweep::workflow::synth::KEYWORDS,
         "swingup" => tether_sweep::workflow::swingup::KEYWORDS,
         "design" => tether_sweep::workflow::design::KEYWORDS,
+        "summarize" => tether_sweep::workflow::summarize::KEYWORDS,
+        "plot" => &[],
         other => return Err(PyValueError::new_err(format!("no keywords for {other}"))),
     };
     Ok(table

@@ -1,12 +1,10 @@
 //! `tether_sweep._native`: the library's jobs for the Python package
-//! (`python/tether_sweep/`). `identify`, `Objective`, `simulate`,
-//! `linearize`, `dataset_synth`, `swingup` and `design` take their
+//! (`python/tether_sweep/`). Every command and `Objective` take their
 //! keywords as Python values, converted by each keyword's kind into the
-//! library's inputs (`keywords`), their errors naming the keyword; the
-//! other commands' keywords still arrive as the command line's words,
-//! parsed by its own parser (`tether_sweep::cli`). A job runs in the
-//! library, on a thread of its own, while the caller's thread waits
-//! without the GIL and answers Ctrl-C.
+//! library's inputs (`keywords` for identify's, `commands` for the
+//! others'), their errors naming the keyword; no command-line text
+//! crosses. A job runs in the library, on a thread of its own, while the
+//! caller's thread waits without the GIL and answers Ctrl-C.
 
 mod commands;
 mod keywords;
@@ -18,12 +16,11 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use arrow::pyarrow::{IntoPyArrow, Table as ArrowTable};
-use clap::Parser;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tether_sweep::cli::{Cli, Command, UsageError, progress};
+use tether_sweep::cli::{Cli, UsageError, progress};
 use tether_sweep::engine::RunHooks;
 use tether_sweep::io::capture::{self, Captured, CapturedFigure, CapturedTable, Keep};
 use tether_sweep::text::console::{self, ProgressSink};
@@ -41,18 +38,6 @@ create_exception!(
 
 /// How often the waiting thread looks for Ctrl-C and passes progress on.
 const POLL: Duration = Duration::from_millis(100);
-
-/// The command line's words for one command, parsed as the command line
-/// parses them: a clap error (an unknown flag, a value clap refuses) is a
-/// ValueError with clap's message.
-fn parse(command: &str, words: Vec<String>) -> PyResult<Command> {
-    let argv = std::iter::once("tether-sweep".to_string())
-        .chain(command.split_whitespace().map(String::from))
-        .chain(words);
-    Cli::try_parse_from(argv)
-        .map(|cli| cli.command)
-        .map_err(|e| PyValueError::new_err(e.render().to_string()))
-}
 
 /// A library error as the Python exception its exit code stands for: 2
 /// (the input) a ValueError, 4 (an implausible fit) `ImplausibleFit`, 130
@@ -211,35 +196,6 @@ struct RunOutcome {
     figures: Vec<(String, Vec<u8>, String)>,
 }
 
-/// Any command with the command line's words, run as the command line
-/// runs it; returns the text the terminal would show and the tables it
-/// wrote (with `memory_only`, the tables it would have written: no file is
-/// written). `out` is where its `--out` points, to name the tables by.
-/// Errors are raised as the command line reports them (see [`to_py`]).
-#[pyfunction]
-#[pyo3(signature = (command, words, progress=None, memory_only=false, out=None))]
-fn run(
-    py: Python<'_>,
-    command: &str,
-    words: Vec<String>,
-    progress: Option<Py<PyAny>>,
-    memory_only: bool,
-    out: Option<PathBuf>,
-) -> PyResult<RunOutcome> {
-    let cli = Cli {
-        command: parse(command, words)?,
-    };
-    let (answer, text, captured) = run_embedded(py, progress, memory_only, move |_| {
-        tether_sweep::cli::run(cli)
-    })?;
-    answer.map_err(to_py)?;
-    Ok(RunOutcome {
-        text,
-        tables: py_tables(py, captured.tables, out.as_deref())?,
-        figures: py_figures(captured.figures, out.as_deref()),
-    })
-}
-
 /// `simulate` with its keywords (`workflow::simulate::KEYWORDS`' names;
 /// None values unset), writing to `out` (with `memory_only`, nothing is
 /// written): its text and tables. Errors name the keyword.
@@ -325,6 +281,28 @@ fn design(
     let inputs = commands::design_inputs_of(&keywords, out.clone())?;
     embedded(py, None, memory_only, &out, move || {
         tether_sweep::cli::design::execute(&inputs, Door::Python)
+    })
+}
+
+/// `summarize` of the folder `dir` with its keywords
+/// (`workflow::summarize::KEYWORDS`' names): the merged tables and
+/// figures, written where the command line writes them (`out`, else
+/// DIR/_summary).
+#[pyfunction]
+fn summarize(py: Python<'_>, dir: PathBuf, keywords: Bound<'_, PyDict>) -> PyResult<RunOutcome> {
+    let request = commands::summarize_request_of(dir, &keywords)?;
+    let out = (request.out.clone()).unwrap_or_else(|| request.dir.join("_summary"));
+    embedded(py, None, false, &out, move || {
+        tether_sweep::cli::summarize::execute(&request)
+    })
+}
+
+/// `plot`: an identification's figures in `dir` drawn again.
+#[pyfunction]
+fn plot(py: Python<'_>, dir: PathBuf) -> PyResult<RunOutcome> {
+    let out = dir.clone();
+    embedded(py, None, false, &out, move || {
+        tether_sweep::cli::plot::run(tether_sweep::cli::plot::PlotArgs { dir })
     })
 }
 
@@ -557,9 +535,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dataset_synth, m)?)?;
     m.add_function(wrap_pyfunction!(swingup, m)?)?;
     m.add_function(wrap_pyfunction!(design, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(plot, m)?)?;
     m.add_function(wrap_pyfunction!(flags, m)?)?;
     m.add_function(wrap_pyfunction!(keywords::keywords, m)?)?;
-    m.add_function(wrap_pyfunction!(run, m)?)?;
     // The process is Python's: no Ctrl-C handler of the command line's.
     console::embed();
     m.add_class::<Objective>()?;

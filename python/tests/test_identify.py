@@ -271,21 +271,19 @@ def test_the_type_stubs_are_the_command_lines_flags():
 
     keywords = {a.arg for a in identify.args.kwonlyargs}
     assert keywords == expected("identify") | {"progress"}
-    for function, command, _ in _stubs.COMMANDS:
-        stub = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
-        assert {a.arg for a in stub.args.kwonlyargs} == expected(command), function
-        assert callable(getattr(ts, function)), function
     # The commands whose keywords are the library's: the command line's
     # flags, the config's tables as dicts, and progress where it reaches
     # Python.
     from tether_sweep import _keywords
 
-    for function, _, progress in _stubs.TYPED:
+    for function, _, progress, folder in _stubs.TYPED:
         stub = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function)
         tables = {k.name for k in _keywords.taken(function) if k.kind == "table"}
         wanted = set(ts.flags(function.replace("_", " "))) | tables | ({"progress"} if progress else set())
         assert {a.arg for a in stub.args.kwonlyargs} == wanted, function
-        assert set(inspect.signature(getattr(ts, function)).parameters) == wanted, function
+        positional = {"dir"} if folder else set()
+        assert [a.arg for a in stub.args.args] == list(positional), function
+        assert set(inspect.signature(getattr(ts, function)).parameters) == wanted | positional, function
 
 
 FILMED_KEYWORDS = dict(

@@ -95,49 +95,6 @@ def flags(command: str) -> Dict[str, tuple]:
     }
 
 
-def _text(value: Any) -> str:
-    """One flag value as the command line's text: sequences (lists,
-    ranges, arrays) as comma lists, numbers as Python writes them
-    (``repr`` keeps every digit of a float)."""
-    if isinstance(value, (str, pathlib.PurePath)):
-        return str(value)
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (range, list, tuple, np.ndarray)):
-        return ",".join(_text(v) for v in np.asarray(value).ravel().tolist())
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    return str(value)
-
-
-def _words(command: str, keywords: Dict[str, Any]) -> List[str]:
-    """`keywords` as the command line's words for `command`; a keyword that
-    is no flag of it is a TypeError that lists them."""
-    known = flags(command)
-    words: List[str] = []
-    for key, value in keywords.items():
-        if key not in known:
-            raise TypeError(
-                f"{command}() got an unexpected keyword '{key}'; its keywords are the flags of "
-                f"`tether-sweep {command}`: {', '.join(sorted(known))}"
-            )
-        if value is None or value is False:
-            continue
-        takes_value, repeated = known[key]
-        flag = "--" + key.replace("_", "-")
-        if not takes_value:
-            words.append(flag)
-            continue
-        if value is True:
-            raise ValueError(f"{key}: --{key.replace('_', '-')} takes a value, not True")
-        items = value if repeated and isinstance(value, (list, tuple)) else [value]
-        for item in items:
-            words += [flag, _text(item)]
-    return words
-
-
 def _progress_callback(progress: Progress, what: str, delay_s: float = 0.0) -> Optional[Callable[[int, int], Any]]:
     """A callable that receives (done, total): the caller's, a tqdm bar when
     tqdm is installed and `progress` is True (shown once `delay_s` has
@@ -643,23 +600,22 @@ linearize.__doc__ = (linearize.__doc__ or "") + _keywords.docs("linearize")
 def summarize(dir: Union[str, pathlib.Path], *, out: Any = None, **keywords: Any) -> Result:
     """Merges a sharded identification's parts in ``dir`` (``tether-sweep
     summarize DIR``); ``out=None`` writes the merged tables beside the
-    parts, as the command line does, and returns them."""
-    return _run_positional("summarize", str(dir), out, keywords)
+    parts, as the command line does, and returns them.
+
+    """
+    _keywords.check("summarize", keywords)
+    outcome = _native.summarize(str(dir), dict(keywords, out=None if out is None else str(out)))
+    return Result("summarize", outcome.text, _tables(outcome), None if out is None else pathlib.Path(out), _figures(outcome))
 
 
-def _run_positional(command: str, positional: str, out: Any, keywords: Dict[str, Any]) -> Result:
-    words = _words(command, keywords) + [positional]
-    if out is not None:
-        words += ["--out", str(out)]
-    where = pathlib.Path(out) if out is not None else pathlib.Path(positional) / "_summary"
-    outcome = _native.run(command, words, None, False, str(where))
-    return Result(command, outcome.text, _tables(outcome), None if out is None else pathlib.Path(out), _figures(outcome))
+summarize.__signature__ = _keywords.signature("summarize", out=True, progress=False, folder=True)  # type: ignore[attr-defined]
+summarize.__doc__ = (summarize.__doc__ or "") + _keywords.docs("summarize")
 
 
-def plot(dir: Union[str, pathlib.Path], **keywords: Any) -> Result:
+def plot(dir: Union[str, pathlib.Path]) -> Result:
     """Redraws an identification's figures from its tables in ``dir``
     (``tether-sweep plot DIR``)."""
-    outcome = _native.run("plot", _words("plot", keywords) + [str(dir)])
+    outcome = _native.plot(str(dir))
     return Result("plot", outcome.text, {}, pathlib.Path(dir), _figures(outcome))
 
 

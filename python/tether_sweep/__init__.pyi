@@ -12,7 +12,6 @@ import pyarrow as pa
 
 __version__: str
 
-Value = Union[str, int, float, Sequence[Union[int, float]], range, np.ndarray]
 Progress = Union[bool, Callable[[int, int], Any], None]
 
 class ImplausibleFit(RuntimeError):
@@ -248,12 +247,13 @@ def design(
 ) -> Result: ...
 
 def summarize(
-    dir: Union[str, os.PathLike], *,
-    out: Union[str, os.PathLike, None] = ...,
-    measured: Optional[Union[str, os.PathLike, pa.Table, Any]] = ...,
-    no_refine: Optional[bool] = ...,
-    allow_implausible: Optional[bool] = ...,
-    force: Optional[bool] = ...,
+    dir: Union[str, os.PathLike],
+    *,
+    out: Union[str, os.PathLike, None] = None,
+    measured: Optional[Union[str, os.PathLike]] = None,
+    no_refine: bool = False,
+    allow_implausible: bool = False,
+    force: bool = False,
 ) -> Result: ...
 
 def plot(

@@ -1,5 +1,5 @@
-"""The keywords of ``identify``, ``Objective`` and the other commands but
-``summarize`` and ``plot`` as the library describes them (``_native.keywords(command)``: each name, kind,
+"""The keywords of every command and ``Objective`` as the library
+describes them (``_native.keywords(command)``: each name, kind,
 default, unit, line of help and choices): their types, the functions'
 signatures and docs, and the stubs' lines are all written from that one
 description, so that none can drift from what the library takes."""
@@ -87,7 +87,7 @@ def _python_default(kind: str, text: Optional[str]) -> Any:
 
 # Each command's keywords; `Objective` takes identify's study.
 KEYWORDS: Dict[str, List[Keyword]] = {
-    command: [Keyword(*k) for k in _native.keywords(command)] for command in ("identify", "simulate", "linearize", "dataset_synth", "swingup", "design")
+    command: [Keyword(*k) for k in _native.keywords(command)] for command in ("identify", "simulate", "linearize", "dataset_synth", "swingup", "design", "summarize", "plot")
 }
 
 
@@ -99,12 +99,14 @@ def taken(function: str) -> List[Keyword]:
     return KEYWORDS[function]
 
 
-def signature(function: str, *, out: bool, progress: bool) -> inspect.Signature:
+def signature(function: str, *, out: bool, progress: bool, folder: bool = False) -> inspect.Signature:
     """The signature of `function`, taking its keywords (keyword-only),
-    after ``out`` and ``progress`` where it takes them (``Objective``: its
-    constructor, which takes the study's only)."""
+    after its folder ``dir``, ``out`` and ``progress`` where it takes them
+    (``Objective``: its constructor, which takes the study's only)."""
     kw = inspect.Parameter.KEYWORD_ONLY
     params = []
+    if folder:
+        params.append(inspect.Parameter("dir", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Union[str, os.PathLike]))
     if function == "Objective":
         params.append(inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD))
     if out:

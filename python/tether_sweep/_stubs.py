@@ -1,15 +1,13 @@
 """Writes the package's type stubs (``__init__.pyi``): ``identify``,
-``Objective`` and every command but ``summarize`` and ``plot`` from the
-library's description of their keywords (their types, ``Literal`` choices and defaults), the other
-commands from the
-command line's own flags, so that an editor's completion and a type
-checker see every keyword the functions take, and a test holds the stubs
-to them:
+``Objective`` and every command from the library's description of their
+keywords (their types, ``Literal`` choices and defaults), so that an
+editor's completion and a type checker see every keyword the functions
+take, and a test holds the stubs to them and to the command line's flags:
 
     python -m tether_sweep._stubs > python/tether_sweep/__init__.pyi
 """
 
-from . import _keywords, flags
+from . import _keywords
 
 HEADER = '''"""Type stubs of tether_sweep, written by `python -m tether_sweep._stubs`
 from the library's keywords and the command line's flags: do not edit by
@@ -25,7 +23,6 @@ import pyarrow as pa
 
 __version__: str
 
-Value = Union[str, int, float, Sequence[Union[int, float]], range, np.ndarray]
 Progress = Union[bool, Callable[[int, int], Any], None]
 
 class ImplausibleFit(RuntimeError):
@@ -70,40 +67,8 @@ class IdentifyResult(Result):
     def best_fit(self) -> Optional[pa.Table]: ...
 '''
 
-# The commands as functions: (function, command, a positional folder).
-COMMANDS = [
-    ("summarize", "summarize", True),
-    ("plot", "plot", True),
-]
-
-
-CONFIG_TABLES = ("tether", "settings", "camera")
-
-
-def keywords(command: str, skip: tuple = ()) -> str:
-    lines = []
-    tables = CONFIG_TABLES if "config" in flags(command) else ()
-    for name, (takes_value, repeated) in flags(command).items():
-        if name in skip:
-            continue
-        if not takes_value:
-            kind = "bool"
-        elif repeated:
-            kind = "Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]"
-        elif name == "measured":
-            kind = "Union[str, os.PathLike, pa.Table, Any]"
-        else:
-            kind = "Value"
-        lines.append(f"    {name}: Optional[{kind}] = ...,")
-    # A config's tables as dicts (over the config given, or alone).
-    taken = flags(command)
-    lines += [f"    {table}: Optional[Dict[str, Any]] = ...," for table in tables if table not in taken]
-    return "\n".join(lines)
-
-
 def typed_keywords(indent: str, function: str) -> str:
-    """The keywords `function` takes (identify's, Objective's or
-    simulate's) with their types and defaults."""
+    """The keywords `function` takes with their types and defaults."""
     lines = []
     for k in _keywords.taken(function):
         if k.name == "out":
@@ -113,27 +78,37 @@ def typed_keywords(indent: str, function: str) -> str:
     return "\n".join(lines)
 
 
-# The commands besides identify whose keywords are the library's: each
-# with what it returns, and whether its progress reaches Python.
+# The commands besides identify: each with what it returns, whether its
+# progress reaches Python, and whether it takes a folder first.
 TYPED = (
-    ("simulate", "SimulateResult", False),
-    ("linearize", "Result", False),
-    ("dataset_synth", "Result", False),
-    ("swingup", "Result", True),
-    ("design", "Result", False),
+    ("simulate", "SimulateResult", False, False),
+    ("linearize", "Result", False, False),
+    ("dataset_synth", "Result", False, False),
+    ("swingup", "Result", True, False),
+    ("design", "Result", False, False),
+    ("summarize", "Result", False, True),
+    ("plot", "Result", False, True),
 )
+
+
+def command(function: str, returns: str, progress: bool, folder: bool) -> str:
+    """One command's stub: its folder, ``out`` (None: in memory, or
+    summarize's default) where it takes one, progress, and keywords."""
+    head = "    dir: Union[str, os.PathLike],\n" if folder else ""
+    keywords = [k.name for k in _keywords.taken(function)]
+    if keywords:
+        head += "    *,\n"
+    if "out" in keywords:
+        head += "    out: Union[str, os.PathLike, None] = None,\n"
+    if progress:
+        head += "    progress: Progress = True,\n"
+    body = typed_keywords("    ", function)
+    return f"\ndef {function}(\n{head}" + (body + "\n" if body else "") + f") -> {returns}: ...\n"
 
 
 def stubs() -> str:
     identify = typed_keywords("    ", "identify")
     study = typed_keywords("        ", "Objective")
-    commands = ""
-    for function, command, positional in COMMANDS:
-        out = "    out: Union[str, os.PathLike, None] = ...,\n" if "out" in flags(command) else ""
-        body = keywords(command, skip=("out",))
-        star = "*" if out or body else ""
-        head = ", ".join(p for p in ["dir: Union[str, os.PathLike]" if positional else "", star] if p)
-        commands += f"\ndef {function}(\n    {head},\n{out}" + (body + "\n" if body else "") + ") -> Result: ...\n"
     return (
         HEADER
         + "\ndef identify(\n    *,\n    out: Union[str, os.PathLike, None] = None,\n    progress: Progress = True,\n"
@@ -147,14 +122,7 @@ def stubs() -> str:
         + "    @property\n    def tolerance_m(self) -> Optional[float]: ...\n"
         + "    def __call__(self, candidates: Any, progress: Progress = True) -> np.ndarray: ...\n"
         + "    def residuals(self, candidate: Any) -> np.ndarray: ...\n"
-        + "".join(
-            f"\ndef {function}(\n    *,\n    out: Union[str, os.PathLike, None] = None,\n"
-            + ("    progress: Progress = True,\n" if progress else "")
-            + typed_keywords("    ", function)
-            + f"\n) -> {returns}: ...\n"
-            for function, returns, progress in TYPED
-        )
-        + commands
+        + "".join(command(*typed) for typed in TYPED)
     )
 
 

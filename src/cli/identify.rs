@@ -284,6 +284,8 @@ mod tests {
         flags_are(&["dataset", "synth"], crate::workflow::synth::KEYWORDS);
         flags_are(&["swingup"], crate::workflow::swingup::KEYWORDS);
         flags_are(&["design"], crate::workflow::design::KEYWORDS);
+        flags_are(&["summarize"], crate::workflow::summarize::KEYWORDS);
+        flags_are(&["plot"], &[]);
     }
 
     fn flags_are(command: &[&str], keywords: &[Keyword]) {

@@ -41,14 +41,21 @@ pub struct SummarizeArgs {
 }
 
 pub fn run(args: SummarizeArgs) -> Result<()> {
-    let merged = crate::workflow::summarize::run(&SummarizeRequest {
+    execute(&SummarizeRequest {
         dir: args.dir.clone(),
         measured: args.measured,
         out: args.out,
         refine: !args.no_refine,
         allow_implausible: args.allow_implausible,
         force: args.force,
-    })?;
-    say(|out| text::write_merge(out, &merged, &args.dir));
+    })
+}
+
+/// The merge `request` asks for, said through `text::console`; an
+/// implausible merged fit is an error (exit 4) unless allowed. The
+/// command above and the Python package's `summarize` both run it.
+pub fn execute(request: &SummarizeRequest) -> Result<()> {
+    let merged = crate::workflow::summarize::run(request)?;
+    say(|out| text::write_merge(out, &merged, &request.dir));
     Ok(check_outcome(&merged.identification)?)
 }

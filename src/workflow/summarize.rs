@@ -4,6 +4,7 @@
 //! whole run's results, summary, refinement, best fits and figures, by
 //! the same path that finishes a whole run ([`super::identify::merge`]).
 
+use crate::workflow::keywords::{Keyword, KeywordKind};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,17 @@ use crate::model::TetherParams;
 use crate::sweep::accuracy::Chosen;
 use crate::sweep::validation::Validation;
 use crate::sweep::{CandidateResult, Grid, Shard};
+
+/// `summarize`'s inputs after its folder (the command line's positional
+/// `DIR`), each named and described once (`workflow::keywords`), in the
+/// order the command line's help lists them.
+pub const KEYWORDS: &[Keyword] = &[
+    Keyword::new("measured", KeywordKind::Path, "the measured track, when it is no longer where the shards recorded it (its SHA-256 must match)"),
+    Keyword::new("out", KeywordKind::Path, "the merged results' folder; default DIR/_summary"),
+    Keyword::new("no_refine", KeywordKind::Switch, "skip refining the merged best candidate"),
+    Keyword::new("allow_implausible", KeywordKind::Switch, "return a merged fit its noise cannot explain instead of failing"),
+    Keyword::new("force", KeywordKind::Switch, "replace an existing merged results.parquet"),
+];
 
 /// A merge, as the user asked for it.
 #[derive(Debug, Clone)]
