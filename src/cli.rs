@@ -1,25 +1,12 @@
 //! Command-line interface: one file per command in `cli/`, each of which
-//! parses its flags into a workflow request, calls the one library function
-//! that runs it (`crate::workflow`), and prints. This file only
-//! names the commands and dispatches.
+//! parses its flags into the job's typed inputs (the library's builder,
+//! which the Python package fills too) and calls the job that runs and
+//! says it (`crate::jobs`). This file only names the commands and
+//! dispatches. Public for the binary (`main.rs`) and for the Python
+//! package's view of the flags (`tether_sweep.flags`), not as library API.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-
-/// A line of the command's text: to stdout, or kept for the Python
-/// package's result (`text::console::print_text`).
-macro_rules! outln {
-    ($($arg:tt)*) => {
-        $crate::text::console::print_text(&format!("{}\n", format_args!($($arg)*)))
-    };
-}
-
-/// A note beside the text: to stderr, or kept with it (`text::console::note`).
-macro_rules! noteln {
-    ($($arg:tt)*) => {
-        $crate::text::console::note(&format!($($arg)*))
-    };
-}
 
 pub mod adapters;
 pub mod args;
@@ -29,7 +16,6 @@ pub mod design;
 pub mod identify;
 pub mod linearize;
 pub mod plot;
-pub mod progress;
 pub mod simulate;
 pub mod summarize;
 pub mod swingup;

@@ -98,7 +98,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+/// A line of a job's text: to stdout, or kept for the Python package's
+/// result (`text::console::print_text`).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::text::console::print_text(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// A note beside the text: to stderr, or kept with it (`text::console::note`).
+macro_rules! noteln {
+    ($($arg:tt)*) => {
+        $crate::text::console::note(&format!($($arg)*))
+    };
+}
+
 pub mod camera;
+#[doc(hidden)]
 pub mod cli;
 pub mod constrained;
 pub mod dataset;
@@ -107,6 +123,7 @@ pub mod error;
 pub mod ga;
 pub mod gpu;
 pub mod io;
+pub mod jobs;
 pub mod least_squares;
 pub mod linalg;
 pub mod metadata;

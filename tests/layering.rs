@@ -29,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["plot"],
     &["workflow"],
     &["text"],
+    &["jobs"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

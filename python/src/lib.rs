@@ -20,9 +20,10 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tether_sweep::cli::{Cli, UsageError, progress};
+use tether_sweep::cli::{Cli, UsageError};
 use tether_sweep::engine::RunHooks;
 use tether_sweep::io::capture::{self, Captured, CapturedFigure, CapturedTable, Keep};
+use tether_sweep::jobs::progress;
 use tether_sweep::text::console::{self, ProgressSink};
 use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, check_outcome};
 use tether_sweep::workflow::keywords::Door;
@@ -209,7 +210,7 @@ fn simulate(
 ) -> PyResult<RunOutcome> {
     let inputs = commands::simulate_inputs_of(&keywords, out.clone())?;
     embedded(py, None, memory_only, &out, move || {
-        tether_sweep::cli::simulate::execute(&inputs, Door::Python)
+        tether_sweep::jobs::simulate::execute(&inputs, Door::Python)
     })
 }
 
@@ -226,7 +227,7 @@ fn linearize(
 ) -> PyResult<RunOutcome> {
     let inputs = commands::linearize_inputs_of(&keywords, out.clone())?;
     embedded(py, None, memory_only, &out, move || {
-        tether_sweep::cli::linearize::execute(&inputs, Door::Python)
+        tether_sweep::jobs::linearize::execute(&inputs, Door::Python)
     })
 }
 
@@ -244,7 +245,7 @@ fn dataset_synth(
 ) -> PyResult<RunOutcome> {
     let inputs = commands::synth_inputs_of(&keywords, out.clone(), command)?;
     embedded(py, None, memory_only, &out, move || {
-        tether_sweep::cli::dataset::execute(&inputs, Door::Python)
+        tether_sweep::jobs::synth::execute(&inputs, Door::Python)
     })
 }
 
@@ -263,7 +264,7 @@ fn swingup(
 ) -> PyResult<RunOutcome> {
     let inputs = commands::swingup_inputs_of(&keywords, out.clone())?;
     embedded(py, progress, memory_only, &out, move || {
-        tether_sweep::cli::swingup::execute(&inputs, Door::Python)
+        tether_sweep::jobs::swingup::execute(&inputs, Door::Python)
     })
 }
 
@@ -280,7 +281,7 @@ fn design(
 ) -> PyResult<RunOutcome> {
     let inputs = commands::design_inputs_of(&keywords, out.clone())?;
     embedded(py, None, memory_only, &out, move || {
-        tether_sweep::cli::design::execute(&inputs, Door::Python)
+        tether_sweep::jobs::design::execute(&inputs, Door::Python)
     })
 }
 
@@ -293,7 +294,7 @@ fn summarize(py: Python<'_>, dir: PathBuf, keywords: Bound<'_, PyDict>) -> PyRes
     let request = commands::summarize_request_of(dir, &keywords)?;
     let out = (request.out.clone()).unwrap_or_else(|| request.dir.join("_summary"));
     embedded(py, None, false, &out, move || {
-        tether_sweep::cli::summarize::execute(&request)
+        tether_sweep::jobs::summarize::execute(&request)
     })
 }
 
@@ -302,7 +303,7 @@ fn summarize(py: Python<'_>, dir: PathBuf, keywords: Bound<'_, PyDict>) -> PyRes
 fn plot(py: Python<'_>, dir: PathBuf) -> PyResult<RunOutcome> {
     let out = dir.clone();
     embedded(py, None, false, &out, move || {
-        tether_sweep::cli::plot::run(tether_sweep::cli::plot::PlotArgs { dir })
+        tether_sweep::jobs::plot::execute(&dir)
     })
 }
 
@@ -384,7 +385,7 @@ fn identify(
             cancel: Some(cancel),
             estimate: None,
         };
-        let answer = tether_sweep::cli::identify::execute(&inputs, Door::Python, hooks);
+        let answer = tether_sweep::jobs::identify::execute(&inputs, Door::Python, hooks);
         if let Err(e) = &answer
             && e.chain().any(|c| {
                 c.downcast_ref::<WorkflowError>()

@@ -8,9 +8,9 @@ use anyhow::Result;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 
-use super::identify::say;
 use crate::engine::{EngineKind, LayoutRequest};
 use crate::gpu::flops::{PER_ELEMENT_STEP, SEMI_IMPLICIT_PER_ELEMENT_STEP};
+use crate::jobs::say;
 use crate::sweep::Axis;
 use crate::text::bench as text;
 use crate::workflow::bench::{BenchRequest, engine_names, prepare};

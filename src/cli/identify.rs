@@ -7,15 +7,12 @@ use anyhow::Result;
 use clap::Args;
 
 use super::args::{EngineArgs, named};
-use super::progress::{ProgressBar, interrupt_flag};
+use crate::jobs::progress::{ProgressBar, interrupt_flag};
 
 use crate::io::track::Measured;
 use crate::solver::SolverKind;
 use crate::sweep::validation::{DEFAULT_J_E_TOLERANCE, DEFAULT_MARKER_TOLERANCE_M};
-use crate::text::identify as text;
-use crate::workflow::identify::{
-    AxisInput, GridInput, IdentifyInputs, IdentifyReport, check_outcome, prepare, rename,
-};
+use crate::workflow::identify::{AxisInput, GridInput, IdentifyInputs, check_outcome};
 use crate::workflow::keywords::{ConfigInput, Door};
 use crate::workflow::{Estimate, Hooks, count};
 
@@ -207,26 +204,6 @@ impl IdentifyArgs {
     }
 }
 
-/// An identification of one film, or of several configs' films of one
-/// tether: the request `inputs` make, checked and prepared (an error names
-/// the input as `door`'s user wrote it), then run with `hooks`, its plan
-/// and report said through `text::console` (the terminal, or the Python
-/// package's kept text). The command below and the Python package's
-/// `identify` both run it; whether the outcome is plausible is theirs to
-/// say ([`check_outcome`]).
-pub fn execute(inputs: &IdentifyInputs, door: Door, hooks: Hooks) -> Result<IdentifyReport> {
-    let request = inputs.request(door)?;
-    let names = inputs.names(door);
-    let prepared = prepare(request.clone()).map_err(|e| rename(e, &names))?;
-    if let Some(reason) = &prepared.plan.engine_reason {
-        noteln!("{reason}");
-    }
-    say(|out| text::write_plan(out, &request, &prepared.plan, inputs.configured()));
-    let report = prepared.run(hooks)?;
-    say(|out| text::write_report(out, &report));
-    Ok(report)
-}
-
 pub fn run(args: IdentifyArgs) -> Result<()> {
     // Candidates, not simulations: a release axis's values share one.
     let (noun, nouns) = match args.config.len() > 1 {
@@ -246,7 +223,7 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     };
     // Ctrl-C from here on stops the run cleanly, also while it prepares
     // (before the first chunk: nothing is kept).
-    let result = execute(
+    let result = crate::jobs::identify::execute(
         &args.inputs(),
         Door::CommandLine,
         Hooks {
@@ -257,13 +234,6 @@ pub fn run(args: IdentifyArgs) -> Result<()> {
     );
     progress.finish();
     Ok(check_outcome(&result?)?)
-}
-
-/// Prints what `write` writes.
-pub(super) fn say(write: impl FnOnce(&mut String)) {
-    let mut out = String::new();
-    write(&mut out);
-    crate::text::console::print_text(&out);
 }
 
 #[cfg(test)]
@@ -310,44 +280,49 @@ mod tests {
             "flags and keywords in one order"
         );
         for ((_, flag), keyword) in flags.iter().zip(keywords) {
-            let default: Vec<_> = flag
-                .get_default_values()
-                .iter()
-                .map(|v| v.to_string_lossy())
-                .collect();
-            match (keyword.kind, keyword.default) {
-                (KeywordKind::Switch | KeywordKind::SwitchOrTable, _) => {}
-                (_, Some(text)) if !default.is_empty() => {
-                    assert_eq!(default, [text], "{}'s default", keyword.name)
-                }
-                // The three axes' and the surface's defaults are in their
-                // help ([default: …]): the flag itself is unset.
-                (_, Some(text)) => assert!(
-                    flag.get_long_help()
-                        .or(flag.get_help())
-                        .is_some_and(|h| h.to_string().contains(text)),
-                    "{}'s help names its default {text}",
-                    keyword.name
-                ),
-                (_, None) => assert!(default.is_empty(), "{} has no default", keyword.name),
-            }
-            if matches!(
-                keyword.kind,
-                KeywordKind::Switch | KeywordKind::SwitchOrTable
-            ) {
-                assert!(
-                    !flag.get_action().takes_values(),
-                    "{} is a switch",
-                    keyword.name
-                );
-                continue;
-            }
-            let choices: Vec<String> = flag
-                .get_possible_values()
-                .iter()
-                .map(|v| v.get_name().to_string())
-                .collect();
-            assert_eq!(choices, keyword.choices(), "{}'s choices", keyword.name);
+            flag_is(flag, keyword);
         }
+    }
+
+    /// One flag is its keyword: its default and its choices.
+    fn flag_is(flag: &clap::Arg, keyword: &Keyword) {
+        let default: Vec<_> = flag
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy())
+            .collect();
+        match (keyword.kind, keyword.default) {
+            (KeywordKind::Switch | KeywordKind::SwitchOrTable, _) => {}
+            (_, Some(text)) if !default.is_empty() => {
+                assert_eq!(default, [text], "{}'s default", keyword.name)
+            }
+            // The three axes' and the surface's defaults are in their
+            // help ([default: …]): the flag itself is unset.
+            (_, Some(text)) => assert!(
+                flag.get_long_help()
+                    .or(flag.get_help())
+                    .is_some_and(|h| h.to_string().contains(text)),
+                "{}'s help names its default {text}",
+                keyword.name
+            ),
+            (_, None) => assert!(default.is_empty(), "{} has no default", keyword.name),
+        }
+        if matches!(
+            keyword.kind,
+            KeywordKind::Switch | KeywordKind::SwitchOrTable
+        ) {
+            assert!(
+                !flag.get_action().takes_values(),
+                "{} is a switch",
+                keyword.name
+            );
+            return;
+        }
+        let choices: Vec<String> = flag
+            .get_possible_values()
+            .iter()
+            .map(|v| v.get_name().to_string())
+            .collect();
+        assert_eq!(choices, keyword.choices(), "{}'s choices", keyword.name);
     }
 }

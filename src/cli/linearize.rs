@@ -7,10 +7,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::args::TetherArgs;
-use super::identify::say;
-use crate::text::linearize as text;
 use crate::workflow::keywords::Door;
-use crate::workflow::linearize::{LinearizeInputs, run as linearize};
+use crate::workflow::linearize::LinearizeInputs;
 
 #[derive(Debug, Args)]
 pub struct LinearizeArgs {
@@ -55,15 +53,5 @@ impl LinearizeArgs {
 }
 
 pub fn run(args: LinearizeArgs) -> Result<()> {
-    execute(&args.inputs(), Door::CommandLine)
-}
-
-/// The linearization of `inputs`, said through `text::console`; an
-/// error names the input as `door`'s user wrote it. The command above
-/// and the Python package's `linearize` both run it.
-pub fn execute(inputs: &LinearizeInputs, door: Door) -> Result<()> {
-    let request = inputs.request(door)?;
-    let report = linearize(&request).map_err(|e| LinearizeInputs::error(e, door))?;
-    say(|out| text::write_report(out, &report, inputs.modes));
-    Ok(())
+    crate::jobs::linearize::execute(&args.inputs(), Door::CommandLine)
 }

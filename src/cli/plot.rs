@@ -5,8 +5,6 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use crate::workflow::{count, redraw};
-
 #[derive(Debug, Args)]
 pub struct PlotArgs {
     /// A directory written by `identify`: the figures are redrawn from its
@@ -15,12 +13,5 @@ pub struct PlotArgs {
 }
 
 pub fn run(args: PlotArgs) -> Result<()> {
-    let report = redraw::run(&args.dir)?;
-    outln!(
-        "redrew {} (.svg, .png) in {} from {}",
-        report.figures.join(", "),
-        args.dir.display(),
-        count(report.candidates, "candidate")
-    );
-    Ok(())
+    crate::jobs::plot::execute(&args.dir)
 }

@@ -5,9 +5,6 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::identify::say;
-use crate::text::identify as text;
-use crate::workflow::identify::check_outcome;
 use crate::workflow::summarize::SummarizeRequest;
 
 #[derive(Debug, Args)]
@@ -41,7 +38,7 @@ pub struct SummarizeArgs {
 }
 
 pub fn run(args: SummarizeArgs) -> Result<()> {
-    execute(&SummarizeRequest {
+    crate::jobs::summarize::execute(&SummarizeRequest {
         dir: args.dir.clone(),
         measured: args.measured,
         out: args.out,
@@ -49,13 +46,4 @@ pub fn run(args: SummarizeArgs) -> Result<()> {
         allow_implausible: args.allow_implausible,
         force: args.force,
     })
-}
-
-/// The merge `request` asks for, said through `text::console`; an
-/// implausible merged fit is an error (exit 4) unless allowed. The
-/// command above and the Python package's `summarize` both run it.
-pub fn execute(request: &SummarizeRequest) -> Result<()> {
-    let merged = crate::workflow::summarize::run(request)?;
-    say(|out| text::write_merge(out, &merged, &request.dir));
-    Ok(check_outcome(&merged.identification)?)
 }

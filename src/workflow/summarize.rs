@@ -25,11 +25,31 @@ use crate::sweep::{CandidateResult, Grid, Shard};
 /// `DIR`), each named and described once (`workflow::keywords`), in the
 /// order the command line's help lists them.
 pub const KEYWORDS: &[Keyword] = &[
-    Keyword::new("measured", KeywordKind::Path, "the measured track, when it is no longer where the shards recorded it (its SHA-256 must match)"),
-    Keyword::new("out", KeywordKind::Path, "the merged results' folder; default DIR/_summary"),
-    Keyword::new("no_refine", KeywordKind::Switch, "skip refining the merged best candidate"),
-    Keyword::new("allow_implausible", KeywordKind::Switch, "return a merged fit its noise cannot explain instead of failing"),
-    Keyword::new("force", KeywordKind::Switch, "replace an existing merged results.parquet"),
+    Keyword::new(
+        "measured",
+        KeywordKind::Path,
+        "the measured track, when it is no longer where the shards recorded it (its SHA-256 must match)",
+    ),
+    Keyword::new(
+        "out",
+        KeywordKind::Path,
+        "the merged results' folder; default DIR/_summary",
+    ),
+    Keyword::new(
+        "no_refine",
+        KeywordKind::Switch,
+        "skip refining the merged best candidate",
+    ),
+    Keyword::new(
+        "allow_implausible",
+        KeywordKind::Switch,
+        "return a merged fit its noise cannot explain instead of failing",
+    ),
+    Keyword::new(
+        "force",
+        KeywordKind::Switch,
+        "replace an existing merged results.parquet",
+    ),
 ];
 
 /// A merge, as the user asked for it.

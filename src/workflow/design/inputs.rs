@@ -71,8 +71,11 @@ pub struct ReleaseNote {
 }
 
 /// The request's fields that an input sets, and the input.
-const FIELD_KEYWORDS: [(&str, &str); 3] =
-    [("noise", "noise"), ("estimate", "estimate"), ("axis", "axis")];
+const FIELD_KEYWORDS: [(&str, &str); 3] = [
+    ("noise", "noise"),
+    ("estimate", "estimate"),
+    ("axis", "axis"),
+];
 
 impl DesignInputs {
     /// The request these inputs make, and where each film already taken
@@ -242,9 +245,8 @@ impl DesignInputs {
                 None => PlannedRelease::FirstFrame,
             };
             let file = film.measured.as_ref().map(ToString::to_string);
-            let planned = planned_from_measured(film, &release).map_err(|e| {
-                WorkflowError::Usage(format!("{}: {e}", file.unwrap_or_default()))
-            })?;
+            let planned = planned_from_measured(film, &release)
+                .map_err(|e| WorkflowError::Usage(format!("{}: {e}", file.unwrap_or_default())))?;
             notes.push(ReleaseNote {
                 planned: planned.clone(),
                 release,
@@ -254,8 +256,7 @@ impl DesignInputs {
         }
         // A film to be made: its frames are its config's.
         let (name, _) = config::film_keys(&mut table, &path).map_err(usage)?;
-        let cfg =
-            config::resolve(table).map_err(|e| config_error(e, &path, &names, &tether))?;
+        let cfg = config::resolve(table).map_err(|e| config_error(e, &path, &names, &tether))?;
         require_drop(&cfg.scenario, &path)?;
         Ok(PlannedFilm {
             name,
@@ -315,7 +316,7 @@ mod tests {
     use super::*;
 
     fn error(inputs: &DesignInputs, door: Door) -> String {
-        inputs.request(door).err().expect("refused").to_string()
+        inputs.request(door).expect_err("refused").to_string()
     }
 
     #[test]
@@ -371,7 +372,12 @@ mod tests {
             ..DesignInputs::default()
         };
         let (request, notes) = inputs.request(Door::Python).unwrap();
-        let names: Vec<_> = request.design.films.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<_> = request
+            .design
+            .films
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
         assert_eq!(names, ["film1", "film2"]);
         assert!(notes.is_empty());
     }

@@ -94,17 +94,14 @@ mod tests {
     fn an_error_names_the_input_as_its_door_wrote_it() {
         let inputs = LinearizeInputs {
             tether_inputs: TetherInputs {
-                elements: Some(0),
+                length_m: Some(-1.0),
                 ..TetherInputs::default()
             },
             ..LinearizeInputs::default()
         };
-        for (door, name) in [
-            (Door::CommandLine, "--elements"),
-            (Door::Python, "elements"),
-        ] {
+        for (door, name) in [(Door::CommandLine, "--length"), (Door::Python, "length")] {
             let e = inputs.request(door).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("invalid {name} = 0")), "{e}");
+            assert!(e.starts_with(&format!("invalid {name} = -1")), "{e}");
         }
         let inputs = LinearizeInputs {
             frequency_points: 1,
