@@ -17,7 +17,7 @@ use tether_sweep::solver::SolverKind;
 use tether_sweep::workflow::bodies::FormulationKind;
 use tether_sweep::workflow::design::{self, DesignInputs};
 use tether_sweep::workflow::keywords::{ConfigInput, TetherInputs};
-use tether_sweep::workflow::linearize::LinearizeInputs;
+use tether_sweep::workflow::linearize::{self, LinearizeInputs};
 use tether_sweep::workflow::simulate::{self, SimulateInputs, SimulateScenario};
 use tether_sweep::workflow::summarize::{self, SummarizeRequest};
 use tether_sweep::workflow::swingup::{self, SwingupInputs};
@@ -36,13 +36,7 @@ pub fn simulate_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResul
         out,
         ..SimulateInputs::default()
     };
-    for (key, value) in keywords.iter() {
-        let name: String = key.extract()?;
-        if value.is_none() {
-            continue;
-        }
-        let name = known(simulate::KEYWORDS, "simulate", &name)?;
-        let value = &value;
+    each_given(keywords, simulate::KEYWORDS, "simulate", |name, value| {
         match name {
             "config" => inputs.config = Some(config(name, value)?),
             "scenario" => inputs.scenario = Some(choice::<SimulateScenario>(name, value)?),
@@ -76,7 +70,8 @@ pub fn simulate_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResul
             table @ ("settings" | "camera") => overlay(&mut inputs.overlays, table, value)?,
             _ => unreachable!("every keyword is set above: {name}"),
         }
-    }
+        Ok(())
+    })?;
     Ok(inputs)
 }
 
@@ -116,6 +111,23 @@ fn numbers(name: &str, value: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
     items.iter().map(|item| number(name, item)).collect()
 }
 
+/// `set` with each keyword of `keywords` given (None values are unset),
+/// named as `command`'s `table` names it; any other is a TypeError.
+fn each_given<'py>(
+    keywords: &Bound<'py, PyDict>,
+    table: &[tether_sweep::workflow::keywords::Keyword],
+    command: &str,
+    mut set: impl FnMut(&'static str, &Bound<'py, PyAny>) -> PyResult<()>,
+) -> PyResult<()> {
+    for (key, value) in keywords.iter() {
+        let name: String = key.extract()?;
+        if !value.is_none() {
+            set(known(table, command, &name)?, &value)?;
+        }
+    }
+    Ok(())
+}
+
 /// The keyword `name` of `command`'s `table`, or a TypeError.
 fn known(
     table: &[tether_sweep::workflow::keywords::Keyword],
@@ -141,17 +153,7 @@ pub fn linearize_inputs_of(
         out,
         ..LinearizeInputs::default()
     };
-    for (key, value) in keywords.iter() {
-        let name: String = key.extract()?;
-        if value.is_none() {
-            continue;
-        }
-        let name = known(
-            tether_sweep::workflow::linearize::KEYWORDS,
-            "linearize",
-            &name,
-        )?;
-        let value = &value;
+    each_given(keywords, linearize::KEYWORDS, "linearize", |name, value| {
         match name {
             _ if set_tether(&mut inputs.tether_inputs, name, value)? => {}
             "frequency_min" => inputs.frequency_min_hz = number(name, value)?,
@@ -162,7 +164,8 @@ pub fn linearize_inputs_of(
             "force" => inputs.force = switch(name, value)?,
             _ => unreachable!("every keyword is set above: {name}"),
         }
-    }
+        Ok(())
+    })?;
     Ok(inputs)
 }
 
@@ -178,13 +181,7 @@ pub fn synth_inputs_of(
         command,
         ..SynthInputs::default()
     };
-    for (key, value) in keywords.iter() {
-        let name: String = key.extract()?;
-        if value.is_none() {
-            continue;
-        }
-        let name = known(synth::KEYWORDS, "dataset_synth", &name)?;
-        let value = &value;
+    each_given(keywords, synth::KEYWORDS, "dataset_synth", |name, value| {
         match name {
             _ if set_tether(&mut inputs.tether_inputs, name, value)? => {}
             "noise" => inputs.noise_m = number(name, value)?,
@@ -202,7 +199,8 @@ pub fn synth_inputs_of(
             }
             _ => unreachable!("every keyword is set above: {name}"),
         }
-    }
+        Ok(())
+    })?;
     Ok(inputs)
 }
 
@@ -237,13 +235,7 @@ pub fn swingup_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult
         out,
         ..SwingupInputs::default()
     };
-    for (key, value) in keywords.iter() {
-        let name: String = key.extract()?;
-        if value.is_none() {
-            continue;
-        }
-        let name = known(swingup::KEYWORDS, "swingup", &name)?;
-        let value = &value;
+    each_given(keywords, swingup::KEYWORDS, "swingup", |name, value| {
         match name {
             "elements" => inputs.elements = count(name, value)?,
             "damping" => inputs.damping_pa_s = number(name, value)?,
@@ -275,7 +267,8 @@ pub fn swingup_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult
             "force" => inputs.force = switch(name, value)?,
             _ => unreachable!("every keyword is set above: {name}"),
         }
-    }
+        Ok(())
+    })?;
     Ok(inputs)
 }
 
@@ -286,13 +279,7 @@ pub fn design_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult<
         out,
         ..DesignInputs::default()
     };
-    for (key, value) in keywords.iter() {
-        let name: String = key.extract()?;
-        if value.is_none() {
-            continue;
-        }
-        let name = known(design::KEYWORDS, "design", &name)?;
-        let value = &value;
+    each_given(keywords, design::KEYWORDS, "design", |name, value| {
         match name {
             _ if set_tether(&mut inputs.tether_inputs, name, value)? => {}
             "config" => inputs.configs = configs(value)?,
@@ -309,7 +296,8 @@ pub fn design_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult<
             }
             _ => unreachable!("every keyword is set above: {name}"),
         }
-    }
+        Ok(())
+    })?;
     Ok(inputs)
 }
 
@@ -327,13 +315,7 @@ pub fn summarize_request_of(
         allow_implausible: false,
         force: false,
     };
-    for (key, value) in keywords.iter() {
-        let name: String = key.extract()?;
-        if value.is_none() {
-            continue;
-        }
-        let name = known(summarize::KEYWORDS, "summarize", &name)?;
-        let value = &value;
+    each_given(keywords, summarize::KEYWORDS, "summarize", |name, value| {
         match name {
             "measured" => request.measured = Some(path(name, value)?),
             "out" => request.out = Some(path(name, value)?),
@@ -342,6 +324,7 @@ pub fn summarize_request_of(
             "force" => request.force = switch(name, value)?,
             _ => unreachable!("every keyword is set above: {name}"),
         }
-    }
+        Ok(())
+    })?;
     Ok(request)
 }

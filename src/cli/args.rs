@@ -135,7 +135,7 @@ pub fn resolved(
 /// A workflow error whose field is one of `flags`' keys, renamed to the
 /// flag the user typed (`length_m` → `--length`).
 pub fn name_flags(e: WorkflowError, flags: &[(&str, &str)]) -> WorkflowError {
-    identify::rename(e, flags)
+    crate::workflow::keywords::rename(e, flags)
 }
 
 /// A config's error in the user's words: a `[tether]` value a flag gave

@@ -5,8 +5,9 @@ use anyhow::Result;
 use super::say;
 use crate::text::identify as text;
 use crate::workflow::Hooks;
-use crate::workflow::identify::{IdentifyInputs, IdentifyReport, prepare, rename};
+use crate::workflow::identify::{IdentifyInputs, IdentifyReport, prepare};
 use crate::workflow::keywords::Door;
+use crate::workflow::keywords::rename;
 
 /// An identification of one film, or of several configs' films of one
 /// tether: the request `inputs` make, checked and prepared (an error names

@@ -11,9 +11,11 @@ use std::path::PathBuf;
 
 use toml::{Table, Value};
 
+use crate::io::config::{self, ConfigError, SimulationConfig};
 use crate::io::track::Measured;
 use crate::named::Named;
 use crate::sweep::{Axis, Parameter};
+use crate::workflow::WorkflowError;
 
 /// The door an input came through: it names the input in messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +157,66 @@ impl TetherInputs {
             .chain([ROTARY_INERTIA.0])
             .zip(keywords.iter().map(|k| door.key(k)))
             .collect()
+    }
+}
+
+/// The experiment of a job that makes its own track (`simulate`,
+/// `dataset synth`): `config` (a file, tables in memory, or none: the
+/// defaults) with `overlays` (a door's config tables) and `overrides`
+/// (its inputs, in the config's layout) merged over it. A value an input
+/// gave is named as `names` say (config key → the input as its door
+/// writes it), any other by its key and the config; a film in memory is
+/// refused, for `job` (what it makes) reads none.
+pub fn resolve_config(
+    config: Option<&ConfigInput>,
+    overlays: &Table,
+    overrides: Table,
+    names: &[(&str, String)],
+    job: &str,
+) -> Result<SimulationConfig, WorkflowError> {
+    let (mut table, label) = match config {
+        Some(ConfigInput::File(path)) => (
+            config::read_table(path).map_err(|e| WorkflowError::Usage(e.to_string()))?,
+            Some(path.clone()),
+        ),
+        Some(
+            input @ ConfigInput::Tables {
+                table, measured, ..
+            },
+        ) => {
+            if measured.is_some() {
+                return Err(WorkflowError::Usage(format!(
+                    "{}: {job}; it reads no measured film",
+                    input.label()
+                )));
+            }
+            (table.clone(), Some(PathBuf::from(input.label())))
+        }
+        None if !overlays.is_empty() => (Table::new(), Some(PathBuf::from("config"))),
+        None => (Table::new(), None),
+    };
+    config::merge(&mut table, overlays.clone());
+    config::resolve_over(table, label.as_deref(), overrides).map_err(|e| match e {
+        ConfigError::Input(input) => rename(input.into(), names),
+        // A file's own errors name it; tables in memory by their label.
+        other => match config {
+            Some(input @ ConfigInput::Tables { .. }) => {
+                WorkflowError::Usage(format!("{}: {other}", input.label()))
+            }
+            _ => WorkflowError::Usage(other.to_string()),
+        },
+    })
+}
+
+/// A workflow error whose field is one of `names`' fields, renamed to the
+/// words the user wrote it in (`length_m` → `--length`, or `length=`).
+pub fn rename<S: AsRef<str>>(e: WorkflowError, names: &[(&str, S)]) -> WorkflowError {
+    match e {
+        WorkflowError::Input(input) => match names.iter().find(|(key, _)| *key == input.field) {
+            Some((_, name)) => WorkflowError::flag(name.as_ref(), input),
+            None => WorkflowError::Input(input),
+        },
+        other => other,
     }
 }
 

@@ -17,8 +17,8 @@ use crate::scenario::SolverSettings;
 use crate::sweep::design::{Design, Estimated, PlannedFilm};
 use crate::sweep::{Axis, Parameter, ScopedAxis};
 use crate::workflow::WorkflowError;
-use crate::workflow::identify::{config_error, rename};
-use crate::workflow::keywords::{ConfigInput, Door, TetherInputs};
+use crate::workflow::identify::config_error;
+use crate::workflow::keywords::{ConfigInput, Door, TetherInputs, rename};
 
 #[derive(Debug, Clone)]
 pub struct DesignInputs {

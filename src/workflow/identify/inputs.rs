@@ -153,7 +153,7 @@ impl IdentifyInputs {
     }
 
     /// The library's field names of what these inputs set, with the words
-    /// `door`'s user wrote them in: for [`rename`] of a later check's
+    /// `door`'s user wrote them in: for [`crate::workflow::keywords::rename`] of a later check's
     /// error (a film of several is named by the workflow's messages).
     pub fn names(&self, door: Door) -> Vec<(&'static str, String)> {
         let mut names: Vec<(&'static str, String)> = [
@@ -477,18 +477,6 @@ fn axis_keyword(axis: Axis) -> Option<&'static str> {
     axis.flag()
         .and_then(|flag| super::keywords::keyword(&flag[2..].replace('-', "_")))
         .map(|k| k.name)
-}
-
-/// A workflow error whose field is one of `names`' fields, renamed to the
-/// words the user wrote it in (`length_m` → `--length`, or `length=`).
-pub fn rename<S: AsRef<str>>(e: WorkflowError, names: &[(&str, S)]) -> WorkflowError {
-    match e {
-        WorkflowError::Input(input) => match names.iter().find(|(key, _)| *key == input.field) {
-            Some((_, name)) => WorkflowError::flag(name.as_ref(), input),
-            None => WorkflowError::Input(input),
-        },
-        other => other,
-    }
 }
 
 /// A config's error in the user's words: a `[tether]` value an input of

@@ -40,7 +40,7 @@ mod sweep;
 
 pub use engine::{CHOICE_SAMPLE_GROUPS, CPU_CHUNK_CANDIDATES_PER_THREAD, GPU_CHUNK_CANDIDATES};
 pub use free::FreedInput;
-pub use inputs::{AxisInput, GridInput, IdentifyInputs, config_error, rename};
+pub use inputs::{AxisInput, GridInput, IdentifyInputs, config_error};
 pub use keywords::{KEYWORDS, keyword};
 pub use merge::merge;
 pub use outputs::{best_fit_path, check_outcome};

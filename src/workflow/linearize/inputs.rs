@@ -12,8 +12,7 @@ use crate::io::config::{self, ConfigError};
 use crate::named::Named;
 use crate::scenario::ScenarioKind;
 use crate::workflow::WorkflowError;
-use crate::workflow::identify::rename;
-use crate::workflow::keywords::{Door, TetherInputs};
+use crate::workflow::keywords::{Door, TetherInputs, rename};
 
 #[derive(Debug, Clone)]
 pub struct LinearizeInputs {

@@ -14,13 +14,12 @@ use toml::{Table, Value};
 use super::SimulateRequest;
 use crate::engine::{Backend, EngineOptions};
 use crate::gpu::{LayoutRequest, Precision};
-use crate::io::config::{self, ConfigError, SimulationConfig};
+use crate::io::config::SimulationConfig;
 use crate::named::{Named, display_and_parse_by_name};
 use crate::scenario::ScenarioKind;
 use crate::workflow::WorkflowError;
 use crate::workflow::bodies::{BodyInputs, BodyKind, FormulationKind};
-use crate::workflow::identify::rename;
-use crate::workflow::keywords::{ConfigInput, Door, TetherInputs};
+use crate::workflow::keywords::{ConfigInput, Door, TetherInputs, rename, resolve_config};
 
 /// What `simulate` runs: one of the tether's experiments, or a
 /// constrained body.
@@ -223,40 +222,10 @@ impl SimulateInputs {
     /// the overlays and `overrides` over it; a value an input gave is
     /// named by that input, any other by its key and the config.
     fn config(&self, overrides: Table, door: Door) -> Result<SimulationConfig, WorkflowError> {
-        let (mut table, label) = match &self.config {
-            Some(ConfigInput::File(path)) => (
-                config::read_table(path).map_err(|e| WorkflowError::Usage(e.to_string()))?,
-                Some(path.clone()),
-            ),
-            Some(
-                input @ ConfigInput::Tables {
-                    table, measured, ..
-                },
-            ) => {
-                if measured.is_some() {
-                    return Err(WorkflowError::Usage(format!(
-                        "{}: a simulation makes its track; it reads no measured film",
-                        input.label()
-                    )));
-                }
-                (table.clone(), Some(PathBuf::from(input.label())))
-            }
-            None if !self.overlays.is_empty() => (Table::new(), Some(PathBuf::from("config"))),
-            None => (Table::new(), None),
-        };
-        config::merge(&mut table, self.overlays.clone());
         let mut names = TetherInputs::names(door);
         names.extend(CONFIG_KEYWORDS.map(|(key, keyword)| (key, door.key(keyword))));
-        config::resolve_over(table, label.as_deref(), overrides).map_err(|e| match e {
-            ConfigError::Input(input) => rename(input.into(), &names),
-            // A file's own errors name it; tables in memory by their label.
-            other => match &self.config {
-                Some(input @ ConfigInput::Tables { .. }) => {
-                    WorkflowError::Usage(format!("{}: {other}", input.label()))
-                }
-                _ => WorkflowError::Usage(other.to_string()),
-            },
-        })
+        let job = "a simulation makes its track";
+        resolve_config(self.config.as_ref(), &self.overlays, overrides, &names, job)
     }
 
     /// An input of the other kind of run refused, named as `door` writes

@@ -12,8 +12,7 @@ use crate::model::TetherParams;
 use crate::scenario::winch::WinchMotion;
 use crate::scenario::{SWINGUP_TIP_MASS_KG, Scenario, ScenarioKind};
 use crate::workflow::WorkflowError;
-use crate::workflow::identify::rename;
-use crate::workflow::keywords::{Door, TetherInputs};
+use crate::workflow::keywords::{Door, TetherInputs, rename};
 
 #[derive(Debug, Clone)]
 pub struct SwingupInputs {

@@ -9,12 +9,10 @@ use toml::{Table, Value};
 
 use super::SynthRequest;
 use crate::dataset::{GENERATOR, SynthSpec};
-use crate::io::config::{self, ConfigError};
 use crate::io::track::TrackLayout;
 use crate::scenario::ScenarioKind;
 use crate::workflow::WorkflowError;
-use crate::workflow::identify::rename;
-use crate::workflow::keywords::{ConfigInput, Door, TetherInputs};
+use crate::workflow::keywords::{ConfigInput, Door, TetherInputs, rename, resolve_config};
 
 #[derive(Debug, Clone)]
 pub struct SynthInputs {
@@ -70,39 +68,9 @@ impl SynthInputs {
         };
         let mut overrides = Table::new();
         overrides.insert("tether".into(), Value::Table(tether.table()));
-        let (mut table, label) = match &self.config {
-            Some(ConfigInput::File(path)) => (
-                config::read_table(path).map_err(|e| WorkflowError::Usage(e.to_string()))?,
-                Some(path.clone()),
-            ),
-            Some(
-                input @ ConfigInput::Tables {
-                    table, measured, ..
-                },
-            ) => {
-                if measured.is_some() {
-                    return Err(WorkflowError::Usage(format!(
-                        "{}: a synthetic drop makes its film; it reads no measured one",
-                        input.label()
-                    )));
-                }
-                (table.clone(), Some(PathBuf::from(input.label())))
-            }
-            None if !self.overlays.is_empty() => (Table::new(), Some(PathBuf::from("config"))),
-            None => (Table::new(), None),
-        };
-        config::merge(&mut table, self.overlays.clone());
         let names = TetherInputs::names(door);
-        let cfg =
-            config::resolve_over(table, label.as_deref(), overrides).map_err(|e| match e {
-                ConfigError::Input(input) => rename(input.into(), &names),
-                other => match &self.config {
-                    Some(input @ ConfigInput::Tables { .. }) => {
-                        WorkflowError::Usage(format!("{}: {other}", input.label()))
-                    }
-                    _ => WorkflowError::Usage(other.to_string()),
-                },
-            })?;
+        let job = "a synthetic drop makes its film";
+        let cfg = resolve_config(self.config.as_ref(), &self.overlays, overrides, &names, job)?;
         if cfg.scenario.kind() != ScenarioKind::Drop {
             return Err(WorkflowError::Usage(
                 "dataset synth makes a drop: scenario = \"drop\" (the default)".into(),
