@@ -10,7 +10,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use tether_sweep::engine::Backend;
+use tether_sweep::engine::{Backend, EngineOptions};
 use tether_sweep::gpu::{LayoutRequest, Precision};
 use tether_sweep::io::track::TrackLayout;
 use tether_sweep::solver::SolverKind;
@@ -38,6 +38,7 @@ pub fn simulate_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResul
     };
     each_given(keywords, simulate::KEYWORDS, "simulate", |name, value| {
         match name {
+            _ if set_engine(&mut inputs.engine, name, value)? => {}
             "config" => inputs.config = Some(config(name, value)?),
             "scenario" => inputs.scenario = Some(choice::<SimulateScenario>(name, value)?),
             "formulation" => inputs.formulation = Some(choice::<FormulationKind>(name, value)?),
@@ -54,16 +55,11 @@ pub fn simulate_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResul
             },
             "start_offset_m" => inputs.start_offset_m = Some(number(name, value)?),
             _ if set_tether(&mut inputs.tether_inputs, name, value)? => {}
-            "solver" => inputs.engine.solver = Some(choice::<SolverKind>(name, value)?),
             "step" => inputs.step_s = Some(number(name, value)?),
             "tolerance" => inputs.tolerance = Some(number(name, value)?),
             "duration" => inputs.duration_s = Some(number(name, value)?),
             "winch_periods" => inputs.winch_periods_s = Some(numbers(name, value)?),
             "winch_amplitude" => inputs.winch_amplitude_m = Some(number(name, value)?),
-            "backend" => inputs.engine.backend = choice::<Backend>(name, value)?,
-            "precision" => inputs.engine.precision = choice::<Precision>(name, value)?,
-            "gpu_layout" => inputs.engine.gpu_layout = choice::<LayoutRequest>(name, value)?,
-            "adapter" => inputs.engine.adapter = Some(adapter(name, value)?),
             "out" => inputs.out = path(name, value)?,
             "state" => inputs.state = Some(path(name, value)?),
             "force" => inputs.force = switch(name, value)?,
@@ -73,6 +69,20 @@ pub fn simulate_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResul
         Ok(())
     })?;
     Ok(inputs)
+}
+
+/// One of the engine's inputs (`solver`, `backend`, `precision`,
+/// `gpu_layout`, `adapter`) onto `engine`; false for any other keyword.
+fn set_engine(engine: &mut EngineOptions, name: &str, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    match name {
+        "solver" => engine.solver = Some(choice::<SolverKind>(name, value)?),
+        "backend" => engine.backend = choice::<Backend>(name, value)?,
+        "precision" => engine.precision = choice::<Precision>(name, value)?,
+        "gpu_layout" => engine.gpu_layout = choice::<LayoutRequest>(name, value)?,
+        "adapter" => engine.adapter = Some(adapter(name, value)?),
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// One of the tether's own inputs (`elements`, …, `no_rotary_inertia`)
@@ -237,6 +247,7 @@ pub fn swingup_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult
     };
     each_given(keywords, swingup::KEYWORDS, "swingup", |name, value| {
         match name {
+            _ if set_engine(&mut inputs.engine, name, value)? => {}
             "elements" => inputs.elements = count(name, value)?,
             "damping" => inputs.damping_pa_s = number(name, value)?,
             "drag_coefficient" => inputs.drag_coefficient = number(name, value)?,
@@ -257,12 +268,7 @@ pub fn swingup_inputs_of(keywords: &Bound<'_, PyDict>, out: PathBuf) -> PyResult
             "crossover_rate" => inputs.crossover_rate = number(name, value)?,
             "mutation_rate" => inputs.mutation_rate = Some(number(name, value)?),
             "exhaustive" => inputs.exhaustive = switch(name, value)?,
-            "solver" => inputs.engine.solver = Some(choice::<SolverKind>(name, value)?),
             "tolerance" => inputs.tolerance_m = number(name, value)?,
-            "backend" => inputs.engine.backend = choice::<Backend>(name, value)?,
-            "precision" => inputs.engine.precision = choice::<Precision>(name, value)?,
-            "gpu_layout" => inputs.engine.gpu_layout = choice::<LayoutRequest>(name, value)?,
-            "adapter" => inputs.engine.adapter = Some(adapter(name, value)?),
             "out" => inputs.out = path(name, value)?,
             "force" => inputs.force = switch(name, value)?,
             _ => unreachable!("every keyword is set above: {name}"),
