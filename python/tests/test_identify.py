@@ -470,3 +470,21 @@ def test_the_notebook_runs_and_is_stored_executed():
     assert cells and all(c["execution_count"] and c["outputs"] for c in cells), (
         "python3 scripts/execute_notebook.py docs/notebooks/identify.ipynb --write"
     )
+
+
+def test_the_refined_values_errors_and_intervals_are_attributes_as_refined_parquet_has_them():
+    r = ts.identify(**FILMED_KEYWORDS, allow_implausible=True)
+    rows = r.refined.to_pylist()
+    assert [row["parameter"] for row in rows] == list(r.values) == ["damping_pa_s", "drag_coefficient", "release_time_s"]
+    for row in rows:
+        name = row["parameter"]
+        assert r.values[name] == row["value"] and r.standard_errors[name] == row["standard_error"]
+        assert r.robust_standard_errors[name] is not None and r.robust_standard_errors[name] > 0
+        for side in ("lower", "upper"):
+            end = r.intervals[name][0 if side == "lower" else 1]
+            if row[f"profile_{side}_end"] == "crossed":
+                assert end == row[f"profile_{side}"], (name, side)
+            else:
+                assert end is None, (name, side)
+    unrefined = ts.identify(**FILMED_KEYWORDS, allow_implausible=True, no_refine=True)
+    assert unrefined.values == {} and unrefined.intervals == {}

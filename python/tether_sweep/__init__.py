@@ -232,7 +232,8 @@ def _tables(outcome: Any) -> Dict[str, pa.Table]:
 
 class IdentifyResult(Result):
     """An identification's results: a command's (its tables, its text),
-    with its summary as a dict and its named tables."""
+    with its summary as a dict, its named tables, and the refined values,
+    standard errors and profile intervals by parameter name."""
 
     def __init__(self, outcome: Any, out: Optional[pathlib.Path]):
         super().__init__("identify", outcome.text, _tables(outcome), out, _figures(outcome))
@@ -243,6 +244,49 @@ class IdentifyResult(Result):
     def results(self) -> pa.Table:
         """Every candidate's J_e (results.parquet)."""
         return self.tables["results"]
+
+    def _refined_parameters(self) -> List[Dict[str, Any]]:
+        return (self.summary.get("refined") or {}).get("parameters", [])
+
+    @staticmethod
+    def _name(parameter: Dict[str, Any]) -> str:
+        film = parameter.get("film")
+        return f"{film}.{parameter['parameter']}" if film else parameter["parameter"]
+
+    @property
+    def values(self) -> Dict[str, float]:
+        """The refined values by name (``damping_pa_s``, a film's own as
+        ``FILM.NAME``); empty when nothing was refined."""
+        return {self._name(p): p["value"] for p in self._refined_parameters()}
+
+    @property
+    def standard_errors(self) -> Dict[str, float]:
+        """The refined values' Gauss–Newton standard errors, by name."""
+        return {self._name(p): p["standard_error"] for p in self._refined_parameters()}
+
+    @property
+    def robust_standard_errors(self) -> Dict[str, Optional[float]]:
+        """The standard errors robust to residuals correlated in time
+        (Newey–West over frames; the ones to quote when the residuals are
+        not white), by name; None where JᵀJ is singular."""
+        return {self._name(p): p.get("robust_standard_error") for p in self._refined_parameters()}
+
+    @property
+    def intervals(self) -> Dict[str, Tuple[Optional[float], Optional[float]]]:
+        """The profile-likelihood intervals (at the summary's
+        ``confidence_level``), by name: (lower, upper), an end None where
+        the profile did not cross the threshold (it reached the range
+        searched, or was not resolved: the data allow values beyond)."""
+
+        def end(profile: Dict[str, Any], side: str) -> Optional[float]:
+            e = profile.get(side) or {}
+            return e.get("value") if e.get("end") == "crossed" else None
+
+        return {
+            self._name(p): (end(p["profile"], "lower"), end(p["profile"], "upper"))
+            for p in self._refined_parameters()
+            if p.get("profile")
+        }
 
     @property
     def refined(self) -> Optional[pa.Table]:
