@@ -142,6 +142,23 @@ pub mod throughput;
 pub mod track;
 pub mod workflow;
 
+// The types a user of the library needs, at its top level: each job's
+// builder (the inputs as a door gives them), its request and its report,
+// where its jobs run, and the objective other programs call.
+pub use engine::{Backend, EngineOptions};
+pub use gpu::{LayoutRequest, Precision};
+pub use solver::SolverKind;
+pub use workflow::WorkflowError;
+pub use workflow::design::{DesignInputs, DesignReport, DesignRequest};
+pub use workflow::identify::{IdentifyInputs, IdentifyReport, IdentifyRequest};
+pub use workflow::keywords::{ConfigInput, Door, TetherInputs};
+pub use workflow::linearize::{LinearizeInputs, LinearizeReport, LinearizeRequest};
+pub use workflow::objective::Objective;
+pub use workflow::simulate::{SimulateInputs, SimulateReport, SimulateRequest};
+pub use workflow::summarize::{SummarizeReport, SummarizeRequest};
+pub use workflow::swingup::{SwingupInputs, SwingupReport, SwingupRequest};
+pub use workflow::synth::{SynthInputs, SynthReport, SynthRequest};
+
 /// The engine's version, recorded in every output file's metadata.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

@@ -29,6 +29,8 @@ pub mod dispatch;
 pub mod flops;
 pub mod layout;
 pub mod mass_factor;
+// The shaders' CPU mirror: test support (tests/mirror.rs), not library API.
+#[doc(hidden)]
 pub mod mirror;
 mod readback;
 pub mod shader;
