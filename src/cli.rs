@@ -89,9 +89,3 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Adapters => adapters::run(),
     }
 }
-
-/// Errors the command line finds itself (a config file that does not
-/// parse, an argument clap cannot check): exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);

@@ -69,9 +69,6 @@ fn exit_code(err: &anyhow::Error) -> u8 {
         if let Some(e) = cause.downcast_ref::<WorkflowError>() {
             return e.exit_code();
         }
-        if cause.is::<cli::UsageError>() {
-            return 2;
-        }
     }
     1
 }

@@ -20,7 +20,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tether_sweep::cli::{Cli, UsageError};
+use tether_sweep::cli::Cli;
 use tether_sweep::engine::RunHooks;
 use tether_sweep::io::capture::{self, Captured, CapturedFigure, CapturedTable, Keep};
 use tether_sweep::jobs::progress;
@@ -43,14 +43,13 @@ const POLL: Duration = Duration::from_millis(100);
 /// A library error as the Python exception its exit code stands for: 2
 /// (the input) a ValueError, 4 (an implausible fit) `ImplausibleFit`, 130
 /// KeyboardInterrupt, anything else a RuntimeError; the message is the
-/// command line's.
+/// library's.
 fn to_py(err: anyhow::Error) -> PyErr {
     let message = format!("{err:#}");
-    let code = err.chain().find_map(|cause| {
-        if let Some(e) = cause.downcast_ref::<WorkflowError>() {
-            return Some(e.exit_code());
-        }
-        cause.is::<UsageError>().then_some(2)
+    let code = (err.chain()).find_map(|cause| {
+        cause
+            .downcast_ref::<WorkflowError>()
+            .map(WorkflowError::exit_code)
     });
     match code {
         Some(2) => PyValueError::new_err(message),

@@ -95,7 +95,7 @@ def test_simulate_gives_the_nodal_state_on_request(tmp_path):
     assert pq.read_table(tmp_path / "run_state.parquet").equals(kept.tables["run_state"])
     named = ts.simulate(scenario="drop", **SMALL_DROP, state=tmp_path / "q.csv", out=tmp_path / "t.parquet")
     assert (tmp_path / "q.csv").exists() and np.array_equal(named.q, run.q)
-    with pytest.raises(ValueError, match="GPU engine reads back markers only"):
+    with pytest.raises(ValueError, match=r"^state is recorded by the CPU's solvers; the GPU engine reads back markers only: backend=cpu or auto$"):
         ts.simulate(scenario="drop", **SMALL_DROP, state=True, backend="gpu")
 
 

@@ -4,17 +4,11 @@
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
-use super::UsageError;
-use toml::Table;
-
 use crate::engine::{Backend, EngineOptions};
 use crate::gpu::{LayoutRequest, Precision};
-use crate::io::config::{self, ConfigError};
 use crate::named::Named;
 use crate::solver::SolverKind;
-use crate::sweep::{Axis, Parameter};
 use crate::workflow::WorkflowError;
-use crate::workflow::identify;
 use crate::workflow::keywords::TetherInputs;
 
 /// A flag's parser for one of the library's named values: their names and
@@ -87,16 +81,6 @@ pub struct TetherArgs {
     pub no_rotary_inertia: bool,
 }
 
-/// The `[tether]` keys these flags set, and the flags' names.
-pub const TETHER_FLAGS: [(&str, &str); 6] = [
-    Axis::Elements.column_and_flag(),
-    Axis::Damping.column_and_flag(),
-    Axis::Drag.column_and_flag(),
-    Axis::Parameter(Parameter::TipMassKg).column_and_flag(),
-    Axis::Parameter(Parameter::LengthM).column_and_flag(),
-    ("rotary_inertia", "--no-rotary-inertia"),
-];
-
 impl TetherArgs {
     /// The library's tether inputs these flags give.
     pub fn inputs(&self) -> TetherInputs {
@@ -109,43 +93,10 @@ impl TetherArgs {
             no_rotary_inertia: self.no_rotary_inertia,
         }
     }
-
-    /// The options as a `[tether]` table of the config layout.
-    pub fn table(&self) -> Table {
-        self.inputs().table()
-    }
-}
-
-/// The config in `path` (or the defaults) with the flags' `overrides`
-/// over it ([`config::resolve_file`]), an invalid value named by the flag
-/// that set it (`TETHER_FLAGS` and `flags`), else by its key and file.
-pub fn resolved(
-    path: Option<&std::path::Path>,
-    overrides: Table,
-    flags: &[(&str, &str)],
-) -> anyhow::Result<config::SimulationConfig> {
-    config::resolve_file(path, overrides).map_err(|e| match e {
-        ConfigError::Input(input) => {
-            name_flags(name_flags(input.into(), &TETHER_FLAGS), flags).into()
-        }
-        other => UsageError(other.to_string()).into(),
-    })
 }
 
 /// A workflow error whose field is one of `flags`' keys, renamed to the
 /// flag the user typed (`length_m` → `--length`).
 pub fn name_flags(e: WorkflowError, flags: &[(&str, &str)]) -> WorkflowError {
     crate::workflow::keywords::rename(e, flags)
-}
-
-/// A config's error in the user's words: a `[tether]` value a flag gave
-/// (`given`, keyed as `flags` name them) by its flag, another value by its
-/// key and the config, anything else with the config's path.
-pub fn config_error(
-    e: ConfigError,
-    path: &std::path::Path,
-    flags: &[(&str, &str)],
-    given: &Table,
-) -> anyhow::Error {
-    identify::config_error(e, path, flags, given).into()
 }

@@ -19,7 +19,7 @@ pub fn execute(inputs: &SimulateInputs, door: Door) -> Result<()> {
         SimulateJob::Tether(request) => request,
         SimulateJob::Body(body, body_inputs) => return run_body(&body_inputs, body, door),
     };
-    let prepared = prepare(request.clone())?;
+    let prepared = prepare(request.clone(), door)?;
     if let Some(reason) = prepared.choice().reason.as_deref() {
         noteln!("{reason}");
     }

@@ -45,8 +45,3 @@ pub const KEYWORDS: &[Keyword] = &[
     Keyword::new("settings", K::ConfigTable, "[settings] keys over the config's (or alone)"),
     Keyword::new("camera", K::ConfigTable, "[camera] keys over the config's (or alone)"),
 ];
-
-/// The keyword named `name`.
-pub fn keyword(name: &str) -> Option<&'static Keyword> {
-    KEYWORDS.iter().find(|k| k.name == name)
-}

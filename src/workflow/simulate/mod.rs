@@ -7,7 +7,7 @@ mod inputs;
 mod keywords;
 
 pub use inputs::{SimulateInputs, SimulateJob, SimulateScenario};
-pub use keywords::{KEYWORDS, keyword};
+pub use keywords::KEYWORDS;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -22,6 +22,7 @@ use crate::io::table::write_columns_to;
 use crate::io::track::{track_batch, write_batch};
 use crate::metadata::{self, Metadata, json};
 use crate::scenario::SimulationOutput;
+use crate::workflow::keywords::Door;
 use crate::workflow::{WorkflowError, refuse_to_replace, usage};
 
 /// A simulation, as the user asked for it.
@@ -60,14 +61,15 @@ pub struct PreparedSimulation {
     state: Option<PendingFile>,
 }
 
-pub fn prepare(request: SimulateRequest) -> Result<PreparedSimulation, WorkflowError> {
+/// An error names the input as `door`'s user wrote it.
+pub fn prepare(request: SimulateRequest, door: Door) -> Result<PreparedSimulation, WorkflowError> {
     crate::workflow::output_format(&request.out)?;
     refuse_to_replace(&request.out, request.force)?;
     let mut request = request;
     // The config's solver (with `--solver` already applied) is the one.
     request.engine.solver = Some(request.config.solver.kind);
     if let Some(state) = request.state.clone() {
-        check_state(&mut request, state)?;
+        check_state(&mut request, state, door)?;
     }
     let cfg = &request.config;
     cfg.scenario.check_track_memory()?;
@@ -100,28 +102,35 @@ pub fn prepare(request: SimulateRequest) -> Result<PreparedSimulation, WorkflowE
 /// The nodal state asked for at `path`: a table of its own (not the
 /// track's file), within memory, recorded by the CPU's solvers (`auto`
 /// chooses the CPU; the GPU engine reads back markers only).
-fn check_state(request: &mut SimulateRequest, path: PathBuf) -> Result<(), WorkflowError> {
+fn check_state(
+    request: &mut SimulateRequest,
+    path: PathBuf,
+    door: Door,
+) -> Result<(), WorkflowError> {
+    let state = door.key("state");
     crate::io::TableFormat::from_path(&path)
-        .map_err(|e| WorkflowError::Usage(format!("--state {e}")))?;
+        .map_err(|e| WorkflowError::Usage(format!("{state} {e}")))?;
     if path == request.out {
         return Err(WorkflowError::Usage(format!(
-            "--state {} is the track's --out: give the state a file of its own",
-            path.display()
+            "{state} {} is the track's {}: give the state a file of its own",
+            path.display(),
+            door.key("out")
         )));
     }
     refuse_to_replace(&path, request.force)?;
     match request.engine.backend {
         Backend::Gpu => {
-            return Err(WorkflowError::Usage(
-                "--state is recorded by the CPU's solvers; the GPU engine reads back markers only: --backend cpu or auto".into(),
-            ));
+            return Err(WorkflowError::Usage(format!(
+                "{state} is recorded by the CPU's solvers; the GPU engine reads back markers only: {} or auto",
+                door.given("backend", "cpu")
+            )));
         }
         Backend::Auto | Backend::Cpu => request.engine.backend = Backend::Cpu,
     }
     let cfg = &request.config;
     cfg.scenario
         .check_state_memory(cfg.tether.elements + 1)
-        .map_err(|e| WorkflowError::flag("--state", e))
+        .map_err(|e| WorkflowError::flag(&state, e))
 }
 
 impl PreparedSimulation {
@@ -140,7 +149,9 @@ impl PreparedSimulation {
             true => engine
                 .simulate_with_states(&cfg.scenario, &cfg.tether)
                 .ok_or_else(|| {
-                    WorkflowError::Usage("--state: the GPU engine reads back markers only".into())
+                    WorkflowError::Usage(
+                        "the nodal state: the GPU engine reads back markers only".into(),
+                    )
                 })?
                 .map(|(output, states)| (output, Some(states))),
             false => engine
