@@ -1,15 +1,16 @@
 //! Work against precision for the adaptive implicit methods (issue 56):
 //! wall time, steps and force evaluations against the RMS marker error of
-//! the track, measured against a converged one, for generalized-α and the
-//! fourth-order ESDIRK, on the paper's 2-s drop (n = 10, 20, 40, 50;
+//! the track, measured against a converged one, for generalized-α, the
+//! fourth-order ESDIRK and the fifth-order Radau IIA, on the paper's 2-s drop (n = 10, 20, 40, 50;
 //! D = 0, 2000, 10000 Pa·s; C_D = 0.8) and the swing-up.
 //!
 //! The converged track is ESDIRK's at 1e-12 m; generalized-α's at 1e-11 m
 //! is printed against it, so a reader sees the two agree before trusting
 //! either as the truth. A second table interpolates each method's cost to
 //! equal RMS errors (1e-5, 1e-6, 1e-7 m): what identification compares.
-//! Force evaluations are Newton iterations (each evaluates the forces
-//! once; a step's first stage reuses the last one's end).
+//! Force evaluations are Newton iterations times the forces each
+//! evaluates (one for generalized-α and ESDIRK, whose first stage reuses
+//! the last step's end; three for Radau, one per stage).
 //!
 //!     cargo run --release --example work_precision [-- --quick]
 //!     cargo run --release --example work_precision -- --dampings 100,500 --elements 20
@@ -23,6 +24,7 @@
 use std::time::Instant;
 
 use tether_sweep::model::TetherParams;
+use tether_sweep::named::Named;
 use tether_sweep::scenario::{
     Scenario, ScenarioKind, SimulationOutput, SolverReport, SolverSettings, simulate,
 };
@@ -145,7 +147,7 @@ fn main() {
             case.name,
             rms_m(&check, &truth, case.compared_until_s)
         );
-        for method in [ImplicitMethod::GeneralizedAlpha, ImplicitMethod::Esdirk43] {
+        for &method in ImplicitMethod::ALL {
             for &tolerance in tolerances {
                 let (out, wall_s) = run(case, method, tolerance);
                 let SolverReport::Reference(stats) = out.report else {
@@ -156,14 +158,14 @@ fn main() {
                     method,
                     rms_m: rms_m(&out, &truth, case.compared_until_s),
                     wall_s,
-                    evaluations: stats.newton_iterations as f64,
+                    evaluations: (stats.newton_iterations * method.forces_per_iteration()) as f64,
                 });
                 println!(
                     "{}\t{method}\t{tolerance:e}\t{}\t{}\t{}\t{}\t{wall_s:.4}\t{:.3e}\t{:.2e}",
                     case.name,
                     stats.steps,
                     stats.rejected_steps,
-                    stats.newton_iterations,
+                    stats.newton_iterations * method.forces_per_iteration(),
                     stats.factorizations,
                     rms_m(&out, &truth, case.compared_until_s),
                     objective_error(&out, &truth)
@@ -185,10 +187,27 @@ struct Point {
 
 /// The cost each method needs for a given RMS error, interpolated
 /// log-linearly between the two tolerances that bracket it (blank where
-/// none does), and generalized-α's wall time over ESDIRK's.
+/// none does), and generalized-α's wall time over each other method's.
 fn equal_accuracy(cases: &[Case], measured: &[Point]) {
+    let methods = ImplicitMethod::ALL;
+    let names: Vec<&str> = methods.iter().map(|m| m.name()).collect();
     println!(
-        "\ncase\ttarget_rms_m\tgalpha_wall_s\tesdirk_wall_s\tgalpha_over_esdirk\tgalpha_evaluations\tesdirk_evaluations"
+        "\ncase\ttarget_rms_m\t{}\t{}\t{}",
+        names
+            .iter()
+            .map(|n| format!("{n}_wall_s"))
+            .collect::<Vec<_>>()
+            .join("\t"),
+        names[1..]
+            .iter()
+            .map(|n| format!("galpha_over_{n}"))
+            .collect::<Vec<_>>()
+            .join("\t"),
+        names
+            .iter()
+            .map(|n| format!("{n}_evaluations"))
+            .collect::<Vec<_>>()
+            .join("\t"),
     );
     let cost = |case: &str, method, target: f64, of: fn(&Point) -> f64| {
         let mut points: Vec<&Point> = measured
@@ -207,20 +226,28 @@ fn equal_accuracy(cases: &[Case], measured: &[Point]) {
     let show = |v: Option<f64>, digits: usize| v.map_or(String::new(), |v| format!("{v:.digits$}"));
     for case in cases {
         for target in [1e-5, 1e-6, 1e-7] {
-            let wall = |m| cost(&case.name, m, target, |p| p.wall_s);
-            let evals = |m| cost(&case.name, m, target, |p| p.evaluations);
-            let (g, e) = (
-                wall(ImplicitMethod::GeneralizedAlpha),
-                wall(ImplicitMethod::Esdirk43),
-            );
+            let walls: Vec<Option<f64>> = methods
+                .iter()
+                .map(|&m| cost(&case.name, m, target, |p| p.wall_s))
+                .collect();
+            let evals: Vec<String> = methods
+                .iter()
+                .map(|&m| show(cost(&case.name, m, target, |p| p.evaluations), 0))
+                .collect();
+            let ratios: Vec<String> = walls[1..]
+                .iter()
+                .map(|w| show(walls[0].zip(*w).map(|(g, w)| g / w), 2))
+                .collect();
             println!(
-                "{}\t{target:e}\t{}\t{}\t{}\t{}\t{}",
+                "{}\t{target:e}\t{}\t{}\t{}",
                 case.name,
-                show(g, 4),
-                show(e, 4),
-                show(g.zip(e).map(|(g, e)| g / e), 2),
-                show(evals(ImplicitMethod::GeneralizedAlpha), 0),
-                show(evals(ImplicitMethod::Esdirk43), 0),
+                walls
+                    .iter()
+                    .map(|w| show(*w, 4))
+                    .collect::<Vec<_>>()
+                    .join("\t"),
+                ratios.join("\t"),
+                evals.join("\t"),
             );
         }
     }

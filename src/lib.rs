@@ -123,8 +123,14 @@ pub mod error;
 pub mod ga;
 pub mod gpu;
 pub mod io;
+// Not API: the doors' layer: a job run and said for the command line or the Python package.
+#[doc(hidden)]
 pub mod jobs;
+// Not API: the refinement's internals (examples reach them).
+#[doc(hidden)]
 pub mod least_squares;
+// Not API: the solvers' banded algebra (the benchmarks reach it).
+#[doc(hidden)]
 pub mod linalg;
 pub mod metadata;
 pub mod misfit;
@@ -137,7 +143,11 @@ pub mod scheme;
 pub mod solver;
 pub mod status;
 pub mod sweep;
+// Not API: the jobs' terminal text (the Python package keeps it).
+#[doc(hidden)]
 pub mod text;
+// Not API: the benchmarks' rates against the device's peak.
+#[doc(hidden)]
 pub mod throughput;
 pub mod track;
 pub mod workflow;

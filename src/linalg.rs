@@ -9,7 +9,10 @@
 //! nalgebra has no banded storage, hence this small module; both LUs are
 //! tested against nalgebra's dense one.
 
-use nalgebra::{DMatrix, Matrix4, Vector4};
+use nalgebra::{Complex, ComplexField, DMatrix, Matrix4, Scalar, Vector4};
+
+/// A complex number of f64 parts (the Radau solver's complex system).
+pub type Complex64 = Complex<f64>;
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq)]
@@ -307,53 +310,100 @@ impl BandedLu {
 /// The same matrix as a [`BandedLu`] of the trailing block, solved faster:
 /// a banded solve is a dependency chain through every row, this one through
 /// every block, each step a 4×4 product whose rows are independent.
+///
+/// Real (`f64`, the default) or complex (`Complex64`: the Radau IIA
+/// solver's second system, M + μh C + (μh)² K with μ complex).
 #[derive(Debug, Clone)]
-pub struct BlockTridiagonalLu {
+pub struct BlockTridiagonalLu<T: Scalar = f64> {
     prescribed: usize,
     /// A_K,K−1 (zero for K = 0).
-    lower: Vec<Matrix4<f64>>,
-    inverse_pivots: Vec<Matrix4<f64>>,
+    lower: Vec<Matrix4<T>>,
+    inverse_pivots: Vec<Matrix4<T>>,
     /// E_K (zero for the last block).
-    upper_factors: Vec<Matrix4<f64>>,
+    upper_factors: Vec<Matrix4<T>>,
 }
 
-impl BlockTridiagonalLu {
+impl BlockTridiagonalLu<f64> {
     /// Factors `matrix` without its first `prescribed` (< 4) rows and
     /// columns. The matrix must have a multiple of 4 rows and half-bandwidth
     /// 7 (or less) aligned with the blocks; a pivot block that does not
     /// invert is reported as [`FactorError::TinyPivot`].
     pub fn factor(matrix: &BandedMatrix, prescribed: usize) -> Result<Self, FactorError> {
-        assert!(matrix.dim.is_multiple_of(4) && matrix.half_bandwidth <= 7 && prescribed < 4);
-        let blocks = matrix.dim / 4;
+        check_block_tridiagonal(matrix, prescribed);
+        let scale = (prescribed..matrix.dim)
+            .map(|i| matrix.get(i, i).abs())
+            .fold(0.0, f64::max);
+        Self::from_blocks(matrix.dim / 4, prescribed, scale, |i, j| {
+            matrix.data[matrix.index(i, j)]
+        })
+    }
+}
+
+impl BlockTridiagonalLu<Complex64> {
+    /// Factors Σ wₖ Aₖ (complex weights wₖ, real matrices Aₖ of one shape,
+    /// as [`BlockTridiagonalLu::factor`] takes them): M + μh C + (μh)² K
+    /// without forming it.
+    pub fn factor_combination(
+        terms: &[(Complex64, &BandedMatrix)],
+        prescribed: usize,
+    ) -> Result<Self, FactorError> {
+        let first = terms.first().expect("at least one term").1;
+        for (_, matrix) in terms {
+            assert!(matrix.dim == first.dim && matrix.half_bandwidth == first.half_bandwidth);
+            check_block_tridiagonal(matrix, prescribed);
+        }
+        let entry = |i: usize, j: usize| {
+            let at = first.index(i, j);
+            terms.iter().map(|(w, m)| w * m.data[at]).sum::<Complex64>()
+        };
+        let scale = (prescribed..first.dim)
+            .map(|i| entry(i, i).norm())
+            .fold(0.0, f64::max);
+        Self::from_blocks(first.dim / 4, prescribed, scale, entry)
+    }
+}
+
+/// The block structure [`BlockTridiagonalLu`] needs. A caller's bug, not
+/// bad input, and the semi-implicit step factors every step: the band's
+/// zeros are checked in debug builds (and so in the tests) only.
+fn check_block_tridiagonal(matrix: &BandedMatrix, prescribed: usize) {
+    assert!(matrix.dim.is_multiple_of(4) && matrix.half_bandwidth <= 7 && prescribed < 4);
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    for k in 0..(matrix.dim / 4).saturating_sub(2) {
+        for i in 4 * k + 1..4 * k + 4 {
+            for j in 4 * k + 8..=(i + matrix.half_bandwidth).min(matrix.dim - 1) {
+                assert_eq!(matrix.get(i, j), 0.0, "({i}, {j}) couples blocks two apart");
+                assert_eq!(matrix.get(j, i), 0.0, "({j}, {i}) couples blocks two apart");
+            }
+        }
+    }
+}
+
+impl<T: ComplexField<RealField = f64> + Copy> BlockTridiagonalLu<T> {
+    /// The factors of the matrix whose entry (i, j) is `entry(i, j)`
+    /// (asked only within the blocks' band), `scale` its largest diagonal
+    /// entry's size, against which a tiny pivot is refused.
+    fn from_blocks(
+        blocks: usize,
+        prescribed: usize,
+        scale: f64,
+        entry: impl Fn(usize, usize) -> T,
+    ) -> Result<Self, FactorError> {
         let block = |k: usize, l: usize| {
             Matrix4::from_fn(|i, j| {
                 let (row, col) = (4 * k + i, 4 * l + j);
                 if row < prescribed || col < prescribed {
                     // Identity rows and columns in place of the prescribed
                     // coordinates: they solve to zero and couple to nothing.
-                    if row == col { 1.0 } else { 0.0 }
+                    if row == col { T::one() } else { T::zero() }
                 } else {
                     // Neighbouring blocks lie within the band.
-                    matrix.data[matrix.index(row, col)]
+                    entry(row, col)
                 }
             })
         };
-        // A caller's bug, not bad input, and the semi-implicit step factors
-        // every step: checked in debug builds (and so in the tests) only.
-        for k in 0..blocks.saturating_sub(2) {
-            if !cfg!(debug_assertions) {
-                break;
-            }
-            for i in 4 * k + 1..4 * k + 4 {
-                for j in 4 * k + 8..=(i + matrix.half_bandwidth).min(matrix.dim - 1) {
-                    assert_eq!(matrix.get(i, j), 0.0, "({i}, {j}) couples blocks two apart");
-                    assert_eq!(matrix.get(j, i), 0.0, "({j}, {i}) couples blocks two apart");
-                }
-            }
-        }
-        let scale = (prescribed..matrix.dim)
-            .map(|i| matrix.get(i, i).abs())
-            .fold(0.0, f64::max);
         let mut lower = Vec::with_capacity(blocks);
         let mut inverse_pivots = Vec::with_capacity(blocks);
         let mut upper_factors = Vec::with_capacity(blocks);
@@ -367,8 +417,8 @@ impl BlockTridiagonalLu {
             // This block's pivots without pivoting are the banded LU's for
             // its rows (numbered as in the trailing matrix), and a tiny one
             // is refused as there. The prescribed rows' are 1.
-            let pivots = unpivoted_pivots(pivot);
-            let tiny = |i: &usize| pivots[*i].is_nan() || pivots[*i].abs() <= 1e-14 * scale;
+            let pivots = unpivoted_pivots(pivot).map(|p| p.modulus());
+            let tiny = |i: &usize| pivots[*i].is_nan() || pivots[*i] <= 1e-14 * scale;
             let refused = |i: usize| FactorError::TinyPivot {
                 row: 4 * k + i - prescribed,
                 pivot: pivots[i],
@@ -385,7 +435,7 @@ impl BlockTridiagonalLu {
                 Some(inverse) => inverse,
                 None => {
                     return Err(refused(
-                        rows.min_by(|&a, &b| pivots[a].abs().total_cmp(&pivots[b].abs()))
+                        rows.min_by(|&a, &b| pivots[a].total_cmp(&pivots[b]))
                             .expect("a row"),
                     ));
                 }
@@ -408,7 +458,7 @@ impl BlockTridiagonalLu {
     }
 
     /// Solves A x = b in place for the non-prescribed rows (b becomes x).
-    pub fn solve_in_place(&self, b: &mut [f64]) {
+    pub fn solve_in_place(&self, b: &mut [T]) {
         let p = self.prescribed;
         let blocks = self.inverse_pivots.len();
         assert_eq!(b.len() + p, 4 * blocks);
@@ -416,10 +466,10 @@ impl BlockTridiagonalLu {
         // padded with zeros for the prescribed rows. Those stay zero through
         // both sweeps (their rows and columns are the identity's), so the
         // forward sweep's result can overwrite b in place.
-        let load = |b: &[f64], k: usize| {
-            Vector4::from_fn(|i, _| (4 * k + i).checked_sub(p).map_or(0.0, |r| b[r]))
+        let load = |b: &[T], k: usize| {
+            Vector4::from_fn(|i, _| (4 * k + i).checked_sub(p).map_or(T::zero(), |r| b[r]))
         };
-        let store = |b: &mut [f64], k: usize, x: &Vector4<f64>| {
+        let store = |b: &mut [T], k: usize, x: &Vector4<T>| {
             for (i, value) in x.iter().enumerate() {
                 if let Some(r) = (4 * k + i).checked_sub(p) {
                     b[r] = *value;
@@ -440,12 +490,13 @@ impl BlockTridiagonalLu {
 }
 
 /// The diagonal of U in the LU of `m` without row exchanges.
-fn unpivoted_pivots(mut m: Matrix4<f64>) -> [f64; 4] {
+fn unpivoted_pivots<T: ComplexField + Copy>(mut m: Matrix4<T>) -> [T; 4] {
     for k in 0..4 {
         for i in k + 1..4 {
             let factor = m[(i, k)] / m[(k, k)];
             for j in k + 1..4 {
-                m[(i, j)] -= factor * m[(k, j)];
+                let above = m[(k, j)];
+                m[(i, j)] -= factor * above;
             }
         }
     }
@@ -626,6 +677,45 @@ mod tests {
                     dense[i]
                 );
                 assert!((blocked[i] - banded[i]).abs() < 1e-13);
+            }
+        }
+    }
+
+    /// The complex LU of w₀ A + w₁ B (the Radau solver's M + μh C +
+    /// (μh)² K has three such terms) against nalgebra's dense complex LU.
+    #[test]
+    fn complex_block_lu_of_a_combination_matches_the_dense_lu() {
+        let a = block_tridiagonal_matrix(6);
+        let mut b = block_tridiagonal_matrix(6);
+        b.scale_add(0.3, &a, 0.0);
+        let weights = [Complex64::new(1.0, 0.0), Complex64::new(0.4, -0.7)];
+        for prescribed in [0, 2] {
+            let lu = BlockTridiagonalLu::factor_combination(
+                &[(weights[0], &a), (weights[1], &b)],
+                prescribed,
+            )
+            .unwrap();
+            let dim = a.dim - prescribed;
+            let rhs: Vec<Complex64> = (0..dim)
+                .map(|i| Complex64::new((i as f64 * 0.37).sin(), (i as f64 * 0.11).cos()))
+                .collect();
+            let mut x = rhs.clone();
+            lu.solve_in_place(&mut x);
+            let (ta, tb) = (
+                a.trailing(prescribed).to_dense(),
+                b.trailing(prescribed).to_dense(),
+            );
+            let dense = DMatrix::from_fn(dim, dim, |i, j| {
+                weights[0] * ta[(i, j)] + weights[1] * tb[(i, j)]
+            });
+            let expected = dense.lu().solve(&nalgebra::DVector::from_vec(rhs)).unwrap();
+            for i in 0..dim {
+                assert!(
+                    (x[i] - expected[i]).norm() < 1e-13,
+                    "row {i}: {} vs {}",
+                    x[i],
+                    expected[i]
+                );
             }
         }
     }

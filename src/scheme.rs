@@ -75,6 +75,20 @@ pub enum ImplicitMethod {
     /// ESDIRK4(3)6L\[2\]SA, fourth order with an embedded third-order
     /// estimate (src/solver/esdirk.rs).
     Esdirk43,
+    /// Radau IIA, three stages, fifth order (src/solver/radau.rs).
+    Radau5,
+}
+
+impl ImplicitMethod {
+    /// The force evaluations one Newton iteration costs: one for the
+    /// methods that solve a stage at a time, one per stage for Radau IIA,
+    /// which iterates its three stages together.
+    pub fn forces_per_iteration(self) -> u64 {
+        match self {
+            ImplicitMethod::GeneralizedAlpha | ImplicitMethod::Esdirk43 => 1,
+            ImplicitMethod::Radau5 => 3,
+        }
+    }
 }
 
 /// An explicit-first-stage, singly diagonally implicit Runge–Kutta
@@ -153,6 +167,94 @@ pub const ESDIRK43: EsdirkTableau = EsdirkTableau {
         61727.0 / 225920.0,
     ],
     order: 4,
+};
+
+/// The three-stage Radau IIA method of order 5 (Hairer & Wanner, Solving
+/// ODEs II, §IV.5 and their RADAU5): collocation at c = ((4 − √6)/10,
+/// (4 + √6)/10, 1), L-stable and stiffly accurate (the last stage is the
+/// step's end). Its matrix A has one real eigenvalue 1/γ and a complex
+/// pair 1/(α ± iβ); with T (A's eigenvectors in real form) the three
+/// stages' Newton system splits into one real and one complex system of
+/// the tether's size: M + (h/γ) C + (h/γ)² K and M + μh C + (μh)² K,
+/// μ = 1/(α + iβ). Here, below both solver layers, for one copy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RadauTableau {
+    pub c: [f64; 3],
+    pub a: [[f64; 3]; 3],
+    /// T: A⁻¹ = T diag(γ, [[α, −β], [β, α]]) T⁻¹.
+    pub t: [[f64; 3]; 3],
+    pub t_inverse: [[f64; 3]; 3],
+    pub gamma: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    /// The embedded estimate's weights on the stages' increments
+    /// (RADAU5's dd): err = (I − (h/γ) J)⁻¹ (h f₀ + Σ ddᵢ Zᵢ)/γ.
+    pub error_weights: [f64; 3],
+    pub order: u32,
+    /// The order of the error estimate's local error (h^(this + 1)).
+    pub estimate_order: u32,
+}
+
+/// √6, as a constant expression (Rust's `sqrt` is not const).
+const SQRT_6: f64 = 2.449_489_742_783_178;
+
+/// RADAU5's constants (radau5.f, Hairer & Wanner), their T and T⁻¹ to 20
+/// digits; a test checks T⁻¹ A⁻¹ T against γ, α, β.
+pub const RADAU5: RadauTableau = RadauTableau {
+    c: [(4.0 - SQRT_6) / 10.0, (4.0 + SQRT_6) / 10.0, 1.0],
+    a: [
+        [
+            (88.0 - 7.0 * SQRT_6) / 360.0,
+            (296.0 - 169.0 * SQRT_6) / 1800.0,
+            (-2.0 + 3.0 * SQRT_6) / 225.0,
+        ],
+        [
+            (296.0 + 169.0 * SQRT_6) / 1800.0,
+            (88.0 + 7.0 * SQRT_6) / 360.0,
+            (-2.0 - 3.0 * SQRT_6) / 225.0,
+        ],
+        [(16.0 - SQRT_6) / 36.0, (16.0 + SQRT_6) / 36.0, 1.0 / 9.0],
+    ],
+    t: [
+        [
+            9.123_239_487_089_294_279_2e-2,
+            -0.141_255_295_020_954_208_43,
+            -3.002_919_410_514_742_449_2e-2,
+        ],
+        [
+            0.241_717_932_707_107_018_96,
+            0.204_129_352_293_799_931_99,
+            0.382_942_112_757_261_937_79,
+        ],
+        [0.966_048_182_615_092_936_19, 1.0, 0.0],
+    ],
+    t_inverse: [
+        [
+            4.325_579_890_063_155_351_0,
+            0.339_199_251_815_809_869_54,
+            0.541_770_539_935_874_871_19,
+        ],
+        [
+            -4.178_718_591_551_904_727_3,
+            -0.327_682_820_761_062_387_08,
+            0.476_623_554_500_550_451_96,
+        ],
+        [
+            -0.502_872_634_945_786_875_95,
+            2.571_926_949_855_605_429_2,
+            -0.596_039_204_828_224_924_97,
+        ],
+    ],
+    gamma: 3.637_834_252_744_496,
+    alpha: 2.681_082_873_627_752_3,
+    beta: 3.050_430_199_247_410_5,
+    error_weights: [
+        -(13.0 + 7.0 * SQRT_6) / 3.0,
+        (-13.0 + 7.0 * SQRT_6) / 3.0,
+        -1.0 / 3.0,
+    ],
+    order: 5,
+    estimate_order: 3,
 };
 
 /// The adaptive implicit scheme's Newton and step control, shared by its
@@ -321,6 +423,40 @@ pub fn expand_back(value: f64, rate: f64, second_rate: f64, back_s: f64) -> f64 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Radau IIA(5): its rows sum to c, its weights (the last row)
+    /// integrate polynomials to degree 4 exactly (quadrature order 2s − 1
+    /// = 5 for Radau points), each stage its c_i^k/k to degree 3 (stage
+    /// order 3), and T diagonalizes A⁻¹ into γ and the pair α ± iβ: a
+    /// mistyped digit fails one.
+    #[test]
+    fn radau_tableau_is_radau_iia_and_t_diagonalizes_it() {
+        let r = RADAU5;
+        for i in 0..3 {
+            let row: f64 = r.a[i].iter().sum();
+            assert!((row - r.c[i]).abs() < 1e-15, "row {i}");
+            for k in 1..=3 {
+                let integral: f64 = (0..3).map(|j| r.a[i][j] * r.c[j].powi(k - 1)).sum();
+                assert!(
+                    (integral - r.c[i].powi(k) / k as f64).abs() < 1e-15,
+                    "stage {i}, degree {k}"
+                );
+            }
+        }
+        for k in 1..=5 {
+            let b: f64 = (0..3).map(|j| r.a[2][j] * r.c[j].powi(k - 1)).sum();
+            assert!((b - 1.0 / k as f64).abs() < 1e-15, "weights, degree {k}");
+        }
+        let a = nalgebra::Matrix3::from_fn(|i, j| r.a[i][j]);
+        let t = nalgebra::Matrix3::from_fn(|i, j| r.t[i][j]);
+        let t_inverse = nalgebra::Matrix3::from_fn(|i, j| r.t_inverse[i][j]);
+        assert!((t * t_inverse - nalgebra::Matrix3::identity()).norm() < 1e-15);
+        let lambda = t_inverse * a.try_inverse().unwrap() * t;
+        let expected = nalgebra::Matrix3::new(
+            r.gamma, 0.0, 0.0, 0.0, r.alpha, -r.beta, 0.0, r.beta, r.alpha,
+        );
+        assert!((lambda - expected).norm() < 1e-13, "{lambda}");
+    }
 
     /// The tableau's order conditions (Butcher's, up to order 4 for b and
     /// 3 for b̂, and b̂ short of 4), its row sums and its diagonal: a

@@ -43,9 +43,10 @@ const POLL: Duration = Duration::from_millis(100);
 /// A library error as the Python exception its exit code stands for: 2
 /// (the input) a ValueError, 4 (an implausible fit) `ImplausibleFit`, 130
 /// KeyboardInterrupt, anything else a RuntimeError; the message is the
-/// library's.
+/// library's in Python's words ([`Door::words`]: `resume=True`, not
+/// `--resume`).
 fn to_py(err: anyhow::Error) -> PyErr {
-    let message = format!("{err:#}");
+    let message = Door::Python.words(&format!("{err:#}"));
     let code = (err.chain()).find_map(|cause| {
         cause
             .downcast_ref::<WorkflowError>()
@@ -144,7 +145,7 @@ fn run_embedded<T: Send + 'static>(
     let ((answer, captured), text) = run_waiting(py, progress, move |report, cancel| {
         console::embedded(Some(report), || capture::capturing(keep, || job(cancel)))
     })?;
-    Ok((answer, text, captured))
+    Ok((answer, Door::Python.words(&text), captured))
 }
 
 /// A written file's name for Python: its path below `out` without its
@@ -392,7 +393,7 @@ fn identify(
             })
             && let Ok(mut said) = said.lock()
         {
-            *said = Some(format!("{e:#}"));
+            *said = Some(Door::Python.words(&format!("{e:#}")));
         }
         answer
     })

@@ -49,6 +49,10 @@ def test_simulate_and_dataset_synth_give_their_tracks(tmp_path):
     x_syn = synth.table.column("x").to_numpy()
     assert x_sim.shape == x_syn.shape
     assert np.max(np.abs(x_sim - x_syn)) < 1e-3
+    # A message from deep in the library names no command-line flag.
+    with pytest.raises(ValueError, match="choose another out or pass force=True") as refused:
+        ts.dataset_synth(**SMALL_DROP, noise=0, out=tmp_path / "drop.parquet")
+    assert "--" not in str(refused.value), refused.value
 
 
 def test_simulate_gives_its_markers_as_arrays():

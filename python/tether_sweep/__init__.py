@@ -364,7 +364,7 @@ def _implausible(e: ImplausibleFit, out: Any, scratch: pathlib.Path) -> Implausi
     """The command line's implausible fit in Python's words: the result on
     the exception (``.result``), ``allow_implausible=True`` named, and no
     temporary folder named where ``out=None`` wrote nothing."""
-    message = str(e).replace("--allow-implausible accepts them", "allow_implausible=True returns it instead")
+    message = str(e).replace("allow_implausible=True accepts them", "allow_implausible=True returns it instead")
     if out is None:
         message = message.replace(
             f"The results are written to {scratch / 'out'} and marked so",
@@ -381,7 +381,7 @@ def _interrupted(e: KeyboardInterrupt, out: Any, scratch: pathlib.Path) -> Keybo
     message = str(e)
     if not message:
         return e
-    again = "run the same command with --resume to finish"
+    again = "run the same command with resume=True to finish"
     if out is None:
         chunks = scratch / "out" / ".chunks"
         message = message.replace(f"finished and saved in {chunks}; {again}", "finished, but with out=None nothing is kept")

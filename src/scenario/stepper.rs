@@ -4,7 +4,9 @@
 use super::{Scenario, SolverReport, SolverSettings, fixed_step};
 use crate::model::Tether;
 use crate::scheme::ImplicitMethod;
-use crate::solver::{EsdirkSolver, FixedStepSolver, ReferenceSolver, SolverError, TetherDynamics};
+use crate::solver::{
+    EsdirkSolver, FixedStepSolver, RadauSolver, ReferenceSolver, SolverError, TetherDynamics,
+};
 
 /// One sampling solver: the fixed-step schemes and generalized-α advance
 /// exactly to sample times, ESDIRK past them (reading them from its
@@ -15,6 +17,8 @@ pub(super) enum Stepper {
     /// The fourth-order solver steps past each sample and reads it from
     /// its interpolant: the state last sampled.
     Esdirk(Box<EsdirkSolver>, (Vec<f64>, Vec<f64>)),
+    /// Radau IIA, sampled as ESDIRK is.
+    Radau(Box<RadauSolver>, (Vec<f64>, Vec<f64>)),
 }
 
 impl Stepper {
@@ -42,6 +46,11 @@ impl Stepper {
                     let start = (solver.positions().to_vec(), solver.velocities().to_vec());
                     Stepper::Esdirk(Box::new(solver), start)
                 }
+                ImplicitMethod::Radau5 => {
+                    let solver = RadauSolver::new(dynamics, q0, v0, 0.0, reference);
+                    let start = (solver.positions().to_vec(), solver.velocities().to_vec());
+                    Stepper::Radau(Box::new(solver), start)
+                }
             },
         })
     }
@@ -51,6 +60,11 @@ impl Stepper {
             Stepper::FixedStep(s) => s.advance_to(t),
             Stepper::Reference(s) => s.advance_to(t),
             Stepper::Esdirk(s, sampled) => {
+                s.advance_past(t)?;
+                s.state_at(t, &mut sampled.0, &mut sampled.1);
+                Ok(())
+            }
+            Stepper::Radau(s, sampled) => {
                 s.advance_past(t)?;
                 s.state_at(t, &mut sampled.0, &mut sampled.1);
                 Ok(())
@@ -66,7 +80,7 @@ impl Stepper {
                 s.advance_to(t)?;
                 Ok((s.positions().to_vec(), s.velocities().to_vec()))
             }
-            Stepper::Esdirk(..) => {
+            Stepper::Esdirk(..) | Stepper::Radau(..) => {
                 self.advance_to(t)?;
                 let (q, v) = self.state();
                 Ok((q.to_vec(), v.to_vec()))
@@ -77,7 +91,7 @@ impl Stepper {
         match self {
             Stepper::FixedStep(s) => (s.positions(), s.velocities()),
             Stepper::Reference(s) => (s.positions(), s.velocities()),
-            Stepper::Esdirk(_, (q, v)) => (q, v),
+            Stepper::Esdirk(_, (q, v)) | Stepper::Radau(_, (q, v)) => (q, v),
         }
     }
     pub(super) fn report(&self) -> SolverReport {
@@ -89,6 +103,7 @@ impl Stepper {
             },
             Stepper::Reference(s) => SolverReport::Reference(s.stats()),
             Stepper::Esdirk(s, _) => SolverReport::Reference(s.stats()),
+            Stepper::Radau(s, _) => SolverReport::Reference(s.stats()),
         }
     }
 }

@@ -4,12 +4,14 @@
 //! validates both, static equilibrium and the linearization (modes) used to
 //! choose the fixed steps.
 
+mod embedded;
 pub mod equilibrium;
 pub mod esdirk;
 pub mod explicit;
 pub mod fixed_step;
 pub mod linear_model;
 pub mod modal;
+pub mod radau;
 pub mod reference;
 pub mod semi_implicit;
 
@@ -27,6 +29,7 @@ use crate::status::RunStatus;
 
 pub use esdirk::EsdirkSolver;
 pub use fixed_step::FixedStepSolver;
+pub use radau::RadauSolver;
 pub use reference::{ImplicitMethod, ReferenceOptions, ReferenceSolver, ReferenceStats};
 
 #[derive(Debug, Error)]

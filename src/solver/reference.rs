@@ -85,12 +85,17 @@ pub fn check_tolerance_m(field: &str, tolerance_m: f64) -> Result<(), InputError
 // cannot say them).
 impl crate::named::Named for ImplicitMethod {
     const WHAT: &'static str = "implicit method";
-    const ALL: &'static [Self] = &[ImplicitMethod::GeneralizedAlpha, ImplicitMethod::Esdirk43];
+    const ALL: &'static [Self] = &[
+        ImplicitMethod::GeneralizedAlpha,
+        ImplicitMethod::Esdirk43,
+        ImplicitMethod::Radau5,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             ImplicitMethod::GeneralizedAlpha => "generalized-alpha",
             ImplicitMethod::Esdirk43 => "esdirk43",
+            ImplicitMethod::Radau5 => "radau5",
         }
     }
 
@@ -99,6 +104,9 @@ impl crate::named::Named for ImplicitMethod {
             ImplicitMethod::GeneralizedAlpha => "Generalized-α, second order",
             ImplicitMethod::Esdirk43 => {
                 "ESDIRK4(3)6L[2]SA (Kennedy & Carpenter), fourth order, L-stable"
+            }
+            ImplicitMethod::Radau5 => {
+                "Radau IIA, three stages solved together (Hairer & Wanner's RADAU5), fifth order, L-stable"
             }
         }
     }

@@ -24,6 +24,7 @@ pub mod spacing;
 pub mod summarize;
 pub mod swingup;
 pub mod synth;
+pub mod words;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

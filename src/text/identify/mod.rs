@@ -310,50 +310,7 @@ pub fn write_abandoned(out: &mut String, report: &IdentifyReport) {
 fn write_single_report(out: &mut String, report: &IdentifyReport) {
     write_rate(out, report);
     write_abandoned(out, report);
-    if let Some(s) = &report.summary {
-        write_summary(out, s, report.shard.is_some());
-    }
-    if let Some(c) = report.accuracy.as_ref().filter(|_| report.shard.is_none()) {
-        write_accuracy(out, c);
-    }
-    write_allowed_implausible(
-        out,
-        report.fit_warning.as_deref(),
-        report.implausible_allowed,
-    );
-    for f in &report.outliers {
-        write_outliers(out, &f.outliers, f.limit_m, &f.camera, "best_fit.parquet");
-    }
-    if let Some(r) = &report.refined {
-        write_refined(out, r);
-    }
-    for g in &report.goodness {
-        write_goodness(out, &g.test, None);
-    }
-    if let (Some(r), [g]) = (&report.refined, &report.goodness[..]) {
-        write_robust(out, r, &g.test);
-    }
-    write_freed(out, &report.freed, false);
-    for (_, v) in &report.validations {
-        write_validation(out, v);
-    }
-    match report.shard {
-        None => write_written(out, report),
-        Some(shard) => {
-            if report.results.is_empty() {
-                sayln!(
-                    out,
-                    "shard {shard} is empty: the grid has fewer candidates than shards, so this one has none to run"
-                );
-            }
-            sayln!(
-                out,
-                "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
-                report.table_path.display(),
-                report.out.display()
-            )
-        }
-    }
+    write_findings(out, report);
 }
 
 /// A candidate and its J_e, as the summary lists them.
@@ -486,42 +443,7 @@ fn write_single_merge(out: &mut String, merged: &SummarizeReport, dir: &std::pat
         e.solver,
         e.precision
     );
-    if let Some(s) = &report.summary {
-        write_summary(out, s, false);
-    }
-    if let Some(c) = &report.accuracy {
-        write_accuracy(out, c);
-    }
-    if let Some(r) = &report.refined {
-        write_refined(out, r);
-    }
-    for g in &report.goodness {
-        write_goodness(out, &g.test, None);
-    }
-    for (_, v) in &report.validations {
-        write_validation(out, v);
-    }
-    write_allowed_implausible(
-        out,
-        report.fit_warning.as_deref(),
-        report.implausible_allowed,
-    );
-    write_written(out, report);
-}
-
-/// A single film's whole run's files.
-fn write_written(out: &mut String, report: &IdentifyReport) {
-    sayln!(
-        out,
-        "wrote {}, best_fit.parquet{} and figures {} (.svg, .png)",
-        report.table_path.display(),
-        if report.refined.is_some() {
-            ", refined.parquet"
-        } else {
-            ""
-        },
-        report.figures.join(", ")
-    );
+    write_findings(out, report);
 }
 
 fn write_joint_plan(out: &mut String, request: &IdentifyRequest, plan: &Plan) {
@@ -628,28 +550,17 @@ fn write_joint_report(out: &mut String, report: &IdentifyReport) {
         report.simulations as f64 / report.wall_s
     );
     if report.shard.is_some() {
-        let parts: Vec<String> = report
-            .parts
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        for (name, v) in &report.validations {
-            say!(out, "film {name}: ");
-            write_validation(out, v);
-        }
-        sayln!(
-            out,
-            "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
-            parts.join(", "),
-            report.out.display()
-        );
+        // A joint shard's films are combined only when the parts are
+        // merged: it has validations and parts, no findings yet.
+        write_validations(out, report);
+        write_written(out, report);
         return;
     }
     write_joint(out, report);
 }
 
-/// A whole joint run's (or a merge's) findings: each film's noise and
-/// weight, the summary, the refinement, the validations and the files.
+/// A whole joint run's (or a merge's) findings, from each film's noise and
+/// weight on.
 fn write_joint(out: &mut String, report: &IdentifyReport) {
     sayln!(
         out,
@@ -666,11 +577,23 @@ fn write_joint(out: &mut String, report: &IdentifyReport) {
             number((w.weight * 1e4).round() / 1e4)
         );
     }
+    write_findings(out, report);
+}
+
+/// What a run (or a merge) found, for one film or jointly: the summary,
+/// the accuracy, the refinement, the goodness of fit, what was freed, the
+/// validations and the files written. Written once for every report, so
+/// that a merge says what the run it completes would have said.
+fn write_findings(out: &mut String, report: &IdentifyReport) {
+    let joint = report.films.len() > 1;
+    let shard = report.shard.is_some();
     if let Some(s) = &report.summary {
-        write_summary(out, s, false);
-        write_own_at_best(out, report);
+        write_summary(out, s, shard);
+        if joint {
+            write_own_at_best(out, report);
+        }
     }
-    if let Some(c) = &report.accuracy {
+    if let Some(c) = report.accuracy.as_ref().filter(|_| !shard) {
         write_accuracy(out, c);
     }
     write_allowed_implausible(
@@ -679,25 +602,68 @@ fn write_joint(out: &mut String, report: &IdentifyReport) {
         report.implausible_allowed,
     );
     for f in &report.outliers {
-        let file = format!("best_fit_{}.parquet", f.film);
+        let file = match joint {
+            true => format!("best_fit_{}.parquet", f.film),
+            false => "best_fit.parquet".to_string(),
+        };
         write_outliers(out, &f.outliers, f.limit_m, &f.camera, &file);
     }
     if let Some(r) = &report.refined {
         write_refined(out, r);
     }
     for g in &report.goodness {
-        write_goodness(out, &g.test, Some(&g.film));
+        write_goodness(out, &g.test, joint.then_some(g.film.as_str()));
     }
-    write_freed(out, &report.freed, true);
+    if let (Some(r), [g], false) = (&report.refined, &report.goodness[..], joint) {
+        write_robust(out, r, &g.test);
+    }
+    write_freed(out, &report.freed, joint);
+    write_validations(out, report);
+    write_written(out, report);
+}
+
+/// Each film's validation (named when there are several).
+fn write_validations(out: &mut String, report: &IdentifyReport) {
     for (name, v) in &report.validations {
-        say!(out, "film {name}: ");
+        if report.films.len() > 1 {
+            say!(out, "film {name}: ");
+        }
         write_validation(out, v);
     }
-    let fits: Vec<String> = report
-        .weights
-        .iter()
-        .map(|w| format!("best_fit_{}.parquet", w.name))
-        .collect();
+}
+
+/// The files a run wrote: a shard's part (and how to merge them), or a
+/// whole run's results, best fits, refinement and figures.
+fn write_written(out: &mut String, report: &IdentifyReport) {
+    if let Some(shard) = report.shard {
+        if report.results.is_empty() && report.films.len() == 1 {
+            sayln!(
+                out,
+                "shard {shard} is empty: the grid has fewer candidates than shards, so this one has none to run"
+            );
+        }
+        let parts: Vec<String> = match report.films.len() {
+            1 => vec![report.table_path.display().to_string()],
+            _ => report
+                .parts
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+        };
+        sayln!(
+            out,
+            "wrote {}; when every shard is done, `tether-sweep summarize {}` merges them",
+            parts.join(", "),
+            report.out.display()
+        );
+        return;
+    }
+    let fits: Vec<String> = match report.films.len() {
+        1 => vec!["best_fit.parquet".to_string()],
+        _ => (report.weights.iter())
+            .map(|w| format!("best_fit_{}.parquet", w.name))
+            .collect(),
+    };
     sayln!(
         out,
         "wrote {}, {}{} and figures {} (.svg, .png)",
