@@ -200,6 +200,9 @@ const SQRT_6: f64 = 2.449_489_742_783_178;
 
 /// RADAU5's constants (radau5.f, Hairer & Wanner), their T and T⁻¹ to 20
 /// digits; a test checks T⁻¹ A⁻¹ T against γ, α, β.
+// The digits as published, so that a reader can compare them with
+// radau5.f; f64 keeps the first 17.
+#[allow(clippy::excessive_precision)]
 pub const RADAU5: RadauTableau = RadauTableau {
     c: [(4.0 - SQRT_6) / 10.0, (4.0 + SQRT_6) / 10.0, 1.0],
     a: [

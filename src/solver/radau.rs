@@ -365,16 +365,16 @@ impl RadauSolver {
         iteration.real.solve_in_place(r0);
         iteration.complex.solve_in_place(&mut self.complex_rhs);
         let mut largest = 0.0f64;
-        for k in 0..r0.len() {
-            let x = [r0[k], self.complex_rhs[k].re, self.complex_rhs[k].im];
+        for (k, (&real, complex)) in r0.iter().zip(&self.complex_rhs).enumerate() {
+            let x = [real, complex.re, complex.im];
             let d = t.map(|row| row[0] * x[0] + row[1] * x[1] + row[2] * x[2]);
             let row = PRESCRIBED_DOFS + k;
             for (acc, dj) in self.stage_acc.iter_mut().zip(d) {
                 acc[row] += dj;
             }
-            for i in 0..STAGES {
-                let dv: f64 = (0..STAGES).map(|j| RADAU5.a[i][j] * d[j]).sum();
-                let dq: f64 = (0..STAGES).map(|j| self.a_squared[i][j] * d[j]).sum();
+            for (a, a2) in RADAU5.a.iter().zip(&self.a_squared) {
+                let dv: f64 = (0..STAGES).map(|j| a[j] * d[j]).sum();
+                let dq: f64 = (0..STAGES).map(|j| a2[j] * d[j]).sum();
                 largest =
                     largest.max((h * h * dq).abs().max((h * h * dv).abs()) * self.weights[row]);
             }
@@ -402,9 +402,9 @@ impl RadauSolver {
                 continue;
             }
             let (mut zq, mut zv) = (0.0, 0.0);
-            for i in 0..STAGES {
-                zq += dd[i] * (self.stage_q[i][k] - now.q[k]);
-                zv += dd[i] * (self.stage_v[i][k] - now.v[k]);
+            for ((weight, q), v) in dd.iter().zip(&self.stage_q).zip(&self.stage_v) {
+                zq += weight * (q[k] - now.q[k]);
+                zv += weight * (v[k] - now.v[k]);
             }
             e_q[k] = (h * now.v[k] + zq) / gamma;
             e_v[k] = (h * now.acc[k] + zv) / gamma;

@@ -102,7 +102,7 @@ fn written(keyword: &Keyword, after: &str) -> (String, usize) {
 fn value_token(text: &str) -> &str {
     let word = &text[..text.find(char::is_whitespace).unwrap_or(text.len())];
     word.trim_end_matches([',', ';', ')', ']', '`'])
-        .trim_end_matches(|c| c == '.' || c == ':')
+        .trim_end_matches(['.', ':'])
 }
 
 #[cfg(test)]
