@@ -1,10 +1,12 @@
 //! The reference solver against Exudyn's ObjectANCFCable2D (independent
-//! implementation, same strain and curvature; see reference/exudyn/README.md).
+//! implementation, same strain and curvature; see reference/exudyn/README.md),
+//! with each of its implicit methods.
 
 use std::path::Path;
 
 use tether_sweep::io::track::read_measured;
 use tether_sweep::model::TetherParams;
+use tether_sweep::named::Named;
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
 use tether_sweep::solver::{ImplicitMethod, ReferenceOptions, SolverKind};
 
@@ -46,7 +48,7 @@ fn max_deviation_from_exudyn(elements: usize, method: ImplicitMethod) -> f64 {
 
 #[test]
 fn reference_solver_reproduces_exudyn_n10() {
-    for method in [ImplicitMethod::GeneralizedAlpha, ImplicitMethod::Esdirk43] {
+    for &method in ImplicitMethod::ALL {
         let d = max_deviation_from_exudyn(10, method);
         assert!(d < 2e-5, "{method}: largest marker deviation {d:e} m");
     }
@@ -54,7 +56,7 @@ fn reference_solver_reproduces_exudyn_n10() {
 
 #[test]
 fn reference_solver_reproduces_exudyn_n40() {
-    for method in [ImplicitMethod::GeneralizedAlpha, ImplicitMethod::Esdirk43] {
+    for &method in ImplicitMethod::ALL {
         let d = max_deviation_from_exudyn(40, method);
         assert!(d < 2e-5, "{method}: largest marker deviation {d:e} m");
     }
