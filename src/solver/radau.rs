@@ -22,7 +22,7 @@
 //! into M + (h/γ) C + (h/γ)² K (real) and M + μh C + (μh)² K (complex, μ =
 //! 1/(α + iβ)): the other solvers' block-tridiagonal structure, factored
 //! once per tangent and reused across steps while the step stays within
-//! [`STALE_STEP_CHANGE`] and Newton contracts fast ([`FRESH_TANGENT_ETA`]).
+//! [`STALE_STEP_CHANGE`] and Newton contracts fast (`FRESH_TANGENT_ETA`).
 //! The pin's rows take the prescribed motion at
 //! each stage's time. The last stage is the step's end (stiffly accurate),
 //! its A₃ the end's true acceleration, so frames come from the quintic

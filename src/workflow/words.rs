@@ -47,9 +47,9 @@ impl Door {
                 .unwrap_or(flag.len() - 2);
             let name = flag[2..2 + name_len].trim_end_matches('-');
             let after = &flag[2 + name.len()..];
-            // `a--b`, `---`, `--array=…`: not a flag of ours.
-            let inside_word =
-                (said.chars().last()).is_some_and(|c| c.is_alphanumeric() || c == '-');
+            // `a--b`, `---`, `/tmp/--out`, `--array=…`: not a flag of ours.
+            let inside_word = (said.chars().last())
+                .is_some_and(|c| c.is_alphanumeric() || matches!(c, '-' | '/' | '\\' | '.' | '_'));
             let found =
                 (!inside_word && !after.starts_with('=')).then(|| keyword(&name.replace('-', "_")));
             let Some(Some(keyword)) = found else {
@@ -179,6 +179,7 @@ mod tests {
             "an em dash -- in prose, and a--b",
             "--no-such-flag here",
             "ends with --",
+            "wrote /tmp/--out/results.parquet",
         ] {
             assert_eq!(python(message), message);
         }
