@@ -16,7 +16,8 @@
 //!     cargo run --release --example work_precision -- --dampings 100,500 --elements 20
 //!
 //! (`--dampings` and `--elements` replace the drops' lists and leave the
-//! swing-up out.)
+//! swing-up out; `--methods`, `--tolerances` and `--max-step S` narrow or
+//! change the runs.)
 //!
 //! One thread; every run once (wall times of a second or more vary by a
 //! few percent on a shared host).
@@ -44,6 +45,9 @@ struct Case {
 fn run(case: &Case, method: ImplicitMethod, tolerance_m: f64) -> (SimulationOutput, f64) {
     let mut settings = SolverSettings::reference_at(tolerance_m);
     settings.reference.method = method;
+    if let Some(s) = list_after::<f64>("--max-step") {
+        settings.reference.max_step_s = s[0];
+    }
     let start = Instant::now();
     let out = simulate(&case.scenario, &case.params, &settings).expect("the run ends");
     (out, start.elapsed().as_secs_f64())
@@ -130,11 +134,24 @@ fn main() {
         scenario: swingup,
         compared_until_s: 1.5,
     }));
-    let tolerances: &[f64] = if quick {
-        &[1e-6, 1e-8]
-    } else {
-        &[1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11]
-    };
+    let tolerances: Vec<f64> = list_after("--tolerances").unwrap_or_else(|| match quick {
+        true => vec![1e-6, 1e-8],
+        false => vec![1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11],
+    });
+    let methods: Vec<ImplicitMethod> = list_after::<String>("--methods").map_or_else(
+        || ImplicitMethod::ALL.to_vec(),
+        |names| {
+            names
+                .iter()
+                .map(|n| {
+                    *ImplicitMethod::ALL
+                        .iter()
+                        .find(|m| m.name() == n)
+                        .unwrap_or_else(|| panic!("--methods: {n}?"))
+                })
+                .collect()
+        },
+    );
     let mut measured: Vec<Point> = Vec::new();
     println!(
         "case\tmethod\ttolerance_m\tsteps\trejected\tforce_evaluations\tfactorizations\twall_s\trms_error_m\tja_min_error"
@@ -147,8 +164,8 @@ fn main() {
             case.name,
             rms_m(&check, &truth, case.compared_until_s)
         );
-        for &method in ImplicitMethod::ALL {
-            for &tolerance in tolerances {
+        for &method in &methods {
+            for &tolerance in &tolerances {
                 let (out, wall_s) = run(case, method, tolerance);
                 let SolverReport::Reference(stats) = out.report else {
                     unreachable!("the reference solver reports its stats")

@@ -2142,7 +2142,7 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
             assert!(refinement < 0.5 * tolerance, "{chosen}");
             assert!(
                 data.contains(&format!(
-                    "calls for tolerance {refinement:.1e} m, under half of that: the refinement went on from its values at it, and the best fit ran at it"
+                    "under 0.63 of that: the refinement went on from its values on generalized-alpha at {refinement:.1e} m, and the best fit ran so"
                 )),
                 "{data}"
             );
@@ -2163,8 +2163,12 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
             confirmed >= 3 && confirmed < rows.len(),
             "{name}: {confirmed}"
         );
+        // These films ask 3–8e-6 m: generalized-α's ground.
+        assert_eq!(chosen["accuracy"]["method"], "generalized-alpha", "{name}");
         assert!(
-            data.contains(&format!("at tolerance {tolerance:.1e} m")),
+            data.contains(&format!(
+                "run the reference solver's generalized-alpha at {tolerance:.1e} m"
+            )),
             "{data}"
         );
         let tight_chosen = json(&tight_meta, tether_sweep::metadata::ACCURACY);
@@ -2186,6 +2190,85 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("invalid --tolerance"), "{}", stderr(&o));
     assert!(!out.exists());
+}
+
+/// A film precise enough (0.05 mm of noise) that the rule asks a track
+/// error of 4e-7 m, which it hands to Radau IIA: the candidates near the
+/// best, the refinement and the best fit run it, the report and the
+/// metadata say so, and the best, the region and the refined values
+/// (within a tenth of their standard errors) are those of a run on
+/// generalized-α at 1e-11 m throughout.
+#[test]
+fn a_precise_film_runs_radau_and_meets_the_tight_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let film = dir.path().join("precise.parquet");
+    succeeds(
+        &[
+            "dataset",
+            "synth",
+            "--noise",
+            "5e-5",
+            "--out",
+            path_str(&film),
+        ]
+        .map(String::from),
+    );
+    let run_at = |tolerance: Option<&str>| {
+        let out = dir.path().join(tolerance.unwrap_or("data"));
+        let mut args: Vec<String> = [
+            "identify",
+            "--backend",
+            "cpu",
+            "--measured",
+            path_str(&film),
+            "--elements",
+            "30",
+            "--damping",
+            "1500:2500:250",
+            "--drag-coefficient",
+            "0.775:0.825:0.025",
+            "--out",
+            path_str(&out),
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Some(t) = tolerance {
+            args.extend(["--tolerance".to_string(), t.to_string()]);
+        }
+        (succeeds(&args), out)
+    };
+    let (data, data_dir) = run_at(None);
+    let (_, tight_dir) = run_at(Some("1e-11"));
+    let meta = |dir: &Path| read_parquet_metadata(&dir.join("results.parquet")).unwrap();
+    let json = |dir: &Path, key: &str| -> serde_json::Value {
+        serde_json::from_str(&meta(dir)[key]).unwrap()
+    };
+    let chosen = json(&data_dir, tether_sweep::metadata::ACCURACY);
+    assert_eq!(chosen["method"], "radau5", "{chosen}");
+    assert_eq!(chosen["accuracy"]["method"], "radau5", "{chosen}");
+    let tolerance = chosen["tolerance_m"].as_f64().unwrap();
+    assert!(
+        data.contains(&format!(
+            "run the reference solver's radau5 at {tolerance:.1e} m"
+        )),
+        "{data}"
+    );
+    let (a, b) = (
+        json(&data_dir, tether_sweep::metadata::SUMMARY),
+        json(&tight_dir, tether_sweep::metadata::SUMMARY),
+    );
+    assert_eq!(a["best"]["candidate"], b["best"]["candidate"]);
+    for key in ["elements", "damping_pa_s", "drag_coefficient"] {
+        assert_eq!(a["confidence"][key], b["confidence"][key], "{key}");
+    }
+    let (a, b) = (refined_rows(&data_dir), refined_rows(&tight_dir));
+    assert_eq!(a.len(), b.len());
+    for ((name, value, se), (_, tight, _)) in a.iter().zip(&b) {
+        assert!(
+            (value - tight).abs() < 0.1 * se,
+            "{name}: {value} against {tight} ± {se}"
+        );
+    }
 }
 
 /// Two films of one tether, made at a finer n (24) than the grid's: 45° at

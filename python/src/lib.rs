@@ -24,6 +24,7 @@ use tether_sweep::cli::Cli;
 use tether_sweep::engine::RunHooks;
 use tether_sweep::io::capture::{self, Captured, CapturedFigure, CapturedTable, Keep};
 use tether_sweep::jobs::progress;
+use tether_sweep::named::Named;
 use tether_sweep::text::console::{self, ProgressSink};
 use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest, check_outcome};
 use tether_sweep::workflow::keywords::Door;
@@ -349,6 +350,7 @@ fn summary_json(report: &IdentifyReport) -> String {
         "weights": report.weights,
         "engine": report.engine,
         "tolerance_m": report.accuracy.as_ref().map(|a| a.tolerance_m),
+        "implicit_method": report.accuracy.as_ref().map(|a| a.method.name()),
         "candidates": report.results.len(),
         "abandoned": report.results.iter().filter(|r| r.status.abandoned_at().is_some()).count(),
         "abandon": report.abandon,
@@ -461,6 +463,13 @@ impl Objective {
     #[getter]
     fn tolerance_m(&self) -> Option<f64> {
         self.objective.tolerance_m()
+    }
+
+    /// The reference solver's method at that tolerance: "radau5" or
+    /// "generalized-alpha" (None: a fixed-step scheme).
+    #[getter]
+    fn implicit_method(&self) -> Option<&'static str> {
+        self.objective.implicit_method().map(|m| m.name())
     }
 
     /// J_e \[m²\] of each row of values (NaN where the simulation

@@ -134,6 +134,9 @@ def test_the_objective_gives_the_sweeps_j_e_for_the_same_candidates():
     objective = ts.Objective(**grid)
     assert objective.parameters == ["elements", "damping_pa_s", "drag_coefficient"]
     assert objective.tolerance_m == 1e-7
+    # A given tolerance is generalized-alpha's, as identify's.
+    assert objective.implicit_method == "generalized-alpha"
+    assert r.summary["implicit_method"] == "generalized-alpha"
     table = r.results.to_pandas()
     assert len(table) == 100
     # Every row, in another order than the sweep's, as one batch: the

@@ -308,6 +308,7 @@ class IdentifyResult(Result):
             rows.append((f"refined {p.get('parameter')}", f"{p.get('value')} ± {p.get('standard_error')}"))
         rows.append(("engine", self.summary.get("engine")))
         rows.append(("tolerance_m", self.summary.get("tolerance_m")))
+        rows.append(("implicit_method", self.summary.get("implicit_method")))
         return rows
 
     def __repr__(self) -> str:
@@ -398,9 +399,11 @@ class Objective:
     optimizers, samplers and least-squares fitters. Built from
     ``identify``'s keywords (the film, its config, camera and experiment,
     the tether, ``backend`` and ``tolerance``); the grid's axes name the
-    candidates' parameters (``parameters``). Without ``tolerance`` it runs
-    at the one ``identify``'s rule chooses from the film's own noise (its
-    refinement's accuracy; ``tolerance_m`` says which)."""
+    candidates' parameters (``parameters``). With ``tolerance`` it runs
+    generalized-alpha at it, as ``identify`` with the same ``tolerance``;
+    without, the method and tolerance ``identify``'s rule chooses from the
+    film's own noise (its refinement's accuracy; ``implicit_method`` and
+    ``tolerance_m`` say which)."""
 
     def __init__(self, **keywords: Any):
         _keywords.check("Objective", keywords)
@@ -423,6 +426,12 @@ class Objective:
     @property
     def tolerance_m(self) -> Optional[float]:
         return self._objective.tolerance_m
+
+    @property
+    def implicit_method(self) -> Optional[str]:
+        """The reference solver's method at ``tolerance_m``: "radau5" or
+        "generalized-alpha" (None: a fixed-step scheme)."""
+        return self._objective.implicit_method
 
     def _rows(self, candidates: Any) -> List[List[float]]:
         names = self.parameters

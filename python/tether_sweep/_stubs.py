@@ -128,6 +128,7 @@ def stubs() -> str:
         + "    @property\n    def parameters(self) -> List[str]: ...\n"
         + "    @property\n    def observations(self) -> int: ...\n"
         + "    @property\n    def tolerance_m(self) -> Optional[float]: ...\n"
+        + "    @property\n    def implicit_method(self) -> Optional[str]: ...\n"
         + "    def __call__(self, candidates: Any, progress: Progress = True) -> np.ndarray: ...\n"
         + "    def residuals(self, candidate: Any) -> np.ndarray: ...\n"
         + "".join(command(*typed) for typed in TYPED)

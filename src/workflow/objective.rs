@@ -24,7 +24,7 @@ use crate::engine::{Engine, EngineKind, RunHooks};
 use crate::error::InputError;
 use crate::model::TetherParams;
 use crate::scenario::{Scenario, SolverSettings};
-use crate::solver::SolverKind;
+use crate::solver::{ImplicitMethod, SolverKind};
 use crate::status::RunStatus;
 use crate::sweep::accuracy::Accuracy;
 use crate::sweep::joint::{FilmScore, FilmWeight, combine_one, weighed};
@@ -53,19 +53,18 @@ pub struct Score {
     pub films: Vec<CandidateResult>,
 }
 
-/// The tolerance identify's rule ([`Accuracy::from_noise`]) chooses for
-/// `films`, from their own noise (the least noisy film's, `[camera]
-/// noise` where declared) over all their compared coordinates: a fit
-/// through the objective then runs at the accuracy identify's refinement
-/// would. None when no film has a noise estimate.
-pub fn datas_tolerance_m(films: &[CheckedFilm]) -> Option<f64> {
+/// The method and tolerance identify's rule ([`Accuracy::from_noise`])
+/// chooses for `films`, from their own noise (the least noisy film's,
+/// `[camera] noise` where declared) over all their compared coordinates:
+/// a fit through the objective then runs at the accuracy identify's
+/// refinement would. None when no film has a noise estimate.
+pub fn datas_accuracy(films: &[CheckedFilm]) -> Option<Accuracy> {
     let noise_m = films
         .iter()
         .filter_map(|f| f.noise.map(|n| n.sigma_m))
         .fold(f64::INFINITY, f64::min);
     let observations: usize = films.iter().map(|f| f.coverage.observations()).sum();
-    (noise_m.is_finite() && noise_m > 0.0)
-        .then(|| Accuracy::from_noise(noise_m, observations).tolerance_m)
+    (noise_m.is_finite() && noise_m > 0.0).then(|| Accuracy::from_noise(noise_m, observations))
 }
 
 impl Objective {
@@ -73,11 +72,11 @@ impl Objective {
     /// its camera and checked against its experiment as `identify` checks
     /// them, on the engine `identify` would choose for the request's grid,
     /// whose axes (and each film's own) name the candidates' parameters
-    /// (its values only weigh the engine's choice). The tolerance is the
-    /// request's `tolerance_m`, else the one the data call for
-    /// ([`datas_tolerance_m`]: identify's rule, from the films' own noise
-    /// before any fit); to repeat an identification's J_e exactly, give the
-    /// `tolerance_m` it chose (`IdentifyReport::accuracy`).
+    /// (its values only weigh the engine's choice). The reference solver
+    /// runs generalized-α at the request's `tolerance_m`, else the method
+    /// and tolerance the data call for ([`datas_accuracy`]: identify's
+    /// rule, from the films' own noise before any fit); to repeat an
+    /// identification's J_e exactly, give both the same `tolerance_m`.
     /// Several films are weighed by their noise (`[camera] noise`, or each
     /// film's own estimate) until [`Self::with_weights`] says otherwise.
     pub fn new(request: &IdentifyRequest) -> Result<Self, WorkflowError> {
@@ -94,11 +93,26 @@ impl Objective {
         }
         let experiments: Vec<(&Grid, &Scenario)> =
             films.iter().map(|f| (&f.grid, &f.scenario)).collect();
+        let datas = request
+            .tolerance_m
+            .is_none()
+            .then(|| datas_accuracy(&films))
+            .flatten();
         let request = &IdentifyRequest {
-            tolerance_m: request.tolerance_m.or_else(|| datas_tolerance_m(&films)),
+            tolerance_m: request.tolerance_m.or(datas.map(|a| a.tolerance_m)),
             ..request.clone()
         };
-        let (choice, settings, _) = choose_sweep_engine(request, &experiments)?;
+        let (choice, mut settings, _) = choose_sweep_engine(request, &experiments)?;
+        let mut engine = choice.engine;
+        // The rule's method with its tolerance, on the CPU's reference
+        // solver (a GPU's adaptive stage is generalized-α's, refused
+        // above with a tolerance).
+        if let (Some(a), EngineKind::Cpu(cpu)) = (datas, engine.kind())
+            && cpu.kind == SolverKind::Reference
+        {
+            settings.reference.method = a.method;
+            engine = Engine::cpu(settings);
+        }
         let weights = match films.len() {
             1 => Vec::new(),
             _ => noise_weights(&films)?,
@@ -107,7 +121,7 @@ impl Objective {
             films,
             base: request.base.clone(),
             axes: request.grid.axes().iter().map(|a| a.axis).collect(),
-            engine: choice.engine,
+            engine,
             settings,
             weights,
         })
@@ -422,6 +436,14 @@ impl Objective {
     /// (None: a fixed-step scheme).
     pub fn tolerance_m(&self) -> Option<f64> {
         self.engine.tolerance_m()
+    }
+
+    /// The reference solver's method where the engine runs it (None: a
+    /// fixed-step scheme).
+    pub fn implicit_method(&self) -> Option<ImplicitMethod> {
+        self.engine
+            .tolerance_m()
+            .map(|_| self.settings.reference.method)
     }
 
     /// The coordinates J_e compares: 2 per marker sample of every frame

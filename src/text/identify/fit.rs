@@ -6,7 +6,7 @@ use super::super::{fixed, number, sayln};
 use super::refined::to_error_digits;
 use crate::camera::{Camera, TimeUnit};
 use crate::misfit::GoodnessOfFit;
-use crate::sweep::accuracy::Chosen;
+use crate::sweep::accuracy::{Chosen, REFINEMENT_RERUN_FRACTION, describe};
 use crate::sweep::refine::Refined;
 use crate::workflow::count;
 use crate::workflow::fit::{OUTLIER_FLOOR_OF_LENGTH, OUTLIER_SIGMAS, Outlier};
@@ -135,7 +135,8 @@ pub fn write_freed(out: &mut String, freed: &[FreedInput], joint: bool) {
     }
 }
 
-/// How the reference solver's tolerance was chosen, and what it re-ran.
+/// How the reference solver's method and tolerance were chosen, and what
+/// they re-ran.
 pub fn write_accuracy(out: &mut String, chosen: &Chosen) {
     let Some(a) = &chosen.accuracy else {
         sayln!(
@@ -147,14 +148,14 @@ pub fn write_accuracy(out: &mut String, chosen: &Chosen) {
     };
     let rerun = match &chosen.confirmation {
         Some(c) if c.confirmed > 0 => format!(
-            "; {} near the best re-run at it after a first pass at {:e} m (largest J_e shift {:.1e} m², re-run to {:.1e} m² above the threshold)",
+            "; {} near the best re-run on it after a first pass on generalized-alpha at {:e} m (largest J_e shift {:.1e} m², re-run to {:.1e} m² above the threshold)",
             count(c.confirmed, "candidate"),
             c.scout_tolerance_m,
             c.largest_shift_m2,
             c.margin_m2,
         ),
         Some(c) => format!(
-            "; the first pass at {:e} m was already as accurate",
+            "; the first pass on generalized-alpha at {:e} m was already as accurate",
             c.scout_tolerance_m
         ),
         None => String::new(),
@@ -165,18 +166,20 @@ pub fn write_accuracy(out: &mut String, chosen: &Chosen) {
     };
     sayln!(
         out,
-        "accuracy: σ ≈ {:.2} mm over N = {} coordinates: a track error of {:.1e} m RMS moves J_e by a tenth of the region's threshold, so {what} run the reference solver at tolerance {:.1e} m{rerun}",
+        "accuracy: σ ≈ {:.2} mm over N = {} coordinates: a track error of {:.1e} m RMS moves J_e by a tenth of the region's threshold, so {what} run the reference solver's {}{rerun}",
         a.noise_m * 1e3,
         a.observations,
         a.track_error_m,
-        a.tolerance_m,
+        describe(a.method, a.tolerance_m),
     );
     if let Some(r) = &chosen.refinement {
         sayln!(
             out,
-            "  the refined σ ≈ {:.2} mm calls for tolerance {:.1e} m, under half of that: the refinement went on from its values at it, and the best fit ran at it",
+            "  the refined σ ≈ {:.2} mm asks a track error of {:.1e} m, under {:.2} of that: the refinement went on from its values on {}, and the best fit ran so",
             r.noise_m * 1e3,
-            r.tolerance_m,
+            r.track_error_m,
+            REFINEMENT_RERUN_FRACTION,
+            describe(r.method, r.tolerance_m),
         );
     }
 }

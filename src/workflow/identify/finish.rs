@@ -285,8 +285,8 @@ impl Combination {
             true => "the best",
             false => "the joint best",
         };
-        let rerun = |shared: &[Candidate], tolerance_m: f64| {
-            let engine = Engine::cpu(SolverSettings::reference_at(tolerance_m));
+        let rerun = |shared: &[Candidate], settings: &SolverSettings| {
+            let engine = Engine::cpu(*settings);
             let at: Vec<usize> = shared
                 .iter()
                 .map(|c| grid.index_of(c).expect("a shared grid point"))
