@@ -17,6 +17,7 @@ use tether_sweep::io::results::read_results;
 use tether_sweep::io::track::{read_parquet_metadata, read_table};
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{DropSettings, Experiment, Frames, Scenario, ScenarioKind};
+use tether_sweep::solver::ImplicitMethod;
 use tether_sweep::sweep::{Candidate, Grid};
 use tether_sweep::workflow::identify::{IdentifyReport, IdentifyRequest};
 use tether_sweep::workflow::synth::SynthRequest;
@@ -2156,7 +2157,12 @@ fn the_datas_tolerance_decides_as_the_tightest_and_is_recorded() {
             "{name}: {chosen}"
         );
         let rows = read_results(&data_dir.join("results.parquet")).unwrap();
-        let at = |t: f64| rows.iter().filter(|r| r.tolerance_m == Some(t)).count();
+        let at = |t: f64| {
+            rows.iter()
+                .filter(|r| r.tolerance_m == Some(t))
+                .filter(|r| r.implicit_method == Some(ImplicitMethod::GeneralizedAlpha))
+                .count()
+        };
         assert_eq!(at(tolerance), confirmed, "{name}");
         assert_eq!(at(1e-7), rows.len() - confirmed, "{name}");
         assert!(
@@ -2246,12 +2252,27 @@ fn a_precise_film_runs_radau_and_meets_the_tight_run() {
     let chosen = json(&data_dir, tether_sweep::metadata::ACCURACY);
     assert_eq!(chosen["method"], "radau5", "{chosen}");
     assert_eq!(chosen["accuracy"]["method"], "radau5", "{chosen}");
-    let tolerance = chosen["tolerance_m"].as_f64().unwrap();
+    let tolerance = chosen["accuracy"]["tolerance_m"].as_f64().unwrap();
     assert!(
         data.contains(&format!(
             "run the reference solver's radau5 at {tolerance:.1e} m"
         )),
         "{data}"
+    );
+    // Each row says which pass scored it: the re-runs Radau at its
+    // tolerance, the rest the first pass.
+    let rows = read_results(&data_dir.join("results.parquet")).unwrap();
+    let confirmed = chosen["confirmation"]["confirmed"].as_u64().unwrap() as usize;
+    let on = |m: ImplicitMethod, t: f64| {
+        rows.iter()
+            .filter(|r| r.implicit_method == Some(m) && r.tolerance_m == Some(t))
+            .count()
+    };
+    assert!(confirmed >= 3, "{chosen}");
+    assert_eq!(on(ImplicitMethod::Radau5, tolerance), confirmed);
+    assert_eq!(
+        on(ImplicitMethod::GeneralizedAlpha, 1e-7),
+        rows.len() - confirmed
     );
     let (a, b) = (
         json(&data_dir, tether_sweep::metadata::SUMMARY),

@@ -34,7 +34,7 @@ use crate::scenario::{
     simulate_watched, simulate_with_states,
 };
 use crate::scheme::FixedStepScheme;
-use crate::solver::{ReferenceOptions, SolverError, SolverKind};
+use crate::solver::{ImplicitMethod, ReferenceOptions, SolverError, SolverKind};
 use crate::status::RunStatus;
 use crate::track::MeasuredTrack;
 
@@ -283,16 +283,26 @@ impl Engine {
         }
     }
 
+    /// The reference solver's options, when it is the engine's solver (on
+    /// the GPU, the adaptive stage's).
+    pub fn reference(&self) -> Option<ReferenceOptions> {
+        match &self.on {
+            On::Cpu(settings) if settings.kind == SolverKind::Reference => Some(settings.reference),
+            On::Gpu { run, .. } => run.adaptive,
+            _ => None,
+        }
+    }
+
     /// The reference solver's local error tolerance \[m\], when it is the
     /// engine's solver.
     pub fn tolerance_m(&self) -> Option<f64> {
-        match &self.on {
-            On::Cpu(settings) if settings.kind == SolverKind::Reference => {
-                Some(settings.reference.tolerance_m)
-            }
-            On::Gpu { run, .. } => run.adaptive.map(|r| r.tolerance_m),
-            _ => None,
-        }
+        self.reference().map(|r| r.tolerance_m)
+    }
+
+    /// The reference solver's implicit method, when it is the engine's
+    /// solver.
+    pub fn implicit_method(&self) -> Option<ImplicitMethod> {
+        self.reference().map(|r| r.method)
     }
 
     /// The open GPU, for what the engine's device is (its name, limits).

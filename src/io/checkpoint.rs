@@ -199,6 +199,7 @@ mod tests {
             steps: 100,
             gpu_layout: None,
             tolerance_m: Some(1e-7),
+            implicit_method: Some(crate::solver::ImplicitMethod::GeneralizedAlpha),
         }
     }
 

@@ -8,6 +8,8 @@ use super::table::{Column, write_columns};
 use crate::camera::Camera;
 use crate::gpu::GpuLayout;
 use crate::least_squares::profile::{Profile, ProfileEnd};
+use crate::named::Named;
+use crate::solver::ImplicitMethod;
 use crate::status::RunStatus;
 use crate::sweep::joint::{FilmAxes, FilmScore};
 use crate::sweep::{Axis, CandidateResult};
@@ -144,6 +146,7 @@ pub fn write_joint_results(
             "m",
             results.iter().map(|r| r.tolerance_m).collect(),
         ),
+        method_column(results),
         backend_column(results, backend),
         precision_column(results, backend, precision),
         Column::text("solver", vec![solver.to_string(); rows]),
@@ -157,6 +160,15 @@ pub fn write_joint_results(
     ]);
     columns.extend(film_columns(films));
     write_columns(path, columns, &metadata)
+}
+
+/// The reference solver's method per row (null for a fixed-step scheme).
+fn method_column(results: &[CandidateResult]) -> Column {
+    let names = results
+        .iter()
+        .map(|r| r.implicit_method.map(|m| m.name()))
+        .collect();
+    Column::optional_text("implicit_method", names)
 }
 
 /// Where an abandoned row stopped (its `j_e_m2` is then a lower bound).
@@ -256,6 +268,7 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
         Some(_) => col("tolerance_m")?,
         None => vec![None; batch.num_rows()],
     };
+    let methods = read_methods(&batch, &tolerance, path)?;
     // Tables from before candidates were abandoned have none.
     let abandoned_at = match batch.column_by_name("abandoned_at_s") {
         Some(_) => col("abandoned_at_s")?,
@@ -306,6 +319,7 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
                 step_s: step[i],
                 steps: steps[i] as u64,
                 tolerance_m: tolerance[i],
+                implicit_method: methods[i],
                 gpu_layout: match layouts.as_ref().map(|l| l.is_valid(i).then(|| l.value(i))) {
                     None | Some(None) => None,
                     Some(Some(name)) => Some(
@@ -319,6 +333,45 @@ pub fn read_results(path: &Path) -> Result<Vec<CandidateResult>, IoError> {
                     ),
                 },
             })
+        })
+        .collect()
+}
+
+/// Each row's `implicit_method`; tables from before the method was
+/// chosen per row have none, and their reference rows (those with a
+/// tolerance) ran generalized-α.
+fn read_methods(
+    batch: &arrow::record_batch::RecordBatch,
+    tolerance: &[Option<f64>],
+    path: &Path,
+) -> Result<Vec<Option<ImplicitMethod>>, IoError> {
+    use arrow::array::Array;
+    let format = |message: String| IoError::Format {
+        path: path.to_owned(),
+        message,
+    };
+    let Some(column) = batch.column_by_name("implicit_method") else {
+        return Ok(tolerance
+            .iter()
+            .map(|t| t.map(|_| ImplicitMethod::GeneralizedAlpha))
+            .collect());
+    };
+    let names = column
+        .as_any()
+        .downcast_ref::<arrow::array::StringArray>()
+        .ok_or_else(|| format("column `implicit_method` is not text".into()))?;
+    (0..names.len())
+        .map(|i| {
+            names
+                .is_valid(i)
+                .then(|| names.value(i).parse())
+                .transpose()
+                .map_err(|_| {
+                    format(format!(
+                        "row {i}: unknown implicit_method `{}`",
+                        names.value(i)
+                    ))
+                })
         })
         .collect()
 }

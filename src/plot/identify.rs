@@ -734,6 +734,7 @@ mod tests {
                     steps: 1,
                     gpu_layout: None,
                     tolerance_m: None,
+                    implicit_method: None,
                 }
             })
             .collect()

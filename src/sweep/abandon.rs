@@ -274,6 +274,7 @@ mod tests {
             steps: 0,
             gpu_layout: None,
             tolerance_m: None,
+            implicit_method: None,
         };
         let results = [
             row(10, Some(2.0), RunStatus::Ok),
@@ -302,6 +303,7 @@ mod tests {
             steps: 0,
             gpu_layout: None,
             tolerance_m: None,
+            implicit_method: None,
         };
         // At n = 10, low D and C_D fit; far from them does not.
         let pilot = [

@@ -203,8 +203,8 @@ fn reference(method: ImplicitMethod, tolerance_m: f64) -> SolverSettings {
     settings
 }
 
-/// The reference solver's tolerance for what a run decides (the best, the
-/// region, the refinement), and how it was chosen.
+/// The reference solver's method and tolerance for what a run decides
+/// (the best, the region, the refinement), and how they were chosen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Chosen {
     /// The method of the best fit and the refinement (records before it

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::grid::ParameterValues;
 use super::{AxisValues, Candidate, CandidateResult, Grid};
 use crate::error::InputError;
+use crate::solver::ImplicitMethod;
 use crate::status::RunStatus;
 
 /// One film's part of a joint grid: its name and the axes over its own
@@ -91,6 +92,8 @@ pub struct FilmScore {
     /// The reference solver's tolerance it ran at \[m\]; None for a
     /// fixed-step scheme.
     pub tolerance_m: Option<f64>,
+    /// Its reference solver's method; None for a fixed-step scheme.
+    pub implicit_method: Option<ImplicitMethod>,
 }
 
 /// Each shared candidate's best of one film, in the shared grid's order,
@@ -117,6 +120,7 @@ pub fn best_over_own(film: &FilmAxes, results: &[CandidateResult]) -> Vec<FilmSc
                 status: best.status.clone(),
                 steps: best.steps,
                 tolerance_m: best.tolerance_m,
+                implicit_method: best.implicit_method,
             }
         })
         .collect()
@@ -241,7 +245,9 @@ pub fn combine_one<'a>(
         steps: films.clone().map(|s| s.steps).sum(),
         gpu_layout: None,
         // The loosest of the films'.
-        tolerance_m: films.filter_map(|s| s.tolerance_m).reduce(f64::max),
+        tolerance_m: films.clone().filter_map(|s| s.tolerance_m).reduce(f64::max),
+        // One engine ran every film's candidate.
+        implicit_method: films.filter_map(|s| s.implicit_method).next(),
     }
 }
 
@@ -287,6 +293,7 @@ mod tests {
                     steps: 10,
                     gpu_layout: None,
                     tolerance_m: None,
+                    implicit_method: None,
                 }
             })
             .collect();
@@ -305,6 +312,7 @@ mod tests {
             status: RunStatus::Ok,
             steps: 1,
             tolerance_m: None,
+            implicit_method: None,
         };
         let films = [release("a", &[0.0]), release("b", &[0.0])];
         // Film a: σ² = 102/102 = 1; film b: σ² = 4·52/52 = 4.

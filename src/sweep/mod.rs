@@ -23,6 +23,7 @@ use crate::gpu::GpuLayout;
 use crate::model::TetherParams;
 use crate::scenario::Scenario;
 use crate::scenario::batch::BatchError;
+use crate::solver::ImplicitMethod;
 use crate::track::MeasuredTrack;
 pub use axis::{Axis, AxisValues, ScopedAxis};
 pub use grid::{Candidate, Grid, ParameterValues};
@@ -46,6 +47,8 @@ pub struct CandidateResult {
     /// The reference solver's local error tolerance it ran at \[m\]; None
     /// for a fixed-step scheme.
     pub tolerance_m: Option<f64>,
+    /// The reference solver's method it ran; None for a fixed-step scheme.
+    pub implicit_method: Option<ImplicitMethod>,
 }
 
 impl CandidateResult {
@@ -59,6 +62,7 @@ impl CandidateResult {
             steps: 0,
             gpu_layout: None,
             tolerance_m: None,
+            implicit_method: None,
         }
     }
 }
@@ -236,6 +240,7 @@ pub fn run(
                 steps: outcome.steps,
                 gpu_layout: outcome.layout,
                 tolerance_m: engine.tolerance_m(),
+                implicit_method: engine.implicit_method(),
             });
         }
     }
@@ -410,6 +415,7 @@ mod tests {
                 steps: 1,
                 gpu_layout: None,
                 tolerance_m: None,
+                implicit_method: None,
             })
             .collect();
         let s = summarize(&grid, &results, 1002).unwrap();

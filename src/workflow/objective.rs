@@ -365,6 +365,7 @@ impl Objective {
                     status: r.status.clone(),
                     steps: r.steps,
                     tolerance_m: r.tolerance_m,
+                    implicit_method: r.implicit_method,
                 }
             })
             .collect();

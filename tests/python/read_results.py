@@ -27,6 +27,7 @@ SCHEMA = {
     "step_s": (pa.float64(), "s"),
     "steps": (pa.int64(), "1"),
     "tolerance_m": (pa.float64(), "m"),
+    "implicit_method": (pa.string(), None),
     "backend": (pa.string(), None),
     "precision": (pa.string(), None),
     "solver": (pa.string(), None),
@@ -51,8 +52,10 @@ assert set(table.column("status").to_pylist()) <= {"ok", "diverged", "abandoned"
 # Where an abandoned row stopped; null for every other.
 abandoned = [s == "abandoned" for s in table.column("status").to_pylist()]
 assert [t is not None for t in table.column("abandoned_at_s").to_pylist()] == abandoned
-# A CPU run: no GPU layout, as nulls.
+# A CPU run: no GPU layout, as nulls; every row on the reference solver
+# says its method.
 assert table.column("gpu_layout").null_count == rows
+assert set(table.column("implicit_method").to_pylist()) <= {"generalized-alpha", "radau5"}
 
 frame = pd.read_parquet(results_path)
 assert len(frame) == rows and frame["elements"].dtype == "int32", frame.dtypes

@@ -530,6 +530,7 @@ pub(crate) mod tests {
                 steps: 1,
                 gpu_layout: None,
                 tolerance_m: None,
+                implicit_method: None,
             })
             .collect();
         let summary = summarize(&grid, &results, 1002).unwrap();
