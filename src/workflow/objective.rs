@@ -442,9 +442,7 @@ impl Objective {
     /// The reference solver's method where the engine runs it (None: a
     /// fixed-step scheme).
     pub fn implicit_method(&self) -> Option<ImplicitMethod> {
-        self.engine
-            .tolerance_m()
-            .map(|_| self.settings.reference.method)
+        self.engine.implicit_method()
     }
 
     /// The coordinates J_e compares: 2 per marker sample of every frame
