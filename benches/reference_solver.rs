@@ -4,14 +4,15 @@
 //! (see BENCHMARKS.md for both numbers and how Exudyn was timed).
 //!
 //! Also the kernels that take most of its time (BENCHMARKS.md): the
-//! generalized force and tangent at n = 50, and the solves of that size.
+//! generalized force and tangent at n = 50, and the solves of that size
+//! (real, and Radau IIA's complex one).
 //!
 //! Run: `cargo bench --bench reference_solver`
 
 use std::f64::consts::FRAC_1_SQRT_2;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tether_sweep::linalg::{BandedMatrix, BlockTridiagonalLu};
+use tether_sweep::linalg::{BandedMatrix, BlockTridiagonalLu, Complex64};
 use tether_sweep::model::tether::PRESCRIBED_DOFS;
 use tether_sweep::model::{Tether, TetherParams};
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverSettings, simulate};
@@ -103,6 +104,28 @@ fn kernels(c: &mut Criterion) {
         b.iter(|| {
             x.copy_from_slice(&rhs);
             blocked.solve_in_place(std::hint::black_box(&mut x))
+        })
+    });
+    // Radau IIA's complex system, M + μh C + (μh)² K, at a 5-ms step.
+    let mu_h = 5e-3 / Complex64::new(2.68, 3.05);
+    let terms = [
+        (Complex64::new(1.0, 0.0), tether.mass()),
+        (mu_h, &damping),
+        (mu_h * mu_h, &stiffness),
+    ];
+    group.bench_function("block_tridiagonal_factor_complex", |b| {
+        b.iter(|| {
+            BlockTridiagonalLu::factor_combination(std::hint::black_box(&terms), PRESCRIBED_DOFS)
+                .expect("factors")
+        })
+    });
+    let complex = BlockTridiagonalLu::factor_combination(&terms, PRESCRIBED_DOFS).expect("factors");
+    let complex_rhs: Vec<Complex64> = rhs.iter().map(|&r| Complex64::new(r, -0.5 * r)).collect();
+    let mut z = complex_rhs.clone();
+    group.bench_function("block_tridiagonal_solve_complex", |b| {
+        b.iter(|| {
+            z.copy_from_slice(&complex_rhs);
+            complex.solve_in_place(std::hint::black_box(&mut z))
         })
     });
     group.finish();

@@ -51,7 +51,7 @@ pub const GAUSS_POINT_DAMPING: u64 = 8 + 24 + 4 + 16 + 64 + 2 * 40;
 /// scaled (96).
 pub const INVERSE4: u64 = 36 + 11 + 1 + 96;
 /// A 4×4 matrix product (64 multiplies, 48 adds).
-const MATRIX_PRODUCT: u64 = 112;
+pub const MATRIX_PRODUCT: u64 = 112;
 /// The semi-implicit forward sweep at one node: the pivot block (the two
 /// elements' symmetric damping blocks, 10, and the mass's eight nonzero
 /// entries, `plus_node_mass`) and the coupling (8), D = A − L E (a product
