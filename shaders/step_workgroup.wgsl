@@ -17,7 +17,7 @@
 //    (inverse4_column), E = G U, while lane 0 forms y = G (f − L y); three
 //    barriers a node. Explicit (factors from the mesh buffer, a 4×4
 //    product a node): one lane. The back substitution is one lane's in
-//    both. src/gpu/cost.rs counts the chains and says why;
+//    both. src/gpu/cost/ counts the chains and says why;
 // 4. velocities: each lane its nodes again, then folds, J_a by the lane of
 //    the tip, the frame's markers by lane 0.
 //

@@ -9,9 +9,12 @@
 pub mod calibrate;
 pub mod calibration;
 pub mod choice;
+mod cpu_run;
 pub mod estimate;
+mod gpu_run;
 pub mod request;
 pub mod run;
+mod simulation;
 
 use serde::{Deserialize, Serialize};
 

@@ -80,7 +80,7 @@ pub fn step_workgroup_source(
     let semi_implicit = scheme == FixedStepScheme::SemiImplicit;
     let constants = format!(
         "// Node slots per simulation, simulations per workgroup and lanes per\n\
-         // simulation (src/gpu/cost.rs), and the scheme.\n\
+         // simulation (src/gpu/cost/), and the scheme.\n\
          const MAX_NODES: u32 = {}u;\n\
          const GROUP_SIMS: u32 = {}u;\n\
          const SIM_LANES: u32 = {}u;\n\
