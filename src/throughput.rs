@@ -374,9 +374,9 @@ impl Peaks {
         let Some(gpu) = gpu else {
             return Ok(Self::default());
         };
-        let f32 = gpu::dispatch::measure_peak_gflops(gpu, Precision::F32, 3)?;
+        let f32 = gpu::rates::measure_peak_gflops(gpu, Precision::F32, 3)?;
         let f64 = if gpu.adapter.shader_f64 {
-            Some(gpu::dispatch::measure_peak_gflops(gpu, Precision::F64, 3)?)
+            Some(gpu::rates::measure_peak_gflops(gpu, Precision::F64, 3)?)
         } else {
             None
         };

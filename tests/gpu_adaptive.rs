@@ -643,7 +643,7 @@ fn the_cost_model_is_calibrated_on_the_adaptive_stage() {
     let mut peak = gpu.rates(Precision::F32).unwrap();
     peak.device_gflops = peak
         .device_gflops
-        .max(tether_sweep::gpu::dispatch::measure_peak_gflops(&gpu, Precision::F32, 3).unwrap());
+        .max(tether_sweep::gpu::rates::measure_peak_gflops(&gpu, Precision::F32, 3).unwrap());
     eprintln!("adaptive stage: {all:?} (peak stage {peak:?})");
     assert!(
         all.barrier_lone_s >= 0.0 && all.barrier_filled_s >= 0.0,

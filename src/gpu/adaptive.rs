@@ -29,11 +29,13 @@ use super::abi::{
     STATUS_NEWTON_FAILED, STATUS_RUNNING, SimObjectives,
 };
 use super::batch::{ChunkData, GpuSimulation, chunk_data, exploded};
+use super::buffers::{
+    check_measured, initial_objectives, largest_track_bytes, per_binding, read_back, storage,
+    submit_passes,
+};
 use super::device::Stage;
 use super::dispatch::{
     CHUNK_MEMORY_BYTES, LOOP_BUDGET, MAX_DISPATCHES_PER_SUBMISSION, SUBMISSION_TARGET,
-    check_measured, initial_objectives, largest_track_bytes, per_binding, read_back, storage,
-    submit_passes,
 };
 use super::readback::staging;
 use super::shape::AdaptiveShape;

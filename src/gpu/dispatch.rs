@@ -7,22 +7,23 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bytemuck::Pod;
 use wgpu::util::DeviceExt;
 
 use super::abi::{
-    DispatchParams, NEVER_ABANDON_M2, Real, STATE_PLANES, STATUS_ABANDONED, STATUS_DIVERGED,
-    STATUS_DONE, STATUS_RUNNING, SimObjectives, SimProgress,
+    DispatchParams, Real, STATE_PLANES, STATUS_ABANDONED, STATUS_DIVERGED, STATUS_DONE,
+    STATUS_RUNNING, SimObjectives, SimProgress,
 };
 use super::batch::{
     ChunkData, GpuOutcome, GpuSimulation, chunk_data, exploded, steps_per_dispatch,
     workgroup_extra_iterations_per_step,
 };
-use super::cost::{self, GpuRates};
-use super::device::PeakChains;
+use super::buffers::{
+    check_measured, initial_objectives, largest_track_bytes, per_binding, read_back, storage,
+    submit_passes,
+};
+use super::cost::{self};
 use super::layout::{GpuLayout, LayoutRequest};
-use super::readback::{map_and_collect, staging};
-use super::timing::ChunkClock;
+use super::readback::staging;
 use super::{Gpu, GpuError, Precision};
 use crate::scheme::FixedStepScheme;
 use crate::status::RunStatus;
@@ -118,118 +119,6 @@ fn chunk_capacity(
         capacity = capacity.min(max.max(1));
     }
     Ok(capacity)
-}
-
-/// The largest recorded track of `sims` \[bytes\] (vec2 per marker and
-/// frame).
-pub(super) fn largest_track_bytes(sims: &[GpuSimulation], real_bytes: u64) -> u64 {
-    sims.iter()
-        .filter(|s| s.record_track)
-        .map(|s| s.frames() * s.marker_arc_lengths_m.len() as u64 * 2 * real_bytes)
-        .max()
-        .unwrap_or(0)
-}
-
-/// How many simulations fit one storage binding when the largest
-/// per-simulation slice of a buffer is `biggest` bytes; too large when not
-/// even one does.
-pub(super) fn per_binding(gpu: &Gpu, biggest: u64) -> Result<u64, GpuError> {
-    let per_buffer = gpu
-        .limits
-        .max_storage_buffer_binding_size
-        .min(gpu.limits.max_buffer_size);
-    if biggest > per_buffer {
-        return Err(GpuError::TooLarge {
-            bytes: biggest,
-            limit: per_buffer,
-        });
-    }
-    Ok(per_buffer / biggest.max(1))
-}
-
-pub(super) fn storage<T: Pod>(
-    gpu: &Gpu,
-    label: &str,
-    data: &[T],
-    extra: wgpu::BufferUsages,
-) -> wgpu::Buffer {
-    // Bindings may not be empty: a zero-length array gets one zeroed element.
-    let bytes: Vec<u8> = if data.is_empty() {
-        vec![0; std::mem::size_of::<T>().max(16)]
-    } else {
-        bytemuck::cast_slice(data).to_vec()
-    };
-    gpu.device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: &bytes,
-            usage: wgpu::BufferUsages::STORAGE | extra,
-        })
-}
-
-/// Copies `buffer` to the host.
-pub(super) fn read_back<T: Pod>(gpu: &Gpu, buffer: &wgpu::Buffer) -> Result<Vec<T>, GpuError> {
-    let size = buffer.size();
-    let staging = staging(&gpu.device, "readback", size);
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-    gpu.queue.submit([encoder.finish()]);
-    map_and_collect(&gpu.device, &staging)
-}
-
-/// One submission: `dispatches` passes of `pipeline` with `bind_group`
-/// over `workgroups` workgroups (a pass per dispatch, so that each sees
-/// the previous one's writes), then the stage's `progress` buffer copied
-/// into `staging` and read back; timed by `clock` when timing (the first
-/// pass's start and the last pass's end on the device's clock).
-pub(super) fn submit_passes<P: Pod>(
-    gpu: &Gpu,
-    (pipeline, bind_group, workgroups): (&wgpu::ComputePipeline, &wgpu::BindGroup, u32),
-    dispatches: u32,
-    (progress, staging): (&wgpu::Buffer, &wgpu::Buffer),
-    clock: Option<&mut ChunkClock<'_>>,
-) -> Result<Vec<P>, GpuError> {
-    let mut encoder = gpu.device.create_command_encoder(&Default::default());
-    for d in 0..dispatches {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: None,
-            timestamp_writes: clock.as_ref().and_then(|c| c.pass_writes(d, dispatches)),
-        });
-        pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, bind_group, &[]);
-        pass.dispatch_workgroups(workgroups, 1, 1);
-    }
-    encoder.copy_buffer_to_buffer(progress, 0, staging, 0, progress.size());
-    let submission = clock.as_ref().map(|c| c.submitting(&mut encoder));
-    gpu.queue.submit([encoder.finish()]);
-    let read = map_and_collect(&gpu.device, staging)?;
-    gpu.check()?;
-    if let (Some(c), Some(s)) = (clock, submission) {
-        c.submitted(s, dispatches)?;
-    }
-    Ok(read)
-}
-
-/// Refuses a batch whose compared simulations need more measured frames
-/// than `measured` holds.
-pub(super) fn check_measured(
-    sims: &[GpuSimulation],
-    measured: Option<&[[f64; 2]]>,
-) -> Result<(), GpuError> {
-    let measured_len = measured.map_or(0, |m| m.len());
-    for sim in sims.iter().filter(|s| s.compare_measured) {
-        let frames = sim.measured_first_frame + sim.frames() as usize;
-        let needed = frames * sim.marker_arc_lengths_m.len();
-        if measured_len < needed {
-            return Err(crate::error::InputError::new(
-                "measured",
-                format!("{measured_len} marker positions"),
-                format!("at least {needed} (every marker of {frames} frames)"),
-            )
-            .into());
-        }
-    }
-    Ok(())
 }
 
 /// Compiles the pipeline of every simulation's layout, or fails.
@@ -435,61 +324,6 @@ struct ChunkDispatch {
     layout: GpuLayout,
 }
 
-impl Gpu {
-    /// The peak stage's rates in `precision` on this adapter: one
-    /// invocation's and the filled device's, measured on first use.
-    pub fn rates(&self, precision: Precision) -> Result<GpuRates, GpuError> {
-        if let Some(rates) = self.rates.lock().expect("rates lock").get(&precision) {
-            return Ok(*rates);
-        }
-        let rates = GpuRates {
-            invocation_gflops: measure_invocation_gflops(self, precision)?,
-            device_gflops: measure_peak_gflops(self, precision, 3)?,
-        };
-        self.rates
-            .lock()
-            .expect("rates lock")
-            .insert(precision, rates);
-        Ok(rates)
-    }
-
-    /// The cost model's rates for `scheme` in `precision`: each layout's as
-    /// measured on its step pipeline, once [`Gpu::set_layout_rates`] has
-    /// them, else the peak stage's for both. The peak stage's multiply-add
-    /// chains run 4× faster than the workgroup layout's steps (barriers and
-    /// workgroup memory) and the whole device 10–40× faster than either
-    /// layout fills it (BENCHMARKS.md, H100, 2026-11-24).
-    pub fn layout_rates(
-        &self,
-        precision: Precision,
-        scheme: FixedStepScheme,
-    ) -> Result<cost::LayoutRates, GpuError> {
-        let calibrated = self
-            .layout_rates
-            .lock()
-            .expect("layout rates lock")
-            .get(&(precision, scheme))
-            .copied();
-        match calibrated {
-            Some(rates) => Ok(rates),
-            None => Ok(cost::LayoutRates::same(self.rates(precision)?)),
-        }
-    }
-
-    /// Keeps `rates`, measured on the step pipelines, for the cost model.
-    pub fn set_layout_rates(
-        &self,
-        precision: Precision,
-        scheme: FixedStepScheme,
-        rates: cost::LayoutRates,
-    ) {
-        self.layout_rates
-            .lock()
-            .expect("layout rates lock")
-            .insert((precision, scheme), rates);
-    }
-}
-
 /// Whether `layout` can run `sim` in `precision` on `gpu`: the thread
 /// layout's private arrays, or a workgroup's memory, hold its nodes.
 pub fn layout_holds(
@@ -670,20 +504,6 @@ fn chunk_buffers<R: Real>(
     }
 }
 
-/// The objectives each simulation starts from: no J_e yet, J_a,min at its
-/// value at t = 0. Both step stages (and the adaptive one) accumulate them.
-pub(super) fn initial_objectives<'a, R: Real>(
-    sims: impl Iterator<Item = &'a GpuSimulation>,
-) -> Vec<SimObjectives<R>> {
-    sims.map(|s| SimObjectives {
-        identification_error_m2: R::from_f64(0.0),
-        swingup_min_m: R::from_f64(s.initial_swingup_m),
-        swingup_time_s: R::from_f64(0.0),
-        abandon_above_m2: R::from_f64(s.abandon_above_m2.unwrap_or(NEVER_ABANDON_M2)),
-    })
-    .collect()
-}
-
 /// Checks that every running or finished simulation took exactly the
 /// steps its dispatches allowed (`expected`, advanced here by `window`):
 /// Mesa silently skips loop iterations beyond its cap.
@@ -857,90 +677,6 @@ fn run_chunk<R: Real>(
         data,
         dispatch.layout,
     ))
-}
-
-/// Measures the adapter's multiply-add throughput in `precision` [GFLOP/s]
-/// with the peak stage: the best, over its variants, of `repeats` timed runs
-/// of enough invocations to fill the device.
-pub fn measure_peak_gflops(
-    gpu: &Gpu,
-    precision: Precision,
-    repeats: usize,
-) -> Result<f64, GpuError> {
-    // About 50 ms a run on lavapipe: runs of 8,192 invocations (15 ms)
-    // measured a few per cent less there.
-    let wanted: u32 = if gpu.adapter.hardware {
-        1 << 21
-    } else {
-        1 << 15
-    };
-    // Small workgroups (TETHER_SWEEP_WORKGROUP_SIZE) must not push the
-    // dispatch past the adapter's workgroup-count limit.
-    let workgroups =
-        (wanted / gpu.workgroup_size).clamp(1, gpu.limits.max_compute_workgroups_per_dimension);
-    let mut best: f64 = 0.0;
-    for chains in PeakChains::ALL {
-        best = best.max(measure_peak_variant(
-            gpu, precision, chains, workgroups, repeats,
-        )?);
-    }
-    Ok(best)
-}
-
-/// The multiply-add rate of one invocation alone [GFLOP/s]: the peak stage
-/// on a single workgroup, divided by its invocations. What one simulation
-/// of the thread layout can reach, whatever the device's size.
-pub fn measure_invocation_gflops(gpu: &Gpu, precision: Precision) -> Result<f64, GpuError> {
-    let mut best: f64 = 0.0;
-    for chains in PeakChains::ALL {
-        best = best.max(measure_peak_variant(gpu, precision, chains, 1, 3)?);
-    }
-    Ok(best / gpu.workgroup_size as f64)
-}
-
-fn measure_peak_variant(
-    gpu: &Gpu,
-    precision: Precision,
-    chains: PeakChains,
-    workgroups: u32,
-    repeats: usize,
-) -> Result<f64, GpuError> {
-    let pipeline = gpu.pipeline(super::device::Stage::Peak(chains), precision)?;
-    let invocations = workgroups * gpu.workgroup_size;
-    let sink = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("peak sink"),
-        size: invocations as u64 * 4 * precision.real_bytes(),
-        usage: wgpu::BufferUsages::STORAGE,
-        mapped_at_creation: false,
-    });
-    let bind_group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("peak"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &[wgpu::BindGroupEntry {
-            binding: 0,
-            resource: sink.as_entire_binding(),
-        }],
-    });
-    let mut best = f64::INFINITY;
-    // The first run includes compiling on some drivers: not timed.
-    for run in 0..=repeats.max(1) {
-        let started = Instant::now();
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            pass.dispatch_workgroups(workgroups, 1, 1);
-        }
-        gpu.queue.submit([encoder.finish()]);
-        gpu.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| GpuError::Device(e.to_string()))?;
-        if run > 0 {
-            best = best.min(started.elapsed().as_secs_f64());
-        }
-    }
-    Ok(invocations as f64 * super::flops::PEAK_PER_INVOCATION as f64 / best / 1e9)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 pub mod abi;
 pub mod adaptive;
 pub mod batch;
+mod buffers;
 pub mod cost;
 pub mod device;
 pub mod dispatch;
@@ -32,6 +33,7 @@ pub mod mass_factor;
 // The shaders' CPU mirror: test support (tests/mirror.rs), not library API.
 #[doc(hidden)]
 pub mod mirror;
+pub mod rates;
 mod readback;
 pub mod shader;
 pub mod shape;

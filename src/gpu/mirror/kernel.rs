@@ -17,7 +17,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::super::abi::Real;
-use super::super::dispatch::{read_back, storage};
+use super::super::buffers::{read_back, storage};
 use super::super::{Gpu, Precision, shader};
 
 /// Invocations per workgroup of a test kernel.
