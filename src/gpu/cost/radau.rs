@@ -113,19 +113,20 @@ pub struct RadauWork {
 }
 
 impl RadauWork {
-    /// One run's counts: `steps` accepted and `rejected` attempts, and its
-    /// factorizations, which the solver counts two to a refresh.
+    /// One run's counts, as [`AdaptiveWork::counted`] takes them (`steps`:
+    /// accepted and rejected), its factorizations two to a refresh.
     pub fn counted(
         elements: usize,
-        (steps, rejected): (u64, u64),
+        steps: (u64, u64),
         newton_iterations: u64,
         factorizations: u64,
     ) -> Self {
+        let w = AdaptiveWork::counted(elements, steps, newton_iterations, factorizations);
         Self {
             elements,
-            attempts: (steps + rejected) as f64,
-            newton_iterations: newton_iterations as f64,
-            refreshes: factorizations as f64 / 2.0,
+            attempts: w.attempts,
+            newton_iterations: w.newton_iterations,
+            refreshes: w.factorizations / 2.0,
         }
     }
 
