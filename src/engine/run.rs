@@ -367,7 +367,8 @@ impl Engine {
                 Ok(Some(GpuLayout::Workgroup))
             }
             (On::Gpu { gpu, run }, Some(batch)) if !batch.simulations.is_empty() => Ok(Some(
-                gpu::dispatch::assign_layouts(gpu, &batch.simulations, &run.options())?[0],
+                gpu::placement::assign_layouts(gpu, &batch.simulations, run.layout, run.precision)?
+                    [0],
             )),
             _ => Ok(None),
         }

@@ -33,6 +33,7 @@ pub mod mass_factor;
 // The shaders' CPU mirror: test support (tests/mirror.rs), not library API.
 #[doc(hidden)]
 pub mod mirror;
+pub mod placement;
 pub mod rates;
 mod readback;
 pub mod shader;
