@@ -26,7 +26,7 @@ use tether_sweep::engine::estimate::counted_work;
 use tether_sweep::gpu::Precision;
 use tether_sweep::gpu::adaptive::f32_first_pass_tolerance_m;
 use tether_sweep::gpu::cost::{
-    AdaptiveRates, AdaptiveWork, GpuRates, RadauWork, StageWork, fastest_lanes,
+    AdaptiveRates, AdaptiveWork, GpuRates, RadauWork, StageWork, adaptive_terms, fastest_lanes,
 };
 use tether_sweep::model::TetherParams;
 use tether_sweep::scenario::{Scenario, ScenarioKind, SolverReport, SolverSettings, simulate};
@@ -75,11 +75,7 @@ fn counted(
 /// the filled device's terms apart, and the work's means.
 fn priced<W: StageWork>(work: &[W], rates: AdaptiveRates) -> (u32, f64, f64, f64) {
     let (lanes, seconds) = fastest_lanes(work, rates);
-    let lone = work
-        .iter()
-        .map(|w| rates.lone_s(w, lanes))
-        .fold(0.0, f64::max);
-    let filled: f64 = work.iter().map(|w| rates.filled_s(w, lanes)).sum();
+    let (lone, filled) = adaptive_terms(work, rates, lanes);
     (lanes, seconds, lone, filled)
 }
 
@@ -136,16 +132,15 @@ fn job(
 }
 
 fn main() {
-    let args: Vec<f64> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("numbers: GFLOP/s, then µs"))
-        .collect();
-    let (invocation_gflops, device_gflops, barrier_us) = match args[..] {
-        [] => (0.36, 5000.0, 0.0),
-        [i, d] => (i, d, 0.0),
-        [i, d, b] => (i, d, b),
+    let args: Result<Vec<f64>, _> = std::env::args().skip(1).map(|a| a.parse()).collect();
+    let (invocation_gflops, device_gflops, barrier_us) = match args.as_deref() {
+        Ok([]) => (0.36, 5000.0, 0.0),
+        Ok(&[i, d]) if i > 0.0 && d > 0.0 => (i, d, 0.0),
+        Ok(&[i, d, b]) if i > 0.0 && d > 0.0 && b >= 0.0 => (i, d, b),
         _ => {
-            eprintln!("usage: radau_gpu_costs [A_INV A_DEV [BARRIER_US]]");
+            eprintln!(
+                "usage: radau_gpu_costs [A_INV A_DEV [BARRIER_US]] (GFLOP/s > 0, GFLOP/s > 0, µs ≥ 0)"
+            );
             std::process::exit(2);
         }
     };

@@ -311,6 +311,35 @@ mod tests {
         }
     }
 
+    /// The written-out complex products are nalgebra's to the bit (the same
+    /// sums in the same order), so Radau's tracks did not move when they
+    /// replaced them; a reordered sum would fail here.
+    #[test]
+    fn written_out_complex_products_are_nalgebras_bits() {
+        let entry = |i: usize, j: usize, seed: f64| {
+            let x = (i * 4 + j) as f64 + seed;
+            Complex64::new((1.3 * x).sin() * 1e3, (0.7 * x).cos() / 3.0)
+        };
+        let a = Matrix4::from_fn(|i, j| entry(i, j, 0.1));
+        let b = Matrix4::from_fn(|i, j| entry(i, j, 7.3));
+        let v = Vector4::from_fn(|i, _| entry(i, 0, 2.9));
+        let product = <Complex64 as BlockEntry>::product(&a, &b);
+        let times = <Complex64 as BlockEntry>::times(&a, &v);
+        let bits = |z: Complex64| (z.re.to_bits(), z.im.to_bits());
+        assert!(
+            product
+                .iter()
+                .zip((a * b).iter())
+                .all(|(x, y)| bits(*x) == bits(*y))
+        );
+        assert!(
+            times
+                .iter()
+                .zip((a * v).iter())
+                .all(|(x, y)| bits(*x) == bits(*y))
+        );
+    }
+
     /// The complex LU of w₀ A + w₁ B (the Radau solver's M + μh C +
     /// (μh)² K has three such terms) against nalgebra's dense complex LU.
     #[test]

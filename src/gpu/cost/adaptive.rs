@@ -226,12 +226,21 @@ pub fn adaptive_seconds(work: &[AdaptiveWork], rates: AdaptiveRates) -> f64 {
 /// simulation is done, so simulations of unequal work cost more than the
 /// second term says; the estimate counts each one's own.
 pub fn adaptive_seconds_at<W: StageWork>(work: &[W], rates: AdaptiveRates, lanes: u32) -> f64 {
+    let (longest, occupancy) = adaptive_terms(work, rates, lanes);
+    longest.max(occupancy)
+}
+
+/// The two terms [`adaptive_seconds_at`] takes the larger of \[s\]: the
+/// longest simulation's chain alone, and every simulation's lanes on the
+/// filled device; which one binds says whether more simulations would
+/// come for free.
+pub fn adaptive_terms<W: StageWork>(work: &[W], rates: AdaptiveRates, lanes: u32) -> (f64, f64) {
     let (mut longest, mut occupancy) = (0.0f64, 0.0f64);
     for w in work {
         longest = longest.max(rates.lone_s(w, lanes));
         occupancy += rates.filled_s(w, lanes);
     }
-    longest.max(occupancy)
+    (longest, occupancy)
 }
 
 /// The work the adaptive stage's lanes are chosen for, per attempted
