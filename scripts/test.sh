@@ -8,6 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo test
+# The API docs build without a broken link (docs.rs would show them).
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

@@ -5,6 +5,11 @@
 //! dispatches. Public for the binary (`main.rs`) and for the Python
 //! package's view of the flags (`tether_sweep.flags`), not as library API.
 
+// clap shows these doc comments as `--help`, where a unit reads `[kg]`;
+// rustdoc would take each one for a link, and escaping them would print
+// the backslashes in `--help`.
+#![allow(rustdoc::broken_intra_doc_links)]
+
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 

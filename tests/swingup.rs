@@ -13,7 +13,10 @@ use common::{
     text_column,
 };
 use tether_sweep::engine::{Engine, EngineKind};
-use tether_sweep::ga::confirm::{CONFIRMATION_TOLERANCE_M, FIRST_ROUND, MARGIN_PER_SHIFT};
+use tether_sweep::ga::confirm::{
+    CONFIRMATION_METHOD, CONFIRMATION_TOLERANCE_M, FIRST_ROUND, MARGIN_PER_SHIFT,
+    confirmation_settings,
+};
 use tether_sweep::ga::evaluate::Landscape;
 use tether_sweep::ga::{Evaluator, GeneCoding, SwingupProblem};
 use tether_sweep::gpu::Precision;
@@ -282,11 +285,12 @@ fn cli_ga_is_reproducible_elitist_and_documented() {
     }
 }
 
-/// The GA's answer is confirmed at 1e-10 m (`ga::confirm`): the
-/// chromosomes re-run score as the reference solver does at that
-/// tolerance, the answer is the fittest of them, every chromosome left out
-/// lies beyond the margin above it, and the summary and the terminal give
-/// its confirmed score. A search at that tolerance is not confirmed again.
+/// The GA's answer is confirmed on Radau IIA at a tight tolerance
+/// (`ga::confirm`): the chromosomes re-run score as that solver does, the
+/// answer is the fittest of them, every chromosome left out lies beyond the
+/// margin above it, and the summary and the terminal give its confirmed
+/// score and the solver. A search on generalized-α, however tight, is
+/// confirmed too: it never ran the confirmation's solver.
 #[test]
 fn cli_ga_answer_is_confirmed_at_a_tight_tolerance() {
     let dir = tempfile::tempdir().unwrap();
@@ -318,6 +322,9 @@ fn cli_ga_answer_is_confirmed_at_a_tight_tolerance() {
             ..Default::default()
         },
     };
+    let confirmed_on = format!(
+        "confirmed at {CONFIRMATION_TOLERANCE_M:e} m on the reference solver's {CONFIRMATION_METHOD}"
+    );
     let (stdout, table, summary) = run("loose", "1e-5");
     let chromosomes = i64_column(&table, "chromosome");
     let search = f64_column(&table, "j_a_min_m");
@@ -328,7 +335,7 @@ fn cli_ga_answer_is_confirmed_at_a_tight_tolerance() {
         let direct = simulate(
             &problem.scenario_for(c as u32),
             &problem.params,
-            &SolverSettings::reference_at(CONFIRMATION_TOLERANCE_M),
+            &confirmation_settings(),
         )
         .unwrap()
         .swingup
@@ -364,19 +371,20 @@ fn cli_ga_answer_is_confirmed_at_a_tight_tolerance() {
         "{left_out:?}"
     );
     assert!(
-        stdout.contains(&format!("J_a,min = {best_j:.6} m"))
-            && stdout.contains("confirmed at 1e-10 m"),
+        stdout.contains(&format!("J_a,min = {best_j:.6} m")) && stdout.contains(&confirmed_on),
         "{stdout}"
     );
-    // Searched at the confirmation tolerance: nothing to re-run.
+    assert_eq!(summary["confirmation"]["method"].as_str(), Some("radau5"));
+    // Searched on generalized-α at a tolerance tighter than the
+    // confirmation's: still confirmed, on Radau.
     let (stdout, table, summary) = run("tight", "1e-10");
-    assert!(!stdout.contains("confirmed at"), "{stdout}");
+    assert!(stdout.contains(&confirmed_on), "{stdout}");
     assert!(
         optional_f64_column(&table, "j_a_min_confirmed_m")
             .iter()
-            .all(Option::is_none)
+            .any(Option::is_some)
     );
-    assert!(summary["confirmation"].is_null(), "{summary}");
+    assert_eq!(summary["confirmation"]["method"].as_str(), Some("radau5"));
 }
 
 #[test]

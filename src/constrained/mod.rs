@@ -8,7 +8,7 @@
 //!   multipliers from Φ_q M⁻¹ Φ_qᵀ λ = Φ_q M⁻¹ Q − η, the constraint's
 //!   acceleration replaced by η = γ − K_D Φ̇ − K_P Φ. It needs
 //!   Φ_q M⁻¹ Φ_qᵀ invertible, and says where it is not
-//!   ([`Refused`](integrate::Refused): the run fails there, named, with its
+//!   ([`integrate::Refused`]: the run fails there, named, with its
 //!   time).
 //! - **The modified Lagrange equations** (Bayo, García de Jalón and
 //!   Serna's augmented form): (M + α Φ_qᵀ Φ_q) q̈ = Q − Φ_qᵀ λ + α Φ_qᵀ η,

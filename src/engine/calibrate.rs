@@ -17,7 +17,7 @@ use crate::scenario::{Frames, Scenario, ScenarioKind};
 use crate::scheme::FixedStepScheme;
 use crate::solver::ReferenceOptions;
 
-/// The calibration drops' duration and frame interval [s]: 163
+/// The calibration drops' duration and frame interval \[s\]: 163
 /// semi-implicit steps at n = 50, so that measuring costs a small part of
 /// a job, and enough that a submission's fixed cost is a few per cent of a
 /// lone drop's time.

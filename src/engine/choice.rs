@@ -11,7 +11,7 @@
 //!   at least its longest chain at the rate of one invocation, and at least
 //!   all the occupied lanes' work at the device's rate filled. Both rates
 //!   are measured on this adapter, per layout, on the step pipeline itself
-//!   ([`calibrate_layouts`]: short drops of the job's largest n, one alone
+//!   ([`calibrate_layouts`](crate::engine::calibrate::calibrate_layouts): short drops of the job's largest n, one alone
 //!   and as many as the job runs at once), because the peak stage's
 //!   multiply-add chains ran 4× faster than a workgroup step's chain and
 //!   the whole device 10–40× faster than either layout fills it (H100,
@@ -27,7 +27,7 @@
 //!   factorizations) is what the stage does, since it takes the solver's
 //!   steps; each of the job's simulations is given their mean, and
 //!   `gpu::cost::adaptive_seconds` turns that into a chain and an
-//!   occupancy at rates measured on the stage ([`calibrate_adaptive`]).
+//!   occupancy at rates measured on the stage ([`calibrate_adaptive`](crate::engine::calibrate::calibrate_adaptive)).
 //!   Weighed where the job's solver is the reference solver's, except in
 //!   the thread layout and in f32 below its floor (`adaptive_refusal`).
 //!

@@ -32,7 +32,7 @@ pub(super) struct GpuRun {
     pub(super) precision: Precision,
     pub(super) scheme: FixedStepScheme,
     pub(super) layout: LayoutRequest,
-    /// A fixed step asked for [s]; None: the model's.
+    /// A fixed step asked for \[s\]; None: the model's.
     pub(super) step_s: Option<f64>,
     /// The adaptive implicit scheme's settings (`gpu::adaptive`) instead
     /// of the fixed-step scheme. The simulations are still planned as the

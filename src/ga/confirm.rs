@@ -7,8 +7,8 @@
 //! would be wrong in its last two digits, and a looser search could rank
 //! the two the wrong way round.
 //!
-//! So the fittest chromosomes are scored again at
-//! [`CONFIRMATION_TOLERANCE_M`]: first the [`FIRST_ROUND`] fittest, then
+//! So the fittest chromosomes are scored again on Radau IIA at
+//! [`CONFIRMATION_TOLERANCE_M`] ([`confirmation_settings`]): first the [`FIRST_ROUND`] fittest, then
 //! every one whose search score lies within a margin of the best score
 //! confirmed so far, the margin [`MARGIN_PER_SHIFT`] times the largest
 //! change (shift) a re-run measured, round after round until no chromosome
@@ -21,12 +21,29 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::{Evaluation, Individual, fitter};
+use crate::scenario::SolverSettings;
+use crate::solver::ImplicitMethod;
 
-/// The tolerance the answer is confirmed at \[m\]: J_a,min is printed to
-/// 1e-6 m, and at 1e-10 m the default run's two fittest chromosomes'
-/// J_a,min lie within 2.0e-7 m of their values at 1e-11 m (1.2e-6 m and
-/// 1.1e-6 m at 1e-9 m; docs/swingup.md).
-pub const CONFIRMATION_TOLERANCE_M: f64 = 1e-10;
+/// The method the answer is confirmed with: Radau IIA, which reaches the
+/// swing-up's J_a,min to a given accuracy in less time than generalized-α
+/// (the work–precision study, docs/solvers.md).
+pub const CONFIRMATION_METHOD: ImplicitMethod = ImplicitMethod::Radau5;
+/// The tolerance the answer is confirmed at \[m\], Radau's. J_a,min is
+/// printed to 1e-6 m. At 3e-9 m, on the default problem's three fittest
+/// chromosomes and nine spread over its space, J_a,min lies within 5.5e-8 m
+/// of Radau's at 1e-13 m (the three fittest within 1.8e-9 m), where
+/// generalized-α at 1e-10 m, the confirmation before, was up to 2.4e-6 m
+/// off (2.4–2.7e-7 m on the fittest), and it takes 1.67× less time
+/// (`cargo run --release --example confirm_method`, BENCHMARKS.md).
+pub const CONFIRMATION_TOLERANCE_M: f64 = 3e-9;
+
+/// The CPU solver the answer is confirmed on: the reference solver's
+/// [`CONFIRMATION_METHOD`] at [`CONFIRMATION_TOLERANCE_M`].
+pub fn confirmation_settings() -> SolverSettings {
+    let mut settings = SolverSettings::reference_at(CONFIRMATION_TOLERANCE_M);
+    settings.reference.method = CONFIRMATION_METHOD;
+    settings
+}
 /// The fittest re-run in the first round, so that the margin is measured
 /// from more shifts than the best's own.
 pub const FIRST_ROUND: usize = 3;
@@ -36,6 +53,8 @@ pub const MARGIN_PER_SHIFT: f64 = 4.0;
 /// What the confirmation re-ran, and what it found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SwingupConfirmation {
+    /// The reference solver's method for the re-runs.
+    pub method: ImplicitMethod,
     /// The tolerance of the re-runs \[m\].
     pub tolerance_m: f64,
     /// The fittest chromosome re-run, with its score at that tolerance;
@@ -69,6 +88,7 @@ pub fn confirm<E>(
     }
     ranked.sort_by(|a, b| fitter(a, b));
     let mut c = SwingupConfirmation {
+        method: CONFIRMATION_METHOD,
         tolerance_m: CONFIRMATION_TOLERANCE_M,
         best: None,
         rerun: 0,

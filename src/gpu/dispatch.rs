@@ -57,7 +57,7 @@ pub struct BatchOptions<'a> {
     /// Called with (element-steps done, element-steps in the batch).
     pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
     /// The layout, or `Auto` for the cost model's choice per scheme
-    /// ([`cost`]).
+    /// ([`cost`](super::cost)).
     pub layout: LayoutRequest,
     /// At most this many simulations per workgroup in the workgroup layout
     /// (besides its shape's own limits): for tests and tuning.

@@ -8,7 +8,7 @@ use super::layout::{GpuLayout, LayoutRequest};
 use super::{Gpu, GpuError, Precision};
 use crate::scheme::FixedStepScheme;
 
-/// The layout of every simulation of a batch, as [`run_batch`] will run
+/// The layout of every simulation of a batch, as [`run_batch`](super::run_batch) will run
 /// it: the one asked for, or with
 /// `Auto` the cost model's per scheme ([`cost`]), except where only the
 /// other layout holds a simulation's n. On a CPU emulation `Auto` keeps the

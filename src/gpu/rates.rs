@@ -149,3 +149,32 @@ impl Gpu {
             .insert((precision, scheme), rates);
     }
 }
+impl Gpu {
+    /// The adaptive stage's rates in `precision`: as measured on the stage
+    /// once [`Gpu::set_adaptive_rates`] has them, else the peak stage's
+    /// flops with barriers free.
+    pub fn adaptive_rates(&self, precision: Precision) -> Result<cost::AdaptiveRates, GpuError> {
+        let calibrated = self
+            .adaptive_rates
+            .lock()
+            .expect("adaptive rates lock")
+            .get(&precision)
+            .copied();
+        match calibrated {
+            Some(rates) => Ok(rates),
+            None => Ok(cost::AdaptiveRates::flops_only(
+                self.rates(precision)?,
+                self.adapter.subgroup_width,
+                precision,
+            )),
+        }
+    }
+
+    /// Keeps `rates`, measured on the adaptive stage, for its lane choice.
+    pub fn set_adaptive_rates(&self, precision: Precision, rates: cost::AdaptiveRates) {
+        self.adaptive_rates
+            .lock()
+            .expect("adaptive rates lock")
+            .insert(precision, rates);
+    }
+}

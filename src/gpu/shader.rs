@@ -152,7 +152,7 @@ pub fn step_adaptive_source(
         ("KEEP_BELOW", control::KEEP_BELOW),
     ];
     let mut constants = format!(
-        "// Simulations per workgroup and lanes per simulation (src/gpu/adaptive.rs).\n\
+        "// Simulations per workgroup and lanes per simulation (src/gpu/adaptive/).\n\
          const GROUP_SIMS: u32 = {}u;\n\
          const SIM_LANES: u32 = {}u;\n\
          // element.wgsl's force without the semi-implicit damping blocks.\n\

@@ -15,7 +15,7 @@ use crate::workflow::keywords::rename;
 /// and report said through `text::console` (the terminal, or the Python
 /// package's kept text). The command below and the Python package's
 /// `identify` both run it; whether the outcome is plausible is theirs to
-/// say ([`check_outcome`]).
+/// say ([`check_outcome`](crate::workflow::identify::check_outcome)).
 pub fn execute(inputs: &IdentifyInputs, door: Door, hooks: Hooks) -> Result<IdentifyReport> {
     let request = inputs.request(door)?;
     let names = inputs.names(door);

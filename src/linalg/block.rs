@@ -13,7 +13,7 @@ pub type Complex64 = Complex<f64>;
 /// coordinates), as block Thomas factors: per block K the inverted pivot
 /// block G_K = (A_KK − A_K,K−1 E_K−1)⁻¹ and E_K = G_K A_K,K+1.
 ///
-/// The same matrix as a [`BandedLu`] of the trailing block, solved faster:
+/// The same matrix as a [`BandedLu`](super::BandedLu) of the trailing block, solved faster:
 /// a banded solve is a dependency chain through every row, this one through
 /// every block, each step a 4×4 product whose rows are independent.
 ///

@@ -4,9 +4,12 @@
 
 pub mod batch;
 pub mod frames;
+mod memory;
 pub mod path;
 mod record;
 mod run;
+mod settings;
+mod step;
 mod stepper;
 pub mod winch;
 
@@ -16,17 +19,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{InputError, require_finite, require_non_negative, require_positive};
 use crate::model::{FixedPin, PinMotion, Tether};
-use crate::scheme::FixedStepScheme;
-use crate::solver::modal::{automatic_step, semi_implicit_stability_limit, semi_implicit_step};
-use crate::solver::reference::ReferenceStats;
-use crate::solver::{ReferenceOptions, SolverError, SolverKind, equilibrium};
+use crate::solver::{SolverError, equilibrium};
 use crate::track::Track;
 pub use frames::{DeclaredFrames, Frames, median_interval_s};
+pub use memory::TRACK_BYTES_PER_SAMPLE;
+use memory::within_memory;
 pub use path::PathMotion;
 pub use run::{
     NodalStates, STATE_BYTES_PER_NODE, SimulationOutput, simulate, simulate_watched,
     simulate_with_states,
 };
+pub use settings::{SolverReport, SolverSettings};
+pub use step::{MAX_FIXED_STEPS, explicit_step, fixed_step, validate_step, validate_step_for};
 pub use winch::WinchMotion;
 
 use crate::named::{Named, display_and_parse_by_name};
@@ -479,235 +483,6 @@ impl SwingupSettings {
         self.winch.validate()
     }
 }
-
-/// How to solve: which CPU solver, and its settings.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct SolverSettings {
-    pub kind: SolverKind,
-    /// Step of the fixed-step schemes (explicit, semi-implicit); None
-    /// chooses it from the model (docs/model.md §8).
-    pub step_s: Option<f64>,
-    pub reference: ReferenceOptions,
-}
-
-impl SolverSettings {
-    /// The reference solver at its default tolerance.
-    pub fn reference() -> Self {
-        Self {
-            kind: SolverKind::Reference,
-            ..Default::default()
-        }
-    }
-
-    /// The reference solver at local error tolerance `tolerance_m` \[m\].
-    pub fn reference_at(tolerance_m: f64) -> Self {
-        let mut settings = Self::reference();
-        settings.reference.tolerance_m = tolerance_m;
-        settings
-    }
-
-    /// The reference solver at a user's tolerance, checked against its
-    /// range (`tolerance_m`), or at its default.
-    pub fn checked_reference(tolerance_m: Option<f64>) -> Result<Self, InputError> {
-        match tolerance_m {
-            Some(t) => {
-                crate::solver::reference::check_tolerance_m("tolerance_m", t)?;
-                Ok(Self::reference_at(t))
-            }
-            None => Ok(Self::reference()),
-        }
-    }
-}
-
-impl Default for SolverSettings {
-    fn default() -> Self {
-        Self {
-            kind: SolverKind::Explicit,
-            step_s: None,
-            reference: ReferenceOptions::default(),
-        }
-    }
-}
-
-/// What one solver run reports about itself.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub enum SolverReport {
-    /// A fixed-step CPU scheme (explicit or semi-implicit).
-    FixedStep {
-        scheme: FixedStepScheme,
-        step_s: f64,
-        steps: u64,
-    },
-    Reference(ReferenceStats),
-    /// The GPU's adaptive implicit scheme (the reference solver's, on the
-    /// GPU: `gpu::adaptive`), with what it did.
-    GpuAdaptive {
-        precision: crate::gpu::Precision,
-        tolerance_m: f64,
-        steps: u64,
-        rejected_steps: u64,
-        newton_iterations: u64,
-        factorizations: u64,
-        max_local_error_m: f64,
-    },
-    /// The GPU engine.
-    Gpu {
-        scheme: FixedStepScheme,
-        step_s: f64,
-        steps: u64,
-        precision: crate::gpu::Precision,
-        /// The layout it ran in.
-        layout: crate::gpu::GpuLayout,
-    },
-}
-
-/// The bytes a track holds per frame and marker: its position (two f64),
-/// and as much again for the measured copy or the GPU's readback beside it.
-pub const TRACK_BYTES_PER_SAMPLE: u64 = 32;
-
-/// Refuses `count` samples of `what` at `bytes_each` (`per`) beyond a
-/// quarter of the memory available (`/proc/meminfo`; 4 GiB taken where
-/// that cannot be read), naming `field` = `value` and what to reduce:
-/// fewer frames, or `fewer`.
-fn within_memory(
-    (field, value): (&str, String),
-    (what, count, bytes_each, per): (&str, u64, u64, &str),
-    fewer: &str,
-) -> Result<(), InputError> {
-    let bytes = count.saturating_mul(bytes_each);
-    let budget = available_memory_bytes().unwrap_or(4 << 30) / 4;
-    if bytes <= budget {
-        return Ok(());
-    }
-    Err(InputError::new(
-        field,
-        value,
-        format!(
-            "{what} within a quarter of this machine's available memory, {:.1} GB (this one needs {:.1} GB at {bytes_each} bytes {per}): fewer frames (a longer frame_interval_s or a shorter duration_s) or {fewer}",
-            budget as f64 / 1e9,
-            bytes as f64 / 1e9
-        ),
-    ))
-}
-
-/// `MemAvailable` of `/proc/meminfo` \[bytes\], where it can be read.
-fn available_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
-/// Checks a user's explicit step: positive and a whole divisor of the sample
-/// interval, so that every sample lands on a step.
-pub fn validate_step(step_s: f64, sample_interval_s: f64) -> Result<(), InputError> {
-    let ratio = sample_interval_s / step_s;
-    if !(step_s.is_finite() && step_s > 0.0)
-        || (ratio - ratio.round()).abs() > 1e-6
-        || ratio.round() < 1.0
-    {
-        return Err(InputError::new(
-            "step_s",
-            step_s,
-            format!(
-                "a positive step that divides the sample interval {sample_interval_s} s exactly"
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks a user's step for `scenario`: one that divides its sample
-/// interval where samples must land on steps
-/// ([`Scenario::step_must_divide_s`]), any positive one for a film.
-pub fn validate_step_for(step_s: f64, scenario: &Scenario) -> Result<(), InputError> {
-    match scenario.step_must_divide_s() {
-        Some(interval_s) => validate_step(step_s, interval_s),
-        None => require_positive("step_s", step_s),
-    }
-}
-
-/// The explicit step: the user's (checked, and snapped to divide the
-/// interval `must_divide_s` exactly where there is one) or else
-/// `automatic()`.
-pub fn explicit_step(
-    requested_s: Option<f64>,
-    must_divide_s: Option<f64>,
-    automatic: impl FnOnce() -> Result<f64, SolverError>,
-) -> Result<f64, SolverError> {
-    match (requested_s, must_divide_s) {
-        (Some(h), Some(interval_s)) => {
-            validate_step(h, interval_s)?;
-            Ok(interval_s / (interval_s / h).round())
-        }
-        (Some(h), None) => {
-            require_positive("step_s", h)?;
-            Ok(h)
-        }
-        (None, _) => automatic(),
-    }
-}
-
-/// The step of a fixed-step scheme for `scenario` on a tether starting at
-/// `q0`: the user's (checked and snapped as [`explicit_step`] does) or
-/// else the automatic one from the model's modes, which divides the
-/// sample interval (a film's typical one).
-pub fn fixed_step(
-    scheme: FixedStepScheme,
-    requested_s: Option<f64>,
-    tether: &Tether,
-    q0: &[f64],
-    scenario: &Scenario,
-) -> Result<f64, SolverError> {
-    let sample_interval_s = scenario.sample_interval_s();
-    let step = explicit_step(
-        requested_s,
-        scenario.step_must_divide_s(),
-        || match scheme {
-            FixedStepScheme::Explicit => automatic_step(tether, q0, sample_interval_s),
-            FixedStepScheme::SemiImplicit => semi_implicit_step(tether, q0, sample_interval_s),
-        },
-    )?;
-    if scheme == FixedStepScheme::SemiImplicit && requested_s.is_some() {
-        // Beyond its limit this scheme does not blow up: the implicit
-        // damping holds the unstable axial modes to a bounded, wrong
-        // oscillation (n = 6, D = 2000: the tip 3 cm off after 2 s at 1.015
-        // times the limit). So a user's step is held to it.
-        let limit = semi_implicit_stability_limit(tether, q0)?;
-        if step > limit {
-            return Err(InputError::new(
-                "step_s",
-                step,
-                format!(
-                    "at most {limit:.4e} s for the semi-implicit scheme on this tether (its stability limit 2/ω_max; beyond it the scheme does not diverge but goes wrong), or no step for the automatic one"
-                ),
-            )
-            .into());
-        }
-    }
-    let steps = scenario.duration_s() / step;
-    if steps > MAX_FIXED_STEPS as f64 {
-        return Err(InputError::new(
-            "step_s",
-            step,
-            format!(
-                "at least {:.4e} s: a fixed-step run takes at most {MAX_FIXED_STEPS} steps, and this one lasts {} s",
-                scenario.duration_s() / MAX_FIXED_STEPS as f64,
-                scenario.duration_s()
-            ),
-        )
-        .into());
-    }
-    Ok(step)
-}
-
-/// Steps a fixed-step run takes at most: a billion, where a mistyped step
-/// (1e-30 s) would run silently for ever; within the GPU's 32-bit step
-/// counter, and 39 times the automatic explicit step's count for the
-/// paper's stiffest drop (n = 80, D = 10,000 Pa·s: a step of 7.87e-8 s,
-/// 2.5e7 steps in 2 s; `simulate --solver explicit --elements 80
-/// --damping 10000`, 2026-11-27).
-pub const MAX_FIXED_STEPS: u64 = 1_000_000_000;
 
 #[cfg(test)]
 mod record_tests {

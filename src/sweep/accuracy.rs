@@ -77,10 +77,11 @@ pub const RADAU_LAW: ErrorLaw = ErrorLaw {
 /// The largest track error \[m\] the rule asks of Radau IIA rather than
 /// generalized-α, each at its own law's tolerance: the largest of those
 /// measured (4e-6, 2e-6, 1e-6, 5e-7, 1e-7 m; n = 10 and 50, D = 0–10000)
-/// at which Radau was slower in no case with a margin (1.14–7.06× faster
-/// at 5e-7 m). At 1e-6 m it was 1.02–1.22× on tethers damped from
-/// 500 Pa·s (0.92–0.99× before its looser Newton stop: a tie), at 4e-6 m
-/// (the shipped films' ask) 0.75–0.91×: there Radau's steps are bound by
+/// at which Radau was slower in no case with a margin (1.08–7.16× faster
+/// at 5e-7 m, re-measured after its complex solve was written out). At
+/// 1e-6 m it was 1.01–1.31× on tethers damped from 500 Pa·s (0.92–0.99×
+/// before its looser Newton stop: a tie), at 4e-6 m (the shipped films'
+/// ask) 0.78–0.94×: there Radau's steps are bound by
 /// its Newton iteration's contraction (a fresh tangent nearly every step)
 /// rather than its error, and generalized-α's error law is the cheaper
 /// (`cargo run --release --example method_rule`).

@@ -46,7 +46,7 @@ pub fn group_by_release(candidates: &[Candidate]) -> Vec<Vec<usize>> {
     groups
 }
 
-/// Model times closer than this [s] are one sample of a shared simulation:
+/// Model times closer than this \[s\] are one sample of a shared simulation:
 /// one file time less two release values can differ in the last bits
 /// (1.04 − 1.02 against 1.0 − 0.98), and a solver asked to land on both
 /// took a step of 1e-17 s, which it reported as divergence.

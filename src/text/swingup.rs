@@ -79,9 +79,10 @@ pub fn write_answer(
         if best.chromosome != searched_best.chromosome {
             sayln!(
                 out,
-                "  the search ranked {} first ({}); at {:e} m this one is fitter",
+                "  the search ranked {} first ({}); on {} at {:e} m this one is fitter",
                 coding.bit_string(searched_best.chromosome),
                 fitness_text(&searched_best.evaluation),
+                c.method,
                 c.tolerance_m
             );
         }
@@ -125,8 +126,9 @@ pub fn write_global(out: &mut String, coding: &GeneCoding, best: &Individual, g:
 /// How the answer was confirmed, beside the search's score.
 pub fn confirmation_text(c: &SwingupConfirmation, search: &Evaluation) -> String {
     format!(
-        "confirmed at {:e} m on the reference solver: the {} fittest re-run ({} round{}), largest change {:.1e} m; the search gave J_a,min = {}",
+        "confirmed at {:e} m on the reference solver's {}: the {} fittest re-run ({} round{}), largest change {:.1e} m; the search gave J_a,min = {}",
         c.tolerance_m,
+        c.method,
         c.rerun,
         c.rounds,
         if c.rounds == 1 { "" } else { "s" },

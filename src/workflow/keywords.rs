@@ -27,7 +27,7 @@ pub enum Door {
 }
 
 impl Door {
-    /// How this door's user wrote `keyword` (a [`KEYWORDS`] name).
+    /// How this door's user wrote `keyword` (a `KEYWORDS` name: each job's own).
     pub fn key(self, keyword: &str) -> String {
         match self {
             Self::CommandLine => format!("--{}", keyword.replace('_', "-")),

@@ -31,7 +31,7 @@ pub enum MeshEdge {
 /// apart, joined: the uncertainty with the mesh's share in it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MeshSpan {
-    /// The parameter's name ([`RefinedParameter::name`]).
+    /// The parameter's name ([`RefinedParameter::name`](super::RefinedParameter::name)).
     pub parameter: String,
     /// The n joined.
     pub elements: Vec<usize>,
@@ -43,7 +43,7 @@ pub struct MeshSpan {
 /// standard error: the mesh's error is then comparable to the data's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MeshMove {
-    /// The parameter's name ([`RefinedParameter::name`]).
+    /// The parameter's name ([`RefinedParameter::name`](super::RefinedParameter::name)).
     pub parameter: String,
     /// The other n, and the value there.
     pub elements: usize,

@@ -115,7 +115,7 @@ pub struct IdentifyReport {
     pub figures: Vec<String>,
     /// Set when a best fit misses the data by more than
     /// [`crate::workflow::film::Plausibility::FIT_WARNING`] of the tether's length,
-    /// or by more than the film's noise explains ([`GoodnessOfFit`]).
+    /// or by more than the film's noise explains ([`GoodnessOfFit`](crate::misfit::GoodnessOfFit)).
     pub fit_warning: Option<String>,
     /// Each film's fit against its noise (none for a shard, or a film too
     /// short to estimate its noise).
@@ -134,18 +134,18 @@ pub struct IdentifyReport {
 }
 
 /// A film's samples far beyond its noise from its best fit
-/// ([`find_outliers`]).
+/// ([`find_outliers`](crate::workflow::fit::find_outliers)).
 #[derive(Debug, Clone)]
 pub struct FilmOutliers {
     pub film: String,
     pub outliers: Vec<Outlier>,
-    /// The distance beyond which they are listed \[m\] ([`outlier_limit_m`]).
+    /// The distance beyond which they are listed \[m\] ([`outlier_limit_m`](crate::workflow::fit::outlier_limit_m)).
     pub limit_m: f64,
     /// How its file is written, to name them as the file has them.
     pub camera: Camera,
 }
 
-/// A shard part's film ([`metadata::FILM`]) where there are several: its
+/// A shard part's film ([`metadata::FILM`](crate::metadata::FILM)) where there are several: its
 /// place among the films (their order is the refinement's and the
 /// columns'), its name and own axes.
 #[derive(Debug, Clone, Serialize, Deserialize)]

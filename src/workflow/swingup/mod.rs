@@ -19,12 +19,14 @@ use super::{WorkflowError, batch, claim_output};
 use crate::engine::choice::Choice;
 use crate::engine::request::EngineRequest;
 use crate::engine::{Engine, EngineKind, EngineOptions, Progress};
-use crate::ga::confirm::{CONFIRMATION_TOLERANCE_M, SwingupConfirmation, confirm};
+use crate::ga::confirm::{
+    CONFIRMATION_METHOD, CONFIRMATION_TOLERANCE_M, SwingupConfirmation, confirm,
+    confirmation_settings,
+};
 use crate::ga::evaluate::Landscape;
 use crate::ga::{
     self, Evaluation, Evaluator, GaRun, GaSettings, Generation, Individual, SwingupProblem,
 };
-use crate::gpu::Precision;
 use crate::io::PendingFile;
 use crate::io::swingup::{write_generations, write_landscape, write_motion};
 use crate::io::track::{track_batch, write_batch};
@@ -308,13 +310,13 @@ impl PreparedSwingup {
             .any(|e| e.status == RunStatus::Cancelled);
         if cancelled {
             return Err(WorkflowError::Interrupted(format!(
-                "interrupted while confirming the GA's answer at {CONFIRMATION_TOLERANCE_M:e} m: the generations are in {generations}"
+                "interrupted while confirming the GA's answer on {CONFIRMATION_METHOD} at {CONFIRMATION_TOLERANCE_M:e} m: the generations are in {generations}"
             )));
         }
         match &answer.confirmation {
             Some(c) if c.best.is_none() => Err(WorkflowError::Failed(format!(
-                "the GA's {} fittest chromosomes finished in the search but failed on the reference solver at {:e} m (their j_a_min_confirmed_m is null in {generations}): the search's scores cannot be trusted",
-                c.rerun, c.tolerance_m
+                "the GA's {} fittest chromosomes finished in the search but failed on the reference solver's {} at {:e} m (their j_a_min_confirmed_m is null in {generations}): the search's scores cannot be trusted",
+                c.rerun, c.method, c.tolerance_m
             ))),
             _ => Ok(()),
         }
@@ -353,27 +355,11 @@ impl PreparedSwingup {
         )
     }
 
-    /// Whether the search's scores are already at the confirmation
-    /// tolerance: the reference solver, on the CPU or the GPU in f64, at
-    /// it or tighter.
-    fn search_is_confirmed(&self) -> bool {
-        let engine = &self.choice.engine;
-        let f32_stage = matches!(
-            engine.kind(),
-            EngineKind::GpuAdaptive {
-                precision: Precision::F32,
-                ..
-            }
-        );
-        !f32_stage
-            && engine
-                .tolerance_m()
-                .is_some_and(|t| t <= CONFIRMATION_TOLERANCE_M)
-    }
-
     /// The GA's answer and the landscape's optimum, the fittest confirmed
-    /// on the CPU's reference solver at the confirmation tolerance
-    /// (`ga::confirm`) unless the search ran at it.
+    /// on the CPU's reference solver, Radau IIA at the confirmation
+    /// tolerance (`ga::confirm`). The search never runs that solver (its
+    /// reference solver is generalized-α, on the CPU or the GPU), so its
+    /// answer is always confirmed.
     fn answer(
         &self,
         run: &GaRun,
@@ -381,13 +367,7 @@ impl PreparedSwingup {
         cancel: Option<&AtomicBool>,
     ) -> Result<Answer, WorkflowError> {
         let mut answer = Answer::unconfirmed(run);
-        if self.search_is_confirmed() {
-            answer.global = landscape.and_then(|l| GlobalOptimum::unconfirmed(l, &answer.best));
-            return Ok(answer);
-        }
-        let mut evaluator = Evaluator::new(Engine::cpu(SolverSettings::reference_at(
-            CONFIRMATION_TOLERANCE_M,
-        )));
+        let mut evaluator = Evaluator::new(Engine::cpu(confirmation_settings()));
         evaluator.cancel = cancel;
         let problem = &self.request.problem;
         let mut rerun = |chromosomes: &[u32]| evaluator.evaluate(problem, chromosomes, None);
@@ -408,10 +388,10 @@ impl PreparedSwingup {
         Ok(answer)
     }
 
-    /// The answer again with its track, on the engine that confirmed it
-    /// (the CPU's reference solver at the confirmation tolerance) or, where
-    /// the search ran at that tolerance, the search's engine; None when
-    /// the answer did not finish.
+    /// The answer again with its track, on the solver that confirmed it
+    /// (`ga::confirm::confirmation_settings`) or, where nothing was
+    /// confirmed, the search's engine; None when the answer did not
+    /// finish.
     fn replay(
         &self,
         answer: &Answer,
@@ -424,8 +404,7 @@ impl PreparedSwingup {
         }
         let params = &self.request.problem.params;
         let output = match answer.confirmation {
-            Some(_) => Engine::cpu(SolverSettings::reference_at(CONFIRMATION_TOLERANCE_M))
-                .simulate(&scenario, params),
+            Some(_) => Engine::cpu(confirmation_settings()).simulate(&scenario, params),
             None => self.choice.engine.simulate(&scenario, params),
         }
         .map_err(batch("replaying the best individual"))?;
@@ -473,18 +452,18 @@ impl PreparedSwingup {
     }
 }
 
-/// The GA's answer: the fittest chromosome it scored, confirmed at a tight
-/// tolerance where the search ran looser (`ga::confirm`).
+/// The GA's answer: the fittest chromosome it scored, confirmed on Radau
+/// IIA at a tight tolerance (`ga::confirm`).
 #[derive(Debug, Clone)]
 pub struct Answer {
     /// The chromosome, with its confirmed score (or the search's, where the
-    /// search ran at the confirmation tolerance or was interrupted).
+    /// search was interrupted or no chromosome finished).
     pub best: Individual,
     /// Its score in the search.
     pub search: Evaluation,
     /// The first generation it appeared in.
     pub found_in: usize,
-    /// None: the search ran at the confirmation tolerance already.
+    /// None: the search was interrupted, or no chromosome finished in it.
     pub confirmation: Option<SwingupConfirmation>,
     /// With --exhaustive: the landscape's optimum.
     pub global: Option<GlobalOptimum>,
