@@ -8,11 +8,11 @@
 //! the two the wrong way round.
 //!
 //! So the fittest chromosomes are scored again on Radau IIA at
-//! [`CONFIRMATION_TOLERANCE_M`] ([`confirmation_settings`]): first the [`FIRST_ROUND`] fittest, then
-//! every one whose search score lies within a margin of the best score
-//! confirmed so far, the margin [`MARGIN_PER_SHIFT`] times the largest
-//! change (shift) a re-run measured, round after round until no chromosome
-//! is left inside it. A chromosome left out would have to move four times
+//! [`CONFIRMATION_TOLERANCE_M`] ([`confirmation_settings`]): first the
+//! [`FIRST_ROUND`] fittest, then every one whose search score lies within
+//! a margin of the best score confirmed so far, the margin
+//! [`MARGIN_PER_SHIFT`] times the largest change (shift) a re-run
+//! measured, round after round until no chromosome is left inside it. A chromosome left out would have to move four times
 //! as far as any re-run did to beat the answer (or, where no re-run moved,
 //! move at all: the chromosomes tied with the answer are not re-run).
 
