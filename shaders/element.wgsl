@@ -6,8 +6,8 @@
 // |r_x|² − 1 = 2 t0·u_x + |u_x|².
 //
 // Mirrors ElementKernel::add_internal_force and add_drag in
-// src/model/element.rs; the quadrature is the same five-point Gauss rule
-// (GAUSS_POINTS there), written out so that no shader loop runs per point
+// src/model/element/kernel.rs; the quadrature is the same five-point Gauss rule
+// (GAUSS_POINTS in element/mod.rs), written out so that no shader loop runs per point
 // (lavapipe counts every loop iteration against its limit).
 //
 // Needs: a precision module, SEMI_IMPLICIT, SPLIT_STRAIN, matrix.wgsl
@@ -69,7 +69,7 @@ fn element_chord(le: real, t0: real2, s: ElementState) -> real2 {
 // Kelvin–Voigt damping matrix (∂ of the damping force by the velocities),
 // in blocks of nodes (a, a), (a, b), (b, b); (b, a) is (a, b)ᵀ, and the
 // diagonal blocks are symmetric. Mirrors
-// ElementKernel::add_material_damping in src/model/element.rs.
+// ElementKernel::add_material_damping in src/model/element/kernel.rs.
 struct ElementDamping {
     aa: Symmetric4,
     ab: real4x4,

@@ -17,7 +17,7 @@
 // (x, y, x', y') to (p, c). The scales are applied to H and Hv before the
 // product, so that one product serves both. Mirrors
 // ElementKernel::add_internal_tangent and sub_drag_tangent in
-// src/model/element.rs, which write K and C apart; the quadrature is
+// src/model/element/kernel.rs, which write K and C apart; the quadrature is
 // element.wgsl's five-point rule, written out for lavapipe's loop limit.
 //
 // The drag's derivative by a projected length |Δy| uses WGSL's sign(), 0
