@@ -33,7 +33,7 @@ pub const CONFIRMATION_METHOD: ImplicitMethod = ImplicitMethod::Radau5;
 /// chromosomes and nine spread over its space, J_a,min lies within 5.5e-8 m
 /// of Radau's at 1e-13 m (the three fittest within 1.8e-9 m), where
 /// generalized-α at 1e-10 m, the confirmation before, was up to 2.4e-6 m
-/// off (2.4–2.7e-7 m on the fittest), and it takes 1.67× less time
+/// off (2.5–2.7e-7 m on the fittest), and it takes 1.70× less time
 /// (`cargo run --release --example confirm_method`, BENCHMARKS.md).
 pub const CONFIRMATION_TOLERANCE_M: f64 = 3e-9;
 
